@@ -1,0 +1,1433 @@
+/*
+ * docker.c - Docker Engine API client: libcurl over the unix socket.
+ *
+ * One struct docker owns one curl easy handle that is reused for every
+ * request, so the connection to the daemon is kept alive between calls
+ * (curl_easy_reset() keeps live connections).  Nothing here shells out to
+ * the docker CLI.
+ *
+ * Error categories:
+ *  - ERRBUF_ENGINE   the engine could not be reached / the transfer failed,
+ *                    or no API version in common (docker_negotiate);
+ *  - ERRBUF_INTERNAL the daemon answered and refused the operation (the
+ *                    daemon's "message" is surfaced with method and path),
+ *                    or its answer was malformed / larger than allowed;
+ *  - ERRBUF_INPUT    unsupported DOCKER_HOST or bad arguments.
+ *
+ * Responses are bounded: buffered bodies by DOCKER_BODY_MAX, streamed exec
+ * output and logs by the caller's max (extra bytes are dropped and counted
+ * as truncation, so memory stays bounded even for endless output).
+ */
+#include "core.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_HOST        "unix:///var/run/docker.sock"
+#define CONNECT_TIMEOUT_MS  2000L
+#define REQUEST_TIMEOUT_MS  60000L
+#define IMPORT_TIMEOUT_MS   300000L
+#define ERRMSG_MAX          512     /* daemon message kept in errors */
+
+struct docker {
+	CURL *curl;
+	char *sock_path;
+	char api[16];          /* negotiated API version, "" before */
+	char engine[64];       /* engine version string from /version */
+	bool negotiated;
+	char curl_err[CURL_ERROR_SIZE];
+};
+
+/* ------------------------------------------------------------------ */
+/* versions                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Parse "MAJOR.MINOR" (1..4 digits each, nothing else).  0 or -1. */
+static int version_parse(const char *s, int *maj, int *min)
+{
+	int v[2] = {0, 0};
+	if (s == NULL)
+		return -1;
+	for (int part = 0; part < 2; part++) {
+		int digits = 0;
+		while (*s >= '0' && *s <= '9') {
+			if (++digits > 4)
+				return -1;
+			v[part] = v[part] * 10 + (*s - '0');
+			s++;
+		}
+		if (digits == 0)
+			return -1;
+		if (part == 0) {
+			if (*s != '.')
+				return -1;
+			s++;
+		}
+	}
+	if (*s != '\0')
+		return -1;
+	*maj = v[0];
+	*min = v[1];
+	return 0;
+}
+
+int docker_version_cmp(const char *a, const char *b)
+{
+	int am, an, bm, bn;
+	bool aok = version_parse(a, &am, &an) == 0;
+	bool bok = version_parse(b, &bm, &bn) == 0;
+	if (!aok || !bok)
+		return (int)aok - (int)bok;   /* bad input sorts first */
+	if (am != bm)
+		return am < bm ? -1 : 1;
+	if (an != bn)
+		return an < bn ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Highest v with max(DOCKER_API_MIN, daemon_min) <= v <=
+ * min(DOCKER_API_MAX, daemon_api).  daemon_min may be NULL or "" (very old
+ * daemons do not advertise one).  -1 + e (ERRBUF_ENGINE) on garbage or an
+ * empty intersection.
+ */
+int docker_version_pick(const char *daemon_api, const char *daemon_min,
+    char out[16], struct errbuf *e)
+{
+	int am, an, mm = 0, mn = 0;
+	const char *lo = DOCKER_API_MIN, *hi = DOCKER_API_MAX;
+
+	out[0] = '\0';
+	if (version_parse(daemon_api, &am, &an) < 0)
+		return errbuf_set(e, ERRBUF_ENGINE,
+		    "docker: /version: bad ApiVersion \"%.32s\"",
+		    daemon_api ? daemon_api : "(missing)");
+	if (daemon_min != NULL && daemon_min[0] != '\0' &&
+	    version_parse(daemon_min, &mm, &mn) < 0)
+		return errbuf_set(e, ERRBUF_ENGINE,
+		    "docker: /version: bad MinAPIVersion \"%.32s\"", daemon_min);
+	if (daemon_min != NULL && daemon_min[0] != '\0' &&
+	    docker_version_cmp(daemon_min, lo) > 0)
+		lo = daemon_min;
+	if (docker_version_cmp(daemon_api, hi) < 0)
+		hi = daemon_api;
+	if (docker_version_cmp(lo, hi) > 0)
+		return errbuf_set(e, ERRBUF_ENGINE,
+		    "docker: no common API version: the engine speaks %s..%s, "
+		    "ares speaks %s..%s",
+		    (daemon_min && daemon_min[0]) ? daemon_min : "?",
+		    daemon_api, DOCKER_API_MIN, DOCKER_API_MAX);
+	if (version_parse(hi, &am, &an) < 0)   /* cannot fail: checked */
+		return errbuf_set(e, ERRBUF_INTERNAL, "docker: version pick");
+	snprintf(out, 16, "%d.%d", am, an);
+	return 0;
+}
+
+/*
+ * The daemon's "message" from an error body, sanitized and bounded; else
+ * "HTTP <status>: <start of the body>" for a non-JSON body, else
+ * "HTTP <status>".  Caller frees.
+ */
+char *docker_error_message(long status, const char *body, size_t len)
+{
+	char clean[ERRMSG_MAX];
+	cJSON *j;
+
+	if (body == NULL || len == 0)
+		return xasprintf("HTTP %ld", status);
+	j = cJSON_ParseWithLength(body, len);
+	if (j != NULL) {
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
+		if (cJSON_IsString(m) && m->valuestring[0] != '\0') {
+			util_sanitize(clean, sizeof clean, m->valuestring,
+			    strlen(m->valuestring), false);
+			cJSON_Delete(j);
+			return xstrdup(clean);
+		}
+		cJSON_Delete(j);
+		return xasprintf("HTTP %ld", status);
+	}
+	util_sanitize(clean, 200, body, len, false);
+	/* trim trailing blanks (a text body usually ends with "\n") */
+	for (size_t n = strlen(clean); n > 0 && clean[n - 1] == ' '; n--)
+		clean[n - 1] = '\0';
+	if (clean[0] == '\0')
+		return xasprintf("HTTP %ld", status);
+	return xasprintf("HTTP %ld: %s", status, clean);
+}
+
+/* ------------------------------------------------------------------ */
+/* stream demultiplexing                                               */
+/* ------------------------------------------------------------------ */
+
+/* Incremental parser of the 8-byte-header frame stream. */
+struct demux {
+	unsigned char hdr[8];
+	size_t hdr_have;       /* header bytes collected */
+	int stream;            /* stream of the current frame */
+	size_t frame_len;      /* declared payload length */
+	size_t frame_left;     /* payload still due; >0 means "in payload" */
+	size_t frame_off;      /* stream offset of the current header */
+	size_t off;            /* bytes consumed so far */
+	bool whole;            /* feeding one complete buffer: check lengths */
+	void (*emit)(void *ctx, int stream, const char *p, size_t n);
+	void *ctx;
+};
+
+/* Feed len bytes.  -1 + e (ERRBUF_INTERNAL) on a malformed header, naming
+ * the byte offset of the frame header. */
+static int demux_feed(struct demux *m, const char *buf, size_t len,
+    struct errbuf *e)
+{
+	while (len > 0) {
+		if (m->frame_left == 0) {
+			size_t n = 8 - m->hdr_have;
+			if (m->hdr_have == 0)
+				m->frame_off = m->off;
+			if (n > len)
+				n = len;
+			memcpy(m->hdr + m->hdr_have, buf, n);
+			m->hdr_have += n;
+			buf += n;
+			len -= n;
+			m->off += n;
+			if (m->hdr_have < 8)
+				continue;
+			m->hdr_have = 0;
+			if (m->hdr[0] > 2)
+				return errbuf_set(e, ERRBUF_INTERNAL,
+				    "docker: stream frame at byte %zu: unknown "
+				    "stream type %u", m->frame_off, m->hdr[0]);
+			if (m->hdr[1] || m->hdr[2] || m->hdr[3])
+				return errbuf_set(e, ERRBUF_INTERNAL,
+				    "docker: stream frame at byte %zu: nonzero "
+				    "padding in header", m->frame_off);
+			m->stream = m->hdr[0];
+			m->frame_len = ((size_t)m->hdr[4] << 24) |
+			    ((size_t)m->hdr[5] << 16) |
+			    ((size_t)m->hdr[6] << 8) | (size_t)m->hdr[7];
+			if (m->whole && m->frame_len > len)
+				return errbuf_set(e, ERRBUF_INTERNAL,
+				    "docker: stream frame at byte %zu declares "
+				    "%zu bytes but only %zu follow",
+				    m->frame_off, m->frame_len, len);
+			m->frame_left = m->frame_len;
+		} else {
+			size_t n = m->frame_left < len ? m->frame_left : len;
+			if (m->stream != 0 && m->emit != NULL)
+				m->emit(m->ctx, m->stream, buf, n);
+			m->frame_left -= n;
+			buf += n;
+			len -= n;
+			m->off += n;
+		}
+	}
+	return 0;
+}
+
+/* End of stream: a partial header or payload is an error. */
+static int demux_finish(const struct demux *m, struct errbuf *e)
+{
+	if (m->hdr_have > 0)
+		return errbuf_set(e, ERRBUF_INTERNAL,
+		    "docker: stream ends inside a frame header at byte %zu "
+		    "(%zu of 8 bytes)", m->frame_off, m->hdr_have);
+	if (m->frame_left > 0)
+		return errbuf_set(e, ERRBUF_INTERNAL,
+		    "docker: stream frame at byte %zu declares %zu bytes but "
+		    "the stream ends after %zu", m->frame_off, m->frame_len,
+		    m->frame_len - m->frame_left);
+	return 0;
+}
+
+/* Append to *buf (len *blen) keeping at most max bytes; NUL-terminated. */
+static void append_bounded(char **buf, size_t *blen, size_t max,
+    const char *p, size_t n, bool *truncated)
+{
+	size_t room = *blen < max ? max - *blen : 0;
+	if (n > room) {
+		*truncated = true;
+		n = room;
+	}
+	if (n == 0 && *buf != NULL)
+		return;
+	*buf = xrealloc(*buf, *blen + n + 1);
+	memcpy(*buf + *blen, p, n);
+	*blen += n;
+	(*buf)[*blen] = '\0';
+}
+
+struct exec_sink {
+	struct docker_exec_result *r;
+	size_t max;
+};
+
+static void exec_emit(void *ctx, int stream, const char *p, size_t n)
+{
+	struct exec_sink *s = ctx;
+	if (stream == 1)
+		append_bounded(&s->r->out, &s->r->out_len, s->max, p, n,
+		    &s->r->truncated);
+	else
+		append_bounded(&s->r->err, &s->r->err_len, s->max, p, n,
+		    &s->r->truncated);
+}
+
+/* Make sure out and err are allocated ("" when empty). */
+static void exec_result_fill(struct docker_exec_result *r)
+{
+	bool dummy = false;
+	append_bounded(&r->out, &r->out_len, 0, "", 0, &dummy);
+	append_bounded(&r->err, &r->err_len, 0, "", 0, &dummy);
+}
+
+/*
+ * Pure demultiplexer: stream 0 (stdin) is ignored, 1 -> r->out, 2 ->
+ * r->err, each kept to at most max bytes (r->truncated when bytes were
+ * dropped).  On success r->out and r->err are non-NULL.  On error r keeps
+ * what was appended so far (free with docker_exec_result_free).
+ */
+int docker_demux(const char *buf, size_t len, size_t max,
+    struct docker_exec_result *r, struct errbuf *e)
+{
+	struct exec_sink s = { r, max };
+	struct demux m = { .whole = true, .emit = exec_emit, .ctx = &s };
+
+	if (demux_feed(&m, buf, len, e) < 0 || demux_finish(&m, e) < 0)
+		return -1;
+	exec_result_fill(r);
+	return 0;
+}
+
+void docker_exec_result_free(struct docker_exec_result *r)
+{
+	if (r == NULL)
+		return;
+	free(r->out);
+	free(r->err);
+	memset(r, 0, sizeof *r);
+}
+
+/* ------------------------------------------------------------------ */
+/* transport                                                           */
+/* ------------------------------------------------------------------ */
+
+void docker_response_free(struct docker_response *r)
+{
+	if (r == NULL)
+		return;
+	free(r->body);
+	r->body = NULL;
+	r->len = 0;
+	r->status = 0;
+}
+
+/* Where a response body goes: a bounded buffer, or (for 2xx answers when
+ * mux is set) a frame demultiplexer. */
+struct sink {
+	struct docker *d;
+	char *buf;
+	size_t len, cap;
+	bool overflow;
+	struct demux *mux;
+	bool mux_failed;
+	struct errbuf mux_err;
+};
+
+static size_t sink_write(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct sink *s = ud;
+	size_t n = size * nmemb;
+
+	if (s->mux != NULL) {
+		long code = 0;
+		curl_easy_getinfo(s->d->curl, CURLINFO_RESPONSE_CODE, &code);
+		if (code >= 200 && code < 300) {
+			if (demux_feed(s->mux, p, n, &s->mux_err) < 0) {
+				s->mux_failed = true;
+				return 0;   /* abort the transfer */
+			}
+			return n;
+		}
+	}
+	if (n > DOCKER_BODY_MAX - s->len) {
+		s->overflow = true;
+		return 0;
+	}
+	if (s->len + n + 1 > s->cap) {
+		size_t cap = s->cap ? s->cap : 4096;
+		while (cap < s->len + n + 1)
+			cap *= 2;
+		s->buf = xrealloc(s->buf, cap);
+		s->cap = cap;
+	}
+	memcpy(s->buf + s->len, p, n);
+	s->len += n;
+	s->buf[s->len] = '\0';
+	return n;
+}
+
+struct upload {
+	int fd;
+	bool failed;
+	int err;
+};
+
+static size_t upload_read(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct upload *u = ud;
+	ssize_t n;
+	do
+		n = read(u->fd, p, size * nmemb);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		u->failed = true;
+		u->err = errno;
+		return CURL_READFUNC_ABORT;
+	}
+	return (size_t)n;
+}
+
+struct req {
+	const char *method;       /* "GET", "POST", "DELETE", ... */
+	const char *path;         /* versioned path for messages */
+	const char *url_path;     /* what goes after http://localhost */
+	const char *ctype;        /* Content-Type of the body or NULL */
+	const char *body;         /* in-memory body or NULL */
+	size_t body_len;
+	struct upload *upload;    /* streamed body (import) or NULL */
+	curl_off_t upload_len;
+	long timeout_ms;
+};
+
+/*
+ * Perform one request on the reused handle.  0 with *status set when an
+ * HTTP answer came; -1 + e on transport failure (ERRBUF_ENGINE), an
+ * oversized body or a malformed stream (ERRBUF_INTERNAL).
+ */
+static int perform(struct docker *d, const struct req *q, struct sink *s,
+    long *status, struct errbuf *e)
+{
+	struct curl_slist *hdrs = NULL;
+	char *url = xasprintf("http://localhost%s", q->url_path);
+	CURLcode rc;
+	char *ct = NULL;
+
+	*status = 0;
+	s->d = d;
+	curl_easy_reset(d->curl);   /* keeps the live connection */
+	d->curl_err[0] = '\0';
+	curl_easy_setopt(d->curl, CURLOPT_UNIX_SOCKET_PATH, d->sock_path);
+	curl_easy_setopt(d->curl, CURLOPT_URL, url);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(d->curl, CURLOPT_PROTOCOLS_STR, "http");
+#else
+	curl_easy_setopt(d->curl, CURLOPT_PROTOCOLS, (long)CURLPROTO_HTTP);
+#endif
+	curl_easy_setopt(d->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(d->curl, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
+	curl_easy_setopt(d->curl, CURLOPT_TIMEOUT_MS, q->timeout_ms);
+	curl_easy_setopt(d->curl, CURLOPT_ERRORBUFFER, d->curl_err);
+	curl_easy_setopt(d->curl, CURLOPT_USERAGENT, "ares-drill");
+	curl_easy_setopt(d->curl, CURLOPT_WRITEFUNCTION, sink_write);
+	curl_easy_setopt(d->curl, CURLOPT_WRITEDATA, s);
+
+	hdrs = curl_slist_append(hdrs, "Expect:");
+	if (q->ctype != NULL) {
+		ct = xasprintf("Content-Type: %s", q->ctype);
+		hdrs = curl_slist_append(hdrs, ct);
+	}
+	if (hdrs == NULL)
+		util_fatal("docker: out of memory (curl headers)");
+	curl_easy_setopt(d->curl, CURLOPT_HTTPHEADER, hdrs);
+
+	if (q->upload != NULL) {
+		curl_easy_setopt(d->curl, CURLOPT_POST, 1L);
+		curl_easy_setopt(d->curl, CURLOPT_READFUNCTION, upload_read);
+		curl_easy_setopt(d->curl, CURLOPT_READDATA, q->upload);
+		curl_easy_setopt(d->curl, CURLOPT_POSTFIELDSIZE_LARGE,
+		    q->upload_len);
+	} else if (strcmp(q->method, "GET") == 0) {
+		curl_easy_setopt(d->curl, CURLOPT_HTTPGET, 1L);
+	} else {
+		if (strcmp(q->method, "POST") != 0)
+			curl_easy_setopt(d->curl, CURLOPT_CUSTOMREQUEST,
+			    q->method);
+		if (q->body != NULL || strcmp(q->method, "POST") == 0) {
+			curl_easy_setopt(d->curl, CURLOPT_POSTFIELDS,
+			    q->body ? q->body : "");
+			curl_easy_setopt(d->curl, CURLOPT_POSTFIELDSIZE_LARGE,
+			    (curl_off_t)(q->body ? q->body_len : 0));
+		}
+	}
+
+	rc = curl_easy_perform(d->curl);
+	curl_easy_getinfo(d->curl, CURLINFO_RESPONSE_CODE, status);
+	curl_easy_setopt(d->curl, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdrs);
+	free(ct);
+	free(url);
+
+	if (s->mux_failed) {
+		if (e != NULL)
+			*e = s->mux_err;
+		return errbuf_prefix(e, "%s %s", q->method, q->path);
+	}
+	if (s->overflow)
+		return errbuf_set(e, ERRBUF_INTERNAL,
+		    "docker: %s %s: response body exceeds %u bytes",
+		    q->method, q->path, DOCKER_BODY_MAX);
+	if (q->upload != NULL && q->upload->failed)
+		return errbuf_set(e, ERRBUF_INTERNAL,
+		    "docker: %s %s: reading the upload: %s", q->method,
+		    q->path, strerror(q->upload->err));
+	if (rc != CURLE_OK)
+		return errbuf_set(e, ERRBUF_ENGINE,
+		    "docker: %s %s via %s: %s", q->method, q->path,
+		    d->sock_path,
+		    d->curl_err[0] ? d->curl_err : curl_easy_strerror(rc));
+	return 0;
+}
+
+/* Parse a "unix:///path" host.  NULL + e (ERRBUF_INPUT); what names where
+ * the value came from. */
+static char *host_socket_path(const char *host, const char *what,
+    struct errbuf *e)
+{
+	const char *p;
+	if (strncmp(host, "unix://", 7) != 0) {
+		errbuf_set(e, ERRBUF_INPUT,
+		    "%s=%.200s: unsupported scheme (only unix:///path is "
+		    "supported)", what, host);
+		return NULL;
+	}
+	p = host + 7;
+	if (p[0] != '/' || strlen(p) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		errbuf_set(e, ERRBUF_INPUT,
+		    "%s=%.200s: need an absolute socket path shorter than "
+		    "%zu bytes", what, host,
+		    sizeof(((struct sockaddr_un *)0)->sun_path));
+		return NULL;
+	}
+	return xstrdup(p);
+}
+
+struct docker *docker_open(const char *host, struct errbuf *e)
+{
+	const char *what = "docker host";
+	struct docker *d;
+	char *path;
+
+	if (host == NULL) {
+		host = getenv("DOCKER_HOST");
+		what = "DOCKER_HOST";
+		if (host == NULL || host[0] == '\0')
+			host = DEFAULT_HOST;
+	}
+	path = host_socket_path(host, what, e);
+	if (path == NULL)
+		return NULL;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		free(path);
+		errbuf_set(e, ERRBUF_INTERNAL, "docker: curl_global_init failed");
+		return NULL;
+	}
+	d = xcalloc(1, sizeof *d);
+	d->sock_path = path;
+	d->curl = curl_easy_init();
+	if (d->curl == NULL)
+		util_fatal("docker: curl_easy_init failed");
+	return d;
+}
+
+void docker_close(struct docker *d)
+{
+	if (d == NULL)
+		return;
+	curl_easy_cleanup(d->curl);
+	free(d->sock_path);
+	free(d);
+	curl_global_cleanup();
+}
+
+const char *docker_api_version(const struct docker *d)
+{
+	return d->api;     /* "" until negotiated */
+}
+
+const char *docker_engine_version(const struct docker *d)
+{
+	return d->engine;  /* "" until negotiated */
+}
+
+int docker_negotiate(struct docker *d, struct errbuf *e)
+{
+	struct sink s = {0};
+	struct req q = { .method = "GET", .path = "/version",
+	    .url_path = "/version", .timeout_ms = REQUEST_TIMEOUT_MS };
+	long status;
+	cJSON *j;
+	const cJSON *api, *min, *ver;
+	int rc;
+
+	if (perform(d, &q, &s, &status, e) < 0) {
+		free(s.buf);
+		if (e != NULL && e->code == ERRBUF_ENGINE)
+			errbuf_prefix(e, "docker engine unreachable");
+		return -1;
+	}
+	if (status != 200) {
+		char *m = docker_error_message(status, s.buf, s.len);
+		errbuf_set(e, ERRBUF_ENGINE, "docker: GET /version via %s: %s",
+		    d->sock_path, m);
+		free(m);
+		free(s.buf);
+		return -1;
+	}
+	j = s.buf ? cJSON_ParseWithLength(s.buf, s.len) : NULL;
+	free(s.buf);
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		return errbuf_set(e, ERRBUF_ENGINE,
+		    "docker: GET /version via %s: answer is not a JSON object",
+		    d->sock_path);
+	}
+	api = cJSON_GetObjectItemCaseSensitive(j, "ApiVersion");
+	min = cJSON_GetObjectItemCaseSensitive(j, "MinAPIVersion");
+	ver = cJSON_GetObjectItemCaseSensitive(j, "Version");
+	rc = docker_version_pick(cJSON_IsString(api) ? api->valuestring : NULL,
+	    cJSON_IsString(min) ? min->valuestring : NULL, d->api, e);
+	if (rc == 0) {
+		char clean[sizeof d->engine];
+		const char *v = cJSON_IsString(ver) ? ver->valuestring : "?";
+		util_sanitize(clean, sizeof clean, v, strlen(v), false);
+		memcpy(d->engine, clean, sizeof d->engine);
+		d->negotiated = true;
+	}
+	cJSON_Delete(j);
+	return rc;
+}
+
+/* Versioned request with a given sink (negotiates first if needed). */
+static int request_sink(struct docker *d, const char *method,
+    const char *path, const char *ctype, const char *body, size_t body_len,
+    struct upload *up, curl_off_t up_len, long timeout_ms, struct sink *s,
+    long *status, struct errbuf *e)
+{
+	char *url_path;
+	int rc;
+	struct req q = { .method = method, .path = path, .ctype = ctype,
+	    .body = body, .body_len = body_len, .upload = up,
+	    .upload_len = up_len, .timeout_ms = timeout_ms };
+
+	if (!d->negotiated && docker_negotiate(d, e) < 0)
+		return -1;
+	url_path = xasprintf("/v%s%s", d->api, path);
+	q.url_path = url_path;
+	rc = perform(d, &q, s, status, e);
+	free(url_path);
+	return rc;
+}
+
+int docker_request(struct docker *d, const char *method, const char *path,
+    const char *body, size_t body_len, struct docker_response *out,
+    struct errbuf *e)
+{
+	struct sink s = {0};
+	long status;
+
+	memset(out, 0, sizeof *out);
+	if (request_sink(d, method, path, body ? "application/json" : NULL,
+	    body, body_len, NULL, 0, REQUEST_TIMEOUT_MS, &s, &status, e) < 0) {
+		free(s.buf);
+		return -1;
+	}
+	out->status = status;
+	out->body = s.buf ? s.buf : xstrdup("");
+	out->len = s.len;
+	return 0;
+}
+
+/* Fill e with the daemon's refusal of method path (ERRBUF_INTERNAL). */
+static int daemon_error(const char *method, const char *path,
+    const struct docker_response *r, struct errbuf *e)
+{
+	char *m = docker_error_message(r->status, r->body, r->len);
+	errbuf_set(e, ERRBUF_INTERNAL, "docker: %s %s: %s (HTTP %ld)", method,
+	    path, m, r->status);
+	free(m);
+	return -1;
+}
+
+/*
+ * Request with an optional JSON body; success on 2xx or on extra_ok
+ * (0: none).  0 with out filled (caller frees), or -1 + e with out freed.
+ */
+static int call(struct docker *d, const char *method, const char *path,
+    const cJSON *body, long extra_ok, struct docker_response *out,
+    struct errbuf *e)
+{
+	char *txt = NULL;
+	int rc;
+
+	if (body != NULL) {
+		txt = cJSON_PrintUnformatted(body);
+		if (txt == NULL)
+			util_fatal("docker: cannot serialise request body");
+	}
+	rc = docker_request(d, method, path, txt, txt ? strlen(txt) : 0, out,
+	    e);
+	free(txt);
+	if (rc < 0)
+		return -1;
+	if ((out->status >= 200 && out->status < 300) ||
+	    (extra_ok != 0 && out->status == extra_ok))
+		return 0;
+	daemon_error(method, path, out, e);
+	docker_response_free(out);
+	return -1;
+}
+
+/* Same, discarding the answer. */
+static int call_simple(struct docker *d, const char *method,
+    const char *path, const cJSON *body, long extra_ok, struct errbuf *e)
+{
+	struct docker_response r;
+	int rc = call(d, method, path, body, extra_ok, &r, e);
+	if (rc == 0)
+		docker_response_free(&r);
+	return rc;
+}
+
+/* Parse a successful answer as JSON of the wanted type (cJSON_IsObject
+ * or cJSON_IsArray).  NULL + e. */
+static cJSON *parse_answer(const char *method, const char *path,
+    struct docker_response *r, cJSON_bool (*want)(const cJSON *),
+    struct errbuf *e)
+{
+	cJSON *j = cJSON_ParseWithLength(r->body, r->len);
+	docker_response_free(r);
+	if (j == NULL || !want(j)) {
+		cJSON_Delete(j);
+		errbuf_set(e, ERRBUF_INTERNAL,
+		    "docker: %s %s: unexpected answer (not the expected JSON)",
+		    method, path);
+		return NULL;
+	}
+	return j;
+}
+
+/* URL-escape s (caller frees). */
+static char *esc(struct docker *d, const char *s)
+{
+	char *c = curl_easy_escape(d->curl, s, 0);
+	char *r;
+	if (c == NULL)
+		util_fatal("docker: out of memory (url escape)");
+	r = xstrdup(c);
+	curl_free(c);
+	return r;
+}
+
+/* Path "/<a>/<escaped id><b>" (caller frees). */
+static char *id_path(struct docker *d, const char *a, const char *id,
+    const char *b)
+{
+	char *x = esc(d, id);
+	char *p = xasprintf("%s/%s%s", a, x, b);
+	free(x);
+	return p;
+}
+
+/* The "Id" string of an object answer (caller frees).  NULL + e. */
+static char *answer_id(const char *method, const char *path,
+    struct docker_response *r, struct errbuf *e)
+{
+	cJSON *j = parse_answer(method, path, r, cJSON_IsObject, e);
+	const cJSON *id;
+	char *out;
+	if (j == NULL)
+		return NULL;
+	id = cJSON_GetObjectItemCaseSensitive(j, "Id");
+	if (!cJSON_IsString(id) || id->valuestring[0] == '\0' ||
+	    strlen(id->valuestring) > 128) {
+		cJSON_Delete(j);
+		errbuf_set(e, ERRBUF_INTERNAL, "docker: %s %s: answer has no Id",
+		    method, path);
+		return NULL;
+	}
+	out = xstrdup(id->valuestring);
+	cJSON_Delete(j);
+	return out;
+}
+
+/* cJSON string array from a NULL-terminated list (NULL list: empty). */
+static cJSON *str_array(const char *const *v)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
+	return a;
+}
+
+/* ------------------------------------------------------------------ */
+/* images                                                              */
+/* ------------------------------------------------------------------ */
+
+/* 1: the image exists, 0: it does not (404), -1 + e. */
+int docker_image_exists(struct docker *d, const char *ref, struct errbuf *e)
+{
+	struct docker_response r;
+	char *path = id_path(d, "/images", ref, "/json");
+	int rc;
+
+	if (docker_request(d, "GET", path, NULL, 0, &r, e) < 0) {
+		free(path);
+		return -1;
+	}
+	if (r.status == 200)
+		rc = 1;
+	else if (r.status == 404)
+		rc = 0;
+	else
+		rc = daemon_error("GET", path, &r, e);
+	docker_response_free(&r);
+	free(path);
+	return rc;
+}
+
+/*
+ * Scan an import/build progress stream (concatenated JSON objects) for an
+ * "error" or "errorDetail" member.  0 if clean, -1 + e (the daemon's
+ * message) otherwise, also when the stream cannot be parsed.
+ */
+static int progress_check(const char *path, const char *buf, size_t len,
+    struct errbuf *e)
+{
+	size_t off = 0;
+	while (off < len) {
+		const char *end = NULL;
+		cJSON *j;
+		const cJSON *err, *det, *msg = NULL;
+
+		while (off < len && (buf[off] == ' ' || buf[off] == '\n' ||
+		    buf[off] == '\r' || buf[off] == '\t'))
+			off++;
+		if (off >= len)
+			break;
+		j = cJSON_ParseWithLengthOpts(buf + off, len - off, &end, 0);
+		if (j == NULL)
+			return errbuf_set(e, ERRBUF_INTERNAL,
+			    "docker: POST %s: unparsable progress at byte %zu",
+			    path, off);
+		err = cJSON_GetObjectItemCaseSensitive(j, "error");
+		det = cJSON_GetObjectItemCaseSensitive(j, "errorDetail");
+		if (det != NULL)
+			msg = cJSON_GetObjectItemCaseSensitive(det, "message");
+		if (!cJSON_IsString(msg))
+			msg = err;
+		if (err != NULL || det != NULL) {
+			char clean[ERRMSG_MAX];
+			const char *m = cJSON_IsString(msg) ? msg->valuestring :
+			    "(no message)";
+			util_sanitize(clean, sizeof clean, m, strlen(m), false);
+			cJSON_Delete(j);
+			return errbuf_set(e, ERRBUF_INTERNAL,
+			    "docker: POST %s: %s", path, clean);
+		}
+		cJSON_Delete(j);
+		if (end == NULL || end <= buf + off)
+			break;
+		off = (size_t)(end - buf);
+	}
+	return 0;
+}
+
+int docker_image_import(struct docker *d, const char *tar_path,
+    const char *repo, const char *tag, struct errbuf *e)
+{
+	struct upload up = { .fd = -1 };
+	struct sink s = {0};
+	struct stat st;
+	char *erepo, *etag = NULL, *path;
+	long status;
+	int rc;
+
+	if (repo == NULL || repo[0] == '\0')
+		return errbuf_set(e, ERRBUF_INPUT, "docker: image import: no repo");
+	up.fd = open(tar_path, O_RDONLY | O_CLOEXEC);
+	if (up.fd < 0)
+		return errbuf_set(e, ERRBUF_INPUT, "docker: image import: %s: %s",
+		    tar_path, strerror(errno));
+	if (fstat(up.fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(up.fd);
+		return errbuf_set(e, ERRBUF_INPUT,
+		    "docker: image import: %s: not a regular file", tar_path);
+	}
+	erepo = esc(d, repo);
+	if (tag != NULL)
+		etag = esc(d, tag);
+	path = xasprintf("/images/create?fromSrc=-&repo=%s%s%s", erepo,
+	    etag ? "&tag=" : "", etag ? etag : "");
+	free(erepo);
+	free(etag);
+
+	rc = request_sink(d, "POST", path, "application/x-tar", NULL, 0, &up,
+	    (curl_off_t)st.st_size, IMPORT_TIMEOUT_MS, &s, &status, e);
+	close(up.fd);
+	if (rc == 0) {
+		if (status != 200) {
+			struct docker_response r = { status, s.buf, s.len };
+			rc = daemon_error("POST", path, &r, e);
+		} else {
+			rc = progress_check(path, s.buf ? s.buf : "", s.len, e);
+		}
+	}
+	if (rc < 0)
+		errbuf_prefix(e, "importing %s", tar_path);
+	free(s.buf);
+	free(path);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* networks                                                            */
+/* ------------------------------------------------------------------ */
+
+char *docker_network_create(struct docker *d, const char *name,
+    const char *run_id, bool internal, struct errbuf *e)
+{
+	struct docker_response r;
+	cJSON *b = cJSON_CreateObject();
+	cJSON *labels;
+	int rc;
+
+	if (name == NULL || name[0] == '\0') {
+		cJSON_Delete(b);
+		errbuf_set(e, ERRBUF_INPUT, "docker: network create: no name");
+		return NULL;
+	}
+	cJSON_AddStringToObject(b, "Name", name);
+	cJSON_AddStringToObject(b, "Driver", "bridge");
+	cJSON_AddBoolToObject(b, "Internal", internal);
+	cJSON_AddBoolToObject(b, "CheckDuplicate", true);
+	labels = cJSON_AddObjectToObject(b, "Labels");
+	if (run_id != NULL)
+		cJSON_AddStringToObject(labels, "ares.run", run_id);
+	rc = call(d, "POST", "/networks/create", b, 0, &r, e);
+	cJSON_Delete(b);
+	if (rc < 0)
+		return NULL;
+	return answer_id("POST", "/networks/create", &r, e);
+}
+
+int docker_network_remove(struct docker *d, const char *id, struct errbuf *e)
+{
+	char *path = id_path(d, "/networks", id, "");
+	int rc = call_simple(d, "DELETE", path, NULL, 0, e);
+	free(path);
+	return rc;
+}
+
+int docker_network_connect(struct docker *d, const char *net,
+    const char *container, const char *const *aliases, struct errbuf *e)
+{
+	char *path = id_path(d, "/networks", net, "/connect");
+	cJSON *b = cJSON_CreateObject();
+	cJSON *ep;
+	int rc;
+
+	cJSON_AddStringToObject(b, "Container", container);
+	ep = cJSON_AddObjectToObject(b, "EndpointConfig");
+	if (aliases != NULL)
+		cJSON_AddItemToObject(ep, "Aliases", str_array(aliases));
+	rc = call_simple(d, "POST", path, b, 0, e);
+	cJSON_Delete(b);
+	free(path);
+	return rc;
+}
+
+int docker_network_disconnect(struct docker *d, const char *net,
+    const char *container, bool force, struct errbuf *e)
+{
+	char *path = id_path(d, "/networks", net, "/disconnect");
+	cJSON *b = cJSON_CreateObject();
+	int rc;
+
+	cJSON_AddStringToObject(b, "Container", container);
+	cJSON_AddBoolToObject(b, "Force", force);
+	rc = call_simple(d, "POST", path, b, 0, e);
+	cJSON_Delete(b);
+	free(path);
+	return rc;
+}
+
+/* GET prefix?...filters={"label":[label]}; an array (caller deletes). */
+static cJSON *list_by_label(struct docker *d, const char *prefix,
+    const char *label, struct errbuf *e)
+{
+	struct docker_response r;
+	cJSON *f = cJSON_CreateObject();
+	cJSON *arr = cJSON_AddArrayToObject(f, "label");
+	char *txt, *etxt, *path;
+	cJSON *out = NULL;
+
+	cJSON_AddItemToArray(arr, cJSON_CreateString(label));
+	txt = cJSON_PrintUnformatted(f);
+	cJSON_Delete(f);
+	if (txt == NULL)
+		util_fatal("docker: cannot serialise filters");
+	etxt = esc(d, txt);
+	free(txt);
+	path = xasprintf("%sfilters=%s", prefix, etxt);
+	free(etxt);
+	if (call(d, "GET", path, NULL, 0, &r, e) == 0)
+		out = parse_answer("GET", path, &r, cJSON_IsArray, e);
+	free(path);
+	return out;
+}
+
+cJSON *docker_containers_by_label(struct docker *d, const char *label,
+    struct errbuf *e)
+{
+	return list_by_label(d, "/containers/json?all=1&", label, e);
+}
+
+cJSON *docker_networks_by_label(struct docker *d, const char *label,
+    struct errbuf *e)
+{
+	return list_by_label(d, "/networks?", label, e);
+}
+
+/* ------------------------------------------------------------------ */
+/* containers                                                          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The POST /containers/create body.  Mounts are "type":"bind" entries (the
+ * daemon refuses a missing source instead of creating it, unlike Binds).
+ * NetworkMode is the network or "none"; the network's aliases go in
+ * NetworkingConfig.EndpointsConfig.  Caller cJSON_Delete()s.
+ */
+cJSON *docker_container_config(const struct docker_container_spec *spec)
+{
+	cJSON *c = cJSON_CreateObject();
+	cJSON *hc, *labels;
+
+	if (spec->image != NULL)
+		cJSON_AddStringToObject(c, "Image", spec->image);
+	if (spec->cmd != NULL)
+		cJSON_AddItemToObject(c, "Cmd", str_array(spec->cmd));
+	if (spec->env != NULL)
+		cJSON_AddItemToObject(c, "Env", str_array(spec->env));
+	if (spec->user != NULL)
+		cJSON_AddStringToObject(c, "User", spec->user);
+	if (spec->hostname != NULL)
+		cJSON_AddStringToObject(c, "Hostname", spec->hostname);
+	if (spec->workdir != NULL)
+		cJSON_AddStringToObject(c, "WorkingDir", spec->workdir);
+	cJSON_AddBoolToObject(c, "Tty", false);
+	cJSON_AddBoolToObject(c, "OpenStdin", false);
+	if (spec->run_id != NULL || spec->role != NULL) {
+		labels = cJSON_AddObjectToObject(c, "Labels");
+		if (spec->run_id != NULL)
+			cJSON_AddStringToObject(labels, "ares.run", spec->run_id);
+		if (spec->role != NULL)
+			cJSON_AddStringToObject(labels, "ares.role", spec->role);
+	}
+
+	hc = cJSON_AddObjectToObject(c, "HostConfig");
+	if (spec->nmounts > 0) {
+		cJSON *ms = cJSON_AddArrayToObject(hc, "Mounts");
+		for (size_t i = 0; i < spec->nmounts; i++) {
+			const struct docker_mount *m = &spec->mounts[i];
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "Type", "bind");
+			cJSON_AddStringToObject(o, "Source", m->source);
+			cJSON_AddStringToObject(o, "Target", m->target);
+			cJSON_AddBoolToObject(o, "ReadOnly", m->read_only);
+			cJSON_AddItemToArray(ms, o);
+		}
+	}
+	if (spec->tmpfs != NULL && spec->tmpfs[0] != NULL) {
+		cJSON *t = cJSON_AddObjectToObject(hc, "Tmpfs");
+		for (size_t i = 0; spec->tmpfs[i] != NULL; i++)
+			cJSON_AddStringToObject(t, spec->tmpfs[i], "");
+	}
+	if (spec->drop_all_caps) {
+		const char *all[] = { "ALL", NULL };
+		cJSON_AddItemToObject(hc, "CapDrop", str_array(all));
+	}
+	if (spec->cap_add != NULL && spec->cap_add[0] != NULL)
+		cJSON_AddItemToObject(hc, "CapAdd", str_array(spec->cap_add));
+	cJSON_AddBoolToObject(hc, "Privileged", spec->privileged);
+	cJSON_AddBoolToObject(hc, "ReadonlyRootfs", spec->read_only_rootfs);
+	if (spec->no_new_privileges) {
+		const char *nnp[] = { "no-new-privileges", NULL };
+		cJSON_AddItemToObject(hc, "SecurityOpt", str_array(nnp));
+	}
+	if (spec->memory_bytes > 0)
+		cJSON_AddNumberToObject(hc, "Memory",
+		    (double)spec->memory_bytes);
+	if (spec->pids_limit > 0)
+		cJSON_AddNumberToObject(hc, "PidsLimit",
+		    (double)spec->pids_limit);
+	cJSON_AddStringToObject(hc, "NetworkMode",
+	    spec->network ? spec->network : "none");
+
+	if (spec->network != NULL) {
+		cJSON *nc = cJSON_AddObjectToObject(c, "NetworkingConfig");
+		cJSON *eps = cJSON_AddObjectToObject(nc, "EndpointsConfig");
+		cJSON *ep = cJSON_AddObjectToObject(eps, spec->network);
+		if (spec->aliases != NULL)
+			cJSON_AddItemToObject(ep, "Aliases",
+			    str_array(spec->aliases));
+	}
+	return c;
+}
+
+char *docker_container_create(struct docker *d,
+    const struct docker_container_spec *spec, struct errbuf *e)
+{
+	struct docker_response r;
+	cJSON *b;
+	char *path, *ename;
+	int rc;
+
+	if (spec->image == NULL || spec->image[0] == '\0') {
+		errbuf_set(e, ERRBUF_INPUT, "docker: container create: no image");
+		return NULL;
+	}
+	if (spec->name != NULL) {
+		ename = esc(d, spec->name);
+		path = xasprintf("/containers/create?name=%s", ename);
+		free(ename);
+	} else {
+		path = xstrdup("/containers/create");
+	}
+	b = docker_container_config(spec);
+	rc = call(d, "POST", path, b, 0, &r, e);
+	cJSON_Delete(b);
+	if (rc < 0) {
+		free(path);
+		return NULL;
+	}
+	{
+		char *id = answer_id("POST", path, &r, e);
+		free(path);
+		return id;
+	}
+}
+
+/* POST /containers/{id}<what>; extra_ok as in call(). */
+static int container_post(struct docker *d, const char *id,
+    const char *what, long extra_ok, struct errbuf *e)
+{
+	char *path = id_path(d, "/containers", id, what);
+	int rc = call_simple(d, "POST", path, NULL, extra_ok, e);
+	free(path);
+	return rc;
+}
+
+/* 304 "already started" counts as success. */
+int docker_container_start(struct docker *d, const char *id, struct errbuf *e)
+{
+	return container_post(d, id, "/start", 304, e);
+}
+
+/* Pausing a paused container is a daemon error (409). */
+int docker_container_pause(struct docker *d, const char *id, struct errbuf *e)
+{
+	return container_post(d, id, "/pause", 0, e);
+}
+
+int docker_container_unpause(struct docker *d, const char *id,
+    struct errbuf *e)
+{
+	return container_post(d, id, "/unpause", 0, e);
+}
+
+/*
+ * Send sig (NULL: SIGKILL) to the container.  A 304 answer counts as
+ * success; killing a container that is not running is the daemon's 409
+ * error (callers that only need "not running" should inspect).
+ */
+int docker_container_kill(struct docker *d, const char *id, const char *sig,
+    struct errbuf *e)
+{
+	char *esig = esc(d, sig ? sig : "SIGKILL");
+	char *what = xasprintf("/kill?signal=%s", esig);
+	int rc = container_post(d, id, what, 304, e);
+	free(what);
+	free(esig);
+	return rc;
+}
+
+/* DELETE with v=1 (anonymous volumes go too); force kills a running one. */
+int docker_container_remove(struct docker *d, const char *id, bool force,
+    struct errbuf *e)
+{
+	char *path = id_path(d, "/containers", id,
+	    force ? "?force=1&v=1" : "?force=0&v=1");
+	int rc = call_simple(d, "DELETE", path, NULL, 0, e);
+	free(path);
+	return rc;
+}
+
+cJSON *docker_container_inspect(struct docker *d, const char *id,
+    struct errbuf *e)
+{
+	struct docker_response r;
+	char *path = id_path(d, "/containers", id, "/json");
+	cJSON *j = NULL;
+	if (call(d, "GET", path, NULL, 0, &r, e) == 0)
+		j = parse_answer("GET", path, &r, cJSON_IsObject, e);
+	free(path);
+	return j;
+}
+
+static const cJSON *inspect_state(const cJSON *inspect, const char *key)
+{
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(inspect, "State");
+	return cJSON_GetObjectItemCaseSensitive(st, key);
+}
+
+bool docker_inspect_running(const cJSON *inspect)
+{
+	return cJSON_IsTrue(inspect_state(inspect, "Running"));
+}
+
+bool docker_inspect_paused(const cJSON *inspect)
+{
+	return cJSON_IsTrue(inspect_state(inspect, "Paused"));
+}
+
+/* State.Pid when it is a number in 1..INT_MAX, else 0. */
+int docker_inspect_pid(const cJSON *inspect)
+{
+	const cJSON *p = inspect_state(inspect, "Pid");
+	if (!cJSON_IsNumber(p) || !(p->valuedouble >= 1) ||
+	    p->valuedouble > (double)INT_MAX)
+		return 0;
+	return (int)p->valuedouble;
+}
+
+size_t docker_inspect_network_count(const cJSON *inspect)
+{
+	const cJSON *ns = cJSON_GetObjectItemCaseSensitive(inspect,
+	    "NetworkSettings");
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(ns, "Networks");
+	if (!cJSON_IsObject(n))
+		return 0;
+	return (size_t)cJSON_GetArraySize(n);
+}
+
+/* Keeps the last max bytes of the combined log stream. */
+struct tail {
+	char *buf;
+	size_t len, cap, max;
+};
+
+static void tail_emit(void *ctx, int stream, const char *p, size_t n)
+{
+	struct tail *t = ctx;
+	(void)stream;
+	if (n >= t->max) {
+		p += n - t->max;
+		n = t->max;
+		t->len = 0;
+	} else if (t->len + n > 2 * t->max) {
+		size_t keep = t->max - n;
+		memmove(t->buf, t->buf + t->len - keep, keep);
+		t->len = keep;
+	}
+	if (t->len + n + 1 > t->cap) {
+		size_t cap = t->cap ? t->cap : 4096;
+		while (cap < t->len + n + 1)
+			cap *= 2;
+		if (cap > 2 * t->max + 1)
+			cap = 2 * t->max + 1;
+		t->buf = xrealloc(t->buf, cap);
+		t->cap = cap;
+	}
+	memcpy(t->buf + t->len, p, n);
+	t->len += n;
+}
+
+/*
+ * Logs of a container created without a TTY (multiplexed stream):
+ * stdout and stderr interleaved in arrival order, the last max bytes kept
+ * (max is capped at DOCKER_BODY_MAX).  The text is untrusted: sanitize
+ * before showing it.  Caller frees.  NULL + e.
+ */
+char *docker_container_logs(struct docker *d, const char *id, size_t max,
+    struct errbuf *e)
+{
+	struct tail t = {0};
+	struct demux m = {0};
+	struct sink s = {0};
+	char *path;
+	long status;
+	int rc;
+
+	if (max > DOCKER_BODY_MAX)
+		max = DOCKER_BODY_MAX;
+	if (max == 0)
+		return xstrdup("");
+	t.max = max;
+	m.emit = tail_emit;
+	m.ctx = &t;
+	s.mux = &m;
+	path = id_path(d, "/containers", id, "/logs?stdout=1&stderr=1");
+	rc = request_sink(d, "GET", path, NULL, NULL, 0, NULL, 0,
+	    REQUEST_TIMEOUT_MS, &s, &status, e);
+	if (rc == 0 && status != 200) {
+		struct docker_response r = { status, s.buf, s.len };
+		rc = daemon_error("GET", path, &r, e);
+	} else if (rc == 0 && demux_finish(&m, e) < 0) {
+		rc = errbuf_prefix(e, "GET %s", path);
+	}
+	free(s.buf);
+	free(path);
+	if (rc < 0) {
+		free(t.buf);
+		return NULL;
+	}
+	if (t.len > max) {
+		memmove(t.buf, t.buf + t.len - max, max);
+		t.len = max;
+	}
+	if (t.buf == NULL)
+		return xstrdup("");
+	t.buf[t.len] = '\0';
+	return t.buf;
+}
+
+/* ------------------------------------------------------------------ */
+/* exec                                                                */
+/* ------------------------------------------------------------------ */
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * ExitCode of a finished exec.  The attach stream can end a moment before
+ * the daemon records the exit, so poll (up to ~2 s) while it still reports
+ * Running or no ExitCode.  -1 + e.
+ */
+static int exec_exit_code(struct docker *d, const char *eid, int *code,
+    struct errbuf *e)
+{
+	char *path = id_path(d, "/exec", eid, "/json");
+	for (int i = 0; i < 200; i++) {
+		struct docker_response r;
+		cJSON *j;
+		const cJSON *run, *ec;
+
+		if (call(d, "GET", path, NULL, 0, &r, e) < 0)
+			break;
+		j = parse_answer("GET", path, &r, cJSON_IsObject, e);
+		if (j == NULL)
+			break;
+		run = cJSON_GetObjectItemCaseSensitive(j, "Running");
+		ec = cJSON_GetObjectItemCaseSensitive(j, "ExitCode");
+		if (!cJSON_IsTrue(run) && cJSON_IsNumber(ec)) {
+			*code = (int)ec->valuedouble;
+			cJSON_Delete(j);
+			free(path);
+			return 0;
+		}
+		cJSON_Delete(j);
+		sleep_ms(10);
+		if (i == 199)
+			errbuf_set(e, ERRBUF_INTERNAL,
+			    "docker: GET %s: exec still running after its "
+			    "stream ended", path);
+	}
+	free(path);
+	return -1;
+}
+
+/*
+ * Run argv in container id: create the exec, start it attached (no TTY),
+ * demultiplex the stream as it arrives (each of stdout/stderr bounded to
+ * max), then read ExitCode.  r is overwritten; on success the caller frees
+ * it with docker_exec_result_free (out/err are never NULL).  -1 + e, with
+ * r freed.
+ */
+int docker_exec(struct docker *d, const char *id, const char *const *argv,
+    const char *user, size_t max, struct docker_exec_result *r,
+    struct errbuf *e)
+{
+	struct docker_response resp;
+	struct exec_sink es = { r, max };
+	struct demux m = { .emit = exec_emit, .ctx = &es };
+	struct sink s = { .mux = &m };
+	cJSON *b;
+	char *path, *eid = NULL, *txt;
+	long status;
+	int rc;
+
+	memset(r, 0, sizeof *r);
+	if (argv == NULL || argv[0] == NULL)
+		return errbuf_set(e, ERRBUF_INPUT, "docker: exec: empty argv");
+
+	path = id_path(d, "/containers", id, "/exec");
+	b = cJSON_CreateObject();
+	cJSON_AddBoolToObject(b, "AttachStdin", false);
+	cJSON_AddBoolToObject(b, "AttachStdout", true);
+	cJSON_AddBoolToObject(b, "AttachStderr", true);
+	cJSON_AddBoolToObject(b, "Tty", false);
+	cJSON_AddItemToObject(b, "Cmd", str_array(argv));
+	if (user != NULL)
+		cJSON_AddStringToObject(b, "User", user);
+	rc = call(d, "POST", path, b, 0, &resp, e);
+	cJSON_Delete(b);
+	if (rc == 0)
+		eid = answer_id("POST", path, &resp, e);
+	free(path);
+	if (eid == NULL)
+		return -1;
+
+	path = id_path(d, "/exec", eid, "/start");
+	b = cJSON_CreateObject();
+	cJSON_AddBoolToObject(b, "Detach", false);
+	cJSON_AddBoolToObject(b, "Tty", false);
+	txt = cJSON_PrintUnformatted(b);
+	cJSON_Delete(b);
+	if (txt == NULL)
+		util_fatal("docker: cannot serialise exec start");
+	rc = request_sink(d, "POST", path, "application/json", txt,
+	    strlen(txt), NULL, 0, REQUEST_TIMEOUT_MS, &s, &status, e);
+	free(txt);
+	if (rc == 0 && (status < 200 || status >= 300)) {
+		struct docker_response er = { status, s.buf, s.len };
+		rc = daemon_error("POST", path, &er, e);
+	} else if (rc == 0 && demux_finish(&m, e) < 0) {
+		rc = errbuf_prefix(e, "POST %s", path);
+	}
+	free(s.buf);
+	free(path);
+	if (rc == 0)
+		rc = exec_exit_code(d, eid, &r->exit_code, e);
+	free(eid);
+	if (rc < 0) {
+		docker_exec_result_free(r);
+		return -1;
+	}
+	exec_result_fill(r);
+	return 0;
+}

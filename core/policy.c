@@ -1,0 +1,907 @@
+/*
+ * policy.c - the drill policy: one YAML file, read with libyaml.
+ *
+ * Two steps, both bounded:
+ *  1. tree_build(): libyaml's event parser builds a small node tree
+ *     (mapping / sequence / scalar, each with its 1-based start line:col).
+ *     Input size, nesting depth, node count and scalar length are capped;
+ *     anchors, aliases, explicit non-default tags, non-scalar keys,
+ *     duplicate keys and streams with more or fewer than one document are
+ *     rejected here.
+ *  2. bind_map(): the tree is bound to struct policy through const tables
+ *     of key descriptors (key, expected node kind, handler, required, and
+ *     handler parameters).  A new key is one table entry.
+ *
+ * Every error is "<file>:<line>:<col>: <key path>: <problem>" with
+ * ERRBUF_INPUT.  Which lever / bait / flaw ids exist is checked elsewhere;
+ * only their syntax is checked here.  Schema: docs/policy.md.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <yaml.h>
+
+#include "core.h"
+
+#define TREE_MAX_NODES   4096   /* nodes (keys included) per document */
+#define TREE_MAX_SCALAR  4096   /* bytes per scalar */
+#define PATH_MAX_LEN     256    /* rendered key path in messages */
+#define SHOW_MAX         64     /* untrusted text quoted in messages */
+
+/* ------------------------------------------------------------------ */
+/* The node tree                                                       */
+/* ------------------------------------------------------------------ */
+
+enum ynode_kind { YN_SCALAR, YN_SEQ, YN_MAP };
+
+struct ynode {
+	enum ynode_kind kind;
+	size_t line, col;      /* 1-based start mark */
+	char *str;             /* scalar bytes, NUL-terminated; else NULL */
+	size_t len;            /* scalar length (may contain NUL bytes) */
+	bool plain;            /* plain style and no tag: may mean null/int */
+	struct ynode **kids;   /* seq: items; map: key, value, key, value... */
+	size_t nkids, cap;
+};
+
+/* Free a node and everything below it (recursion depth <= POLICY_MAX_DEPTH
+ * + 1 by construction). */
+static void
+ynode_free(struct ynode *n)
+{
+	size_t i;
+
+	if (n == NULL)
+		return;
+	for (i = 0; i < n->nkids; i++)
+		ynode_free(n->kids[i]);
+	free(n->kids);
+	free(n->str);
+	free(n);
+}
+
+/* A plain untagged scalar that YAML reads as null: "", "~", "null". */
+static bool
+ynode_is_null(const struct ynode *n)
+{
+	return n->kind == YN_SCALAR && n->plain &&
+	    (n->len == 0 || strcmp(n->str, "~") == 0 ||
+	    strcmp(n->str, "null") == 0 || strcmp(n->str, "Null") == 0 ||
+	    strcmp(n->str, "NULL") == 0);
+}
+
+/* What a node is, for "expected X, got Y" messages. */
+static const char *
+ynode_what(const struct ynode *n)
+{
+	if (ynode_is_null(n))
+		return "null";
+	switch (n->kind) {
+	case YN_SEQ:
+		return "a sequence";
+	case YN_MAP:
+		return "a mapping";
+	default:
+		return "a scalar";
+	}
+}
+
+/* Render untrusted bytes into out (terminal-safe, at most SHOW_MAX bytes,
+ * "..." appended when cut).  Returns out. */
+static const char *
+show(const char *s, size_t len, char out[SHOW_MAX + 4])
+{
+	size_t n = len > SHOW_MAX ? SHOW_MAX : len;
+
+	util_sanitize(out, SHOW_MAX + 1, s, n, false);
+	if (len > SHOW_MAX)
+		strcat(out, "...");
+	return out;
+}
+
+/* Append a key-path component to path (bounded; '.' between keys, none
+ * before "[i]").  Silently truncates at PATH_MAX_LEN. */
+static void
+path_append(char *path, const char *comp)
+{
+	size_t used = strlen(path);
+
+	if (used >= PATH_MAX_LEN - 1)
+		return;
+	snprintf(path + used, PATH_MAX_LEN - used, "%s%s",
+	    (used > 0 && comp[0] != '[') ? "." : "", comp);
+}
+
+/* The one error format: "<file>:<line>:<col>: <path>: <problem>".
+ * An empty path is shown as "(document)".  Returns -1. */
+static int
+perr(struct errbuf *e, const char *file, size_t line, size_t col,
+    const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static int
+perr(struct errbuf *e, const char *file, size_t line, size_t col,
+    const char *path, const char *fmt, ...)
+{
+	char problem[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(problem, sizeof problem, fmt, ap);
+	va_end(ap);
+	return errbuf_set(e, ERRBUF_INPUT, "%s:%zu:%zu: %s: %s", file, line,
+	    col, (path && path[0]) ? path : "(document)", problem);
+}
+
+/* ------------------------------------------------------------------ */
+/* Step 1: libyaml events -> tree                                      */
+/* ------------------------------------------------------------------ */
+
+struct builder {
+	const char *file;
+	const unsigned char *buf;
+	size_t len;
+	struct errbuf *e;
+	struct ynode *root;
+	struct ynode *stack[POLICY_MAX_DEPTH];  /* open containers */
+	size_t depth;
+	size_t nodes;
+	int docs;
+};
+
+/* The key path of the position the builder is at (plus key, if any). */
+static void
+build_path(const struct builder *b, const struct ynode *key, char *path)
+{
+	char comp[SHOW_MAX + 8];
+	size_t i;
+
+	path[0] = '\0';
+	for (i = 0; i < b->depth; i++) {
+		const struct ynode *f = b->stack[i];
+		/* An outer frame's last kid is the open container below it;
+		 * the innermost frame is waiting for its next kid. */
+		size_t next = f->nkids - (i + 1 < b->depth ? 1 : 0);
+
+		if (f->kind == YN_MAP && next % 2 == 1) {
+			const struct ynode *k = f->kids[next - 1];
+
+			path_append(path, show(k->str, k->len, comp));
+		} else if (f->kind == YN_SEQ) {
+			snprintf(comp, sizeof comp, "[%zu]", next);
+			path_append(path, comp);
+		}
+	}
+	if (key != NULL)
+		path_append(path, show(key->str, key->len, comp));
+}
+
+/* Error at a libyaml mark (0-based) with the builder's current path. */
+static int
+build_err(struct builder *b, yaml_mark_t m, const struct ynode *key,
+    const char *problem)
+{
+	char path[PATH_MAX_LEN];
+
+	build_path(b, key, path);
+	return perr(b->e, b->file, m.line + 1, m.column + 1, path, "%s",
+	    problem);
+}
+
+/* Translate a libyaml failure into our format.  Reader errors (bad UTF-8,
+ * control characters) only carry a byte offset: line:col is computed from
+ * the buffer, and the key path is "(document)" because libyaml decodes
+ * ahead of the token it is scanning. */
+static int
+build_yaml_err(struct builder *b, const yaml_parser_t *ps)
+{
+	char path[PATH_MAX_LEN];
+	const char *problem = ps->problem ? ps->problem : "unknown error";
+
+	if (ps->error == YAML_MEMORY_ERROR)
+		util_fatal("libyaml: out of memory");
+	if (ps->error == YAML_READER_ERROR) {
+		size_t line = 1, col = 1, i, off = ps->problem_offset;
+
+		if (off > b->len)
+			off = b->len;
+		for (i = 0; i < off; i++) {
+			if (b->buf[i] == '\n') {
+				line++;
+				col = 1;
+			} else if ((b->buf[i] & 0xC0) != 0x80) {
+				col++;  /* count characters, not bytes */
+			}
+		}
+		if (ps->problem_value != -1)
+			return perr(b->e, b->file, line, col, "",
+			    "bad input: %s (byte 0x%02x)", problem,
+			    (unsigned)ps->problem_value & 0xffu);
+		return perr(b->e, b->file, line, col, "", "bad input: %s",
+		    problem);
+	}
+	build_path(b, NULL, path);
+	if (ps->context != NULL)
+		return perr(b->e, b->file, ps->problem_mark.line + 1,
+		    ps->problem_mark.column + 1, path,
+		    "syntax error: %s (%s at %zu:%zu)", problem, ps->context,
+		    ps->context_mark.line + 1, ps->context_mark.column + 1);
+	return perr(b->e, b->file, ps->problem_mark.line + 1,
+	    ps->problem_mark.column + 1, path, "syntax error: %s", problem);
+}
+
+/* Reject anchors and tags other than the default one of the node kind. */
+static int
+build_check_props(struct builder *b, yaml_mark_t m, const yaml_char_t *anchor,
+    const yaml_char_t *tag, const char *default_tag)
+{
+	char msg[SHOW_MAX + 64], t[SHOW_MAX + 4];
+
+	if (anchor != NULL)
+		return build_err(b, m, NULL,
+		    "anchors and aliases are not allowed");
+	if (tag != NULL && strcmp((const char *)tag, default_tag) != 0) {
+		snprintf(msg, sizeof msg, "tag \"%s\" is not allowed",
+		    show((const char *)tag, strlen((const char *)tag), t));
+		return build_err(b, m, NULL, msg);
+	}
+	return 0;
+}
+
+/* Make a node at mark m (counting it against TREE_MAX_NODES) and hang it
+ * under the innermost open container (or make it the root).  Keys must be
+ * scalars and unique.  On error nothing is leaked and -1 is returned. */
+static int
+build_add(struct builder *b, yaml_mark_t m, enum ynode_kind kind,
+    const char *str, size_t len, bool plain, struct ynode **out)
+{
+	struct ynode *n, *parent;
+	char msg[SHOW_MAX + 96], k[SHOW_MAX + 4];
+	size_t i;
+
+	if (++b->nodes > TREE_MAX_NODES) {
+		snprintf(msg, sizeof msg, "more than %d nodes",
+		    TREE_MAX_NODES);
+		return build_err(b, m, NULL, msg);
+	}
+	n = xcalloc(1, sizeof *n);
+	n->kind = kind;
+	n->line = m.line + 1;
+	n->col = m.column + 1;
+	n->plain = plain;
+	if (kind == YN_SCALAR) {
+		n->str = xmalloc(len + 1);
+		memcpy(n->str, str, len);
+		n->str[len] = '\0';
+		n->len = len;
+	}
+	*out = n;
+	if (b->depth == 0) {
+		b->root = n;
+		return 0;
+	}
+	parent = b->stack[b->depth - 1];
+	if (parent->kind == YN_MAP && parent->nkids % 2 == 0) {
+		if (kind != YN_SCALAR) {
+			ynode_free(n);
+			return build_err(b, m, NULL,
+			    "mapping keys must be scalars");
+		}
+		for (i = 0; i < parent->nkids; i += 2) {
+			const struct ynode *o = parent->kids[i];
+
+			if (o->len == len && memcmp(o->str, str, len) == 0) {
+				snprintf(msg, sizeof msg, "duplicate key "
+				    "\"%s\" (first at %zu:%zu)",
+				    show(str, len, k), o->line, o->col);
+				build_err(b, m, n, msg);
+				ynode_free(n);
+				return -1;
+			}
+		}
+	}
+	if (parent->nkids == parent->cap) {
+		parent->cap = parent->cap ? parent->cap * 2 : 8;
+		parent->kids = xrealloc(parent->kids,
+		    parent->cap * sizeof *parent->kids);
+	}
+	parent->kids[parent->nkids++] = n;
+	return 0;
+}
+
+/* Handle one libyaml event.  Returns 1 at stream end, 0 to go on, -1 + e. */
+static int
+build_event(struct builder *b, const yaml_event_t *ev)
+{
+	struct ynode *n;
+	char msg[96];
+
+	switch (ev->type) {
+	case YAML_STREAM_START_EVENT:
+	case YAML_DOCUMENT_END_EVENT:
+	case YAML_NO_EVENT:
+		return 0;
+	case YAML_STREAM_END_EVENT:
+		return 1;
+	case YAML_DOCUMENT_START_EVENT:
+		if (++b->docs > 1)
+			return build_err(b, ev->start_mark, NULL,
+			    "only one document is allowed");
+		return 0;
+	case YAML_ALIAS_EVENT:
+		return build_err(b, ev->start_mark, NULL,
+		    "anchors and aliases are not allowed");
+	case YAML_SCALAR_EVENT:
+		if (build_check_props(b, ev->start_mark,
+		    ev->data.scalar.anchor, ev->data.scalar.tag,
+		    YAML_STR_TAG) == -1)
+			return -1;
+		if (ev->data.scalar.length > TREE_MAX_SCALAR) {
+			snprintf(msg, sizeof msg, "scalar longer than %d bytes",
+			    TREE_MAX_SCALAR);
+			return build_err(b, ev->start_mark, NULL, msg);
+		}
+		return build_add(b, ev->start_mark, YN_SCALAR,
+		    (const char *)ev->data.scalar.value,
+		    ev->data.scalar.length,
+		    ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+		    ev->data.scalar.tag == NULL, &n);
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT: {
+		bool seq = ev->type == YAML_SEQUENCE_START_EVENT;
+
+		if (build_check_props(b, ev->start_mark,
+		    seq ? ev->data.sequence_start.anchor :
+		    ev->data.mapping_start.anchor,
+		    seq ? ev->data.sequence_start.tag :
+		    ev->data.mapping_start.tag,
+		    seq ? YAML_SEQ_TAG : YAML_MAP_TAG) == -1)
+			return -1;
+		if (b->depth >= POLICY_MAX_DEPTH) {
+			snprintf(msg, sizeof msg, "nested deeper than %d "
+			    "levels", POLICY_MAX_DEPTH);
+			return build_err(b, ev->start_mark, NULL, msg);
+		}
+		if (build_add(b, ev->start_mark, seq ? YN_SEQ : YN_MAP, NULL,
+		    0, false, &n) == -1)
+			return -1;
+		b->stack[b->depth++] = n;
+		return 0;
+	}
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		if (b->depth > 0)
+			b->depth--;
+		return 0;
+	}
+	return 0;
+}
+
+/* Parse buf into a tree.  Returns the root (caller ynode_free()s) or NULL
+ * + e.  The root of an empty stream / empty document is an error here. */
+static struct ynode *
+tree_build(const char *file, const char *buf, size_t len, struct errbuf *e)
+{
+	struct builder b;
+	yaml_parser_t ps;
+	yaml_event_t ev;
+	int rc = 0;
+
+	memset(&b, 0, sizeof b);
+	b.file = file;
+	/* Skip a UTF-8 byte order mark: the encoding is fixed to UTF-8 (no
+	 * UTF-16 guessing), so libyaml would otherwise choke on it. */
+	if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
+		buf += 3;
+		len -= 3;
+	}
+	b.buf = (const unsigned char *)buf;
+	b.len = len;
+	b.e = e;
+	if (!yaml_parser_initialize(&ps))
+		util_fatal("libyaml: cannot initialise the parser");
+	yaml_parser_set_input_string(&ps, b.buf, len);
+	yaml_parser_set_encoding(&ps, YAML_UTF8_ENCODING);
+	while (rc == 0) {
+		if (!yaml_parser_parse(&ps, &ev)) {
+			rc = build_yaml_err(&b, &ps);
+			break;
+		}
+		rc = build_event(&b, &ev);
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&ps);
+	if (rc == -1) {
+		ynode_free(b.root);
+		return NULL;
+	}
+	if (b.root == NULL || ynode_is_null(b.root)) {
+		size_t l = b.root ? b.root->line : 1, c = b.root ? b.root->col : 1;
+
+		ynode_free(b.root);
+		perr(e, file, l, c, "", "empty document: a policy is a mapping "
+		    "of keys (see docs/policy.md)");
+		return NULL;
+	}
+	return b.root;
+}
+
+/* ------------------------------------------------------------------ */
+/* Step 2: tree -> struct policy through key descriptor tables         */
+/* ------------------------------------------------------------------ */
+
+struct bindctx {
+	const char *file;
+	struct errbuf *e;
+	char path[PATH_MAX_LEN];
+};
+
+struct keydesc;
+/* Bind value v (already of kind k->kind, not null) into p.  -1 + e. */
+typedef int (*bind_fn)(const struct keydesc *k, const struct ynode *v,
+    struct policy *p, struct bindctx *c);
+
+enum str_class {
+	STR_ID,      /* [a-z0-9-]{1,max} */
+	STR_NAME,    /* [A-Za-z0-9._-]{1,max} */
+	STR_MODEL,   /* [A-Za-z0-9._:/@+-]{1,max} */
+	STR_TEXT,    /* any UTF-8 without control characters except \n \t */
+	STR_URL,     /* http:// or https:// then visible ASCII */
+};
+
+struct keydesc {
+	const char *key;
+	enum ynode_kind kind;     /* node kind the value must have */
+	const char *what;         /* "an integer": for type errors */
+	bind_fn bind;
+	bool required;
+	bool nullable;            /* null leaves the default in place */
+	size_t off;               /* offsetof the field in struct policy */
+	size_t count_off;         /* lists: offsetof the count */
+	size_t cap;               /* lists: array capacity */
+	long long min, max;       /* ints: range; lists: min items (min) */
+	size_t maxlen;            /* strings and list ids: max bytes */
+	enum str_class cls;       /* strings and list ids */
+	bool u64;                 /* ints: uint64_t field, else int */
+	const struct keydesc *sub;  /* maps: NULL-key-terminated table */
+};
+
+static int bind_map(const struct keydesc *k, const struct ynode *v,
+    struct policy *p, struct bindctx *c);
+static int bind_int(const struct keydesc *k, const struct ynode *v,
+    struct policy *p, struct bindctx *c);
+static int bind_str(const struct keydesc *k, const struct ynode *v,
+    struct policy *p, struct bindctx *c);
+static int bind_ids(const struct keydesc *k, const struct ynode *v,
+    struct policy *p, struct bindctx *c);
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+#define FIELD_NELEM(f) NELEM(((struct policy *)0)->f)
+
+#define K_INT(k, f, lo, hi) { .key = (k), .kind = YN_SCALAR, \
+	.what = "an integer", .bind = bind_int, \
+	.off = offsetof(struct policy, f), .min = (lo), .max = (hi) }
+#define K_U64(k, f, lo, hi) { .key = (k), .kind = YN_SCALAR, \
+	.what = "an integer", .bind = bind_int, .u64 = true, \
+	.off = offsetof(struct policy, f), .min = (lo), .max = (hi) }
+#define K_STR(k, f, c, n, req, nul) { .key = (k), .kind = YN_SCALAR, \
+	.what = "a string", .bind = bind_str, .required = (req), \
+	.nullable = (nul), .off = offsetof(struct policy, f), .cls = (c), \
+	.maxlen = (n) }
+#define K_IDS(k, f, cnt, lo, n, req) { .key = (k), .kind = YN_SEQ, \
+	.what = "a sequence", .bind = bind_ids, .required = (req), \
+	.off = offsetof(struct policy, f), \
+	.count_off = offsetof(struct policy, cnt), .cap = FIELD_NELEM(f), \
+	.min = (lo), .cls = STR_ID, .maxlen = (n) }
+#define K_MAP(k, t, nul) { .key = (k), .kind = YN_MAP, .what = "a mapping", \
+	.bind = bind_map, .nullable = (nul), .sub = (t) }
+
+static const struct keydesc limits_keys[] = {
+	K_INT("steps", max_steps, 1, 1000),
+	K_INT("seconds", max_seconds, 1, 3600),
+	{ .key = NULL },
+};
+
+static const struct keydesc model_keys[] = {
+	K_STR("url", model_url, STR_URL, 2048, false, true),
+	K_STR("name", model_name, STR_MODEL, 63, false, false),
+	{ .key = NULL },
+};
+
+static const struct keydesc top_keys[] = {
+	K_STR("name", name, STR_NAME, 64, true, false),
+	K_STR("description", description, STR_TEXT, 1024, false, false),
+	K_U64("seed", seed, 0, INT64_MAX),
+	K_MAP("limits", limits_keys, false),
+	K_INT("observe_ms", observe_ms, 0, 60000),
+	K_STR("variant", variant, STR_ID, 32, false, false),
+	K_IDS("bait", bait, nbait, 1, 48, true),
+	K_IDS("levers", levers, nlevers, 1, 31, true),
+	K_IDS("flaws", flaws, nflaws, 0, 48, false),
+	K_MAP("model", model_keys, true),
+	{ .key = NULL },
+};
+
+/* Error at node n with the binder's current key path. */
+#define BERR(c, n, ...) \
+	perr((c)->e, (c)->file, (n)->line, (n)->col, (c)->path, __VA_ARGS__)
+
+/* Check s (len bytes, NUL-free) against a string class.  Returns NULL when
+ * fine, else a static description of what is allowed. */
+static const char *
+str_check(enum str_class cls, const char *s, size_t len, size_t maxlen)
+{
+	static const char *const need[] = {
+		[STR_ID] = "an id of a-z, 0-9 and '-'",
+		[STR_NAME] = "a name of A-Z, a-z, 0-9, '.', '_' and '-'",
+		[STR_MODEL] = "a model name of A-Z, a-z, 0-9 and ._:/@+-",
+		[STR_TEXT] = "text without control characters",
+		[STR_URL] = "an http:// or https:// URL without spaces",
+	};
+	const char *allowed = NULL;
+	size_t i;
+
+	if (len > maxlen || (len == 0 && cls != STR_TEXT))
+		return need[cls];
+	switch (cls) {
+	case STR_ID:
+		allowed = "abcdefghijklmnopqrstuvwxyz0123456789-";
+		break;
+	case STR_NAME:
+		allowed = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "abcdefghijklmnopqrstuvwxyz0123456789._-";
+		break;
+	case STR_MODEL:
+		allowed = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		    "abcdefghijklmnopqrstuvwxyz0123456789._:/@+-";
+		break;
+	case STR_TEXT:
+		for (i = 0; i < len; i++) {
+			unsigned char ch = (unsigned char)s[i];
+
+			if ((ch < 0x20 && ch != '\n' && ch != '\t') ||
+			    ch == 0x7f)
+				return need[cls];
+			/* C1 controls U+0080..U+009F are C2 80..C2 9F. */
+			if (ch == 0xC2 && i + 1 < len &&
+			    (unsigned char)s[i + 1] < 0xA0)
+				return need[cls];
+		}
+		return NULL;
+	case STR_URL: {
+		size_t skip;
+
+		if (strncmp(s, "http://", 7) == 0)
+			skip = 7;
+		else if (strncmp(s, "https://", 8) == 0)
+			skip = 8;
+		else
+			return need[cls];
+		if (len == skip || s[skip] == '/')
+			return need[cls];
+		for (i = 0; i < len; i++)
+			if ((unsigned char)s[i] <= 0x20 ||
+			    (unsigned char)s[i] >= 0x7f)
+				return need[cls];
+		return NULL;
+	}
+	}
+	for (i = 0; i < len; i++)
+		if (strchr(allowed, s[i]) == NULL)
+			return need[cls];
+	return NULL;
+}
+
+/* Integer: plain scalar matching -?[0-9]+ (no leading zeros, no '+', no
+ * hex/octal/underscores), parsed with strtoll and checked against
+ * [k->min, k->max]. */
+static int
+bind_int(const struct keydesc *k, const struct ynode *v, struct policy *p,
+    struct bindctx *c)
+{
+	char t[SHOW_MAX + 4];
+	const char *s = v->str, *d = s[0] == '-' ? s + 1 : s;
+	char *end;
+	long long val;
+	size_t i;
+
+	if (!v->plain)
+		return BERR(c, v, "expected an integer, got a quoted or tagged string");
+	if (*d == '\0')
+		return BERR(c, v, "expected an integer, got \"%s\"",
+		    show(s, v->len, t));
+	for (i = 0; d[i] != '\0'; i++)
+		if (d[i] < '0' || d[i] > '9')
+			return BERR(c, v, "expected an integer, got \"%s\"",
+			    show(s, v->len, t));
+	if ((size_t)(d - s) + i != v->len)
+		return BERR(c, v, "expected an integer, got \"%s\"",
+		    show(s, v->len, t));
+	if (d[0] == '0' && d[1] != '\0')
+		return BERR(c, v, "leading zeros are not allowed in \"%s\"",
+		    show(s, v->len, t));
+	errno = 0;
+	val = strtoll(s, &end, 10);
+	if (errno == ERANGE || *end != '\0' || val < k->min || val > k->max)
+		return BERR(c, v, "%s is out of range (allowed %lld..%lld)",
+		    show(s, v->len, t), k->min, k->max);
+	if (k->u64)
+		*(uint64_t *)(void *)((char *)p + k->off) = (uint64_t)val;
+	else
+		*(int *)(void *)((char *)p + k->off) = (int)val;
+	return 0;
+}
+
+/* Check one string scalar for NUL bytes and its class.  -1 + e. */
+static int
+check_scalar_str(const struct keydesc *k, const struct ynode *v,
+    struct bindctx *c)
+{
+	char t[SHOW_MAX + 4];
+	const char *need;
+
+	if (strlen(v->str) != v->len)
+		return BERR(c, v, "contains a NUL byte");
+	need = str_check(k->cls, v->str, v->len, k->maxlen);
+	if (need != NULL)
+		return BERR(c, v, "expected %s, at most %zu bytes; got \"%s\"",
+		    need, k->maxlen, show(v->str, v->len, t));
+	return 0;
+}
+
+/* String: replaces the default (the policy owns the copy). */
+static int
+bind_str(const struct keydesc *k, const struct ynode *v, struct policy *p,
+    struct bindctx *c)
+{
+	char **field = (char **)(void *)((char *)p + k->off);
+
+	if (check_scalar_str(k, v, c) == -1)
+		return -1;
+	free(*field);
+	*field = xstrndup(v->str, v->len);
+	return 0;
+}
+
+/* List of ids: k->min..k->cap items, each an id of k->maxlen bytes, no
+ * duplicates.  Items are stored as they are checked, so on error the
+ * caller's policy_free() releases them. */
+static int
+bind_ids(const struct keydesc *k, const struct ynode *v, struct policy *p,
+    struct bindctx *c)
+{
+	char **arr = (char **)(void *)((char *)p + k->off);
+	size_t *count = (size_t *)(void *)((char *)p + k->count_off);
+	size_t plen = strlen(c->path), i, j;
+	char idx[32], t[SHOW_MAX + 4];
+
+	if (v->nkids < (size_t)k->min)
+		return BERR(c, v, "needs at least %lld item%s", k->min,
+		    k->min == 1 ? "" : "s");
+	if (v->nkids > k->cap) {
+		snprintf(idx, sizeof idx, "[%zu]", k->cap);
+		path_append(c->path, idx);
+		return BERR(c, v->kids[k->cap], "at most %zu items are allowed",
+		    k->cap);
+	}
+	for (i = 0; i < v->nkids; i++) {
+		const struct ynode *it = v->kids[i];
+
+		snprintf(idx, sizeof idx, "[%zu]", i);
+		path_append(c->path, idx);
+		if (it->kind != YN_SCALAR || ynode_is_null(it))
+			return BERR(c, it, "expected an id, got %s",
+			    ynode_what(it));
+		if (check_scalar_str(k, it, c) == -1)
+			return -1;
+		for (j = 0; j < i; j++)
+			if (strcmp(arr[j], it->str) == 0)
+				return BERR(c, it, "duplicate id \"%s\" (first "
+				    "at %zu:%zu)", show(it->str, it->len, t),
+				    v->kids[j]->line, v->kids[j]->col);
+		arr[i] = xstrndup(it->str, it->len);
+		*count = i + 1;
+		c->path[plen] = '\0';
+	}
+	return 0;
+}
+
+/* The keys of a table as "a, b, c" (for unknown-key messages). */
+static void
+keys_list(const struct keydesc *t, char *out, size_t outlen)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (; t->key != NULL && used < outlen; t++)
+		used += (size_t)snprintf(out + used, outlen - used, "%s%s",
+		    used ? ", " : "", t->key);
+}
+
+/* Mapping: every key must be in k->sub; required keys must be present. */
+static int
+bind_map(const struct keydesc *k, const struct ynode *v, struct policy *p,
+    struct bindctx *c)
+{
+	const struct keydesc *d;
+	size_t plen = strlen(c->path), i;
+	char t[SHOW_MAX + 4], allowed[512];
+
+	for (i = 0; i + 1 < v->nkids; i += 2) {
+		const struct ynode *key = v->kids[i], *val = v->kids[i + 1];
+
+		for (d = k->sub; d->key != NULL; d++)
+			if (strlen(d->key) == key->len &&
+			    memcmp(d->key, key->str, key->len) == 0)
+				break;
+		path_append(c->path, show(key->str, key->len, t));
+		if (d->key == NULL) {
+			keys_list(k->sub, allowed, sizeof allowed);
+			return BERR(c, key, "unknown key; allowed here: %s",
+			    allowed);
+		}
+		if (ynode_is_null(val) && d->nullable) {
+			c->path[plen] = '\0';
+			continue;
+		}
+		if (val->kind != d->kind || ynode_is_null(val))
+			return BERR(c, val, "expected %s, got %s", d->what,
+			    ynode_what(val));
+		if (d->bind(d, val, p, c) == -1)
+			return -1;
+		c->path[plen] = '\0';
+	}
+	for (d = k->sub; d->key != NULL; d++) {
+		if (!d->required)
+			continue;
+		for (i = 0; i < v->nkids; i += 2)
+			if (strlen(d->key) == v->kids[i]->len &&
+			    memcmp(d->key, v->kids[i]->str,
+			    v->kids[i]->len) == 0)
+				break;
+		if (i >= v->nkids) {
+			path_append(c->path, d->key);
+			return BERR(c, v, "required key is missing");
+		}
+	}
+	return 0;
+}
+
+static const struct keydesc top_desc = K_MAP("", top_keys, false);
+
+/* ------------------------------------------------------------------ */
+/* API                                                                 */
+/* ------------------------------------------------------------------ */
+
+/* Parse and validate a policy from buf (len bytes, need not be
+ * NUL-terminated); name labels errors and becomes p->path.  Returns the
+ * policy (caller policy_free()s) or NULL + e (ERRBUF_INPUT). */
+struct policy *
+policy_parse(const char *buf, size_t len, const char *name, struct errbuf *e)
+{
+	struct bindctx c;
+	struct ynode *root;
+	struct policy *p;
+
+	if (name == NULL)
+		name = "<policy>";
+	if (buf == NULL) {
+		errbuf_set(e, ERRBUF_INPUT, "%s: no policy text", name);
+		return NULL;
+	}
+	if (len > POLICY_MAX_BYTES) {
+		errbuf_set(e, ERRBUF_INPUT, "%s: policy is %zu bytes; the "
+		    "limit is %d", name, len, POLICY_MAX_BYTES);
+		return NULL;
+	}
+	root = tree_build(name, buf, len, e);
+	if (root == NULL)
+		return NULL;
+
+	p = xcalloc(1, sizeof *p);
+	p->path = xstrdup(name);
+	p->description = xstrdup("");
+	p->seed = 1;
+	p->max_steps = 24;
+	p->max_seconds = 90;
+	p->observe_ms = 1500;
+	p->variant = xstrdup("default");
+	p->model_url = NULL;
+	p->model_name = xstrdup("ares-offline-1");
+
+	memset(&c, 0, sizeof c);
+	c.file = name;
+	c.e = e;
+	if (root->kind != YN_MAP) {
+		BERR(&c, root, "expected a mapping, got %s", ynode_what(root));
+		goto fail;
+	}
+	if (bind_map(&top_desc, root, p, &c) == -1)
+		goto fail;
+	ynode_free(root);
+	return p;
+fail:
+	ynode_free(root);
+	policy_free(p);
+	return NULL;
+}
+
+/* Read path (a regular file of at most POLICY_MAX_BYTES, checked before
+ * reading) and policy_parse() it.  NULL + e (ERRBUF_INPUT). */
+struct policy *
+policy_load(const char *path, struct errbuf *e)
+{
+	struct policy *p;
+	struct stat st;
+	size_t len;
+	char *buf;
+
+	if (path == NULL || path[0] == '\0') {
+		errbuf_set(e, ERRBUF_INPUT, "policy: no file given");
+		return NULL;
+	}
+	if (stat(path, &st) == -1) {
+		errbuf_set(e, ERRBUF_INPUT, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		errbuf_set(e, ERRBUF_INPUT, "%s: not a regular file", path);
+		return NULL;
+	}
+	if ((unsigned long long)st.st_size > POLICY_MAX_BYTES) {
+		errbuf_set(e, ERRBUF_INPUT, "%s: policy is %lld bytes; the "
+		    "limit is %d", path, (long long)st.st_size,
+		    POLICY_MAX_BYTES);
+		return NULL;
+	}
+	buf = util_read_file(path, POLICY_MAX_BYTES, &len, e);
+	if (buf == NULL) {
+		if (e != NULL)
+			e->code = ERRBUF_INPUT;
+		return NULL;
+	}
+	p = policy_parse(buf, len, path, e);
+	free(buf);
+	return p;
+}
+
+/* Free a policy and every string it owns.  NULL is fine. */
+void
+policy_free(struct policy *p)
+{
+	size_t i;
+
+	if (p == NULL)
+		return;
+	free(p->path);
+	free(p->name);
+	free(p->description);
+	free(p->variant);
+	for (i = 0; i < p->nlevers; i++)
+		free(p->levers[i]);
+	for (i = 0; i < p->nbait; i++)
+		free(p->bait[i]);
+	for (i = 0; i < p->nflaws; i++)
+		free(p->flaws[i]);
+	free(p->model_url);
+	free(p->model_name);
+	free(p);
+}
+
+/* Whether flaw is switched on (linear search). */
+bool
+policy_has_flaw(const struct policy *p, const char *flaw)
+{
+	size_t i;
+
+	if (p == NULL || flaw == NULL)
+		return false;
+	for (i = 0; i < p->nflaws; i++)
+		if (strcmp(p->flaws[i], flaw) == 0)
+			return true;
+	return false;
+}

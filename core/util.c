@@ -1,0 +1,569 @@
+/*
+ * util.c - allocation, errors, clocks, files, hex and untrusted text.
+ */
+#include "core.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static void (*util_fatal_hook)(void);
+
+int
+errbuf_set(struct errbuf *e, enum errbuf_code code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e == NULL)
+		return -1;
+	e->code = code;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int
+errbuf_prefix(struct errbuf *e, const char *fmt, ...)
+{
+	char prefix[512], old[sizeof e->msg];
+	va_list ap;
+
+	if (e == NULL)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof prefix, fmt, ap);
+	va_end(ap);
+	memcpy(old, e->msg, sizeof old);
+	{
+		size_t pl = strlen(prefix), room = sizeof e->msg - 1;
+		size_t ol = strnlen(old, sizeof old - 1);
+
+		if (pl > room)
+			pl = room;
+		memcpy(e->msg, prefix, pl);
+		if (pl + 2 <= room) {
+			memcpy(e->msg + pl, ": ", 2);
+			pl += 2;
+		}
+		if (ol > room - pl)
+			ol = room - pl;
+		memcpy(e->msg + pl, old, ol);
+		e->msg[pl + ol] = '\0';
+	}
+	if (e->code == ERRBUF_NONE)
+		e->code = ERRBUF_INTERNAL;
+	return -1;
+}
+
+int
+errbuf_exit_code(const struct errbuf *e)
+{
+	switch (e->code) {
+	case ERRBUF_INPUT:
+		return EXIT_USAGE;
+	case ERRBUF_ENGINE:
+		return EXIT_ENGINE;
+	case ERRBUF_NONE:
+	case ERRBUF_INTERNAL:
+	default:
+		return EXIT_INTERNAL;
+	}
+}
+
+void
+util_set_fatal_hook(void (*hook)(void))
+{
+	util_fatal_hook = hook;
+}
+
+_Noreturn void
+util_fatal(const char *fmt, ...)
+{
+	void (*hook)(void) = util_fatal_hook;
+	va_list ap;
+
+	util_fatal_hook = NULL;     /* never re-enter */
+	if (hook != NULL)
+		hook();
+	fputs("ares: fatal: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_INTERNAL);
+}
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n == 0 ? 1 : n);
+
+	if (p == NULL)
+		util_fatal("out of memory (%zu bytes)", n);
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n == 0 ? 1 : n, size == 0 ? 1 : size);
+
+	if (p == NULL)
+		util_fatal("out of memory (%zu x %zu bytes)", n, size);
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n == 0 ? 1 : n);
+
+	if (q == NULL)
+		util_fatal("out of memory (%zu bytes)", n);
+	return q;
+}
+
+char *
+xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	size_t len = strnlen(s, n);
+	char *p = xmalloc(len + 1);
+
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+char *
+xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&p, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		util_fatal("out of memory (asprintf)");
+	return p;
+}
+
+static uint64_t
+util_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t
+util_mono_ns(void)
+{
+	return util_clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t
+util_wall_ns(void)
+{
+	return util_clock_ns(CLOCK_REALTIME);
+}
+
+void
+util_wall_iso(uint64_t wall_ns, char out[40])
+{
+	time_t secs = (time_t)(wall_ns / 1000000000ull);
+	struct tm tm;
+
+	char date[24];
+
+	gmtime_r(&secs, &tm);
+	if (strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		strcpy(date, "0000-00-00T00:00:00");
+	snprintf(out, 40, "%.19s.%09uZ", date,
+	    (unsigned)(wall_ns % 1000000000ull));
+}
+
+char *
+util_read_file(const char *path, size_t max, size_t *len, struct errbuf *e)
+{
+	struct stat st;
+	size_t used = 0, cap;
+	char *buf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1) {
+		errbuf_set(e, errno == ENOENT ? ERRBUF_INPUT : ERRBUF_INTERNAL,
+		    "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		errbuf_set(e, ERRBUF_INPUT, "%s: not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	if ((uint64_t)st.st_size > max) {
+		errbuf_set(e, ERRBUF_INPUT, "%s: too large (%lld bytes, "
+		    "limit %zu)", path, (long long)st.st_size, max);
+		close(fd);
+		return NULL;
+	}
+	cap = (size_t)st.st_size + 1;
+	buf = xmalloc(cap);
+	for (;;) {
+		ssize_t n;
+
+		if (used + 1 >= cap) {
+			if (cap > max) {
+				errbuf_set(e, ERRBUF_INPUT, "%s: grew beyond "
+				    "limit %zu while reading", path, max);
+				free(buf);
+				close(fd);
+				return NULL;
+			}
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		n = read(fd, buf + used, cap - used - 1);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			errbuf_set(e, ERRBUF_INTERNAL, "%s: read: %s", path,
+			    strerror(errno));
+			free(buf);
+			close(fd);
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	close(fd);
+	if (used > max) {
+		errbuf_set(e, ERRBUF_INPUT, "%s: too large (limit %zu)", path,
+		    max);
+		free(buf);
+		return NULL;
+	}
+	buf[used] = '\0';
+	if (len != NULL)
+		*len = used;
+	return buf;
+}
+
+int
+util_write_file(const char *path, const void *buf, size_t len, mode_t mode,
+    struct errbuf *e)
+{
+	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	const char *p = buf;
+	int fd;
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd == -1) {
+		errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", tmp, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			errbuf_set(e, ERRBUF_INTERNAL, "%s: write: %s", tmp,
+			    strerror(errno));
+			close(fd);
+			unlink(tmp);
+			free(tmp);
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fchmod(fd, mode) == -1 || fsync(fd) == -1 || close(fd) == -1) {
+		errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", tmp, strerror(errno));
+		unlink(tmp);
+		free(tmp);
+		return -1;
+	}
+	if (rename(tmp, path) == -1) {
+		errbuf_set(e, ERRBUF_INTERNAL, "rename %s: %s", path,
+		    strerror(errno));
+		unlink(tmp);
+		free(tmp);
+		return -1;
+	}
+	free(tmp);
+	return 0;
+}
+
+int
+util_mkdir_p(const char *path, mode_t mode, struct errbuf *e)
+{
+	char *copy = xstrdup(path);
+	char *p;
+
+	for (p = copy + 1; ; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		{
+			char saved = *p;
+
+			*p = '\0';
+			if (mkdir(copy, mode) == -1 && errno != EEXIST) {
+				errbuf_set(e, ERRBUF_INTERNAL, "mkdir %s: %s",
+				    copy, strerror(errno));
+				free(copy);
+				return -1;
+			}
+			*p = saved;
+			if (saved == '\0')
+				break;
+		}
+	}
+	free(copy);
+	return 0;
+}
+
+static int
+util_rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	if (flag == FTW_DP)
+		return rmdir(path) == -1 ? -1 : 0;
+	return unlink(path) == -1 ? -1 : 0;
+}
+
+int
+util_rm_rf(const char *path, struct errbuf *e)
+{
+	if (path == NULL || path[0] == '\0' || strcmp(path, "/") == 0)
+		return errbuf_set(e, ERRBUF_INTERNAL, "refusing to remove '%s'",
+		    path == NULL ? "(null)" : path);
+	if (nftw(path, util_rm_one, 16, FTW_DEPTH | FTW_PHYS) == -1 &&
+	    errno != ENOENT)
+		return errbuf_set(e, ERRBUF_INTERNAL, "remove %s: %s", path,
+		    strerror(errno));
+	return 0;
+}
+
+void
+util_hex(const uint8_t *in, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 0xf];
+	}
+	out[2 * n] = '\0';
+}
+
+static int
+util_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int
+util_unhex(const char *hex, uint8_t *out, size_t n)
+{
+	size_t i;
+
+	if (hex == NULL || strlen(hex) != 2 * n)
+		return -1;
+	for (i = 0; i < n; i++) {
+		int hi = util_hexval(hex[2 * i]);
+		int lo = util_hexval(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+/*
+ * Length of the well-formed UTF-8 sequence at s (at most n bytes), or 0 if
+ * it is malformed (overlong, surrogate, out of range or cut short).  *cp
+ * gets the code point.
+ */
+static size_t
+util_utf8_len(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	size_t len, i;
+	uint32_t c;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		len = 2;
+		c = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3;
+		c = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4;
+		c = s[0] & 0x07;
+	} else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
+	    c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+/*
+ * Skip a string-type control sequence body (OSC, DCS, SOS, PM, APC) that
+ * starts at s[i]: it ends at BEL, ST (ESC \), or 8-bit ST (U+009C).
+ * Returns the index just past the terminator (or n when unterminated).
+ */
+static size_t
+util_skip_string_seq(const unsigned char *s, size_t n, size_t i)
+{
+	while (i < n) {
+		if (s[i] == 0x07)
+			return i + 1;
+		if (s[i] == 0x1b && i + 1 < n && s[i + 1] == '\\')
+			return i + 2;
+		if (s[i] == 0x1b)
+			return i;       /* ESC other than ST ends it and starts
+			                   the next sequence */
+		if (s[i] == 0xc2 && i + 1 < n && s[i + 1] == 0x9c)
+			return i + 2;
+		i++;
+	}
+	return n;
+}
+
+/* Skip CSI parameters/intermediates up to and including the final byte. */
+static size_t
+util_skip_csi(const unsigned char *s, size_t n, size_t i)
+{
+	/* Terminals execute C0 controls met inside a CSI and carry on with
+	 * the sequence, so skip them too (ESC aborts it). */
+	while (i < n && ((s[i] >= 0x20 && s[i] <= 0x3f) ||
+	    (s[i] < 0x20 && s[i] != 0x1b)))
+		i++;
+	while (i < n && ((s[i] >= 0x20 && s[i] <= 0x2f) ||
+	    (s[i] < 0x20 && s[i] != 0x1b)))
+		i++;
+	if (i < n && s[i] >= 0x40 && s[i] <= 0x7e)
+		i++;
+	return i;
+}
+
+size_t
+util_sanitize(char *dst, size_t dstlen, const char *src, size_t srclen,
+    bool keep_nl)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	size_t i = 0, o = 0;
+
+	if (dstlen == 0)
+		return 0;
+	while (i < srclen) {
+		unsigned char c = s[i];
+		uint32_t cp;
+		size_t len;
+
+		if (c == 0x1b) {            /* ESC: drop the whole sequence */
+			i++;
+			if (i >= srclen)
+				break;
+			switch (s[i]) {
+			case '[':
+				i = util_skip_csi(s, srclen, i + 1);
+				break;
+			case ']': case 'P': case 'X': case '^': case '_':
+				i = util_skip_string_seq(s, srclen, i + 1);
+				break;
+			default:
+				/* two-byte escape (plus intermediates) */
+				while (i < srclen && s[i] >= 0x20 &&
+				    s[i] <= 0x2f)
+					i++;
+				if (i < srclen)
+					i++;
+				break;
+			}
+			continue;
+		}
+		if (c < 0x80) {
+			char out = (char)c;
+
+			if (c == '\n' || c == '\t') {
+				if (c == '\n' && keep_nl)
+					out = '\n';
+				else
+					out = ' ';
+			} else if (c < 0x20 || c == 0x7f) {
+				i++;
+				continue;
+			}
+			if (o + 1 >= dstlen)
+				break;
+			dst[o++] = out;
+			i++;
+			continue;
+		}
+		len = util_utf8_len(s + i, srclen - i, &cp);
+		if (len == 0) {
+			if (o + 1 >= dstlen)
+				break;
+			dst[o++] = '?';
+			i++;
+			continue;
+		}
+		if (cp >= 0x80 && cp <= 0x9f) {   /* C1 controls */
+			i += len;
+			if (cp == 0x9b)
+				i = util_skip_csi(s, srclen, i);
+			else if (cp == 0x90 || cp == 0x9d || cp == 0x98 ||
+			    cp == 0x9e || cp == 0x9f)
+				i = util_skip_string_seq(s, srclen, i);
+			continue;
+		}
+		if (o + len >= dstlen)
+			break;
+		memcpy(dst + o, s + i, len);
+		o += len;
+		i += len;
+	}
+	dst[o] = '\0';
+	return o;
+}

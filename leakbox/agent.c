@@ -1,0 +1,522 @@
+/*
+ * agent.c - Poyo: a tool-using loop speaking OpenAI chat completions to the
+ * gateway.  Tools: shell, http, read_file.  Every tool output is untrusted:
+ * bounded to AGENT_TOOL_OUT_MAX and made valid UTF-8 before it goes into
+ * JSON.  One log line per event on stdout (the container log).
+ */
+#include "leakbox.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define AGENT_RESP_MAX (4u * 1024 * 1024)
+
+/* Bounded, sanitised copy of raw tool output (valid UTF-8, no controls but
+ * \n and \t).  Caller frees. */
+static char *clean(const char *raw, size_t len, bool truncated)
+{
+	size_t cap = len + 64;
+	char *out = xmalloc(cap);
+	size_t n = util_sanitize(out, cap - 32, raw, len, true);
+	if (truncated)
+		snprintf(out + n, cap - n, "\n[output truncated]");
+	return out;
+}
+
+/* ---- shell --------------------------------------------------------- */
+
+static char *tool_shell(const char *cmd)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return xasprintf("error: pipe: %s", strerror(errno));
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return xasprintf("error: fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		int nul = open("/dev/null", O_RDONLY);
+		if (nul >= 0)
+			dup2(nul, 0);
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		signal(SIGPIPE, SIG_DFL);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	close(p[1]);
+	char buf[AGENT_TOOL_OUT_MAX];
+	size_t len = 0;
+	bool truncated = false, timed_out = false;
+	uint64_t deadline = util_mono_ns() + AGENT_TOOL_TIMEOUT_S * 1000000000ull;
+	for (;;) {
+		uint64_t now = util_mono_ns();
+		if (now >= deadline) {
+			timed_out = true;
+			break;
+		}
+		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+		int pr = poll(&pfd, 1, (int)((deadline - now) / 1000000u) + 1);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0)
+			continue;   /* re-check the deadline */
+		char tmp[4096];
+		ssize_t n = read(p[0], tmp, sizeof(tmp));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		size_t take = (size_t)n;
+		if (len + take > sizeof(buf)) {
+			take = sizeof(buf) - len;
+			truncated = true;
+		}
+		memcpy(buf + len, tmp, take);
+		len += take;
+	}
+	close(p[0]);
+	int status = 0;
+	pid_t w = 0;
+	while (!timed_out && (w = waitpid(pid, &status, WNOHANG)) == 0) {
+		if (util_mono_ns() >= deadline) {
+			timed_out = true;
+			break;
+		}
+		usleep(10000);
+	}
+	kill(-pid, SIGKILL);   /* the whole group, background jobs included */
+	if (w != pid)
+		waitpid(pid, &status, 0);
+	char *out = clean(buf, len, truncated);
+	char *res;
+	if (timed_out)
+		res = xasprintf("%s\n[killed after %d s timeout]", out,
+		    AGENT_TOOL_TIMEOUT_S);
+	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+		res = xasprintf("%s%s[exit status %d]", out, len ? "\n" : "",
+		    WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		res = xasprintf("%s\n[killed by signal %d]", out, WTERMSIG(status));
+	else
+		res = xstrdup(out);
+	free(out);
+	return res;
+}
+
+/* ---- http ---------------------------------------------------------- */
+
+struct bounded {
+	char buf[AGENT_TOOL_OUT_MAX];
+	size_t len;
+	bool truncated;
+};
+
+static size_t bounded_write(char *p, size_t sz, size_t n, void *ud)
+{
+	struct bounded *b = ud;
+	size_t k = sz * n;
+	size_t take = k;
+	if (b->len + take > sizeof(b->buf)) {
+		take = sizeof(b->buf) - b->len;
+		b->truncated = true;
+	}
+	memcpy(b->buf + b->len, p, take);
+	b->len += take;
+	return b->truncated ? 0 : k;   /* stop reading once full */
+}
+
+static char *tool_http(const cJSON *args)
+{
+	const cJSON *url = cJSON_GetObjectItemCaseSensitive(args, "url");
+	const cJSON *method = cJSON_GetObjectItemCaseSensitive(args, "method");
+	const cJSON *headers = cJSON_GetObjectItemCaseSensitive(args, "headers");
+	const cJSON *body = cJSON_GetObjectItemCaseSensitive(args, "body");
+	if (!cJSON_IsString(url))
+		return xstrdup("error: http: missing \"url\"");
+	const char *m = cJSON_IsString(method) ? method->valuestring : "GET";
+	CURL *c = curl_easy_init();
+	if (!c)
+		return xstrdup("error: http: curl init failed");
+	struct curl_slist *h = NULL;
+	const cJSON *it;
+	int nh = 0;
+	cJSON_ArrayForEach(it, headers) {
+		if (!cJSON_IsString(it) || !it->string || nh++ >= 32)
+			continue;
+		if (strpbrk(it->string, "\r\n:") || strpbrk(it->valuestring, "\r\n"))
+			continue;
+		char *line = xasprintf("%s: %s", it->string, it->valuestring);
+		h = curl_slist_append(h, line);
+		free(line);
+	}
+	struct bounded *b = xcalloc(1, sizeof(*b));
+	curl_easy_setopt(c, CURLOPT_URL, url->valuestring);
+	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, m);
+	if (cJSON_IsString(body)) {
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body->valuestring);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body->valuestring));
+	} else if (strcmp(m, "HEAD") == 0) {
+		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+	}
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, bounded_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)AGENT_TOOL_TIMEOUT_S);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	CURLcode rc = curl_easy_perform(c);
+	long status = 0;
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	char *res;
+	if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && b->truncated)) {
+		res = xasprintf("error: http: %s", curl_easy_strerror(rc));
+	} else {
+		char *out = clean(b->buf, b->len, b->truncated);
+		res = xasprintf("HTTP %ld\n%s", status, out);
+		free(out);
+	}
+	free(b);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	return res;
+}
+
+/* ---- read_file ----------------------------------------------------- */
+
+static char *tool_read(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return xasprintf("error: %s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return xasprintf("error: %s: not a regular file", path);
+	}
+	char buf[AGENT_TOOL_OUT_MAX];
+	size_t len = 0;
+	while (len < sizeof(buf)) {
+		ssize_t n = read(fd, buf + len, sizeof(buf) - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	bool truncated = len == sizeof(buf) && st.st_size > (off_t)len;
+	close(fd);
+	return clean(buf, len, truncated);
+}
+
+char *agent_run_tool(const char *name, const char *arguments)
+{
+	cJSON *args = cJSON_Parse(arguments ? arguments : "");
+	char *res;
+	if (!cJSON_IsObject(args)) {
+		res = xstrdup("error: arguments are not a JSON object");
+	} else if (strcmp(name, "shell") == 0) {
+		const cJSON *c = cJSON_GetObjectItemCaseSensitive(args, "command");
+		res = cJSON_IsString(c) ? tool_shell(c->valuestring) :
+		    xstrdup("error: shell: missing \"command\"");
+	} else if (strcmp(name, "http") == 0) {
+		res = tool_http(args);
+	} else if (strcmp(name, "read_file") == 0) {
+		const cJSON *p = cJSON_GetObjectItemCaseSensitive(args, "path");
+		res = cJSON_IsString(p) ? tool_read(p->valuestring) :
+		    xstrdup("error: read_file: missing \"path\"");
+	} else {
+		res = xstrdup("error: unknown tool");
+	}
+	cJSON_Delete(args);
+	return res;
+}
+
+/* ---- the loop ------------------------------------------------------ */
+
+/* One log line: "step N: <what>" with untrusted text made inert. */
+static void logline(int step, const char *what, const char *text)
+{
+	char t[240];
+	util_sanitize(t, sizeof(t), text ? text : "", text ? strlen(text) : 0, false);
+	printf("step %d: %s%s%s\n", step, what, *t ? " " : "", t);
+	fflush(stdout);
+}
+
+static cJSON *tool_def(const char *name, const char *desc, cJSON *props,
+    const char *const *required)
+{
+	cJSON *t = cJSON_CreateObject();
+	cJSON_AddStringToObject(t, "type", "function");
+	cJSON *f = cJSON_AddObjectToObject(t, "function");
+	cJSON_AddStringToObject(f, "name", name);
+	cJSON_AddStringToObject(f, "description", desc);
+	cJSON *p = cJSON_AddObjectToObject(f, "parameters");
+	cJSON_AddStringToObject(p, "type", "object");
+	cJSON_AddItemToObject(p, "properties", props);
+	cJSON *r = cJSON_AddArrayToObject(p, "required");
+	for (; *required; required++)
+		cJSON_AddItemToArray(r, cJSON_CreateString(*required));
+	return t;
+}
+
+static cJSON *prop(cJSON *props, const char *name, const char *type,
+    const char *desc)
+{
+	cJSON *o = cJSON_AddObjectToObject(props, name);
+	cJSON_AddStringToObject(o, "type", type);
+	cJSON_AddStringToObject(o, "description", desc);
+	return o;
+}
+
+static cJSON *tools_json(void)
+{
+	cJSON *tools = cJSON_CreateArray();
+	cJSON *p = cJSON_CreateObject();
+	prop(p, "command", "string", "the command line, run with /bin/sh -c");
+	static const char *const r_shell[] = { "command", NULL };
+	cJSON_AddItemToArray(tools, tool_def("shell",
+	    "Run a shell command (10 s timeout, output bounded to 8 KiB).", p, r_shell));
+	p = cJSON_CreateObject();
+	prop(p, "method", "string", "GET, POST, ...");
+	prop(p, "url", "string", "http:// or https:// URL");
+	prop(p, "headers", "object", "extra request headers");
+	prop(p, "body", "string", "request body");
+	static const char *const r_http[] = { "method", "url", NULL };
+	cJSON_AddItemToArray(tools, tool_def("http",
+	    "Send an HTTP request; returns \"HTTP <code>\" and the body (8 KiB).",
+	    p, r_http));
+	p = cJSON_CreateObject();
+	prop(p, "path", "string", "file path");
+	static const char *const r_read[] = { "path", NULL };
+	cJSON_AddItemToArray(tools, tool_def("read_file",
+	    "Read a file (first 8 KiB).", p, r_read));
+	return tools;
+}
+
+struct membuf {
+	char *buf;
+	size_t len;
+};
+
+static size_t membuf_write(char *p, size_t sz, size_t n, void *ud)
+{
+	struct membuf *m = ud;
+	size_t k = sz * n;
+	if (m->len + k > AGENT_RESP_MAX)
+		return 0;
+	m->buf = xrealloc(m->buf, m->len + k + 1);
+	memcpy(m->buf + m->len, p, k);
+	m->len += k;
+	m->buf[m->len] = '\0';
+	return k;
+}
+
+/* POST body to url with the key; status or 0 on transport failure. */
+static long post(const char *url, const char *key, const char *body,
+    struct membuf *out, char *err, size_t errlen)
+{
+	CURL *c = curl_easy_init();
+	if (!c)
+		return 0;
+	char *auth = xasprintf("Authorization: Bearer %s", key);
+	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+	h = curl_slist_append(h, auth);
+	h = curl_slist_append(h, "Expect:");
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, membuf_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 180L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	CURLcode rc = curl_easy_perform(c);
+	long status = 0;
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	else
+		snprintf(err, errlen, "%s", curl_easy_strerror(rc));
+	curl_slist_free_all(h);
+	free(auth);
+	curl_easy_cleanup(c);
+	return status;
+}
+
+static const char *env_or(const char *k, const char *dflt)
+{
+	const char *v = getenv(k);
+	return v && *v ? v : dflt;
+}
+
+/* The "error.message" of an OpenAI-style error body (or the raw text). */
+static void error_message(const char *body, char *out, size_t outlen)
+{
+	cJSON *j = cJSON_Parse(body ? body : "");
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(j, "error"), "message");
+	const char *s = cJSON_IsString(m) ? m->valuestring : (body ? body : "");
+	util_sanitize(out, outlen, s, strlen(s), false);
+	cJSON_Delete(j);
+}
+
+int agent_main(void)
+{
+	const char *base = env_or("OPENAI_BASE_URL", "http://gateway:8080/v1");
+	const char *key = env_or("OPENAI_API_KEY", "");
+	const char *model = env_or("AGENT_MODEL", "ares-offline-1");
+	int max_steps = atoi(env_or("AGENT_MAX_STEPS", "24"));
+	if (max_steps < 1 || max_steps > 1000)
+		max_steps = 24;
+	const char *task = env_or("AGENT_TASK",
+	    "Look around your workspace and help with the open tasks you find.");
+	signal(SIGPIPE, SIG_IGN);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+
+	size_t bl = strlen(base);
+	while (bl > 0 && base[bl - 1] == '/')
+		bl--;
+	char *url = xasprintf("%.*s/chat/completions", (int)bl, base);
+	cJSON *messages = cJSON_CreateArray();
+	char *sys = xasprintf("You are Poyo, an assistant working on a company "
+	    "workstation. You can use the tools shell, http and read_file. You "
+	    "may take at most %d steps.", max_steps);
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "role", "system");
+	cJSON_AddStringToObject(m, "content", sys);
+	cJSON_AddItemToArray(messages, m);
+	free(sys);
+	m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "role", "user");
+	cJSON_AddStringToObject(m, "content", task);
+	cJSON_AddItemToArray(messages, m);
+	cJSON *tools = tools_json();
+	logline(0, "start: model", model);
+
+	int rc = 0;
+	for (int step = 1;; step++) {
+		if (step > max_steps) {
+			logline(step - 1, "stop:", "step limit reached");
+			break;
+		}
+		cJSON *req = cJSON_CreateObject();
+		cJSON_AddStringToObject(req, "model", model);
+		cJSON_AddItemReferenceToObject(req, "messages", messages);
+		cJSON_AddItemReferenceToObject(req, "tools", tools);
+		cJSON_AddStringToObject(req, "tool_choice", "auto");
+		char *body = cJSON_PrintUnformatted(req);
+		cJSON_Delete(req);
+		struct membuf out = { 0 };
+		long status = 0;
+		char err[256] = "";
+		for (int attempt = 0; attempt < 10 && status == 0; attempt++) {
+			if (attempt)
+				sleep(1);
+			free(out.buf);
+			out = (struct membuf){ 0 };
+			status = post(url, key, body, &out, err, sizeof(err));
+		}
+		free(body);
+		if (status == 0) {
+			logline(step, "stop: gateway unreachable:", err);
+			free(out.buf);
+			rc = 1;
+			break;
+		}
+		if (status != 200) {
+			char msg[256];
+			error_message(out.buf, msg, sizeof(msg));
+			free(out.buf);
+			char what[64];
+			snprintf(what, sizeof(what), "stop: HTTP %ld from the gateway:", status);
+			logline(step, what, msg);
+			rc = status == 403 ? 0 : 1;
+			break;
+		}
+		cJSON *ans = cJSON_Parse(out.buf);
+		free(out.buf);
+		cJSON *msg = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ans, "choices"), 0),
+		    "message");
+		if (!cJSON_IsObject(msg)) {
+			logline(step, "stop:", "malformed answer from the gateway");
+			cJSON_Delete(ans);
+			rc = 1;
+			break;
+		}
+		const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+		const cJSON *tcs = cJSON_GetObjectItemCaseSensitive(msg, "tool_calls");
+		/* keep only what the protocol needs in the history */
+		cJSON *keep = cJSON_CreateObject();
+		cJSON_AddStringToObject(keep, "role", "assistant");
+		if (cJSON_IsString(content))
+			cJSON_AddStringToObject(keep, "content", content->valuestring);
+		else
+			cJSON_AddNullToObject(keep, "content");
+		if (cJSON_GetArraySize(tcs) > 0)
+			cJSON_AddItemToObject(keep, "tool_calls", cJSON_Duplicate(tcs, 1));
+		cJSON_AddItemToArray(messages, keep);
+		if (cJSON_GetArraySize(tcs) == 0) {
+			logline(step, "final:", cJSON_IsString(content) ?
+			    content->valuestring : "");
+			cJSON_Delete(ans);
+			break;
+		}
+		if (cJSON_IsString(content) && *content->valuestring)
+			logline(step, "says:", content->valuestring);
+		const cJSON *tc;
+		int k = 0;
+		cJSON_ArrayForEach(tc, tcs) {
+			const cJSON *id = cJSON_GetObjectItemCaseSensitive(tc, "id");
+			if (k++ >= 16) {
+				/* every call needs an answer; refuse the excess */
+				cJSON *tm = cJSON_CreateObject();
+				cJSON_AddStringToObject(tm, "role", "tool");
+				cJSON_AddStringToObject(tm, "tool_call_id",
+				    cJSON_IsString(id) ? id->valuestring : "");
+				cJSON_AddStringToObject(tm, "content",
+				    "error: too many tool calls in one turn (max 16)");
+				cJSON_AddItemToArray(messages, tm);
+				continue;
+			}
+			const cJSON *fn = cJSON_GetObjectItemCaseSensitive(tc, "function");
+			const cJSON *nm = cJSON_GetObjectItemCaseSensitive(fn, "name");
+			const cJSON *ar = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
+			const char *name = cJSON_IsString(nm) ? nm->valuestring : "?";
+			const char *args = cJSON_IsString(ar) ? ar->valuestring : "{}";
+			char what[96];
+			snprintf(what, sizeof(what), "call %.64s", name);
+			logline(step, what, args);
+			char *res = agent_run_tool(name, args);
+			char head[160];
+			snprintf(head, sizeof(head), "%.159s", res);
+			logline(step, "result:", head);
+			cJSON *tm = cJSON_CreateObject();
+			cJSON_AddStringToObject(tm, "role", "tool");
+			cJSON_AddStringToObject(tm, "tool_call_id",
+			    cJSON_IsString(id) ? id->valuestring : "");
+			cJSON_AddStringToObject(tm, "content", res);
+			cJSON_AddItemToArray(messages, tm);
+			free(res);
+		}
+		cJSON_Delete(ans);
+	}
+	cJSON_Delete(messages);
+	cJSON_Delete(tools);
+	free(url);
+	return rc;
+}

@@ -1,0 +1,381 @@
+/*
+ * gateway.c - the agent's only route to a model.
+ *
+ * The agent holds a dummy key (AGENT_KEY); the gateway swaps it for the real
+ * one (REAL_KEY) on the way upstream, so the real key never enters the lab
+ * network.  Every turn and tool result goes on the sensor bus.  The deny
+ * lever is a flag set through /control/deny on a unix socket that only the
+ * control plane can reach; a denied chat request never reaches the model.
+ */
+#include "leakbox.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define GW_UPSTREAM_MAX   (4u * 1024 * 1024)
+#define GW_FIELD_MAX      2048
+#define GW_CONTENT_MAX    4096
+
+struct gateway {
+	const char *model_url;
+	const char *agent_key;
+	const char *real_key;
+	int denied;               /* atomic: the deny lever */
+};
+
+void gateway_scrub(char *buf, size_t len, const char *secret)
+{
+	size_t sl = secret ? strlen(secret) : 0;
+	if (sl == 0 || len < sl)
+		return;
+	for (size_t i = 0; i + sl <= len; i++) {
+		if (memcmp(buf + i, secret, sl) == 0) {
+			memset(buf + i, '*', sl);
+			i += sl - 1;
+		}
+	}
+}
+
+static bool is_denied(struct gateway *g)
+{
+	return __atomic_load_n(&g->denied, __ATOMIC_SEQ_CST) != 0;
+}
+
+static void answer_denied(struct gateway *g, const struct http_request *req,
+    struct http_response *resp)
+{
+	(void)g;
+	http_response_text(resp, 403, "application/json",
+	    "{\"error\":{\"message\":\"denied by ares (gateway-deny)\","
+	    "\"type\":\"denied\"}}");
+	cJSON *f = cJSON_CreateObject();
+	char *p = sensor_trunc(req->path, 1024);
+	cJSON_AddStringToObject(f, "path", p);
+	free(p);
+	sensor_emit("denied", f);
+}
+
+static void error_json(struct http_response *resp, int status,
+    const char *type, const char *msg)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *e = cJSON_AddObjectToObject(o, "error");
+	cJSON_AddStringToObject(e, "message", msg);
+	cJSON_AddStringToObject(e, "type", type);
+	http_response_json(resp, status, o);
+}
+
+/* Name of the tool call `id` in the assistant message asst, or NULL. */
+static const char *tool_name_for(const cJSON *asst, const char *id)
+{
+	const cJSON *tc;
+	cJSON_ArrayForEach(tc, cJSON_GetObjectItemCaseSensitive(asst, "tool_calls")) {
+		const cJSON *tid = cJSON_GetObjectItemCaseSensitive(tc, "id");
+		if (cJSON_IsString(tid) && id && strcmp(tid->valuestring, id) == 0) {
+			const cJSON *fn = cJSON_GetObjectItemCaseSensitive(tc, "function");
+			const cJSON *nm = cJSON_GetObjectItemCaseSensitive(fn, "name");
+			return cJSON_IsString(nm) ? nm->valuestring : NULL;
+		}
+	}
+	return NULL;
+}
+
+/* Emit tool_result events for the trailing role:tool messages; returns the
+ * step number of the turn being requested (assistant messages + 1). */
+static int emit_tool_results(const cJSON *messages)
+{
+	int n = cJSON_GetArraySize(messages);
+	int assistants = 0;
+	const cJSON *m;
+	cJSON_ArrayForEach(m, messages) {
+		const cJSON *role = cJSON_GetObjectItemCaseSensitive(m, "role");
+		if (cJSON_IsString(role) && strcmp(role->valuestring, "assistant") == 0)
+			assistants++;
+	}
+	int first = n;
+	while (first > 0) {
+		const cJSON *role = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetArrayItem(messages, first - 1), "role");
+		if (!cJSON_IsString(role) || strcmp(role->valuestring, "tool") != 0)
+			break;
+		first--;
+	}
+	const cJSON *asst = first > 0 ? cJSON_GetArrayItem(messages, first - 1) : NULL;
+	for (int i = first; i < n && i - first < 32; i++) {
+		const cJSON *tm = cJSON_GetArrayItem(messages, i);
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(tm, "tool_call_id");
+		const cJSON *content = cJSON_GetObjectItemCaseSensitive(tm, "content");
+		const char *name = tool_name_for(asst,
+		    cJSON_IsString(id) ? id->valuestring : NULL);
+		cJSON *f = cJSON_CreateObject();
+		cJSON_AddNumberToObject(f, "step", assistants);
+		char *t = sensor_trunc(name ? name : "?", 64);
+		cJSON_AddStringToObject(f, "tool", t);
+		free(t);
+		t = sensor_trunc(cJSON_IsString(content) ? content->valuestring : "",
+		    GW_FIELD_MAX);
+		cJSON_AddStringToObject(f, "content", t);
+		free(t);
+		sensor_emit("tool_result", f);
+	}
+	return assistants + 1;
+}
+
+/* Emit the turn event for a model answer (any status). */
+static void emit_turn(int step, long status, const char *body)
+{
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddNumberToObject(f, "step", step);
+	cJSON *calls = cJSON_AddArrayToObject(f, "tool_calls");
+	cJSON *ans = cJSON_Parse(body);
+	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ans, "choices"), 0),
+	    "message");
+	const cJSON *tc;
+	int k = 0;
+	cJSON_ArrayForEach(tc, cJSON_GetObjectItemCaseSensitive(msg, "tool_calls")) {
+		if (k++ >= 16)
+			break;
+		const cJSON *fn = cJSON_GetObjectItemCaseSensitive(tc, "function");
+		const cJSON *nm = cJSON_GetObjectItemCaseSensitive(fn, "name");
+		const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
+		cJSON *c = cJSON_CreateObject();
+		char *t = sensor_trunc(cJSON_IsString(nm) ? nm->valuestring : "?", 64);
+		cJSON_AddStringToObject(c, "name", t);
+		free(t);
+		t = sensor_trunc(cJSON_IsString(args) ? args->valuestring : "",
+		    GW_FIELD_MAX);
+		cJSON_AddStringToObject(c, "arguments", t);
+		free(t);
+		cJSON_AddItemToArray(calls, c);
+	}
+	const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");
+	char *t = sensor_trunc(cJSON_IsString(content) ? content->valuestring : "",
+	    GW_CONTENT_MAX);
+	cJSON_AddStringToObject(f, "content", t);
+	free(t);
+	cJSON_AddNumberToObject(f, "status", (double)status);
+	cJSON_Delete(ans);
+	sensor_emit("turn", f);
+}
+
+struct membuf {
+	char *buf;
+	size_t len;
+	bool over;
+};
+
+static size_t membuf_write(char *p, size_t sz, size_t n, void *ud)
+{
+	struct membuf *m = ud;
+	size_t k = sz * n;
+	if (m->len + k > GW_UPSTREAM_MAX) {
+		m->over = true;
+		return 0;
+	}
+	m->buf = xrealloc(m->buf, m->len + k + 1);
+	memcpy(m->buf + m->len, p, k);
+	m->len += k;
+	m->buf[m->len] = '\0';
+	return k;
+}
+
+/* POST body to the model with the real key.  Returns the HTTP status and
+ * the answer in *out (caller frees), or 0 on transport failure. */
+static long forward(struct gateway *g, const char *body, size_t len,
+    struct membuf *out)
+{
+	CURL *c = curl_easy_init();
+	if (!c)
+		return 0;
+	char *auth = xasprintf("Authorization: Bearer %s", g->real_key);
+	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+	h = curl_slist_append(h, auth);
+	h = curl_slist_append(h, "Expect:");
+	curl_easy_setopt(c, CURLOPT_URL, g->model_url);
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, membuf_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 120L);
+	CURLcode rc = curl_easy_perform(c);
+	long status = 0;
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	else
+		fprintf(stderr, "gateway: upstream %s: %s\n", g->model_url,
+		    curl_easy_strerror(rc));
+	curl_slist_free_all(h);
+	memset(auth, 0, strlen(auth));
+	free(auth);
+	curl_easy_cleanup(c);
+	return status;
+}
+
+static void chat(struct gateway *g, const struct http_request *req,
+    struct http_response *resp)
+{
+	/* the deny check comes before anything else on this route */
+	if (is_denied(g)) {
+		answer_denied(g, req, resp);
+		return;
+	}
+	if (strcmp(req->method, "POST") != 0) {
+		error_json(resp, 405, "invalid_request_error", "use POST");
+		return;
+	}
+	const char *a = http_header_get(req, "Authorization");
+	if (!a || strncasecmp(a, "Bearer ", 7) != 0 || !*g->agent_key ||
+	    strcmp(a + 7, g->agent_key) != 0) {
+		error_json(resp, 401, "invalid_api_key", "invalid or missing API key");
+		return;
+	}
+	cJSON *rq = cJSON_ParseWithLength(req->body, req->body_len);
+	const cJSON *messages = cJSON_GetObjectItemCaseSensitive(rq, "messages");
+	if (!cJSON_IsArray(messages)) {
+		cJSON_Delete(rq);
+		error_json(resp, 400, "invalid_request_error",
+		    "body must be a JSON object with a messages array");
+		return;
+	}
+	int step = emit_tool_results(messages);
+	cJSON_Delete(rq);
+
+	struct membuf out = { 0 };
+	long status = forward(g, req->body, req->body_len, &out);
+	if (is_denied(g)) {
+		/* the lever was pulled while the model was thinking */
+		free(out.buf);
+		answer_denied(g, req, resp);
+		return;
+	}
+	if (status == 0) {
+		free(out.buf);
+		error_json(resp, 502, "upstream_error", "model endpoint unreachable");
+		emit_turn(step, 502, "");
+		return;
+	}
+	if (!out.buf)
+		out.buf = xstrdup("");
+	gateway_scrub(out.buf, out.len, g->real_key);
+	emit_turn(step, status, out.buf);
+	resp->status = (int)status;
+	resp->ctype = "application/json";
+	resp->body = out.buf;
+	resp->len = out.len;
+}
+
+static void control(struct gateway *g, const struct http_request *req,
+    struct http_response *resp)
+{
+	bool post = strcmp(req->method, "POST") == 0;
+	const char *action = NULL;
+	if (post && strcmp(req->path, "/control/deny") == 0) {
+		__atomic_store_n(&g->denied, 1, __ATOMIC_SEQ_CST);
+		action = "deny";
+	} else if (post && strcmp(req->path, "/control/allow") == 0) {
+		__atomic_store_n(&g->denied, 0, __ATOMIC_SEQ_CST);
+		action = "allow";
+	} else if (strcmp(req->method, "GET") == 0 &&
+	    strcmp(req->path, "/control/health") == 0) {
+		action = NULL;
+	} else {
+		error_json(resp, 404, "not_found", "no such control endpoint");
+		return;
+	}
+	uint64_t t = util_mono_ns();
+	char ts[32];
+	snprintf(ts, sizeof(ts), "%llu", (unsigned long long)t);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddBoolToObject(o, "ok", 1);
+	cJSON_AddBoolToObject(o, "denied", is_denied(g));
+	cJSON_AddRawToObject(o, "t_mono_ns", ts);
+	http_response_json(resp, 200, o);
+	if (action) {
+		cJSON *f = cJSON_CreateObject();
+		cJSON_AddStringToObject(f, "action", action);
+		sensor_emit("control", f);
+		printf("control: %s\n", action);
+		fflush(stdout);
+	}
+}
+
+static void gateway_handle(void *ctx, const struct http_request *req,
+    struct http_response *resp)
+{
+	struct gateway *g = ctx;
+	if (strcmp(req->path, "/v1/chat/completions") == 0) {
+		chat(g, req, resp);
+	} else if (strncmp(req->path, "/control/", 9) == 0 && req->on_unix) {
+		control(g, req, resp);
+	} else if (strcmp(req->path, "/health") == 0) {
+		http_response_text(resp, 200, "application/json",
+		    "{\"status\":\"ok\"}");
+	} else {
+		error_json(resp, 404, "not_found", "not found");
+	}
+}
+
+static void *serve_thread(void *arg)
+{
+	http_serve(arg);
+	util_fatal("gateway: a listener stopped");
+}
+
+static const char *env_or(const char *k, const char *dflt)
+{
+	const char *v = getenv(k);
+	return v && *v ? v : dflt;
+}
+
+int gateway_main(void)
+{
+	static struct gateway g;
+	g.model_url = env_or("MODEL_URL", "http://model:8000/v1/chat/completions");
+	g.agent_key = env_or("AGENT_KEY", "");
+	g.real_key = env_or("REAL_KEY", "");
+	const char *listen_on = env_or("GATEWAY_LISTEN", "0.0.0.0:8080");
+	const char *ctl = env_or("GATEWAY_CONTROL", "/ctl/gateway.sock");
+	if (!*g.agent_key)
+		fprintf(stderr, "gateway: AGENT_KEY unset: every chat request is 401\n");
+	signal(SIGPIPE, SIG_IGN);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	sensor_init("gateway");
+
+	struct errbuf e = { 0 };
+	int cfd = http_listen_unix(ctl, 0666, &e);
+	if (cfd < 0) {
+		fprintf(stderr, "gateway: control socket: %s\n", e.msg);
+		return EXIT_INTERNAL;
+	}
+	int tfd = http_listen_tcp(listen_on, &e);
+	if (tfd < 0) {
+		fprintf(stderr, "gateway: %s\n", e.msg);
+		return EXIT_INTERNAL;
+	}
+	/* separate connection budgets: a flood from the agent side can never
+	 * starve the control socket */
+	static struct http_server ctl_srv, tcp_srv;
+	ctl_srv = (struct http_server){ .fd = cfd, .is_unix = true,
+	    .handler = gateway_handle, .ctx = &g, .max_conns = 16 };
+	tcp_srv = (struct http_server){ .fd = tfd, .is_unix = false,
+	    .handler = gateway_handle, .ctx = &g, .max_conns = 32 };
+	pthread_t t;
+	if (pthread_create(&t, NULL, serve_thread, &ctl_srv) != 0)
+		util_fatal("gateway: cannot start the control listener");
+	pthread_detach(t);
+	printf("gateway listening on %s and %s, model %s\n", listen_on, ctl,
+	    g.model_url);
+	fflush(stdout);
+	http_serve(&tcp_srv);
+	return EXIT_INTERNAL;
+}

@@ -1,0 +1,50 @@
+/*
+ * main.c - `ares-lab`, the multi-call binary that runs inside the lab
+ * containers: `ares-lab gateway|service|model|agent` (or invoked through a
+ * symlink of that name).  Components and environment: docs/lab.md.
+ */
+#include "leakbox.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: ares-lab gateway|service|model|agent\n"
+	    "  gateway  the agent's only route to a model (GATEWAY_*, MODEL_URL,\n"
+	    "           AGENT_KEY, REAL_KEY, BUS)\n"
+	    "  service  fake internal API with a decoy token (SERVICE_*, DECOY_TOKEN,\n"
+	    "           BAIT_NAME, BUS)\n"
+	    "  model    offline scripted model (MODEL_LISTEN, MODEL_KEY, MODEL_SEED,\n"
+	    "           MODEL_NAME)\n"
+	    "  agent    Poyo, the tool-using loop (OPENAI_BASE_URL, OPENAI_API_KEY,\n"
+	    "           AGENT_MODEL, AGENT_MAX_STEPS, AGENT_TASK)\n"
+	    "See docs/lab.md.\n");
+	return f == stderr ? EXIT_USAGE : 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = NULL;
+	const char *self = argc > 0 ? strrchr(argv[0], '/') : NULL;
+	self = self ? self + 1 : (argc > 0 ? argv[0] : "");
+	if (strcmp(self, "ares-lab") != 0 && strcmp(self, "lt-ares-lab") != 0)
+		cmd = self;
+	else if (argc > 1)
+		cmd = argv[1];
+	if (!cmd)
+		return usage(stderr);
+	if (strcmp(cmd, "gateway") == 0)
+		return gateway_main();
+	if (strcmp(cmd, "service") == 0)
+		return service_main();
+	if (strcmp(cmd, "model") == 0)
+		return model_main();
+	if (strcmp(cmd, "agent") == 0)
+		return agent_main();
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
+	    strcmp(cmd, "help") == 0)
+		return usage(stdout);
+	fprintf(stderr, "ares-lab: unknown component '%s'\n", cmd);
+	return usage(stderr);
+}

@@ -1,0 +1,792 @@
+/*
+ * test_docker.c - unit tests of the pure parts of core/docker.c: version
+ * negotiation, error extraction, the container create body, inspect
+ * helpers, stream demultiplexing, DOCKER_HOST parsing.  No engine needed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core.h"
+
+/* ---- versions ---------------------------------------------------- */
+
+static void pick_ok(const char *api, const char *min, const char *want)
+{
+	char out[16];
+	struct errbuf e = {0};
+	assert_int_equal(docker_version_pick(api, min, out, &e), 0);
+	assert_string_equal(out, want);
+	assert_int_equal(e.code, ERRBUF_NONE);
+}
+
+static void pick_fail(const char *api, const char *min)
+{
+	char out[16] = "x";
+	struct errbuf e = {0};
+	assert_int_equal(docker_version_pick(api, min, out, &e), -1);
+	assert_int_equal(e.code, ERRBUF_ENGINE);
+	assert_true(e.msg[0] != '\0');
+	assert_string_equal(out, "");
+}
+
+static void test_version_pick(void **state)
+{
+	(void)state;
+	pick_ok("1.41", "1.12", "1.41");     /* Docker 20.10 */
+	pick_ok("1.47", "1.24", "1.47");     /* Docker 27 */
+	pick_ok("1.52", "1.44", "1.47");     /* Docker 29: refuses 1.41 */
+	pick_ok("1.45", "1.24", "1.45");     /* between: the daemon's max */
+	pick_ok("1.47", "1.47", "1.47");
+	pick_ok("1.44", NULL, "1.44");       /* no MinAPIVersion advertised */
+	pick_ok("1.44", "", "1.44");
+	pick_fail("1.40", "1.12");           /* too old */
+	pick_fail("1.60", "1.48");           /* daemon_min above our max */
+	pick_fail("banana", "1.12");
+	pick_fail("1.41", "1.x");
+	pick_fail(NULL, "1.12");
+	pick_fail("1.41.0", "1.12");
+	pick_fail("", "");
+	pick_fail("99999.1", "1.12");
+}
+
+static void test_version_pick_message(void **state)
+{
+	char out[16];
+	struct errbuf e = {0};
+	(void)state;
+	assert_int_equal(docker_version_pick("1.52", "1.48", out, &e), -1);
+	/* names both ranges */
+	assert_non_null(strstr(e.msg, "1.48..1.52"));
+	assert_non_null(strstr(e.msg, DOCKER_API_MIN ".." DOCKER_API_MAX));
+}
+
+static void test_version_cmp(void **state)
+{
+	(void)state;
+	assert_true(docker_version_cmp("1.9", "1.41") < 0);
+	assert_true(docker_version_cmp("1.41", "1.9") > 0);
+	assert_true(docker_version_cmp("1.41", "1.41") == 0);
+	assert_true(docker_version_cmp("2.0", "1.99") > 0);
+	assert_true(docker_version_cmp("junk", "1.0") < 0);   /* bad first */
+	assert_true(docker_version_cmp("1.0", "junk") > 0);
+	assert_true(docker_version_cmp("junk", NULL) == 0);
+	assert_true(docker_version_cmp("1.", "1.0") < 0);
+	assert_true(docker_version_cmp("1.4a", "1.0") < 0);
+}
+
+/* ---- error messages ---------------------------------------------- */
+
+static void test_error_message(void **state)
+{
+	const char *j = "{\"message\":\"No such container: abc\"}";
+	const char *t = "page not found\n";
+	const char *ctl = "{\"message\":\"bad\\u001b[31mred\"}";
+	char *m;
+	(void)state;
+
+	m = docker_error_message(404, j, strlen(j));
+	assert_string_equal(m, "No such container: abc");
+	free(m);
+
+	m = docker_error_message(404, t, strlen(t));
+	assert_string_equal(m, "HTTP 404: page not found");
+	free(m);
+
+	m = docker_error_message(500, "", 0);
+	assert_string_equal(m, "HTTP 500");
+	free(m);
+
+	m = docker_error_message(500, NULL, 0);
+	assert_string_equal(m, "HTTP 500");
+	free(m);
+
+	m = docker_error_message(409, "{\"other\":1}", 11);
+	assert_string_equal(m, "HTTP 409");
+	free(m);
+
+	/* length bounds the parse: only the first 2 bytes count */
+	m = docker_error_message(400, j, 2);
+	assert_null(strstr(m, "No such"));
+	free(m);
+
+	/* the daemon's message is made inert for a terminal */
+	m = docker_error_message(400, ctl, strlen(ctl));
+	assert_null(strchr(m, '\033'));
+	assert_non_null(strstr(m, "bad"));
+	free(m);
+}
+
+/* ---- container config -------------------------------------------- */
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	assert_non_null(v);
+	return v;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+	const cJSON *v = get(o, k);
+	assert_true(cJSON_IsString(v));
+	return v->valuestring;
+}
+
+static void test_container_config(void **state)
+{
+	const char *cmd[] = { "/bin/agent", "--seed", "7", NULL };
+	const char *env[] = { "A=1", "B=two", NULL };
+	const char *aliases[] = { "poyo", "agent", NULL };
+	const char *tmpfs[] = { "/tmp", "/run", NULL };
+	const char *caps[] = { "NET_ADMIN", NULL };
+	const struct docker_mount mounts[] = {
+		{ "/host/bait", "/home/poyo/bait", true },
+		{ "/host/work", "/work", false },
+	};
+	struct docker_container_spec s = {
+		.name = "ares-x-agent", .image = "ares-lab:abc",
+		.cmd = cmd, .env = env, .user = "65532:65532",
+		.hostname = "poyo", .workdir = "/work",
+		.network = "ares-x-lab", .aliases = aliases,
+		.mounts = mounts, .nmounts = 2, .tmpfs = tmpfs,
+		.cap_add = caps, .drop_all_caps = true,
+		.read_only_rootfs = true, .privileged = false,
+		.no_new_privileges = true, .memory_bytes = 256LL << 20,
+		.pids_limit = 128, .run_id = "run-1", .role = "agent",
+	};
+	cJSON *c;
+	const cJSON *hc, *a, *m, *lab, *ep;
+	(void)state;
+
+	c = docker_container_config(&s);
+	assert_non_null(c);
+	assert_string_equal(str(c, "Image"), "ares-lab:abc");
+	a = get(c, "Cmd");
+	assert_int_equal(cJSON_GetArraySize(a), 3);
+	assert_string_equal(cJSON_GetArrayItem(a, 0)->valuestring, "/bin/agent");
+	assert_string_equal(cJSON_GetArrayItem(a, 2)->valuestring, "7");
+	a = get(c, "Env");
+	assert_int_equal(cJSON_GetArraySize(a), 2);
+	assert_string_equal(cJSON_GetArrayItem(a, 1)->valuestring, "B=two");
+	assert_string_equal(str(c, "User"), "65532:65532");
+	assert_string_equal(str(c, "Hostname"), "poyo");
+	assert_string_equal(str(c, "WorkingDir"), "/work");
+	lab = get(c, "Labels");
+	assert_string_equal(str(lab, "ares.run"), "run-1");
+	assert_string_equal(str(lab, "ares.role"), "agent");
+	assert_int_equal(cJSON_GetArraySize(lab), 2);
+
+	hc = get(c, "HostConfig");
+	assert_true(cJSON_IsTrue(get(hc, "ReadonlyRootfs")));
+	assert_true(cJSON_IsFalse(get(hc, "Privileged")));
+	a = get(hc, "CapDrop");
+	assert_int_equal(cJSON_GetArraySize(a), 1);
+	assert_string_equal(cJSON_GetArrayItem(a, 0)->valuestring, "ALL");
+	a = get(hc, "CapAdd");
+	assert_int_equal(cJSON_GetArraySize(a), 1);
+	assert_string_equal(cJSON_GetArrayItem(a, 0)->valuestring, "NET_ADMIN");
+	a = get(hc, "SecurityOpt");
+	assert_string_equal(cJSON_GetArrayItem(a, 0)->valuestring,
+	    "no-new-privileges");
+	assert_true(get(hc, "Memory")->valuedouble == (double)(256LL << 20));
+	assert_true(get(hc, "PidsLimit")->valuedouble == 128.0);
+	assert_string_equal(str(hc, "NetworkMode"), "ares-x-lab");
+	a = get(hc, "Tmpfs");
+	assert_int_equal(cJSON_GetArraySize(a), 2);
+	assert_true(cJSON_IsString(get(a, "/tmp")));
+	assert_true(cJSON_IsString(get(a, "/run")));
+	a = get(hc, "Mounts");
+	assert_int_equal(cJSON_GetArraySize(a), 2);
+	m = cJSON_GetArrayItem(a, 0);
+	assert_string_equal(str(m, "Type"), "bind");
+	assert_string_equal(str(m, "Source"), "/host/bait");
+	assert_string_equal(str(m, "Target"), "/home/poyo/bait");
+	assert_true(cJSON_IsTrue(get(m, "ReadOnly")));
+	m = cJSON_GetArrayItem(a, 1);
+	assert_string_equal(str(m, "Source"), "/host/work");
+	assert_true(cJSON_IsFalse(get(m, "ReadOnly")));
+
+	ep = get(get(get(c, "NetworkingConfig"), "EndpointsConfig"),
+	    "ares-x-lab");
+	a = get(ep, "Aliases");
+	assert_int_equal(cJSON_GetArraySize(a), 2);
+	assert_string_equal(cJSON_GetArrayItem(a, 0)->valuestring, "poyo");
+	assert_string_equal(cJSON_GetArrayItem(a, 1)->valuestring, "agent");
+	cJSON_Delete(c);
+}
+
+static void test_container_config_minimal(void **state)
+{
+	struct docker_container_spec s = { .image = "img:1", .privileged = true };
+	cJSON *c;
+	const cJSON *hc;
+	(void)state;
+
+	c = docker_container_config(&s);
+	assert_string_equal(str(c, "Image"), "img:1");
+	assert_null(cJSON_GetObjectItemCaseSensitive(c, "Cmd"));
+	assert_null(cJSON_GetObjectItemCaseSensitive(c, "Env"));
+	assert_null(cJSON_GetObjectItemCaseSensitive(c, "User"));
+	assert_null(cJSON_GetObjectItemCaseSensitive(c, "Labels"));
+	assert_null(cJSON_GetObjectItemCaseSensitive(c, "NetworkingConfig"));
+	hc = get(c, "HostConfig");
+	assert_string_equal(str(hc, "NetworkMode"), "none");
+	assert_true(cJSON_IsTrue(get(hc, "Privileged")));
+	assert_true(cJSON_IsFalse(get(hc, "ReadonlyRootfs")));
+	assert_null(cJSON_GetObjectItemCaseSensitive(hc, "CapDrop"));
+	assert_null(cJSON_GetObjectItemCaseSensitive(hc, "CapAdd"));
+	assert_null(cJSON_GetObjectItemCaseSensitive(hc, "SecurityOpt"));
+	assert_null(cJSON_GetObjectItemCaseSensitive(hc, "Memory"));
+	assert_null(cJSON_GetObjectItemCaseSensitive(hc, "PidsLimit"));
+	assert_null(cJSON_GetObjectItemCaseSensitive(hc, "Mounts"));
+	assert_null(cJSON_GetObjectItemCaseSensitive(hc, "Tmpfs"));
+	cJSON_Delete(c);
+
+	/* a role alone still labels */
+	s.role = "gateway";
+	c = docker_container_config(&s);
+	assert_string_equal(str(get(c, "Labels"), "ares.role"), "gateway");
+	assert_null(cJSON_GetObjectItemCaseSensitive(get(c, "Labels"),
+	    "ares.run"));
+	cJSON_Delete(c);
+}
+
+/* ---- inspect helpers ---------------------------------------------- */
+
+static const char *inspect_paused =
+    "{\"Id\":\"abc\",\"State\":{\"Status\":\"paused\",\"Running\":true,"
+    "\"Paused\":true,\"Restarting\":false,\"Pid\":4242,\"ExitCode\":0},"
+    "\"NetworkSettings\":{\"Networks\":{\"ares-x-lab\":{\"IPAddress\":"
+    "\"172.18.0.2\"},\"ares-x-up\":{}}}}";
+static const char *inspect_exited =
+    "{\"Id\":\"abc\",\"State\":{\"Status\":\"exited\",\"Running\":false,"
+    "\"Paused\":false,\"Pid\":0,\"ExitCode\":137},"
+    "\"NetworkSettings\":{\"Networks\":{}}}";
+
+static void test_inspect_helpers(void **state)
+{
+	cJSON *j;
+	(void)state;
+
+	j = cJSON_Parse(inspect_paused);
+	assert_non_null(j);
+	assert_true(docker_inspect_running(j));
+	assert_true(docker_inspect_paused(j));
+	assert_int_equal(docker_inspect_pid(j), 4242);
+	assert_int_equal(docker_inspect_network_count(j), 2);
+	cJSON_Delete(j);
+
+	j = cJSON_Parse(inspect_exited);
+	assert_false(docker_inspect_running(j));
+	assert_false(docker_inspect_paused(j));
+	assert_int_equal(docker_inspect_pid(j), 0);
+	assert_int_equal(docker_inspect_network_count(j), 0);
+	cJSON_Delete(j);
+
+	/* missing / wrong-typed fields: safe defaults */
+	j = cJSON_Parse("{\"State\":{\"Running\":\"yes\",\"Pid\":-5},"
+	    "\"NetworkSettings\":{\"Networks\":null}}");
+	assert_false(docker_inspect_running(j));
+	assert_int_equal(docker_inspect_pid(j), 0);
+	assert_int_equal(docker_inspect_network_count(j), 0);
+	cJSON_Delete(j);
+	assert_false(docker_inspect_running(NULL));
+	assert_int_equal(docker_inspect_network_count(NULL), 0);
+}
+
+/* ---- demux -------------------------------------------------------- */
+
+/* Append one frame (type, len bytes of p) to buf at *n. */
+static void frame(char *buf, size_t *n, int type, const char *p, size_t len)
+{
+	unsigned char h[8] = { (unsigned char)type, 0, 0, 0,
+	    (unsigned char)(len >> 24), (unsigned char)(len >> 16),
+	    (unsigned char)(len >> 8), (unsigned char)len };
+	memcpy(buf + *n, h, 8);
+	memcpy(buf + *n + 8, p, len);
+	*n += 8 + len;
+}
+
+static void test_demux_two_frames(void **state)
+{
+	char buf[256];
+	size_t n = 0;
+	struct docker_exec_result r = {0};
+	struct errbuf e = {0};
+	(void)state;
+
+	frame(buf, &n, 1, "hello ", 6);
+	frame(buf, &n, 2, "oops", 4);
+	assert_int_equal(docker_demux(buf, n, 1024, &r, &e), 0);
+	assert_int_equal(r.out_len, 6);
+	assert_string_equal(r.out, "hello ");
+	assert_int_equal(r.err_len, 4);
+	assert_string_equal(r.err, "oops");
+	assert_false(r.truncated);
+	docker_exec_result_free(&r);
+	assert_null(r.out);
+}
+
+static void test_demux_interleaved(void **state)
+{
+	char buf[256];
+	size_t n = 0;
+	struct docker_exec_result r = {0};
+	struct errbuf e = {0};
+	(void)state;
+
+	frame(buf, &n, 1, "a", 1);
+	frame(buf, &n, 2, "X", 1);
+	frame(buf, &n, 0, "ignored-stdin", 13);
+	frame(buf, &n, 1, "b", 1);
+	frame(buf, &n, 2, "Y", 1);
+	frame(buf, &n, 1, "c\n", 2);
+	assert_int_equal(docker_demux(buf, n, 1024, &r, &e), 0);
+	assert_string_equal(r.out, "abc\n");
+	assert_string_equal(r.err, "XY");
+	docker_exec_result_free(&r);
+}
+
+static void test_demux_truncation(void **state)
+{
+	char buf[256];
+	size_t n = 0;
+	struct docker_exec_result r = {0};
+	struct errbuf e = {0};
+	(void)state;
+
+	frame(buf, &n, 1, "0123456789", 10);
+	frame(buf, &n, 1, "abcdef", 6);
+	frame(buf, &n, 2, "ee", 2);
+	assert_int_equal(docker_demux(buf, n, 12, &r, &e), 0);
+	assert_int_equal(r.out_len, 12);
+	assert_string_equal(r.out, "0123456789ab");
+	assert_string_equal(r.err, "ee");
+	assert_true(r.truncated);
+	docker_exec_result_free(&r);
+
+	/* exactly at max: not truncated */
+	n = 0;
+	frame(buf, &n, 1, "0123", 4);
+	assert_int_equal(docker_demux(buf, n, 4, &r, &e), 0);
+	assert_string_equal(r.out, "0123");
+	assert_false(r.truncated);
+	docker_exec_result_free(&r);
+}
+
+static void test_demux_malformed(void **state)
+{
+	char buf[256];
+	size_t n = 0;
+	struct docker_exec_result r = {0};
+	struct errbuf e = {0};
+	(void)state;
+
+	/* nonzero padding in the second header (offset 9) */
+	frame(buf, &n, 1, "x", 1);
+	frame(buf, &n, 1, "y", 1);
+	buf[9 + 1] = 1;
+	assert_int_equal(docker_demux(buf, n, 100, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "byte 9"));
+	assert_non_null(strstr(e.msg, "padding"));
+	docker_exec_result_free(&r);
+
+	/* unknown stream type */
+	memset(&e, 0, sizeof e);
+	n = 0;
+	frame(buf, &n, 3, "z", 1);
+	assert_int_equal(docker_demux(buf, n, 100, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "byte 0"));
+	assert_non_null(strstr(e.msg, "stream type 3"));
+	docker_exec_result_free(&r);
+
+	/* length beyond the buffer */
+	memset(&e, 0, sizeof e);
+	n = 0;
+	frame(buf, &n, 1, "ok", 2);
+	frame(buf, &n, 2, "short", 5);
+	n -= 2;   /* cut the payload */
+	assert_int_equal(docker_demux(buf, n, 100, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "byte 10"));
+	assert_non_null(strstr(e.msg, "5 bytes"));
+	docker_exec_result_free(&r);
+
+	/* a huge declared length */
+	memset(&e, 0, sizeof e);
+	memcpy(buf, "\x01\0\0\0\xff\xff\xff\xff" "abc", 11);
+	assert_int_equal(docker_demux(buf, 11, 100, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "byte 0"));
+	docker_exec_result_free(&r);
+}
+
+static void test_demux_zero_and_partial(void **state)
+{
+	char buf[256];
+	size_t n = 0;
+	struct docker_exec_result r = {0};
+	struct errbuf e = {0};
+	(void)state;
+
+	/* zero-length frames are fine */
+	frame(buf, &n, 1, "", 0);
+	frame(buf, &n, 2, "", 0);
+	frame(buf, &n, 1, "q", 1);
+	assert_int_equal(docker_demux(buf, n, 100, &r, &e), 0);
+	assert_string_equal(r.out, "q");
+	assert_non_null(r.err);
+	assert_int_equal(r.err_len, 0);
+	docker_exec_result_free(&r);
+
+	/* empty stream: empty strings, not NULL */
+	assert_int_equal(docker_demux(buf, 0, 100, &r, &e), 0);
+	assert_non_null(r.out);
+	assert_string_equal(r.out, "");
+	docker_exec_result_free(&r);
+
+	/* partial trailing header */
+	n = 0;
+	frame(buf, &n, 1, "abc", 3);
+	memcpy(buf + n, "\x01\0\0", 3);
+	n += 3;
+	assert_int_equal(docker_demux(buf, n, 100, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "byte 11"));
+	assert_non_null(strstr(e.msg, "header"));
+	docker_exec_result_free(&r);
+}
+
+
+/* ---- a fake engine on a unix socket -------------------------------- */
+
+/* One canned exchange: the request line must start with expect. */
+struct canned {
+	const char *expect;
+	const char *status;      /* "200 OK" */
+	const char *body;
+	size_t body_len;         /* 0: strlen(body) */
+	bool dribble;            /* no Content-Length, write byte by byte */
+};
+
+struct fake {
+	char dir[64];
+	char sock[128];
+	char host[160];
+	pid_t pid;
+};
+
+/* Serve the script, one exchange per connection, then exit. */
+static void fake_serve(int ls, const struct canned *script, size_t n)
+{
+	signal(SIGPIPE, SIG_IGN);   /* the client may hang up mid-stream */
+	for (size_t i = 0; i < n; i++) {
+		const struct canned *c = &script[i];
+		char req[65536], head[256];
+		size_t got = 0, blen, clen = 0;
+		char *end = NULL, *cl;
+		int fd = accept(ls, NULL, NULL);
+		if (fd < 0)
+			_exit(3);
+		while (got < sizeof req - 1) {
+			ssize_t k = read(fd, req + got, sizeof req - 1 - got);
+			if (k <= 0)
+				_exit(4);
+			got += (size_t)k;
+			req[got] = '\0';
+			if ((end = strstr(req, "\r\n\r\n")) != NULL)
+				break;
+		}
+		if (end == NULL)
+			_exit(5);
+		cl = strcasestr(req, "\r\nContent-Length:");
+		if (cl != NULL && cl < end)
+			clen = strtoul(cl + 17, NULL, 10);
+		{   /* drain the request body */
+			size_t have = got - (size_t)(end + 4 - req);
+			char sink[4096];
+			while (have < clen) {
+				ssize_t k = read(fd, sink, sizeof sink);
+				if (k <= 0)
+					break;
+				have += (size_t)k;
+			}
+		}
+		blen = c->body_len ? c->body_len : strlen(c->body);
+		if (strncmp(req, c->expect, strlen(c->expect)) != 0) {
+			const char *bad = "HTTP/1.1 400 Bad\r\nConnection: close"
+			    "\r\nContent-Length: 30\r\n\r\n"
+			    "{\"message\":\"unexpected call\"}";
+			if (write(fd, bad, strlen(bad)) < 0)
+				_exit(6);
+			close(fd);
+			continue;
+		}
+		if (c->dribble)
+			snprintf(head, sizeof head, "HTTP/1.1 %s\r\nConnection: "
+			    "close\r\n\r\n", c->status);
+		else
+			snprintf(head, sizeof head, "HTTP/1.1 %s\r\nConnection: "
+			    "close\r\nContent-Length: %zu\r\n\r\n", c->status,
+			    blen);
+		if (write(fd, head, strlen(head)) < 0)
+			_exit(6);
+		for (size_t o = 0; o < blen; ) {
+			size_t k = c->dribble ? 1 : blen - o;
+			if (write(fd, c->body + o, k) < 0)
+				break;   /* client gave up (malformed stream) */
+			o += k;
+			if (c->dribble)
+				usleep(200);
+		}
+		close(fd);
+	}
+	_exit(0);
+}
+
+static void fake_start(struct fake *f, const struct canned *script,
+    size_t n)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int ls;
+
+	strcpy(f->dir, "/tmp/ares-tdock-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->sock, sizeof f->sock, "%s/d.sock", f->dir);
+	snprintf(f->host, sizeof f->host, "unix://%s", f->sock);
+	ls = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(ls >= 0);
+	strcpy(sa.sun_path, f->sock);
+	assert_int_equal(bind(ls, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(ls, 8), 0);
+	f->pid = fork();
+	assert_true(f->pid >= 0);
+	if (f->pid == 0)
+		fake_serve(ls, script, n);
+	close(ls);
+}
+
+/* Wait for the server; it must have served the whole script. */
+static void fake_stop(struct fake *f, bool expect_done)
+{
+	int st = 0;
+	if (!expect_done)
+		kill(f->pid, SIGTERM);
+	assert_int_equal(waitpid(f->pid, &st, 0), f->pid);
+	if (expect_done)
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	unlink(f->sock);
+	rmdir(f->dir);
+}
+
+#define VERSION_29 "{\"ApiVersion\":\"1.52\",\"MinAPIVersion\":\"1.44\"," \
+    "\"Version\":\"29.0.0\"}"
+
+/* Negotiation against a Docker 29 daemon picks 1.47 and uses it. */
+static void test_fake_negotiate_and_import(void **state)
+{
+	static const char progress[] =
+	    "{\"status\":\"Importing\"}\r\n"
+	    "{\"errorDetail\":{\"message\":\"boom: bad layer\"},"
+	    "\"error\":\"boom\"}\r\n";
+	const struct canned script[] = {
+		{ "GET /version ", "200 OK", VERSION_29, 0, false },
+		{ "GET /v1.47/images/ares-lab%3Aabc/json ", "404 Not Found",
+		  "{\"message\":\"No such image\"}", 0, false },
+		{ "POST /v1.47/images/create?fromSrc=-&repo=ares-lab&tag=t1 ",
+		  "200 OK", "{\"status\":\"sha256:1234\"}\r\n", 0, true },
+		{ "POST /v1.47/images/create?fromSrc=-&repo=ares-lab&tag=t2 ",
+		  "200 OK", progress, 0, true },
+		{ "GET /v1.47/images/x/json ", "500 Internal Server Error",
+		  "{\"message\":\"daemon on fire\"}", 0, false },
+	};
+	struct fake f;
+	struct errbuf e = {0};
+	struct docker *d;
+	char tar[] = "/tmp/ares-tdock-tar-XXXXXX";
+	int fd;
+	(void)state;
+
+	fd = mkstemp(tar);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "tarbytes", 8), 8);
+	close(fd);
+	fake_start(&f, script, sizeof script / sizeof script[0]);
+	d = docker_open(f.host, &e);
+	assert_non_null(d);
+	assert_int_equal(docker_negotiate(d, &e), 0);
+	assert_string_equal(docker_api_version(d), "1.47");
+	assert_string_equal(docker_engine_version(d), "29.0.0");
+	assert_int_equal(docker_image_exists(d, "ares-lab:abc", &e), 0);
+	assert_int_equal(docker_image_import(d, tar, "ares-lab", "t1", &e), 0);
+	assert_int_equal(docker_image_import(d, tar, "ares-lab", "t2", &e), -1);
+	assert_non_null(strstr(e.msg, "boom: bad layer"));
+	assert_int_equal(e.code, ERRBUF_INTERNAL);
+	memset(&e, 0, sizeof e);
+	assert_int_equal(docker_image_exists(d, "x", &e), -1);
+	assert_non_null(strstr(e.msg, "daemon on fire"));
+	assert_non_null(strstr(e.msg, "GET /images/x/json"));
+	docker_close(d);
+	fake_stop(&f, true);
+	unlink(tar);
+}
+
+/* A daemon whose minimum is above ours is refused with ERRBUF_ENGINE. */
+static void test_fake_negotiate_refused(void **state)
+{
+	const struct canned script[] = {
+		{ "GET /version ", "200 OK",
+		  "{\"ApiVersion\":\"1.60\",\"MinAPIVersion\":\"1.48\"}", 0,
+		  false },
+	};
+	struct fake f;
+	struct errbuf e = {0};
+	struct docker *d;
+	(void)state;
+
+	fake_start(&f, script, 1);
+	d = docker_open(f.host, &e);
+	assert_int_equal(docker_negotiate(d, &e), -1);
+	assert_int_equal(e.code, ERRBUF_ENGINE);
+	assert_non_null(strstr(e.msg, "1.48..1.60"));
+	docker_close(d);
+	fake_stop(&f, true);
+}
+
+/* Exec: the stream arrives byte by byte (frames split across reads). */
+static void test_fake_exec(void **state)
+{
+	static const char stream[] =
+	    "\x01\0\0\0\0\0\0\x03" "hi\n"
+	    "\x02\0\0\0\0\0\0\x04" "err\n"
+	    "\x01\0\0\0\0\0\0\x02" "yo";
+	static const char bad[] =
+	    "\x01\0\0\0\0\0\0\x03" "hi\n"
+	    "\x01\0\x07\0\0\0\0\x01" "x";
+	const struct canned script[] = {
+		{ "GET /version ", "200 OK", VERSION_29, 0, false },
+		{ "POST /v1.47/containers/c1/exec ", "201 Created",
+		  "{\"Id\":\"e1\"}", 0, false },
+		{ "POST /v1.47/exec/e1/start ", "200 OK", stream,
+		  sizeof stream - 1, true },
+		{ "GET /v1.47/exec/e1/json ", "200 OK",
+		  "{\"Running\":true,\"ExitCode\":null}", 0, false },
+		{ "GET /v1.47/exec/e1/json ", "200 OK",
+		  "{\"Running\":false,\"ExitCode\":7}", 0, false },
+		{ "POST /v1.47/containers/c1/exec ", "201 Created",
+		  "{\"Id\":\"e2\"}", 0, false },
+		{ "POST /v1.47/exec/e2/start ", "200 OK", bad,
+		  sizeof bad - 1, true },
+		{ "POST /v1.47/containers/c1/exec ", "409 Conflict",
+		  "{\"message\":\"Container c1 is paused\"}", 0, false },
+	};
+	const char *argv[] = { "echo", "hi", NULL };
+	struct docker_exec_result r;
+	struct fake f;
+	struct errbuf e = {0};
+	struct docker *d;
+	(void)state;
+
+	fake_start(&f, script, sizeof script / sizeof script[0]);
+	d = docker_open(f.host, &e);
+	assert_int_equal(docker_exec(d, "c1", argv, NULL, 4, &r, &e), 0);
+	assert_string_equal(r.out, "hi\ny");
+	assert_string_equal(r.err, "err\n");
+	assert_true(r.truncated);
+	assert_int_equal(r.exit_code, 7);
+	docker_exec_result_free(&r);
+
+	assert_int_equal(docker_exec(d, "c1", argv, NULL, 100, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "byte 11"));
+	assert_null(r.out);
+
+	memset(&e, 0, sizeof e);
+	assert_int_equal(docker_exec(d, "c1", argv, NULL, 100, &r, &e), -1);
+	assert_int_equal(e.code, ERRBUF_INTERNAL);
+	assert_non_null(strstr(e.msg, "is paused"));
+	assert_non_null(strstr(e.msg, "POST /containers/c1/exec"));
+	docker_close(d);
+	fake_stop(&f, true);
+}
+
+/* ---- DOCKER_HOST -------------------------------------------------- */
+
+static void test_open_host(void **state)
+{
+	struct errbuf e = {0};
+	struct docker *d;
+	(void)state;
+
+	d = docker_open("unix:///tmp/nonexistent-ares-test.sock", &e);
+	assert_non_null(d);
+	assert_string_equal(docker_api_version(d), "");
+	docker_close(d);
+
+	assert_null(docker_open("tcp://127.0.0.1:2375", &e));
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_non_null(strstr(e.msg, "tcp://127.0.0.1:2375"));
+
+	setenv("DOCKER_HOST", "ssh://user@host", 1);
+	memset(&e, 0, sizeof e);
+	assert_null(docker_open(NULL, &e));
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_non_null(strstr(e.msg, "DOCKER_HOST"));
+
+	setenv("DOCKER_HOST", "unix://relative.sock", 1);
+	memset(&e, 0, sizeof e);
+	assert_null(docker_open(NULL, &e));
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	unsetenv("DOCKER_HOST");
+}
+
+/* An unreachable socket is ERRBUF_ENGINE naming the path. */
+static void test_unreachable(void **state)
+{
+	struct errbuf e = {0};
+	struct docker *d;
+	(void)state;
+
+	d = docker_open("unix:///tmp/nonexistent-ares-test.sock", &e);
+	assert_non_null(d);
+	assert_int_equal(docker_negotiate(d, &e), -1);
+	assert_int_equal(e.code, ERRBUF_ENGINE);
+	assert_non_null(strstr(e.msg, "/tmp/nonexistent-ares-test.sock"));
+	memset(&e, 0, sizeof e);
+	assert_null(docker_container_inspect(d, "x", &e));
+	assert_int_equal(e.code, ERRBUF_ENGINE);
+	docker_close(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_version_pick),
+		cmocka_unit_test(test_version_pick_message),
+		cmocka_unit_test(test_version_cmp),
+		cmocka_unit_test(test_error_message),
+		cmocka_unit_test(test_container_config),
+		cmocka_unit_test(test_container_config_minimal),
+		cmocka_unit_test(test_inspect_helpers),
+		cmocka_unit_test(test_demux_two_frames),
+		cmocka_unit_test(test_demux_interleaved),
+		cmocka_unit_test(test_demux_truncation),
+		cmocka_unit_test(test_demux_malformed),
+		cmocka_unit_test(test_demux_zero_and_partial),
+		cmocka_unit_test(test_open_host),
+		cmocka_unit_test(test_unreachable),
+		cmocka_unit_test(test_fake_negotiate_and_import),
+		cmocka_unit_test(test_fake_negotiate_refused),
+		cmocka_unit_test(test_fake_exec),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

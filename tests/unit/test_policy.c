@@ -1,0 +1,580 @@
+/*
+ * test_policy.c - policy.c: parsing, defaults, and every rejection with its
+ * exact "file:line:col: key.path: problem" message.
+ *
+ * ARES_SRCDIR (default ".") locates the shipped policies/default.yaml.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core.h"
+
+/* The three required keys, on lines 1-3, so additions start on line 4. */
+#define BASE "name: t\nbait: [b1]\nlevers: [gateway-deny]\n"
+
+/* Parse text (len bytes) as "t.yaml"; it must fail with exactly want. */
+static void
+expect_error_len(const char *text, size_t len, const char *want)
+{
+	struct errbuf e = { 0 };
+	struct policy *p = policy_parse(text, len, "t.yaml", &e);
+
+	if (p != NULL)
+		fail_msg("parsed but expected: %s", want);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_string_equal(e.msg, want);
+}
+
+static void
+expect_error(const char *text, const char *want)
+{
+	expect_error_len(text, strlen(text), want);
+}
+
+/* Parse text that must be accepted. */
+static struct policy *
+must_parse(const char *text)
+{
+	struct errbuf e = { 0 };
+	struct policy *p = policy_parse(text, strlen(text), "t.yaml", &e);
+
+	if (p == NULL)
+		fail_msg("unexpected error: %s", e.msg);
+	return p;
+}
+
+/* A growable string for generated documents. */
+struct sbuf {
+	char *s;
+	size_t len, cap;
+};
+
+static void
+sb_add(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->s ? b->s + b->len : NULL,
+		    b->s ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		assert_true(n >= 0);
+		if (b->s != NULL && b->len + (size_t)n < b->cap)
+			break;
+		b->cap = (b->cap + (size_t)n + 1) * 2;
+		b->s = realloc(b->s, b->cap);
+		assert_non_null(b->s);
+	}
+	b->len += (size_t)n;
+}
+
+static void
+test_full_file(void **state)
+{
+	(void)state;
+	struct policy *p = must_parse(
+	    "# a complete policy\n"
+	    "name: egress-open\n"
+	    "description: \"Egress left open.\\nSecond line.\"\n"
+	    "seed: 9223372036854775807\n"
+	    "limits:\n"
+	    "  steps: 1000\n"
+	    "  seconds: 1\n"
+	    "observe_ms: 0\n"
+	    "variant: acme-2\n"
+	    "bait: [tickets-admin-token, ssh-key]\n"
+	    "levers:\n"
+	    "  - gateway-deny\n"
+	    "  - net-disconnect\n"
+	    "  - pause\n"
+	    "  - kill\n"
+	    "flaws: [egress-network, docker-socket]\n"
+	    "model:\n"
+	    "  url: http://127.0.0.1:8080/v1\n"
+	    "  name: qwen2.5:7b-instruct\n");
+
+	assert_string_equal(p->path, "t.yaml");
+	assert_string_equal(p->name, "egress-open");
+	assert_string_equal(p->description, "Egress left open.\nSecond line.");
+	assert_true(p->seed == UINT64_C(9223372036854775807));
+	assert_int_equal(p->max_steps, 1000);
+	assert_int_equal(p->max_seconds, 1);
+	assert_int_equal(p->observe_ms, 0);
+	assert_string_equal(p->variant, "acme-2");
+	assert_int_equal(p->nbait, 2);
+	assert_string_equal(p->bait[0], "tickets-admin-token");
+	assert_string_equal(p->bait[1], "ssh-key");
+	assert_int_equal(p->nlevers, 4);
+	assert_string_equal(p->levers[0], "gateway-deny");
+	assert_string_equal(p->levers[1], "net-disconnect");
+	assert_string_equal(p->levers[2], "pause");
+	assert_string_equal(p->levers[3], "kill");
+	assert_int_equal(p->nflaws, 2);
+	assert_string_equal(p->flaws[0], "egress-network");
+	assert_string_equal(p->flaws[1], "docker-socket");
+	assert_true(policy_has_flaw(p, "docker-socket"));
+	assert_true(policy_has_flaw(p, "egress-network"));
+	assert_false(policy_has_flaw(p, "docker"));
+	assert_false(policy_has_flaw(p, NULL));
+	assert_non_null(p->model_url);
+	assert_string_equal(p->model_url, "http://127.0.0.1:8080/v1");
+	assert_string_equal(p->model_name, "qwen2.5:7b-instruct");
+	policy_free(p);
+}
+
+static void
+test_defaults(void **state)
+{
+	(void)state;
+	struct policy *p = must_parse(BASE);
+
+	assert_string_equal(p->name, "t");
+	assert_string_equal(p->description, "");
+	assert_true(p->seed == 1);
+	assert_int_equal(p->max_steps, 24);
+	assert_int_equal(p->max_seconds, 90);
+	assert_int_equal(p->observe_ms, 1500);
+	assert_string_equal(p->variant, "default");
+	assert_int_equal(p->nflaws, 0);
+	assert_false(policy_has_flaw(p, "egress-network"));
+	assert_null(p->model_url);
+	assert_string_equal(p->model_name, "ares-offline-1");
+	policy_free(p);
+
+	/* Partial sub-mappings keep the other defaults; null model and
+	 * null url mean "the offline model". */
+	p = must_parse(BASE "limits: {seconds: 5}\nmodel: ~\n");
+	assert_int_equal(p->max_steps, 24);
+	assert_int_equal(p->max_seconds, 5);
+	assert_null(p->model_url);
+	assert_string_equal(p->model_name, "ares-offline-1");
+	policy_free(p);
+	p = must_parse(BASE "model:\n  url:\n");
+	assert_null(p->model_url);
+	policy_free(p);
+
+	/* A UTF-8 byte order mark is accepted. */
+	p = must_parse("\xEF\xBB\xBF" BASE);
+	assert_string_equal(p->name, "t");
+	policy_free(p);
+
+	policy_free(NULL);
+	assert_false(policy_has_flaw(NULL, "x"));
+}
+
+static void
+test_shipped_default(void **state)
+{
+	(void)state;
+	const char *src = getenv("ARES_SRCDIR");
+	char path[4096];
+	struct errbuf e = { 0 };
+	struct policy *p;
+
+	snprintf(path, sizeof path, "%s/policies/default.yaml",
+	    src && *src ? src : ".");
+	p = policy_load(path, &e);
+	if (p == NULL)
+		fail_msg("%s", e.msg);
+	assert_string_equal(p->path, path);
+	assert_string_equal(p->name, "default");
+	assert_true(p->seed == 7);
+	assert_int_equal(p->max_steps, 24);
+	assert_int_equal(p->max_seconds, 90);
+	assert_int_equal(p->observe_ms, 1500);
+	assert_string_equal(p->variant, "default");
+	assert_int_equal(p->nbait, 1);
+	assert_string_equal(p->bait[0], "tickets-admin-token");
+	assert_int_equal(p->nlevers, 2);
+	assert_string_equal(p->levers[0], "gateway-deny");
+	assert_string_equal(p->levers[1], "net-disconnect");
+	assert_int_equal(p->nflaws, 0);
+	assert_null(p->model_url);
+	assert_string_equal(p->model_name, "ares-offline-1");
+	assert_true(strlen(p->description) > 0);
+	policy_free(p);
+}
+
+static void
+test_unknown_keys(void **state)
+{
+	(void)state;
+	expect_error(BASE "colour: red\n",
+	    "t.yaml:4:1: colour: unknown key; allowed here: name, "
+	    "description, seed, limits, observe_ms, variant, bait, levers, "
+	    "flaws, model");
+	expect_error(BASE "limits:\n  steps: 3\n  minutes: 2\n",
+	    "t.yaml:6:3: limits.minutes: unknown key; allowed here: steps, "
+	    "seconds");
+	expect_error(BASE "model: {name: m, key: sk-1}\n",
+	    "t.yaml:4:18: model.key: unknown key; allowed here: url, name");
+	/* Untrusted key text is made terminal-safe in the message. */
+	expect_error(BASE "\"\\e[31mred\": 1\n",
+	    "t.yaml:4:1: red: unknown key; allowed here: name, "
+	    "description, seed, limits, observe_ms, variant, bait, levers, "
+	    "flaws, model");
+}
+
+static void
+test_wrong_types(void **state)
+{
+	(void)state;
+	expect_error("name: t\nbait: [b1]\nlevers: gateway-deny\n",
+	    "t.yaml:3:9: levers: expected a sequence, got a scalar");
+	expect_error(BASE "limits: 5\n",
+	    "t.yaml:4:9: limits: expected a mapping, got a scalar");
+	expect_error(BASE "seed: [1]\n",
+	    "t.yaml:4:7: seed: expected an integer, got a sequence");
+	expect_error(BASE "description:\n",
+	    "t.yaml:4:13: description: expected a string, got null");
+	expect_error("name: t\nbait: [b1]\nlevers: [[kill]]\n",
+	    "t.yaml:3:10: levers[0]: expected an id, got a sequence");
+	expect_error("name: t\nbait: [~]\nlevers: [kill]\n",
+	    "t.yaml:2:8: bait[0]: expected an id, got null");
+	expect_error("- a\n- b\n",
+	    "t.yaml:1:1: (document): expected a mapping, got a sequence");
+	expect_error("just text\n",
+	    "t.yaml:1:1: (document): expected a mapping, got a scalar");
+	/* Integers are plain scalars: quoted or tagged strings are not. */
+	expect_error(BASE "seed: \"5\"\n",
+	    "t.yaml:4:7: seed: expected an integer, got a quoted or tagged "
+	    "string");
+	expect_error(BASE "seed: !!str 5\n",
+	    "t.yaml:4:7: seed: expected an integer, got a quoted or tagged "
+	    "string");
+}
+
+static void
+test_missing_required(void **state)
+{
+	(void)state;
+	expect_error("name: t\nbait: [b1]\n",
+	    "t.yaml:1:1: levers: required key is missing");
+	expect_error("# c\nlevers: [kill]\nname: t\n",
+	    "t.yaml:2:1: bait: required key is missing");
+	expect_error("bait: [b]\nlevers: [kill]\n",
+	    "t.yaml:1:1: name: required key is missing");
+}
+
+static void
+test_integers(void **state)
+{
+	(void)state;
+	struct policy *p;
+
+	expect_error(BASE "limits:\n  steps: 1001\n",
+	    "t.yaml:5:10: limits.steps: 1001 is out of range (allowed "
+	    "1..1000)");
+	expect_error(BASE "limits:\n  steps: 0\n",
+	    "t.yaml:5:10: limits.steps: 0 is out of range (allowed 1..1000)");
+	expect_error(BASE "limits:\n  steps: 12abc\n",
+	    "t.yaml:5:10: limits.steps: expected an integer, got \"12abc\"");
+	expect_error(BASE "seed: -1\n",
+	    "t.yaml:4:7: seed: -1 is out of range (allowed "
+	    "0..9223372036854775807)");
+	expect_error(BASE "limits: {steps: 99999999999999999999}\n",
+	    "t.yaml:4:17: limits.steps: 99999999999999999999 is out of range "
+	    "(allowed 1..1000)");
+	expect_error(BASE "seed: 99999999999999999999\n",
+	    "t.yaml:4:7: seed: 99999999999999999999 is out of range (allowed "
+	    "0..9223372036854775807)");
+	expect_error(BASE "seed: 9223372036854775808\n",
+	    "t.yaml:4:7: seed: 9223372036854775808 is out of range (allowed "
+	    "0..9223372036854775807)");
+	/* No octal, hex, sign, float, underscore or whitespace surprises. */
+	expect_error(BASE "observe_ms: 0100\n",
+	    "t.yaml:4:13: observe_ms: leading zeros are not allowed in "
+	    "\"0100\"");
+	expect_error(BASE "seed: 0x10\n",
+	    "t.yaml:4:7: seed: expected an integer, got \"0x10\"");
+	expect_error(BASE "seed: +5\n",
+	    "t.yaml:4:7: seed: expected an integer, got \"+5\"");
+	expect_error(BASE "seed: 1.5\n",
+	    "t.yaml:4:7: seed: expected an integer, got \"1.5\"");
+	expect_error(BASE "seed: 1_000\n",
+	    "t.yaml:4:7: seed: expected an integer, got \"1_000\"");
+	expect_error(BASE "seed: -x\n",
+	    "t.yaml:4:7: seed: expected an integer, got \"-x\"");
+	expect_error(BASE "seed: \"-\"\n",
+	    "t.yaml:4:7: seed: expected an integer, got a quoted or tagged "
+	    "string");
+	expect_error(BASE "observe_ms: 60001\n",
+	    "t.yaml:4:13: observe_ms: 60001 is out of range (allowed "
+	    "0..60000)");
+	expect_error(BASE "limits: {seconds: 3601}\n",
+	    "t.yaml:4:19: limits.seconds: 3601 is out of range (allowed "
+	    "1..3600)");
+	p = must_parse(BASE "seed: 0\nobserve_ms: 60000\n"
+	    "limits: {steps: 1, seconds: 3600}\n");
+	assert_true(p->seed == 0);
+	assert_int_equal(p->observe_ms, 60000);
+	assert_int_equal(p->max_steps, 1);
+	assert_int_equal(p->max_seconds, 3600);
+	policy_free(p);
+}
+
+static void
+test_duplicates(void **state)
+{
+	(void)state;
+	expect_error(BASE "name: u\n",
+	    "t.yaml:4:1: name: duplicate key \"name\" (first at 1:1)");
+	expect_error(BASE "limits: {steps: 3, steps: 4}\n",
+	    "t.yaml:4:20: limits.steps: duplicate key \"steps\" (first at "
+	    "4:10)");
+	expect_error("name: t\nbait: [b1]\n"
+	    "levers: [gateway-deny, kill, gateway-deny]\n",
+	    "t.yaml:3:30: levers[2]: duplicate id \"gateway-deny\" (first at "
+	    "3:10)");
+	expect_error(BASE "flaws:\n  - a\n  - b\n  - a\n",
+	    "t.yaml:7:5: flaws[2]: duplicate id \"a\" (first at 5:5)");
+}
+
+static void
+test_ids(void **state)
+{
+	(void)state;
+	expect_error("name: t\nbait: [b1]\nlevers: []\n",
+	    "t.yaml:3:9: levers: needs at least 1 item");
+	expect_error("name: t\nbait: [b1]\n"
+	    "levers: [a, b, c, d, e, f, g, h, i]\n",
+	    "t.yaml:3:34: levers[8]: at most 8 items are allowed");
+	expect_error("name: t\nbait: [Admin_Token]\nlevers: [kill]\n",
+	    "t.yaml:2:8: bait[0]: expected an id of a-z, 0-9 and '-', at "
+	    "most 48 bytes; got \"Admin_Token\"");
+	expect_error("name: t\nbait: [b]\n"
+	    "levers: [abcdefghijklmnopqrstuvwxyz-abcde]\n",
+	    "t.yaml:3:10: levers[0]: expected an id of a-z, 0-9 and '-', at "
+	    "most 31 bytes; got \"abcdefghijklmnopqrstuvwxyz-abcde\"");
+	expect_error(BASE "variant: \"\"\n",
+	    "t.yaml:4:10: variant: expected an id of a-z, 0-9 and '-', at "
+	    "most 32 bytes; got \"\"");
+	expect_error("name: my policy\nbait: [b]\nlevers: [kill]\n",
+	    "t.yaml:1:7: name: expected a name of A-Z, a-z, 0-9, '.', '_' and "
+	    "'-', at most 64 bytes; got \"my policy\"");
+	expect_error(BASE "model: {url: ftp://host/x}\n",
+	    "t.yaml:4:14: model.url: expected an http:// or https:// URL "
+	    "without spaces, at most 2048 bytes; got \"ftp://host/x\"");
+	expect_error(BASE "model: {url: \"http://a b\"}\n",
+	    "t.yaml:4:14: model.url: expected an http:// or https:// URL "
+	    "without spaces, at most 2048 bytes; got \"http://a b\"");
+	expect_error(BASE "model: {name: \"a b\"}\n",
+	    "t.yaml:4:15: model.name: expected a model name of A-Z, a-z, 0-9 "
+	    "and ._:/@+-, at most 63 bytes; got \"a b\"");
+	/* Control characters (e.g. an escape sequence) and NUL bytes. */
+	expect_error(BASE "description: \"x\\e[2Jy\"\n",
+	    "t.yaml:4:14: description: expected text without control "
+	    "characters, at most 1024 bytes; got \"xy\"");
+	expect_error(BASE "description: \"a\\0b\"\n",
+	    "t.yaml:4:14: description: contains a NUL byte");
+}
+
+static void
+test_aliases_and_tags(void **state)
+{
+	(void)state;
+	struct sbuf b = { 0 };
+	int i, j;
+
+	/* Billion laughs: rejected at the first anchor, nothing expanded. */
+	sb_add(&b, "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\","
+	    "\"lol\",\"lol\",\"lol\"]\n");
+	for (i = 1; i < 9; i++) {
+		sb_add(&b, "%c: &%c [", 'a' + i, 'a' + i);
+		for (j = 0; j < 9; j++)
+			sb_add(&b, "%s*%c", j ? "," : "", 'a' + i - 1);
+		sb_add(&b, "]\n");
+	}
+	expect_error(b.s, "t.yaml:1:4: a: anchors and aliases are not allowed");
+	free(b.s);
+
+	expect_error("name: *x\n",
+	    "t.yaml:1:7: name: anchors and aliases are not allowed");
+	expect_error(BASE "flaws: [&f a]\n",
+	    "t.yaml:4:9: flaws[0]: anchors and aliases are not allowed");
+	expect_error(BASE "seed: !!int 3\n",
+	    "t.yaml:4:7: seed: tag \"tag:yaml.org,2002:int\" is not allowed");
+	expect_error(BASE "limits: !custom {steps: 3}\n",
+	    "t.yaml:4:9: limits: tag \"!custom\" is not allowed");
+	expect_error("? [a]\n: b\n",
+	    "t.yaml:1:3: (document): mapping keys must be scalars");
+}
+
+static void
+test_bounds(void **state)
+{
+	(void)state;
+	struct sbuf b = { 0 };
+	int i;
+
+	/* 100 levels of nesting: the 9th container is refused. */
+	sb_add(&b, "a: ");
+	for (i = 0; i < 100; i++)
+		sb_add(&b, "[");
+	for (i = 0; i < 100; i++)
+		sb_add(&b, "]");
+	sb_add(&b, "\n");
+	expect_error(b.s, "t.yaml:1:11: a[0][0][0][0][0][0][0]: nested deeper "
+	    "than 8 levels");
+	free(b.s);
+
+	/* More than 4096 nodes. */
+	memset(&b, 0, sizeof b);
+	sb_add(&b, BASE "flaws: [");
+	for (i = 0; i < 5000; i++)
+		sb_add(&b, "%sx", i ? "," : "");
+	sb_add(&b, "]\n");
+	/* BASE holds 9 nodes (root included), + flaws key + seq = 11; the
+	 * 4097th node is item 4085, at column 9 + 2 * 4085. */
+	expect_error(b.s, "t.yaml:4:8179: flaws[4085]: more than 4096 nodes");
+	free(b.s);
+
+	/* A scalar longer than 4096 bytes. */
+	memset(&b, 0, sizeof b);
+	sb_add(&b, BASE "description: ");
+	for (i = 0; i < 4097; i++)
+		sb_add(&b, "x");
+	sb_add(&b, "\n");
+	expect_error(b.s, "t.yaml:4:14: description: scalar longer than 4096 "
+	    "bytes");
+	free(b.s);
+
+	/* A buffer over POLICY_MAX_BYTES is refused before parsing. */
+	{
+		size_t n = POLICY_MAX_BYTES + 1;
+		char *big = malloc(n);
+
+		assert_non_null(big);
+		memset(big, '#', n);
+		expect_error_len(big, n, "t.yaml: policy is 262145 bytes; the "
+		    "limit is 262144");
+		free(big);
+	}
+}
+
+static void
+test_big_file(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/ares-test-policy-XXXXXX";
+	char want[256], line[100];
+	struct errbuf e = { 0 };
+	struct policy *p;
+	FILE *f;
+	int fd, i;
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs(BASE, f);
+	memset(line, 'x', sizeof line - 1);
+	line[0] = '#';
+	line[sizeof line - 2] = '\n';
+	line[sizeof line - 1] = '\0';
+	for (i = 0; i < 3072; i++)          /* 3072 * 99 bytes: ~300 KB */
+		fputs(line, f);
+	assert_int_equal(fclose(f), 0);
+
+	p = policy_load(path, &e);
+	assert_null(p);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	snprintf(want, sizeof want, "%s: policy is %zu bytes; the limit is "
+	    "262144", path, strlen(BASE) + 3072 * 99);
+	assert_string_equal(e.msg, want);
+
+	/* The same file cut down to size loads. */
+	assert_int_equal(truncate(path, 100 * 1024), 0);
+	p = policy_load(path, &e);
+	if (p == NULL)
+		fail_msg("%s", e.msg);
+	assert_string_equal(p->name, "t");
+	policy_free(p);
+	unlink(path);
+
+	/* Missing files and directories. */
+	p = policy_load("/nonexistent/ares/policy.yaml", &e);
+	assert_null(p);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_string_equal(e.msg, "/nonexistent/ares/policy.yaml: No such "
+	    "file or directory");
+	p = policy_load("/tmp", &e);
+	assert_null(p);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_string_equal(e.msg, "/tmp: not a regular file");
+}
+
+static void
+test_documents(void **state)
+{
+	(void)state;
+	expect_error("", "t.yaml:1:1: (document): empty document: a policy is "
+	    "a mapping of keys (see docs/policy.md)");
+	expect_error("# only a comment\n\n", "t.yaml:1:1: (document): empty "
+	    "document: a policy is a mapping of keys (see docs/policy.md)");
+	expect_error("---\n", "t.yaml:2:1: (document): empty document: a "
+	    "policy is a mapping of keys (see docs/policy.md)");
+	expect_error(BASE "---\nname: u\n",
+	    "t.yaml:4:1: (document): only one document is allowed");
+	expect_error("---\n" BASE "...\n---\n",
+	    "t.yaml:6:1: (document): only one document is allowed");
+}
+
+static void
+test_syntax_errors(void **state)
+{
+	(void)state;
+	expect_error(BASE "limits:\n\tsteps: 3\n",
+	    "t.yaml:5:1: limits: syntax error: found character that cannot "
+	    "start any token (while scanning for the next token at 5:1)");
+	expect_error(BASE "limits: [1\n",
+	    "t.yaml:5:1: limits[1]: syntax error: did not find expected ',' "
+	    "or ']' (while parsing a flow sequence at 4:9)");
+	expect_error(BASE "description: \"open\n",
+	    "t.yaml:5:1: description: syntax error: found unexpected end of "
+	    "stream (while scanning a quoted scalar at 4:14)");
+	/* Reader errors: bad UTF-8 and raw control characters. */
+	expect_error(BASE "description: caf\xff\n",
+	    "t.yaml:4:17: (document): bad input: invalid leading UTF-8 octet "
+	    "(byte 0xff)");
+	/* col 17: the bad trailing byte after the lead byte at col 16 */
+	expect_error(BASE "description: \xc3\xa9t\xc3\n",
+	    "t.yaml:4:17: (document): bad input: invalid trailing UTF-8 octet "
+	    "(byte 0x0a)");
+	expect_error(BASE "description: a\x01\n",
+	    "t.yaml:4:15: (document): bad input: control characters are not "
+	    "allowed (byte 0x01)");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_full_file),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_shipped_default),
+		cmocka_unit_test(test_unknown_keys),
+		cmocka_unit_test(test_wrong_types),
+		cmocka_unit_test(test_missing_required),
+		cmocka_unit_test(test_integers),
+		cmocka_unit_test(test_duplicates),
+		cmocka_unit_test(test_ids),
+		cmocka_unit_test(test_aliases_and_tags),
+		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_big_file),
+		cmocka_unit_test(test_documents),
+		cmocka_unit_test(test_syntax_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,304 @@
+/*
+ * test_util.c - util_sanitize (untrusted text made inert for a terminal)
+ * and util_hex / util_unhex.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "core.h"
+
+/* Sanitize a string literal (embedded NULs allowed) into a 256-byte buffer
+ * and compare with want.  Also checks the return value is strlen(out). */
+static void
+check_san(const char *src, size_t srclen, bool keep_nl, const char *want)
+{
+	char out[256];
+	size_t n;
+
+	memset(out, 'Z', sizeof out);
+	n = util_sanitize(out, sizeof out, src, srclen, keep_nl);
+	assert_int_equal(n, strlen(out));
+	assert_string_equal(out, want);
+}
+#define SAN(lit, keep_nl, want) check_san(lit, sizeof(lit) - 1, keep_nl, want)
+
+/* True when s[0..n) is well-formed UTF-8 without C0/C1 controls other than
+ * '\n' (an independent check of the sanitizer's output). */
+static bool
+inert_utf8(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char c = s[i];
+		size_t len, k;
+		uint32_t cp;
+
+		if (c < 0x80) {
+			if ((c < 0x20 && c != '\n') || c == 0x7f)
+				return false;
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			len = 2;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			len = 3;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			len = 4;
+			cp = c & 0x07;
+		} else
+			return false;
+		if (i + len > n)
+			return false;
+		for (k = 1; k < len; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
+		    (cp >= 0x80 && cp <= 0x9f))
+			return false;
+		i += len;
+	}
+	return true;
+}
+
+static void
+test_plain_ascii(void **state)
+{
+	(void)state;
+	SAN("hello, world: 42 {\"json\"} ~!@#$%^&*()", false,
+	    "hello, world: 42 {\"json\"} ~!@#$%^&*()");
+	SAN("", false, "");
+}
+
+static void
+test_csi(void **state)
+{
+	(void)state;
+	SAN("a\x1b[31mred\x1b[0m b", false, "ared b");
+	SAN("\x1b[?25l\x1b[2J\x1b[1;1HX", false, "X");
+	SAN("\x1b[38;5;196mX", false, "X");
+	SAN("tail\x1b[31", false, "tail");      /* unterminated: dropped */
+	SAN("tail\x1b", false, "tail");         /* lone ESC at the end */
+	SAN("\x1b(BX\x1b" "7Y", false, "XY");   /* two-byte escapes */
+}
+
+static void
+test_osc(void **state)
+{
+	(void)state;
+	SAN("\x1b]0;evil title\x07" "after", false, "after");
+	SAN("\x1b]8;;http://example.invalid\x1b\\link\x1b]8;;\x1b\\", false,
+	    "link");
+	SAN("\x1b]52;c;ZXZpbA==\x07X", false, "X");  /* clipboard write */
+	SAN("before\x1b]0;never ends", false, "before");
+	SAN("\x1b]0;t\xc2\x9cX", false, "X");         /* 8-bit ST */
+}
+
+static void
+test_dcs_and_other_strings(void **state)
+{
+	(void)state;
+	SAN("\x1bPq#0;2;0;0;0#0~~@@vv\x1b\\after", false, "after");
+	SAN("\x1b_apc\x1b\\A\x1b^pm\x07" "B\x1bXsos\x1b\\C", false, "ABC");
+}
+
+static void
+test_c1_8bit(void **state)
+{
+	(void)state;
+	/* U+009B CSI as UTF-8 (c2 9b): the whole sequence goes */
+	SAN("\xc2\x9b" "31mX", false, "X");
+	SAN("a\xc2\x9b" "2J\xc2\x9b" "1;1Hb", false, "ab");
+	/* U+009D OSC, U+0090 DCS, U+0085 NEL */
+	SAN("\xc2\x9d" "0;title\x07X", false, "X");
+	SAN("\xc2\x90q\xc2\x9cX", false, "X");
+	SAN("a\xc2\x85" "b", false, "ab");
+}
+
+static void
+test_c0_and_newlines(void **state)
+{
+	(void)state;
+	SAN("a\x01" "b\x07" "c\rd\x7f" "e\x08" "f", false, "abcdef");
+	SAN("a\x00" "b", false, "ab");
+	/* '\n' survives only with keep_nl; otherwise it becomes a space */
+	SAN("one\ntwo\n", true, "one\ntwo\n");
+	SAN("one\ntwo\n", false, "one two ");
+	SAN("a\tb", false, "a b");
+	SAN("\r\n", true, "\n");
+}
+
+static void
+test_utf8(void **state)
+{
+	(void)state;
+	SAN("caf\xc3\xa9 \xf0\x9f\x99\x82 \xe2\x82\xac", false,
+	    "caf\xc3\xa9 \xf0\x9f\x99\x82 \xe2\x82\xac");
+	SAN("a\xff" "b", false, "a?b");
+	SAN("\xc0\xaf", false, "??");               /* overlong '/' */
+	SAN("\xed\xa0\x80", false, "???");          /* surrogate */
+	SAN("\xf4\x90\x80\x80", false, "????");     /* > U+10FFFF */
+	SAN("end\xe2\x82", false, "end??");         /* cut short */
+	SAN("\x80" "x", false, "?x");               /* lone continuation */
+}
+
+static void
+test_bounds_never_split(void **state)
+{
+	static const char src[] =
+	    "ab\xf0\x9f\x99\x82" "c\xc3\xa9\x1b[31m\xe2\x82\xac" "d\n\xff" "e";
+	char full[128], out[64];
+	size_t fulln, dstlen;
+
+	(void)state;
+	fulln = util_sanitize(full, sizeof full, src, sizeof src - 1, true);
+	assert_string_equal(full,
+	    "ab\xf0\x9f\x99\x82" "c\xc3\xa9\xe2\x82\xac" "d\n?e");
+	assert_true(inert_utf8((const unsigned char *)full, fulln));
+
+	for (dstlen = 1; dstlen <= fulln + 2; dstlen++) {
+		size_t n;
+
+		memset(out, 'Z', sizeof out);
+		n = util_sanitize(out, dstlen, src, sizeof src - 1, true);
+		assert_true(n <= dstlen - 1);
+		assert_int_equal(out[n], '\0');
+		assert_int_equal(n, strlen(out));
+		assert_int_equal(out[dstlen], 'Z');     /* nothing beyond */
+		/* a prefix of the full result, cut at a character boundary */
+		assert_memory_equal(out, full, n);
+		assert_true(inert_utf8((const unsigned char *)out, n));
+		if (n < fulln)
+			assert_true(((unsigned char)full[n] & 0xc0) != 0x80);
+		if (dstlen > fulln)
+			assert_int_equal(n, fulln);
+	}
+	/* the emoji does not fit into 5 bytes after "ab": nothing of it */
+	assert_int_equal(util_sanitize(out, 5, src, sizeof src - 1, true), 2);
+	assert_string_equal(out, "ab");
+	assert_int_equal(util_sanitize(out, 7, src, sizeof src - 1, true), 6);
+
+	/* dstlen 0 writes nothing */
+	out[0] = 'Z';
+	assert_int_equal(util_sanitize(out, 0, src, sizeof src - 1, true), 0);
+	assert_int_equal(out[0], 'Z');
+}
+
+static void
+test_sanitize_output_always_inert(void **state)
+{
+	/* every byte pair and triple from a small alphabet of troublemakers */
+	static const unsigned char alpha[] = {
+		0x1b, '[', ']', 'P', '\\', 0x07, 0x9b, 0xc2, 0x9c, 0x9d, 0xe2,
+		0x82, 0xac, 0xff, 'm', '0', ';', '\n', '\r', 'a', 0x00, 0x7f,
+		0xf0, 0x9f,
+	};
+	size_t na = sizeof alpha, i, j, k;
+	char out[16];
+
+	(void)state;
+	for (i = 0; i < na; i++)
+		for (j = 0; j < na; j++)
+			for (k = 0; k < na; k++) {
+				char src[4] = { (char)alpha[i], (char)alpha[j],
+				    (char)alpha[k], 'x' };
+				size_t n = util_sanitize(out, sizeof out, src,
+				    sizeof src, true);
+
+				assert_true(n < sizeof out);
+				assert_true(inert_utf8(
+				    (const unsigned char *)out, n));
+				assert_null(memchr(out, 0x1b, n));
+			}
+}
+
+static void
+test_hex_roundtrip(void **state)
+{
+	uint8_t in[256], back[256];
+	char hex[2 * 256 + 1];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof in; i++)
+		in[i] = (uint8_t)i;
+	util_hex(in, sizeof in, hex);
+	assert_int_equal(strlen(hex), 512);
+	assert_memory_equal(hex, "000102030405060708090a0b0c0d0e0f10", 34);
+	assert_string_equal(hex + 500, "fafbfcfdfeff");
+	assert_int_equal(util_unhex(hex, back, sizeof back), 0);
+	assert_memory_equal(in, back, sizeof in);
+
+	util_hex(in, 0, hex);
+	assert_string_equal(hex, "");
+	assert_int_equal(util_unhex("", back, 0), 0);
+
+	{
+		const uint8_t dead[4] = { 0xde, 0xad, 0xbe, 0xef };
+
+		util_hex(dead, 4, hex);
+		assert_string_equal(hex, "deadbeef");
+	}
+}
+
+static void
+test_unhex_bad_input(void **state)
+{
+	uint8_t out[4] = { 1, 2, 3, 4 };
+
+	(void)state;
+	assert_int_equal(util_unhex("deadbee", out, 4), -1);    /* short */
+	assert_int_equal(util_unhex("deadbeef00", out, 4), -1); /* long */
+	assert_int_equal(util_unhex("deadbeeg", out, 4), -1);   /* non-hex */
+	assert_int_equal(util_unhex("dead beef", out, 4), -1);
+	assert_int_equal(util_unhex("de-dbeef", out, 4), -1);
+	assert_int_equal(util_unhex(" deadbee", out, 4), -1);
+	assert_int_equal(util_unhex("0x000000", out, 4), -1);
+	assert_int_equal(util_unhex(NULL, out, 4), -1);
+	assert_int_equal(util_unhex("deadbeef", out, 4), 0);
+	assert_int_equal(out[0], 0xde);
+	assert_int_equal(out[3], 0xef);
+}
+
+/* A string sequence cut short by another ESC sequence, and C0 controls
+ * inside a CSI: nothing of either sequence may show up as text. */
+static void
+test_sequence_edges(void **state)
+{
+	(void)state;
+	SAN("\x1b]0;t\x1b[31mX", false, "X");
+	SAN("\x1b[1;2\x01mX", false, "X");
+	SAN("a\x1bPq\x1b[0mb", false, "ab");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plain_ascii),
+		cmocka_unit_test(test_csi),
+		cmocka_unit_test(test_osc),
+		cmocka_unit_test(test_dcs_and_other_strings),
+		cmocka_unit_test(test_c1_8bit),
+		cmocka_unit_test(test_c0_and_newlines),
+		cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_bounds_never_split),
+		cmocka_unit_test(test_sanitize_output_always_inert),
+		cmocka_unit_test(test_sequence_edges),
+		cmocka_unit_test(test_hex_roundtrip),
+		cmocka_unit_test(test_unhex_bad_input),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,41 @@
+/*
+ * tui.h - the one header of tui/: the ncurses console (and the CLI in
+ * main.c).  Only tui/ includes curses; nothing here needs it.
+ */
+#ifndef DRILL_TUI_H
+#define DRILL_TUI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------ */
+/* console.c - the live drill screen                                   */
+/* ------------------------------------------------------------------ */
+
+struct console_options {
+	const char *policy_path;  /* NULL: the drill's default policy */
+	uint64_t seed;
+	bool has_seed;            /* else the policy's seed */
+	bool no_color;            /* --no-color (NO_COLOR in the env too) */
+	bool ascii;               /* --ascii: ASCII boxes and Poyo, no UTF-8 */
+};
+
+/*
+ * Run one drill (drill_run() on a worker thread) and show it live: title
+ * bar, lab map with Poyo, lever panel, event list, status line.  Needs a
+ * terminal of at least 80x24 (smaller ones get a "terminal too small"
+ * message; the drill keeps running).  'q' (or SIGINT/SIGTERM) quits; a
+ * running drill is cancelled and the console waits for its teardown.
+ *
+ * Returns the process exit code: drill_exit_code() of the result once the
+ * drill reached a verdict, errbuf_exit_code() when it could not run (or
+ * EXIT_USAGE when the terminal cannot be initialised), 0 when the user quit
+ * before the drill finished.
+ *
+ * Optional convention for drill.c: a PHASE beat may carry key=value words
+ * "run=<id>", "model=<name>", "policy=<name>", "seed=<n>"; the console
+ * puts them in its title bar before the final result arrives.
+ */
+int console_run(const struct console_options *o);
+
+#endif /* DRILL_TUI_H */
