@@ -412,37 +412,260 @@ int lab_teardown(struct docker *d, const char *run_id, struct errbuf *e);
 void lab_free(struct lab *lab);
 
 /* ------------------------------------------------------------------ */
-/* lever.c - kill switches: one protocol, a table of built-ins         */
+/* lever.c, lever_kernel.c - kill switches: one protocol, one table    */
 /* ------------------------------------------------------------------ */
+/*
+ * docs/levers.md.  Built-ins: gateway-deny, net-disconnect, pause, kill
+ * (Engine API / gateway), cgroup-freeze, link-down (kernel, local engine
+ * only), and external:/abs/path (a command speaking a JSON protocol).
+ * lever_ctx_prepare() runs once after the agent started and caches what the
+ * levers need, so the kill path does the minimum.
+ */
+#define LEVER_NAME_MAX        160          /* "external:/abs/path" included */
+#define LEVER_EXT_OUT_MAX     (64 * 1024)  /* external lever stdout bound */
+#define LEVER_EXT_TIMEOUT_MS  5000         /* per external invocation */
+#define LEVER_EXTERNAL_PREFIX "external:"
 
 struct lever_ctx {
 	struct docker *docker;
 	struct lab *lab;
-	void *gateway_http;   /* CURL handle to the gateway control socket,
-	                         kept warm by lever.c; lever_ctx_release */
+	void *gateway_http;   /* unused (kept for source compatibility) */
+
+	/* Filled by lever_ctx_prepare; unset (prepared false) means levers
+	 * fall back to asking the engine on the kill path. */
+	bool prepared;
+	int agent_pid;              /* State.Pid (host pid namespace) */
+	char agent_id[80];          /* full container id */
+	char *net_ids[8];           /* networks the agent was attached to */
+	size_t nnets;
+	/* Kernel levers: available only when kernel_why is NULL. */
+	char *kernel_why;           /* why kernel levers are unavailable */
+	int cgroup_version;         /* 1 (freezer) or 2 (unified) */
+	char *cgroup_dir;           /* the agent's freezer/unified dir */
+	int netns_fd;               /* /proc/<pid>/ns/net, -1 if none */
+	bool frozen;                /* cgroup-freeze fired (release thaws) */
+	/* Gateway: prebuilt requests on the control socket. */
+	char *gw_deny, *gw_allow, *gw_probe;
+	size_t gw_deny_len, gw_allow_len, gw_probe_len;
+	int gw_probe_fd;            /* connected during fire, used by verify */
 };
-/* Free what levers cached in c (not docker or lab). */
+
+/*
+ * Inspect the agent once and cache pid, id, networks, cgroup dir, an fd on
+ * its network namespace and the gateway requests.  Call right after the
+ * agent container started (never on the kill path).  Returns 0 even when
+ * the kernel levers are unavailable (c->kernel_why says why; they then fail
+ * closed); -1 + e when the agent cannot be inspected.
+ */
+int lever_ctx_prepare(struct lever_ctx *c, struct errbuf *e);
+/* Free what levers cached in c (not docker or lab).  If cgroup-freeze left
+ * the agent frozen, SIGKILL it and thaw first so the engine can remove it:
+ * call this before lab_teardown, after the observation window. */
 void lever_ctx_release(struct lever_ctx *c);
+
 struct lever_entry {
 	const char *name;
 	const char *summary;
 	/* Fire: send the command.  -1 + e. */
-	int (*fire)(struct lever_ctx *c, struct errbuf *e);
+	int (*fire)(struct lever_ctx *c, const struct lever_entry *l,
+	    struct errbuf *e);
 	/* Verify: 0 when the effect is confirmed, -1 + e otherwise. */
-	int (*verify)(struct lever_ctx *c, struct errbuf *e);
+	int (*verify)(struct lever_ctx *c, const struct lever_entry *l,
+	    struct errbuf *e);
+	/* Undo the effect (benchmarks, tests); NULL when impossible. */
+	int (*reset)(struct lever_ctx *c, const struct lever_entry *l,
+	    struct errbuf *e);
 	bool cuts_off;   /* verified => the agent is cut off (time to kill) */
+	const char *arg; /* external levers: the command path */
 };
 struct lever_result {
-	char name[32];
+	char name[LEVER_NAME_MAX];
 	bool fired, verified;
 	uint64_t fired_ns, verified_ns;  /* CLOCK_MONOTONIC */
 	char detail[256];                /* error or confirmation */
 };
+/* A built-in by name, or "external:/abs/path" (absolute, executable;
+ * interned for the life of the process, at most 16).  NULL if unknown. */
 const struct lever_entry *lever_find(const char *name);
-extern const struct lever_entry *const lever_table[];
+extern const struct lever_entry *const lever_table[];  /* built-ins */
 /* Fire then verify one lever, filling r.  Returns 0 when verified. */
 int lever_pull(const struct lever_entry *l, struct lever_ctx *c,
     struct lever_result *r);
+/* Undo a lever's effect (l->reset).  -1 + e (also when it has none). */
+int lever_reset(const struct lever_entry *l, struct lever_ctx *c,
+    struct errbuf *e);
+
+/* Pure helpers (unit-tested). */
+/* Status code of an HTTP/1.x status line at the start of buf: 100..599;
+ * 0 when no complete line yet (and len < 512); -1 when malformed. */
+int lever_http_status(const char *buf, size_t len);
+/* Parse an external lever's stdout: exactly one JSON object line
+ * {"ok":bool,"detail":string?} (a trailing newline allowed), at most
+ * LEVER_EXT_OUT_MAX bytes.  Fills *ok and detail (sanitized).  -1 + e. */
+int lever_ext_parse(const char *out, size_t len, bool *ok, char *detail,
+    size_t detail_max, struct errbuf *e);
+/* From /proc/<pid>/cgroup text: the v1 freezer path (version 1) or else
+ * the v2 unified path ("0::", version 2) into path.  -1 + e. */
+int lever_cgroup_parse(const char *text, size_t len, int *version,
+    char *path, size_t path_max, struct errbuf *e);
+/* From /proc/self/mountinfo text: mount point and root of the v1 freezer
+ * hierarchy (version 1) or the cgroup2 mount (version 2).  -1 if none. */
+int lever_mountinfo_cgroup(const char *text, size_t len, int version,
+    char *mnt, size_t mnt_max, char *root, size_t root_max);
+
+/* lever_kernel.c: the kernel part of prepare/release and its levers. */
+int lever_kernel_prepare(struct lever_ctx *c, struct errbuf *e);
+void lever_kernel_release(struct lever_ctx *c);
+extern const struct lever_entry lever_cgroup_freeze;
+extern const struct lever_entry lever_link_down;
+
+/* ------------------------------------------------------------------ */
+/* sign.c - Ed25519 signatures in minisign's format (libsodium)        */
+/* ------------------------------------------------------------------ */
+/*
+ * Files (docs/signing.md), compatible with minisign 0.11:
+ *   public key  ares.pub:  "untrusted comment: ares public key <KEYID>\n"
+ *                          base64("Ed" | keyid 8 | Ed25519 pk 32) "\n"
+ *   secret key  ares.key:  minisign's secret key layout, unencrypted
+ *                          (KDF bytes 0 0), mode 0600
+ *   signature   F.minisig: "untrusted comment: ...\n"
+ *                          base64("ED" | keyid | sig(BLAKE2b-512(F))) "\n"
+ *                          "trusted comment: <text>\n"
+ *                          base64(sig(sig64 | text)) "\n"
+ * KEYID is shown as 16 upper-case hex digits of the little-endian key id
+ * (what minisign prints).
+ */
+#define SIGN_KEYID_BYTES   8
+#define SIGN_KEYID_HEX     17      /* 16 hex + NUL */
+#define SIGN_COMMENT_MAX   1024    /* trusted comment bytes (no newline) */
+#define SIGN_PUBKEY_NAME   "ares.pub"
+#define SIGN_SECKEY_NAME   "ares.key"
+
+struct sign_pubkey {
+	uint8_t keyid[SIGN_KEYID_BYTES];
+	uint8_t pk[32];
+	char keyid_hex[SIGN_KEYID_HEX];
+};
+struct sign_secret;   /* opaque, lives in sodium_malloc'd memory */
+
+/* The key directory: flag_dir (--key-dir) if non-NULL, else $ARES_KEY_DIR,
+ * else $XDG_CONFIG_HOME/ares (absolute only), else $HOME/.config/ares.
+ * -1 + e (ERRBUF_INPUT) when none can be found or out is too small. */
+int sign_key_dir(const char *flag_dir, char *out, size_t outlen,
+    struct errbuf *e);
+/* True when DIR/ares.key exists (any type). */
+bool sign_key_exists(const char *dir);
+/* Generate a key pair into dir (created 0700): ares.key (0600) and
+ * ares.pub (0644).  Refuses to replace either file unless force.  keyid_hex
+ * (may be NULL) gets the new key id.  -1 + e. */
+int sign_keygen(const char *dir, bool force, char keyid_hex[SIGN_KEYID_HEX],
+    struct errbuf *e);
+/* Load DIR/ares.key (refused when group/world accessible).  NULL + e.
+ * Free with sign_secret_free (zeroes it). */
+struct sign_secret *sign_secret_load(const char *dir, struct errbuf *e);
+/* sign_secret_load, generating the pair first when DIR/ares.key does not
+ * exist (*created, may be NULL, tells).  NULL + e. */
+struct sign_secret *sign_secret_load_or_create(const char *dir,
+    bool *created, struct errbuf *e);
+void sign_secret_free(struct sign_secret *sk);
+const char *sign_secret_keyid(const struct sign_secret *sk);   /* hex */
+/* The public half of sk. */
+void sign_secret_pubkey(const struct sign_secret *sk, struct sign_pubkey *out);
+/* Write sk's public key file to path (0644, replaced atomically).  -1 + e. */
+int sign_pubkey_write(const struct sign_secret *sk, const char *path,
+    struct errbuf *e);
+/* Parse / load a public key file (bounded).  -1 + e (ERRBUF_INPUT). */
+int sign_pubkey_parse(const char *buf, size_t len, const char *name,
+    struct sign_pubkey *out, struct errbuf *e);
+int sign_pubkey_load(const char *path, struct sign_pubkey *out,
+    struct errbuf *e);
+/* Sign the file at path into path.minisig with trusted_comment (at most
+ * SIGN_COMMENT_MAX bytes, no control characters but tab).  -1 + e. */
+int sign_file(const struct sign_secret *sk, const char *path,
+    const char *trusted_comment, struct errbuf *e);
+/* BLAKE2b of a whole file (streamed; outlen 16..64), *bytes (may be NULL)
+ * gets its size.  -1 + e (ERRBUF_INPUT when missing or not a regular file). */
+int sign_hash_file(const char *path, uint8_t *out, size_t outlen,
+    uint64_t *bytes, struct errbuf *e);
+/* Verify the file at path against the signature file sig_path (NULL:
+ * path.minisig) and the public key pk.  0 when valid: trusted_out (if
+ * non-NULL, trusted_len >= SIGN_COMMENT_MAX + 1 advised) gets the trusted
+ * comment.  -1 + e with the reason otherwise (ERRBUF_INPUT). */
+int sign_verify(const struct sign_pubkey *pk, const char *path,
+    const char *sig_path, char *trusted_out, size_t trusted_len,
+    struct errbuf *e);
+/* Same with the public key read from pubkey_path. */
+int sign_verify_file(const char *pubkey_path, const char *path,
+    const char *sig_path, char *trusted_out, size_t trusted_len,
+    struct errbuf *e);
+
+/* ------------------------------------------------------------------ */
+/* report.c - report.json / report.md, signed; ares verify's checks    */
+/* ------------------------------------------------------------------ */
+/*
+ * RUN_DIR/report.json (format "ares-report-v1", docs/report.md) carries the
+ * drill result, the count and head of every evidence chain of the run, and
+ * BLAKE2b-256 of drill.json, agent.log and report.md.  It is signed into
+ * report.json.minisig; the public key is copied to RUN_DIR/ares.pub.
+ */
+#define REPORT_FORMAT       "ares-report-v1"
+#define REPORT_MAX_CHAINS   64
+#define REPORT_JSON_MAX     (1024 * 1024)   /* verify bound */
+
+struct drill_result;
+
+/* One evidence chain of the run. */
+struct report_chain {
+	const char *name;   /* "master", "sensor:gateway": [A-Za-z0-9._:-] */
+	const char *path;   /* relative to the run dir: "evidence.jsonl",
+	                       "sensors/gateway.jsonl" ([A-Za-z0-9._/-], no
+	                       "..", no leading '/') */
+	size_t entries;     /* the writer's count; 0 with head "" means:
+	                       verify the file and take its count and head */
+	char head[EVIDENCE_HEX_BYTES];
+};
+
+/* Write RUN_DIR/report.md and RUN_DIR/report.json (r->run_dir) and, when
+ * sk is non-NULL, RUN_DIR/report.json.minisig and RUN_DIR/ares.pub.  The
+ * trusted comment is "ares-report-v1 run=<id> <path>=<entries>:<head> ..."
+ * (at most SIGN_COMMENT_MAX bytes: about 9 chains).  -1 + e. */
+int report_write(const struct drill_result *r,
+    const struct report_chain *chains, size_t nchains,
+    const struct sign_secret *sk, struct errbuf *e);
+/* The trusted comment for a run id and its chains.  Caller frees.  NULL + e
+ * when it would exceed SIGN_COMMENT_MAX. */
+char *report_trusted_comment(const char *run_id,
+    const struct report_chain *chains, size_t nchains, struct errbuf *e);
+
+struct report_check {
+	char name[96];       /* "signature", "report", "chain:evidence.jsonl" */
+	bool ok;
+	size_t line;         /* chain checks: 1-based bad line, else 0 */
+	char reason[256];    /* why it failed ("" when ok) */
+	char text[512];      /* one line for people (sanitized) */
+};
+struct report_verify_result {
+	bool ok;                         /* every check passed */
+	bool pinned;                     /* key given by the caller */
+	char key_id[SIGN_KEYID_HEX];     /* of the key used */
+	char run_id[128];                /* from report.json ("" if unread) */
+	char verdict[32];
+	struct report_check *checks;     /* in order; report_verify_free */
+	size_t nchecks;
+	int first_bad;                   /* index into checks, -1 if ok */
+};
+/* Check a run directory: the signature of report.json with pub_path (NULL:
+ * RUN_DIR/ares.pub), report.json's format and run id, the trusted comment,
+ * every chain (verified, then count and head against the report) and the
+ * hashes of `files`.  Returns 0 when the checks ran (res->ok is the
+ * verdict; missing or malformed files in the run dir are failed checks),
+ * -1 + e when run_dir is not a directory or pub_path cannot be used. */
+int report_verify_dir(const char *run_dir, const char *pub_path,
+    struct report_verify_result *res, struct errbuf *e);
+void report_verify_free(struct report_verify_result *res);
+/* The result as JSON ("ares-verify-v1").  Caller deletes. */
+cJSON *report_verify_json(const char *run_dir,
+    const struct report_verify_result *res);
 
 /* ------------------------------------------------------------------ */
 /* drill.c - one drill: up, run, bait, levers, observe, teardown       */

@@ -412,7 +412,9 @@ drill_wait(struct drill_state *st, int ms)
 static bool
 drill_cancelled(const struct drill_state *st)
 {
-	return st->o->cancel != NULL && *st->o->cancel != 0;
+	/* The console sets the flag from its own thread. */
+	return st->o->cancel != NULL &&
+	    __atomic_load_n(st->o->cancel, __ATOMIC_SEQ_CST) != 0;
 }
 
 /* Is the agent container still running?  -1 on inspect failure. */
@@ -793,7 +795,7 @@ out:
 		free(p);
 		free(txt);
 		cJSON_Delete(j);
-		drill_beat(&st, DRILL_BEAT_VERDICT, -1, 0, "verdict: %s%s%s",
+		drill_beat(&st, DRILL_BEAT_VERDICT, -1, 0, "%s%s%s",
 		    drill_verdict_name(r->verdict),
 		    r->verdict_reason[0] != '\0' ? " - " : "",
 		    r->verdict_reason);

@@ -1,137 +1,392 @@
 /*
  * lever.c - kill switches.  Every lever follows one protocol (name, fire,
- * verify, timestamps) and sits in a const table, so new ones plug in.  A
- * lever counts only once its verification succeeded.
+ * verify, optional reset, timestamps) and sits in a const table, so new
+ * ones plug in.  A lever counts only once its verification succeeded.
+ *
+ * This file: the protocol, the Engine API levers (net-disconnect, pause,
+ * kill), gateway-deny (raw HTTP/1.1 over the gateway's control socket) and
+ * external levers (a command speaking JSON, docs/levers.md).  The kernel
+ * levers (cgroup-freeze, link-down) live in lever_kernel.c.
  */
 #include "core.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-#include <curl/curl.h>
+#define LEVER_GW_TIMEOUT_MS  2000
+#define LEVER_STATUS_MAX     512      /* bytes we accept before the CRLF */
+#define LEVER_EXT_MAX        16       /* interned external levers */
+#define LEVER_EXT_ERR_MAX    4096     /* stderr kept from an external lever */
 
-/* Discard a response body (bounded by the caller's timeout). */
-static size_t
-lever_discard(char *p, size_t size, size_t n, void *ctx)
+/* ---- pure helpers ------------------------------------------------- */
+
+int
+lever_http_status(const char *buf, size_t len)
 {
-	(void)p;
-	(void)ctx;
-	return size * n;
+	size_t i, eol = SIZE_MAX;
+	int st = 0;
+
+	for (i = 0; i + 1 < len && i < LEVER_STATUS_MAX; i++)
+		if (buf[i] == '\r' && buf[i + 1] == '\n') {
+			eol = i;
+			break;
+		}
+	if (eol == SIZE_MAX)
+		return len >= LEVER_STATUS_MAX ? -1 : 0;
+	/* "HTTP/1.x SSS" then end of line or a space and a reason. */
+	if (eol < 12 || memcmp(buf, "HTTP/1.", 7) != 0 ||
+	    (buf[7] != '0' && buf[7] != '1') || buf[8] != ' ')
+		return -1;
+	for (i = 9; i < 12; i++) {
+		if (buf[i] < '0' || buf[i] > '9')
+			return -1;
+		st = st * 10 + (buf[i] - '0');
+	}
+	if (eol > 12 && buf[12] != ' ')
+		return -1;
+	if (st < 100 || st > 599)
+		return -1;
+	return st;
+}
+
+int
+lever_ext_parse(const char *out, size_t len, bool *ok, char *detail,
+    size_t detail_max, struct errbuf *e)
+{
+	const char *nl;
+	size_t line_len, i;
+	cJSON *j;
+	const cJSON *okj, *dj;
+
+	if (detail_max > 0)
+		detail[0] = '\0';
+	if (len > LEVER_EXT_OUT_MAX)
+		return errbuf_set(e, ERRBUF_INTERNAL, "external lever output: "
+		    "%zu bytes, more than %d", len, LEVER_EXT_OUT_MAX);
+	if (memchr(out, '\0', len) != NULL)
+		return errbuf_set(e, ERRBUF_INTERNAL, "external lever output: "
+		    "contains a NUL byte");
+	nl = memchr(out, '\n', len);
+	line_len = nl != NULL ? (size_t)(nl - out) : len;
+	for (i = line_len; i < len; i++)
+		if (out[i] != '\n' && out[i] != '\r' && out[i] != ' ' &&
+		    out[i] != '\t')
+			return errbuf_set(e, ERRBUF_INTERNAL, "external lever "
+			    "output: more than one line (expected one JSON "
+			    "object line)");
+	if (line_len == 0)
+		return errbuf_set(e, ERRBUF_INTERNAL, "external lever output: "
+		    "empty (expected one JSON object line)");
+	j = cJSON_ParseWithLength(out, line_len);
+	if (j == NULL || !cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		return errbuf_set(e, ERRBUF_INTERNAL, "external lever output: "
+		    "line 1: not a JSON object");
+	}
+	okj = cJSON_GetObjectItemCaseSensitive(j, "ok");
+	dj = cJSON_GetObjectItemCaseSensitive(j, "detail");
+	if (!cJSON_IsBool(okj)) {
+		cJSON_Delete(j);
+		return errbuf_set(e, ERRBUF_INTERNAL, "external lever output: "
+		    "\"ok\": missing or not a boolean");
+	}
+	if (dj != NULL && !cJSON_IsString(dj)) {
+		cJSON_Delete(j);
+		return errbuf_set(e, ERRBUF_INTERNAL, "external lever output: "
+		    "\"detail\": not a string");
+	}
+	*ok = cJSON_IsTrue(okj);
+	if (dj != NULL && detail_max > 0)
+		util_sanitize(detail, detail_max, dj->valuestring,
+		    strlen(dj->valuestring), false);
+	cJSON_Delete(j);
+	return 0;
+}
+
+/* ---- gateway-deny: HTTP/1.1 over the control socket ---------------- */
+
+/* A complete request: method, path, optional bearer token, JSON body.
+ * Caller frees. */
+static char *
+lever_http_request(const char *method, const char *path, const char *auth,
+    const char *body, size_t *len)
+{
+	char *r;
+
+	if (auth != NULL)
+		r = xasprintf("%s %s HTTP/1.1\r\nHost: gateway\r\n"
+		    "Authorization: Bearer %s\r\n"
+		    "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+		    "Connection: close\r\n\r\n%s", method, path, auth,
+		    strlen(body), body);
+	else
+		r = xasprintf("%s %s HTTP/1.1\r\nHost: gateway\r\n"
+		    "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+		    "Connection: close\r\n\r\n%s", method, path, strlen(body),
+		    body);
+	*len = strlen(r);
+	return r;
+}
+
+/* Build the gateway requests once (prepare, or lazily). */
+static void
+lever_gw_build(struct lever_ctx *c)
+{
+	static const char probe[] = "{\"model\":\"ares-probe\",\"messages\":"
+	    "[{\"role\":\"user\",\"content\":\"ares deny probe\"}]}";
+
+	if (c->gw_deny != NULL)
+		return;
+	c->gw_deny = lever_http_request("POST", "/control/deny", NULL, "{}",
+	    &c->gw_deny_len);
+	c->gw_allow = lever_http_request("POST", "/control/allow", NULL, "{}",
+	    &c->gw_allow_len);
+	c->gw_probe = lever_http_request("POST", "/v1/chat/completions",
+	    c->lab->agent_key, probe, &c->gw_probe_len);
+	c->gw_probe_fd = -1;
+}
+
+/* Connect to the gateway's control socket.  Returns the fd or -1 + e. */
+static int
+lever_gw_connect(struct lever_ctx *c, struct errbuf *e)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(c->lab->ctl_path) >= sizeof sa.sun_path)
+		return errbuf_set(e, ERRBUF_INTERNAL, "gateway control socket "
+		    "path too long: %s", c->lab->ctl_path);
+	memcpy(sa.sun_path, c->lab->ctl_path, strlen(c->lab->ctl_path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		return errbuf_set(e, ERRBUF_INTERNAL, "gateway control socket: "
+		    "socket: %s", strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == -1) {
+		int err = errno;
+
+		close(fd);
+		return errbuf_set(e, ERRBUF_INTERNAL, "gateway control socket "
+		    "%s: connect: %s", c->lab->ctl_path, strerror(err));
+	}
+	return fd;
 }
 
 /*
- * One HTTP request to the gateway over its control socket.  Returns the
- * HTTP status, or -1 + e on transport failure.
+ * Send one request on a connected fd and read the status line (bounded,
+ * LEVER_GW_TIMEOUT_MS).  Closes fd.  Returns the status or -1 + e.
  */
-static long
-lever_gateway_call(struct lever_ctx *c, const char *path, const char *auth,
-    const char *body, struct errbuf *e)
+static int
+lever_gw_exchange(struct lever_ctx *c, int fd, const char *req, size_t len,
+    const char *what, struct errbuf *e)
 {
-	struct curl_slist *hdrs = NULL;
-	CURL *h = c->gateway_http;
-	char *url, *authhdr = NULL;
-	long status = 0;
-	CURLcode rc;
+	char buf[LEVER_STATUS_MAX];
+	size_t have = 0, off = 0;
+	uint64_t deadline = util_mono_ns() +
+	    (uint64_t)LEVER_GW_TIMEOUT_MS * 1000000ull;
+	int st = 0;
 
-	if (h == NULL) {
-		h = curl_easy_init();
-		if (h == NULL)
-			util_fatal("curl_easy_init failed");
-		c->gateway_http = h;
+	while (off < len) {
+		ssize_t n = send(fd, req + off, len - off, MSG_NOSIGNAL);
+
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			errbuf_set(e, ERRBUF_INTERNAL, "gateway %s via %s: "
+			    "send: %s", what, c->lab->ctl_path,
+			    strerror(errno));
+			close(fd);
+			return -1;
+		}
+		off += (size_t)n;
 	}
-	curl_easy_reset(h);
-	url = xasprintf("http://gateway%s", path);
-	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-	if (auth != NULL) {
-		authhdr = xasprintf("Authorization: Bearer %s", auth);
-		hdrs = curl_slist_append(hdrs, authhdr);
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint64_t now = util_mono_ns();
+		ssize_t n;
+		int pr;
+
+		if (now >= deadline) {
+			errbuf_set(e, ERRBUF_INTERNAL, "gateway %s via %s: no "
+			    "answer within %d ms", what, c->lab->ctl_path,
+			    LEVER_GW_TIMEOUT_MS);
+			break;
+		}
+		pr = poll(&p, 1, (int)((deadline - now) / 1000000ull) + 1);
+		if (pr == -1 && errno == EINTR)
+			continue;
+		if (pr <= 0)
+			continue;
+		n = recv(fd, buf + have, sizeof buf - have, 0);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			errbuf_set(e, ERRBUF_INTERNAL, "gateway %s via %s: "
+			    "connection closed before a status line", what,
+			    c->lab->ctl_path);
+			break;
+		}
+		have += (size_t)n;
+		st = lever_http_status(buf, have);
+		if (st == -1) {
+			errbuf_set(e, ERRBUF_INTERNAL, "gateway %s via %s: "
+			    "malformed status line", what, c->lab->ctl_path);
+			break;
+		}
+		if (st > 0) {
+			close(fd);
+			return st;
+		}
 	}
-	curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, c->lab->ctl_path);
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 2000L);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, lever_discard);
-	rc = curl_easy_perform(h);
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	curl_slist_free_all(hdrs);
-	if (authhdr != NULL) {
-		memset(authhdr, 0, strlen(authhdr));
-		free(authhdr);
-	}
-	free(url);
-	if (rc != CURLE_OK) {
-		errbuf_set(e, ERRBUF_INTERNAL, "gateway %s via %s: %s", path,
-		    c->lab->ctl_path, curl_easy_strerror(rc));
-		return -1;
-	}
-	return status;
+	close(fd);
+	return -1;
 }
 
 static int
-lever_deny_fire(struct lever_ctx *c, struct errbuf *e)
+lever_deny_fire(struct lever_ctx *c, const struct lever_entry *l,
+    struct errbuf *e)
 {
-	long st = lever_gateway_call(c, "/control/deny", NULL, "{}", e);
+	int fd, st;
 
+	(void)l;
+	lever_gw_build(c);
+	fd = lever_gw_connect(c, e);
+	if (fd == -1)
+		return -1;
+	/* Connect the probe now so the gateway accepts it while it handles
+	 * the deny; verify sends on it once the deny is answered. */
+	if (c->gw_probe_fd != -1)
+		close(c->gw_probe_fd);
+	c->gw_probe_fd = lever_gw_connect(c, e);
+	st = lever_gw_exchange(c, fd, c->gw_deny, c->gw_deny_len, "deny", e);
 	if (st == -1)
 		return -1;
 	if (st != 200)
 		return errbuf_set(e, ERRBUF_INTERNAL, "gateway refused the deny "
-		    "command: HTTP %ld", st);
+		    "command: HTTP %d", st);
 	return 0;
 }
 
-/* The deny is real only if an agent request is now refused. */
+/* The deny is real only if an agent request through the gateway's chat
+ * handler is now refused. */
 static int
-lever_deny_verify(struct lever_ctx *c, struct errbuf *e)
+lever_deny_verify(struct lever_ctx *c, const struct lever_entry *l,
+    struct errbuf *e)
 {
-	static const char probe[] = "{\"model\":\"ares-probe\",\"messages\":"
-	    "[{\"role\":\"user\",\"content\":\"ares deny probe\"}]}";
-	long st = lever_gateway_call(c, "/v1/chat/completions",
-	    c->lab->agent_key, probe, e);
+	int fd, st;
 
+	(void)l;
+	lever_gw_build(c);
+	fd = c->gw_probe_fd;
+	c->gw_probe_fd = -1;
+	if (fd == -1 && (fd = lever_gw_connect(c, e)) == -1)
+		return -1;
+	st = lever_gw_exchange(c, fd, c->gw_probe, c->gw_probe_len, "probe",
+	    e);
 	if (st == -1)
 		return -1;
 	if (st != 403)
 		return errbuf_set(e, ERRBUF_INTERNAL, "deny not in force: a "
-		    "probe request with the agent's key got HTTP %ld, not 403",
+		    "probe request with the agent's key got HTTP %d, not 403",
 		    st);
 	return 0;
 }
 
 static int
-lever_disconnect_fire(struct lever_ctx *c, struct errbuf *e)
+lever_deny_reset(struct lever_ctx *c, const struct lever_entry *l,
+    struct errbuf *e)
 {
-	cJSON *ins, *nets, *it;
-	int rc = 0;
+	int fd, st;
 
-	ins = docker_container_inspect(c->docker, c->lab->agent.id, e);
-	if (ins == NULL)
+	(void)l;
+	lever_gw_build(c);
+	if ((fd = lever_gw_connect(c, e)) == -1)
 		return -1;
+	st = lever_gw_exchange(c, fd, c->gw_allow, c->gw_allow_len, "allow",
+	    e);
+	if (st == -1)
+		return -1;
+	if (st != 200)
+		return errbuf_set(e, ERRBUF_INTERNAL, "gateway refused the allow "
+		    "command: HTTP %d", st);
+	return 0;
+}
+
+/* ---- Engine API levers --------------------------------------------- */
+
+static const char *
+lever_agent_id(const struct lever_ctx *c)
+{
+	return c->prepared ? c->agent_id : c->lab->agent.id;
+}
+
+/* Cache the network ids of an inspect document into c. */
+static void
+lever_cache_nets(struct lever_ctx *c, const cJSON *ins)
+{
+	const cJSON *nets, *it;
+	size_t i;
+
+	for (i = 0; i < c->nnets; i++)
+		free(c->net_ids[i]);
+	c->nnets = 0;
 	nets = cJSON_GetObjectItemCaseSensitive(
 	    cJSON_GetObjectItemCaseSensitive(ins, "NetworkSettings"),
 	    "Networks");
 	cJSON_ArrayForEach(it, nets) {
-		if (it->string == NULL)
-			continue;
-		if (docker_network_disconnect(c->docker, it->string,
-		    c->lab->agent.id, true, e) == -1) {
-			rc = -1;
+		const cJSON *nid = cJSON_GetObjectItemCaseSensitive(it,
+		    "NetworkID");
+
+		if (c->nnets >= sizeof c->net_ids / sizeof c->net_ids[0])
 			break;
-		}
+		if (cJSON_IsString(nid) && nid->valuestring[0] != '\0')
+			c->net_ids[c->nnets++] = xstrdup(nid->valuestring);
+		else if (it->string != NULL)
+			c->net_ids[c->nnets++] = xstrdup(it->string);
 	}
-	cJSON_Delete(ins);
-	return rc;
 }
 
 static int
-lever_disconnect_verify(struct lever_ctx *c, struct errbuf *e)
+lever_disconnect_fire(struct lever_ctx *c, const struct lever_entry *l,
+    struct errbuf *e)
 {
-	cJSON *ins = docker_container_inspect(c->docker, c->lab->agent.id, e);
+	size_t i;
+
+	(void)l;
+	if (!c->prepared) {
+		cJSON *ins = docker_container_inspect(c->docker,
+		    lever_agent_id(c), e);
+
+		if (ins == NULL)
+			return -1;
+		lever_cache_nets(c, ins);
+		cJSON_Delete(ins);
+	}
+	for (i = 0; i < c->nnets; i++)
+		if (docker_network_disconnect(c->docker, c->net_ids[i],
+		    lever_agent_id(c), true, e) == -1)
+			return -1;
+	return 0;
+}
+
+static int
+lever_disconnect_verify(struct lever_ctx *c, const struct lever_entry *l,
+    struct errbuf *e)
+{
+	cJSON *ins = docker_container_inspect(c->docker, lever_agent_id(c), e);
 	size_t n;
 
+	(void)l;
 	if (ins == NULL)
 		return -1;
 	n = docker_inspect_network_count(ins);
@@ -142,18 +397,37 @@ lever_disconnect_verify(struct lever_ctx *c, struct errbuf *e)
 	return 0;
 }
 
+/* Reconnect the networks cached at prepare (aliases are not restored). */
 static int
-lever_pause_fire(struct lever_ctx *c, struct errbuf *e)
+lever_disconnect_reset(struct lever_ctx *c, const struct lever_entry *l,
+    struct errbuf *e)
 {
-	return docker_container_pause(c->docker, c->lab->agent.id, e);
+	size_t i;
+
+	(void)l;
+	for (i = 0; i < c->nnets; i++)
+		if (docker_network_connect(c->docker, c->net_ids[i],
+		    lever_agent_id(c), NULL, e) == -1)
+			return -1;
+	return 0;
 }
 
 static int
-lever_pause_verify(struct lever_ctx *c, struct errbuf *e)
+lever_pause_fire(struct lever_ctx *c, const struct lever_entry *l,
+    struct errbuf *e)
 {
-	cJSON *ins = docker_container_inspect(c->docker, c->lab->agent.id, e);
+	(void)l;
+	return docker_container_pause(c->docker, lever_agent_id(c), e);
+}
+
+static int
+lever_pause_verify(struct lever_ctx *c, const struct lever_entry *l,
+    struct errbuf *e)
+{
+	cJSON *ins = docker_container_inspect(c->docker, lever_agent_id(c), e);
 	bool paused;
 
+	(void)l;
 	if (ins == NULL)
 		return -1;
 	paused = docker_inspect_paused(ins);
@@ -165,21 +439,33 @@ lever_pause_verify(struct lever_ctx *c, struct errbuf *e)
 }
 
 static int
-lever_kill_fire(struct lever_ctx *c, struct errbuf *e)
+lever_pause_reset(struct lever_ctx *c, const struct lever_entry *l,
+    struct errbuf *e)
 {
-	return docker_container_kill(c->docker, c->lab->agent.id, "SIGKILL",
+	(void)l;
+	return docker_container_unpause(c->docker, lever_agent_id(c), e);
+}
+
+static int
+lever_kill_fire(struct lever_ctx *c, const struct lever_entry *l,
+    struct errbuf *e)
+{
+	(void)l;
+	return docker_container_kill(c->docker, lever_agent_id(c), "SIGKILL",
 	    e);
 }
 
 static int
-lever_kill_verify(struct lever_ctx *c, struct errbuf *e)
+lever_kill_verify(struct lever_ctx *c, const struct lever_entry *l,
+    struct errbuf *e)
 {
 	uint64_t deadline = util_mono_ns() + 2000000000ull;
 
+	(void)l;
 	/* Docker may answer the kill before the process is reaped. */
 	for (;;) {
 		cJSON *ins = docker_container_inspect(c->docker,
-		    c->lab->agent.id, e);
+		    lever_agent_id(c), e);
 		bool running;
 
 		if (ins == NULL)
@@ -191,35 +477,293 @@ lever_kill_verify(struct lever_ctx *c, struct errbuf *e)
 		if (util_mono_ns() > deadline)
 			return errbuf_set(e, ERRBUF_INTERNAL, "inspect still "
 			    "shows the agent running 2 s after the kill");
+		usleep(1000);
 	}
 }
 
+/* ---- external levers ----------------------------------------------- */
+
+/* The JSON handed to an external lever on stdin.  Caller frees. */
+static char *
+lever_ext_input(const struct lever_ctx *c, const char *op)
+{
+	cJSON *j = cJSON_CreateObject();
+	char *s;
+
+	cJSON_AddStringToObject(j, "run_id", c->lab->run_id);
+	cJSON_AddStringToObject(j, "run_dir", c->lab->run_dir);
+	cJSON_AddStringToObject(j, "container_id", lever_agent_id(c));
+	cJSON_AddStringToObject(j, "container_name",
+	    c->lab->agent.name != NULL ? c->lab->agent.name : "");
+	cJSON_AddNumberToObject(j, "agent_pid", c->prepared ? c->agent_pid :
+	    0);
+	cJSON_AddStringToObject(j, "lever", op);
+	s = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	if (s == NULL)
+		util_fatal("cJSON_PrintUnformatted failed");
+	return s;
+}
+
+/* Append what fd has (bounded to max; the rest is read and dropped).
+ * Returns 0 on EOF, 1 when more may come. */
+static int
+lever_ext_read(int fd, char *buf, size_t *len, size_t max, bool *over)
+{
+	char tmp[4096];
+	ssize_t n = read(fd, tmp, sizeof tmp);
+
+	if (n == -1 && (errno == EINTR || errno == EAGAIN))
+		return 1;
+	if (n <= 0)
+		return 0;
+	if (*len + (size_t)n > max) {
+		*over = true;
+		n = (ssize_t)(max - *len);
+	}
+	memcpy(buf + *len, tmp, (size_t)n);
+	*len += (size_t)n;
+	return 1;
+}
+
+/*
+ * Run "<path> <op>" (no shell) with the context JSON on stdin, in its own
+ * process group, LEVER_EXT_TIMEOUT_MS at most (then the group is killed),
+ * stdout bounded to LEVER_EXT_OUT_MAX.  0 when it exited 0 and answered
+ * ok:true; -1 + e otherwise.  detail gets the lever's own detail.
+ */
+static int
+lever_ext_run(struct lever_ctx *c, const char *path, const char *op,
+    char *detail, size_t detail_max, struct errbuf *e)
+{
+	int in[2], out[2], err[2], status = 0;
+	char *input = lever_ext_input(c, op);
+	char *obuf = xmalloc(LEVER_EXT_OUT_MAX + 1), ebuf[LEVER_EXT_ERR_MAX + 1];
+	size_t olen = 0, elen = 0, inlen = strlen(input);
+	bool oover = false, eover = false, timed_out = false, ok = false;
+	bool oopen = true, eopen = true;
+	const char *dh = getenv("DOCKER_HOST");
+	char *dhenv = dh != NULL ? xasprintf("DOCKER_HOST=%s", dh) : NULL;
+	char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", dhenv, NULL };
+	char *argv[] = { (char *)path, (char *)op, NULL };
+	uint64_t deadline;
+	pid_t pid;
+	int rc = -1;
+
+	detail[0] = '\0';
+	if (inlen > 60000 || pipe2(in, O_CLOEXEC) == -1) {
+		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s: pipe: %s",
+		    path, strerror(errno));
+		goto out0;
+	}
+	/* The input fits in the pipe buffer: write it before the fork, so a
+	 * lever that never reads cannot block us (and no SIGPIPE). */
+	if (write(in[1], input, inlen) != (ssize_t)inlen) {
+		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s: write "
+		    "stdin: %s", path, strerror(errno));
+		close(in[0]);
+		close(in[1]);
+		goto out0;
+	}
+	close(in[1]);
+	if (pipe2(out, O_CLOEXEC) == -1) {
+		close(in[0]);
+		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s: pipe: %s",
+		    path, strerror(errno));
+		goto out0;
+	}
+	if (pipe2(err, O_CLOEXEC) == -1) {
+		close(in[0]);
+		close(out[0]);
+		close(out[1]);
+		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s: pipe: %s",
+		    path, strerror(errno));
+		goto out0;
+	}
+	pid = fork();
+	if (pid == -1) {
+		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s: fork: %s",
+		    path, strerror(errno));
+		close(in[0]);
+		close(out[0]);
+		close(out[1]);
+		close(err[0]);
+		close(err[1]);
+		goto out0;
+	}
+	if (pid == 0) {
+		/* Child: async-signal-safe calls only. */
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		setpgid(0, 0);
+		if (dup2(in[0], 0) == -1 || dup2(out[1], 1) == -1 ||
+		    dup2(err[1], 2) == -1)
+			_exit(126);
+		close_range(3, ~0u, 0);
+		execve(path, argv, envp);
+		_exit(127);
+	}
+	setpgid(pid, pid);   /* also from here: no race with the kill */
+	close(in[0]);
+	close(out[1]);
+	close(err[1]);
+	deadline = util_mono_ns() + (uint64_t)LEVER_EXT_TIMEOUT_MS * 1000000ull;
+	while (oopen || eopen) {
+		struct pollfd p[2] = {
+			{ .fd = oopen ? out[0] : -1, .events = POLLIN },
+			{ .fd = eopen ? err[0] : -1, .events = POLLIN },
+		};
+		uint64_t now = util_mono_ns();
+		int pr;
+
+		if (now >= deadline) {
+			timed_out = true;
+			break;
+		}
+		pr = poll(p, 2, (int)((deadline - now) / 1000000ull) + 1);
+		if (pr == -1 && errno != EINTR)
+			break;
+		if (pr <= 0)
+			continue;
+		if (oopen && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			oopen = lever_ext_read(out[0], obuf, &olen,
+			    LEVER_EXT_OUT_MAX, &oover) == 1;
+		if (eopen && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
+			eopen = lever_ext_read(err[0], ebuf, &elen,
+			    LEVER_EXT_ERR_MAX, &eover) == 1;
+	}
+	close(out[0]);
+	close(err[0]);
+	if (timed_out || oover)
+		kill(-pid, SIGKILL);
+	/* Output closed: the lever is exiting; still bounded by the deadline
+	 * (a daemonised grandchild may hold the pipes: killed above). */
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w == -1 && errno != EINTR) {
+			status = -1;
+			break;
+		}
+		if (util_mono_ns() >= deadline) {
+			timed_out = true;
+			kill(-pid, SIGKILL);
+			(void)waitpid(pid, &status, 0);
+			break;
+		}
+		usleep(200);
+	}
+	kill(-pid, SIGKILL);   /* leftovers of its group, if any */
+	obuf[olen] = '\0';
+	ebuf[elen] = '\0';
+	if (timed_out) {
+		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s: no answer "
+		    "within %d ms (process group killed)", path, op,
+		    LEVER_EXT_TIMEOUT_MS);
+		goto out0;
+	}
+	if (oover) {
+		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s: more than "
+		    "%d bytes on stdout", path, op, LEVER_EXT_OUT_MAX);
+		goto out0;
+	}
+	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		char clean[160];
+
+		util_sanitize(clean, sizeof clean, ebuf, elen, false);
+		if (status != -1 && WIFEXITED(status) &&
+		    WEXITSTATUS(status) == 127)
+			errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s: "
+			    "cannot execute it (exit 127) %s", path, op, clean);
+		else if (status != -1 && WIFSIGNALED(status))
+			errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s: "
+			    "killed by signal %d %s", path, op,
+			    WTERMSIG(status), clean);
+		else
+			errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s: "
+			    "exit status %d %s", path, op, status == -1 ? -1 :
+			    WEXITSTATUS(status), clean);
+		/* Keep the lever's own words if it gave any. */
+		(void)lever_ext_parse(obuf, olen, &ok, detail, detail_max,
+		    &(struct errbuf){ 0 });
+		goto out0;
+	}
+	if (lever_ext_parse(obuf, olen, &ok, detail, detail_max, e) == -1) {
+		errbuf_prefix(e, "%s %s", path, op);
+		goto out0;
+	}
+	if (!ok) {
+		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s answered "
+		    "ok:false: %s", path, op, detail);
+		goto out0;
+	}
+	rc = 0;
+out0:
+	free(input);
+	free(obuf);
+	free(dhenv);
+	return rc;
+}
+
+static int
+lever_ext_fire(struct lever_ctx *c, const struct lever_entry *l,
+    struct errbuf *e)
+{
+	char detail[200];
+
+	return lever_ext_run(c, l->arg, "fire", detail, sizeof detail, e);
+}
+
+static int
+lever_ext_verify(struct lever_ctx *c, const struct lever_entry *l,
+    struct errbuf *e)
+{
+	char detail[200];
+
+	return lever_ext_run(c, l->arg, "verify", detail, sizeof detail, e);
+}
+
+/* ---- the table ----------------------------------------------------- */
+
 static const struct lever_entry lever_gateway_deny = {
 	.name = "gateway-deny",
-	.summary = "the gateway refuses every model call of the agent",
+	.summary = "the gateway refuses every model call of the agent "
+	    "(probe with the agent's key answered 403)",
 	.fire = lever_deny_fire,
 	.verify = lever_deny_verify,
+	.reset = lever_deny_reset,
 	.cuts_off = false,
 };
 static const struct lever_entry lever_net_disconnect = {
 	.name = "net-disconnect",
-	.summary = "detach the agent from every network (Engine API)",
+	.summary = "detach the agent from every network (Engine API; inspect "
+	    "shows no network)",
 	.fire = lever_disconnect_fire,
 	.verify = lever_disconnect_verify,
+	.reset = lever_disconnect_reset,
 	.cuts_off = true,
 };
 static const struct lever_entry lever_pause = {
 	.name = "pause",
-	.summary = "freeze the agent's processes (Engine API pause)",
+	.summary = "freeze the agent's processes (Engine API pause; inspect "
+	    "shows State.Paused)",
 	.fire = lever_pause_fire,
 	.verify = lever_pause_verify,
+	.reset = lever_pause_reset,
 	.cuts_off = true,
 };
 static const struct lever_entry lever_kill = {
 	.name = "kill",
-	.summary = "SIGKILL the agent container (Engine API)",
+	.summary = "SIGKILL the agent container (Engine API; inspect shows it "
+	    "not running)",
 	.fire = lever_kill_fire,
 	.verify = lever_kill_verify,
+	.reset = NULL,
 	.cuts_off = true,
 };
 
@@ -228,14 +772,61 @@ const struct lever_entry *const lever_table[] = {
 	&lever_net_disconnect,
 	&lever_pause,
 	&lever_kill,
+	&lever_cgroup_freeze,
+	&lever_link_down,
 	NULL,
 };
+
+/* Interned external levers: entries and names live until exit. */
+static pthread_mutex_t lever_ext_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lever_entry lever_ext_entries[LEVER_EXT_MAX];
+static size_t lever_ext_count;
+
+/* "external:/abs/path": absolute, no "..", an executable regular file. */
+static const struct lever_entry *
+lever_find_external(const char *name)
+{
+	const char *path = name + strlen(LEVER_EXTERNAL_PREFIX);
+	const struct lever_entry *found = NULL;
+	struct stat st;
+	size_t i;
+
+	if (strlen(name) >= LEVER_NAME_MAX || path[0] != '/' ||
+	    strstr(path, "/../") != NULL || stat(path, &st) == -1 ||
+	    !S_ISREG(st.st_mode) || access(path, X_OK) == -1)
+		return NULL;
+	pthread_mutex_lock(&lever_ext_lock);
+	for (i = 0; i < lever_ext_count; i++)
+		if (strcmp(lever_ext_entries[i].name, name) == 0)
+			found = &lever_ext_entries[i];
+	if (found == NULL && lever_ext_count < LEVER_EXT_MAX) {
+		struct lever_entry *x = &lever_ext_entries[lever_ext_count];
+		char *n = xstrdup(name);
+
+		x->name = n;
+		x->arg = n + strlen(LEVER_EXTERNAL_PREFIX);
+		x->summary = "external lever (its own JSON verdict)";
+		x->fire = lever_ext_fire;
+		x->verify = lever_ext_verify;
+		x->reset = NULL;
+		x->cuts_off = true;
+		found = x;
+		lever_ext_count++;
+	}
+	pthread_mutex_unlock(&lever_ext_lock);
+	return found;
+}
 
 const struct lever_entry *
 lever_find(const char *name)
 {
 	size_t i;
 
+	if (name == NULL)
+		return NULL;
+	if (strncmp(name, LEVER_EXTERNAL_PREFIX,
+	    strlen(LEVER_EXTERNAL_PREFIX)) == 0)
+		return lever_find_external(name);
 	for (i = 0; lever_table[i] != NULL; i++)
 		if (strcmp(lever_table[i]->name, name) == 0)
 			return lever_table[i];
@@ -249,14 +840,19 @@ lever_pull(const struct lever_entry *l, struct lever_ctx *c,
 	struct errbuf e = { 0 };
 
 	memset(r, 0, sizeof *r);
+	if (l == NULL) {
+		snprintf(r->detail, sizeof r->detail, "unknown lever");
+		return -1;
+	}
 	snprintf(r->name, sizeof r->name, "%s", l->name);
 	r->fired_ns = util_mono_ns();
-	if (l->fire(c, &e) == -1) {
-		snprintf(r->detail, sizeof r->detail, "fire failed: %.230s", e.msg);
+	if (l->fire(c, l, &e) == -1) {
+		snprintf(r->detail, sizeof r->detail, "fire failed: %.230s",
+		    e.msg);
 		return -1;
 	}
 	r->fired = true;
-	if (l->verify(c, &e) == -1) {
+	if (l->verify(c, l, &e) == -1) {
 		snprintf(r->detail, sizeof r->detail, "verify failed: %.230s",
 		    e.msg);
 		return -1;
@@ -267,10 +863,62 @@ lever_pull(const struct lever_entry *l, struct lever_ctx *c,
 	return 0;
 }
 
+int
+lever_reset(const struct lever_entry *l, struct lever_ctx *c,
+    struct errbuf *e)
+{
+	if (l->reset == NULL)
+		return errbuf_set(e, ERRBUF_INPUT, "lever %s cannot be undone",
+		    l->name);
+	return l->reset(c, l, e);
+}
+
+int
+lever_ctx_prepare(struct lever_ctx *c, struct errbuf *e)
+{
+	cJSON *ins;
+	const cJSON *id;
+	struct errbuf ke = { 0 };
+
+	lever_gw_build(c);
+	ins = docker_container_inspect(c->docker, c->lab->agent.id, e);
+	if (ins == NULL)
+		return errbuf_prefix(e, "levers: prepare");
+	id = cJSON_GetObjectItemCaseSensitive(ins, "Id");
+	snprintf(c->agent_id, sizeof c->agent_id, "%s",
+	    cJSON_IsString(id) ? id->valuestring : c->lab->agent.id);
+	c->agent_pid = docker_inspect_pid(ins);
+	lever_cache_nets(c, ins);
+	cJSON_Delete(ins);
+	c->netns_fd = -1;
+	c->prepared = true;
+	if (lever_kernel_prepare(c, &ke) == -1) {
+		free(c->kernel_why);
+		c->kernel_why = xstrdup(ke.msg);
+	}
+	return 0;
+}
+
 void
 lever_ctx_release(struct lever_ctx *c)
 {
-	if (c->gateway_http != NULL)
-		curl_easy_cleanup(c->gateway_http);
-	c->gateway_http = NULL;
+	size_t i;
+
+	if (c->prepared)
+		lever_kernel_release(c);
+	if (c->gw_deny != NULL && c->gw_probe_fd != -1)
+		close(c->gw_probe_fd);
+	c->gw_probe_fd = -1;
+	free(c->gw_deny);
+	free(c->gw_allow);
+	if (c->gw_probe != NULL)
+		memset(c->gw_probe, 0, c->gw_probe_len);   /* holds the key */
+	free(c->gw_probe);
+	c->gw_deny = c->gw_allow = c->gw_probe = NULL;
+	for (i = 0; i < c->nnets; i++)
+		free(c->net_ids[i]);
+	c->nnets = 0;
+	free(c->kernel_why);
+	c->kernel_why = NULL;
+	c->prepared = false;
 }

@@ -540,10 +540,17 @@ sprite_rgb_to_basic8(struct sprite_rgb c)
 		{ 0, 0, 238 }, { 205, 0, 205 }, { 0, 205, 205 },
 		{ 229, 229, 229 },
 	};
+	int hi = c.r > c.g ? (c.r > c.b ? c.r : c.b) : (c.g > c.b ? c.g : c.b);
+	int lo = c.r < c.g ? (c.r < c.b ? c.r : c.b) : (c.g < c.b ? c.g : c.b);
+	/* Saturated colours pick among the six hues (a pink stays magenta
+	 * instead of washing out to white); greys among black and white. */
+	bool chromatic = hi - lo >= 64;
 	int best = 0;
 	long bestd = -1;
 
 	for (int i = 0; i < 8; i++) {
+		if (chromatic != (i >= 1 && i <= 6))
+			continue;
 		long d = sprite_dist2(c, basic[i][0], basic[i][1], basic[i][2]);
 		if (bestd < 0 || d < bestd) {
 			bestd = d;

@@ -103,7 +103,9 @@ int sprite_frame_halfblock(const struct sprite_frame *f,
 /* Nearest xterm-256 colour (16..255: the 6x6x6 cube and the grey ramp). */
 int sprite_rgb_to_xterm256(struct sprite_rgb c);
 /* Nearest of the 8 basic colours, numbered like curses' COLOR_BLACK (0),
- * RED, GREEN, YELLOW, BLUE, MAGENTA, CYAN, WHITE (7). */
+ * RED, GREEN, YELLOW, BLUE, MAGENTA, CYAN, WHITE (7): saturated colours
+ * (max - min channel >= 64) map to the nearest of the six hues 1..6, the
+ * others to black or white, so Poyo's pink stays magenta. */
 int sprite_rgb_to_basic8(struct sprite_rgb c);
 
 #endif /* DRILL_SPRITES_H */

@@ -185,9 +185,48 @@ console_copy(char *dst, size_t n, const char *src)
 	dst[len] = '\0';
 }
 
-/* Pick "key=value" words out of a PHASE beat (see tui.h). */
+static void console_phase_kv(struct console_ui *ui, const char *text);
+
+/* Copy one word (up to a blank, ',' or ':' after the first character)
+ * into dst of size n. */
+static void
+console_word(char *dst, size_t n, const char *p)
+{
+	size_t len = strcspn(p, " ,");
+
+	if (len > 1 && p[len - 1] == ':')
+		len--;
+	if (len >= n)
+		len = n - 1;
+	memcpy(dst, p, len);
+	dst[len] = '\0';
+}
+
+/*
+ * Fill the title from drill.c's first PHASE beat,
+ * "run <id>: policy <name>, seed <n>, model <name>, ...", or from
+ * "key=value" words (see tui.h).
+ */
 static void
 console_phase_keys(struct console_ui *ui, const char *text)
+{
+	if (strncmp(text, "run ", 4) == 0 && strchr(text, '=') == NULL) {
+		const char *p;
+		console_word(ui->run_id, sizeof ui->run_id, text + 4);
+		if ((p = strstr(text, " policy ")) != NULL)
+			console_word(ui->policy, sizeof ui->policy, p + 8);
+		if ((p = strstr(text, " seed ")) != NULL)
+			console_word(ui->seed, sizeof ui->seed, p + 6);
+		if ((p = strstr(text, " model ")) != NULL)
+			console_word(ui->model, sizeof ui->model, p + 7);
+		return;
+	}
+	console_phase_kv(ui, text);
+}
+
+/* Pick "key=value" words out of a PHASE beat. */
+static void
+console_phase_kv(struct console_ui *ui, const char *text)
 {
 	static const struct { const char *key; size_t off, size; } keys[] = {
 		{ "run=", offsetof(struct console_ui, run_id), 64 },
@@ -307,11 +346,20 @@ console_apply_beat(struct console_ui *ui, const struct drill_beat *b)
 	default:
 		break;
 	}
-	ui->hist[(ui->hhead + ui->hcount) % CONSOLE_HIST] = *b;
-	if (ui->hcount < CONSOLE_HIST)
-		ui->hcount++;
-	else
+	/* Keep the list in time order: sensor beats can arrive after lever
+	 * beats that happened later. */
+	if (ui->hcount == CONSOLE_HIST) {
 		ui->hhead = (ui->hhead + 1) % CONSOLE_HIST;
+		ui->hcount--;
+	}
+	size_t i = ui->hcount++;
+	while (i > 0 && ui->hist[(ui->hhead + i - 1) % CONSOLE_HIST].t_ns >
+	    b->t_ns) {
+		ui->hist[(ui->hhead + i) % CONSOLE_HIST] =
+		    ui->hist[(ui->hhead + i - 1) % CONSOLE_HIST];
+		i--;
+	}
+	ui->hist[(ui->hhead + i) % CONSOLE_HIST] = *b;
 }
 
 /* Take everything from the shared ring.  Returns true if anything changed. */
@@ -354,7 +402,8 @@ console_apply_result(struct console_ui *ui)
 		return;
 	ui->have_result = true;
 	console_copy(ui->run_id, sizeof ui->run_id, r->run_id);
-	console_copy(ui->policy, sizeof ui->policy, r->policy);
+	if (ui->policy[0] == '\0')   /* keep the name; r->policy is a path */
+		console_copy(ui->policy, sizeof ui->policy, r->policy);
 	console_copy(ui->model, sizeof ui->model, r->model);
 	snprintf(ui->seed, sizeof ui->seed, "%" PRIu64, r->seed);
 	if (r->nlevers > 0) {
@@ -954,7 +1003,8 @@ console_request_quit(struct console_ui *ui)
 	if (ui->done) {
 		ui->quit = true;
 	} else if (!ui->stopping) {
-		ui->w->cancel = 1;
+		/* The drill thread polls this flag (core.h's contract). */
+		__atomic_store_n(&ui->w->cancel, 1, __ATOMIC_SEQ_CST);
 		ui->stopping = true;
 	}
 }

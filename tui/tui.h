@@ -32,10 +32,23 @@ struct console_options {
  * EXIT_USAGE when the terminal cannot be initialised), 0 when the user quit
  * before the drill finished.
  *
- * Optional convention for drill.c: a PHASE beat may carry key=value words
- * "run=<id>", "model=<name>", "policy=<name>", "seed=<n>"; the console
- * puts them in its title bar before the final result arrives.
+ * The title bar is filled before the final result arrives from a PHASE
+ * beat "run <id>: policy <name>, seed <n>, model <name>, ..." (drill.c's
+ * first beat) or from key=value words "run=<id>", "model=<name>",
+ * "policy=<name>", "seed=<n>" in any PHASE beat.
  */
 int console_run(const struct console_options *o);
+
+/* ------------------------------------------------------------------ */
+/* cmd_sign.c - ares keygen, ares verify                               */
+/* ------------------------------------------------------------------ */
+
+/* ares keygen [--key-dir DIR] [--force]: write a signing key pair
+ * (docs/cli-keygen.md).  argv[0] is "keygen".  Returns the exit code. */
+int cmd_keygen(int argc, char **argv);
+/* ares verify RUN_DIR [--pub FILE] [--json FILE]: check a run directory's
+ * signed report and evidence (docs/cli-verify.md).  Exit 0 all valid, 1
+ * tampered or unverifiable, 2 usage / unreadable input. */
+int cmd_verify(int argc, char **argv);
 
 #endif /* DRILL_TUI_H */

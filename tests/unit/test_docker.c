@@ -395,14 +395,18 @@ static void test_demux_malformed(void **state)
 	struct errbuf e = {0};
 	(void)state;
 
-	/* nonzero padding in the second header (offset 9) */
-	frame(buf, &n, 1, "x", 1);
-	frame(buf, &n, 1, "y", 1);
-	buf[9 + 1] = 1;
-	assert_int_equal(docker_demux(buf, n, 100, &r, &e), -1);
-	assert_non_null(strstr(e.msg, "byte 9"));
-	assert_non_null(strstr(e.msg, "padding"));
-	docker_exec_result_free(&r);
+	/* nonzero padding (each of the 3 bytes) in the second header */
+	for (int pad = 1; pad <= 3; pad++) {
+		memset(&e, 0, sizeof e);
+		n = 0;
+		frame(buf, &n, 1, "x", 1);
+		frame(buf, &n, 1, "y", 1);
+		buf[9 + pad] = 1;
+		assert_int_equal(docker_demux(buf, n, 100, &r, &e), -1);
+		assert_non_null(strstr(e.msg, "byte 9"));
+		assert_non_null(strstr(e.msg, "padding"));
+		docker_exec_result_free(&r);
+	}
 
 	/* unknown stream type */
 	memset(&e, 0, sizeof e);
@@ -422,6 +426,7 @@ static void test_demux_malformed(void **state)
 	assert_int_equal(docker_demux(buf, n, 100, &r, &e), -1);
 	assert_non_null(strstr(e.msg, "byte 10"));
 	assert_non_null(strstr(e.msg, "5 bytes"));
+	assert_int_equal(r.err_len, 0);   /* nothing of the bad frame kept */
 	docker_exec_result_free(&r);
 
 	/* a huge declared length */
@@ -490,6 +495,7 @@ struct fake {
 static void fake_serve(int ls, const struct canned *script, size_t n)
 {
 	signal(SIGPIPE, SIG_IGN);   /* the client may hang up mid-stream */
+	alarm(10);                  /* never outlive a failed test */
 	for (size_t i = 0; i < n; i++) {
 		const struct canned *c = &script[i];
 		char req[65536], head[256];

@@ -258,6 +258,15 @@ test_rgb_mapping(void **state)
 	    (struct sprite_rgb){ 200, 0, 200 }), 5);
 	assert_int_equal(sprite_rgb_to_basic8(
 	    (struct sprite_rgb){ 255, 255, 255 }), 7);
+	/* Saturated pink stays magenta; greys go to black or white. */
+	assert_int_equal(sprite_rgb_to_basic8(
+	    (struct sprite_rgb){ 255, 156, 207 }), 5);
+	assert_int_equal(sprite_rgb_to_basic8(
+	    (struct sprite_rgb){ 160, 160, 170 }), 7);
+	assert_int_equal(sprite_rgb_to_basic8(
+	    (struct sprite_rgb){ 58, 28, 63 }), 0);
+	assert_int_equal(sprite_rgb_to_basic8(
+	    (struct sprite_rgb){ 108, 200, 255 }), 6);
 }
 
 int

@@ -1,0 +1,394 @@
+/*
+ * test_levers.c - every lever against a real container on the real Docker
+ * Engine: each one fires and verifies, a lever whose effect was undone fails
+ * verification, external levers answering ok:false / garbage / too slowly
+ * are recorded as failed, and nothing of the run is left afterwards.
+ *
+ * The lab comes up through lab_up (gateway, service, model, networks, all
+ * Internal and labelled ares.run=<unique id>); the agent is replaced by a
+ * minimal long-running container from the lab image on the lab network, so
+ * the levers have a steady target.
+ *
+ * Skips (exit 77) without an engine, unless ARES_REQUIRE_DOCKER=1.
+ */
+#include "core.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sodium.h>
+
+static const char test_policy_yaml[] =
+    "name: levers-test\n"
+    "seed: 1\n"
+    "limits: {steps: 4, seconds: 30}\n"
+    "observe_ms: 0\n"
+    "variant: default\n"
+    "bait: [tickets-admin-token]\n"
+    "levers: [gateway-deny]\n"
+    "flaws: []\n"
+    "model: {url: null, name: ares-offline-1}\n";
+
+static struct docker *d;
+static struct lab *lab;
+static struct policy *pol;
+static struct lever_ctx ctx;
+static char run_id[64];
+static char run_dir[512];
+static char scratch[512];
+
+/* Replace the lab's agent by "sleep 3600" from the lab image on the lab
+ * network, started; cache its inspect in ctx. */
+static void
+start_sleeper(void)
+{
+	static const char *const cmd[] = { "/bin/sleep", "3600", NULL };
+	struct docker_container_spec s = { 0 };
+	struct errbuf e = { 0 };
+	char *net = xasprintf("ares-%s-lab", run_id);
+
+	free(lab->agent.id);
+	free(lab->agent.name);
+	lab->agent.name = xasprintf("ares-%s-sleeper", run_id);
+	s.name = lab->agent.name;
+	s.image = lab->image;
+	s.cmd = cmd;
+	s.user = LAB_AGENT_UID;
+	s.network = net;
+	s.run_id = run_id;
+	s.role = "agent";
+	s.drop_all_caps = true;
+	s.no_new_privileges = true;
+	s.read_only_rootfs = true;
+	s.memory_bytes = 64ll << 20;
+	s.pids_limit = 16;
+	lab->agent.id = docker_container_create(d, &s, &e);
+	free(net);
+	if (lab->agent.id == NULL)
+		fail_msg("create sleeper: %s", e.msg);
+	if (lab_start_agent(d, lab, &e) == -1)
+		fail_msg("start sleeper: %s", e.msg);
+	memset(&ctx, 0, sizeof ctx);
+	ctx.docker = d;
+	ctx.lab = lab;
+	if (lever_ctx_prepare(&ctx, &e) == -1)
+		fail_msg("lever_ctx_prepare: %s", e.msg);
+}
+
+static int
+group_setup(void **state)
+{
+	struct errbuf e = { 0 };
+	uint8_t rnd[4];
+	char hex[9];
+	char *tmpl;
+
+	(void)state;
+	randombytes_buf(rnd, sizeof rnd);
+	util_hex(rnd, sizeof rnd, hex);
+	snprintf(run_id, sizeof run_id, "lvtest-%s", hex);
+	tmpl = xstrdup("/tmp/ares-levers-XXXXXX");
+	if (mkdtemp(tmpl) == NULL)
+		return -1;
+	snprintf(scratch, sizeof scratch, "%s", tmpl);
+	snprintf(run_dir, sizeof run_dir, "%s/%s", tmpl, run_id);
+	free(tmpl);
+	if (util_mkdir_p(run_dir, 0755, &e) == -1)
+		return -1;
+	pol = policy_parse(test_policy_yaml, strlen(test_policy_yaml),
+	    "levers-test.yaml", &e);
+	if (pol == NULL) {
+		fprintf(stderr, "policy: %s\n", e.msg);
+		return -1;
+	}
+	lab = lab_up(d, pol, run_dir, run_id, 1, &e);
+	if (lab == NULL) {
+		fprintf(stderr, "lab_up: %s\n", e.msg);
+		return -1;
+	}
+	start_sleeper();
+	return 0;
+}
+
+static int
+group_teardown(void **state)
+{
+	struct errbuf e = { 0 };
+	char *label = xasprintf("ares.run=%s", run_id);
+	cJSON *l;
+	int rc = 0;
+
+	(void)state;
+	lever_ctx_release(&ctx);
+	if (lab_teardown(d, run_id, &e) < 0) {
+		fprintf(stderr, "teardown: %s\n", e.msg);
+		rc = -1;
+	}
+	l = docker_containers_by_label(d, label, &e);
+	if (l == NULL || cJSON_GetArraySize(l) != 0)
+		rc = -1;
+	cJSON_Delete(l);
+	l = docker_networks_by_label(d, label, &e);
+	if (l == NULL || cJSON_GetArraySize(l) != 0)
+		rc = -1;
+	cJSON_Delete(l);
+	free(label);
+	lab_free(lab);
+	policy_free(pol);
+	(void)util_rm_rf(scratch, &e);
+	return rc;
+}
+
+/* Pull by name and require verification; reset if possible. */
+static void
+pull_ok(const char *name, bool reset)
+{
+	const struct lever_entry *l = lever_find(name);
+	struct lever_result r;
+	struct errbuf e = { 0 };
+
+	if (l == NULL)
+		fail_msg("lever %s not found", name);
+	if (lever_pull(l, &ctx, &r) != 0)
+		fail_msg("lever %s: %s", name, r.detail);
+	assert_true(r.fired);
+	assert_true(r.verified);
+	assert_string_equal(r.name, name);
+	assert_true(r.verified_ns >= r.fired_ns);
+	if (reset && lever_reset(l, &ctx, &e) != 0)
+		fail_msg("reset %s: %s", name, e.msg);
+}
+
+static void
+test_kernel_available(void **state)
+{
+	(void)state;
+	if (ctx.kernel_why != NULL)
+		fail_msg("kernel levers unavailable on a local engine: %s",
+		    ctx.kernel_why);
+	assert_true(ctx.agent_pid > 0);
+	assert_non_null(ctx.cgroup_dir);
+	assert_non_null(strstr(ctx.cgroup_dir, ctx.agent_id));
+	assert_true(ctx.netns_fd >= 0);
+	assert_int_equal(ctx.nnets, 1);
+}
+
+static void
+test_gateway_deny(void **state)
+{
+	const struct lever_entry *l = lever_find("gateway-deny");
+	struct errbuf e = { 0 };
+
+	(void)state;
+	pull_ok("gateway-deny", true);
+	/* Allowed again: the probe is no longer refused. */
+	assert_int_equal(l->verify(&ctx, l, &e), -1);
+	assert_non_null(strstr(e.msg, "not 403"));
+	pull_ok("gateway-deny", true);
+}
+
+static void
+test_pause(void **state)
+{
+	const struct lever_entry *l = lever_find("pause");
+	struct errbuf e = { 0 };
+
+	(void)state;
+	pull_ok("pause", true);
+	assert_int_equal(l->verify(&ctx, l, &e), -1);
+}
+
+static void
+test_cgroup_freeze(void **state)
+{
+	const struct lever_entry *l = lever_find("cgroup-freeze");
+	struct errbuf e = { 0 };
+	char *st, *path;
+	size_t n;
+
+	(void)state;
+	pull_ok("cgroup-freeze", false);
+	path = xasprintf("%s/%s", ctx.cgroup_dir, ctx.cgroup_version == 1 ?
+	    "freezer.state" : "cgroup.events");
+	st = util_read_file(path, 4096, &n, &e);
+	assert_non_null(st);
+	if (ctx.cgroup_version == 1)
+		assert_non_null(strstr(st, "FROZEN"));
+	else
+		assert_non_null(strstr(st, "frozen 1"));
+	free(st);
+	free(path);
+	assert_int_equal(lever_reset(l, &ctx, &e), 0);
+	assert_int_equal(l->verify(&ctx, l, &e), -1);   /* thawed: fails */
+	assert_non_null(strstr(e.msg, "not frozen"));
+}
+
+static void
+test_link_down(void **state)
+{
+	const struct lever_entry *l = lever_find("link-down");
+	struct lever_result r;
+	struct errbuf e = { 0 };
+
+	(void)state;
+	pull_ok("link-down", false);
+	/* A link brought back up: verification must fail. */
+	assert_int_equal(lever_reset(l, &ctx, &e), 0);
+	assert_int_equal(l->verify(&ctx, l, &e), -1);
+	assert_non_null(strstr(e.msg, "still up"));
+	pull_ok("link-down", true);
+	(void)r;
+}
+
+static void
+test_net_disconnect(void **state)
+{
+	const struct lever_entry *l = lever_find("net-disconnect");
+	struct errbuf e = { 0 };
+
+	(void)state;
+	pull_ok("net-disconnect", true);
+	assert_int_equal(l->verify(&ctx, l, &e), -1);   /* reconnected */
+}
+
+/* Write an executable sh script into the scratch dir; returns its path. */
+static char *
+script(const char *name, const char *body)
+{
+	char *p = xasprintf("%s/%s", scratch, name);
+	struct errbuf e = { 0 };
+	char *text = xasprintf("#!/bin/sh\n%s\n", body);
+
+	assert_int_equal(util_write_file(p, text, strlen(text), 0755, &e), 0);
+	free(text);
+	return p;
+}
+
+static void
+test_external_example(void **state)
+{
+	char *name = xasprintf("external:%s/leakbox/levers/example-lever",
+	    getenv("ARES_SRCDIR") != NULL ? getenv("ARES_SRCDIR") : ".");
+	struct errbuf e = { 0 };
+
+	(void)state;
+	pull_ok(name, false);
+	assert_int_equal(docker_container_unpause(d, ctx.agent_id, &e), 0);
+	free(name);
+}
+
+static void
+test_external_failures(void **state)
+{
+	struct {
+		const char *file, *body, *expect;
+		bool fired;
+	} cases[] = {
+		{ "lv-false", "cat >/dev/null; echo '{\"ok\":false,\"detail\":"
+		    "\"nope\"}'", "nope", false },
+		{ "lv-exit", "echo '{\"ok\":true}'; exit 3", "exit status 3",
+		    false },
+		{ "lv-garbage", "echo 'not json at all'", "not a JSON object",
+		    false },
+		{ "lv-two", "echo '{\"ok\":true}'; echo '{\"ok\":true}'",
+		    "more than one line", false },
+		{ "lv-big", "head -c 200000 /dev/zero | tr '\\0' x",
+		    "more than", false },
+		{ "lv-verify-false", "if [ \"$1\" = fire ]; then "
+		    "echo '{\"ok\":true}'; else echo '{\"ok\":false,"
+		    "\"detail\":\"still reachable\"}'; fi", "still reachable",
+		    true },
+		{ "lv-slow", "sleep 30 & sleep 30; echo '{\"ok\":true}'",
+		    "within 5000 ms", false },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *p = script(cases[i].file, cases[i].body);
+		char *name = xasprintf("external:%s", p);
+		const struct lever_entry *l = lever_find(name);
+		struct lever_result r;
+		uint64_t t0 = util_mono_ns();
+
+		assert_non_null(l);
+		assert_int_equal(lever_pull(l, &ctx, &r), -1);
+		assert_false(r.verified);
+		assert_int_equal(r.fired, cases[i].fired);
+		if (strstr(r.detail, cases[i].expect) == NULL)
+			fail_msg("%s: detail \"%s\" lacks \"%s\"",
+			    cases[i].file, r.detail, cases[i].expect);
+		assert_true(util_mono_ns() - t0 < 7000000000ull);
+		free(name);
+		free(p);
+	}
+	/* Relative or missing paths are not levers. */
+	assert_null(lever_find("external:relative/path"));
+	assert_null(lever_find("external:/nonexistent/lever"));
+	assert_null(lever_find("no-such-lever"));
+}
+
+/* cgroup-freeze, then kill: the engine still kills and removes a frozen
+ * agent; release thaws what is left. */
+static void
+test_kill_frozen(void **state)
+{
+	(void)state;
+	pull_ok("cgroup-freeze", false);
+	pull_ok("link-down", false);
+	pull_ok("kill", false);
+	/* Kernel levers on a dead agent fail closed (no crash). */
+	{
+		const struct lever_entry *l = lever_find("cgroup-freeze");
+		struct lever_result r;
+
+		(void)lever_pull(l, &ctx, &r);
+	}
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kernel_available),
+		cmocka_unit_test(test_gateway_deny),
+		cmocka_unit_test(test_pause),
+		cmocka_unit_test(test_cgroup_freeze),
+		cmocka_unit_test(test_link_down),
+		cmocka_unit_test(test_net_disconnect),
+		cmocka_unit_test(test_external_example),
+		cmocka_unit_test(test_external_failures),
+		cmocka_unit_test(test_kill_frozen),
+	};
+	const char *req = getenv("ARES_REQUIRE_DOCKER");
+	bool required = req != NULL && strcmp(req, "1") == 0;
+	struct errbuf e = { 0 };
+
+	if (sodium_init() < 0)
+		return 1;
+	d = docker_open(NULL, &e);
+	if (d == NULL || docker_negotiate(d, &e) == -1) {
+		fprintf(stderr, "test_levers: no engine: %s\n", e.msg);
+		docker_close(d);
+		return required ? 1 : 77;
+	}
+	if (geteuid() != 0 && !required) {
+		fprintf(stderr, "test_levers: kernel levers need root\n");
+		docker_close(d);
+		return 77;
+	}
+	{
+		int rc = cmocka_run_group_tests(tests, group_setup,
+		    group_teardown);
+
+		docker_close(d);
+		return rc;
+	}
+}

@@ -1,0 +1,278 @@
+/*
+ * test_lever.c - the pure parts of the lever layer: the HTTP status-line
+ * parser, external-lever output parsing (garbage, oversized), cgroup path
+ * parsing for v1 and v2, mountinfo lookup, and the lever table.
+ */
+#include "core.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static void
+test_http_status(void **state)
+{
+	const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+	char big[600];
+
+	(void)state;
+	assert_int_equal(lever_http_status(ok, strlen(ok)), 200);
+	assert_int_equal(lever_http_status("HTTP/1.0 403 Forbidden\r\n", 24),
+	    403);
+	assert_int_equal(lever_http_status("HTTP/1.1 503\r\n", 14), 503);
+	/* incomplete: need more */
+	assert_int_equal(lever_http_status("HTTP/1.1 20", 11), 0);
+	assert_int_equal(lever_http_status("HTTP/1.1 200 OK\r", 16), 0);
+	assert_int_equal(lever_http_status("", 0), 0);
+	/* malformed */
+	assert_int_equal(lever_http_status("HTTP/2 200 OK\r\n", 15), -1);
+	assert_int_equal(lever_http_status("HTTP/1.1 2x0 OK\r\n", 17), -1);
+	assert_int_equal(lever_http_status("HTTP/1.1 099 X\r\n", 16), -1);
+	assert_int_equal(lever_http_status("HTTP/1.1 200OK\r\n", 16), -1);
+	assert_int_equal(lever_http_status("\r\n", 2), -1);
+	assert_int_equal(lever_http_status("SSH-2.0-x\r\n", 11), -1);
+	/* no CRLF within the bound */
+	memset(big, 'A', sizeof big);
+	memcpy(big, "HTTP/1.1 200 ", 13);
+	assert_int_equal(lever_http_status(big, sizeof big), -1);
+	assert_int_equal(lever_http_status(big, 100), 0);
+}
+
+static void
+test_ext_parse_ok(void **state)
+{
+	struct errbuf e = { 0 };
+	char detail[64];
+	bool ok = false;
+	const char a[] = "{\"ok\":true,\"detail\":\"paused\"}\n";
+	const char b[] = "{\"ok\":false}";
+	const char c[] = "{\"detail\":\"x\\u001b[2Jy\",\"ok\":true,\"more\":1}\r\n\n";
+
+	(void)state;
+	assert_int_equal(lever_ext_parse(a, strlen(a), &ok, detail,
+	    sizeof detail, &e), 0);
+	assert_true(ok);
+	assert_string_equal(detail, "paused");
+	assert_int_equal(lever_ext_parse(b, strlen(b), &ok, detail,
+	    sizeof detail, &e), 0);
+	assert_false(ok);
+	assert_string_equal(detail, "");
+	/* terminal escapes in the detail are made inert */
+	assert_int_equal(lever_ext_parse(c, strlen(c), &ok, detail,
+	    sizeof detail, &e), 0);
+	assert_true(ok);
+	assert_null(strchr(detail, 0x1b));
+	assert_non_null(strchr(detail, 'y'));
+}
+
+static void
+test_ext_parse_garbage(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"\n",
+		"not json",
+		"[true]",
+		"{\"ok\":\"yes\"}",
+		"{\"detail\":\"no ok\"}",
+		"{\"ok\":true,\"detail\":5}",
+		"{\"ok\":true}\n{\"ok\":true}\n",
+		"{\"ok\":true}\ntrailing",
+		"{\"ok\":true",
+		"{\"ok\":1}",
+	};
+	struct errbuf e = { 0 };
+	char detail[64];
+	bool ok;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ok = true;
+		memset(&e, 0, sizeof e);
+		if (lever_ext_parse(bad[i], strlen(bad[i]), &ok, detail,
+		    sizeof detail, &e) != -1)
+			fail_msg("accepted garbage #%zu: %s", i, bad[i]);
+		assert_non_null(strstr(e.msg, "external lever output"));
+	}
+	/* an embedded NUL */
+	assert_int_equal(lever_ext_parse("{\"ok\":true}\0x", 13, &ok, detail,
+	    sizeof detail, &e), -1);
+}
+
+static void
+test_ext_parse_oversized(void **state)
+{
+	size_t n = LEVER_EXT_OUT_MAX + 1;
+	char *big = xmalloc(n + 1);
+	struct errbuf e = { 0 };
+	char detail[32];
+	bool ok;
+	int len;
+
+	(void)state;
+	/* A valid object, just too long. */
+	memset(big, ' ', n);
+	len = snprintf(big, n, "{\"ok\":true,\"detail\":\"");
+	memset(big + len, 'x', n - (size_t)len - 3);
+	memcpy(big + n - 3, "\"}\n", 3);
+	big[n] = '\0';
+	assert_int_equal(lever_ext_parse(big, n, &ok, detail, sizeof detail,
+	    &e), -1);
+	assert_non_null(strstr(e.msg, "more than"));
+	/* At the bound it is accepted, and the detail is truncated. */
+	memcpy(big + n - 4, "\"}\n", 3);
+	assert_int_equal(lever_ext_parse(big, n - 1, &ok, detail,
+	    sizeof detail, &e), 0);
+	assert_true(ok);
+	assert_true(strlen(detail) < sizeof detail);
+	free(big);
+}
+
+static void
+test_cgroup_v1(void **state)
+{
+	static const char text[] =
+	    "12:hugetlb:/docker/abc\n"
+	    "9:name=systemd:/docker/abc\n"
+	    "6:freezer:/docker/0123456789abcdef\n"
+	    "3:cpu,cpuacct:/docker/abc\n"
+	    "0::/system.slice/docker.service\n";
+	static const char joined[] = "4:cpuset,freezer:/kubepods/pod1/c2\n";
+	struct errbuf e = { 0 };
+	char path[256];
+	int v = 0;
+
+	(void)state;
+	assert_int_equal(lever_cgroup_parse(text, strlen(text), &v, path,
+	    sizeof path, &e), 0);
+	assert_int_equal(v, 1);
+	assert_string_equal(path, "/docker/0123456789abcdef");
+	assert_int_equal(lever_cgroup_parse(joined, strlen(joined), &v, path,
+	    sizeof path, &e), 0);
+	assert_int_equal(v, 1);
+	assert_string_equal(path, "/kubepods/pod1/c2");
+	/* path too long for the buffer */
+	assert_int_equal(lever_cgroup_parse(text, strlen(text), &v, path, 8,
+	    &e), -1);
+}
+
+static void
+test_cgroup_v2(void **state)
+{
+	static const char text[] =
+	    "0::/system.slice/docker-0123abcd.scope\n";
+	static const char noeol[] = "0::/docker/ff";
+	static const char *const bad[] = {
+		"",
+		"garbage\n",
+		"5:cpu:/docker/x\n",
+		"0::relative\n",
+		"0::\n",
+		"6:freezerx:/x\n",
+	};
+	struct errbuf e = { 0 };
+	char path[256];
+	size_t i;
+	int v = 0;
+
+	(void)state;
+	assert_int_equal(lever_cgroup_parse(text, strlen(text), &v, path,
+	    sizeof path, &e), 0);
+	assert_int_equal(v, 2);
+	assert_string_equal(path, "/system.slice/docker-0123abcd.scope");
+	assert_int_equal(lever_cgroup_parse(noeol, strlen(noeol), &v, path,
+	    sizeof path, &e), 0);
+	assert_string_equal(path, "/docker/ff");
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (lever_cgroup_parse(bad[i], strlen(bad[i]), &v, path,
+		    sizeof path, &e) != -1)
+			fail_msg("accepted bad cgroup file #%zu", i);
+}
+
+static void
+test_mountinfo(void **state)
+{
+	static const char mi[] =
+	    "22 1 0:20 / /sys rw,nosuid - sysfs sysfs rw\n"
+	    "30 22 0:26 / /sys/fs/cgroup rw - tmpfs tmpfs rw,mode=755\n"
+	    "35 30 0:31 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
+	    "38 30 0:34 /nested /sys/fs/cgroup/freezer rw,relatime shared:9 - "
+	    "cgroup cgroup rw,freezer\n"
+	    "40 30 0:36 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n";
+	char mnt[128], root[128];
+
+	(void)state;
+	assert_int_equal(lever_mountinfo_cgroup(mi, strlen(mi), 1, mnt,
+	    sizeof mnt, root, sizeof root), 0);
+	assert_string_equal(mnt, "/sys/fs/cgroup/freezer");
+	assert_string_equal(root, "/nested");
+	assert_int_equal(lever_mountinfo_cgroup(mi, strlen(mi), 2, mnt,
+	    sizeof mnt, root, sizeof root), 0);
+	assert_string_equal(mnt, "/sys/fs/cgroup/unified");
+	assert_string_equal(root, "/");
+	assert_int_equal(lever_mountinfo_cgroup(mi, 120, 1, mnt, sizeof mnt,
+	    root, sizeof root), -1);
+	assert_int_equal(lever_mountinfo_cgroup("garbage", 7, 1, mnt,
+	    sizeof mnt, root, sizeof root), -1);
+	assert_int_equal(lever_mountinfo_cgroup(mi, strlen(mi), 1, mnt, 4,
+	    root, sizeof root), -1);
+}
+
+static void
+test_table(void **state)
+{
+	static const char *const names[] = { "gateway-deny", "net-disconnect",
+	    "pause", "kill", "cgroup-freeze", "link-down" };
+	size_t i, n = 0;
+
+	(void)state;
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		const struct lever_entry *l = lever_find(names[i]);
+
+		assert_non_null(l);
+		assert_string_equal(l->name, names[i]);
+		assert_non_null(l->fire);
+		assert_non_null(l->verify);
+		assert_true(strlen(l->name) < LEVER_NAME_MAX);
+	}
+	for (i = 0; lever_table[i] != NULL; i++)
+		n++;
+	assert_int_equal(n, 6);
+	assert_false(lever_find("gateway-deny")->cuts_off);
+	assert_true(lever_find("cgroup-freeze")->cuts_off);
+	assert_null(lever_find("nope"));
+	assert_null(lever_find(NULL));
+	assert_null(lever_find("external:"));
+	assert_null(lever_find("external:bin/sh"));
+	assert_null(lever_find("external:/etc/passwd"));   /* not executable */
+	assert_null(lever_find("external:/bin/../bin/sh"));
+	/* An absolute executable is a lever, interned once. */
+	assert_non_null(lever_find("external:/bin/true"));
+	assert_ptr_equal(lever_find("external:/bin/true"),
+	    lever_find("external:/bin/true"));
+	assert_string_equal(lever_find("external:/bin/true")->arg, "/bin/true");
+	assert_true(lever_find("external:/bin/true")->cuts_off);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_http_status),
+		cmocka_unit_test(test_ext_parse_ok),
+		cmocka_unit_test(test_ext_parse_garbage),
+		cmocka_unit_test(test_ext_parse_oversized),
+		cmocka_unit_test(test_cgroup_v1),
+		cmocka_unit_test(test_cgroup_v2),
+		cmocka_unit_test(test_mountinfo),
+		cmocka_unit_test(test_table),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
