@@ -693,6 +693,9 @@ enum drill_beat_kind {
 	DRILL_BEAT_BREACH,       /* agent event after the kill */
 	DRILL_BEAT_VERDICT,
 	DRILL_BEAT_ERROR,
+	DRILL_BEAT_LEAK,         /* traffic reached the sink */
+	DRILL_BEAT_ORPHAN,       /* something still ran after the kill */
+	DRILL_BEAT_COUNT         /* number of kinds (not a kind) */
 };
 const char *drill_beat_kind_name(enum drill_beat_kind k);
 
@@ -703,6 +706,8 @@ struct drill_beat {
 	int lever;               /* lever index for lever beats, else -1 */
 	char text[256];          /* sanitized: safe to print */
 };
+
+#define DRILL_MAX_ORPHANS 32
 
 struct drill_result {
 	char run_id[64];
@@ -722,8 +727,17 @@ struct drill_result {
 	double time_to_first_lever_ms;  /* bait -> first verified lever; <0 */
 	size_t agent_steps;
 	size_t breaches;
-	size_t leaks;
+	size_t leaks;                   /* sink events: traffic that crossed */
+	uint64_t leak_bytes;            /* bytes that reached the sink */
 	size_t blocked;
+	size_t norphans;                /* things still running after the kill */
+	struct drill_orphan {
+		char kind[16];          /* "container" or "process" */
+		char id[72];            /* container id or pid */
+		char name[128];         /* container name or command */
+		char detail[128];       /* image / origin / state */
+		bool removed;           /* the sweep removed it */
+	} orphans[DRILL_MAX_ORPHANS];
 	char evidence_path[1100];
 	size_t evidence_entries;
 	char evidence_head[EVIDENCE_HEX_BYTES];

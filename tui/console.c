@@ -341,6 +341,8 @@ console_apply_beat(struct console_ui *ui, const struct drill_beat *b)
 			l->failed = true;
 		break;
 	case DRILL_BEAT_BREACH:
+	case DRILL_BEAT_LEAK:
+	case DRILL_BEAT_ORPHAN:
 		ui->breach = true;
 		break;
 	default:
@@ -662,6 +664,9 @@ console_kind_label(enum drill_beat_kind k, int *pair, attr_t *a)
 	case DRILL_BEAT_BREACH: *pair = CP_RED; *a = A_BOLD; return "BREACH";
 	case DRILL_BEAT_VERDICT: *a = A_BOLD; return "verdict";
 	case DRILL_BEAT_ERROR: *pair = CP_RED; return "error";
+	case DRILL_BEAT_LEAK: *pair = CP_RED; *a = A_BOLD; return "LEAK";
+	case DRILL_BEAT_ORPHAN: *pair = CP_RED; *a = A_BOLD; return "ORPHAN";
+	case DRILL_BEAT_COUNT: break;
 	}
 	return "?";
 }

@@ -60,7 +60,7 @@ test_drill_contained(void **state)
 	struct drill_result r;
 	struct evidence_verify_result v;
 	struct errbuf e = { 0 };
-	size_t counts[DRILL_BEAT_ERROR + 1] = { 0 };
+	size_t counts[DRILL_BEAT_COUNT] = { 0 };
 
 	(void)state;
 	o.policy_path = test_policy;
