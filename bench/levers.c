@@ -1,7 +1,7 @@
 /*
  * bench/levers.c - lever latency benchmark on the real Docker Engine.
  *
- *   bench/levers [-n FIRINGS] [-x /abs/external-lever]
+ *   bench/levers [-n FIRINGS] [-x /abs/external-lever] [-r DRILLS -p POLICY]
  *
  * Brings up a real lab (lab_up: gateway, service, model, Internal networks
  * labelled ares.run=bench-<random>), replaces the agent by a long-running
@@ -14,6 +14,9 @@
  *      taken right before the first lever fires (the drill's real bait
  *      time is the sensor's stamp of the bait request, which adds the bus
  *      hop, ~tens of microseconds, in front of these numbers).
+ *   3. with -r DRILLS: that many real drills (drill_run) of POLICY; here the
+ *      bait is the service's bait datagram on the bus (its sender stamp),
+ *      and each lever's "since bait" time is reported per lever name.
  * Prints a table (median, p95, max in ms) and removes everything it made.
  * Needs root for the kernel levers.  Exit 0, or 1 on a failed firing.
  */
@@ -122,9 +125,24 @@ agent_start(struct bench *b, bool create, struct errbuf *e)
 	return 0;
 }
 
-/* Undo a lever (kill: start the agent again). */
+static int undo_now(struct bench *b, const struct lever_entry *l,
+    struct errbuf *e);
+
+/* Undo a lever (kill: start the agent again), then let the state settle
+ * for 20 ms (a link just brought up is still configuring, an unpaused
+ * container's events are still arriving): every firing starts from a
+ * steady state, as in a drill. */
 static int
 undo(struct bench *b, const struct lever_entry *l, struct errbuf *e)
+{
+	int rc = undo_now(b, l, e);
+
+	usleep(20000);
+	return rc;
+}
+
+static int
+undo_now(struct bench *b, const struct lever_entry *l, struct errbuf *e)
 {
 	if (strcmp(l->name, "kill") == 0)
 		return agent_start(b, false, e);
@@ -231,6 +249,65 @@ bench_sequence(struct bench *b, const char *label, const char *const *names,
 	free(v);
 }
 
+/* -r: real drills; per lever name, bait -> verified; plus time to kill. */
+static int
+bench_drills(int runs, const char *policy)
+{
+	char names[POLICY_MAX_LEVERS][LEVER_NAME_MAX];
+	double *v[POLICY_MAX_LEVERS + 1];
+	int k[POLICY_MAX_LEVERS + 1] = { 0 }, bad = 0, i;
+	size_t nl = 0, j;
+
+	for (j = 0; j <= POLICY_MAX_LEVERS; j++)
+		v[j] = xcalloc((size_t)runs, sizeof(double));
+	for (i = 0; i < runs; i++) {
+		struct drill_options o = { 0 };
+		struct drill_result r;
+		struct errbuf e = { 0 };
+
+		o.policy_path = policy;
+		o.seed = 7;
+		o.has_seed = true;
+		if (drill_run(&o, &r, &e) == -1) {
+			fprintf(stderr, "bench: drill: %s\n", e.msg);
+			bad++;
+			continue;
+		}
+		if (!r.bait_fired) {
+			bad++;
+			continue;
+		}
+		nl = r.nlevers;
+		for (j = 0; j < r.nlevers; j++) {
+			snprintf(names[j], sizeof names[j], "%s",
+			    r.levers[j].name);
+			if (r.levers[j].verified)
+				v[j][k[j]++] = (double)(r.levers[j].verified_ns -
+				    r.bait_ns) / 1e6;
+			else
+				fprintf(stderr, "bench: drill %s: %s: %s\n",
+				    r.run_id, r.levers[j].name,
+				    r.levers[j].detail);
+		}
+		if (r.time_to_kill_ms >= 0)
+			v[POLICY_MAX_LEVERS][k[POLICY_MAX_LEVERS]++] =
+			    r.time_to_kill_ms;
+	}
+	printf("\n%-44s %4s %10s %10s %10s\n", "real drills: bait datagram -> "
+	    "(ms)", "n", "median", "p95", "max");
+	for (j = 0; j < nl; j++) {
+		char label[LEVER_NAME_MAX + 16];
+
+		snprintf(label, sizeof label, "%.30s verified", names[j]);
+		row(label, v[j], k[j], runs - bad - k[j]);
+	}
+	row("time_to_kill (first cut-off verified)", v[POLICY_MAX_LEVERS],
+	    k[POLICY_MAX_LEVERS], bad);
+	for (j = 0; j <= POLICY_MAX_LEVERS; j++)
+		free(v[j]);
+	return bad;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -240,20 +317,31 @@ main(int argc, char **argv)
 	char dir[] = "/tmp/ares-bench-XXXXXX", *run_dir, *ext = NULL;
 	uint8_t rnd[4];
 	char hex[9];
-	int opt, rc = 0;
+	int opt, rc = 0, drills = 0;
+	const char *policy = ARES_SRCDIR "/policies/default.yaml";
 
 	memset(&b, 0, sizeof b);
 	b.n = 50;
-	while ((opt = getopt(argc, argv, "n:x:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:x:r:p:")) != -1) {
 		if (opt == 'n')
 			b.n = atoi(optarg);
+		else if (opt == 'r')
+			drills = atoi(optarg);
+		else if (opt == 'p')
+			policy = optarg;
 		else if (opt == 'x')
 			ext = xasprintf("external:%s", optarg);
 		else {
 			fprintf(stderr, "usage: %s [-n FIRINGS] "
-			    "[-x /abs/external-lever]\n", argv[0]);
+			    "[-x /abs/external-lever] [-r DRILLS -p POLICY]\n",
+			    argv[0]);
 			return 2;
 		}
+	}
+	if (drills > 0) {
+		if (sodium_init() < 0)
+			return 1;
+		return bench_drills(drills, policy) > 0 ? 1 : 0;
 	}
 	if (b.n < 1 || b.n > 100000)
 		b.n = 50;

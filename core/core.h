@@ -243,6 +243,7 @@ struct docker_container_spec {
 	long long pids_limit;        /* 0: unlimited */
 	const char *run_id;          /* label ares.run */
 	const char *role;            /* label ares.role */
+	const char *const *dns;      /* HostConfig.Dns (IPs), NULL-terminated */
 };
 /* Pure: the JSON body of POST /containers/create.  Caller cJSON_Delete()s. */
 cJSON *docker_container_config(const struct docker_container_spec *spec);
@@ -264,6 +265,13 @@ bool docker_inspect_running(const cJSON *inspect);   /* State.Running */
 bool docker_inspect_paused(const cJSON *inspect);    /* State.Paused */
 int docker_inspect_pid(const cJSON *inspect);        /* State.Pid or 0 */
 size_t docker_inspect_network_count(const cJSON *inspect); /* NetworkSettings.Networks */
+/* The container's IPv4 address on the network named net (by name, as in
+ * NetworkSettings.Networks), or NULL when not attached / no address yet.
+ * Caller frees. */
+char *docker_container_ip(const cJSON *inspect, const char *net);
+/* GET /networks/{id}; caller cJSON_Delete()s.  NULL + e. */
+cJSON *docker_network_inspect(struct docker *d, const char *id,
+    struct errbuf *e);
 /* Container logs (stdout+stderr, demultiplexed), at most max bytes kept
  * (the tail).  Caller frees.  NULL + e. */
 char *docker_container_logs(struct docker *d, const char *id, size_t max,
@@ -327,6 +335,7 @@ struct policy {
 	size_t nflaws;
 	char *model_url;             /* NULL: the offline model */
 	char *model_name;            /* reported model name */
+	char *model_key_env;         /* env var holding the real key, or NULL */
 };
 
 /* Load and validate a policy file.  NULL + e (ERRBUF_INPUT). */
@@ -336,6 +345,8 @@ struct policy *policy_parse(const char *buf, size_t len, const char *name,
     struct errbuf *e);
 void policy_free(struct policy *p);
 bool policy_has_flaw(const struct policy *p, const char *flaw);
+/* Whether bait is planted by the policy (linear search). */
+bool policy_has_bait(const struct policy *p, const char *bait);
 
 /* ------------------------------------------------------------------ */
 /* bus.c - sensor events from the lab (unix datagrams)                 */
@@ -392,6 +403,51 @@ struct lab {
 	char *decoy_token;            /* the decoy credential (bait) */
 	char *bait_name;
 	char *model_name;
+
+	/* Added with the complete leakbox (docs/lab.md, docs/flaws.md).
+	 * Containers that a policy does not need have id == NULL. */
+	struct lab_container dns, sink, dockerproxy;
+	char *net_wan;                /* network id (Internal) */
+	char *net_egress;             /* only with a real model.url, else NULL */
+	char *variant;                /* variant id */
+	char *evidence_dir;           /* RUN_DIR/evidence (sensor chains) */
+	char *dns_ip;                 /* the dns container's IP on lab */
+	char *sink_ip;                /* the sink's IP on wan */
+	bool agent_idle;              /* AGENT_IDLE=1: the agent sleeps */
+	/* Bait planted for this run (NULL when the policy does not plant it). */
+	char *credential_bait;        /* decoy token used at the service */
+	char *instruction_bait;       /* request to the decoy endpoint */
+	char *tripwire_bait;          /* the planted file below */
+	char *tripwire_path;          /* absolute host path of the tripwire
+	                                 file (inside RUN_DIR/agent-home): the
+	                                 control plane watches it (inotify) */
+	char *privileged_degraded;    /* why flaw privileged was realised as
+	                                 all-capabilities (NULL: it was not) */
+};
+
+/* The flaw catalogue (docs/flaws.md): every flaw a policy may switch on. */
+#define LAB_FLAW_LIST_MAX 4
+struct lab_flaw {
+	const char *id;
+	const char *summary;
+	const char *changes;   /* what it changes in the lab */
+	/* probe rows that detect it, evidence kinds that prove it was used
+	 * (NULL-terminated) */
+	const char *probes[LAB_FLAW_LIST_MAX + 1];
+	const char *evidence[LAB_FLAW_LIST_MAX + 1];
+};
+extern const struct lab_flaw lab_flaws[];
+extern const size_t lab_nflaws;
+/* The catalogue entry of id, or NULL. */
+const struct lab_flaw *lab_flaw_find(const char *id);
+/* "egress-network, docker-socket, ..." (static storage). */
+const char *lab_flaw_ids(void);
+
+/* Options of lab_up_opts beyond the policy. */
+struct lab_options {
+	bool agent_idle;            /* AGENT_IDLE=1 (ares lab up, probes) */
+	const char *model_url;      /* overrides policy model.url if non-NULL */
+	const char *model_key_env;  /* overrides policy model.key_env */
 };
 
 /* Path of the lab rootfs tar: $ARES_LAB_ROOTFS, else the build tree's
@@ -405,11 +461,77 @@ int lab_image_ensure(struct docker *d, char **ref, struct errbuf *e);
  * everything created so far is removed. */
 struct lab *lab_up(struct docker *d, const struct policy *p,
     const char *run_dir, const char *run_id, uint64_t seed, struct errbuf *e);
+/* lab_up with options (o may be NULL).  With o->agent_idle the agent is
+ * started too (it sleeps; exec into it).  The real key is read from the
+ * environment variable model.key_env (policy or o) and given only to the
+ * gateway (REAL_KEY) and the offline model (MODEL_KEY); with a real
+ * model.url the offline model is not created and the gateway alone gets an
+ * extra network that is not internal (never in tests).  Writes
+ * RUN_DIR/lab.json.  NULL + e. */
+struct lab *lab_up_opts(struct docker *d, const struct policy *p,
+    const char *run_dir, const char *run_id, uint64_t seed,
+    const struct lab_options *o, struct errbuf *e);
 int lab_start_agent(struct docker *d, struct lab *lab, struct errbuf *e);
+/* Whether id (full container id) is one of the containers the lab itself
+ * created (agent, gateway, service, model, dns, sink, dockerproxy); the
+ * orphan sweep treats every other container of the run as the agent's. */
+bool lab_owns(const struct lab *lab, const char *id);
 /* Remove every container and network labelled ares.run=<run_id>. Returns
  * the number of objects removed, or -1 + e if any removal failed. */
 int lab_teardown(struct docker *d, const char *run_id, struct errbuf *e);
 void lab_free(struct lab *lab);
+
+/* ------------------------------------------------------------------ */
+/* variant.c - lab variants: paths, hostnames, wording, bait ids        */
+/* ------------------------------------------------------------------ */
+/*
+ * docs/variants.md.  The lab plants from the variant; nothing else (model,
+ * detection, drill) knows a variant's names.  Text templates may use
+ * {service} {port} {url} {token_path} {decoy_url} {exfil_host} {host_user}
+ * {hostname} {instruction_file}; variant_expand() fills them.
+ */
+struct variant {
+	const char *id;
+	bool held_out;               /* kept out of tuning: re-check fixes */
+	const char *summary;
+	/* hostnames */
+	const char *service;         /* service DNS alias and SERVICE_NAME */
+	int port;
+	const char *dns_alias;       /* the resolver's alias on lab */
+	const char *exfil_host;      /* the outside host the notes name */
+	const char *hostname;        /* decoy host's hostname */
+	const char *host_user;       /* decoy host's user (/home/<user>) */
+	/* paths relative to the agent's $HOME */
+	const char *notes_file;
+	const char *token_path;      /* "dir/file" of the decoy token */
+	const char *instruction_file;
+	const char *tripwire_file;
+	const char *home_dirs[6];    /* extra dirs of the home layout */
+	const char *token_prefix;    /* decoy token prefix */
+	const char *decoy_endpoint;  /* path on the service (instruction) */
+	/* wording (templates) */
+	const char *notes;
+	const char *instruction;
+	const char *tripwire_text;
+	const char *task;
+	/* bait ids */
+	const char *bait_credential;
+	const char *bait_instruction;
+	const char *bait_tripwire;
+};
+extern const struct variant variant_table[];
+extern const size_t variant_count;
+/* The variant named id, or NULL. */
+const struct variant *variant_find(const char *id);
+/* "default, ..." of every variant id (static storage). */
+const char *variant_ids(void);
+/* Whether bait is one of v's bait ids. */
+bool variant_has_bait(const struct variant *v, const char *bait);
+/* "a, b, c" of v's bait ids into out (truncated to outlen).  Returns out. */
+char *variant_bait_ids(const struct variant *v, char *out, size_t outlen);
+/* tmpl with every {placeholder} of v filled; unknown placeholders are kept
+ * as they are.  Caller frees. */
+char *variant_expand(const struct variant *v, const char *tmpl);
 
 /* ------------------------------------------------------------------ */
 /* lever.c, lever_kernel.c - kill switches: one protocol, one table    */
@@ -755,6 +877,8 @@ struct drill_options {
 	void *observer_ctx;
 	volatile sig_atomic_t *cancel;  /* set non-zero to stop early */
 	bool keep_lab;                  /* skip teardown (debugging) */
+	const char *key_dir;            /* signing key dir (NULL: default;
+	                                   a key is made on first use) */
 };
 
 /* Run one drill to its verdict.  Returns 0 when a verdict was reached

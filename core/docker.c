@@ -1083,6 +1083,8 @@ cJSON *docker_container_config(const struct docker_container_spec *spec)
 		    (double)spec->pids_limit);
 	cJSON_AddStringToObject(hc, "NetworkMode",
 	    spec->network ? spec->network : "none");
+	if (spec->dns != NULL && spec->dns[0] != NULL)
+		cJSON_AddItemToObject(hc, "Dns", str_array(spec->dns));
 
 	if (spec->network != NULL) {
 		cJSON *nc = cJSON_AddObjectToObject(c, "NetworkingConfig");
@@ -1229,6 +1231,33 @@ size_t docker_inspect_network_count(const cJSON *inspect)
 	if (!cJSON_IsObject(n))
 		return 0;
 	return (size_t)cJSON_GetArraySize(n);
+}
+
+/* NetworkSettings.Networks[net].IPAddress when non-empty (caller frees),
+ * else NULL. */
+char *docker_container_ip(const cJSON *inspect, const char *net)
+{
+	const cJSON *ns = cJSON_GetObjectItemCaseSensitive(inspect,
+	    "NetworkSettings");
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(ns, "Networks");
+	const cJSON *ep = net ? cJSON_GetObjectItemCaseSensitive(n, net) : NULL;
+	const cJSON *ip = cJSON_GetObjectItemCaseSensitive(ep, "IPAddress");
+	if (!cJSON_IsString(ip) || ip->valuestring[0] == '\0' ||
+	    strlen(ip->valuestring) > 45)
+		return NULL;
+	return xstrdup(ip->valuestring);
+}
+
+cJSON *docker_network_inspect(struct docker *d, const char *id,
+    struct errbuf *e)
+{
+	struct docker_response r;
+	char *path = id_path(d, "/networks", id, "");
+	cJSON *j = NULL;
+	if (call(d, "GET", path, NULL, 0, &r, e) == 0)
+		j = parse_answer("GET", path, &r, cJSON_IsObject, e);
+	free(path);
+	return j;
 }
 
 /* Keeps the last max bytes of the combined log stream. */

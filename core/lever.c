@@ -420,22 +420,32 @@ lever_pause_fire(struct lever_ctx *c, const struct lever_entry *l,
 	return docker_container_pause(c->docker, lever_agent_id(c), e);
 }
 
+/* The engine records State.Paused from an asynchronous containerd event:
+ * poll inspect (bounded) until it shows the pause. */
 static int
 lever_pause_verify(struct lever_ctx *c, const struct lever_entry *l,
     struct errbuf *e)
 {
-	cJSON *ins = docker_container_inspect(c->docker, lever_agent_id(c), e);
-	bool paused;
+	uint64_t deadline = util_mono_ns() + 2000000000ull;
 
 	(void)l;
-	if (ins == NULL)
-		return -1;
-	paused = docker_inspect_paused(ins);
-	cJSON_Delete(ins);
-	if (!paused)
-		return errbuf_set(e, ERRBUF_INTERNAL, "inspect shows the agent "
-		    "not paused (State.Paused false)");
-	return 0;
+	for (;;) {
+		cJSON *ins = docker_container_inspect(c->docker,
+		    lever_agent_id(c), e);
+		bool paused;
+
+		if (ins == NULL)
+			return -1;
+		paused = docker_inspect_paused(ins);
+		cJSON_Delete(ins);
+		if (paused)
+			return 0;
+		if (util_mono_ns() > deadline)
+			return errbuf_set(e, ERRBUF_INTERNAL, "inspect shows the "
+			    "agent not paused (State.Paused false) 2 s after "
+			    "the pause");
+		usleep(1000);
+	}
 }
 
 static int

@@ -13,8 +13,10 @@
  *     handler parameters).  A new key is one table entry.
  *
  * Every error is "<file>:<line>:<col>: <key path>: <problem>" with
- * ERRBUF_INPUT.  Which lever / bait / flaw ids exist is checked elsewhere;
- * only their syntax is checked here.  Schema: docs/policy.md.
+ * ERRBUF_INPUT.  After binding, step 3 (check_catalogues) checks the
+ * variant, flaw and bait ids against the catalogues (core/variant.c,
+ * core/lab.c); which levers exist is checked by the drill.  Schema:
+ * docs/policy.md.
  */
 #include <errno.h>
 #include <limits.h>
@@ -451,6 +453,8 @@ enum str_class {
 	STR_MODEL,   /* [A-Za-z0-9._:/@+-]{1,max} */
 	STR_TEXT,    /* any UTF-8 without control characters except \n \t */
 	STR_URL,     /* http:// or https:// then visible ASCII */
+	STR_ENV,     /* an environment variable name [A-Z_][A-Z0-9_]* */
+	STR_LEVER,   /* an id, or external:/abs/path ([A-Za-z0-9._/-], no "..") */
 };
 
 struct keydesc {
@@ -497,6 +501,11 @@ static int bind_ids(const struct keydesc *k, const struct ynode *v,
 	.off = offsetof(struct policy, f), \
 	.count_off = offsetof(struct policy, cnt), .cap = FIELD_NELEM(f), \
 	.min = (lo), .cls = STR_ID, .maxlen = (n) }
+#define K_LEVERS(k, f, cnt, lo, n, req) { .key = (k), .kind = YN_SEQ, \
+	.what = "a sequence", .bind = bind_ids, .required = (req), \
+	.off = offsetof(struct policy, f), \
+	.count_off = offsetof(struct policy, cnt), .cap = FIELD_NELEM(f), \
+	.min = (lo), .cls = STR_LEVER, .maxlen = (n) }
 #define K_MAP(k, t, nul) { .key = (k), .kind = YN_MAP, .what = "a mapping", \
 	.bind = bind_map, .nullable = (nul), .sub = (t) }
 
@@ -508,6 +517,7 @@ static const struct keydesc limits_keys[] = {
 
 static const struct keydesc model_keys[] = {
 	K_STR("url", model_url, STR_URL, 2048, false, true),
+	K_STR("key_env", model_key_env, STR_ENV, 128, false, true),
 	K_STR("name", model_name, STR_MODEL, 63, false, false),
 	{ .key = NULL },
 };
@@ -520,7 +530,7 @@ static const struct keydesc top_keys[] = {
 	K_INT("observe_ms", observe_ms, 0, 60000),
 	K_STR("variant", variant, STR_ID, 32, false, false),
 	K_IDS("bait", bait, nbait, 1, 48, true),
-	K_IDS("levers", levers, nlevers, 1, 31, true),
+	K_LEVERS("levers", levers, nlevers, 1, 159, true),
 	K_IDS("flaws", flaws, nflaws, 0, 48, false),
 	K_MAP("model", model_keys, true),
 	{ .key = NULL },
@@ -541,6 +551,11 @@ str_check(enum str_class cls, const char *s, size_t len, size_t maxlen)
 		[STR_MODEL] = "a model name of A-Z, a-z, 0-9 and ._:/@+-",
 		[STR_TEXT] = "text without control characters",
 		[STR_URL] = "an http:// or https:// URL without spaces",
+		[STR_ENV] = "an environment variable name of A-Z, 0-9 and '_' "
+		    "(not starting with a digit)",
+		[STR_LEVER] = "a lever id of a-z, 0-9 and '-' (at most 31 "
+		    "bytes) or external:/absolute/path (A-Z, a-z, 0-9, ._/-, "
+		    "no '..')",
 	};
 	const char *allowed = NULL;
 	size_t i;
@@ -548,6 +563,19 @@ str_check(enum str_class cls, const char *s, size_t len, size_t maxlen)
 	if (len > maxlen || (len == 0 && cls != STR_TEXT))
 		return need[cls];
 	switch (cls) {
+	case STR_LEVER:
+		if (len > 9 && strncmp(s, "external:", 9) == 0) {
+			if (s[9] != '/' || memmem(s, len, "..", 2) != NULL)
+				return need[cls];
+			allowed = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			    "abcdefghijklmnopqrstuvwxyz0123456789._/-";
+			s += 9;
+			len -= 9;
+			break;
+		}
+		if (len > 31)
+			return need[cls];
+		/* FALLTHROUGH */
 	case STR_ID:
 		allowed = "abcdefghijklmnopqrstuvwxyz0123456789-";
 		break;
@@ -558,6 +586,11 @@ str_check(enum str_class cls, const char *s, size_t len, size_t maxlen)
 	case STR_MODEL:
 		allowed = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 		    "abcdefghijklmnopqrstuvwxyz0123456789._:/@+-";
+		break;
+	case STR_ENV:
+		if (s[0] >= '0' && s[0] <= '9')
+			return need[cls];
+		allowed = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
 		break;
 	case STR_TEXT:
 		for (i = 0; i < len; i++) {
@@ -774,6 +807,64 @@ bind_map(const struct keydesc *k, const struct ynode *v, struct policy *p,
 static const struct keydesc top_desc = K_MAP("", top_keys, false);
 
 /* ------------------------------------------------------------------ */
+/* Step 3: ids against the catalogues                                  */
+/* ------------------------------------------------------------------ */
+
+/* The value node of top-level key (NULL if absent). */
+static const struct ynode *
+top_value(const struct ynode *root, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < root->nkids; i += 2)
+		if (root->kids[i]->len == strlen(key) &&
+		    memcmp(root->kids[i]->str, key, root->kids[i]->len) == 0)
+			return root->kids[i + 1];
+	return NULL;
+}
+
+/*
+ * The variant must exist, every flaw must be in the flaw catalogue and
+ * every bait id must be one of the variant's bait.  Runs on a bound
+ * policy, so the nodes are known to have the right shape.  -1 + e.
+ */
+static int
+check_catalogues(const struct ynode *root, const struct policy *p,
+    struct bindctx *c)
+{
+	const struct variant *v = variant_find(p->variant);
+	const struct ynode *n;
+	char t[SHOW_MAX + 4], known[256];
+	size_t i;
+
+	if (v == NULL) {
+		n = top_value(root, "variant");
+		snprintf(c->path, sizeof c->path, "variant");
+		return BERR(c, n != NULL ? n : root, "unknown variant '%s' "
+		    "(known: %s)", show(p->variant, strlen(p->variant), t),
+		    variant_ids());
+	}
+	n = top_value(root, "flaws");
+	for (i = 0; i < p->nflaws; i++) {
+		if (lab_flaw_find(p->flaws[i]) != NULL)
+			continue;
+		snprintf(c->path, sizeof c->path, "flaws[%zu]", i);
+		return BERR(c, n->kids[i], "unknown flaw '%s' (known: %s)",
+		    show(p->flaws[i], strlen(p->flaws[i]), t), lab_flaw_ids());
+	}
+	n = top_value(root, "bait");
+	for (i = 0; i < p->nbait; i++) {
+		if (variant_has_bait(v, p->bait[i]))
+			continue;
+		snprintf(c->path, sizeof c->path, "bait[%zu]", i);
+		return BERR(c, n->kids[i], "unknown bait '%s' for variant '%s' "
+		    "(known: %s)", show(p->bait[i], strlen(p->bait[i]), t),
+		    v->id, variant_bait_ids(v, known, sizeof known));
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* API                                                                 */
 /* ------------------------------------------------------------------ */
 
@@ -821,6 +912,8 @@ policy_parse(const char *buf, size_t len, const char *name, struct errbuf *e)
 		goto fail;
 	}
 	if (bind_map(&top_desc, root, p, &c) == -1)
+		goto fail;
+	if (check_catalogues(root, p, &c) == -1)
 		goto fail;
 	ynode_free(root);
 	return p;
@@ -888,6 +981,7 @@ policy_free(struct policy *p)
 	for (i = 0; i < p->nflaws; i++)
 		free(p->flaws[i]);
 	free(p->model_url);
+	free(p->model_key_env);
 	free(p->model_name);
 	free(p);
 }
@@ -902,6 +996,20 @@ policy_has_flaw(const struct policy *p, const char *flaw)
 		return false;
 	for (i = 0; i < p->nflaws; i++)
 		if (strcmp(p->flaws[i], flaw) == 0)
+			return true;
+	return false;
+}
+
+/* Whether bait is planted by the policy (linear search). */
+bool
+policy_has_bait(const struct policy *p, const char *bait)
+{
+	size_t i;
+
+	if (p == NULL || bait == NULL)
+		return false;
+	for (i = 0; i < p->nbait; i++)
+		if (strcmp(p->bait[i], bait) == 0)
 			return true;
 	return false;
 }

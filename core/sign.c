@@ -233,11 +233,11 @@ static int
 sign_write_new(const char *path, const void *buf, size_t len, mode_t mode,
     bool force, struct errbuf *e)
 {
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	char *tmp = xasprintf("%s.tmp.%ld.%08" PRIx32, path, (long)getpid(),
+	    randombytes_random());
 	const char *p = buf;
 	int fd, rc = -1;
 
-	(void)unlink(tmp);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
 	if (fd == -1) {
 		errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", tmp, strerror(errno));
@@ -398,7 +398,7 @@ int
 sign_pubkey_load(const char *path, struct sign_pubkey *out, struct errbuf *e)
 {
 	size_t len;
-	char *buf = util_read_file(path, SIGN_PUBFILE_MAX, &len, e);
+	char *buf = util_read_file(path, SIGN_PUBFILE_MAX + 1, &len, e);
 	int rc;
 
 	if (buf == NULL)
@@ -488,7 +488,7 @@ sign_keygen(const char *dir, bool force, char keyid_hex[SIGN_KEYID_HEX],
 	skpath = xasprintf("%s/" SIGN_SECKEY_NAME, dir);
 	pkpath = xasprintf("%s/" SIGN_PUBKEY_NAME, dir);
 	if (!force && (lstat(skpath, &sb) == 0 || lstat(pkpath, &sb) == 0)) {
-		errbuf_set(e, ERRBUF_INPUT, "keygen: %s already exists "
+		errbuf_set(e, ERRBUF_INPUT, "%s already exists "
 		    "(refusing to overwrite; use --force)",
 		    lstat(skpath, &sb) == 0 ? skpath : pkpath);
 		free(skpath);
@@ -726,10 +726,12 @@ sign_secret_load_or_create(const char *dir, bool *created, struct errbuf *e)
 	if (created != NULL)
 		*created = false;
 	if (!sign_key_exists(dir)) {
-		if (sign_keygen(dir, false, NULL, e) == -1)
+		if (sign_keygen(dir, false, NULL, e) == 0) {
+			if (created != NULL)
+				*created = true;
+		} else if (!sign_key_exists(dir))
 			return NULL;
-		if (created != NULL)
-			*created = true;
+		/* else another drill made the key first: use it */
 	}
 	return sign_secret_load(dir, e);
 }
@@ -902,7 +904,7 @@ sign_verify(const struct sign_pubkey *pk, const char *path,
 		trusted_out[0] = '\0';
 	if (sig_path == NULL)
 		sig_path = own = xasprintf("%s.minisig", path);
-	buf = util_read_file(sig_path, SIGN_SIGFILE_MAX, &len, e);
+	buf = util_read_file(sig_path, SIGN_SIGFILE_MAX + 1, &len, e);
 	if (buf == NULL) {
 		errbuf_prefix(e, "signature");
 		free(own);

@@ -223,20 +223,21 @@ util_read_file(const char *path, size_t max, size_t *len, struct errbuf *e)
 		close(fd);
 		return NULL;
 	}
-	cap = (size_t)st.st_size + 1;
+	/* Room for the NUL plus one byte to notice a file that grows. */
+	cap = (size_t)st.st_size + 2;
 	buf = xmalloc(cap);
 	for (;;) {
 		ssize_t n;
 
 		if (used + 1 >= cap) {
-			if (cap > max) {
+			if (used > max) {
 				errbuf_set(e, ERRBUF_INPUT, "%s: grew beyond "
 				    "limit %zu while reading", path, max);
 				free(buf);
 				close(fd);
 				return NULL;
 			}
-			cap *= 2;
+			cap = cap * 2 > max + 2 ? max + 2 : cap * 2;
 			buf = xrealloc(buf, cap);
 		}
 		n = read(fd, buf + used, cap - used - 1);

@@ -145,8 +145,12 @@ static char *tool_http(const cJSON *args)
 	const cJSON *method = cJSON_GetObjectItemCaseSensitive(args, "method");
 	const cJSON *headers = cJSON_GetObjectItemCaseSensitive(args, "headers");
 	const cJSON *body = cJSON_GetObjectItemCaseSensitive(args, "body");
+	const cJSON *usock = cJSON_GetObjectItemCaseSensitive(args, "unix_socket");
 	if (!cJSON_IsString(url))
 		return xstrdup("error: http: missing \"url\"");
+	if (usock && (!cJSON_IsString(usock) || !*usock->valuestring ||
+	    strlen(usock->valuestring) >= 108))
+		return xstrdup("error: http: \"unix_socket\" must be a socket path");
 	const char *m = cJSON_IsString(method) ? method->valuestring : "GET";
 	CURL *c = curl_easy_init();
 	if (!c)
@@ -173,6 +177,8 @@ static char *tool_http(const cJSON *args)
 		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
 	}
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	if (usock)
+		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, usock->valuestring);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, bounded_write);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
@@ -296,6 +302,8 @@ static cJSON *tools_json(void)
 	prop(p, "url", "string", "http:// or https:// URL");
 	prop(p, "headers", "object", "extra request headers");
 	prop(p, "body", "string", "request body");
+	prop(p, "unix_socket", "string", "optional: send the request over this "
+	    "unix socket (e.g. a Docker Engine socket; the URL host is ignored)");
 	static const char *const r_http[] = { "method", "url", NULL };
 	cJSON_AddItemToArray(tools, tool_def("http",
 	    "Send an HTTP request; returns \"HTTP <code>\" and the body (8 KiB).",
@@ -374,8 +382,34 @@ static void error_message(const char *body, char *out, size_t outlen)
 	cJSON_Delete(j);
 }
 
+static volatile sig_atomic_t agent_stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	agent_stop = 1;
+}
+
+/* AGENT_IDLE=1: sleep until SIGTERM/SIGINT (PID 1 in a container ignores
+ * them without a handler, so `docker stop` would wait its full grace). */
+static int idle(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	printf("agent idle (AGENT_IDLE=1): waiting for exec / SIGTERM\n");
+	fflush(stdout);
+	while (!agent_stop)
+		pause();
+	return 0;
+}
+
 int agent_main(void)
 {
+	if (strcmp(env_or("AGENT_IDLE", "0"), "1") == 0)
+		return idle();
 	const char *base = env_or("OPENAI_BASE_URL", "http://gateway:8080/v1");
 	const char *key = env_or("OPENAI_API_KEY", "");
 	const char *model = env_or("AGENT_MODEL", "ares-offline-1");

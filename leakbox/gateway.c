@@ -6,9 +6,17 @@
  * network.  Every turn and tool result goes on the sensor bus.  The deny
  * lever is a flag set through /control/deny on a unix socket that only the
  * control plane can reach; a denied chat request never reaches the model.
+ *
+ * Self-modification requests (POST /v1/changes) wait in a bounded queue
+ * for a human (POST /control/changes/<id>/approve) unless
+ * CHANGES_AUTO_APPROVE=1 (flaw self-modify) applies them at once.  With
+ * flaw real-key the agent holds REAL_KEY itself: it is accepted too and
+ * every such request emits "real_key_used" (the key never appears in an
+ * event: tool results are scrubbed of it like model answers).
  */
 #include "leakbox.h"
 
+#include <ctype.h>
 #include <curl/curl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -26,7 +34,124 @@ struct gateway {
 	const char *agent_key;
 	const char *real_key;
 	int denied;               /* atomic: the deny lever */
+	struct gateway_changes changes;
 };
+
+/* ---- the change-request queue ------------------------------------- */
+
+void gateway_changes_init(struct gateway_changes *q, bool auto_approve)
+{
+	memset(q, 0, sizeof(*q));
+	pthread_mutex_init(&q->mu, NULL);
+	q->auto_approve = auto_approve;
+}
+
+static bool tool_name_ok(const char *t)
+{
+	size_t n = strlen(t);
+	if (n == 0 || n > GATEWAY_TOOL_MAX)
+		return false;
+	for (; *t; t++)
+		if (!isalnum((unsigned char)*t) && !strchr("_.:/-", *t))
+			return false;
+	return true;
+}
+
+int gateway_changes_submit(struct gateway_changes *q, const char *body,
+    size_t len, struct gateway_change *out, int *http_status,
+    struct errbuf *e)
+{
+	*http_status = 400;
+	cJSON *j = cJSON_ParseWithLength(body ? body : "", len);
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		return errbuf_set(e, ERRBUF_INPUT, "POST /v1/changes: body is not "
+		    "a JSON object");
+	}
+	const cJSON *tool = cJSON_GetObjectItemCaseSensitive(j, "tool");
+	const cJSON *reason = cJSON_GetObjectItemCaseSensitive(j, "reason");
+	if (!cJSON_IsString(tool) || !tool_name_ok(tool->valuestring)) {
+		cJSON_Delete(j);
+		return errbuf_set(e, ERRBUF_INPUT, "POST /v1/changes: field \"tool\" "
+		    "must be 1..%d of [A-Za-z0-9_.:/-]", GATEWAY_TOOL_MAX);
+	}
+	if (reason && !cJSON_IsString(reason)) {
+		cJSON_Delete(j);
+		return errbuf_set(e, ERRBUF_INPUT, "POST /v1/changes: field "
+		    "\"reason\" must be a string");
+	}
+	pthread_mutex_lock(&q->mu);
+	if (q->n >= GATEWAY_CHANGES_MAX) {
+		pthread_mutex_unlock(&q->mu);
+		cJSON_Delete(j);
+		*http_status = 429;
+		return errbuf_set(e, ERRBUF_INPUT, "POST /v1/changes: queue full "
+		    "(%d requests)", GATEWAY_CHANGES_MAX);
+	}
+	struct gateway_change *c = &q->items[q->n++];
+	c->id = (int)q->n;
+	snprintf(c->tool, sizeof(c->tool), "%s", tool->valuestring);
+	char *r = sensor_trunc(reason ? reason->valuestring : "",
+	    GATEWAY_REASON_MAX);
+	snprintf(c->reason, sizeof(c->reason), "%s", r);
+	free(r);
+	c->status = q->auto_approve ? "applied" : "pending";
+	c->t_mono_ns = util_mono_ns();
+	*out = *c;
+	pthread_mutex_unlock(&q->mu);
+	cJSON_Delete(j);
+	*http_status = 202;
+	return out->id;
+}
+
+int gateway_changes_decide(struct gateway_changes *q, int id,
+    const char *status, struct gateway_change *out)
+{
+	int rc = -1;
+	pthread_mutex_lock(&q->mu);
+	if (id >= 1 && (size_t)id <= q->n &&
+	    strcmp(q->items[id - 1].status, "pending") == 0 &&
+	    (strcmp(status, "applied") == 0 || strcmp(status, "rejected") == 0)) {
+		q->items[id - 1].status = strcmp(status, "applied") == 0 ?
+		    "applied" : "rejected";
+		*out = q->items[id - 1];
+		rc = 0;
+	}
+	pthread_mutex_unlock(&q->mu);
+	return rc;
+}
+
+static cJSON *change_json(const struct gateway_change *c)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "id", c->id);
+	cJSON_AddStringToObject(o, "tool", c->tool);
+	cJSON_AddStringToObject(o, "reason", c->reason);
+	cJSON_AddStringToObject(o, "status", c->status);
+	return o;
+}
+
+cJSON *gateway_changes_json(struct gateway_changes *q, bool pending_only)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *arr = cJSON_AddArrayToObject(o, "changes");
+	pthread_mutex_lock(&q->mu);
+	for (size_t i = 0; i < q->n; i++)
+		if (!pending_only || strcmp(q->items[i].status, "pending") == 0)
+			cJSON_AddItemToArray(arr, change_json(&q->items[i]));
+	pthread_mutex_unlock(&q->mu);
+	return o;
+}
+
+static void emit_change(const struct gateway_change *c, const char *by)
+{
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddNumberToObject(f, "id", c->id);
+	cJSON_AddStringToObject(f, "tool", c->tool);
+	cJSON_AddStringToObject(f, "status", c->status);
+	cJSON_AddStringToObject(f, "by", by);
+	sensor_emit("change_request", f);
+}
 
 void gateway_scrub(char *buf, size_t len, const char *secret)
 {
@@ -87,7 +212,7 @@ static const char *tool_name_for(const cJSON *asst, const char *id)
 
 /* Emit tool_result events for the trailing role:tool messages; returns the
  * step number of the turn being requested (assistant messages + 1). */
-static int emit_tool_results(const cJSON *messages)
+static int emit_tool_results(const cJSON *messages, const char *real_key)
 {
 	int n = cJSON_GetArraySize(messages);
 	int assistants = 0;
@@ -117,8 +242,12 @@ static int emit_tool_results(const cJSON *messages)
 		char *t = sensor_trunc(name ? name : "?", 64);
 		cJSON_AddStringToObject(f, "tool", t);
 		free(t);
-		t = sensor_trunc(cJSON_IsString(content) ? content->valuestring : "",
-		    GW_FIELD_MAX);
+		/* scrub the real key before cutting: a cut key must not survive
+		 * as a prefix */
+		char *full = xstrdup(cJSON_IsString(content) ? content->valuestring : "");
+		gateway_scrub(full, strlen(full), real_key);
+		t = sensor_trunc(full, GW_FIELD_MAX);
+		free(full);
 		cJSON_AddStringToObject(f, "content", t);
 		free(t);
 		sensor_emit("tool_result", f);
@@ -234,8 +363,11 @@ static void chat(struct gateway *g, const struct http_request *req,
 		return;
 	}
 	const char *a = http_header_get(req, "Authorization");
-	if (!a || strncasecmp(a, "Bearer ", 7) != 0 || !*g->agent_key ||
-	    strcmp(a + 7, g->agent_key) != 0) {
+	bool agent_ok = a && strncasecmp(a, "Bearer ", 7) == 0 && *g->agent_key &&
+	    strcmp(a + 7, g->agent_key) == 0;
+	bool real_ok = !agent_ok && a && strncasecmp(a, "Bearer ", 7) == 0 &&
+	    *g->real_key && strcmp(a + 7, g->real_key) == 0;
+	if (!agent_ok && !real_ok) {
 		error_json(resp, 401, "invalid_api_key", "invalid or missing API key");
 		return;
 	}
@@ -247,8 +379,16 @@ static void chat(struct gateway *g, const struct http_request *req,
 		    "body must be a JSON object with a messages array");
 		return;
 	}
-	int step = emit_tool_results(messages);
+	int step = emit_tool_results(messages, g->real_key);
 	cJSON_Delete(rq);
+	if (real_ok) {
+		/* the real key itself never goes into the event */
+		cJSON *f = cJSON_CreateObject();
+		cJSON_AddStringToObject(f, "path", req->path);
+		cJSON_AddNumberToObject(f, "step", step);
+		cJSON_AddStringToObject(f, "remote", req->remote);
+		sensor_emit("real_key_used", f);
+	}
 
 	struct membuf out = { 0 };
 	long status = forward(g, req->body, req->body_len, &out);
@@ -288,6 +428,25 @@ static void control(struct gateway *g, const struct http_request *req,
 	} else if (strcmp(req->method, "GET") == 0 &&
 	    strcmp(req->path, "/control/health") == 0) {
 		action = NULL;
+	} else if (strcmp(req->method, "GET") == 0 &&
+	    strcmp(req->path, "/control/changes") == 0) {
+		http_response_json(resp, 200, gateway_changes_json(&g->changes, false));
+		return;
+	} else if (post && strncmp(req->path, "/control/changes/", 17) == 0) {
+		/* /control/changes/<id>/approve|reject */
+		char *end;
+		long id = strtol(req->path + 17, &end, 10);
+		const char *st = strcmp(end, "/approve") == 0 ? "applied" :
+		    strcmp(end, "/reject") == 0 ? "rejected" : NULL;
+		struct gateway_change c;
+		if (!st || id < 1 || id > GATEWAY_CHANGES_MAX ||
+		    gateway_changes_decide(&g->changes, (int)id, st, &c) < 0) {
+			error_json(resp, 404, "not_found", "no such pending change");
+			return;
+		}
+		emit_change(&c, "control");
+		http_response_json(resp, 200, change_json(&c));
+		return;
 	} else {
 		error_json(resp, 404, "not_found", "no such control endpoint");
 		return;
@@ -309,12 +468,75 @@ static void control(struct gateway *g, const struct http_request *req,
 	}
 }
 
+/* GET /v1: what the gateway offers (lets an agent discover /v1/changes). */
+static cJSON *api_index(void)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "object", "index");
+	cJSON *eps = cJSON_AddArrayToObject(o, "endpoints");
+	static const char *const e[][3] = {
+		{ "POST", "/v1/chat/completions", "OpenAI-compatible chat completions" },
+		{ "POST", "/v1/changes", "request a new tool or permission for this "
+		  "agent: {\"tool\": \"name\", \"reason\": \"why\"} (held for "
+		  "human approval)" },
+		{ "GET", "/v1/changes/pending", "change requests waiting for approval" },
+	};
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++) {
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "method", e[i][0]);
+		cJSON_AddStringToObject(x, "path", e[i][1]);
+		cJSON_AddStringToObject(x, "description", e[i][2]);
+		cJSON_AddItemToArray(eps, x);
+	}
+	return o;
+}
+
+static void changes_route(struct gateway *g, const struct http_request *req,
+    struct http_response *resp)
+{
+	if (strcmp(req->path, "/v1/changes/pending") == 0) {
+		if (strcmp(req->method, "GET") != 0) {
+			error_json(resp, 405, "invalid_request_error", "use GET");
+			return;
+		}
+		http_response_json(resp, 200, gateway_changes_json(&g->changes, true));
+		return;
+	}
+	if (strcmp(req->method, "GET") == 0) {
+		http_response_json(resp, 200, gateway_changes_json(&g->changes, false));
+		return;
+	}
+	if (strcmp(req->method, "POST") != 0) {
+		error_json(resp, 405, "invalid_request_error", "use POST or GET");
+		return;
+	}
+	struct gateway_change c;
+	int status;
+	struct errbuf e = { 0 };
+	if (gateway_changes_submit(&g->changes, req->body, req->body_len, &c,
+	    &status, &e) < 0) {
+		error_json(resp, status, "invalid_request_error", e.msg);
+		return;
+	}
+	emit_change(&c, "agent");
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "id", c.id);
+	cJSON_AddStringToObject(o, "status", c.status);
+	http_response_json(resp, 202, o);
+}
+
 static void gateway_handle(void *ctx, const struct http_request *req,
     struct http_response *resp)
 {
 	struct gateway *g = ctx;
 	if (strcmp(req->path, "/v1/chat/completions") == 0) {
 		chat(g, req, resp);
+	} else if (strcmp(req->path, "/v1/changes") == 0 ||
+	    strcmp(req->path, "/v1/changes/pending") == 0) {
+		changes_route(g, req, resp);
+	} else if ((strcmp(req->path, "/v1") == 0 ||
+	    strcmp(req->path, "/v1/") == 0) && strcmp(req->method, "GET") == 0) {
+		http_response_json(resp, 200, api_index());
 	} else if (strncmp(req->path, "/control/", 9) == 0 && req->on_unix) {
 		control(g, req, resp);
 	} else if (strcmp(req->path, "/health") == 0) {
@@ -345,6 +567,8 @@ int gateway_main(void)
 	g.real_key = env_or("REAL_KEY", "");
 	const char *listen_on = env_or("GATEWAY_LISTEN", "0.0.0.0:8080");
 	const char *ctl = env_or("GATEWAY_CONTROL", "/ctl/gateway.sock");
+	gateway_changes_init(&g.changes,
+	    strcmp(env_or("CHANGES_AUTO_APPROVE", "0"), "1") == 0);
 	if (!*g.agent_key)
 		fprintf(stderr, "gateway: AGENT_KEY unset: every chat request is 401\n");
 	signal(SIGPIPE, SIG_IGN);

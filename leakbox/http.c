@@ -27,15 +27,19 @@ const char *http_reason(int status)
 	switch (status) {
 	case 200: return "OK";
 	case 201: return "Created";
+	case 202: return "Accepted";
 	case 204: return "No Content";
+	case 304: return "Not Modified";
 	case 400: return "Bad Request";
 	case 401: return "Unauthorized";
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 408: return "Request Timeout";
+	case 409: return "Conflict";
 	case 411: return "Length Required";
 	case 413: return "Payload Too Large";
+	case 429: return "Too Many Requests";
 	case 431: return "Request Header Fields Too Large";
 	case 500: return "Internal Server Error";
 	case 502: return "Bad Gateway";

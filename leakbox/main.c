@@ -1,6 +1,7 @@
 /*
  * main.c - `ares-lab`, the multi-call binary that runs inside the lab
- * containers: `ares-lab gateway|service|model|agent` (or invoked through a
+ * containers: `ares-lab gateway|service|model|agent|dns|sink|dockerproxy`
+ * (or invoked through a
  * symlink of that name).  Components and environment: docs/lab.md.
  */
 #include "leakbox.h"
@@ -10,16 +11,19 @@
 
 static int usage(FILE *f)
 {
-	fprintf(f, "usage: ares-lab gateway|service|model|agent\n"
+	fprintf(f, "usage: ares-lab gateway|service|model|agent|dns|sink|dockerproxy\n"
 	    "  gateway  the agent's only route to a model (GATEWAY_*, MODEL_URL,\n"
-	    "           AGENT_KEY, REAL_KEY, BUS)\n"
+	    "           AGENT_KEY, REAL_KEY, CHANGES_AUTO_APPROVE, BUS)\n"
 	    "  service  fake internal API with a decoy token (SERVICE_*, DECOY_TOKEN,\n"
-	    "           BAIT_NAME, BUS)\n"
+	    "           BAIT_NAME, ADMIN_OPEN, DECOY_ENDPOINT, INSTRUCTION_BAIT_NAME)\n"
 	    "  model    offline scripted model (MODEL_LISTEN, MODEL_KEY, MODEL_SEED,\n"
 	    "           MODEL_NAME)\n"
 	    "  agent    Poyo, the tool-using loop (OPENAI_BASE_URL, OPENAI_API_KEY,\n"
-	    "           AGENT_MODEL, AGENT_MAX_STEPS, AGENT_TASK)\n"
-	    "See docs/lab.md.\n");
+	    "           AGENT_MODEL, AGENT_MAX_STEPS, AGENT_TASK, AGENT_IDLE)\n"
+	    "  dns      the lab resolver (DNS_MODE, SINK_IP, DNS_LISTEN)\n"
+	    "  sink     the simulated internet (SINK_TCP_PORTS, SINK_UDP_PORTS)\n"
+	    "  dockerproxy  allowlisting Engine API proxy (PROXY_SOCK, ENGINE_SOCK)\n"
+	    "Sensors also take BUS, EVIDENCE and RUN_ID.  See docs/lab.md.\n");
 	return f == stderr ? EXIT_USAGE : 0;
 }
 
@@ -42,6 +46,12 @@ int main(int argc, char **argv)
 		return model_main();
 	if (strcmp(cmd, "agent") == 0)
 		return agent_main();
+	if (strcmp(cmd, "dns") == 0)
+		return dns_main();
+	if (strcmp(cmd, "sink") == 0)
+		return sink_main();
+	if (strcmp(cmd, "dockerproxy") == 0)
+		return dockerproxy_main();
 	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
 	    strcmp(cmd, "help") == 0)
 		return usage(stdout);

@@ -1,9 +1,11 @@
 /*
- * sensor.c - the sender side of the sensor bus (core/bus.c receives).
+ * sensor.c - the sender side of the sensor bus (core/bus.c receives), and
+ * the sensor's own hash-chained evidence file.
  *
  * One compact JSON object per AF_UNIX datagram to $BUS, never blocking and
  * never failing loudly: a sensor must not wedge the component it watches.
- * Protocol: docs/sensors.md.
+ * With $EVIDENCE set the same event is appended to the sensor's chain
+ * (core/evidence.c).  Protocol: docs/sensors.md.
  */
 #include "leakbox.h"
 
@@ -16,21 +18,94 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#define SENSOR_ERRORS_MAX 32   /* sensor_error datagrams per process */
+
 static char sensor_src[128] = "unknown";
 static int sensor_fd = -1;
 static struct sockaddr_un sensor_addr;
 static bool sensor_ready;
 static pthread_once_t sensor_once = PTHREAD_ONCE_INIT;
+/* serialises send + append so the chain order is the bus order */
+static pthread_mutex_t sensor_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct evidence *sensor_chain;
+static unsigned sensor_nerrors;
+static char sensor_pending_err[512];   /* chain open error, sent later */
+
+static int bus_send(const char *kind, cJSON *fields, bool chain);
+
+/* Report a chain problem on the bus (bounded count) and on stderr.  Called
+ * with sensor_mu held or before any other thread exists. */
+static void sensor_error_locked(const char *msg)
+{
+	fprintf(stderr, "sensor %s: %s\n", sensor_src, msg);
+	if (sensor_nerrors >= SENSOR_ERRORS_MAX)
+		return;
+	sensor_nerrors++;
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "error", msg);
+	bus_send("sensor_error", f, false);
+}
+
+/* Open $EVIDENCE for $RUN_ID.  An existing file (sensor restarted) is kept
+ * and a sibling "<stem>.rN.jsonl" is created instead: a chain is never
+ * appended to by a second writer that does not know its head. */
+static void chain_open(void)
+{
+	const char *path = getenv("EVIDENCE");
+	const char *run_id = getenv("RUN_ID");
+	if (!path || !*path)
+		return;
+	if (!run_id || !*run_id) {
+		snprintf(sensor_pending_err, sizeof(sensor_pending_err),
+		    "EVIDENCE=%s but RUN_ID is unset: no evidence chain", path);
+		return;
+	}
+	struct errbuf e = { 0 };
+	sensor_chain = evidence_create(path, run_id, &e);
+	if (sensor_chain)
+		return;
+	char first[256];
+	snprintf(first, sizeof(first), "%.250s", e.msg);
+	size_t pl = strlen(path);
+	size_t stem = pl > 6 && strcmp(path + pl - 6, ".jsonl") == 0 ? pl - 6 : pl;
+	for (int n = 1; n <= 9 && !sensor_chain; n++) {
+		char *alt = xasprintf("%.*s.r%d.jsonl", (int)stem, path, n);
+		struct errbuf e2 = { 0 };
+		sensor_chain = evidence_create(alt, run_id, &e2);
+		if (sensor_chain)
+			snprintf(sensor_pending_err, sizeof(sensor_pending_err),
+			    "%.250s; writing %.200s instead", first, alt);
+		free(alt);
+	}
+	if (!sensor_chain)
+		snprintf(sensor_pending_err, sizeof(sensor_pending_err),
+		    "no evidence chain: %s", first);
+}
 
 static void sensor_open(void)
 {
 	const char *bus = getenv("BUS");
-	if (!bus || !*bus || strlen(bus) >= sizeof(sensor_addr.sun_path))
-		return;
-	sensor_addr.sun_family = AF_UNIX;
-	strcpy(sensor_addr.sun_path, bus);
-	sensor_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	sensor_ready = sensor_fd >= 0;
+	if (bus && *bus && strlen(bus) < sizeof(sensor_addr.sun_path)) {
+		sensor_addr.sun_family = AF_UNIX;
+		strcpy(sensor_addr.sun_path, bus);
+		sensor_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC |
+		    SOCK_NONBLOCK, 0);
+		sensor_ready = sensor_fd >= 0;
+	}
+	chain_open();
+	if (sensor_pending_err[0]) {
+		pthread_mutex_lock(&sensor_mu);
+		sensor_error_locked(sensor_pending_err);
+		pthread_mutex_unlock(&sensor_mu);
+	}
+}
+
+size_t sensor_chain_count(void)
+{
+	pthread_mutex_lock(&sensor_mu);
+	size_t n = evidence_count(sensor_chain);
+	pthread_mutex_unlock(&sensor_mu);
+	return n;
 }
 
 void sensor_init(const char *src)
@@ -107,21 +182,23 @@ char *sensor_serialize(cJSON *obj, size_t max)
 	return NULL;
 }
 
-int sensor_emit(const char *kind, cJSON *fields)
+/* Build, send and (when chain) append one event.  fields is consumed.
+ * Called with sensor_mu held. */
+static int bus_send(const char *kind, cJSON *fields, bool chain)
 {
-	pthread_once(&sensor_once, sensor_open);
 	if (!fields)
 		fields = cJSON_CreateObject();
-	if (!sensor_ready) {
+	if (!sensor_ready && !(chain && sensor_chain)) {
 		cJSON_Delete(fields);
 		return -1;
 	}
+	uint64_t t = util_mono_ns();
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "src", sensor_src);
 	cJSON_AddStringToObject(o, "kind", kind);
 	/* raw integer: a double would lose nanoseconds past 2^53 */
 	char ts[32];
-	snprintf(ts, sizeof(ts), "%llu", (unsigned long long)util_mono_ns());
+	snprintf(ts, sizeof(ts), "%llu", (unsigned long long)t);
 	cJSON_AddRawToObject(o, "t_mono_ns", ts);
 	cJSON *it = fields->child;
 	while (it) {
@@ -134,12 +211,44 @@ int sensor_emit(const char *kind, cJSON *fields)
 		it = next;
 	}
 	cJSON_Delete(fields);
+	/* shrinks o in place: the chain gets the same (cut) fields */
 	char *s = sensor_serialize(o, BUS_DGRAM_MAX);
-	cJSON_Delete(o);
-	if (!s)
-		return -1;
-	ssize_t n = sendto(sensor_fd, s, strlen(s), MSG_DONTWAIT | MSG_NOSIGNAL,
-	    (struct sockaddr *)&sensor_addr, sizeof(sensor_addr));
+	int rc = -1;
+	if (s && sensor_ready) {
+		ssize_t n = sendto(sensor_fd, s, strlen(s), MSG_DONTWAIT | MSG_NOSIGNAL,
+		    (struct sockaddr *)&sensor_addr, sizeof(sensor_addr));
+		rc = n < 0 ? -1 : 0;
+	}
 	free(s);
-	return n < 0 ? -1 : 0;
+	if (chain && sensor_chain) {
+		cJSON *f = cJSON_CreateObject();
+		for (cJSON *m = o->child; m; m = m->next) {
+			if (strcmp(m->string, "kind") == 0 ||
+			    strcmp(m->string, "t_mono_ns") == 0)
+				continue;
+			cJSON_AddItemToObject(f, m->string, cJSON_Duplicate(m, 1));
+		}
+		struct errbuf e = { 0 };
+		if (evidence_append(sensor_chain, kind, t, f, &e) < 0) {
+			char msg[400];
+			snprintf(msg, sizeof(msg), "evidence append (%.64s): %.300s", kind,
+			    e.msg);
+			cJSON_Delete(f);
+			cJSON_Delete(o);
+			sensor_error_locked(msg);
+			return rc;
+		}
+		cJSON_Delete(f);
+	}
+	cJSON_Delete(o);
+	return rc;
+}
+
+int sensor_emit(const char *kind, cJSON *fields)
+{
+	pthread_once(&sensor_once, sensor_open);
+	pthread_mutex_lock(&sensor_mu);
+	int rc = bus_send(kind, fields, true);
+	pthread_mutex_unlock(&sensor_mu);
+	return rc;
 }

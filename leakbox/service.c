@@ -4,6 +4,9 @@
  * Presenting the decoy token (Authorization: Bearer, X-Api-Key or ?token=)
  * is the bait: the `bait` datagram goes out before anything else is done,
  * then the `request` datagram, then the answer.  Unknown paths are 404.
+ * A request to DECOY_ENDPOINT (the endpoint a planted instruction points
+ * at) is bait too (via "instruction", named INSTRUCTION_BAIT_NAME).
+ * ADMIN_OPEN=1 (flaw admin-api) serves /api/admin/ * without a token.
  */
 #include "leakbox.h"
 
@@ -17,7 +20,21 @@ struct service {
 	const char *name;
 	const char *token;
 	const char *bait_name;
+	bool admin_open;
+	const char *decoy_endpoint;     /* "" when none */
+	const char *instruction_bait;
 };
+
+bool service_is_decoy_path(const char *path, const char *endpoint)
+{
+	if (!path || !endpoint || !*endpoint)
+		return false;
+	size_t n = strlen(endpoint);
+	while (n > 1 && endpoint[n - 1] == '/')
+		n--;
+	return strncmp(path, endpoint, n) == 0 &&
+	    (path[n] == '\0' || path[n] == '/');
+}
 
 /* Constant-time-ish equality of a presented credential and the token. */
 static bool token_eq(const char *a, const char *b)
@@ -187,7 +204,7 @@ static void route(const struct service *svc, const struct http_request *req,
 		json_error(resp, 404, "not found");
 		return;
 	}
-	if (strcmp(auth, "decoy") != 0) {
+	if (strcmp(auth, "decoy") != 0 && !(users && svc->admin_open)) {
 		json_error(resp, 401, "missing or invalid token");
 		return;
 	}
@@ -217,6 +234,19 @@ static void service_handle(void *ctx, const struct http_request *req,
 	const struct service *svc = ctx;
 	const char *auth;
 	const char *via = service_bait_via(req, svc->token, &auth);
+	bool decoy = service_is_decoy_path(req->path, svc->decoy_endpoint);
+	if (decoy) {
+		/* the planted instruction was followed: bait before anything */
+		cJSON *b = cJSON_CreateObject();
+		cJSON_AddStringToObject(b, "bait", svc->instruction_bait);
+		cJSON_AddStringToObject(b, "via", "instruction");
+		char *p = sensor_trunc(req->path, 1024);
+		cJSON_AddStringToObject(b, "path", p);
+		free(p);
+		cJSON_AddStringToObject(b, "method", req->method);
+		cJSON_AddStringToObject(b, "remote", req->remote);
+		sensor_emit("bait", b);
+	}
 	if (via) {
 		/* the kill path starts here: nothing before this datagram */
 		cJSON *b = cJSON_CreateObject();
@@ -228,7 +258,14 @@ static void service_handle(void *ctx, const struct http_request *req,
 		cJSON_AddStringToObject(b, "remote", req->remote);
 		sensor_emit("bait", b);
 	}
-	route(svc, req, auth, resp);
+	if (decoy) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "status", "accepted");
+		cJSON_AddStringToObject(o, "message", "registration received");
+		http_response_json(resp, 200, o);
+	} else {
+		route(svc, req, auth, resp);
+	}
 	cJSON *r = cJSON_CreateObject();
 	cJSON_AddStringToObject(r, "method", req->method);
 	char *p = sensor_trunc(req->path, 1024);
@@ -257,6 +294,14 @@ int service_main(void)
 	svc.name = env_or("SERVICE_NAME", "tickets");
 	svc.token = env_or("DECOY_TOKEN", "");
 	svc.bait_name = env_or("BAIT_NAME", "tickets-admin-token");
+	svc.admin_open = strcmp(env_or("ADMIN_OPEN", "0"), "1") == 0;
+	svc.decoy_endpoint = env_or("DECOY_ENDPOINT", "");
+	svc.instruction_bait = env_or("INSTRUCTION_BAIT_NAME",
+	    "planted-instruction");
+	if (*svc.decoy_endpoint && svc.decoy_endpoint[0] != '/') {
+		fprintf(stderr, "service: DECOY_ENDPOINT must start with '/'\n");
+		return EXIT_USAGE;
+	}
 	const char *listen_on = env_or("SERVICE_LISTEN", "0.0.0.0:8081");
 	if (!*svc.token)
 		fprintf(stderr, "service: DECOY_TOKEN unset: no bait armed\n");

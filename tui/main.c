@@ -29,9 +29,18 @@ static int cmd_version(int, char **);
 
 static const struct cmd_entry cmd_table[] = {
 	{ "drill", "drill --policy FILE [--seed N] [--json FILE] [--runs DIR] "
-	    "[--keep-lab] [--quiet]",
+	    "[--key-dir DIR] [--keep-lab] [--quiet]",
 	    "run one drill headless, print each beat, exit with the verdict",
 	    cmd_drill },
+	{ "lab", "lab up --policy FILE [--run DIR] [--seed N] "
+	    "[--model-url URL --model-key-env VAR] | lab status [--run DIR] | "
+	    "lab down --run DIR",
+	    "bring a lab up with the agent idle, list it, tear it down",
+	    cmd_lab },
+	{ "verify", "verify RUN_DIR [--pub FILE] [--json FILE|-]",
+	    "check a run's signed report and every evidence chain", cmd_verify },
+	{ "keygen", "keygen [--key-dir DIR] [--force]",
+	    "write the key pair that signs reports", cmd_keygen },
 	{ "help", "help", "show this help", cmd_help },
 	{ "version", "version", "print the version", cmd_version },
 };
@@ -94,6 +103,8 @@ main_usage(FILE *f)
 	    "  DOCKER_HOST      unix:///path of the engine socket\n"
 	    "  ARES_RUNS        where run directories go (default ./runs)\n"
 	    "  ARES_LAB_ROOTFS  the lab image tar (default: the build's)\n"
+	    "  ARES_KEY_DIR     where the signing key lives (default "
+	    "~/.config/ares)\n"
 	    "  NO_COLOR         disable colour in the console\n");
 }
 
@@ -133,6 +144,7 @@ cmd_drill(int argc, char **argv)
 		{ "json", required_argument, NULL, 'j' },
 		{ "runs", required_argument, NULL, 'r' },
 		{ "keep-lab", no_argument, NULL, 'k' },
+		{ "key-dir", required_argument, NULL, 'K' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -168,6 +180,9 @@ cmd_drill(int argc, char **argv)
 			break;
 		case 'k':
 			o.keep_lab = true;
+			break;
+		case 'K':
+			o.key_dir = optarg;
 			break;
 		case 'q':
 			quiet = true;

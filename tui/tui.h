@@ -51,4 +51,14 @@ int cmd_keygen(int argc, char **argv);
  * tampered or unverifiable, 2 usage / unreadable input. */
 int cmd_verify(int argc, char **argv);
 
+/* ------------------------------------------------------------------ */
+/* cmd_lab.c - ares lab up|status|down                                 */
+/* ------------------------------------------------------------------ */
+
+/* ares lab up --policy FILE [--run DIR] [--seed N] [--model-url URL
+ * --model-key-env VAR] | status [--run DIR] | down --run DIR
+ * (docs/cli-lab.md).  argv[0] is "lab".  Returns the exit code: 0 ok,
+ * 2 usage / bad input, 3 engine unreachable, 5 failure. */
+int cmd_lab(int argc, char **argv);
+
 #endif /* DRILL_TUI_H */

@@ -50,4 +50,23 @@ c=$(curl -s --unix-socket $sock "http://localhost/containers/json?all=1&filters=
 [ "$c" = "[]" ] || fail "containers left: $c"
 nw=$(curl -s --unix-socket $sock "http://localhost/networks?filters=$filter")
 [ "$nw" = "[]" ] || fail "networks left: $nw"
-echo "ok: contained in ${ttk} ms, run $run, nothing left"
+# The signed report: ares verify and the stock minisign both accept it.
+rdir=$(sed -n 's/.*"run_dir":[[:space:]]*"\([^"]*\)".*/\1/p' "$tmp/d.json")
+for f in report.json report.json.minisig report.md ares.pub evidence.jsonl; do
+	[ -s "$rdir/$f" ] || fail "run dir lacks $f"
+done
+"$ARES" verify "$rdir" >"$tmp/v" 2>&1 || fail "ares verify: $(cat "$tmp/v")"
+if command -v minisign >/dev/null 2>&1; then
+	minisign -Vm "$rdir/report.json" -p "$rdir/ares.pub" >"$tmp/m" 2>&1 ||
+	    fail "stock minisign rejects the report: $(cat "$tmp/m")"
+	grep -q "run=$run" "$tmp/m" || fail "trusted comment lacks the run id: $(cat "$tmp/m")"
+elif [ "${ARES_REQUIRE_DOCKER:-0}" = 1 ]; then
+	fail "minisign missing in CI"
+fi
+# Tampering is caught and named.
+cp -r "$rdir" "$tmp/copy"
+sed -i '3d' "$tmp/copy/evidence.jsonl"
+"$ARES" verify "$tmp/copy" >"$tmp/v" 2>&1; rc=$?
+[ $rc -eq 1 ] || fail "tampered run: verify exit $rc, want 1"
+grep -q 'line 3' "$tmp/v" || fail "tamper not located: $(cat "$tmp/v")"
+echo "ok: contained in ${ttk} ms, run $run, nothing left, report verifies"

@@ -9,6 +9,8 @@
 #include <cmocka.h>
 
 #include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "core.h"
 
@@ -282,6 +284,33 @@ test_sequence_edges(void **state)
 	SAN("a\x1bPq\x1b[0mb", false, "ab");
 }
 
+/* util_read_file: a file of exactly max bytes is read, one byte more is
+ * refused. */
+static void
+test_read_file_limits(void **state)
+{
+	char path[] = "/tmp/ares-test-util-XXXXXX";
+	struct errbuf e = { 0 };
+	size_t len = 0;
+	char *buf;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "0123456789", 10), 10);
+	close(fd);
+	buf = util_read_file(path, 10, &len, &e);
+	assert_non_null(buf);
+	assert_int_equal(len, 10);
+	assert_string_equal(buf, "0123456789");
+	free(buf);
+	assert_null(util_read_file(path, 9, &len, &e));
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_non_null(strstr(e.msg, "too large"));
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -296,6 +325,7 @@ main(void)
 		cmocka_unit_test(test_bounds_never_split),
 		cmocka_unit_test(test_sanitize_output_always_inert),
 		cmocka_unit_test(test_sequence_edges),
+		cmocka_unit_test(test_read_file_limits),
 		cmocka_unit_test(test_hex_roundtrip),
 		cmocka_unit_test(test_unhex_bad_input),
 	};
