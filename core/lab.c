@@ -574,7 +574,8 @@ static const char *const lab_cap_names[] = {
 	"SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "MKNOD", "LEASE",
 	"AUDIT_WRITE", "AUDIT_CONTROL", "SETFCAP", "MAC_OVERRIDE",
 	"MAC_ADMIN", "SYSLOG", "WAKE_ALARM", "BLOCK_SUSPEND", "AUDIT_READ",
-	"PERFMON", "BPF", "CHECKPOINT_RESTORE",
+	/* PERFMON, BPF and CHECKPOINT_RESTORE (38-40) are left out: Docker
+	 * 20.10 refuses them by name ("unknown capability"). */
 };
 #define LAB_NCAPS (sizeof lab_cap_names / sizeof lab_cap_names[0])
 

@@ -113,36 +113,6 @@ bring_up(const char *policy_name, const char *tag, char run_id[64])
 	if (util_mkdir_p(dir, 0755, &e) == -1)
 		fail_msg("%s", e.msg);
 	lab = lab_up_opts(env.d, p, dir, run_id, p->seed, &o, &e);
-	if (lab == NULL && policy_has_flaw(p, "privileged") &&
-	    policy_has_flaw(p, "root-user") &&
-	    strstr(e.msg, "apply caps") != NULL) {
-		/* An engine that itself lacks capabilities (nested, e.g. CI
-		 * in a container) cannot start a privileged root container.
-		 * Everything else of the policy is still checked here;
-		 * privileged is checked on its own lab (flaw-privileged). */
-		size_t i, j;
-
-		fprintf(stderr, "test_flaws: %s: this engine cannot run a "
-		    "privileged root container (%s); retrying without "
-		    "'privileged'\n", policy_name, e.msg);
-		for (i = j = 0; i < p->nflaws; i++) {
-			if (strcmp(p->flaws[i], "privileged") == 0)
-				free(p->flaws[i]);
-			else
-				p->flaws[j++] = p->flaws[i];
-		}
-		p->nflaws = j;
-		fresh_run_id(tag, run_id);
-		free(dir);
-		dir = xasprintf("%s/%s", runs ? runs : "tests/runs", run_id);
-		abs = NULL;
-		if (util_mkdir_p(dir, 0755, &e) == -1 ||
-		    (abs = realpath(dir, NULL)) == NULL)
-			fail_msg("run dir %s", dir);
-		free(dir);
-		dir = abs;
-		lab = lab_up_opts(env.d, p, dir, run_id, p->seed, &o, &e);
-	}
 	free(dir);
 	policy_free(p);
 	if (lab == NULL)
