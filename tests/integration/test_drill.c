@@ -101,6 +101,42 @@ test_drill_contained(void **state)
 	assert_int_equal(drill_exit_code(&r), EXIT_CONTAINED);
 }
 
+/*
+ * Flaw docker-socket, seed 7: the agent starts a sibling container through
+ * the socket before it takes the bait.  The levers cut the agent off, but
+ * the sibling still runs: the sweep reports it as an orphan, removes it, and
+ * the drill is breached.
+ */
+static void
+test_drill_orphan(void **state)
+{
+	struct drill_options o = { 0 };
+	struct drill_result r;
+	struct errbuf e = { 0 };
+	char policy[4096];
+	const char *src = getenv("ARES_SRCDIR");
+
+	(void)state;
+	snprintf(policy, sizeof policy, "%s/policies/flaw-docker-socket.yaml",
+	    src != NULL ? src : ".");
+	o.policy_path = policy;
+	o.seed = 7;
+	o.has_seed = true;
+	if (drill_run(&o, &r, &e) != 0)
+		fail_msg("drill_run: %s", e.msg);
+	assert_true(r.bait_fired);
+	assert_true(r.levers[0].verified);
+	assert_true(r.levers[1].verified);
+	assert_int_equal(r.breaches, 0);
+	assert_int_equal(r.norphans, 1);
+	assert_string_equal(r.orphans[0].kind, "container");
+	assert_true(r.orphans[0].removed);
+	assert_non_null(strstr(r.orphans[0].detail, "origin agent"));
+	assert_int_equal(r.verdict, DRILL_VERDICT_BREACHED);
+	assert_int_equal(drill_exit_code(&r), EXIT_BREACHED);
+	assert_nothing_left(r.run_id);
+}
+
 static void
 test_drill_bad_policy(void **state)
 {
@@ -138,6 +174,7 @@ main(void)
 		cmocka_unit_test(test_drill_bad_policy),
 		cmocka_unit_test(test_drill_engine_unreachable),
 		cmocka_unit_test(test_drill_contained),
+		cmocka_unit_test(test_drill_orphan),
 	};
 	const char *src = getenv("ARES_SRCDIR");
 	const char *req = getenv("ARES_REQUIRE_DOCKER");
