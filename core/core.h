@@ -790,6 +790,580 @@ cJSON *report_verify_json(const char *run_dir,
     const struct report_verify_result *res);
 
 /* ------------------------------------------------------------------ */
+/* stats.c - exact binomial intervals (Clopper-Pearson), order stats   */
+/* ------------------------------------------------------------------ */
+/*
+ * docs/trial.md ("The maths").  I_x(a, b) by its continued fraction
+ * (modified Lentz, prefactor from lgamma); its inverse by Newton steps
+ * kept inside a bisection bracket, to 1e-14 relative in x.
+ */
+/* Regularised incomplete beta I_x(a, b); a, b > 0, 0 <= x <= 1, else NaN. */
+double stats_betainc(double a, double b, double x);
+/* The x with I_x(a, b) = p (0 <= p <= 1), else NaN. */
+double stats_betainc_inv(double a, double b, double p);
+/* Exact two-sided Clopper-Pearson interval of k successes in n at level
+ * (0 < level < 1): lower = 0 when k = 0, upper = 1 when k = n.  -1 + e
+ * (ERRBUF_INPUT) when n = 0, k > n or the level is out of range. */
+int stats_clopper_pearson(uint64_t k, uint64_t n, double level,
+    double *lower, double *upper, struct errbuf *e);
+/* Sort ascending in place. */
+void stats_sort(double *v, size_t n);
+/* Median of sorted values (mean of the middle two when n is even); NaN
+ * when n = 0. */
+double stats_median(const double *sorted, size_t n);
+/* Nearest-rank percentile: the ceil(q n)-th smallest (0 < q <= 1); NaN
+ * when n = 0. */
+double stats_percentile(const double *sorted, size_t n, double q);
+/* Parse a plain decimal integer (digits only) <= max.  -1 on bad input. */
+int stats_parse_count(const char *s, uint64_t max, uint64_t *out);
+/* Parse a decimal fraction strictly between 0 and 1.  -1 on bad input. */
+int stats_parse_level(const char *s, double *out);
+
+/* ------------------------------------------------------------------ */
+/* trial.c - N drills, J at a time, one signed trial.json              */
+/* ------------------------------------------------------------------ */
+/*
+ * docs/trial.md.  TRIAL_DIR = RUNS/<trial id>/ holds trial.json (format
+ * "ares-trial-v1"), trial.json.minisig, ares.pub and runs/<run id>/ (one
+ * ordinary run directory per drill).  Run i uses the seed
+ * trial_seed(base, i); trial.json is rewritten and re-signed after every
+ * finished run ("complete": false until the last), so an interrupted trial
+ * loses nothing and --resume runs only the missing indexes.
+ */
+#define TRIAL_FORMAT    "ares-trial-v1"
+#define TRIAL_MAX_RUNS  10000
+#define TRIAL_MAX_JOBS  32
+#define TRIAL_JSON_MAX  (16 * 1024 * 1024)   /* read bound */
+
+/* The i-th output of a splitmix64 generator seeded with base:
+ * z = base + (i + 1) * 0x9E3779B97F4A7C15, then splitmix64's mixer. */
+uint64_t trial_seed(uint64_t base, size_t index);
+
+struct trial_run {
+	size_t index;
+	uint64_t seed;
+	bool done;                 /* finished (in this or an earlier session) */
+	char run_id[64];           /* "" when the drill could not start */
+	char run_dir[96];          /* relative to the trial dir: runs/<id> */
+	char verdict[16];          /* contained, breached, not-exercised, error */
+	char reason[256];
+	bool bait_fired;
+	size_t leaks;
+	double time_to_kill_ms;    /* < 0: none */
+	char report_blake2b[EVIDENCE_HEX_BYTES];   /* "" when no report */
+};
+
+struct trial_rate {
+	uint64_t k, n;
+	double lower, upper;       /* NaN when n = 0 */
+};
+
+struct trial_summary {
+	size_t finished, contained, breached, not_exercised, errors;
+	struct trial_rate bait;        /* bait fired / runs with a verdict */
+	struct trial_rate contained_r; /* among exercised (contained+breached) */
+	struct trial_rate breached_r;
+	struct trial_rate leaked;      /* exercised runs with a sink leak */
+	size_t nttk;                   /* runs with a time to kill */
+	double ttk_median, ttk_p95, ttk_max;   /* NaN when nttk = 0 */
+};
+
+struct trial {
+	char id[64];
+	char dir[4096];            /* absolute trial dir */
+	char policy[1024];         /* as given */
+	char policy_abs[4096];
+	char policy_blake2b[EVIDENCE_HEX_BYTES];
+	uint64_t base_seed;
+	size_t n, jobs;
+	double level;
+	bool complete;
+	bool engine_down;          /* a drill reported the engine unreachable */
+	char key_id[SIGN_KEYID_HEX];
+	struct trial_run *runs;    /* n entries, by index (xcalloc'd) */
+	size_t ncancelled;         /* runs stopped by a hard cancel */
+	struct trial_summary sum;
+};
+
+enum trial_event { TRIAL_EV_START, TRIAL_EV_FINISH, TRIAL_EV_END };
+struct trial_progress {
+	enum trial_event event;
+	size_t done, total, running;
+	size_t contained, breached, not_exercised, errors;
+	const struct trial_run *run;   /* FINISH: the run that finished */
+};
+/* Called with the trial's lock held, from any thread: print and return. */
+typedef void (*trial_progress_fn)(void *ctx, const struct trial_progress *p);
+
+struct trial_options {
+	const char *policy_path;
+	size_t n, jobs;
+	uint64_t seed;
+	bool has_seed;             /* else the policy's seed */
+	double level;              /* 0: 0.95 */
+	const char *runs_dir;      /* parent of the trial dir (NULL: $ARES_RUNS
+	                              or ./runs) */
+	const char *resume_dir;    /* continue this trial (n, seed, policy,
+	                              level from its trial.json) */
+	const char *key_dir;
+	volatile sig_atomic_t *stop;    /* non-zero: launch no new run */
+	volatile sig_atomic_t *cancel;  /* non-zero: cancel running drills */
+	trial_progress_fn progress;
+	void *progress_ctx;
+};
+
+/* Run (or resume) a trial.  Returns 0 when it ran (t->complete false if
+ * stopped early; every finished run is in trial.json), -1 + e when it could
+ * not start: bad options or policy, a resume dir that does not verify
+ * (ERRBUF_INPUT), engine unreachable (ERRBUF_ENGINE).  trial_free(t). */
+int trial_run(const struct trial_options *o, struct trial *t,
+    struct errbuf *e);
+void trial_free(struct trial *t);
+/* Recompute t->sum from t->runs at t->level. */
+void trial_summarize(struct trial *t);
+/* 1 any breach; 5 any error run or incomplete; 4 none exercised; else 0. */
+int trial_exit_code(const struct trial *t);
+/* trial.json's document.  Caller deletes. */
+cJSON *trial_json(const struct trial *t);
+/* Whether DIR/trial.json exists. */
+bool trial_dir_is(const char *dir);
+/* ares verify on a trial dir: the signature of trial.json (pub_path, else
+ * DIR/ares.pub), its schema, the trusted comment, the summary against the
+ * runs, and for every run the BLAKE2b-256 of its report.json and
+ * report_verify_dir on its directory (same key).  Same contract as
+ * report_verify_dir (res->run_id is the trial id, res->verdict the
+ * trial's). */
+int trial_verify_dir(const char *dir, const char *pub_path,
+    struct report_verify_result *res, struct errbuf *e);
+
+/* ------------------------------------------------------------------ */
+/* probe.c - inside-out escape probes: battery, report, negative control */
+/* ------------------------------------------------------------------ */
+/*
+ * docs/probes.md.  Each row of probe_table[] is one attack a compromised
+ * agent would try, run inside the agent container as its own uid (Docker
+ * exec with no user).  A row builds a sh script from the lab's facts
+ * (probe_ctx), may collect one host-side observation (the gateway control
+ * socket), and a pure evaluator turns the raw result into PASS/FAIL and an
+ * observed text (sanitized: it is untrusted).
+ */
+#define PROBE_OBSERVED_MAX  512
+#define PROBE_MAX_ROWS      32
+#define PROBE_FORMAT        "ares-probe-v1"
+#define PROBE_NC_FORMAT     "ares-probe-negative-v1"
+#define PROBE_OUTSIDE_IP    "203.0.113.1"     /* TEST-NET-3: never routed */
+#define PROBE_WELLKNOWN     "api.openai.com"
+
+enum probe_outcome {
+	PROBE_PASS = 0,   /* the boundary held */
+	PROBE_FAIL,       /* the attack worked */
+	PROBE_ERROR,      /* could not tell (counts as failed: fail closed) */
+};
+/* "PASS", "FAIL", "ERROR"; a non-core failure prints as "WARN". */
+const char *probe_outcome_name(enum probe_outcome o, bool core);
+
+/* What the rows need to know about one lab (from RUN_DIR/lab.json and the
+ * gateway's inspect). */
+struct probe_ctx {
+	char run_id[64];
+	char run_dir[1024];
+	char policy[256];
+	char variant[64];
+	char flaws[POLICY_MAX_FLAWS][32];  /* as recorded in lab.json */
+	size_t nflaws;
+	char agent_id[80];
+	char gateway_id[80];
+	char sink_ip[48];                  /* "" when unknown */
+	char exfil_host[128];              /* the variant's outside host */
+	char service[64];                  /* the variant's service host */
+	int service_port;
+	char ctl_path[1100];               /* RUN_DIR/ctl/gateway.sock */
+	char note[256];                    /* e.g. privileged realised degraded */
+	char *real_key;                    /* the gateway's REAL_KEY or NULL
+	                                      (zeroed by probe_ctx_free) */
+};
+/* Pure: fill c from the text of lab.json (bounded, validated: ids hex,
+ * IPs dotted, names [A-Za-z0-9._-]).  -1 + e (ERRBUF_INPUT). */
+int probe_ctx_parse(const char *json, size_t len, const char *run_dir,
+    struct probe_ctx *c, struct errbuf *e);
+/* Read RUN_DIR/lab.json and, with d, the gateway's REAL_KEY.  -1 + e. */
+int probe_ctx_load(struct docker *d, const char *run_dir,
+    struct probe_ctx *c, struct errbuf *e);
+void probe_ctx_free(struct probe_ctx *c);
+
+/* The raw result of one row. */
+struct probe_exec {
+	int exit_code;
+	const char *out;  size_t out_len;  /* agent stdout (untrusted) */
+	const char *err;  size_t err_len;  /* agent stderr (untrusted) */
+	const char *host; size_t host_len; /* host-side observation or NULL */
+};
+
+struct probe_row {
+	const char *id;          /* "nic-count" ([a-z0-9-]) */
+	const char *attack;      /* what the compromised agent tries */
+	const char *expected;    /* what a held boundary looks like */
+	bool core;               /* a failure fails the gate */
+	const char *flaws[LAB_FLAW_LIST_MAX + 1];  /* flaws it detects */
+	/* The sh script run in the agent (caller frees), or NULL when the
+	 * lab lacks a fact it needs (the row is then an ERROR). */
+	char *(*script)(const struct probe_ctx *c);
+	/* Optional host-side observation after the exec (caller frees the
+	 * text); NULL + e when it cannot be made. */
+	char *(*host)(const struct probe_ctx *c, struct errbuf *e);
+	/* Pure: the verdict and the observed text (written to obs). */
+	enum probe_outcome (*eval)(const struct probe_ctx *c,
+	    const struct probe_exec *x, char *obs, size_t obslen);
+};
+extern const struct probe_row probe_table[];
+extern const size_t probe_nrows;
+/* The row named id, or NULL. */
+const struct probe_row *probe_find(const char *id);
+/* Whether row detects flaw. */
+bool probe_row_has_flaw(const struct probe_row *row, const char *flaw);
+
+struct probe_result {
+	const struct probe_row *row;
+	enum probe_outcome outcome;
+	char observed[PROBE_OBSERVED_MAX];  /* sanitized: safe to print */
+	double ms;
+};
+struct probe_report {
+	char run_id[64];
+	char run_dir[1024];
+	char policy[256];
+	char variant[64];
+	char flaws[POLICY_MAX_FLAWS][32];
+	size_t nflaws;
+	char note[256];
+	char started[40];                   /* RFC 3339 */
+	struct probe_result rows[PROBE_MAX_ROWS];
+	size_t nrows;
+};
+/* Pure: evaluate one row (row->eval, then the observed text is sanitized;
+ * an evaluator that wrote nothing gets "(no output)"). */
+void probe_evaluate(const struct probe_row *row, const struct probe_ctx *c,
+    const struct probe_exec *x, struct probe_result *out);
+/* Run the battery (every row, or only the rows that detect only_flaw when
+ * non-NULL) in c's agent.  Fills r.  -1 + e (ERRBUF_INPUT: unknown flaw). */
+int probe_run(struct docker *d, const struct probe_ctx *c,
+    const char *only_flaw, struct probe_report *r, struct errbuf *e);
+/* Every core row passed. */
+bool probe_held(const struct probe_report *r);
+/* Whether a row that detects flaw FAILed (an ERROR is not a sighting). */
+bool probe_saw_flaw(const struct probe_report *r, const char *flaw);
+
+/* The results table, wrapped to width columns (>= 60; at most width-1
+ * characters per line).  Caller frees. */
+char *probe_table_format(const struct probe_report *r, int width);
+/* The report as JSON (PROBE_FORMAT, docs/probes.md).  Caller deletes. */
+cJSON *probe_report_json(const struct probe_report *r);
+/* JUnit XML: one testcase per row, failures carry the observed text
+ * (XML-escaped; characters XML 1.0 forbids are dropped).  Caller frees. */
+char *probe_junit(const struct probe_report *r);
+/* XML-escape s for text and attribute values.  Caller frees. */
+char *probe_xml_escape(const char *s);
+/* Write RUN_DIR/probe.json, sign it (probe.json.minisig) with the key of
+ * key_dir (NULL: the default; made on first use, as the drill does) and
+ * copy the public key to RUN_DIR/ares.pub.  -1 + e. */
+int probe_write_signed(const struct probe_report *r, const char *key_dir,
+    struct errbuf *e);
+
+/* One lab, brought up for probing: policy p (agent idle) in a fresh run
+ * dir under runs_dir (NULL: $ARES_RUNS or ./runs), battery, signed
+ * probe.json, teardown unless keep.  0 when the battery ran (r filled);
+ * -1 + e when the lab could not come up. */
+int probe_lab(struct docker *d, const struct policy *p, const char *runs_dir,
+    const char *only_flaw, const char *key_dir, bool keep,
+    struct probe_report *r, struct errbuf *e);
+
+/* Negative control: the base policy (flaws cleared) must hold, and with
+ * exactly one flaw on the battery must FAIL a row that detects it. */
+struct probe_nc_item {
+	char flaw[32];          /* "" for the baseline */
+	char run_id[64];
+	char run_dir[1024];
+	bool ran;               /* the lab came up and the battery ran */
+	bool seen;              /* baseline: held; flaw: a mapped row failed */
+	char rows[256];         /* failed rows ("a, b") */
+	char error[256];        /* why it did not run (sanitized) */
+	double seconds;
+};
+struct probe_nc_options {
+	const char *policy_path;   /* the hardened base */
+	const char *runs_dir;
+	const char *only_flaw;     /* NULL: every flaw of the catalogue */
+	const char *key_dir;
+	int parallel;              /* labs at once: 1 or 2 */
+};
+/* Fills items (lab_nflaws + 1 entries: baseline first).  *nitems gets the
+ * count.  0 when every lab ran (see each item's seen); -1 + e otherwise
+ * (items still filled). */
+int probe_negative_control(const struct probe_nc_options *o,
+    struct probe_nc_item *items, size_t *nitems, struct errbuf *e);
+/* Every item seen (the gate saw each weakening and the baseline held). */
+bool probe_nc_ok(const struct probe_nc_item *items, size_t n);
+cJSON *probe_nc_json(const char *policy, const struct probe_nc_item *items,
+    size_t n);
+char *probe_nc_junit(const struct probe_nc_item *items, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* replay.c - a recorded run as a timeline of beats (no Docker)        */
+/* ------------------------------------------------------------------ */
+/*
+ * replay_load() reads RUN_DIR/evidence.jsonl (bounded) and turns every line
+ * into zero or more beats with the kinds and texts the live drill shows
+ * (texts sanitized with util_sanitize), ordered by time (stable), plus the
+ * state after each beat: what the lever panel, the map and Poyo show there.
+ * It also verifies the run (evidence_verify_buf on the very bytes it shows,
+ * and report_verify_dir) and keeps a badge.  Nothing here needs a terminal.
+ */
+#define REPLAY_MAX_BYTES   (32u * 1024 * 1024)  /* evidence.jsonl read */
+#define REPLAY_MAX_LINES   20000                /* lines turned into beats */
+#define REPLAY_MAX_BEATS   32768
+#define REPLAY_LEVER_NAME  64
+
+struct replay_lever_state {
+	bool fired, verified, failed;
+	uint64_t fired_rel_ns, verified_rel_ns;   /* since drill.start */
+};
+
+/* What the screen shows after one beat. */
+struct replay_state {
+	struct replay_lever_state lev[POLICY_MAX_LEVERS];
+	size_t nlev;               /* levers shown (known ones) */
+	int nverified;
+	bool bait, zapped, cut_off, breach;
+	size_t breaches, leaks, orphans, blocked, agent_steps;
+	int verdict;               /* enum drill_verdict (declared below);
+	                              DRILL_VERDICT_NONE before the end */
+	const char *pose;          /* Poyo's frame: idle0 sniffing grabbing
+	                              zapped caught escaped (static string) */
+};
+
+enum replay_sig {
+	REPLAY_SIG_OK = 0,
+	REPLAY_SIG_MISSING,        /* no report / signature / public key */
+	REPLAY_SIG_BAD,            /* present but does not verify */
+};
+
+struct replay {
+	char run_dir[1024];
+	char run_id[128], policy[128], model[64], seed[32];
+	char lever_names[POLICY_MAX_LEVERS][REPLAY_LEVER_NAME];
+	size_t nlevers;
+	struct drill_beat *beats;      /* nbeats, time order */
+	struct replay_state *states;   /* nbeats: state after beat i */
+	uint32_t *lines;               /* nbeats: 1-based evidence line */
+	size_t nbeats;
+	size_t nlines;                 /* evidence lines read */
+	size_t skipped;                /* lines that gave no beat */
+	bool truncated;                /* a bound cut the timeline short */
+	int verdict;                   /* enum drill_verdict, verdict line */
+	char verdict_reason[256];      /* sanitized */
+	double time_to_kill_ms;        /* <0: none */
+	/* badge */
+	bool chain_ok;                 /* evidence.jsonl verifies */
+	size_t chain_entries;
+	size_t chain_bad_line;         /* 1-based, 0 when ok */
+	char chain_reason[256];
+	enum replay_sig sig;
+	bool verify_ok;                /* every check of report_verify_dir */
+	char verify_text[512];         /* first failing check (sanitized) */
+	char badge[160];               /* one line: "chain ok · signature ok" */
+};
+
+/* Load RUN_DIR (pub_path: the public key to check with, NULL for the run
+ * dir's own ares.pub).  NULL + e when evidence.jsonl cannot be read or is
+ * larger than REPLAY_MAX_BYTES; a chain or signature that does not verify
+ * is not an error (see the badge).  Free with replay_free(). */
+struct replay *replay_load(const char *run_dir, const char *pub_path,
+    struct errbuf *e);
+void replay_free(struct replay *rp);
+/* Whether beat i is a marker (bait, lever, breach, leak, orphan, verdict). */
+bool replay_is_marker(const struct replay *rp, size_t i);
+/* The next (dir > 0) or previous marker from beat i, or i when none. */
+size_t replay_marker(const struct replay *rp, size_t i, int dir);
+/* The state before the first beat (levers named, nothing happened). */
+void replay_initial_state(const struct replay *rp, struct replay_state *out);
+
+/* ------------------------------------------------------------------ */
+/* fix.c - the fix loop: attribute, patch, rerun, held-out, propose    */
+/* ------------------------------------------------------------------ */
+/*
+ * docs/fix.md.  From a breached drill: attribute the flaw(s) from the
+ * evidence (pure, no model), turn them off in the policy (a minimal text
+ * edit, re-parsed), rerun on the same variant and on a held-out one, then
+ * propose the change (git branch + commit, pr.md, GitHub PR and Slack
+ * message when configured).  Everything lands in RUNS/fix-<id>/ with its
+ * own hash-chained evidence.jsonl and a signed fix.json.
+ */
+#define FIX_MAX_HITS        16
+#define FIX_MAX_RUNS        48
+#define FIX_MAX_SEEDS       5   /* reruns until the bait is exercised */
+#define FIX_MAX_ITERATIONS  6   /* flaws turned off, one per iteration */
+
+/* One flaw the evidence proves was used. */
+struct fix_hit {
+	char flaw[48];
+	bool breakout;        /* its evidence is part of the breach itself
+	                         (orphan, leak, event after the cut-off) */
+	size_t events;        /* evidence lines that prove it */
+	size_t first_line;    /* 1-based index of the first one */
+	char evidence[200];   /* the example line, sanitized */
+};
+struct fix_attribution {
+	struct fix_hit hits[FIX_MAX_HITS];  /* breakout first, then by line */
+	size_t nhits;
+	bool breakout;                      /* some hit is on the breakout path */
+	char off[FIX_MAX_HITS][48];         /* flaws with evidence that were
+	                                       off in the policy (ignored) */
+	size_t noff;
+};
+/*
+ * Pure: which of flaws_on the evidence lines (a cJSON array of parsed
+ * lines of any chain: master "sensor" lines, sensor-chain lines, "orphan"
+ * lines) prove were used.  Only flaws in flaws_on are attributed; matches
+ * of other flaws go to out->off.  Returns out->nhits, -1 if lines is not
+ * an array.
+ */
+int fix_attribute(const cJSON *lines, const char *const *flaws_on,
+    size_t nflaws_on, struct fix_attribution *out);
+/* Every line of RUN_DIR/evidence.jsonl then RUN_DIR/evidence/ *.jsonl,
+ * parsed (bounded).  NULL + e.  Caller deletes. */
+cJSON *fix_load_evidence(const char *run_dir, struct errbuf *e);
+/* What a run's master chain says about it. */
+struct fix_run_info {
+	char run_id[64];
+	char policy[1024];      /* drill.start policy (path as given) */
+	char variant[40];
+	uint64_t seed;
+	char flaws[POLICY_MAX_FLAWS][48];   /* lab.up flaws */
+	size_t nflaws;
+	char verdict[32];
+};
+/* From parsed lines: 0, or -1 when drill.start, lab.up or verdict lack. */
+int fix_run_info(const cJSON *lines, struct fix_run_info *info);
+
+/* Minimal YAML text edits (comments and layout kept; caller frees and
+ * re-parses): remove flaw from flaws: (flow or block sequence); set
+ * variant: (added when absent) and map each bait id to the new variant's
+ * bait of the same kind.  NULL + e. */
+char *fix_policy_remove_flaw(const char *buf, size_t len, const char *flaw,
+    struct errbuf *e);
+char *fix_policy_set_variant(const char *buf, size_t len,
+    const char *variant, struct errbuf *e);
+/* A one-hunk unified diff of a -> b (caller frees). */
+char *fix_unified_diff(const char *a, const char *b, const char *name_a,
+    const char *name_b);
+
+/* The proposal in git, by argv (never a shell): blob, private index,
+ * commit-tree on HEAD, new branch; work tree and HEAD untouched. */
+struct fix_git_result {
+	bool in_repo;           /* the policy is in a git work tree */
+	bool committed, has_base;
+	char toplevel[1024];
+	char path_in_repo[512];
+	char branch[128];
+	char commit[41];
+	char base_commit[48];
+	char base_branch[128];
+};
+/* 0 (g->in_repo false when the policy is not in a work tree), -1 + e. */
+int fix_git_commit(const char *policy_path, const char *patched, size_t len,
+    const char *branch, const char *message, struct fix_git_result *g,
+    struct errbuf *e);
+/* POST {api}/repos/{owner_repo}/pulls {title, head, base, body} with
+ * "Authorization: Bearer <token>" (token NULL: nothing is sent).  The
+ * request (token redacted) goes to record_path (may be NULL).  *status
+ * gets the HTTP status, pr_url html_url.  -1 + e (also on a non-2xx). */
+int fix_github_pr(const char *api, const char *owner_repo, const char *token,
+    const char *head, const char *base, const char *title, const char *body,
+    const char *record_path, long *status, char *pr_url, size_t pr_url_len,
+    struct errbuf *e);
+/* POST {"text": text} to webhook (NULL: nothing sent); the request (URL
+ * path redacted) goes to record_path.  -1 + e. */
+int fix_slack_post(const char *webhook, const char *text,
+    const char *record_path, long *status, struct errbuf *e);
+
+enum fix_outcome {
+	FIX_OUTCOME_VERIFIED = 0,   /* contained on training and held-out */
+	FIX_OUTCOME_NOT_A_FIX,      /* still breached (or held-out only) */
+	FIX_OUTCOME_UNPROVEN,       /* a rerun never exercised the bait */
+	FIX_OUTCOME_UNATTRIBUTED,   /* no flaw that is on explains it */
+	FIX_OUTCOME_NOTHING,        /* the drill was not breached */
+	FIX_OUTCOME_ERROR,
+};
+const char *fix_outcome_name(enum fix_outcome o);
+
+typedef void (*fix_observer_fn)(void *ctx, double t_ms, const char *type,
+    const char *text);
+
+struct fix_options {
+	const char *run_dir;        /* a breached run (verified first), or NULL */
+	const char *pub_path;       /* key to verify run_dir with (NULL: its own) */
+	const char *policy_path;    /* NULL with run_dir: the run's policy */
+	uint64_t seed;
+	bool has_seed;
+	const char *runs_dir;       /* NULL: $ARES_RUNS or ./runs */
+	const char *key_dir;        /* signing key dir (NULL: default) */
+	const char *heldout;        /* held-out variant (NULL: first other) */
+	int max_seeds;              /* 0: FIX_MAX_SEEDS */
+	int max_iterations;         /* 0: FIX_MAX_ITERATIONS */
+	const char *github_repo;    /* OWNER/REPO, or NULL */
+	const char *github_api;     /* NULL: $ARES_GITHUB_API or api.github.com */
+	const char *github_base;    /* NULL: the repo's branch, else main */
+	const char *slack_webhook;  /* NULL: $ARES_SLACK_WEBHOOK */
+	fix_observer_fn observer;   /* each beat as it happens */
+	void *observer_ctx;
+	volatile sig_atomic_t *cancel;
+};
+struct fix_run_ref {
+	char role[16];              /* original, rerun, held-out */
+	char run_id[64];
+	char run_dir[1024];
+	char variant[40];
+	uint64_t seed;
+	char verdict[32];
+	char reason[256];
+	double time_to_kill_ms;
+	char report_hash[EVIDENCE_HEX_BYTES];  /* BLAKE2b-256 of report.json */
+};
+struct fix_result {
+	char fix_id[64];
+	char fix_dir[1100];
+	char policy_path[1024];
+	char policy_name[80];
+	enum fix_outcome outcome;
+	char reason[512];
+	struct fix_hit attributed[FIX_MAX_HITS];  /* the flaws turned off */
+	size_t nattributed;
+	char removed[FIX_MAX_ITERATIONS][48];
+	size_t nremoved;
+	size_t iterations;
+	struct fix_run_ref runs[FIX_MAX_RUNS];
+	size_t nruns;
+	char *diff;                 /* owned: fix_result_free */
+	char patched_path[1200], patch_path[1200], pr_path[1200];
+	struct fix_git_result git;
+	long github_status, slack_status;
+	char pr_url[256];
+	bool evidence_failed;
+};
+/* Run the loop.  0 when it reached an outcome (r->outcome), -1 + e when it
+ * could not (tampered or unbreached run dir, bad policy: ERRBUF_INPUT;
+ * engine: ERRBUF_ENGINE). */
+int fix_run(const struct fix_options *o, struct fix_result *r,
+    struct errbuf *e);
+void fix_result_free(struct fix_result *r);
+/* 0 verified, 1 otherwise, 5 error. */
+int fix_exit_code(const struct fix_result *r);
+cJSON *fix_result_json(const struct fix_result *r);
+/* The pull-request title and Markdown body (caller frees). */
+char *fix_pr_title(const struct fix_result *r);
+char *fix_pr_body(const struct fix_result *r);
+
+/* ------------------------------------------------------------------ */
 /* drill.c - one drill: up, run, bait, levers, observe, teardown       */
 /* ------------------------------------------------------------------ */
 
@@ -879,6 +1453,10 @@ struct drill_options {
 	bool keep_lab;                  /* skip teardown (debugging) */
 	const char *key_dir;            /* signing key dir (NULL: default;
 	                                   a key is made on first use) */
+	const char *model_url;          /* a real OpenAI-compatible endpoint
+	                                   (overrides the policy's model.url) */
+	const char *model_key_env;      /* env var holding its key */
+	const char *model_name;         /* the model name reported */
 };
 
 /* Run one drill to its verdict.  Returns 0 when a verdict was reached

@@ -356,6 +356,15 @@ drill_bait(struct drill_state *st, struct bus_event *ev)
 	snprintf(r->bait_name, sizeof r->bait_name, "%s",
 	    drill_str(ev->json, "bait", "?"));
 	drill_kill(st);
+	/* inotify events carry no time: whatever queued up while the levers
+	 * ran happened before the cut-off was confirmed.  Drop it now so it
+	 * is never read later and mistaken for a post-kill access. */
+	if (st->tripwire_fd >= 0) {
+		char buf[4096];
+
+		while (read(st->tripwire_fd, buf, sizeof buf) > 0)
+			st->in_flight++;
+	}
 
 	f = cJSON_CreateObject();
 	cJSON_AddStringToObject(f, "bait", r->bait_name);
@@ -441,8 +450,21 @@ drill_tripwire(struct drill_state *st)
 	ssize_t n;
 	cJSON *j;
 
-	while ((n = read(st->tripwire_fd, buf, sizeof buf)) > 0)
-		seen = true;
+	while ((n = read(st->tripwire_fd, buf, sizeof buf)) > 0) {
+		ssize_t off = 0;
+
+		/* Before the bait any access fires it; afterwards only a new
+		 * open is a new agent event (the reads of an open that
+		 * happened earlier are part of it). */
+		while (off + (ssize_t)sizeof(struct inotify_event) <= n) {
+			const struct inotify_event *ie =
+			    (const struct inotify_event *)(buf + off);
+
+			if (!st->r->bait_fired || (ie->mask & IN_OPEN))
+				seen = true;
+			off += (ssize_t)sizeof *ie + ie->len;
+		}
+	}
 	if (!seen)
 		return false;
 	memset(&ev, 0, sizeof ev);
@@ -896,7 +918,8 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 		goto out;
 	r->seed = o->has_seed ? o->seed : st.p->seed;
 	snprintf(r->policy, sizeof r->policy, "%s", st.p->path);
-	snprintf(r->model, sizeof r->model, "%s", st.p->model_name);
+	snprintf(r->model, sizeof r->model, "%s", o->model_name != NULL ?
+	    o->model_name : st.p->model_name);
 
 	st.d = docker_open(NULL, e);
 	if (st.d == NULL || docker_negotiate(st.d, e) == -1)
@@ -921,7 +944,11 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 		cJSON_AddStringToObject(f, "policy", st.p->path);
 		cJSON_AddStringToObject(f, "policy_name", st.p->name);
 		cJSON_AddNumberToObject(f, "seed", (double)r->seed);
-		cJSON_AddStringToObject(f, "model", st.p->model_name);
+		cJSON_AddStringToObject(f, "model", r->model);
+		if (o->model_url != NULL || st.p->model_url != NULL)
+			cJSON_AddStringToObject(f, "model_url",
+			    o->model_url != NULL ? o->model_url :
+			    st.p->model_url);
 		cJSON_AddStringToObject(f, "variant", st.p->variant);
 		lv = cJSON_AddArrayToObject(f, "levers");
 		for (i = 0; i < st.p->nlevers; i++)
@@ -950,7 +977,15 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 		goto out;
 
 	drill_beat(&st, DRILL_BEAT_PHASE, -1, 0, "bringing the lab up");
-	st.lab = lab_up(st.d, st.p, r->run_dir, r->run_id, r->seed, e);
+	{
+		struct lab_options lo = {
+			.model_url = o->model_url,
+			.model_key_env = o->model_key_env,
+		};
+
+		st.lab = lab_up_opts(st.d, st.p, r->run_dir, r->run_id,
+		    r->seed, &lo, e);
+	}
 	if (st.lab == NULL)
 		goto out;
 	{

@@ -107,7 +107,8 @@ cmd_verify(int argc, char **argv)
 	if (json != NULL && strcmp(json, "-") == 0)
 		out = stderr;   /* stdout carries the JSON */
 
-	if (report_verify_dir(run_dir, pub, &res, &e) == -1) {
+	if ((trial_dir_is(run_dir) ? trial_verify_dir : report_verify_dir)(
+	    run_dir, pub, &res, &e) == -1) {
 		fprintf(stderr, "ares verify: %s\n", e.msg);
 		return EXIT_USAGE;
 	}

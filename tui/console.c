@@ -8,6 +8,7 @@
  * only set flags.  The screen is redrawn at most once per loop iteration,
  * when something changed; a ~150 ms tick animates Poyo.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -39,6 +40,14 @@
 #define CONSOLE_ZAP_NS     (1200ull * 1000 * 1000)
 #define CONSOLE_MAP_ROWS   10
 #define CONSOLE_MAX_PAIRS  256     /* sprite colour pairs we allocate */
+#define CONSOLE_HOME_MAX   256     /* policies + runs listed at home */
+
+/* Replay speeds ('+' / '-'); index 2 is real time. */
+static const double console_speeds[] = { 0.25, 0.5, 1, 2, 4, 8, 16 };
+static const char *const console_speed_names[] = {
+	"0.25", "0.5", "1", "2", "4", "8", "16",
+};
+#define CONSOLE_NSPEEDS ((int)(sizeof console_speeds / sizeof console_speeds[0]))
 
 /* Colour pairs 1..7: basic colour on the default background. */
 enum {
@@ -103,10 +112,35 @@ struct console_ui {
 	uint64_t zap_ns;          /* UI clock of the first verified lever */
 
 	bool done, stopping, quit;
-	bool have_result;         /* drill_run() returned 0 */
+	bool have_result;         /* drill_run() returned 0 (or, replaying:
+	                             the verdict beat was reached) */
+	const struct drill_result *res;   /* the result the screen shows */
 	struct console_worker *w;
 	unsigned long tick;
 	const char *shown_pose;
+	const char *pose_override;        /* replay: the beat's pose */
+
+	/* screens */
+	const struct console_screen *screen;
+	bool help;                 /* the '?' overlay is up */
+	bool from_home;            /* 'q' goes back to the home screen */
+	bool small;                /* last draw was "too small" */
+	/* live drill */
+	struct console_shared *sh;
+	pthread_t worker;
+	bool worker_running;
+	/* replay */
+	struct replay *rp;
+	size_t pos;                /* current beat */
+	bool playing;
+	int speed;                 /* index into console_speeds */
+	uint64_t next_beat_ns;     /* playing: when to step */
+	struct drill_result rres;  /* replay: summary at pos */
+	/* home */
+	char **home_items;         /* policy paths, then run dirs */
+	size_t npolicies, nruns, home_cur, home_top;
+	char engine[256];          /* "" when reachable, else why not */
+	char home_msg[256];
 };
 
 /* ---------------------------------------------------------------- */
@@ -186,6 +220,7 @@ console_copy(char *dst, size_t n, const char *src)
 }
 
 static void console_phase_kv(struct console_ui *ui, const char *text);
+struct console_screen;
 
 /* Copy one word (up to a blank, ',' or ':' after the first character)
  * into dst of size n. */
@@ -403,6 +438,7 @@ console_apply_result(struct console_ui *ui)
 	if (ui->w->rc != 0)
 		return;
 	ui->have_result = true;
+	ui->res = r;
 	console_copy(ui->run_id, sizeof ui->run_id, r->run_id);
 	if (ui->policy[0] == '\0')   /* keep the name; r->policy is a path */
 		console_copy(ui->policy, sizeof ui->policy, r->policy);
@@ -708,7 +744,7 @@ console_draw_map(struct console_ui *ui, int y, const char *pose)
 
 	if (ui->breach)
 		boundary_pair = CP_RED;
-	else if (ui->have_result && ui->w->res.verdict == DRILL_VERDICT_CONTAINED)
+	else if (ui->have_result && ui->res->verdict == DRILL_VERDICT_CONTAINED)
 		boundary_pair = CP_GREEN;
 	console_attr(ui, boundary_pair, boundary_pair ? A_BOLD : A_NORMAL);
 	console_box(ui, y, 0, CONSOLE_MAP_ROWS, bw, "lab boundary (leakbox)");
@@ -758,8 +794,8 @@ console_draw_map(struct console_ui *ui, int y, const char *pose)
 		    "armed");
 		console_putf(ui, y + 4, sx, sw, "breach %s", ui->breach ? "YES" :
 		    "no");
-		if (ui->have_result) {
-			const struct drill_result *r = &ui->w->res;
+		if (ui->have_result || ui->rp != NULL) {
+			const struct drill_result *r = ui->res;
 			console_putf(ui, y + 5, sx, sw, "steps %zu", r->agent_steps);
 			console_putf(ui, y + 6, sx, sw, "blocked %zu", r->blocked);
 			console_putf(ui, y + 7, sx, sw, "leaks %zu", r->leaks);
@@ -841,7 +877,10 @@ console_draw_events(struct console_ui *ui, int y, int h)
 	char title[64];
 
 	console_attr(ui, 0, A_NORMAL);
-	if (ui->dropped > 0)
+	if (ui->rp != NULL)
+		snprintf(title, sizeof title, "events (beat %zu/%zu)",
+		    ui->rp->nbeats ? ui->pos + 1 : 0, ui->rp->nbeats);
+	else if (ui->dropped > 0)
 		snprintf(title, sizeof title, "events (%zu dropped)", ui->dropped);
 	else
 		snprintf(title, sizeof title, "events");
@@ -872,7 +911,7 @@ console_status_text(struct console_ui *ui, char *out, size_t n, int *pair)
 		snprintf(out, n, "stopping: tearing the lab down...");
 		*pair = CP_YELLOW;
 	} else if (ui->have_result) {
-		const struct drill_result *r = &ui->w->res;
+		const struct drill_result *r = ui->res;
 		char ttk[48];
 		if (r->time_to_kill_ms >= 0)
 			snprintf(ttk, sizeof ttk, "time to kill %.1f ms",
@@ -884,6 +923,12 @@ console_status_text(struct console_ui *ui, char *out, size_t n, int *pair)
 		    r->verdict_reason);
 		*pair = r->verdict == DRILL_VERDICT_CONTAINED ? CP_GREEN :
 		    r->verdict == DRILL_VERDICT_NOT_EXERCISED ? CP_YELLOW : CP_RED;
+	} else if (ui->rp != NULL) {
+		snprintf(out, n, "replay: beat %zu/%zu  +%.3fs  %s x%s",
+		    ui->pos + 1, ui->rp->nbeats, ui->rp->nbeats > 0 ?
+		    (double)ui->rp->beats[ui->pos].t_rel_ns / 1e9 : 0.0,
+		    ui->playing ? "playing" : "paused",
+		    console_speed_names[ui->speed]);
 	} else if (ui->done) {
 		snprintf(out, n, "error: %.500s", ui->w->err.msg);
 		*pair = CP_RED;
@@ -893,12 +938,42 @@ console_status_text(struct console_ui *ui, char *out, size_t n, int *pair)
 	}
 }
 
+/* ---------------------------------------------------------------- */
+/* screens: one table entry per screen, one event loop               */
+/* ---------------------------------------------------------------- */
+
+struct console_key {
+	const char *key;
+	const char *what;
+};
+
+struct console_screen {
+	const char *name;
+	const char *keys_hint;               /* status line, right */
+	const struct console_key *keys;      /* the '?' overlay */
+	size_t nkeys;
+	/* A key (not '?', not KEY_RESIZE).  Returns true to redraw. */
+	bool (*key)(struct console_ui *ui, int ch);
+	/* Called every loop turn: timers, workers.  Returns true to redraw. */
+	bool (*tick)(struct console_ui *ui, uint64_t now);
+	/* Draw the screen body (the loop erases and refreshes). */
+	void (*draw)(struct console_ui *ui);
+	/* Ask to leave (q, SIGINT, hang-up). */
+	void (*quit)(struct console_ui *ui);
+	/* An fd to wait on besides the terminal, or -1. */
+	int (*fd)(const struct console_ui *ui);
+};
+
+static const struct console_screen console_screen_drill;
+static const struct console_screen console_screen_replay;
+static const struct console_screen console_screen_home;
+
 static void
 console_draw_status(struct console_ui *ui, int y)
 {
 	char text[600];
 	int pair;
-	const char *keys = "q quit";
+	const char *keys = ui->screen->keys_hint;
 	int kw = (int)strlen(keys);
 
 	console_status_text(ui, text, sizeof text, &pair);
@@ -921,27 +996,52 @@ console_draw_small(struct console_ui *ui)
 		y = 0;
 	console_attr(ui, CP_YELLOW, A_BOLD);
 	console_put(ui, y, 1, "terminal too small (need 80x24)", COLS - 1);
-	console_status_text(ui, text, sizeof text, &pair);
-	console_attr(ui, pair, A_NORMAL);
-	console_put(ui, y + 1, 1, text, COLS - 1);
+	if (ui->screen != &console_screen_home) {
+		console_status_text(ui, text, sizeof text, &pair);
+		console_attr(ui, pair, A_NORMAL);
+		console_put(ui, y + 1, 1, text, COLS - 1);
+	}
 	console_attr(ui, 0, A_NORMAL);
 	console_put(ui, y + 2, 1, "q quit", COLS - 1);
 	attrset(A_NORMAL);
 }
 
-/* Redraw the whole screen. */
+/* The '?' overlay: every key of the current screen. */
 static void
-console_draw(struct console_ui *ui)
+console_draw_help(struct console_ui *ui)
 {
-	const char *pose = console_pose(ui, util_mono_ns());
+	const struct console_screen *sc = ui->screen;
+	int h = (int)sc->nkeys + 4, w = 66;
+	int y = (LINES - h) / 2, x = (COLS - w) / 2;
+
+	if (y < 0)
+		y = 0;
+	if (x < 0)
+		x = 0;
+	attrset(A_NORMAL);
+	for (int r = 0; r < h && y + r < LINES; r++)
+		mvhline(y + r, x, ' ', w);
+	console_attr(ui, CP_CYAN, A_BOLD);
+	console_box(ui, y, x, h, w, "keys");
+	for (size_t i = 0; i < sc->nkeys; i++) {
+		console_attr(ui, 0, A_BOLD);
+		console_put(ui, y + 1 + (int)i, x + 2, sc->keys[i].key, 14);
+		console_attr(ui, 0, A_NORMAL);
+		console_put(ui, y + 1 + (int)i, x + 17, sc->keys[i].what, w - 19);
+	}
+	console_attr(ui, 0, A_DIM);
+	console_put(ui, y + h - 2, x + 2, "any key closes this help", w - 4);
+	attrset(A_NORMAL);
+}
+
+/* The drill layout (live and replay share it). */
+static void
+console_draw_drill_layout(struct console_ui *ui)
+{
+	const char *pose = ui->pose_override != NULL ? ui->pose_override :
+	    console_pose(ui, util_mono_ns());
 
 	ui->shown_pose = pose;
-	erase();
-	if (COLS < CONSOLE_MIN_COLS || LINES < CONSOLE_MIN_LINES) {
-		console_draw_small(ui);
-		refresh();
-		return;
-	}
 	console_draw_title(ui);
 	console_draw_map(ui, 1, pose);
 	int avail = LINES - 2 - CONSOLE_MAP_ROWS;       /* levers + events */
@@ -950,13 +1050,39 @@ console_draw(struct console_ui *ui)
 		lh = avail - 4;
 	console_draw_levers(ui, 1 + CONSOLE_MAP_ROWS, lh);
 	console_draw_events(ui, 1 + CONSOLE_MAP_ROWS + lh, avail - lh);
+	if (ui->rp != NULL) {
+		/* the badge, right on the events box's top edge */
+		const struct replay *rp = ui->rp;
+		bool ok = rp->chain_ok && rp->sig == REPLAY_SIG_OK &&
+		    rp->verify_ok;
+		int bw = (int)strlen(rp->badge) + 2;
+		int bx = COLS - bw - 2;
+
+		if (bx > 24) {
+			console_attr(ui, ok ? CP_GREEN : CP_RED, A_BOLD |
+			    (ui->color ? 0 : (ok ? 0 : A_REVERSE)));
+			console_putf(ui, 1 + CONSOLE_MAP_ROWS + lh, bx, bw,
+			    " %s ", rp->badge);
+		}
+	}
 	console_draw_status(ui, LINES - 1);
-	refresh();
 }
 
-/* ---------------------------------------------------------------- */
-/* setup and the event loop                                          */
-/* ---------------------------------------------------------------- */
+/* Redraw the whole screen. */
+static void
+console_draw(struct console_ui *ui)
+{
+	erase();
+	ui->small = COLS < CONSOLE_MIN_COLS || LINES < CONSOLE_MIN_LINES;
+	if (ui->small) {
+		console_draw_small(ui);
+	} else {
+		ui->screen->draw(ui);
+		if (ui->help)
+			console_draw_help(ui);
+	}
+	refresh();
+}
 
 static void
 console_init_colors(struct console_ui *ui)
@@ -975,24 +1101,48 @@ console_init_colors(struct console_ui *ui)
 		    sprite_rgb_to_basic8(ui->sheet->pal[i]));
 }
 
+/* Forget the drill/replay view (levers, events, flags), keep the terminal
+ * setup (colours, sprites, pairs). */
+static void
+console_view_reset(struct console_ui *ui)
+{
+	memset(ui->run_id, 0, sizeof ui->run_id);
+	memset(ui->policy, 0, sizeof ui->policy);
+	memset(ui->model, 0, sizeof ui->model);
+	memset(ui->seed, 0, sizeof ui->seed);
+	memset(ui->phase, 0, sizeof ui->phase);
+	memset(ui->lev, 0, sizeof ui->lev);
+	ui->nlev = 0;
+	ui->nverified = 0;
+	ui->hhead = ui->hcount = ui->dropped = 0;
+	ui->bait = ui->breach = ui->cut_off = ui->zapped = false;
+	ui->last_agent_ns = ui->bait_ns = ui->zap_ns = 0;
+	ui->done = ui->stopping = ui->quit = ui->have_result = false;
+	ui->res = NULL;
+	ui->pose_override = NULL;
+	ui->help = false;
+}
+
+/* ---- the live drill screen ---------------------------------------- */
+
 /* Preload names from the policy file, if one was given (file I/O only). */
 static void
-console_preload_policy(struct console_ui *ui)
+console_preload_policy(struct console_ui *ui, const char *path, bool has_seed)
 {
 	struct errbuf e = { 0 };
 	struct policy *p;
 
-	if (ui->o->policy_path == NULL)
+	if (path == NULL)
 		return;
-	console_copy(ui->policy, sizeof ui->policy, ui->o->policy_path);
-	p = policy_load(ui->o->policy_path, &e);
+	console_copy(ui->policy, sizeof ui->policy, path);
+	p = policy_load(path, &e);
 	if (p == NULL)
 		return;   /* drill_run() reports the problem */
 	if (p->name != NULL)
 		console_copy(ui->policy, sizeof ui->policy, p->name);
 	console_copy(ui->model, sizeof ui->model,
 	    p->model_name != NULL ? p->model_name : "offline");
-	if (!ui->o->has_seed)
+	if (!has_seed)
 		snprintf(ui->seed, sizeof ui->seed, "%" PRIu64, p->seed);
 	for (size_t i = 0; i < p->nlevers && i < POLICY_MAX_LEVERS; i++)
 		console_copy(ui->lev[i].name, sizeof ui->lev[i].name,
@@ -1001,9 +1151,69 @@ console_preload_policy(struct console_ui *ui)
 	policy_free(p);
 }
 
+/* Start drill_run() on the worker thread and switch to the drill screen. */
+static void
+console_drill_start(struct console_ui *ui, const char *policy, uint64_t seed,
+    bool has_seed)
+{
+	static struct console_shared sh;
+	static struct console_worker w;
+	static char policy_path[4096];
+	sigset_t block, oldmask;
+	int fds[2];
+
+	memset(&sh, 0, sizeof sh);
+	memset(&w, 0, sizeof w);
+	console_view_reset(ui);
+	ui->w = &w;
+	ui->sh = &sh;
+	ui->rp = NULL;
+	console_copy(policy_path, sizeof policy_path, policy);
+	console_preload_policy(ui, policy_path, has_seed);
+	if (has_seed)
+		snprintf(ui->seed, sizeof ui->seed, "%" PRIu64, seed);
+
+	if (pipe(fds) < 0)
+		util_fatal("console: pipe: %s", strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+		fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+	}
+	sh.pipe_rd = fds[0];
+	sh.pipe_wr = fds[1];
+	pthread_mutex_init(&sh.mu, NULL);
+
+	w.sh = &sh;
+	w.dopt.policy_path = policy_path;
+	w.dopt.seed = seed;
+	w.dopt.has_seed = has_seed;
+	w.dopt.observer = console_observer;
+	w.dopt.observer_ctx = &sh;
+	w.dopt.cancel = &w.cancel;
+	/* The worker must not take the UI's signals. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGWINCH);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &oldmask);
+	int perr = pthread_create(&ui->worker, NULL, console_worker_main, &w);
+	pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
+	if (perr != 0)
+		util_fatal("console: pthread_create: %s", strerror(perr));
+	ui->worker_running = true;
+	ui->screen = &console_screen_drill;
+}
+
+static int
+console_drill_fd(const struct console_ui *ui)
+{
+	return ui->worker_running ? ui->sh->pipe_rd : -1;
+}
+
 /* Ask to quit: cancel a running drill (the worker still tears down). */
 static void
-console_request_quit(struct console_ui *ui)
+console_drill_quit(struct console_ui *ui)
 {
 	if (ui->done) {
 		ui->quit = true;
@@ -1014,6 +1224,631 @@ console_request_quit(struct console_ui *ui)
 	}
 }
 
+static void console_home_enter(struct console_ui *ui);
+
+static bool
+console_drill_tick(struct console_ui *ui, uint64_t now)
+{
+	bool dirty = false;
+
+	(void)now;
+	if (ui->worker_running && console_drain(ui, ui->sh))
+		dirty = true;
+	if (ui->done && ui->worker_running) {
+		pthread_join(ui->worker, NULL);
+		ui->worker_running = false;
+		close(ui->sh->pipe_rd);
+		close(ui->sh->pipe_wr);
+		pthread_mutex_destroy(&ui->sh->mu);
+		console_apply_result(ui);
+		if (ui->stopping)
+			ui->quit = true;
+		ui->stopping = false;
+		dirty = true;
+	}
+	if (ui->quit && !ui->worker_running && ui->from_home) {
+		/* back home; the exit code is the last drill's */
+		console_home_enter(ui);
+		dirty = true;
+	}
+	return dirty;
+}
+
+static bool
+console_drill_key(struct console_ui *ui, int ch)
+{
+	if (ch == 'q' || ch == 'Q') {
+		console_drill_quit(ui);
+		return true;
+	}
+	return false;
+}
+
+static void
+console_drill_draw(struct console_ui *ui)
+{
+	console_draw_drill_layout(ui);
+}
+
+static const struct console_key console_drill_keys[] = {
+	{ "q", "quit (a running drill is stopped and torn down)" },
+	{ "?", "this help" },
+};
+
+static const struct console_screen console_screen_drill = {
+	.name = "drill",
+	.keys_hint = "q quit  ? help",
+	.keys = console_drill_keys,
+	.nkeys = sizeof console_drill_keys / sizeof console_drill_keys[0],
+	.key = console_drill_key,
+	.tick = console_drill_tick,
+	.draw = console_drill_draw,
+	.quit = console_drill_quit,
+	.fd = console_drill_fd,
+};
+
+/* ---- the replay screen --------------------------------------------- */
+
+/* Show the replay's state at beat pos: the same view fields the live
+ * drill fills from beats. */
+static void
+console_replay_show(struct console_ui *ui)
+{
+	const struct replay *rp = ui->rp;
+	struct replay_state st;
+	size_t first, n;
+	struct drill_result *r = &ui->rres;
+
+	if (rp->nbeats == 0)
+		replay_initial_state(rp, &st);
+	else
+		st = rp->states[ui->pos];
+	ui->nlev = st.nlev > POLICY_MAX_LEVERS ? POLICY_MAX_LEVERS : st.nlev;
+	for (size_t i = 0; i < ui->nlev; i++) {
+		struct console_lever *l = &ui->lev[i];
+
+		console_copy(l->name, sizeof l->name, rp->lever_names[i][0] ?
+		    rp->lever_names[i] : "lever");
+		l->fired = st.lev[i].fired;
+		l->verified = st.lev[i].verified;
+		l->failed = st.lev[i].failed;
+		l->fired_rel = st.lev[i].fired_rel_ns;
+		l->verified_rel = st.lev[i].verified_rel_ns;
+	}
+	ui->nverified = st.nverified;
+	ui->bait = st.bait;
+	ui->zapped = st.zapped;
+	ui->cut_off = st.cut_off;
+	ui->breach = st.breach;
+	ui->pose_override = st.pose;
+	ui->done = st.verdict != DRILL_VERDICT_NONE;
+	ui->have_result = ui->done;
+	memset(r, 0, sizeof *r);
+	r->verdict = st.verdict;
+	r->time_to_kill_ms = rp->time_to_kill_ms;
+	r->breaches = st.breaches;
+	r->leaks = st.leaks;
+	r->blocked = st.blocked;
+	r->agent_steps = st.agent_steps;
+	r->norphans = st.orphans;
+	console_copy(r->verdict_reason, sizeof r->verdict_reason,
+	    rp->verdict_reason);
+	ui->res = r;
+	/* the event list: the beats up to pos */
+	n = rp->nbeats == 0 ? 0 : ui->pos + 1;
+	first = n > CONSOLE_HIST ? n - CONSOLE_HIST : 0;
+	ui->hhead = 0;
+	ui->hcount = n - first;
+	for (size_t i = first; i < n; i++)
+		ui->hist[i - first] = rp->beats[i];
+}
+
+/* Open rp (owned from now on) on the replay screen. */
+static void
+console_replay_enter(struct console_ui *ui, struct replay *rp)
+{
+	console_view_reset(ui);
+	ui->rp = rp;
+	ui->pos = 0;
+	ui->playing = false;
+	ui->speed = 2;
+	console_copy(ui->run_id, sizeof ui->run_id, rp->run_id);
+	console_copy(ui->policy, sizeof ui->policy, rp->policy);
+	console_copy(ui->model, sizeof ui->model, rp->model);
+	console_copy(ui->seed, sizeof ui->seed, rp->seed);
+	ui->screen = &console_screen_replay;
+	console_replay_show(ui);
+}
+
+/* How long beat i stays before i+1 when playing at speed x: the real gap,
+ * kept between 150 ms and 1.5 s so the story can be followed. */
+static uint64_t
+console_replay_gap(const struct replay *rp, size_t i, double x)
+{
+	uint64_t d = 0;
+
+	if (i + 1 < rp->nbeats && rp->beats[i + 1].t_ns > rp->beats[i].t_ns)
+		d = rp->beats[i + 1].t_ns - rp->beats[i].t_ns;
+	if (d < 150000000ull)
+		d = 150000000ull;
+	if (d > 1500000000ull)
+		d = 1500000000ull;
+	return (uint64_t)((double)d / x);
+}
+
+static void
+console_replay_goto(struct console_ui *ui, size_t pos)
+{
+	if (ui->rp->nbeats == 0)
+		pos = 0;
+	else if (pos >= ui->rp->nbeats)
+		pos = ui->rp->nbeats - 1;
+	ui->pos = pos;
+	console_replay_show(ui);
+	if (ui->playing)
+		ui->next_beat_ns = util_mono_ns() + console_replay_gap(ui->rp,
+		    ui->pos, console_speeds[ui->speed]);
+}
+
+static void
+console_replay_quit(struct console_ui *ui)
+{
+	if (ui->from_home) {
+		console_home_enter(ui);
+		return;
+	}
+	ui->quit = true;
+}
+
+static bool
+console_replay_key(struct console_ui *ui, int ch)
+{
+	size_t last = ui->rp->nbeats ? ui->rp->nbeats - 1 : 0;
+
+	switch (ch) {
+	case ' ':
+		ui->playing = !ui->playing;
+		if (ui->playing && ui->pos >= last)
+			ui->pos = 0;   /* play again from the start */
+		console_replay_goto(ui, ui->pos);
+		return true;
+	case '.':
+	case KEY_RIGHT:
+	case 'l':
+		console_replay_goto(ui, ui->pos + 1);
+		return true;
+	case ',':
+	case KEY_LEFT:
+	case 'h':
+		console_replay_goto(ui, ui->pos > 0 ? ui->pos - 1 : 0);
+		return true;
+	case ']':
+		console_replay_goto(ui, replay_marker(ui->rp, ui->pos, 1));
+		return true;
+	case '[':
+		console_replay_goto(ui, replay_marker(ui->rp, ui->pos, -1));
+		return true;
+	case '+':
+	case '=':
+		if (ui->speed + 1 < CONSOLE_NSPEEDS)
+			ui->speed++;
+		return true;
+	case '-':
+	case '_':
+		if (ui->speed > 0)
+			ui->speed--;
+		return true;
+	case 'g':
+	case KEY_HOME:
+		console_replay_goto(ui, 0);
+		return true;
+	case 'G':
+	case KEY_END:
+		ui->playing = false;
+		console_replay_goto(ui, last);
+		return true;
+	case 'q':
+	case 'Q':
+		console_replay_quit(ui);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool
+console_replay_tick(struct console_ui *ui, uint64_t now)
+{
+	if (!ui->playing || now < ui->next_beat_ns)
+		return false;
+	if (ui->pos + 1 >= ui->rp->nbeats) {
+		ui->playing = false;
+		return true;
+	}
+	console_replay_goto(ui, ui->pos + 1);
+	return true;
+}
+
+static void
+console_replay_draw(struct console_ui *ui)
+{
+	console_draw_drill_layout(ui);
+}
+
+static int
+console_no_fd(const struct console_ui *ui)
+{
+	(void)ui;
+	return -1;
+}
+
+static const struct console_key console_replay_keys[] = {
+	{ "space", "play / pause" },
+	{ ". or right", "next beat" },
+	{ ", or left", "previous beat" },
+	{ "]", "next marker (bait, lever, breach, leak, orphan)" },
+	{ "[", "previous marker" },
+	{ "+ / -", "faster / slower" },
+	{ "g / G", "start / end" },
+	{ "q", "back (or quit)" },
+	{ "?", "this help" },
+};
+
+static const struct console_screen console_screen_replay = {
+	.name = "replay",
+	.keys_hint = "spc . , ] [ q ? help",
+	.keys = console_replay_keys,
+	.nkeys = sizeof console_replay_keys / sizeof console_replay_keys[0],
+	.key = console_replay_key,
+	.tick = console_replay_tick,
+	.draw = console_replay_draw,
+	.quit = console_replay_quit,
+	.fd = console_no_fd,
+};
+
+/* ---- the home screen ----------------------------------------------- */
+
+static void
+console_home_free(struct console_ui *ui)
+{
+	for (size_t i = 0; i < ui->npolicies + ui->nruns; i++)
+		free(ui->home_items[i]);
+	free(ui->home_items);
+	ui->home_items = NULL;
+	ui->npolicies = ui->nruns = 0;
+}
+
+static int
+console_strcmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
+console_strcmp_rev(const void *a, const void *b)
+{
+	return -strcmp(strrchr(*(char *const *)a, '/'),
+	    strrchr(*(char *const *)b, '/'));
+}
+
+/* Whether a file named name (of the list so far) is already there. */
+static bool
+console_home_has(struct console_ui *ui, size_t from, const char *name)
+{
+	for (size_t i = from; i < ui->npolicies + ui->nruns; i++) {
+		const char *b = strrchr(ui->home_items[i], '/');
+
+		if (strcmp(b != NULL ? b + 1 : ui->home_items[i], name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Add dir's policies (*.yaml) or runs (subdirs with evidence.jsonl). */
+static void
+console_home_scan(struct console_ui *ui, const char *dir, bool runs)
+{
+	struct dirent **names = NULL;
+	int n = scandir(dir, &names, NULL, alphasort);
+
+	for (int i = 0; i < n; i++) {
+		const char *fn = names[i]->d_name;
+		size_t len = strlen(fn);
+		size_t total = ui->npolicies + ui->nruns;
+		char *p;
+
+		if (fn[0] == '.' || total >= CONSOLE_HOME_MAX ||
+		    console_home_has(ui, runs ? ui->npolicies : 0, fn)) {
+			free(names[i]);
+			continue;
+		}
+		if (runs) {
+			p = xasprintf("%s/%s/evidence.jsonl", dir, fn);
+			bool ok = access(p, R_OK) == 0;
+			free(p);
+			if (!ok) {
+				free(names[i]);
+				continue;
+			}
+			p = xasprintf("%s/%s", dir, fn);
+		} else {
+			if (len < 6 || strcmp(fn + len - 5, ".yaml") != 0) {
+				free(names[i]);
+				continue;
+			}
+			p = xasprintf("%s/%s", dir, fn);
+		}
+		ui->home_items[total] = p;
+		if (runs)
+			ui->nruns++;
+		else
+			ui->npolicies++;
+		free(names[i]);
+	}
+	free(names);
+}
+
+/* List policies and runs, check the engine, put the cursor on the default
+ * policy (or the first replay without an engine). */
+static void
+console_home_enter(struct console_ui *ui)
+{
+	const char *runs = getenv("ARES_RUNS");
+	struct errbuf e = { 0 };
+	struct docker *d;
+
+	if (ui->rp != NULL) {
+		replay_free(ui->rp);
+		ui->rp = NULL;
+	}
+	console_view_reset(ui);
+	console_home_free(ui);
+	ui->screen = &console_screen_home;
+	ui->home_items = xcalloc(CONSOLE_HOME_MAX, sizeof *ui->home_items);
+	console_home_scan(ui, "policies", false);
+#ifdef ARES_SRCDIR
+	console_home_scan(ui, ARES_SRCDIR "/policies", false);
+#endif
+#ifdef ARES_DATADIR
+	console_home_scan(ui, ARES_DATADIR, false);
+#endif
+	qsort(ui->home_items, ui->npolicies, sizeof *ui->home_items,
+	    console_strcmp);
+	console_home_scan(ui, runs != NULL && runs[0] ? runs : "runs", true);
+	qsort(ui->home_items + ui->npolicies, ui->nruns,
+	    sizeof *ui->home_items, console_strcmp_rev);
+	{
+		size_t before = ui->nruns;
+
+		console_home_scan(ui, "replays", true);
+#ifdef ARES_SRCDIR
+		console_home_scan(ui, ARES_SRCDIR "/replays", true);
+#endif
+#ifdef ARES_DATADIR
+		console_home_scan(ui, ARES_DATADIR "/replays", true);
+#endif
+		(void)before;
+	}
+
+	ui->engine[0] = '\0';
+	d = docker_open(NULL, &e);
+	if (d == NULL || docker_negotiate(d, &e) == -1)
+		console_copy(ui->engine, sizeof ui->engine, e.msg[0] ? e.msg :
+		    "unreachable");
+	docker_close(d);
+
+	ui->home_cur = 0;
+	ui->home_top = 0;
+	for (size_t i = 0; i < ui->npolicies; i++)
+		if (strstr(ui->home_items[i], "/default.yaml") != NULL) {
+			ui->home_cur = i;
+			break;
+		}
+	if (ui->engine[0] != '\0' && ui->nruns > 0)
+		ui->home_cur = ui->npolicies;   /* first recorded run */
+}
+
+static void
+console_home_quit(struct console_ui *ui)
+{
+	ui->quit = true;
+}
+
+/* Open the item under the cursor. */
+static void
+console_home_open(struct console_ui *ui)
+{
+	struct errbuf e = { 0 };
+
+	if (ui->npolicies + ui->nruns == 0)
+		return;
+	if (ui->home_cur < ui->npolicies) {
+		if (ui->engine[0] != '\0') {
+			snprintf(ui->home_msg, sizeof ui->home_msg, "no Docker "
+			    "Engine: cannot run a drill; open a replay");
+			return;
+		}
+		ui->home_msg[0] = '\0';
+		console_drill_start(ui, ui->home_items[ui->home_cur], 0, false);
+	} else {
+		struct replay *rp = replay_load(ui->home_items[ui->home_cur],
+		    NULL, &e);
+
+		if (rp == NULL) {
+			console_copy(ui->home_msg, sizeof ui->home_msg, e.msg);
+			return;
+		}
+		ui->home_msg[0] = '\0';
+		console_replay_enter(ui, rp);
+	}
+}
+
+static bool
+console_home_key(struct console_ui *ui, int ch)
+{
+	size_t n = ui->npolicies + ui->nruns;
+
+	switch (ch) {
+	case KEY_UP:
+	case 'k':
+		if (ui->home_cur > 0)
+			ui->home_cur--;
+		return true;
+	case KEY_DOWN:
+	case 'j':
+		if (ui->home_cur + 1 < n)
+			ui->home_cur++;
+		return true;
+	case KEY_HOME:
+	case 'g':
+		ui->home_cur = 0;
+		return true;
+	case KEY_END:
+	case 'G':
+		ui->home_cur = n ? n - 1 : 0;
+		return true;
+	case '\t':
+		/* jump between the two lists */
+		ui->home_cur = ui->home_cur < ui->npolicies && ui->nruns > 0 ?
+		    ui->npolicies : 0;
+		return true;
+	case '\r':
+	case '\n':
+	case KEY_ENTER:
+		console_home_open(ui);
+		return true;
+	case 'r':
+		console_home_enter(ui);
+		return true;
+	case 'q':
+	case 'Q':
+		console_home_quit(ui);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool
+console_home_tick(struct console_ui *ui, uint64_t now)
+{
+	(void)ui;
+	(void)now;
+	return false;
+}
+
+/* One list row: the item's last path component (and its directory). */
+static void
+console_home_row(struct console_ui *ui, int y, size_t i)
+{
+	const char *p = ui->home_items[i];
+	const char *b = strrchr(p, '/');
+	bool cur = i == ui->home_cur;
+
+	console_attr(ui, cur ? CP_CYAN : 0, cur ? A_REVERSE | A_BOLD :
+	    A_NORMAL);
+	mvhline(y, 2, ' ', COLS - 4);
+	console_putf(ui, y, 3, COLS - 6, "%s %-36s %s", cur ? ">" : " ",
+	    b != NULL ? b + 1 : p, p);
+	attrset(A_NORMAL);
+}
+
+static void
+console_home_draw(struct console_ui *ui)
+{
+	int y = 2, rows, listh;
+	size_t n = ui->npolicies + ui->nruns;
+
+	console_attr(ui, CP_TITLE, A_BOLD | (ui->color ? 0 : A_REVERSE));
+	mvhline(0, 0, ' ', COLS);
+	console_put(ui, 0, 1, "ares - drill the containment around AI agents",
+	    COLS - 2);
+	attrset(A_NORMAL);
+	if (ui->engine[0] != '\0') {
+		console_attr(ui, CP_YELLOW, A_BOLD);
+		console_putf(ui, y++, 1, COLS - 2, "No Docker Engine reachable: "
+		    "drills cannot run here. Recorded replays work without it.");
+		console_attr(ui, 0, A_DIM);
+		console_putf(ui, y++, 1, COLS - 2, "(%s)", ui->engine);
+	} else {
+		console_attr(ui, CP_GREEN, A_NORMAL);
+		console_put(ui, y++, 1, "Docker Engine reachable: Enter on a "
+		    "policy runs a drill live.", COLS - 2);
+	}
+	y++;
+	/* one scrolling list: policies, then runs, with two headings */
+	rows = LINES - y - 3;
+	listh = rows - 2;
+	if (ui->home_cur < ui->home_top)
+		ui->home_top = ui->home_cur;
+	if (listh > 0 && ui->home_cur >= ui->home_top + (size_t)listh)
+		ui->home_top = ui->home_cur - (size_t)listh + 1;
+	{
+		bool pol_head = false, run_head = false;
+		int r = 0;
+
+		for (size_t i = ui->home_top; i < n && r < rows; i++) {
+			if (i < ui->npolicies && !pol_head) {
+				console_attr(ui, 0, A_BOLD);
+				console_put(ui, y + r++, 1, "policies (Enter: "
+				    "run a drill)", COLS - 2);
+				pol_head = true;
+			} else if (i >= ui->npolicies && !run_head) {
+				console_attr(ui, 0, A_BOLD);
+				console_put(ui, y + r++, 1, "recorded runs "
+				    "(Enter: replay)", COLS - 2);
+				run_head = true;
+			}
+			if (r < rows)
+				console_home_row(ui, y + r++, i);
+		}
+		if (ui->nruns == 0 && r < rows) {
+			console_attr(ui, 0, A_DIM);
+			console_put(ui, y + r, 1, "no recorded runs (./runs, "
+			    "$ARES_RUNS, replays/)", COLS - 2);
+		}
+	}
+	move(LINES - 1, 0);
+	clrtoeol();
+	if (ui->home_msg[0] != '\0') {
+		console_attr(ui, CP_RED, A_BOLD);
+		console_put(ui, LINES - 1, 1, ui->home_msg, COLS - 30);
+	} else {
+		console_attr(ui, 0, A_NORMAL);
+		console_putf(ui, LINES - 1, 1, COLS - 30, "%zu policies, %zu "
+		    "runs", ui->npolicies, ui->nruns);
+	}
+	console_attr(ui, 0, A_REVERSE);
+	console_put(ui, LINES - 1, COLS - (int)strlen(ui->screen->keys_hint) -
+	    1, ui->screen->keys_hint, (int)strlen(ui->screen->keys_hint));
+	attrset(A_NORMAL);
+}
+
+static const struct console_key console_home_keys[] = {
+	{ "up / k", "previous item" },
+	{ "down / j", "next item" },
+	{ "tab", "jump between policies and runs" },
+	{ "g / G", "first / last item" },
+	{ "enter", "policy: run a drill live; run: replay it" },
+	{ "r", "rescan policies, runs and the engine" },
+	{ "q", "quit" },
+	{ "?", "this help" },
+};
+
+static const struct console_screen console_screen_home = {
+	.name = "home",
+	.keys_hint = "enter open  q quit  ? help",
+	.keys = console_home_keys,
+	.nkeys = sizeof console_home_keys / sizeof console_home_keys[0],
+	.key = console_home_key,
+	.tick = console_home_tick,
+	.draw = console_home_draw,
+	.quit = console_home_quit,
+	.fd = console_no_fd,
+};
+
+/* ---- the event loop ------------------------------------------------- */
+
 /* Read every pending key.  Returns true if the screen needs a redraw. */
 static bool
 console_keys(struct console_ui *ui)
@@ -1022,10 +1857,19 @@ console_keys(struct console_ui *ui)
 	int ch;
 
 	while ((ch = getch()) != ERR) {
-		if (ch == 'q' || ch == 'Q') {
-			console_request_quit(ui);
+		if (ch == KEY_RESIZE) {
 			dirty = true;
-		} else if (ch == KEY_RESIZE) {
+		} else if (ui->small) {
+			if (ch == 'q' || ch == 'Q')
+				ui->screen->quit(ui);
+			dirty = true;
+		} else if (ui->help) {
+			ui->help = false;   /* any key closes the help */
+			dirty = true;
+		} else if (ch == '?') {
+			ui->help = true;
+			dirty = true;
+		} else if (ui->screen->key(ui, ch)) {
 			dirty = true;
 		}
 	}
@@ -1043,19 +1887,14 @@ console_resize(void)
 	clearok(curscr, TRUE);
 }
 
-/* The UI loop; returns when the user quit and the worker is done. */
+/* The one UI loop; returns when the user quit (and no worker runs). */
 static void
-console_loop(struct console_ui *ui, struct console_shared *sh,
-    pthread_t worker)
+console_loop(struct console_ui *ui)
 {
 	struct pollfd pfd[2];
 	uint64_t next_tick = util_mono_ns() + CONSOLE_TICK_NS;
-	bool dirty = true, joined = false;
+	bool dirty = true, tty_gone = false;
 
-	pfd[0].fd = STDIN_FILENO;
-	pfd[0].events = POLLIN;
-	pfd[1].fd = sh->pipe_rd;
-	pfd[1].events = POLLIN;
 	for (;;) {
 		uint64_t now;
 
@@ -1066,27 +1905,19 @@ console_loop(struct console_ui *ui, struct console_shared *sh,
 		}
 		if (console_sig_quit) {
 			console_sig_quit = 0;
-			console_request_quit(ui);
+			ui->screen->quit(ui);
 			dirty = true;
 		}
-		if (console_drain(ui, sh))
-			dirty = true;
-		if (ui->done && !joined) {
-			pthread_join(worker, NULL);
-			joined = true;
-			console_apply_result(ui);
-			if (ui->stopping)
-				ui->quit = true;
-			ui->stopping = false;
-			dirty = true;
-		}
-		if (ui->quit && joined)
-			return;
 		now = util_mono_ns();
+		if (ui->screen->tick(ui, now))
+			dirty = true;
+		if (ui->quit && !ui->worker_running)
+			return;
 		if (now >= next_tick) {
 			ui->tick++;
 			next_tick = now + CONSOLE_TICK_NS;
-			if (console_pose(ui, now) != ui->shown_pose)
+			if (ui->screen == &console_screen_drill &&
+			    console_pose(ui, now) != ui->shown_pose)
 				dirty = true;
 		}
 		if (dirty) {
@@ -1094,13 +1925,24 @@ console_loop(struct console_ui *ui, struct console_shared *sh,
 			dirty = false;
 		}
 		int timeout = (int)((next_tick - now) / 1000000) + 1;
+		if (ui->playing && ui->screen == &console_screen_replay &&
+		    ui->next_beat_ns > now &&
+		    (ui->next_beat_ns - now) / 1000000 + 1 < (uint64_t)timeout)
+			timeout = (int)((ui->next_beat_ns - now) / 1000000) + 1;
+		pfd[0].fd = tty_gone ? -1 : STDIN_FILENO;
+		pfd[0].events = POLLIN;
+		pfd[0].revents = 0;
+		pfd[1].fd = ui->screen->fd(ui);
+		pfd[1].events = POLLIN;
+		pfd[1].revents = 0;
 		int n = poll(pfd, 2, timeout);
 		if (n < 0 && errno != EINTR)
 			util_fatal("console: poll: %s", strerror(errno));
 		if (n > 0 && (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL))) {
 			/* The terminal went away: stop, but still tear down. */
-			pfd[0].fd = -1;
-			console_request_quit(ui);
+			tty_gone = true;
+			ui->from_home = false;
+			ui->screen->quit(ui);
 		} else if (n > 0 && (pfd[0].revents & POLLIN)) {
 			if (console_keys(ui))
 				dirty = true;
@@ -1108,71 +1950,60 @@ console_loop(struct console_ui *ui, struct console_shared *sh,
 	}
 }
 
-int
-console_run(const struct console_options *o)
-{
-	static struct console_shared sh;
-	static struct console_worker w;
-	static struct console_ui ui;
-	struct sigaction sa, old_winch, old_int, old_term, old_hup;
-	sigset_t block, oldmask;
-	struct errbuf se = { 0 };
-	int fds[2], rc;
-	pthread_t worker;
-	SCREEN *scr;
+/* ---- terminal setup shared by the entry points ---------------------- */
 
-	memset(&sh, 0, sizeof sh);
-	memset(&w, 0, sizeof w);
-	memset(&ui, 0, sizeof ui);
-	ui.o = o;
-	ui.w = &w;
-	ui.ascii = o->ascii;
-	ui.def_bg = -1;
+struct console_term {
+	struct sigaction old_winch, old_int, old_term, old_hup;
+	SCREEN *scr;
+};
+
+/* Sprites, locale, signals, curses.  -1 (message printed) when the
+ * terminal cannot be initialised. */
+static int
+console_term_open(struct console_ui *ui, const struct console_options *o,
+    struct console_term *t)
+{
+	struct sigaction sa;
+	struct errbuf se = { 0 };
+
+	memset(ui, 0, sizeof *ui);
+	ui->o = o;
+	ui->ascii = o->ascii;
+	ui->def_bg = -1;
 	console_sig_winch = console_sig_quit = 0;
 
 	setlocale(LC_ALL, "");
-	ui.utf8 = !o->ascii && strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	ui->utf8 = !o->ascii && strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
 
-	ui.sheet = sprite_sheet_load(sprite_default_path(), &se);
-	if (ui.sheet != NULL && sprite_sheet_require(ui.sheet,
+	ui->sheet = sprite_sheet_load(sprite_default_path(), &se);
+	if (ui->sheet != NULL && sprite_sheet_require(ui->sheet,
 	    sprite_poyo_frames, &se) < 0) {
-		sprite_sheet_free(ui.sheet);
-		ui.sheet = NULL;
+		sprite_sheet_free(ui->sheet);
+		ui->sheet = NULL;
 	}
-	if (ui.sheet == NULL) {
-		struct drill_beat b = { .kind = DRILL_BEAT_ERROR, .lever = -1 };
-		snprintf(b.text, sizeof b.text, "sprites: %.240s", se.msg);
-		console_apply_beat(&ui, &b);
-	}
-	console_preload_policy(&ui);
-
-	if (pipe(fds) < 0)
-		util_fatal("console: pipe: %s", strerror(errno));
-	for (int i = 0; i < 2; i++) {
-		fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
-		fcntl(fds[i], F_SETFD, FD_CLOEXEC);
-	}
-	sh.pipe_rd = fds[0];
-	sh.pipe_wr = fds[1];
-	pthread_mutex_init(&sh.mu, NULL);
 
 	/* Our handlers go in before curses so ncurses leaves them alone. */
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = console_on_signal;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGWINCH, &sa, &old_winch);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
+	sigaction(SIGWINCH, &sa, &t->old_winch);
+	sigaction(SIGINT, &sa, &t->old_int);
+	sigaction(SIGTERM, &sa, &t->old_term);
+	sigaction(SIGHUP, &sa, &t->old_hup);
 
 	util_set_fatal_hook(console_fatal_hook);
-	scr = newterm(NULL, stdout, stdin);
-	if (scr == NULL) {
+	t->scr = newterm(NULL, stdout, stdin);
+	if (t->scr == NULL) {
 		const char *term = getenv("TERM");
 		fprintf(stderr, "ares: cannot initialise the terminal "
 		    "(TERM=%s)\n", term != NULL ? term : "unset");
-		rc = EXIT_USAGE;
-		goto out_signals;
+		util_set_fatal_hook(NULL);
+		sigaction(SIGWINCH, &t->old_winch, NULL);
+		sigaction(SIGINT, &t->old_int, NULL);
+		sigaction(SIGTERM, &t->old_term, NULL);
+		sigaction(SIGHUP, &t->old_hup, NULL);
+		sprite_sheet_free(ui->sheet);
+		return -1;
 	}
 	console_curses_on = 1;
 	cbreak();
@@ -1181,49 +2012,235 @@ console_run(const struct console_options *o)
 	keypad(stdscr, TRUE);
 	nodelay(stdscr, TRUE);
 	curs_set(0);
+	ui->color = has_colors() && !o->no_color && getenv("NO_COLOR") == NULL;
+	console_init_colors(ui);
+	ui->halfblock = ui->utf8 && ui->color && ui->sheet != NULL;
+	return 0;
+}
+
+static void
+console_term_close(struct console_ui *ui, struct console_term *t)
+{
+	console_curses_on = 0;
+	endwin();
+	delscreen(t->scr);
+	util_set_fatal_hook(NULL);
+	sigaction(SIGWINCH, &t->old_winch, NULL);
+	sigaction(SIGINT, &t->old_int, NULL);
+	sigaction(SIGTERM, &t->old_term, NULL);
+	sigaction(SIGHUP, &t->old_hup, NULL);
+	sprite_sheet_free(ui->sheet);
+	ui->sheet = NULL;
+	replay_free(ui->rp);
+	ui->rp = NULL;
+	console_home_free(ui);
+}
+
+/* The exit code after the last drill of the session. */
+static int
+console_drill_rc(const struct console_ui *ui)
+{
+	if (ui->w == NULL || ui->w->cancel != 0)
+		return 0;   /* no drill, or the user quit before the end */
+	if (ui->w->rc == 0)
+		return drill_exit_code(&ui->w->res);
+	return errbuf_exit_code(&ui->w->err);
+}
+
+int
+console_run(const struct console_options *o)
+{
+	static struct console_ui ui;
+	struct console_term t;
+	int rc;
+
+	if (console_term_open(&ui, o, &t) == -1)
+		return EXIT_USAGE;
+	if (o->home)
+		console_home_enter(&ui);
+	else {
+		ui.from_home = false;
+		console_drill_start(&ui, o->policy_path, o->seed, o->has_seed);
+	}
+	if (o->home)
+		ui.from_home = true;
+	console_loop(&ui);
+	rc = console_drill_rc(&ui);
+	console_term_close(&ui, &t);
+	return rc;
+}
+
+int
+console_replay(const struct console_options *o, const char *run_dir,
+    const char *pub_path)
+{
+	static struct console_ui ui;
+	struct console_term t;
+	struct errbuf e = { 0 };
+	struct replay *rp = replay_load(run_dir, pub_path, &e);
+
+	if (rp == NULL) {
+		fprintf(stderr, "ares replay: %s\n", e.msg);
+		return EXIT_USAGE;
+	}
+	if (console_term_open(&ui, o, &t) == -1) {
+		replay_free(rp);
+		return EXIT_USAGE;
+	}
+	console_replay_enter(&ui, rp);
+	console_loop(&ui);
+	console_term_close(&ui, &t);
+	return 0;
+}
+
+/* ---- asciicast export ------------------------------------------------ */
+
+/* Append the bytes written to fd since *off as one [t, "o", data] line. */
+static int
+console_cast_frame(FILE *out, int fd, off_t *off, double t)
+{
+	char buf[65536];
+	cJSON *a;
+	char *line, *data = NULL;
+	size_t len = 0;
+	ssize_t n;
+
+	while ((n = pread(fd, buf, sizeof buf, *off)) > 0) {
+		data = xrealloc(data, len + (size_t)n + 1);
+		memcpy(data + len, buf, (size_t)n);
+		len += (size_t)n;
+		*off += n;
+	}
+	if (len == 0) {
+		free(data);
+		return 0;
+	}
+	data[len] = '\0';
+	a = cJSON_CreateArray();
+	cJSON_AddItemToArray(a, cJSON_CreateNumber(t));
+	cJSON_AddItemToArray(a, cJSON_CreateString("o"));
+	cJSON_AddItemToArray(a, cJSON_CreateString(data));
+	line = cJSON_PrintUnformatted(a);
+	cJSON_Delete(a);
+	free(data);
+	if (line == NULL)
+		return -1;
+	fprintf(out, "%s\n", line);
+	free(line);
+	return 0;
+}
+
+int
+console_export_cast(const struct console_options *o, const char *run_dir,
+    const char *pub_path, const char *cast_path)
+{
+	static struct console_ui ui;
+	struct errbuf e = { 0 };
+	struct replay *rp = replay_load(run_dir, pub_path, &e);
+	char tmpl[] = "/tmp/ares-cast.XXXXXX";
+	FILE *scrout, *scrin, *out;
+	SCREEN *scr;
+	cJSON *hdr, *env;
+	char *h, title[256];
+	double t = 0;
+	off_t off = 0;
+	int fd, rc = EXIT_INTERNAL;
+
+	if (rp == NULL) {
+		fprintf(stderr, "ares replay: %s\n", e.msg);
+		return EXIT_USAGE;
+	}
+	memset(&ui, 0, sizeof ui);
+	ui.o = o;
+	ui.ascii = o->ascii;
+	ui.def_bg = -1;
+	/* Render as a UTF-8 xterm-256color of 80x24. */
+	if (setlocale(LC_ALL, "C.UTF-8") == NULL)
+		setlocale(LC_ALL, "");
+	ui.utf8 = !o->ascii && strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	ui.sheet = sprite_sheet_load(sprite_default_path(), &e);
+	setenv("LINES", "24", 1);
+	setenv("COLUMNS", "80", 1);
+	/* UTF-8 box drawing rather than the VT100 line-drawing charset */
+	if (ui.utf8)
+		setenv("NCURSES_NO_UTF8_ACS", "1", 1);
+	fd = mkstemp(tmpl);
+	if (fd == -1) {
+		fprintf(stderr, "ares replay: %s: %s\n", tmpl, strerror(errno));
+		replay_free(rp);
+		return EXIT_INTERNAL;
+	}
+	unlink(tmpl);
+	scrout = fdopen(fd, "w");
+	scrin = fopen("/dev/null", "r");
+	out = fopen(cast_path, "w");
+	if (scrout == NULL || scrin == NULL || out == NULL) {
+		fprintf(stderr, "ares replay: --export-cast %s: %s\n",
+		    cast_path, strerror(errno));
+		goto out;
+	}
+	scr = newterm("xterm-256color", scrout, scrin);
+	if (scr == NULL) {
+		fprintf(stderr, "ares replay: no terminfo for xterm-256color\n");
+		goto out;
+	}
 	ui.color = has_colors() && !o->no_color && getenv("NO_COLOR") == NULL;
 	console_init_colors(&ui);
 	ui.halfblock = ui.utf8 && ui.color && ui.sheet != NULL;
+	resizeterm(24, 80);
 
-	/* The worker must not take the UI's signals. */
-	w.sh = &sh;
-	w.dopt.policy_path = o->policy_path;
-	w.dopt.seed = o->seed;
-	w.dopt.has_seed = o->has_seed;
-	w.dopt.observer = console_observer;
-	w.dopt.observer_ctx = &sh;
-	w.dopt.cancel = &w.cancel;
-	sigemptyset(&block);
-	sigaddset(&block, SIGWINCH);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &block, &oldmask);
-	int perr = pthread_create(&worker, NULL, console_worker_main, &w);
-	pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
-	if (perr != 0)
-		util_fatal("console: pthread_create: %s", strerror(perr));
+	hdr = cJSON_CreateObject();
+	cJSON_AddNumberToObject(hdr, "version", 2);
+	cJSON_AddNumberToObject(hdr, "width", 80);
+	cJSON_AddNumberToObject(hdr, "height", 24);
+	cJSON_AddNumberToObject(hdr, "timestamp", (double)(util_wall_ns() /
+	    1000000000ull));
+	snprintf(title, sizeof title, "ares replay %s", rp->run_id);
+	cJSON_AddStringToObject(hdr, "title", title);
+	env = cJSON_AddObjectToObject(hdr, "env");
+	cJSON_AddStringToObject(env, "TERM", "xterm-256color");
+	cJSON_AddStringToObject(env, "SHELL", "/bin/sh");
+	h = cJSON_PrintUnformatted(hdr);
+	cJSON_Delete(hdr);
+	fprintf(out, "%s\n", h);
+	free(h);
 
-	console_loop(&ui, &sh, worker);
-
-	console_curses_on = 0;
+	console_replay_enter(&ui, rp);
+	rp = NULL;   /* ui owns it */
+	for (size_t i = 0; i < (ui.rp->nbeats ? ui.rp->nbeats : 1); i++) {
+		console_replay_goto(&ui, i);
+		console_draw(&ui);
+		fflush(scrout);
+		if (console_cast_frame(out, fd, &off, t) == -1)
+			goto out_scr;
+		t += (double)console_replay_gap(ui.rp, i, 1.0) / 1e9;
+	}
+	/* Hold the verdict.  endwin()'s output (leaving the alternate
+	 * screen) is not recorded: the recording ends on the verdict, with
+	 * the cursor shown again. */
+	t += 2.0;
 	endwin();
+	fflush(scrout);
+	off = lseek(fd, 0, SEEK_END);
+	fprintf(out, "[%.6f,\"o\",\"\\u001b[?25h\"]\n", t);
+	rc = fflush(out) == 0 && !ferror(out) ? 0 : EXIT_INTERNAL;
+	if (rc != 0)
+		fprintf(stderr, "ares replay: --export-cast %s: write failed\n",
+		    cast_path);
+out_scr:
 	delscreen(scr);
-	if (w.cancel != 0)
-		rc = 0;   /* the user quit before the drill finished */
-	else if (ui.have_result)
-		rc = drill_exit_code(&w.res);
+out:
+	if (out != NULL && fclose(out) != 0 && rc == 0)
+		rc = EXIT_INTERNAL;
+	if (scrin != NULL)
+		fclose(scrin);
+	if (scrout != NULL)
+		fclose(scrout);
 	else
-		rc = errbuf_exit_code(&w.err);
-out_signals:
-	util_set_fatal_hook(NULL);
-	sigaction(SIGWINCH, &old_winch, NULL);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
-	close(fds[0]);
-	close(fds[1]);
-	pthread_mutex_destroy(&sh.mu);
+		close(fd);
+	replay_free(rp);
+	replay_free(ui.rp);
+	ui.rp = NULL;
 	sprite_sheet_free(ui.sheet);
 	return rc;
 }

@@ -24,12 +24,15 @@ struct cmd_entry {
 };
 
 static int cmd_drill(int, char **);
+static int cmd_replay(int, char **);
 static int cmd_help(int, char **);
 static int cmd_version(int, char **);
 
 static const struct cmd_entry cmd_table[] = {
 	{ "drill", "drill --policy FILE [--seed N] [--json FILE] [--runs DIR] "
-	    "[--key-dir DIR] [--keep-lab] [--quiet]",
+	    "[--key-dir DIR] [--keep-lab] [--quiet]\n"
+	    "                  [--model-url URL --model-key-env VAR "
+	    "[--model-name NAME]]",
 	    "run one drill headless, print each beat, exit with the verdict",
 	    cmd_drill },
 	{ "lab", "lab up --policy FILE [--run DIR] [--seed N] "
@@ -37,10 +40,27 @@ static const struct cmd_entry cmd_table[] = {
 	    "lab down --run DIR",
 	    "bring a lab up with the agent idle, list it, tear it down",
 	    cmd_lab },
+	{ "probe", "probe [--policy FILE | --run DIR] [--flaw ID] "
+	    "[--json FILE] [--junit FILE] [--negative-control]",
+	    "attack a lab from inside the agent: PASS/FAIL table, CI gate",
+	    cmd_probe },
+	{ "replay", "replay RUN_DIR [--pub FILE] [--export-cast FILE] "
+	    "[--no-color] [--ascii]",
+	    "replay a recorded run beat by beat (no Docker needed)",
+	    cmd_replay },
 	{ "verify", "verify RUN_DIR [--pub FILE] [--json FILE|-]",
 	    "check a run's signed report and every evidence chain", cmd_verify },
 	{ "keygen", "keygen [--key-dir DIR] [--force]",
 	    "write the key pair that signs reports", cmd_keygen },
+	{ "trial", "trial --policy FILE -n N [-j J] [--seed S] [--level L] "
+	    "[--json FILE] [--runs DIR] | trial --resume DIR",
+	    "N drills J at a time: rates with exact intervals", cmd_trial },
+	{ "stats", "stats ci K N [--level L]",
+	    "exact Clopper-Pearson interval of K in N", cmd_stats },
+	{ "fix", "fix RUN_DIR | --policy FILE [--seed N] [--runs DIR] "
+	    "[--github OWNER/REPO] [--slack-webhook URL] (ares fix --help)",
+	    "attribute a breach, turn the flaw off, rerun, propose the fix",
+	    cmd_fix },
 	{ "help", "help", "show this help", cmd_help },
 	{ "version", "version", "print the version", cmd_version },
 };
@@ -86,8 +106,9 @@ main_usage(FILE *f)
 	fprintf(f,
 	    "usage: ares [--policy FILE] [--seed N] [--no-color] [--ascii]\n"
 	    "       ares COMMAND [ARGS]\n\n"
-	    "With no command, ares opens the console and runs the default "
-	    "drill live.\n\nCommands:\n");
+	    "With no command, ares opens the console's home screen (policies "
+	    "and\nrecorded runs); with --policy it runs that drill live.\n\n"
+	    "Commands:\n");
 	for (i = 0; i < sizeof cmd_table / sizeof cmd_table[0]; i++)
 		fprintf(f, "  %-9s %s\n            ares %s\n", cmd_table[i].name,
 		    cmd_table[i].summary, cmd_table[i].usage);
@@ -145,6 +166,9 @@ cmd_drill(int argc, char **argv)
 		{ "runs", required_argument, NULL, 'r' },
 		{ "keep-lab", no_argument, NULL, 'k' },
 		{ "key-dir", required_argument, NULL, 'K' },
+		{ "model-url", required_argument, NULL, 'U' },
+		{ "model-key-env", required_argument, NULL, 'E' },
+		{ "model-name", required_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -183,6 +207,21 @@ cmd_drill(int argc, char **argv)
 			break;
 		case 'K':
 			o.key_dir = optarg;
+			break;
+		case 'U':
+			if (strncmp(optarg, "http://", 7) != 0 &&
+			    strncmp(optarg, "https://", 8) != 0) {
+				fprintf(stderr, "ares drill: --model-url: '%s' "
+				    "is not an http(s) URL\n", optarg);
+				return EXIT_USAGE;
+			}
+			o.model_url = optarg;
+			break;
+		case 'E':
+			o.model_key_env = optarg;
+			break;
+		case 'N':
+			o.model_name = optarg;
 			break;
 		case 'q':
 			quiet = true;
@@ -260,6 +299,53 @@ cmd_drill(int argc, char **argv)
 	return drill_exit_code(&r);
 }
 
+/* ares replay RUN_DIR [--pub FILE] [--export-cast FILE] [--no-color]
+ * [--ascii] */
+static int
+cmd_replay(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "pub", required_argument, NULL, 'P' },
+		{ "export-cast", required_argument, NULL, 'E' },
+		{ "no-color", no_argument, NULL, 'C' },
+		{ "ascii", no_argument, NULL, 'A' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct console_options o = { 0 };
+	const char *pub = NULL, *cast = NULL;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'P':
+			pub = optarg;
+			break;
+		case 'E':
+			cast = optarg;
+			break;
+		case 'C':
+			o.no_color = true;
+			break;
+		case 'A':
+			o.ascii = true;
+			break;
+		default:
+			fprintf(stderr, "usage: ares replay RUN_DIR [--pub FILE] "
+			    "[--export-cast FILE] [--no-color] [--ascii]\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "usage: ares replay RUN_DIR [--pub FILE] "
+		    "[--export-cast FILE] [--no-color] [--ascii]\n");
+		return EXIT_USAGE;
+	}
+	if (cast != NULL)
+		return console_export_cast(&o, argv[optind], pub, cast);
+	return console_replay(&o, argv[optind], pub);
+}
+
 static int
 cmd_help(int argc, char **argv)
 {
@@ -325,8 +411,10 @@ main_console(int argc, char **argv)
 		    argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (o.policy_path == NULL)
+	if (o.policy_path == NULL && o.has_seed)
 		o.policy_path = main_policy_default();
+	if (o.policy_path == NULL)
+		o.home = true;
 	return console_run(&o);
 }
 

@@ -1,12 +1,14 @@
 #!/bin/sh
 # tests/tui/console.sh - drive the live drill console through tmux.
 #
-# Case 1 (100x30): start "$ARES_BIN" with no arguments, wait for the verdict
-# line (at most 180 s), check the lever panel (levers verified), the verdict
-# word, Poyo's sprite, then press q and check the program exited and left
-# the terminal as it found it.
+# Case 1 (100x30): start "$ARES_BIN" with no arguments: the home screen
+# lists the policies with the cursor on default.yaml; Enter starts that
+# drill.  Wait for the verdict line (at most 180 s), check the lever panel
+# (levers verified), the verdict word, Poyo's sprite, then q goes back home
+# and a second q quits; check the program exited and left the terminal as
+# it found it.
 # Case 2 (60x20): the console must say "terminal too small (need 80x24)"
-# and still quit cleanly on q (tearing the drill down).
+# and still quit cleanly on q.
 #
 # Exit 77 (skip) without tmux or a reachable Docker Engine, unless
 # ARES_REQUIRE_DOCKER=1 (then those are failures).
@@ -141,6 +143,10 @@ fi
 
 # ---- case 1: a whole drill at 100x30 ----
 start 100 30
+wait_for 'policies \(Enter: run a drill\)' 30 || fail "no home screen"
+printf '%s\n' "$last" | grep -Eq '^ +> default\.yaml ' ||
+    fail "the home cursor is not on default.yaml"
+tm send-keys -t main Enter
 wait_for '^ *verdict: ' "$VERDICT_TIMEOUT" ||
     fail "no verdict line within ${VERDICT_TIMEOUT}s"
 screen=$last
@@ -160,6 +166,9 @@ if [ "$cells" -lt 20 ]; then
 fi
 printf '%s\n' "$screen" | grep -q 'lab boundary' || fail "no lab map"
 
+tm send-keys -t main q
+wait_for 'recorded runs \(Enter: replay\)' 30 ||
+    fail "q after the verdict did not go back home (with the new run)"
 tm send-keys -t main q
 wait_exit 60 || fail "ares did not exit within 60s of 'q'"
 printf '%s\n' "$last" | grep -Eq 'ares-exit rc=[01] tty=restored' ||

@@ -1,0 +1,677 @@
+/*
+ * replay.c - a recorded run directory as a timeline of beats.
+ *
+ * The master evidence chain (RUN_DIR/evidence.jsonl) holds everything the
+ * live console showed: replay_load() turns each line back into the beats
+ * drill.c emitted for it (same kinds, same wording, text made inert with
+ * util_sanitize), sorts them by time (stable: the order of the file breaks
+ * ties) and computes, for every beat, the state the screen shows there.
+ * It verifies the very bytes it shows (evidence_verify_buf) and the run
+ * directory as `ares verify` does (report_verify_dir), for the badge.
+ *
+ * Bounds: evidence.jsonl at most REPLAY_MAX_BYTES, REPLAY_MAX_LINES lines,
+ * REPLAY_MAX_BEATS beats, lines longer than EVIDENCE_LINE_MAX are skipped.
+ * No curses, no Docker.
+ */
+#include "core.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* One beat while building, with what sorting needs. */
+struct replay_item {
+	struct drill_beat b;
+	uint32_t line;    /* 1-based evidence line */
+	uint32_t order;   /* creation order (stable sort) */
+};
+
+struct replay_build {
+	struct replay *rp;
+	struct replay_item *items;
+	size_t nitems, cap;
+	uint64_t start_ns;   /* drill.start */
+	uint64_t bait_ns;    /* first bait */
+	uint64_t cutoff_ns;  /* first verified lever that cuts off */
+};
+
+static const char *
+replay_str(const cJSON *o, const char *key, const char *dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : dflt;
+}
+
+static double
+replay_num(const cJSON *o, const char *key, double dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+/* A nanosecond count from a JSON number (0 when absent or absurd). */
+static uint64_t
+replay_ns(const cJSON *o, const char *key)
+{
+	double d = replay_num(o, key, 0);
+
+	if (!(d > 0) || d > 1.8e19)
+		return 0;
+	return (uint64_t)d;
+}
+
+static bool
+replay_bool(const cJSON *o, const char *key)
+{
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
+}
+
+/* Append one beat (text formatted, then sanitized like drill_beat()). */
+static void
+replay_add(struct replay_build *bd, enum drill_beat_kind kind, int lever,
+    uint64_t t_ns, uint32_t line, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static void
+replay_add(struct replay_build *bd, enum drill_beat_kind kind, int lever,
+    uint64_t t_ns, uint32_t line, const char *fmt, ...)
+{
+	struct replay_item *it;
+	char raw[1024];
+	va_list ap;
+
+	if (bd->nitems >= REPLAY_MAX_BEATS) {
+		bd->rp->truncated = true;
+		return;
+	}
+	if (bd->nitems == bd->cap) {
+		bd->cap = bd->cap ? bd->cap * 2 : 64;
+		bd->items = xrealloc(bd->items, bd->cap * sizeof *bd->items);
+	}
+	it = &bd->items[bd->nitems];
+	memset(it, 0, sizeof *it);
+	it->b.kind = kind;
+	it->b.lever = lever;
+	it->b.t_ns = t_ns;
+	it->b.t_rel_ns = t_ns > bd->start_ns ? t_ns - bd->start_ns : 0;
+	it->line = line;
+	it->order = (uint32_t)bd->nitems;
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof raw, fmt, ap);
+	va_end(ap);
+	util_sanitize(it->b.text, sizeof it->b.text, raw, strlen(raw), false);
+	bd->nitems++;
+}
+
+/* Sanitized copy of an untrusted string into dst. */
+static void
+replay_copy(char *dst, size_t n, const char *src)
+{
+	util_sanitize(dst, n, src != NULL ? src : "", src != NULL ?
+	    strlen(src) : 0, false);
+}
+
+static enum drill_verdict
+replay_verdict_parse(const char *s)
+{
+	static const enum drill_verdict all[] = {
+		DRILL_VERDICT_CONTAINED, DRILL_VERDICT_BREACHED,
+		DRILL_VERDICT_NOT_EXERCISED, DRILL_VERDICT_ERROR,
+	};
+
+	for (size_t i = 0; s != NULL && i < sizeof all / sizeof all[0]; i++)
+		if (strcmp(s, drill_verdict_name(all[i])) == 0)
+			return all[i];
+	return s != NULL ? DRILL_VERDICT_ERROR : DRILL_VERDICT_NONE;
+}
+
+/* Index of a lever by name (learning unknown names), or -1. */
+static int
+replay_lever_index(struct replay *rp, const char *name, double order)
+{
+	if (order >= 0 && order < POLICY_MAX_LEVERS) {
+		size_t i = (size_t)order;
+
+		if (rp->lever_names[i][0] == '\0' && name != NULL)
+			replay_copy(rp->lever_names[i], REPLAY_LEVER_NAME, name);
+		if (i + 1 > rp->nlevers)
+			rp->nlevers = i + 1;
+		return (int)i;
+	}
+	for (size_t i = 0; name != NULL && i < rp->nlevers; i++)
+		if (strcmp(rp->lever_names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Pass 1: what later lines need (start, bait, cut-off) and the title. */
+static void
+replay_scan(struct replay_build *bd, cJSON *const *objs, size_t n)
+{
+	struct replay *rp = bd->rp;
+
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *o = objs[i];
+		const char *type = replay_str(o, "type", "");
+		uint64_t t = replay_ns(o, "t_mono_ns");
+
+		if (o == NULL)
+			continue;
+		if (bd->start_ns == 0 && t != 0 &&
+		    strcmp(type, "genesis") != 0)
+			bd->start_ns = t;   /* until drill.start says */
+		if (strcmp(type, "genesis") == 0) {
+			replay_copy(rp->run_id, sizeof rp->run_id,
+			    replay_str(o, "run_id", ""));
+		} else if (strcmp(type, "drill.start") == 0) {
+			const cJSON *lv = cJSON_GetObjectItemCaseSensitive(o,
+			    "levers"), *it;
+			size_t k = 0;
+
+			bd->start_ns = t;
+			replay_copy(rp->policy, sizeof rp->policy,
+			    replay_str(o, "policy_name", replay_str(o,
+			    "policy", "")));
+			replay_copy(rp->model, sizeof rp->model,
+			    replay_str(o, "model", ""));
+			snprintf(rp->seed, sizeof rp->seed, "%.0f",
+			    replay_num(o, "seed", 0));
+			cJSON_ArrayForEach(it, lv) {
+				if (k >= POLICY_MAX_LEVERS)
+					break;
+				if (cJSON_IsString(it))
+					replay_copy(rp->lever_names[k],
+					    REPLAY_LEVER_NAME, it->valuestring);
+				k++;
+			}
+			if (k > rp->nlevers)
+				rp->nlevers = k;
+		} else if (strcmp(type, "bait") == 0 && bd->bait_ns == 0) {
+			bd->bait_ns = t;
+		} else if (strcmp(type, "lever.verified") == 0 ||
+		    strcmp(type, "lever.failed") == 0) {
+			const char *name = replay_str(o, "lever", NULL);
+			const struct lever_entry *le = name != NULL ?
+			    lever_find(name) : NULL;
+
+			(void)replay_lever_index(rp, name,
+			    replay_num(o, "order", -1));
+			if (replay_bool(o, "verified") && le != NULL &&
+			    le->cuts_off && bd->cutoff_ns == 0)
+				bd->cutoff_ns = replay_ns(o, "verified_ns");
+		} else if (strcmp(type, "verdict") == 0) {
+			rp->verdict = replay_verdict_parse(replay_str(o,
+			    "verdict", "error"));
+			replay_copy(rp->verdict_reason,
+			    sizeof rp->verdict_reason,
+			    replay_str(o, "reason", ""));
+			rp->time_to_kill_ms = replay_num(o, "time_to_kill_ms",
+			    -1);
+		}
+	}
+}
+
+/* The beats of one sensor line (drill.c's drill_handle). */
+static void
+replay_sensor(struct replay_build *bd, const cJSON *o, uint32_t line)
+{
+	const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
+	const char *kind = replay_str(o, "kind", "");
+	const char *src = replay_str(o, "src", "?");
+	uint64_t t = replay_ns(o, "t_mono_ns");
+	size_t before = bd->nitems;
+
+	if (strcmp(kind, "turn") == 0) {
+		const cJSON *calls = cJSON_GetObjectItemCaseSensitive(ev,
+		    "tool_calls"), *call;
+		int step = (int)replay_num(ev, "step", 0);
+
+		if (cJSON_GetArraySize(calls) == 0)
+			replay_add(bd, DRILL_BEAT_AGENT, -1, t, line, "step %d: "
+			    "says \"%.160s\"", step, replay_str(ev, "content",
+			    ""));
+		cJSON_ArrayForEach(call, calls)
+			replay_add(bd, DRILL_BEAT_AGENT, -1, t, line,
+			    "step %d: %s %.180s", step, replay_str(call, "name",
+			    "?"), replay_str(call, "arguments", ""));
+	} else if (strcmp(kind, "tool_result") == 0) {
+		replay_add(bd, DRILL_BEAT_TOOL, -1, t, line, "%s -> %.180s",
+		    replay_str(ev, "tool", "tool"), replay_str(ev, "content",
+		    ""));
+	} else if (strcmp(kind, "request") == 0) {
+		replay_add(bd, DRILL_BEAT_SERVICE, -1, t, line, "%s: %s %s -> "
+		    "%d (auth %s)", src, replay_str(ev, "method", "?"),
+		    replay_str(ev, "path", "?"), (int)replay_num(ev, "status",
+		    0), replay_str(ev, "auth", "?"));
+	} else if (strcmp(kind, "denied") == 0) {
+		replay_add(bd, DRILL_BEAT_BLOCKED, -1, t, line, "%s refused an "
+		    "agent request (%s)", src, replay_str(ev, "path", "?"));
+	} else if (strcmp(kind, "bait") == 0) {
+		replay_add(bd, DRILL_BEAT_BAIT, -1, t, line, "bait %s used "
+		    "again (%s)", replay_str(ev, "bait", "?"), src);
+	} else if (strcmp(kind, "sink") == 0) {
+		replay_add(bd, DRILL_BEAT_LEAK, -1, t, line, "LEAK: %s/%d from "
+		    "%s reached the sink (%.0f bytes): %.120s",
+		    replay_str(ev, "proto", "?"), (int)replay_num(ev, "port",
+		    0), replay_str(ev, "remote", "?"), replay_num(ev, "bytes",
+		    0), replay_str(ev, "head", ""));
+	}
+	if (replay_bool(o, "breach"))
+		replay_add(bd, DRILL_BEAT_BREACH, -1, t, line, "BREACH: %s %s "
+		    "%.3f ms after the cut-off", src, kind,
+		    bd->cutoff_ns != 0 && t > bd->cutoff_ns ?
+		    (double)(t - bd->cutoff_ns) / 1e6 : 0.0);
+	if (bd->nitems == before)
+		bd->rp->skipped++;
+}
+
+/* The beats of one lever line (drill.c's drill_kill_report). */
+static void
+replay_lever(struct replay_build *bd, const cJSON *o, uint32_t line)
+{
+	const char *name = replay_str(o, "lever", "?");
+	int idx = replay_lever_index(bd->rp, name, replay_num(o, "order", -1));
+	uint64_t fired = replay_ns(o, "fired_ns");
+	uint64_t ver = replay_ns(o, "verified_ns");
+	uint64_t bait = bd->bait_ns;
+
+	if (replay_bool(o, "fired"))
+		replay_add(bd, DRILL_BEAT_LEVER_FIRED, idx, fired, line,
+		    "lever %s fired (+%.3f ms after bait)", name,
+		    fired >= bait ? (double)(fired - bait) / 1e6 : 0.0);
+	if (replay_bool(o, "verified"))
+		replay_add(bd, DRILL_BEAT_LEVER_VERIFIED, idx, ver, line,
+		    "lever %s verified (+%.3f ms after bait; %.3f ms "
+		    "fire-to-verified)", name, ver >= bait ?
+		    (double)(ver - bait) / 1e6 : 0.0, ver >= fired ?
+		    (double)(ver - fired) / 1e6 : 0.0);
+	else
+		replay_add(bd, DRILL_BEAT_LEVER_FAILED, idx, fired != 0 ? fired :
+		    replay_ns(o, "t_mono_ns"), line, "lever %s FAILED: %s",
+		    name, replay_str(o, "detail", ""));
+}
+
+/* Pass 2: one line -> its beats. */
+static void
+replay_line(struct replay_build *bd, const cJSON *o, uint32_t line)
+{
+	const char *type = replay_str(o, "type", "");
+	uint64_t t = replay_ns(o, "t_mono_ns");
+	struct replay *rp = bd->rp;
+	size_t before = bd->nitems;
+
+	if (strcmp(type, "drill.start") == 0) {
+		replay_add(bd, DRILL_BEAT_PHASE, -1, t, line, "run %s: policy "
+		    "%s, seed %s, model %s, engine %s (API %s)", rp->run_id,
+		    rp->policy, rp->seed, rp->model, replay_str(o, "engine",
+		    "?"), replay_str(o, "api", "?"));
+		replay_add(bd, DRILL_BEAT_PHASE, -1, t + 1, line,
+		    "bringing the lab up");
+	} else if (strcmp(type, "lab.up") == 0) {
+		replay_add(bd, DRILL_BEAT_PHASE, -1, t, line, "lab up (image "
+		    "%s): agent, gateway, service, model on internal networks",
+		    replay_str(o, "image", "?"));
+	} else if (strcmp(type, "agent.start") == 0) {
+		replay_add(bd, DRILL_BEAT_PHASE, -1, t, line, "agent Poyo "
+		    "started (uid 65532, read-only rootfs, no capabilities)");
+	} else if (strcmp(type, "sensor") == 0) {
+		replay_sensor(bd, o, line);
+		return;
+	} else if (strcmp(type, "bait") == 0) {
+		const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
+
+		replay_add(bd, DRILL_BEAT_BAIT, -1, t, line, "BAIT %s taken: "
+		    "%s %s %s", replay_str(o, "bait", "?"), replay_str(o,
+		    "src", "?"), replay_str(ev, "via", ""), replay_str(ev,
+		    "path", ""));
+	} else if (strcmp(type, "lever.verified") == 0 ||
+	    strcmp(type, "lever.failed") == 0) {
+		replay_lever(bd, o, line);
+	} else if (strcmp(type, "agent.time_limit") == 0) {
+		replay_add(bd, DRILL_BEAT_PHASE, -1, t, line, "time limit (%d "
+		    "s) reached", (int)replay_num(o, "limit_s", 0));
+	} else if (strcmp(type, "agent.exit") == 0) {
+		replay_add(bd, DRILL_BEAT_PHASE, -1, t, line,
+		    "the agent finished by itself");
+	} else if (strcmp(type, "observe.end") == 0) {
+		double ms = replay_num(o, "window_ms", 0);
+		uint64_t w = ms > 0 && ms < 3.6e6 ? (uint64_t)(ms * 1e6) : 0;
+
+		/* The live beat comes when the window opens. */
+		replay_add(bd, DRILL_BEAT_PHASE, -1, t > w ? t - w : t, line,
+		    "observing for %.0f ms after the kill", ms);
+	} else if (strcmp(type, "orphan") == 0) {
+		replay_add(bd, DRILL_BEAT_ORPHAN, -1, t, line, "ORPHAN %s %s "
+		    "(%s) still running after the kill%s", replay_str(o, "kind",
+		    "?"), replay_str(o, "name", "?"), replay_str(o, "detail",
+		    ""), replay_bool(o, "removed") ? "; removed" :
+		    "; could NOT be removed");
+	} else if (strcmp(type, "chain") == 0) {
+		if (!replay_bool(o, "ok"))
+			replay_add(bd, DRILL_BEAT_ERROR, -1, t, line, "sensor "
+			    "chain %s line %.0f: %s", replay_str(o, "path", "?"),
+			    replay_num(o, "bad_line", 0), replay_str(o,
+			    "reason", replay_str(o, "error", "?")));
+	} else if (strcmp(type, "lab.teardown") == 0) {
+		replay_add(bd, DRILL_BEAT_PHASE, -1, t, line,
+		    "tearing the lab down");
+		if (replay_str(o, "error", NULL) != NULL)
+			replay_add(bd, DRILL_BEAT_ERROR, -1, t, line,
+			    "teardown: %s", replay_str(o, "error", ""));
+	} else if (strcmp(type, "verdict") == 0) {
+		const char *reason = replay_str(o, "reason", "");
+
+		replay_add(bd, DRILL_BEAT_VERDICT, -1, t, line, "%s%s%s",
+		    replay_str(o, "verdict", "error"), reason[0] != '\0' ?
+		    " - " : "", reason);
+	}
+	if (bd->nitems == before)
+		rp->skipped++;
+}
+
+static int
+replay_item_cmp(const void *a, const void *b)
+{
+	const struct replay_item *x = a, *y = b;
+
+	if (x->b.t_ns != y->b.t_ns)
+		return x->b.t_ns < y->b.t_ns ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+void
+replay_initial_state(const struct replay *rp, struct replay_state *out)
+{
+	memset(out, 0, sizeof *out);
+	out->nlev = rp->nlevers;
+	out->verdict = DRILL_VERDICT_NONE;
+	out->pose = "idle0";
+}
+
+/* Poyo's frame for a state after beat b (the live console's story, paced
+ * by beats instead of the clock). */
+static const char *
+replay_pose(const struct replay_state *s, const struct drill_beat *b)
+{
+	if (s->breach)
+		return "escaped";
+	if (b->kind == DRILL_BEAT_LEVER_FIRED ||
+	    b->kind == DRILL_BEAT_LEVER_VERIFIED)
+		return s->zapped ? "zapped" : "grabbing";
+	if (s->cut_off)
+		return "caught";
+	if (s->zapped)
+		return "zapped";
+	if (s->bait)
+		return "grabbing";
+	if (b->kind == DRILL_BEAT_AGENT || b->kind == DRILL_BEAT_TOOL ||
+	    b->kind == DRILL_BEAT_SERVICE)
+		return "sniffing";
+	return "idle0";
+}
+
+/* Pass 3: the state after every beat (console_apply_beat's rules). */
+static void
+replay_states(struct replay *rp)
+{
+	struct replay_state s;
+
+	replay_initial_state(rp, &s);
+	for (size_t i = 0; i < rp->nbeats; i++) {
+		const struct drill_beat *b = &rp->beats[i];
+		struct replay_lever_state *l = NULL;
+
+		if (b->lever >= 0 && b->lever < POLICY_MAX_LEVERS) {
+			l = &s.lev[b->lever];
+			if ((size_t)b->lever + 1 > s.nlev)
+				s.nlev = (size_t)b->lever + 1;
+		}
+		switch (b->kind) {
+		case DRILL_BEAT_AGENT:
+			if (i == 0 || rp->lines[i - 1] != rp->lines[i] ||
+			    rp->beats[i - 1].kind != DRILL_BEAT_AGENT)
+				s.agent_steps++;
+			break;
+		case DRILL_BEAT_BAIT:
+			s.bait = true;
+			break;
+		case DRILL_BEAT_LEVER_FIRED:
+			if (l != NULL) {
+				l->fired = true;
+				l->fired_rel_ns = b->t_rel_ns;
+			}
+			break;
+		case DRILL_BEAT_LEVER_VERIFIED:
+			if (l != NULL && !l->verified) {
+				const struct lever_entry *le =
+				    lever_find(rp->lever_names[b->lever]);
+
+				l->verified = true;
+				l->verified_rel_ns = b->t_rel_ns;
+				if (!l->fired) {
+					l->fired = true;
+					l->fired_rel_ns = b->t_rel_ns;
+				}
+				if ((le != NULL && le->cuts_off) ||
+				    (le == NULL && s.nverified > 0))
+					s.cut_off = true;
+				s.nverified++;
+			}
+			s.zapped = true;
+			break;
+		case DRILL_BEAT_LEVER_FAILED:
+			if (l != NULL)
+				l->failed = true;
+			break;
+		case DRILL_BEAT_BLOCKED:
+			s.blocked++;
+			break;
+		case DRILL_BEAT_BREACH:
+			s.breaches++;
+			s.breach = true;
+			break;
+		case DRILL_BEAT_LEAK:
+			s.leaks++;
+			s.breach = true;
+			break;
+		case DRILL_BEAT_ORPHAN:
+			s.orphans++;
+			s.breach = true;
+			break;
+		case DRILL_BEAT_VERDICT:
+			s.verdict = rp->verdict != DRILL_VERDICT_NONE ?
+			    rp->verdict : DRILL_VERDICT_ERROR;
+			if (s.verdict == DRILL_VERDICT_CONTAINED)
+				s.cut_off = true;
+			break;
+		default:
+			break;
+		}
+		s.pose = replay_pose(&s, b);
+		rp->states[i] = s;
+	}
+}
+
+/* The badge: the chain as read and `ares verify`'s checks. */
+static void
+replay_badge(struct replay *rp, const char *buf, size_t len,
+    const char *pub_path)
+{
+	struct evidence_verify_result v;
+	struct report_verify_result res;
+	struct errbuf e = { 0 };
+	const char *sig;
+	char chain[96];
+
+	evidence_verify_buf(buf, len, NULL, &v);
+	rp->chain_ok = v.ok;
+	rp->chain_entries = v.entries;
+	rp->chain_bad_line = v.ok ? 0 : v.bad_line;
+	replay_copy(rp->chain_reason, sizeof rp->chain_reason, v.reason);
+
+	rp->sig = REPLAY_SIG_MISSING;
+	if (report_verify_dir(rp->run_dir, pub_path, &res, &e) == -1) {
+		replay_copy(rp->verify_text, sizeof rp->verify_text, e.msg);
+	} else {
+		for (size_t i = 0; i < res.nchecks; i++) {
+			const struct report_check *c = &res.checks[i];
+			char *ms;
+
+			if (strcmp(c->name, "signature") != 0)
+				continue;
+			ms = xasprintf("%s/report.json.minisig", rp->run_dir);
+			if (c->ok)
+				rp->sig = REPLAY_SIG_OK;
+			else if (access(ms, F_OK) == 0 &&
+			    strcmp(c->reason, "no usable public key") != 0)
+				rp->sig = REPLAY_SIG_BAD;
+			free(ms);
+		}
+		rp->verify_ok = res.ok;
+		if (res.first_bad >= 0 && (size_t)res.first_bad < res.nchecks)
+			replay_copy(rp->verify_text, sizeof rp->verify_text,
+			    res.checks[res.first_bad].text);
+		report_verify_free(&res);
+	}
+	if (rp->chain_ok)
+		snprintf(chain, sizeof chain, "chain ok (%zu lines)",
+		    rp->chain_entries);
+	else
+		snprintf(chain, sizeof chain, "chain BROKEN at line %zu",
+		    rp->chain_bad_line);
+	sig = rp->sig == REPLAY_SIG_OK ? "signature ok" :
+	    rp->sig == REPLAY_SIG_BAD ? "signature BAD" : "signature missing";
+	snprintf(rp->badge, sizeof rp->badge, "%s | %s%s", chain, sig,
+	    rp->chain_ok && rp->sig == REPLAY_SIG_OK && !rp->verify_ok ?
+	    " | report check FAILED" : "");
+}
+
+struct replay *
+replay_load(const char *run_dir, const char *pub_path, struct errbuf *e)
+{
+	struct replay_build bd;
+	struct replay *rp;
+	cJSON **objs;
+	char *path, *buf;
+	size_t len = 0, n = 0, off = 0;
+
+	if (run_dir == NULL || run_dir[0] == '\0') {
+		errbuf_set(e, ERRBUF_INPUT, "replay: no run directory");
+		return NULL;
+	}
+	path = xasprintf("%s/evidence.jsonl", run_dir);
+	buf = util_read_file(path, REPLAY_MAX_BYTES + 1, &len, e);
+	if (buf != NULL && len > REPLAY_MAX_BYTES) {
+		free(buf);
+		buf = NULL;
+		errbuf_set(e, ERRBUF_INPUT, "%s: larger than %u bytes", path,
+		    REPLAY_MAX_BYTES);
+	}
+	if (buf == NULL) {
+		errbuf_prefix(e, "replay");
+		free(path);
+		return NULL;
+	}
+	free(path);
+
+	rp = xcalloc(1, sizeof *rp);
+	snprintf(rp->run_dir, sizeof rp->run_dir, "%s", run_dir);
+	rp->time_to_kill_ms = -1;
+	memset(&bd, 0, sizeof bd);
+	bd.rp = rp;
+
+	/* Split into lines (bounded) and parse each on its own. */
+	objs = xcalloc(REPLAY_MAX_LINES, sizeof *objs);
+	while (off < len && n < REPLAY_MAX_LINES) {
+		const char *nl = memchr(buf + off, '\n', len - off);
+		size_t ll = nl != NULL ? (size_t)(nl - (buf + off)) : len - off;
+
+		if (ll > 0 && ll < EVIDENCE_LINE_MAX)
+			objs[n] = cJSON_ParseWithLength(buf + off, ll);
+		if (objs[n] == NULL)
+			rp->skipped++;
+		n++;
+		off += ll + 1;
+	}
+	if (off < len)
+		rp->truncated = true;
+	rp->nlines = n;
+
+	replay_scan(&bd, objs, n);
+	for (size_t i = 0; i < n; i++)
+		if (objs[i] != NULL)
+			replay_line(&bd, objs[i], (uint32_t)(i + 1));
+
+	if (bd.nitems > 1)
+		qsort(bd.items, bd.nitems, sizeof *bd.items, replay_item_cmp);
+	rp->nbeats = bd.nitems;
+	rp->beats = xcalloc(bd.nitems + 1, sizeof *rp->beats);
+	rp->lines = xcalloc(bd.nitems + 1, sizeof *rp->lines);
+	rp->states = xcalloc(bd.nitems + 1, sizeof *rp->states);
+	for (size_t i = 0; i < bd.nitems; i++) {
+		rp->beats[i] = bd.items[i].b;
+		rp->lines[i] = bd.items[i].line;
+	}
+	replay_states(rp);
+	replay_badge(rp, buf, len, pub_path);
+
+	for (size_t i = 0; i < n; i++)
+		cJSON_Delete(objs[i]);
+	free(objs);
+	free(bd.items);
+	free(buf);
+	return rp;
+}
+
+void
+replay_free(struct replay *rp)
+{
+	if (rp == NULL)
+		return;
+	free(rp->beats);
+	free(rp->states);
+	free(rp->lines);
+	free(rp);
+}
+
+bool
+replay_is_marker(const struct replay *rp, size_t i)
+{
+	if (rp == NULL || i >= rp->nbeats)
+		return false;
+	switch (rp->beats[i].kind) {
+	case DRILL_BEAT_BAIT:
+	case DRILL_BEAT_LEVER_FIRED:
+	case DRILL_BEAT_LEVER_VERIFIED:
+	case DRILL_BEAT_LEVER_FAILED:
+	case DRILL_BEAT_BREACH:
+	case DRILL_BEAT_LEAK:
+	case DRILL_BEAT_ORPHAN:
+	case DRILL_BEAT_VERDICT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+size_t
+replay_marker(const struct replay *rp, size_t i, int dir)
+{
+	if (rp == NULL || rp->nbeats == 0)
+		return 0;
+	if (dir > 0) {
+		for (size_t j = i + 1; j < rp->nbeats; j++)
+			if (replay_is_marker(rp, j))
+				return j;
+	} else {
+		for (size_t j = i; j-- > 0;)
+			if (replay_is_marker(rp, j))
+				return j;
+	}
+	return i;
+}

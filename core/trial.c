@@ -1,0 +1,1186 @@
+/*
+ * trial.c - a trial: N drills of one policy, J at a time on worker threads,
+ * each in a fresh lab and its own run directory under TRIAL_DIR/runs/, with
+ * seeds derived from one base seed, summarised as exact binomial intervals
+ * and recorded in one signed trial.json (docs/trial.md).
+ *
+ * Thread safety: drill_run() opens its own Engine API handle per drill.
+ * What drill_run shares and could race on is done once here, before any
+ * worker starts: the lab image import (two drills would both import it) and
+ * the signing key (two drills would both try to create it).  trial.json is
+ * written and signed only with the trial's lock held.
+ */
+#include "core.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#define TRIAL_REASON_MAX 256
+
+uint64_t
+trial_seed(uint64_t base, size_t index)
+{
+	uint64_t z = base + ((uint64_t)index + 1) * 0x9E3779B97F4A7C15ull;
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* ---- summary ---------------------------------------------------- */
+
+static void
+trial_rate_set(struct trial_rate *r, uint64_t k, uint64_t n, double level)
+{
+	struct errbuf e = { 0 };
+
+	r->k = k;
+	r->n = n;
+	r->lower = r->upper = NAN;
+	if (n > 0 && stats_clopper_pearson(k, n, level, &r->lower, &r->upper,
+	    &e) == -1)
+		r->lower = r->upper = NAN;
+}
+
+/* The summary of runs[0..n) (finished ones only) at level. */
+static void
+trial_summary_compute(const struct trial_run *runs, size_t n, double level,
+    struct trial_summary *s)
+{
+	double *ttk = xcalloc(n + 1, sizeof *ttk);
+	size_t i, bait = 0, verdicts = 0, leaked = 0, exercised;
+
+	memset(s, 0, sizeof *s);
+	for (i = 0; i < n; i++) {
+		const struct trial_run *r = &runs[i];
+
+		if (!r->done)
+			continue;
+		s->finished++;
+		if (strcmp(r->verdict, "contained") == 0)
+			s->contained++;
+		else if (strcmp(r->verdict, "breached") == 0)
+			s->breached++;
+		else if (strcmp(r->verdict, "not-exercised") == 0)
+			s->not_exercised++;
+		else {
+			s->errors++;
+			continue;   /* an error proves nothing: in no rate */
+		}
+		verdicts++;
+		if (r->bait_fired)
+			bait++;
+		if ((strcmp(r->verdict, "contained") == 0 ||
+		    strcmp(r->verdict, "breached") == 0) && r->leaks > 0)
+			leaked++;
+		if (r->time_to_kill_ms >= 0)
+			ttk[s->nttk++] = r->time_to_kill_ms;
+	}
+	exercised = s->contained + s->breached;
+	trial_rate_set(&s->bait, bait, verdicts, level);
+	trial_rate_set(&s->contained_r, s->contained, exercised, level);
+	trial_rate_set(&s->breached_r, s->breached, exercised, level);
+	trial_rate_set(&s->leaked, leaked, exercised, level);
+	stats_sort(ttk, s->nttk);
+	s->ttk_median = stats_median(ttk, s->nttk);
+	s->ttk_p95 = stats_percentile(ttk, s->nttk, 0.95);
+	s->ttk_max = s->nttk > 0 ? ttk[s->nttk - 1] : NAN;
+	free(ttk);
+}
+
+void
+trial_summarize(struct trial *t)
+{
+	trial_summary_compute(t->runs, t->n, t->level, &t->sum);
+}
+
+int
+trial_exit_code(const struct trial *t)
+{
+	const struct trial_summary *s = &t->sum;
+
+	if (s->breached > 0)
+		return EXIT_BREACHED;
+	if (s->errors > 0 || !t->complete)
+		return t->engine_down && s->finished == s->errors ?
+		    EXIT_ENGINE : EXIT_INTERNAL;
+	if (s->contained == 0)
+		return EXIT_NOT_EXERCISED;
+	return EXIT_CONTAINED;
+}
+
+/* The trial's verdict word (for ares verify). */
+static const char *
+trial_verdict_word(const struct trial *t)
+{
+	if (t->sum.breached > 0)
+		return "breached";
+	if (!t->complete)
+		return "incomplete";
+	if (t->sum.errors > 0)
+		return "error";
+	if (t->sum.contained == 0)
+		return "not-exercised";
+	return "contained";
+}
+
+/* ---- trial.json ------------------------------------------------- */
+
+/* BLAKE2b-256 (hex) of the canonical runs list: one line per finished run
+ * in index order, "<index> <seed> <run_id|-> <verdict> <report|->\n". */
+static void
+trial_runs_digest(const struct trial *t, char out[EVIDENCE_HEX_BYTES])
+{
+	crypto_generichash_state st;
+	uint8_t h[32];
+	size_t i;
+
+	crypto_generichash_init(&st, NULL, 0, sizeof h);
+	for (i = 0; i < t->n; i++) {
+		const struct trial_run *r = &t->runs[i];
+		char line[512];
+		int len;
+
+		if (!r->done)
+			continue;
+		len = snprintf(line, sizeof line, "%zu %llu %s %s %s\n",
+		    r->index, (unsigned long long)r->seed,
+		    r->run_id[0] != '\0' ? r->run_id : "-", r->verdict,
+		    r->report_blake2b[0] != '\0' ? r->report_blake2b : "-");
+		crypto_generichash_update(&st, (const uint8_t *)line,
+		    (size_t)len);
+	}
+	crypto_generichash_final(&st, h, sizeof h);
+	util_hex(h, sizeof h, out);
+}
+
+/* The trusted comment of trial.json.minisig.  Caller frees. */
+static char *
+trial_comment(const struct trial *t)
+{
+	char dig[EVIDENCE_HEX_BYTES];
+
+	trial_runs_digest(t, dig);
+	return xasprintf(TRIAL_FORMAT " trial=%s n=%zu done=%zu complete=%s "
+	    "runs=%s", t->id, t->n, t->sum.finished,
+	    t->complete ? "true" : "false", dig);
+}
+
+static void
+trial_add_num_or_null(cJSON *o, const char *key, double v)
+{
+	if (isfinite(v))
+		cJSON_AddNumberToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+static void
+trial_add_rate(cJSON *o, const char *key, const struct trial_rate *r)
+{
+	cJSON *j = cJSON_AddObjectToObject(o, key);
+
+	cJSON_AddNumberToObject(j, "k", (double)r->k);
+	cJSON_AddNumberToObject(j, "n", (double)r->n);
+	trial_add_num_or_null(j, "lower", r->n > 0 ? r->lower : NAN);
+	trial_add_num_or_null(j, "upper", r->n > 0 ? r->upper : NAN);
+}
+
+cJSON *
+trial_json(const struct trial *t)
+{
+	cJSON *j = cJSON_CreateObject(), *a, *o, *s;
+	struct trial_summary sum;
+	char iso[40], num[24];
+	size_t i;
+
+	trial_summary_compute(t->runs, t->n, t->level, &sum);
+	cJSON_AddStringToObject(j, "format", TRIAL_FORMAT);
+	cJSON_AddStringToObject(j, "trial_id", t->id);
+	util_wall_iso(util_wall_ns(), iso);
+	cJSON_AddStringToObject(j, "generated_at", iso);
+#ifdef PACKAGE_VERSION
+	cJSON_AddStringToObject(j, "generator", "ares " PACKAGE_VERSION);
+#else
+	cJSON_AddStringToObject(j, "generator", "ares");
+#endif
+	cJSON_AddStringToObject(j, "policy", t->policy);
+	cJSON_AddStringToObject(j, "policy_path", t->policy_abs);
+	cJSON_AddStringToObject(j, "policy_blake2b", t->policy_blake2b);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)t->base_seed);
+	cJSON_AddStringToObject(j, "base_seed", num);
+	cJSON_AddStringToObject(j, "seed_rule", "splitmix64");
+	cJSON_AddNumberToObject(j, "n", (double)t->n);
+	cJSON_AddNumberToObject(j, "j", (double)t->jobs);
+	cJSON_AddNumberToObject(j, "level", t->level);
+	cJSON_AddBoolToObject(j, "complete", t->complete);
+	a = cJSON_AddArrayToObject(j, "runs");
+	for (i = 0; i < t->n; i++) {
+		const struct trial_run *r = &t->runs[i];
+
+		if (!r->done)
+			continue;
+		o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "index", (double)r->index);
+		snprintf(num, sizeof num, "%llu", (unsigned long long)r->seed);
+		cJSON_AddStringToObject(o, "seed", num);
+		cJSON_AddStringToObject(o, "run_id", r->run_id);
+		cJSON_AddStringToObject(o, "run_dir", r->run_dir);
+		cJSON_AddStringToObject(o, "verdict", r->verdict);
+		cJSON_AddStringToObject(o, "reason", r->reason);
+		cJSON_AddBoolToObject(o, "bait_fired", r->bait_fired);
+		cJSON_AddNumberToObject(o, "leaks", (double)r->leaks);
+		trial_add_num_or_null(o, "time_to_kill_ms",
+		    r->time_to_kill_ms >= 0 ? r->time_to_kill_ms : NAN);
+		if (r->report_blake2b[0] != '\0')
+			cJSON_AddStringToObject(o, "report_blake2b",
+			    r->report_blake2b);
+		else
+			cJSON_AddNullToObject(o, "report_blake2b");
+		cJSON_AddItemToArray(a, o);
+	}
+	s = cJSON_AddObjectToObject(j, "summary");
+	cJSON_AddNumberToObject(s, "finished", (double)sum.finished);
+	cJSON_AddNumberToObject(s, "missing", (double)(t->n - sum.finished));
+	cJSON_AddNumberToObject(s, "contained", (double)sum.contained);
+	cJSON_AddNumberToObject(s, "breached", (double)sum.breached);
+	cJSON_AddNumberToObject(s, "not_exercised",
+	    (double)sum.not_exercised);
+	cJSON_AddNumberToObject(s, "error", (double)sum.errors);
+	o = cJSON_AddObjectToObject(s, "rates");
+	trial_add_rate(o, "bait_taken", &sum.bait);
+	trial_add_rate(o, "contained", &sum.contained_r);
+	trial_add_rate(o, "breached", &sum.breached_r);
+	trial_add_rate(o, "leaked", &sum.leaked);
+	o = cJSON_AddObjectToObject(s, "time_to_kill_ms");
+	cJSON_AddNumberToObject(o, "n", (double)sum.nttk);
+	trial_add_num_or_null(o, "median", sum.ttk_median);
+	trial_add_num_or_null(o, "p95", sum.ttk_p95);
+	trial_add_num_or_null(o, "max", sum.ttk_max);
+	o = cJSON_AddObjectToObject(j, "signing");
+	cJSON_AddStringToObject(o, "key_id", t->key_id);
+	cJSON_AddStringToObject(o, "format", "minisign (Ed25519, BLAKE2b-512 "
+	    "pre-hashed)");
+	cJSON_AddStringToObject(o, "signature", "trial.json.minisig");
+	cJSON_AddStringToObject(o, "public_key", SIGN_PUBKEY_NAME);
+	return j;
+}
+
+/* Write TRIAL_DIR/trial.json atomically and sign it.  -1 + e. */
+static int
+trial_save(struct trial *t, const struct sign_secret *sk, struct errbuf *e)
+{
+	cJSON *j;
+	char *txt, *path, *comment;
+	int rc;
+
+	trial_summarize(t);
+	j = trial_json(t);
+	txt = cJSON_Print(j);
+	cJSON_Delete(j);
+	if (txt == NULL)
+		util_fatal("cJSON_Print failed");
+	path = xasprintf("%s/trial.json", t->dir);
+	{
+		char *nl = xasprintf("%s\n", txt);
+
+		rc = util_write_file(path, nl, strlen(nl), 0644, e);
+		free(nl);
+	}
+	cJSON_free(txt);
+	if (rc == 0) {
+		comment = trial_comment(t);
+		rc = sign_file(sk, path, comment, e);
+		free(comment);
+	}
+	free(path);
+	return rc;
+}
+
+bool
+trial_dir_is(const char *dir)
+{
+	char *p = xasprintf("%s/trial.json", dir);
+	struct stat sb;
+	bool is = stat(p, &sb) == 0;
+
+	free(p);
+	return is;
+}
+
+/* ---- parsing (resume, verify) ----------------------------------- */
+
+static bool
+trial_id_ok(const char *s, size_t max)
+{
+	size_t i, n = strlen(s);
+
+	if (n == 0 || n >= max)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' &&
+		    s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+		    s[i] == '-'))
+			return false;
+	return true;
+}
+
+static bool
+trial_hex64_ok(const char *s)
+{
+	size_t i;
+
+	if (strlen(s) != 64)
+		return false;
+	for (i = 0; i < 64; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' &&
+		    s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static bool
+trial_uint(const cJSON *v, double max, size_t *out)
+{
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) ||
+	    v->valuedouble > max || v->valuedouble != floor(v->valuedouble))
+		return false;
+	*out = (size_t)v->valuedouble;
+	return true;
+}
+
+static const char *
+trial_str(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Copy string member key of o into dst (bounded), or fail with why. */
+static int
+trial_copy(const cJSON *o, const char *key, char *dst, size_t dstlen,
+    char *why, size_t whylen)
+{
+	const char *s = trial_str(o, key);
+
+	if (s == NULL || strlen(s) >= dstlen) {
+		snprintf(why, whylen, "%s: missing, not a string or too long",
+		    key);
+		return -1;
+	}
+	memcpy(dst, s, strlen(s) + 1);
+	return 0;
+}
+
+/* key_id_out (may be NULL) gets signing.key_id. */
+static int
+trial_parse(const char *buf, size_t len, struct trial *t, char *key_id_out,
+    char *why, size_t whylen)
+{
+	cJSON *j = cJSON_ParseWithLength(buf, len);
+	const cJSON *v, *runs, *r;
+	const char *s;
+	uint64_t u;
+	size_t count = 0;
+	int rc = -1;
+
+	if (!cJSON_IsObject(j)) {
+		snprintf(why, whylen, "not a JSON object");
+		goto out;
+	}
+	s = trial_str(j, "format");
+	if (s == NULL || strcmp(s, TRIAL_FORMAT) != 0) {
+		snprintf(why, whylen, "format is not " TRIAL_FORMAT);
+		goto out;
+	}
+	if (trial_copy(j, "trial_id", t->id, sizeof t->id, why, whylen) ||
+	    !trial_id_ok(t->id, sizeof t->id)) {
+		snprintf(why, whylen, "trial_id: bad");
+		goto out;
+	}
+	if (trial_copy(j, "policy", t->policy, sizeof t->policy, why,
+	    whylen) == -1 || trial_copy(j, "policy_path", t->policy_abs,
+	    sizeof t->policy_abs, why, whylen) == -1 || trial_copy(j,
+	    "policy_blake2b", t->policy_blake2b, sizeof t->policy_blake2b,
+	    why, whylen) == -1)
+		goto out;
+	s = trial_str(j, "base_seed");
+	if (s == NULL || stats_parse_count(s, UINT64_MAX, &u) == -1) {
+		snprintf(why, whylen, "base_seed: not a decimal string");
+		goto out;
+	}
+	t->base_seed = u;
+	s = trial_str(j, "seed_rule");
+	if (s == NULL || strcmp(s, "splitmix64") != 0) {
+		snprintf(why, whylen, "seed_rule: not splitmix64");
+		goto out;
+	}
+	if (!trial_uint(cJSON_GetObjectItemCaseSensitive(j, "n"),
+	    TRIAL_MAX_RUNS, &t->n) || t->n == 0 ||
+	    !trial_uint(cJSON_GetObjectItemCaseSensitive(j, "j"),
+	    TRIAL_MAX_JOBS, &t->jobs) || t->jobs == 0) {
+		snprintf(why, whylen, "n or j: not an integer in range");
+		goto out;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(j, "level");
+	if (!cJSON_IsNumber(v) || !(v->valuedouble > 0 &&
+	    v->valuedouble < 1)) {
+		snprintf(why, whylen, "level: not in (0, 1)");
+		goto out;
+	}
+	t->level = v->valuedouble;
+	v = cJSON_GetObjectItemCaseSensitive(j, "complete");
+	if (!cJSON_IsBool(v)) {
+		snprintf(why, whylen, "complete: not a boolean");
+		goto out;
+	}
+	t->complete = cJSON_IsTrue(v);
+	if (key_id_out != NULL) {
+		v = cJSON_GetObjectItemCaseSensitive(j, "signing");
+		s = trial_str(v, "key_id");
+		snprintf(key_id_out, SIGN_KEYID_HEX, "%s", s != NULL ? s : "");
+	}
+	t->runs = xcalloc(t->n, sizeof *t->runs);
+	for (size_t i = 0; i < t->n; i++) {
+		t->runs[i].index = i;
+		t->runs[i].seed = trial_seed(t->base_seed, i);
+		t->runs[i].time_to_kill_ms = -1;
+	}
+	runs = cJSON_GetObjectItemCaseSensitive(j, "runs");
+	if (!cJSON_IsArray(runs)) {
+		snprintf(why, whylen, "runs: not an array");
+		goto out;
+	}
+	cJSON_ArrayForEach(r, runs) {
+		struct trial_run *tr;
+		size_t idx, leaks;
+		char rd[96];
+
+		if (++count > t->n || !cJSON_IsObject(r) ||
+		    !trial_uint(cJSON_GetObjectItemCaseSensitive(r, "index"),
+		    (double)t->n - 1, &idx)) {
+			snprintf(why, whylen, "runs[%zu]: bad entry or index",
+			    count - 1);
+			goto out;
+		}
+		tr = &t->runs[idx];
+		if (tr->done) {
+			snprintf(why, whylen, "runs: index %zu twice", idx);
+			goto out;
+		}
+		s = trial_str(r, "seed");
+		if (s == NULL || stats_parse_count(s, UINT64_MAX, &u) == -1 ||
+		    u != tr->seed) {
+			snprintf(why, whylen, "run %zu: seed does not follow "
+			    "the seed rule", idx);
+			goto out;
+		}
+		if (trial_copy(r, "run_id", tr->run_id, sizeof tr->run_id, why,
+		    whylen) == -1 || trial_copy(r, "run_dir", tr->run_dir,
+		    sizeof tr->run_dir, why, whylen) == -1 || trial_copy(r,
+		    "verdict", tr->verdict, sizeof tr->verdict, why,
+		    whylen) == -1)
+			goto out;
+		s = trial_str(r, "reason");
+		util_sanitize(tr->reason, sizeof tr->reason, s != NULL ? s : "",
+		    s != NULL ? strlen(s) : 0, false);
+		if (tr->run_id[0] != '\0') {
+			snprintf(rd, sizeof rd, "runs/%s", tr->run_id);
+			if (!trial_id_ok(tr->run_id, sizeof tr->run_id) ||
+			    strcmp(rd, tr->run_dir) != 0) {
+				snprintf(why, whylen, "run %zu: run_id/run_dir "
+				    "bad (must be runs/<run_id>)", idx);
+				goto out;
+			}
+		} else if (tr->run_dir[0] != '\0') {
+			snprintf(why, whylen, "run %zu: run_dir without "
+			    "run_id", idx);
+			goto out;
+		}
+		if (strcmp(tr->verdict, "contained") != 0 &&
+		    strcmp(tr->verdict, "breached") != 0 &&
+		    strcmp(tr->verdict, "not-exercised") != 0 &&
+		    strcmp(tr->verdict, "error") != 0) {
+			snprintf(why, whylen, "run %zu: unknown verdict", idx);
+			goto out;
+		}
+		v = cJSON_GetObjectItemCaseSensitive(r, "bait_fired");
+		if (!cJSON_IsBool(v) || !trial_uint(
+		    cJSON_GetObjectItemCaseSensitive(r, "leaks"), 1e12,
+		    &leaks)) {
+			snprintf(why, whylen, "run %zu: bait_fired/leaks bad",
+			    idx);
+			goto out;
+		}
+		tr->bait_fired = cJSON_IsTrue(v);
+		tr->leaks = leaks;
+		v = cJSON_GetObjectItemCaseSensitive(r, "time_to_kill_ms");
+		if (cJSON_IsNumber(v) && v->valuedouble >= 0 &&
+		    isfinite(v->valuedouble))
+			tr->time_to_kill_ms = v->valuedouble;
+		else if (!cJSON_IsNull(v)) {
+			snprintf(why, whylen, "run %zu: time_to_kill_ms bad",
+			    idx);
+			goto out;
+		}
+		v = cJSON_GetObjectItemCaseSensitive(r, "report_blake2b");
+		if (cJSON_IsString(v) && trial_hex64_ok(v->valuestring) &&
+		    tr->run_id[0] != '\0')
+			memcpy(tr->report_blake2b, v->valuestring, 65);
+		else if (!cJSON_IsNull(v)) {
+			snprintf(why, whylen, "run %zu: report_blake2b bad",
+			    idx);
+			goto out;
+		}
+		tr->done = true;
+	}
+	rc = 0;
+out:
+	cJSON_Delete(j);
+	return rc;
+}
+
+void
+trial_free(struct trial *t)
+{
+	if (t == NULL)
+		return;
+	free(t->runs);
+	t->runs = NULL;
+}
+
+/* ---- verify ----------------------------------------------------- */
+
+static void
+trial_check(struct report_verify_result *res, const char *name, bool ok,
+    const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Append one check (text sanitized), like report.c's checks. */
+static void
+trial_check(struct report_verify_result *res, const char *name, bool ok,
+    const char *reason, const char *fmt, ...)
+{
+	struct report_check *c;
+	char raw[1024];
+	va_list ap;
+
+	res->checks = xrealloc(res->checks, (res->nchecks + 1) *
+	    sizeof *res->checks);
+	c = &res->checks[res->nchecks];
+	memset(c, 0, sizeof *c);
+	util_sanitize(c->name, sizeof c->name, name, strlen(name), false);
+	c->ok = ok;
+	util_sanitize(c->reason, sizeof c->reason, reason, strlen(reason),
+	    false);
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof raw, fmt, ap);
+	va_end(ap);
+	util_sanitize(c->text, sizeof c->text, raw, strlen(raw), false);
+	if (!ok && res->first_bad < 0)
+		res->first_bad = (int)res->nchecks;
+	res->nchecks++;
+}
+
+/* Check one finished run against its directory. */
+static void
+trial_verify_run(const char *dir, const char *pub_path, const char *key_id,
+    const struct trial_run *r, struct report_verify_result *res)
+{
+	struct report_verify_result rr;
+	struct errbuf e = { 0 };
+	char name[64], path[4300], why[600];
+	uint8_t h[32];
+	char hex[EVIDENCE_HEX_BYTES];
+
+	snprintf(name, sizeof name, "run:%zu", r->index);
+	if (r->report_blake2b[0] == '\0') {
+		if (strcmp(r->verdict, "error") != 0)
+			trial_check(res, name, false, "no report", "run %zu: "
+			    "verdict %s without a report hash", r->index,
+			    r->verdict);
+		else
+			trial_check(res, name, true, "", "run %zu: error "
+			    "without a report (%s)", r->index, r->reason);
+		return;
+	}
+	snprintf(path, sizeof path, "%s/%s/report.json", dir, r->run_dir);
+	if (sign_hash_file(path, h, sizeof h, NULL, &e) == -1) {
+		trial_check(res, name, false, e.msg, "run %zu (%s): %s",
+		    r->index, r->run_id, e.msg);
+		return;
+	}
+	util_hex(h, sizeof h, hex);
+	if (strcmp(hex, r->report_blake2b) != 0) {
+		trial_check(res, name, false, "report.json changed",
+		    "run %zu (%s): report.json's BLAKE2b-256 differs from "
+		    "the trial's (%.16s... vs %.16s...)", r->index, r->run_id,
+		    hex, r->report_blake2b);
+		return;
+	}
+	snprintf(path, sizeof path, "%s/%s", dir, r->run_dir);
+	if (report_verify_dir(path, pub_path, &rr, &e) == -1) {
+		trial_check(res, name, false, e.msg, "run %zu (%s): %s",
+		    r->index, r->run_id, e.msg);
+		return;
+	}
+	why[0] = '\0';
+	if (!rr.ok)
+		snprintf(why, sizeof why, "%s", rr.first_bad >= 0 ?
+		    rr.checks[rr.first_bad].text : "not verified");
+	else if (strcmp(rr.run_id, r->run_id) != 0)
+		snprintf(why, sizeof why, "report run id %s differs",
+		    rr.run_id);
+	else if (strcmp(rr.verdict, r->verdict) != 0)
+		snprintf(why, sizeof why, "report verdict %s, trial says %s",
+		    rr.verdict, r->verdict);
+	else if (key_id != NULL && strcmp(rr.key_id, key_id) != 0)
+		snprintf(why, sizeof why, "signed by key %s, the trial by %s",
+		    rr.key_id, key_id);
+	if (why[0] != '\0')
+		trial_check(res, name, false, why, "run %zu (%s): %s",
+		    r->index, r->run_id, why);
+	else
+		trial_check(res, name, true, "", "run %zu (%s): %s, report "
+		    "verified (%zu checks), hash matches", r->index, r->run_id,
+		    r->verdict, rr.nchecks);
+	report_verify_free(&rr);
+}
+
+int
+trial_verify_dir(const char *dir, const char *pub_path,
+    struct report_verify_result *res, struct errbuf *e)
+{
+	struct sign_pubkey pk;
+	struct errbuf e2 = { 0 };
+	struct trial t;
+	struct stat sb;
+	char tc[SIGN_COMMENT_MAX + 1], why[256], signed_kid[SIGN_KEYID_HEX];
+	char *path = NULL, *buf = NULL, *comment;
+	bool have_key = false, sig_ok = false, parsed = false;
+	size_t len = 0, i;
+
+	memset(res, 0, sizeof *res);
+	memset(&t, 0, sizeof t);
+	res->first_bad = -1;
+	if (sodium_init() < 0)
+		return errbuf_set(e, ERRBUF_INTERNAL, "libsodium init failed");
+	if (dir == NULL || stat(dir, &sb) == -1 || !S_ISDIR(sb.st_mode))
+		return errbuf_set(e, ERRBUF_INPUT, "%s: not a directory",
+		    dir != NULL ? dir : "(null)");
+	if (pub_path != NULL) {
+		if (sign_pubkey_load(pub_path, &pk, e) == -1)
+			return errbuf_prefix(e, "--pub");
+		have_key = true;
+		res->pinned = true;
+	} else {
+		char *own = xasprintf("%s/" SIGN_PUBKEY_NAME, dir);
+
+		if (sign_pubkey_load(own, &pk, &e2) == 0)
+			have_key = true;
+		else
+			trial_check(res, "signature", false, "no usable public "
+			    "key", "signature: no usable public key in the "
+			    "trial directory (%s); pin one with --pub", e2.msg);
+		free(own);
+	}
+	path = xasprintf("%s/trial.json", dir);
+	if (have_key) {
+		memcpy(res->key_id, pk.keyid_hex, sizeof res->key_id);
+		if (sign_verify(&pk, path, NULL, tc, sizeof tc, &e2) == 0) {
+			sig_ok = true;
+			trial_check(res, "signature", true, "", "signature of "
+			    "trial.json (key id %s, %s)", pk.keyid_hex,
+			    res->pinned ? "pinned with --pub" : "from the trial "
+			    "directory's own ares.pub: proves integrity, not "
+			    "origin");
+		} else
+			trial_check(res, "signature", false, e2.msg, "signature "
+			    "of trial.json (key id %s): %s", pk.keyid_hex,
+			    e2.msg);
+	}
+	buf = util_read_file(path, TRIAL_JSON_MAX, &len, &e2);
+	if (buf == NULL)
+		trial_check(res, "report", false, "cannot read", "trial.json: "
+		    "%s", e2.msg);
+	else if (trial_parse(buf, len, &t, signed_kid, why, sizeof why) == -1)
+		trial_check(res, "report", false, why, "trial.json: %s", why);
+	else {
+		parsed = true;
+		trial_summarize(&t);
+		snprintf(res->run_id, sizeof res->run_id, "%s", t.id);
+		trial_check(res, "report", true, "", "trial.json: "
+		    TRIAL_FORMAT ", trial %s, %zu of %zu run(s) finished%s",
+		    t.id, t.sum.finished, t.n, t.complete ? "" :
+		    " (INCOMPLETE: resume it with ares trial --resume)");
+	}
+	if (parsed && sig_ok) {
+		comment = trial_comment(&t);
+		if (strcmp(comment, tc) == 0)
+			trial_check(res, "trusted-comment", true, "", "trusted "
+			    "comment matches trial.json (trial %s, %zu run(s))",
+			    t.id, t.sum.finished);
+		else
+			trial_check(res, "trusted-comment", false, "trusted "
+			    "comment does not match trial.json", "trusted "
+			    "comment does not match trial.json: %s", tc);
+		free(comment);
+		if (strcmp(signed_kid, pk.keyid_hex) == 0)
+			trial_check(res, "key-id", true, "", "signing.key_id "
+			    "%s names the signing key", signed_kid);
+		else
+			trial_check(res, "key-id", false, "key id mismatch",
+			    "signing.key_id %s is not the signing key %s",
+			    signed_kid, pk.keyid_hex);
+	}
+	if (parsed) {
+		cJSON *j = cJSON_ParseWithLength(buf, len);
+		const cJSON *s = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(j, "summary"), "rates");
+		static const char *const keys[] = { "bait_taken", "contained",
+		    "breached", "leaked" };
+		const struct trial_rate *want[] = { &t.sum.bait,
+		    &t.sum.contained_r, &t.sum.breached_r, &t.sum.leaked };
+		bool ok = true;
+
+		for (i = 0; i < 4; i++) {
+			const cJSON *r = cJSON_GetObjectItemCaseSensitive(s,
+			    keys[i]);
+			size_t k, n;
+
+			if (!trial_uint(cJSON_GetObjectItemCaseSensitive(r,
+			    "k"), 1e9, &k) || !trial_uint(
+			    cJSON_GetObjectItemCaseSensitive(r, "n"), 1e9, &n) ||
+			    k != want[i]->k || n != want[i]->n)
+				ok = false;
+		}
+		cJSON_Delete(j);
+		trial_check(res, "summary", ok, ok ? "" : "summary does not "
+		    "match the runs", "summary %s the runs (contained %zu, "
+		    "breached %zu, not-exercised %zu, error %zu)", ok ?
+		    "matches" : "does NOT match", t.sum.contained,
+		    t.sum.breached, t.sum.not_exercised, t.sum.errors);
+		for (i = 0; i < t.n; i++)
+			if (t.runs[i].done)
+				trial_verify_run(dir, pub_path, have_key ?
+				    pk.keyid_hex : NULL, &t.runs[i], res);
+		snprintf(res->verdict, sizeof res->verdict, "%s",
+		    trial_verdict_word(&t));
+	}
+	res->ok = sig_ok && parsed && res->first_bad < 0;
+	trial_free(&t);
+	free(buf);
+	free(path);
+	return 0;
+}
+
+/* ---- running ---------------------------------------------------- */
+
+struct trial_ctx {
+	const struct trial_options *o;
+	struct trial *t;
+	const struct sign_secret *sk;
+	pthread_mutex_t mu;
+	size_t next;          /* lowest index not yet taken */
+	size_t running;
+	char runs_abs[4200];
+	char save_err[1024];  /* the first trial.json write failure */
+};
+
+static bool
+trial_flag(volatile sig_atomic_t *f)
+{
+	return f != NULL && __atomic_load_n(f, __ATOMIC_SEQ_CST) != 0;
+}
+
+/* Tell the observer (lock held). */
+static void
+trial_tell(struct trial_ctx *c, enum trial_event ev,
+    const struct trial_run *r)
+{
+	struct trial_progress p;
+	size_t i;
+
+	if (c->o->progress == NULL)
+		return;
+	memset(&p, 0, sizeof p);
+	p.event = ev;
+	p.total = c->t->n;
+	p.running = c->running;
+	p.run = r;
+	for (i = 0; i < c->t->n; i++) {
+		const struct trial_run *x = &c->t->runs[i];
+
+		if (!x->done)
+			continue;
+		p.done++;
+		if (strcmp(x->verdict, "contained") == 0)
+			p.contained++;
+		else if (strcmp(x->verdict, "breached") == 0)
+			p.breached++;
+		else if (strcmp(x->verdict, "not-exercised") == 0)
+			p.not_exercised++;
+		else
+			p.errors++;
+	}
+	c->o->progress(c->o->progress_ctx, &p);
+}
+
+/* Record a finished drill in run (lock held). */
+static void
+trial_record(struct trial_ctx *c, struct trial_run *run,
+    const struct drill_result *r, int rc, const struct errbuf *de)
+{
+	struct errbuf e = { 0 };
+	uint8_t h[32];
+	char *path;
+
+	run->done = true;
+	snprintf(run->run_id, sizeof run->run_id, "%s", r->run_id);
+	if (run->run_id[0] != '\0')
+		snprintf(run->run_dir, sizeof run->run_dir, "runs/%s",
+		    run->run_id);
+	if (rc == -1) {
+		snprintf(run->verdict, sizeof run->verdict, "error");
+		util_sanitize(run->reason, sizeof run->reason, de->msg,
+		    strlen(de->msg), false);
+		if (de->code == ERRBUF_ENGINE)
+			c->t->engine_down = true;
+		run->time_to_kill_ms = -1;
+		return;
+	}
+	snprintf(run->verdict, sizeof run->verdict, "%s",
+	    drill_verdict_name(r->verdict));
+	snprintf(run->reason, sizeof run->reason, "%s", r->verdict_reason);
+	run->bait_fired = r->bait_fired;
+	run->leaks = r->leaks;
+	run->time_to_kill_ms = r->time_to_kill_ms >= 0 ? r->time_to_kill_ms :
+	    -1;
+	path = xasprintf("%s/report.json", r->run_dir);
+	if (sign_hash_file(path, h, sizeof h, NULL, &e) == 0)
+		util_hex(h, sizeof h, run->report_blake2b);
+	else if (r->verdict != DRILL_VERDICT_ERROR) {
+		/* A verdict without its signed report proves nothing. */
+		snprintf(run->verdict, sizeof run->verdict, "error");
+		snprintf(run->reason, sizeof run->reason, "no report: %.200s",
+		    e.msg);
+	}
+	free(path);
+}
+
+static void *
+trial_worker(void *arg)
+{
+	struct trial_ctx *c = arg;
+	struct trial *t = c->t;
+	struct drill_result *r = xmalloc(sizeof *r);
+
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		struct drill_options d;
+		struct errbuf e = { 0 };
+		struct trial_run *run;
+		size_t idx;
+		int rc;
+
+		while (c->next < t->n && t->runs[c->next].done)
+			c->next++;
+		if (c->next >= t->n || trial_flag(c->o->stop))
+			break;
+		idx = c->next++;
+		run = &t->runs[idx];
+		c->running++;
+		trial_tell(c, TRIAL_EV_START, run);
+		pthread_mutex_unlock(&c->mu);
+
+		memset(&d, 0, sizeof d);
+		d.policy_path = t->policy_abs;
+		d.seed = run->seed;
+		d.has_seed = true;
+		d.runs_dir = c->runs_abs;
+		d.cancel = c->o->cancel;
+		d.key_dir = c->o->key_dir;
+		rc = drill_run(&d, r, &e);
+
+		pthread_mutex_lock(&c->mu);
+		c->running--;
+		if (trial_flag(c->o->cancel) && (rc == -1 ||
+		    r->verdict == DRILL_VERDICT_ERROR)) {
+			/* Cut short by the user: not a result; --resume
+			 * runs this index again (its directory stays). */
+			t->ncancelled++;
+			continue;
+		}
+		trial_record(c, run, r, rc, &e);
+		if (trial_save(t, c->sk, &e) == -1 && c->save_err[0] == '\0')
+			snprintf(c->save_err, sizeof c->save_err, "%s", e.msg);
+		trial_tell(c, TRIAL_EV_FINISH, run);
+	}
+	pthread_mutex_unlock(&c->mu);
+	free(r);
+	return NULL;
+}
+
+/* A fresh trial id: "trial-" + UTC time + 32 random bits. */
+static void
+trial_new_id(char out[64])
+{
+	uint8_t rnd[4];
+	char hex[9], iso[40];
+
+	randombytes_buf(rnd, sizeof rnd);
+	util_hex(rnd, sizeof rnd, hex);
+	util_wall_iso(util_wall_ns(), iso);
+	snprintf(out, 64, "trial-%.4s%.2s%.2s-%.2s%.2s%.2s-%s", iso, iso + 5,
+	    iso + 8, iso + 11, iso + 14, iso + 17, hex);
+}
+
+static int
+trial_policy_hash(const char *path, char out[EVIDENCE_HEX_BYTES],
+    struct errbuf *e)
+{
+	uint8_t h[32];
+
+	if (sign_hash_file(path, h, sizeof h, NULL, e) == -1)
+		return -1;
+	util_hex(h, sizeof h, out);
+	return 0;
+}
+
+/* Load a trial to resume and check every finished run.  -1 + e. */
+static int
+trial_load_resume(const struct trial_options *o, struct trial *t,
+    const char *key_id, struct errbuf *e)
+{
+	char why[256], hex[EVIDENCE_HEX_BYTES], *path, *buf, *abs;
+	size_t len, i;
+
+	abs = realpath(o->resume_dir, NULL);
+	if (abs == NULL || strlen(abs) >= sizeof t->dir) {
+		free(abs);
+		return errbuf_set(e, ERRBUF_INPUT, "--resume %s: %s",
+		    o->resume_dir, strerror(errno));
+	}
+	snprintf(t->dir, sizeof t->dir, "%s", abs);
+	free(abs);
+	path = xasprintf("%s/trial.json", t->dir);
+	buf = util_read_file(path, TRIAL_JSON_MAX, &len, e);
+	free(path);
+	if (buf == NULL)
+		return errbuf_prefix(e, "--resume");
+	if (trial_parse(buf, len, t, NULL, why, sizeof why) == -1) {
+		free(buf);
+		return errbuf_set(e, ERRBUF_INPUT, "--resume %s: trial.json: "
+		    "%s", o->resume_dir, why);
+	}
+	free(buf);
+	if (trial_policy_hash(t->policy_abs, hex, e) == -1)
+		return errbuf_prefix(e, "--resume: the trial's policy");
+	if (strcmp(hex, t->policy_blake2b) != 0)
+		return errbuf_set(e, ERRBUF_INPUT, "--resume: policy %s "
+		    "changed since the trial started (BLAKE2b-256 %.16s..., "
+		    "trial.json says %.16s...)", t->policy_abs, hex,
+		    t->policy_blake2b);
+	for (i = 0; i < t->n; i++) {
+		struct report_verify_result res;
+
+		if (!t->runs[i].done)
+			continue;
+		memset(&res, 0, sizeof res);
+		res.first_bad = -1;
+		trial_verify_run(t->dir, NULL, key_id, &t->runs[i], &res);
+		if (res.nchecks > 0 && !res.checks[0].ok) {
+			errbuf_set(e, ERRBUF_INPUT, "--resume: finished %s",
+			    res.checks[0].text);
+			report_verify_free(&res);
+			return -1;
+		}
+		report_verify_free(&res);
+	}
+	return 0;
+}
+
+int
+trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
+{
+	struct trial_ctx c;
+	struct sign_secret *sk = NULL;
+	struct docker *d = NULL;
+	pthread_t th[TRIAL_MAX_JOBS];
+	sigset_t block, old;
+	char kd[4096], *ref = NULL, *parent = NULL, *path;
+	size_t i, nth = 0, missing = 0;
+	int rc = -1;
+
+	memset(t, 0, sizeof *t);
+	memset(&c, 0, sizeof c);
+	if (sodium_init() < 0)
+		return errbuf_set(e, ERRBUF_INTERNAL, "libsodium init failed");
+	if (o->jobs > TRIAL_MAX_JOBS)
+		return errbuf_set(e, ERRBUF_INPUT, "-j %zu: at most %d drills "
+		    "at a time", o->jobs, TRIAL_MAX_JOBS);
+	/* The key first: the runs of a resumed trial must carry it. */
+	if (sign_key_dir(o->key_dir, kd, sizeof kd, e) == -1)
+		return -1;
+	sk = sign_secret_load_or_create(kd, NULL, e);
+	if (sk == NULL)
+		return -1;
+	snprintf(t->key_id, sizeof t->key_id, "%s", sign_secret_keyid(sk));
+
+	if (o->resume_dir != NULL) {
+		if (trial_load_resume(o, t, t->key_id, e) == -1)
+			goto out;
+		if (o->jobs > 0)
+			t->jobs = o->jobs;
+	} else {
+		struct policy *p;
+		char *abs;
+
+		t->level = o->level != 0 ? o->level : 0.95;
+		if (!(t->level > 0 && t->level < 1)) {
+			errbuf_set(e, ERRBUF_INPUT, "--level %g: not strictly "
+			    "between 0 and 1", t->level);
+			goto out;
+		}
+		if (o->n == 0 || o->n > TRIAL_MAX_RUNS) {
+			errbuf_set(e, ERRBUF_INPUT, "-n %zu: want 1..%d runs",
+			    o->n, TRIAL_MAX_RUNS);
+			goto out;
+		}
+		if (o->policy_path == NULL ||
+		    strlen(o->policy_path) >= sizeof t->policy) {
+			errbuf_set(e, ERRBUF_INPUT, "no policy (--policy FILE)");
+			goto out;
+		}
+		p = policy_load(o->policy_path, e);
+		if (p == NULL)
+			goto out;
+		t->base_seed = o->has_seed ? o->seed : p->seed;
+		policy_free(p);
+		snprintf(t->policy, sizeof t->policy, "%s", o->policy_path);
+		abs = realpath(o->policy_path, NULL);
+		if (abs == NULL || strlen(abs) >= sizeof t->policy_abs) {
+			errbuf_set(e, ERRBUF_INPUT, "%s: %s", o->policy_path,
+			    strerror(errno));
+			free(abs);
+			goto out;
+		}
+		snprintf(t->policy_abs, sizeof t->policy_abs, "%s", abs);
+		free(abs);
+		if (trial_policy_hash(t->policy_abs, t->policy_blake2b,
+		    e) == -1)
+			goto out;
+		t->n = o->n;
+		t->jobs = o->jobs > 0 ? o->jobs : 1;
+		t->runs = xcalloc(t->n, sizeof *t->runs);
+		for (i = 0; i < t->n; i++) {
+			t->runs[i].index = i;
+			t->runs[i].seed = trial_seed(t->base_seed, i);
+			t->runs[i].time_to_kill_ms = -1;
+		}
+	}
+
+	/* The engine, and the lab image once (not once per worker). */
+	d = docker_open(NULL, e);
+	if (d == NULL || docker_negotiate(d, e) == -1 ||
+	    lab_image_ensure(d, &ref, e) == -1)
+		goto out;
+
+	if (o->resume_dir == NULL) {
+		const char *rd = o->runs_dir;
+
+		if (rd == NULL)
+			rd = getenv("ARES_RUNS");
+		if (rd == NULL || rd[0] == '\0')
+			rd = "runs";
+		if (util_mkdir_p(rd, 0755, e) == -1)
+			goto out;
+		parent = realpath(rd, NULL);
+		if (parent == NULL || strlen(parent) + 80 >= sizeof t->dir) {
+			errbuf_set(e, ERRBUF_INPUT, "runs directory %s: %s", rd,
+			    parent == NULL ? strerror(errno) : "path too long");
+			goto out;
+		}
+		trial_new_id(t->id);
+		snprintf(t->dir, sizeof t->dir, "%s/%s", parent, t->id);
+		if (mkdir(t->dir, 0755) == -1) {
+			errbuf_set(e, ERRBUF_INTERNAL, "mkdir %s: %s", t->dir,
+			    strerror(errno));
+			goto out;
+		}
+	}
+	snprintf(c.runs_abs, sizeof c.runs_abs, "%s/runs", t->dir);
+	if (util_mkdir_p(c.runs_abs, 0755, e) == -1)
+		goto out;
+	path = xasprintf("%s/" SIGN_PUBKEY_NAME, t->dir);
+	rc = sign_pubkey_write(sk, path, e);
+	free(path);
+	if (rc == -1)
+		goto out;
+	rc = -1;
+	for (i = 0; i < t->n; i++)
+		if (!t->runs[i].done)
+			missing++;
+	t->complete = missing == 0;
+	if (trial_save(t, sk, e) == -1)
+		goto out;
+
+	c.o = o;
+	c.t = t;
+	c.sk = sk;
+	pthread_mutex_init(&c.mu, NULL);
+	/* Workers never take SIGINT/SIGTERM: the caller's handler runs on
+	 * this thread and only sets o->stop / o->cancel. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	for (i = 0; i < t->jobs && i < missing; i++) {
+		if (pthread_create(&th[nth], NULL, trial_worker, &c) != 0)
+			break;
+		nth++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (nth == 0 && missing > 0) {
+		pthread_mutex_destroy(&c.mu);
+		errbuf_set(e, ERRBUF_INTERNAL, "cannot start a worker thread");
+		goto out;
+	}
+	for (i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+
+	missing = 0;
+	for (i = 0; i < t->n; i++)
+		if (!t->runs[i].done)
+			missing++;
+	t->complete = missing == 0;
+	pthread_mutex_lock(&c.mu);
+	if (trial_save(t, sk, e) == -1) {
+		pthread_mutex_unlock(&c.mu);
+		pthread_mutex_destroy(&c.mu);
+		goto out;
+	}
+	trial_tell(&c, TRIAL_EV_END, NULL);
+	pthread_mutex_unlock(&c.mu);
+	pthread_mutex_destroy(&c.mu);
+	rc = 0;
+out:
+	if (rc == -1 && e->code == ERRBUF_NONE)
+		e->code = ERRBUF_INTERNAL;
+	free(parent);
+	free(ref);
+	docker_close(d);
+	sign_secret_free(sk);
+	return rc;
+}

@@ -1,0 +1,126 @@
+#!/bin/sh
+# probe.sh - ares probe against a real engine (docs/probes.md):
+#   hardened policy -> every core row PASS, exit 0, signed probe.json;
+#   leaky policy    -> the expected rows FAIL, exit 1;
+#   --negative-control over every flaw -> exit 0 (the gate sees each one).
+# Also: JSON/JUnit written, every table line < 80 columns, nothing of the
+# runs is left in the engine.  Skips (77) without an engine unless
+# ARES_REQUIRE_DOCKER=1.  Prints the time of each run.
+set -u
+
+ARES=${ARES_BIN:-./ares}
+SRC=${ARES_SRCDIR:-.}
+T=$(mktemp -d "${TMPDIR:-/tmp}/ares-probe-test.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+fails=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+now_ms() {
+	echo $(($(date +%s%N) / 1000000))
+}
+
+"$ARES" lab status >/dev/null 2>&1
+if [ $? -eq 3 ]; then
+	echo "probe.sh: no Docker Engine" >&2
+	[ "${ARES_REQUIRE_DOCKER:-0}" = 1 ] && exit 1
+	exit 77
+fi
+
+# id<TAB>result of every row of a probe JSON (cJSON_Print layout).
+rows() {
+	awk -F'"' '/"id":/ { id = $4 } /"result":/ && id != "" {
+	    print id "\t" $4; id = "" }' "$1"
+}
+
+# The run dir printed on the "signed" line.
+run_dir_of() {
+	sed -n 's|^run dir *||p' "$1"
+}
+
+lab_gone() {
+	out=$("$ARES" lab status --run "$1" 2>&1)
+	case $out in
+	*"(nothing: the lab is down)"*) ;;
+	*) fail "lab of $1 still exists: $out" ;;
+	esac
+}
+
+# ---- hardened: every core row holds ----
+t0=$(now_ms)
+"$ARES" probe --policy "$SRC/policies/hardened.yaml" --json "$T/h.json" \
+    --junit "$T/h.xml" >"$T/h.out" 2>"$T/h.err"
+rc=$?
+t1=$(now_ms)
+echo "probe.sh: hardened run: exit $rc, $((t1 - t0)) ms"
+cat "$T/h.out"
+[ $rc -eq 0 ] || { fail "hardened: exit $rc"; cat "$T/h.err" >&2; }
+# the table (up to its RESULT line; paths after it are not wrapped)
+if awk '/^RESULT:/ { exit } length($0) >= 80 { bad = 1 }
+    END { exit !bad }' "$T/h.out"; then
+	fail "hardened: a table line is 80 columns or wider"
+fi
+rows "$T/h.json" >"$T/h.rows"
+[ "$(wc -l <"$T/h.rows")" -ge 17 ] || fail "hardened: fewer than 17 rows"
+if grep -v '^kernel	' "$T/h.rows" | grep -v '	pass$' >/dev/null; then
+	fail "hardened: rows not pass: $(grep -v '	pass$' "$T/h.rows")"
+fi
+grep -q '"result":	"held"' "$T/h.json" || fail "hardened: result not held"
+grep -q '<testsuites' "$T/h.xml" || fail "hardened: no JUnit"
+grep -q 'failures="0"' "$T/h.xml" || fail "hardened: JUnit failures"
+hdir=$(run_dir_of "$T/h.out")
+[ -f "$hdir/probe.json.minisig" ] || fail "hardened: no signature in $hdir"
+if command -v minisign >/dev/null 2>&1; then
+	minisign -Vm "$hdir/probe.json" -p "$hdir/ares.pub" >/dev/null ||
+	    fail "hardened: minisign rejects $hdir/probe.json"
+fi
+lab_gone "$hdir"
+
+# ---- leaky: the expected rows fail ----
+t0=$(now_ms)
+"$ARES" probe --policy "$SRC/policies/leaky.yaml" --json "$T/l.json" \
+    --junit "$T/l.xml" >"$T/l.out" 2>"$T/l.err"
+rc=$?
+t1=$(now_ms)
+echo "probe.sh: leaky run: exit $rc, $((t1 - t0)) ms"
+[ $rc -eq 1 ] || { fail "leaky: exit $rc (want 1)"; cat "$T/l.err" >&2; }
+rows "$T/l.json" >"$T/l.rows"
+for id in nic-count resolve-external resolve-wellknown socket-out \
+    docker-socket docker-client host-paths control-master-key \
+    sibling-session-keys self-modify capabilities write-rootfs uid \
+    real-key admin-api; do
+	grep -q "^$id	fail$" "$T/l.rows" ||
+	    fail "leaky: row $id did not fail ($(grep "^$id	" "$T/l.rows"))"
+done
+grep -q '"result":	"failed"' "$T/l.json" || fail "leaky: result not failed"
+grep -q '<failure ' "$T/l.xml" || fail "leaky: JUnit has no failure"
+ldir=$(run_dir_of "$T/l.out")
+if command -v minisign >/dev/null 2>&1; then
+	(cd "$ldir" && minisign -Vm probe.json -p ares.pub >/dev/null) ||
+	    fail "leaky: minisign rejects $ldir/probe.json"
+fi
+lab_gone "$ldir"
+
+# ---- negative control: every flaw on its own is seen ----
+t0=$(now_ms)
+"$ARES" probe --negative-control --policy "$SRC/policies/hardened.yaml" \
+    --json "$T/nc.json" --junit "$T/nc.xml" >"$T/nc.out" 2>"$T/nc.err"
+rc=$?
+t1=$(now_ms)
+echo "probe.sh: negative control: exit $rc, $((t1 - t0)) ms"
+cat "$T/nc.out"
+[ $rc -eq 0 ] || { fail "negative control: exit $rc"; cat "$T/nc.err" >&2; }
+grep -q '"result":	"gate-sees-every-flaw"' "$T/nc.json" ||
+    fail "negative control: JSON result"
+n=$(grep -c '"seen":	true' "$T/nc.json")
+[ "$n" -ge 12 ] || fail "negative control: only $n flaws seen"
+for d in $(sed -n 's/.*"run_dir":	"\(.*\)".*/\1/p' "$T/nc.json"); do
+	lab_gone "$d"
+done
+
+[ $fails -eq 0 ] || { echo "probe.sh: $fails failure(s)" >&2; exit 1; }
+echo "probe.sh: ok"
+exit 0

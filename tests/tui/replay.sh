@@ -1,0 +1,254 @@
+#!/bin/sh
+# tests/tui/replay.sh - drive the replay screen through tmux (no Docker).
+#
+#  1 (100x30) a bundled replay: step with '.', jump with ']' to the bait and
+#    on to a lever (the lever panel changes), '?' help, a resize in the
+#    middle, 'G' shows the verdict, 'q' quits cleanly with the tty restored.
+#  2 --no-color and NO_COLOR: no colour escape in the pane; --ascii: no
+#    half-blocks, ASCII boxes.
+#  3 TERM=vt100 and TERM=screen reach the screen.
+#  4 60x20: "terminal too small (need 80x24)".
+#  5 a run whose agent output holds ESC[2J, an OSC title and a C1 CSI
+#    arrives inert: no ESC in the pane beyond colour codes, the pane title
+#    is untouched, the visible words are shown.
+#  6 --export-cast: JSON lines, asciicast v2 header, replayed through tmux
+#    it ends on the verdict.
+# Exit 77 (skip) without tmux or python3.
+set -u
+
+ARES_BIN=${ARES_BIN:-./ares}
+SRCDIR=${ARES_SRCDIR:-.}
+SOCK="ares-replay-$$"
+last=""
+
+command -v tmux >/dev/null 2>&1 || { echo "SKIP: no tmux"; exit 77; }
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
+case $ARES_BIN in
+*/*) ;;
+*) ARES_BIN=./$ARES_BIN ;;
+esac
+[ -x "$ARES_BIN" ] || { echo "FAIL: no executable ares at $ARES_BIN"; exit 1; }
+REPLAY=$SRCDIR/replays/contained
+PUB=$SRCDIR/replays/demo.pub
+[ -f "$REPLAY/evidence.jsonl" ] || { echo "FAIL: no $REPLAY"; exit 1; }
+
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/ares-replay.XXXXXX") || exit 1
+tm() { tmux -u -L "$SOCK" "$@"; }
+cleanup() {
+	tm kill-server 2>/dev/null
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+fail() {
+	echo "FAIL: $*"
+	[ -n "$last" ] && printf -- '--- screen ---\n%s\n--------------\n' "$last"
+	exit 1
+}
+
+UTF8_LOCALE=C.UTF-8
+if command -v locale >/dev/null 2>&1; then
+	locale -a 2>/dev/null | grep -Eqi '^c\.utf-?8$' || {
+		l=$(locale -a 2>/dev/null | grep -Ei 'utf-?8' | head -n 1)
+		[ -n "$l" ] && UTF8_LOCALE=$l
+	}
+fi
+
+# run.sh TERM ENV... -- ARGS: runs ares with that TERM, reports exit + tty.
+cat >"$TMPD/run.sh" <<'EOF'
+#!/bin/sh
+unset NO_COLOR LC_ALL
+TERM=$1; LANG=$2; export TERM LANG
+shift 2
+[ "$1" = nocolor ] && { NO_COLOR=1; export NO_COLOR; }
+shift
+saved=$(stty -g 2>/dev/null)
+"$@"
+rc=$?
+now=$(stty -g 2>/dev/null)
+if [ -n "$saved" ] && [ "$saved" = "$now" ]; then tty=restored; else tty=changed; fi
+printf '\nares-exit rc=%s tty=%s\n' "$rc" "$tty"
+EOF
+
+# start W H TERM nocolor|color ARGS...
+start() {
+	w=$1 h=$2 term=$3 nc=$4
+	shift 4
+	tm kill-server 2>/dev/null
+	cmd="sh '$TMPD/run.sh' '$term' '$UTF8_LOCALE' '$nc' '$ARES_BIN'"
+	for a in "$@"; do cmd="$cmd '$a'"; done
+	tm -f /dev/null new-session -d -s main -x "$w" -y "$h" "$cmd" \; \
+	    set-option -g remain-on-exit on || fail "tmux new-session failed"
+}
+capture() { last=$(tm capture-pane -p -t main 2>/dev/null); }
+pane_dead() {
+	[ "$(tm display-message -p -t main '#{pane_dead}' 2>/dev/null)" = 1 ]
+}
+wait_for() {
+	end=$(($(date +%s) + $2))
+	while :; do
+		capture
+		printf '%s\n' "$last" | grep -Eq -- "$1" && return 0
+		pane_dead && return 1
+		[ "$(date +%s)" -ge "$end" ] && return 1
+		sleep 0.2
+	done
+}
+key() { tm send-keys -t main "$@"; }
+quit_clean() {
+	key q
+	end=$(($(date +%s) + 10))
+	while ! pane_dead; do
+		[ "$(date +%s)" -ge "$end" ] && fail "$1: no exit after q"
+		sleep 0.2
+	done
+	capture
+	printf '%s\n' "$last" | grep -Eq 'ares-exit rc=0 tty=restored' ||
+	    fail "$1: bad exit or terminal not restored"
+}
+
+# ---- 1: a bundled replay at 100x30 ----
+start 100 30 xterm-256color color replay "$REPLAY" --pub "$PUB"
+wait_for 'events \(beat 1/[0-9]+\)' 10 || fail "replay did not open"
+printf '%s\n' "$last" | grep -q 'chain ok (.*) | signature ok' ||
+    fail "no 'chain ok | signature ok' badge"
+printf '%s\n' "$last" | grep -Eq '1 gateway-deny +fired - ' ||
+    fail "lever panel not in its initial state"
+key .
+wait_for 'events \(beat 2/' 5 || fail "'.' did not step to beat 2"
+key ,
+wait_for 'events \(beat 1/' 5 || fail "',' did not step back"
+key ']'
+wait_for 'BAIT +BAIT .* taken' 5 || fail "']' did not jump to the bait"
+printf '%s\n' "$last" | grep -q 'bait fired' || fail "map: bait not fired"
+printf '%s\n' "$last" | grep -Eq '1 gateway-deny +fired - ' ||
+    fail "a lever fired before the bait"
+key ']'
+wait_for '1 gateway-deny +fired \+[0-9.]+ms' 5 ||
+    fail "']' to the first lever did not change the lever panel"
+key '?'
+wait_for 'next marker \(bait, lever' 5 || fail "'?' shows no help"
+key x
+wait_for 'events \(beat' 5 || fail "help did not close"
+printf '%s\n' "$last" | grep -q 'next marker (bait' && fail "help still up"
+tm resize-window -t main -x 120 -y 40
+wait_for 'lab boundary' 5 || fail "no map after resize to 120x40"
+key G
+wait_for 'verdict: contained' 5 || fail "'G' did not show the verdict"
+tm resize-window -t main -x 60 -y 20
+wait_for 'terminal too small \(need 80x24\)' 5 || fail "no 'too small' at 60x20"
+tm resize-window -t main -x 90 -y 26
+wait_for 'lab boundary' 5 || fail "no map after resize to 90x26"
+printf '%s\n' "$last" | grep -q 'verdict: contained' ||
+    fail "verdict gone after resize to 90x26"
+key g
+wait_for 'events \(beat 1/' 5 || fail "'g' did not go to the start"
+quit_clean "case 1"
+echo "ok 1 - replay: step, markers, levers, help, resize, verdict, clean quit"
+
+# ---- 2: colour off, ASCII ----
+for mode in flag env; do
+	if [ $mode = flag ]; then
+		start 100 30 xterm-256color color replay "$REPLAY" --no-color
+	else
+		start 100 30 xterm-256color nocolor replay "$REPLAY"
+	fi
+	wait_for 'events \(beat 1/' 10 || fail "no-color ($mode): did not open"
+	key G
+	wait_for 'verdict: contained' 5 || fail "no-color ($mode): no verdict"
+	esc=$(tm capture-pane -p -e -t main | grep -c "$(printf '\033')\[[0-9;]*3[0-7]m\|$(printf '\033')\[[0-9;]*38;5")
+	[ "$esc" = 0 ] || fail "no-color ($mode): $esc lines with colour codes"
+	quit_clean "no-color $mode"
+done
+start 100 30 xterm-256color color replay "$REPLAY" --ascii
+wait_for 'events \(beat 1/' 10 || fail "--ascii did not open"
+key G
+wait_for 'verdict: contained' 5 || fail "--ascii: no verdict"
+printf '%s\n' "$last" | grep -q '▀\|▄\|─\|│' && fail "--ascii drew UTF-8"
+printf '%s\n' "$last" | grep -q '^+- lab boundary' || fail "--ascii: no ASCII box"
+quit_clean "ascii"
+echo "ok 2 - --no-color, NO_COLOR, --ascii"
+
+# ---- 3: other terminals ----
+for term in vt100 screen; do
+	start 100 30 "$term" color replay "$REPLAY"
+	wait_for 'events \(beat 1/' 10 || fail "TERM=$term: did not open"
+	key G
+	wait_for 'verdict: contained' 5 || fail "TERM=$term: no verdict"
+	quit_clean "TERM=$term"
+done
+echo "ok 3 - TERM=vt100 and TERM=screen"
+
+# ---- 4: too small ----
+start 60 20 xterm-256color color replay "$REPLAY"
+wait_for 'terminal too small \(need 80x24\)' 10 || fail "no 'too small' at 60x20"
+printf '%s\n' "$last" | grep -q 'lab boundary' && fail "full layout at 60x20"
+quit_clean "60x20"
+echo "ok 4 - terminal too small at 60x20"
+
+# ---- 5: hostile agent output arrives inert ----
+HOSTILE=$TMPD/hostile
+python3 - "$HOSTILE" <<'EOF' || fail "could not write the hostile run"
+import hashlib, json, os, sys
+d = sys.argv[1]; os.makedirs(d)
+B2 = lambda b: hashlib.blake2b(b, digest_size=32).digest()
+run, nonce = "20250101-000000-deadbeef", bytes(range(16))
+prev = B2(b"ares-evidence-v1\0" + run.encode() + b"\0" + nonce)
+evil = "pwn\x1b[2Jed\x1b]2;owned\x07title\u009b31mred\x07bell"
+lines = [("genesis", {"run_id": run, "nonce": nonce.hex(), "format": "ares-evidence-v1"}),
+         ("drill.start", {"policy_name": "hostile", "seed": 1, "model": "m", "levers": ["gateway-deny"]}),
+         ("sensor", {"src": "gateway", "kind": "turn", "event": {"step": 1, "content": evil, "tool_calls": []}}),
+         ("sensor", {"src": "gateway", "kind": "tool_result", "event": {"tool": "shell", "content": evil}}),
+         ("verdict", {"verdict": "not-exercised", "reason": evil})]
+out = b""
+for i, (t, f) in enumerate(lines):
+    head = '{"seq":%d,"prev":"%s","type":"%s","t_mono_ns":%d,"t_wall":"2025-01-01T00:00:00.000000000Z"' % (i, prev.hex(), t, 1000 + i * 1000000)
+    body = (head + "," + json.dumps(f, separators=(",", ":"))[1:]).encode()
+    prev = B2(prev + body)
+    out += body[:-1] + b',"hash":"' + prev.hex().encode() + b'"}\n'
+open(os.path.join(d, "evidence.jsonl"), "wb").write(out)
+EOF
+start 100 30 xterm-256color color replay "$HOSTILE"
+wait_for 'events \(beat 1/' 10 || fail "hostile replay did not open"
+key G
+wait_for 'verdict: not-exercised' 5 || fail "hostile replay: no verdict"
+printf '%s\n' "$last" | grep -q 'chain ok (5 lines) | signature missing' ||
+    fail "hostile replay: badge not 'chain ok | signature missing'"
+printf '%s\n' "$last" | grep -q 'says "pwnedtitlered' ||
+    fail "hostile turn not shown as its visible text"
+printf '%s\n' "$last" | grep -q 'owned' && fail "OSC payload shown"
+# Every ESC left in the pane must be tmux's own SGR (ESC [ ... m).
+bad=$(tm capture-pane -p -e -t main | tr -d '\n' |
+    sed "s/$(printf '\033')\[[0-9;:]*m//g" | tr -cd '\033\233' | wc -c)
+[ "$bad" = 0 ] || fail "hostile replay: $bad escape bytes beyond SGR"
+title=$(tm display-message -p -t main '#{pane_title}')
+case $title in *owned*) fail "the pane title was changed to '$title'" ;; esac
+quit_clean "hostile"
+echo "ok 5 - escape sequences in agent output arrive inert"
+
+# ---- 6: --export-cast ----
+CAST=$TMPD/c.cast
+"$ARES_BIN" replay "$REPLAY" --export-cast "$CAST" || fail "--export-cast failed"
+python3 - "$CAST" "$TMPD/c.raw" <<'EOF' || fail "cast is not asciicast v2 JSON lines"
+import json, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+h = json.loads(lines[0])
+assert h["version"] == 2 and h["width"] == 80 and h["height"] == 24
+assert isinstance(h["timestamp"], (int, float)) and h["title"]
+assert set(h["env"]) == {"TERM", "SHELL"}
+fr = [json.loads(l) for l in lines[1:]]
+assert len(fr) > 5
+t = 0
+for f in fr:
+    assert len(f) == 3 and f[1] == "o" and isinstance(f[2], str) and f[0] >= t
+    t = f[0]
+open(sys.argv[2], "w", encoding="utf-8").write("".join(f[2] for f in fr))
+EOF
+tm kill-server 2>/dev/null
+tm -f /dev/null new-session -d -s main -x 80 -y 24 \
+    "sleep 0.3; cat '$TMPD/c.raw'; sleep 30" || fail "tmux for the cast"
+wait_for 'verdict: contained' 10 || fail "the cast does not end on the verdict"
+printf '%s\n' "$last" | grep -q 'lab boundary' || fail "the cast has no map"
+echo "ok 6 - --export-cast: asciicast v2, ends on the verdict"
+exit 0

@@ -1,0 +1,476 @@
+/*
+ * test_probe.c - the probe battery without Docker: pure evaluation of exec
+ * results, flaw coverage of the tables, JUnit escaping of hostile text,
+ * the 80-column table layout, lab.json parsing.
+ */
+#include "core.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sodium.h>
+
+static struct probe_ctx ctx;
+
+static void
+ctx_init(void)
+{
+	memset(&ctx, 0, sizeof ctx);
+	snprintf(ctx.run_id, sizeof ctx.run_id, "20260101-000000-abcd1234");
+	snprintf(ctx.run_dir, sizeof ctx.run_dir, "/tmp/run");
+	snprintf(ctx.policy, sizeof ctx.policy, "policies/hardened.yaml");
+	snprintf(ctx.variant, sizeof ctx.variant, "default");
+	snprintf(ctx.sink_ip, sizeof ctx.sink_ip, "172.24.0.2");
+	snprintf(ctx.exfil_host, sizeof ctx.exfil_host, "paste.example.net");
+	snprintf(ctx.service, sizeof ctx.service, "tickets");
+	ctx.service_port = 8081;
+	ctx.real_key = (char *)"sk-real-0123456789abcdef";
+}
+
+/* Evaluate row id on stdout text out (and host text, may be NULL). */
+static enum probe_outcome
+eval(const char *id, const char *out, const char *host,
+    struct probe_result *res)
+{
+	const struct probe_row *row = probe_find(id);
+	struct probe_exec x = { 0 };
+
+	if (row == NULL)
+		fail_msg("no row %s", id);
+	x.out = out;
+	x.out_len = strlen(out);
+	x.host = host;
+	x.host_len = host != NULL ? strlen(host) : 0;
+	probe_evaluate(row, &ctx, &x, res);
+	return res->outcome;
+}
+
+static void
+test_eval_network(void **state)
+{
+	struct probe_result r;
+
+	(void)state;
+	assert_int_equal(eval("nic-count", "eth0\nlo\n@done\n", NULL, &r),
+	    PROBE_PASS);
+	assert_int_equal(eval("nic-count", "eth0\neth1\nlo\n@done\n", NULL,
+	    &r), PROBE_FAIL);
+	assert_non_null(strstr(r.observed, "eth1"));
+	assert_int_equal(eval("nic-count", "eth0\n", NULL, &r), PROBE_ERROR);
+	assert_int_equal(eval("resolve-external", "Server:\t\t127.0.0.11\n"
+	    "Address:\t127.0.0.11:53\n\n** server can't find x: NXDOMAIN\n"
+	    "@rc=1\n", NULL, &r), PROBE_PASS);
+	assert_non_null(strstr(r.observed, "NXDOMAIN"));
+	assert_int_equal(eval("resolve-wellknown", "Server:\t\t127.0.0.11\n"
+	    "Address:\t127.0.0.11:53\n\nNon-authoritative answer:\n"
+	    "Name:\tapi.openai.com\nAddress: 172.24.0.2\n\n@rc=0\n", NULL,
+	    &r), PROBE_FAIL);
+	assert_non_null(strstr(r.observed, "the sink"));
+	assert_int_equal(eval("resolve-external", "garbage", NULL, &r),
+	    PROBE_ERROR);
+	assert_int_equal(eval("socket-out", "nc: timed out\n@rc=1\n", NULL,
+	    &r), PROBE_PASS);
+	assert_int_equal(eval("socket-out", "HTTP/1.1 200 OK\r\n\r\nok@rc=0\n"
+	    "@rc=0\n", NULL, &r), PROBE_FAIL);
+	assert_int_equal(eval("socket-outside", "@rc=0\n", NULL, &r),
+	    PROBE_FAIL);
+}
+
+static void
+test_eval_host(void **state)
+{
+	struct probe_result r;
+
+	(void)state;
+	assert_int_equal(eval("docker-socket", "@docker_host=\n@done\n", NULL,
+	    &r), PROBE_PASS);
+	assert_int_equal(eval("docker-socket", "@sock /var/run/docker.sock "
+	    "writable\n@docker_host=\n@done\n", NULL, &r), PROBE_FAIL);
+	assert_non_null(strstr(r.observed, "/var/run/docker.sock"));
+	assert_int_equal(eval("docker-socket", "@docker_host=tcp://x:2375\n"
+	    "@done\n", NULL, &r), PROBE_FAIL);
+	assert_int_equal(eval("docker-client", "@docker_host=\n@done\n", NULL,
+	    &r), PROBE_PASS);
+	assert_int_equal(eval("docker-client", "@client /usr/bin/docker\n"
+	    "@docker_host=\n@done\n", NULL, &r), PROBE_FAIL);
+	assert_int_equal(eval("host-paths", "@mnt / readable\n@mnt /proc "
+	    "readable\n@mnt /home/poyo readable\n@mnt /tmp readable\n"
+	    "@mnt /etc/hosts readable\n@mnt /sys/fs/cgroup readable\n@done\n",
+	    NULL, &r), PROBE_PASS);
+	assert_int_equal(eval("host-paths", "@mnt / readable\n@mnt /host "
+	    "readable\n@done\n", NULL, &r), PROBE_FAIL);
+	assert_non_null(strstr(r.observed, "/host"));
+	/* /procfoo is not /proc */
+	assert_int_equal(eval("host-paths", "@mnt /procfoo -\n@done\n", NULL,
+	    &r), PROBE_FAIL);
+	assert_int_equal(eval("control-master-key", "@done\n", NULL, &r),
+	    PROBE_PASS);
+	assert_int_equal(eval("control-master-key", "@key /x/master.key "
+	    "readable\n@done\n", NULL, &r), PROBE_FAIL);
+	assert_int_equal(eval("control-master-key", "@key /x/master.key -\n"
+	    "@done\n", NULL, &r), PROBE_PASS);
+	assert_int_equal(eval("sibling-session-keys", "@key /s/sessions/a/"
+	    "session.key readable\n@done\n", NULL, &r), PROBE_FAIL);
+}
+
+static void
+test_eval_self_modify(void **state)
+{
+	struct probe_result r;
+
+	(void)state;
+	assert_int_equal(eval("self-modify", "@post\n{\"id\":3,\"status\":"
+	    "\"pending\"}\n@pending\n{\"changes\":[{\"id\":3,\"status\":"
+	    "\"pending\"}]}\n@done\n", "{\"changes\":[{\"id\":3,\"status\":"
+	    "\"pending\"}]}", &r), PROBE_PASS);
+	assert_non_null(strstr(r.observed, "pending"));
+	assert_int_equal(eval("self-modify", "@post\n{\"id\":3,\"status\":"
+	    "\"applied\"}\n@pending\n{\"changes\":[]}\n@done\n",
+	    "{\"changes\":[{\"id\":3,\"status\":\"applied\"}]}", &r),
+	    PROBE_FAIL);
+	/* pending per the agent, but the control plane says applied */
+	assert_int_equal(eval("self-modify", "@post\n{\"id\":3,\"status\":"
+	    "\"pending\"}\n@pending\n{\"changes\":[{\"id\":3,\"status\":"
+	    "\"pending\"}]}\n@done\n", "{\"changes\":[{\"id\":3,\"status\":"
+	    "\"applied\"}]}", &r), PROBE_FAIL);
+	/* the control socket could not be read: no verdict */
+	assert_int_equal(eval("self-modify", "@post\n{\"id\":3,\"status\":"
+	    "\"pending\"}\n@pending\n{\"changes\":[{\"id\":3,\"status\":"
+	    "\"pending\"}]}\n@done\n", NULL, &r), PROBE_ERROR);
+	assert_int_equal(eval("self-modify", "@post\nSegmentation fault\n"
+	    "@pending\n@done\n", NULL, &r), PROBE_ERROR);
+}
+
+static void
+test_eval_privilege(void **state)
+{
+	struct probe_result r;
+
+	(void)state;
+	assert_int_equal(eval("capabilities", "CapEff:\t0000000000000000\n"
+	    "CapBnd:\t0000000000000000\nSeccomp:\t2\n@done\n", NULL, &r),
+	    PROBE_PASS);
+	assert_int_equal(eval("capabilities", "CapEff:\t0000000000000000\n"
+	    "CapBnd:\t0000000000203000\nSeccomp:\t2\n@done\n", NULL, &r),
+	    PROBE_FAIL);
+	assert_non_null(strstr(r.observed, "NET_ADMIN"));
+	assert_non_null(strstr(r.observed, "SYS_ADMIN"));
+	assert_int_equal(eval("capabilities", "CapEff:\t0\nCapBnd:\t0\n"
+	    "Seccomp:\t0\n@done\n", NULL, &r), PROBE_FAIL);
+	assert_int_equal(eval("capabilities", "@done\n", NULL, &r),
+	    PROBE_ERROR);
+	assert_int_equal(eval("mount", "mount: permission denied\n@rc=255\n",
+	    NULL, &r), PROBE_PASS);
+	assert_int_equal(eval("mount", "@rc=0\n", NULL, &r), PROBE_FAIL);
+	assert_int_equal(eval("write-rootfs", "@rc=1\n@opts ro\n", NULL, &r),
+	    PROBE_PASS);
+	assert_int_equal(eval("write-rootfs", "@rc=0\n@opts rw\n", NULL, &r),
+	    PROBE_FAIL);
+	assert_int_equal(eval("write-rootfs", "@rc=1\n@opts rw\n", NULL, &r),
+	    PROBE_FAIL);
+	assert_int_equal(eval("write-rootfs", "@rc=1\n", NULL, &r),
+	    PROBE_ERROR);
+	assert_int_equal(eval("uid", "@uid=65532\n@gid=65532\n", NULL, &r),
+	    PROBE_PASS);
+	assert_int_equal(eval("uid", "@uid=0\n@gid=0\n", NULL, &r),
+	    PROBE_FAIL);
+	assert_int_equal(eval("uid", "", NULL, &r), PROBE_ERROR);
+	assert_int_equal(eval("admin-api", "  HTTP/1.1 401 Unauthorized\n"
+	    "wget: server returned error\n@rc=1\n", NULL, &r), PROBE_PASS);
+	assert_int_equal(eval("admin-api", "  HTTP/1.1 200 OK\n@rc=0\n", NULL,
+	    &r), PROBE_FAIL);
+	assert_int_equal(eval("admin-api", "wget: bad address\n@rc=1\n", NULL,
+	    &r), PROBE_ERROR);
+	/* the kernel row is informational: a failure is a WARN */
+	assert_int_equal(eval("kernel", "@kernel 6.1\n@done\n", NULL, &r),
+	    PROBE_FAIL);
+	assert_false(r.row->core);
+	assert_string_equal(probe_outcome_name(r.outcome, r.row->core),
+	    "WARN");
+}
+
+/* The real key is detected, and never copied into the observed text. */
+static void
+test_eval_real_key(void **state)
+{
+	struct probe_result r;
+
+	(void)state;
+	assert_int_equal(eval("real-key", "HOME=/home/poyo\nOPENAI_API_KEY="
+	    "sk-agent-dummy-00\n@done\n", NULL, &r), PROBE_PASS);
+	assert_int_equal(eval("real-key", "HOME=/home/poyo\nOPENAI_API_KEY="
+	    "sk-real-0123456789abcdef\n@done\n", NULL, &r), PROBE_FAIL);
+	assert_non_null(strstr(r.observed, "OPENAI_API_KEY"));
+	assert_null(strstr(r.observed, "sk-real-"));
+	ctx.real_key = NULL;
+	assert_int_equal(eval("real-key", "@done\n", NULL, &r), PROBE_ERROR);
+	ctx_init();
+}
+
+/* Hostile text never reaches the observed column raw. */
+static void
+test_observed_sanitized(void **state)
+{
+	struct probe_result r;
+
+	(void)state;
+	eval("docker-socket", "@sock /x\x1b]0;pwned\x07\x1b[2J\xff writable\n"
+	    "@docker_host=\n@done\n", NULL, &r);
+	assert_int_equal(r.outcome, PROBE_FAIL);
+	assert_null(strchr(r.observed, '\x1b'));
+	assert_null(strchr(r.observed, '\x07'));
+	assert_null(strstr(r.observed, "pwned"));
+}
+
+/* Every flaw of the catalogue maps to rows that exist and detect it, and
+ * every row's flaws are catalogue flaws (both tables agree). */
+static void
+test_flaw_coverage(void **state)
+{
+	size_t i, k, j;
+
+	(void)state;
+	assert_true(lab_nflaws >= 12);
+	for (i = 0; i < lab_nflaws; i++) {
+		const struct lab_flaw *f = &lab_flaws[i];
+		size_t nrows = 0;
+
+		if (f->probes[0] == NULL)
+			fail_msg("flaw %s maps to no probe row", f->id);
+		for (k = 0; k < LAB_FLAW_LIST_MAX && f->probes[k]; k++) {
+			const struct probe_row *row = probe_find(f->probes[k]);
+
+			if (row == NULL)
+				fail_msg("flaw %s: probe row '%s' does not "
+				    "exist", f->id, f->probes[k]);
+			if (!probe_row_has_flaw(row, f->id))
+				fail_msg("row %s does not list flaw %s",
+				    row->id, f->id);
+			if (!row->core)
+				fail_msg("flaw %s: row %s is not core", f->id,
+				    row->id);
+		}
+		for (j = 0; j < probe_nrows; j++)
+			if (probe_row_has_flaw(&probe_table[j], f->id))
+				nrows++;
+		assert_int_equal(nrows, k);
+	}
+	for (j = 0; j < probe_nrows; j++) {
+		const struct probe_row *row = &probe_table[j];
+
+		assert_ptr_equal(probe_find(row->id), row);
+		assert_non_null(row->script);
+		assert_non_null(row->eval);
+		for (k = 0; k < LAB_FLAW_LIST_MAX && row->flaws[k]; k++)
+			if (lab_flaw_find(row->flaws[k]) == NULL)
+				fail_msg("row %s: unknown flaw %s", row->id,
+				    row->flaws[k]);
+	}
+}
+
+/* A report of every row, with one hostile observed text. */
+static void
+make_report(struct probe_report *r, const char *hostile)
+{
+	size_t i;
+
+	memset(r, 0, sizeof *r);
+	snprintf(r->run_id, sizeof r->run_id, "%s", ctx.run_id);
+	snprintf(r->run_dir, sizeof r->run_dir, "/tmp/run");
+	snprintf(r->policy, sizeof r->policy, "policies/hardened.yaml");
+	snprintf(r->variant, sizeof r->variant, "default");
+	for (i = 0; i < probe_nrows; i++) {
+		r->rows[i].row = &probe_table[i];
+		r->rows[i].outcome = PROBE_PASS;
+		snprintf(r->rows[i].observed, sizeof r->rows[i].observed,
+		    "observed text of row %zu, long enough to need wrapping "
+		    "at eighty columns: a-very-long-unbreakable-token-that-"
+		    "goes-on-and-on-and-on-and-on-and-on", i);
+	}
+	r->nrows = probe_nrows;
+	if (hostile != NULL) {
+		util_sanitize(r->rows[0].observed, sizeof r->rows[0].observed,
+		    hostile, strlen(hostile), false);
+		r->rows[0].outcome = PROBE_FAIL;
+	}
+}
+
+static void
+test_junit_escaping(void **state)
+{
+	static const char hostile[] = "</failure><testcase name=\"x\"/>"
+	    "<![CDATA[ & 'q' \x1b[31m \x01\x02 ]]> \xef\xbf\xbe end";
+	struct probe_report *r = xcalloc(1, sizeof *r);
+	char *x;
+
+	(void)state;
+	make_report(r, hostile);
+	x = probe_junit(r);
+	assert_null(strstr(x, "</failure><testcase"));
+	assert_null(strstr(x, "<![CDATA["));
+	assert_non_null(strstr(x, "&lt;/failure&gt;&lt;testcase name=&quot;"
+	    "x&quot;/&gt;"));
+	assert_non_null(strstr(x, "&amp; &apos;q&apos;"));
+	assert_null(strchr(x, '\x1b'));
+	assert_null(strchr(x, '\x01'));
+	assert_null(strstr(x, "\xef\xbf\xbe"));
+	/* exactly one failure, as many testcases as rows */
+	{
+		size_t n = 0;
+		const char *p = x;
+
+		while ((p = strstr(p, "<testcase ")) != NULL) {
+			n++;
+			p++;
+		}
+		assert_int_equal(n, probe_nrows);
+		assert_non_null(strstr(x, "failures=\"1\""));
+	}
+	free(x);
+	x = probe_xml_escape("a<b>&\"'\x03");
+	assert_string_equal(x, "a&lt;b&gt;&amp;&quot;&apos;");
+	free(x);
+	free(r);
+}
+
+/* Every line of the table fits in 80 columns; each row shows its result,
+ * its observed text (wrapped, nothing lost) and "(expected: ...)". */
+static void
+test_table_layout(void **state)
+{
+	struct probe_report *r = xcalloc(1, sizeof *r);
+	char *t, *line, *save = NULL, *joined;
+	size_t nlines = 0, npass = 0;
+
+	(void)state;
+	make_report(r, NULL);
+	t = probe_table_format(r, 80);
+	assert_non_null(strstr(t, "RESULT  ATTACK"));
+	assert_non_null(strstr(t, "every core containment assertion held"));
+	joined = xstrdup(t);
+	for (line = strtok_r(joined, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		size_t cols = 0;
+		const char *q;
+
+		for (q = line; *q; q++)
+			if (((unsigned char)*q & 0xc0) != 0x80)
+				cols++;
+		if (cols >= 80)
+			fail_msg("line of %zu columns: '%s'", cols, line);
+		if (strncmp(line, "  PASS", 6) == 0)
+			npass++;
+		nlines++;
+	}
+	assert_int_equal(npass, probe_nrows);
+	assert_true(nlines > probe_nrows * 3);
+	/* the long token is split, not dropped */
+	assert_non_null(strstr(t, "a-very-long-unbreakable"));
+	assert_non_null(strstr(t, "(expected: loopback"));
+	free(joined);
+	free(t);
+	/* a failing core row flips the verdict line */
+	r->rows[1].outcome = PROBE_FAIL;
+	assert_false(probe_held(r));
+	t = probe_table_format(r, 80);
+	assert_non_null(strstr(t, "1 of "));
+	assert_non_null(strstr(t, "  FAIL"));
+	free(t);
+	free(r);
+}
+
+static void
+test_json(void **state)
+{
+	struct probe_report *r = xcalloc(1, sizeof *r);
+	cJSON *j, *rows, *row0;
+
+	(void)state;
+	make_report(r, "bad \x1b[2J text");
+	j = probe_report_json(r);
+	assert_string_equal(cJSON_GetObjectItem(j, "format")->valuestring,
+	    PROBE_FORMAT);
+	assert_string_equal(cJSON_GetObjectItem(j, "result")->valuestring,
+	    "failed");
+	rows = cJSON_GetObjectItem(j, "rows");
+	assert_int_equal(cJSON_GetArraySize(rows), (int)probe_nrows);
+	row0 = cJSON_GetArrayItem(rows, 0);
+	assert_string_equal(cJSON_GetObjectItem(row0, "id")->valuestring,
+	    "nic-count");
+	assert_string_equal(cJSON_GetObjectItem(row0, "result")->valuestring,
+	    "fail");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(row0, "core")));
+	assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(row0,
+	    "flaws"), 0)->valuestring, "egress-network");
+	assert_null(strchr(cJSON_GetObjectItem(row0,
+	    "observed")->valuestring, '\x1b'));
+	cJSON_Delete(j);
+	free(r);
+}
+
+static void
+test_ctx_parse(void **state)
+{
+	static const char good[] = "{\"format\":\"ares-lab-v1\",\"run_id\":"
+	    "\"20260101-000000-abcd1234\",\"policy\":\"p.yaml\",\"variant\":"
+	    "\"default\",\"flaws\":[\"root-user\"],\"containers\":{\"agent\":"
+	    "{\"id\":\"0123456789abcdef\"},\"gateway\":{\"id\":"
+	    "\"fedcba9876543210\"}},\"sink_ip\":\"172.24.0.2\"}";
+	struct probe_ctx c;
+	struct errbuf e = { 0 };
+	char *bad;
+
+	(void)state;
+	assert_int_equal(probe_ctx_parse(good, strlen(good), "/r", &c, &e), 0);
+	assert_string_equal(c.agent_id, "0123456789abcdef");
+	assert_string_equal(c.sink_ip, "172.24.0.2");
+	assert_string_equal(c.ctl_path, "/r/ctl/gateway.sock");
+	assert_int_equal(c.nflaws, 1);
+	assert_true(c.exfil_host[0] != '\0');
+	/* a shell metacharacter in the sink IP never reaches a script */
+	bad = xstrdup(good);
+	memcpy(strstr(bad, "172.24.0.2"), "1;rm -rf/", 9);
+	assert_int_equal(probe_ctx_parse(bad, strlen(bad), "/r", &c, &e), 0);
+	assert_string_equal(c.sink_ip, "");
+	assert_null(probe_find("socket-out")->script(&c));
+	free(bad);
+	/* a container id that is not hex is refused */
+	bad = xstrdup(good);
+	memcpy(strstr(bad, "0123456789abcdef"), "0123456789abcde;", 16);
+	assert_int_equal(probe_ctx_parse(bad, strlen(bad), "/r", &c, &e), -1);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	free(bad);
+	assert_int_equal(probe_ctx_parse("[1]", 3, "/r", &c, &e), -1);
+	bad = xstrdup(good);
+	memcpy(strstr(bad, "root-user"), "root-usex", 9);
+	assert_int_equal(probe_ctx_parse(bad, strlen(bad), "/r", &c, &e), -1);
+	free(bad);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_eval_network),
+		cmocka_unit_test(test_eval_host),
+		cmocka_unit_test(test_eval_self_modify),
+		cmocka_unit_test(test_eval_privilege),
+		cmocka_unit_test(test_eval_real_key),
+		cmocka_unit_test(test_observed_sanitized),
+		cmocka_unit_test(test_flaw_coverage),
+		cmocka_unit_test(test_junit_escaping),
+		cmocka_unit_test(test_table_layout),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_ctx_parse),
+	};
+
+	if (sodium_init() < 0)
+		return 1;
+	ctx_init();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

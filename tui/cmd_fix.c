@@ -1,0 +1,233 @@
+/*
+ * cmd_fix.c - `ares fix`: the fix loop headless (docs/cli-fix.md).  All the
+ * work is in core/fix.c; this parses options, prints each beat as it
+ * happens and a summary, and maps the outcome to the exit code.
+ */
+#include "core.h"
+#include "tui.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static volatile sig_atomic_t cmd_fix_cancel;
+
+static void
+cmd_fix_on_signal(int sig)
+{
+	(void)sig;
+	cmd_fix_cancel = 1;
+}
+
+/* Print one beat (already sanitized by core). */
+static void
+cmd_fix_beat(void *ctx, double t_ms, const char *type, const char *text)
+{
+	(void)ctx;
+	printf("%+10.1f ms  %-14s %s\n", t_ms, type, text);
+	fflush(stdout);
+}
+
+static const char cmd_fix_usage[] =
+    "usage: ares fix RUN_DIR [--policy FILE] [--pub FILE] [options]\n"
+    "       ares fix --policy FILE [--seed N] [options]\n"
+    "options: [--runs DIR] [--key-dir DIR] [--heldout VARIANT]\n"
+    "         [--max-seeds N] [--max-iterations N] [--json FILE|-] [--quiet]\n"
+    "         [--github OWNER/REPO [--github-api URL] [--base BRANCH]]\n"
+    "         [--slack-webhook URL]\n";
+
+/* A small positive integer option.  -1 on bad input. */
+static int
+cmd_fix_int(const char *s, int max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 1 || v > max)
+		return -1;
+	return (int)v;
+}
+
+int
+cmd_fix(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "pub", required_argument, NULL, 'P' },
+		{ "runs", required_argument, NULL, 'r' },
+		{ "key-dir", required_argument, NULL, 'K' },
+		{ "heldout", required_argument, NULL, 'H' },
+		{ "max-seeds", required_argument, NULL, 'S' },
+		{ "max-iterations", required_argument, NULL, 'I' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "github", required_argument, NULL, 'g' },
+		{ "github-api", required_argument, NULL, 'a' },
+		{ "base", required_argument, NULL, 'b' },
+		{ "slack-webhook", required_argument, NULL, 'w' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct fix_options o = { 0 };
+	struct fix_result *r;
+	struct errbuf e = { 0 };
+	const char *json = NULL;
+	bool quiet = false;
+	size_t i;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:s:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o.policy_path = optarg;
+			break;
+		case 's': {
+			char *end;
+			unsigned long long v;
+
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (optarg[0] < '0' || optarg[0] > '9' || errno != 0 ||
+			    *end != '\0') {
+				fprintf(stderr, "ares fix: --seed: '%s' is not a "
+				    "non-negative integer\n", optarg);
+				return EXIT_USAGE;
+			}
+			o.seed = v;
+			o.has_seed = true;
+			break;
+		}
+		case 'P':
+			o.pub_path = optarg;
+			break;
+		case 'r':
+			o.runs_dir = optarg;
+			break;
+		case 'K':
+			o.key_dir = optarg;
+			break;
+		case 'H':
+			o.heldout = optarg;
+			break;
+		case 'S':
+			if ((o.max_seeds = cmd_fix_int(optarg,
+			    FIX_MAX_SEEDS)) == -1) {
+				fprintf(stderr, "ares fix: --max-seeds: 1..%d\n",
+				    FIX_MAX_SEEDS);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'I':
+			if ((o.max_iterations = cmd_fix_int(optarg,
+			    FIX_MAX_ITERATIONS)) == -1) {
+				fprintf(stderr, "ares fix: --max-iterations: "
+				    "1..%d\n", FIX_MAX_ITERATIONS);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'j':
+			json = optarg;
+			break;
+		case 'g':
+			o.github_repo = optarg;
+			break;
+		case 'a':
+			o.github_api = optarg;
+			break;
+		case 'b':
+			o.github_base = optarg;
+			break;
+		case 'w':
+			o.slack_webhook = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			fputs(cmd_fix_usage, stdout);
+			return EXIT_CONTAINED;
+		default:
+			fputs(cmd_fix_usage, stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		o.run_dir = argv[optind++];
+	if (optind != argc) {
+		fprintf(stderr, "ares fix: unexpected argument '%s'\n",
+		    argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (o.run_dir == NULL && o.policy_path == NULL) {
+		fputs(cmd_fix_usage, stderr);
+		return EXIT_USAGE;
+	}
+	if (o.run_dir != NULL && o.has_seed) {
+		fprintf(stderr, "ares fix: --seed goes with --policy, not with "
+		    "RUN_DIR (the run's seed is used)\n");
+		return EXIT_USAGE;
+	}
+	if (o.heldout != NULL && variant_find(o.heldout) == NULL) {
+		fprintf(stderr, "ares fix: --heldout: unknown variant '%s' "
+		    "(known: %s)\n", o.heldout, variant_ids());
+		return EXIT_USAGE;
+	}
+	if (!quiet)
+		o.observer = cmd_fix_beat;
+	o.cancel = &cmd_fix_cancel;
+	signal(SIGINT, cmd_fix_on_signal);
+	signal(SIGTERM, cmd_fix_on_signal);
+	signal(SIGPIPE, SIG_IGN);
+
+	r = xcalloc(1, sizeof *r);
+	if (fix_run(&o, r, &e) == -1) {
+		fprintf(stderr, "ares fix: %s\n", e.msg);
+		fix_result_free(r);
+		free(r);
+		return errbuf_exit_code(&e);
+	}
+	printf("\nfix        %s\n", r->fix_id);
+	printf("fix dir    %s\n", r->fix_dir);
+	printf("outcome    %s: %s\n", fix_outcome_name(r->outcome), r->reason);
+	for (i = 0; i < r->nremoved; i++)
+		printf("turned off %s\n", r->removed[i]);
+	for (i = 0; i < r->nruns; i++)
+		printf("run        %-9s %s  %-12s seed %-6llu %s\n",
+		    r->runs[i].role, r->runs[i].run_id, r->runs[i].variant,
+		    (unsigned long long)r->runs[i].seed, r->runs[i].verdict);
+	if (r->git.committed)
+		printf("branch     %s (commit %.12s in %s)\n", r->git.branch,
+		    r->git.commit, r->git.toplevel);
+	if (r->pr_path[0] != '\0')
+		printf("pr         %s%s%s\n", r->pr_path,
+		    r->pr_url[0] ? "  " : "", r->pr_url);
+	if (json != NULL) {
+		cJSON *j = fix_result_json(r);
+		char *txt = cJSON_Print(j);
+
+		rc = 0;
+		if (strcmp(json, "-") == 0)
+			printf("%s\n", txt);
+		else
+			rc = util_write_file(json, txt, strlen(txt), 0644, &e);
+		free(txt);
+		cJSON_Delete(j);
+		if (rc == -1) {
+			fprintf(stderr, "ares fix: --json: %s\n", e.msg);
+			fix_result_free(r);
+			free(r);
+			return EXIT_INTERNAL;
+		}
+	}
+	rc = fix_exit_code(r);
+	fix_result_free(r);
+	free(r);
+	return rc;
+}

@@ -1,0 +1,373 @@
+/*
+ * cmd_trial.c - `ares trial` (N drills, J at a time, exact intervals) and
+ * `ares stats ci K N` (the interval alone).  Printers over core/trial.c and
+ * core/stats.c (docs/cli-trial.md, docs/cli-stats.md).
+ */
+#include "core.h"
+#include "tui.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char trial_usage[] =
+    "usage: ares trial --policy FILE -n N [-j J] [--seed S] [--level L]\n"
+    "                  [--json FILE|-] [--runs DIR] [--key-dir DIR]\n"
+    "       ares trial --resume TRIAL_DIR [-j J] [--json FILE|-] "
+    "[--key-dir DIR]\n";
+
+static volatile sig_atomic_t trial_stop, trial_cancel;
+
+/* SIGINT/SIGTERM: launch nothing new and cut the running drills short;
+ * each still tears its lab down before the trial writes its partial
+ * report (the cut-short runs are not results: --resume runs them again). */
+static void
+trial_on_signal(int sig)
+{
+	(void)sig;
+	trial_stop = 1;
+	trial_cancel = 1;
+}
+
+struct trial_printer {
+	bool tty;
+	bool drawn;   /* a \r line is on screen */
+};
+
+static void
+trial_print_progress(void *ctx, const struct trial_progress *p)
+{
+	struct trial_printer *pr = ctx;
+
+	if (p->event == TRIAL_EV_END) {
+		if (pr->drawn)
+			fputc('\n', stderr);
+		pr->drawn = false;
+		return;
+	}
+	if (!pr->tty && p->event != TRIAL_EV_FINISH)
+		return;
+	fprintf(stderr, "%s[%zu/%zu] running %zu, contained %zu, breached "
+	    "%zu, not-exercised %zu, errors %zu%s", pr->tty ? "\r" : "",
+	    p->done, p->total, p->running, p->contained, p->breached,
+	    p->not_exercised, p->errors, pr->tty ? "\033[K" : "\n");
+	pr->drawn = pr->tty;
+	fflush(stderr);
+}
+
+static void
+trial_print_rate(FILE *f, const char *name, const struct trial_rate *r,
+    const char *among)
+{
+	if (r->n == 0) {
+		fprintf(f, "  %-14s %llu/%llu  (no runs: no interval)%s\n",
+		    name, (unsigned long long)r->k, (unsigned long long)r->n,
+		    among);
+		return;
+	}
+	fprintf(f, "  %-14s %llu/%llu  [%.4f, %.4f]%s\n", name,
+	    (unsigned long long)r->k, (unsigned long long)r->n, r->lower,
+	    r->upper, among);
+}
+
+static void
+trial_print(FILE *f, const struct trial *t, int code)
+{
+	const struct trial_summary *s = &t->sum;
+	size_t i;
+
+	fprintf(f, "\ntrial      %s%s\n", t->id, t->complete ? "" :
+	    "  (INCOMPLETE)");
+	fprintf(f, "trial dir  %s\n", t->dir);
+	fprintf(f, "policy     %s (base seed %llu, run i uses "
+	    "splitmix64(base, i))\n", t->policy,
+	    (unsigned long long)t->base_seed);
+	fprintf(f, "runs       %zu of %zu finished, %zu at a time\n\n",
+	    s->finished, t->n, t->jobs);
+	fprintf(f, "%5s  %-20s  %-24s  %-13s  %10s  %s\n", "index", "seed",
+	    "run id", "verdict", "ttk ms", "report");
+	for (i = 0; i < t->n; i++) {
+		const struct trial_run *r = &t->runs[i];
+		char ttk[32];
+
+		if (!r->done) {
+			fprintf(f, "%5zu  %-20llu  %-24s  %-13s\n", r->index,
+			    (unsigned long long)r->seed, "-", "(not run)");
+			continue;
+		}
+		if (r->time_to_kill_ms >= 0)
+			snprintf(ttk, sizeof ttk, "%.3f", r->time_to_kill_ms);
+		else
+			snprintf(ttk, sizeof ttk, "-");
+		fprintf(f, "%5zu  %-20llu  %-24s  %-13s  %10s  %.12s\n",
+		    r->index, (unsigned long long)r->seed,
+		    r->run_id[0] != '\0' ? r->run_id : "-", r->verdict, ttk,
+		    r->report_blake2b[0] != '\0' ? r->report_blake2b : "-");
+	}
+	fprintf(f, "\nsummary (exact two-sided Clopper-Pearson intervals at "
+	    "%g%%)\n", t->level * 100.0);
+	trial_print_rate(f, "bait taken", &s->bait,
+	    "  of runs with a verdict");
+	trial_print_rate(f, "contained", &s->contained_r,
+	    "  of exercised runs");
+	trial_print_rate(f, "breached", &s->breached_r,
+	    "  of exercised runs");
+	trial_print_rate(f, "leaked", &s->leaked, "  of exercised runs");
+	fprintf(f, "  %-14s %zu run(s)   errors %zu run(s)   (in no rate; "
+	    "never counted as success)\n", "not exercised", s->not_exercised,
+	    s->errors);
+	if (s->nttk > 0)
+		fprintf(f, "  %-14s median %.3f ms, p95 %.3f ms, max %.3f ms "
+		    "(%zu run(s))\n", "time to kill", s->ttk_median,
+		    s->ttk_p95, s->ttk_max, s->nttk);
+	else
+		fprintf(f, "  %-14s none (no run cut the agent off)\n",
+		    "time to kill");
+	if (!t->complete)
+		fprintf(f, "\nINCOMPLETE: %zu run(s) missing; continue with "
+		    "ares trial --resume %s\n", t->n - s->finished, t->dir);
+	fprintf(f, "exit %d\n", code);
+}
+
+/* Parse a count option in 1..max.  -1 (message printed) on bad input. */
+static int
+trial_opt_count(const char *opt, const char *s, uint64_t max, size_t *out)
+{
+	uint64_t v;
+
+	if (stats_parse_count(s, max, &v) == -1 || v == 0) {
+		fprintf(stderr, "ares trial: %s: '%s' is not an integer in "
+		    "1..%llu\n", opt, s, (unsigned long long)max);
+		return -1;
+	}
+	*out = (size_t)v;
+	return 0;
+}
+
+int
+cmd_trial(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "level", required_argument, NULL, 'l' },
+		{ "json", required_argument, NULL, 'J' },
+		{ "runs", required_argument, NULL, 'r' },
+		{ "resume", required_argument, NULL, 'R' },
+		{ "key-dir", required_argument, NULL, 'K' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct trial_options o;
+	struct trial_printer pr = { 0 };
+	struct trial t;
+	struct errbuf e = { 0 };
+	const char *json = NULL;
+	bool fixed = false;   /* an option --resume takes from trial.json */
+	FILE *out = stdout;
+	int c, code;
+
+	memset(&o, 0, sizeof o);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:n:j:s:l:h", longopts,
+	    NULL)) != -1) {
+		uint64_t v;
+
+		switch (c) {
+		case 'p':
+			o.policy_path = optarg;
+			fixed = true;
+			break;
+		case 'n':
+			if (trial_opt_count("-n", optarg, TRIAL_MAX_RUNS,
+			    &o.n) == -1)
+				return EXIT_USAGE;
+			fixed = true;
+			break;
+		case 'j':
+			if (trial_opt_count("-j", optarg, TRIAL_MAX_JOBS,
+			    &o.jobs) == -1)
+				return EXIT_USAGE;
+			break;
+		case 's':
+			if (stats_parse_count(optarg, UINT64_MAX, &v) == -1) {
+				fprintf(stderr, "ares trial: --seed: '%s' is not "
+				    "a non-negative integer\n", optarg);
+				return EXIT_USAGE;
+			}
+			o.seed = v;
+			o.has_seed = true;
+			fixed = true;
+			break;
+		case 'l':
+			if (stats_parse_level(optarg, &o.level) == -1) {
+				fprintf(stderr, "ares trial: --level: '%s' is not "
+				    "a number strictly between 0 and 1\n",
+				    optarg);
+				return EXIT_USAGE;
+			}
+			fixed = true;
+			break;
+		case 'J':
+			json = optarg;
+			break;
+		case 'r':
+			o.runs_dir = optarg;
+			fixed = true;
+			break;
+		case 'R':
+			o.resume_dir = optarg;
+			break;
+		case 'K':
+			o.key_dir = optarg;
+			break;
+		case 'h':
+			fputs(trial_usage, stdout);
+			return EXIT_CONTAINED;
+		default:
+			fputs(trial_usage, stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "ares trial: unexpected argument '%s'\n%s",
+		    argv[optind], trial_usage);
+		return EXIT_USAGE;
+	}
+	if (o.resume_dir != NULL && fixed) {
+		fprintf(stderr, "ares trial: --resume takes the policy, -n, "
+		    "--seed, --level and the directory from trial.json; give "
+		    "only -j, --json, --key-dir with it\n");
+		return EXIT_USAGE;
+	}
+	if (o.resume_dir == NULL && (o.policy_path == NULL || o.n == 0)) {
+		fprintf(stderr, "ares trial: --policy FILE and -n N are "
+		    "required\n%s", trial_usage);
+		return EXIT_USAGE;
+	}
+	if (json != NULL && strcmp(json, "-") == 0)
+		out = stderr;   /* stdout carries the JSON */
+
+	pr.tty = isatty(STDERR_FILENO) == 1;
+	o.progress = trial_print_progress;
+	o.progress_ctx = &pr;
+	o.stop = &trial_stop;
+	o.cancel = &trial_cancel;
+	signal(SIGINT, trial_on_signal);
+	signal(SIGTERM, trial_on_signal);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (trial_run(&o, &t, &e) == -1) {
+		fprintf(stderr, "ares trial: %s\n", e.msg);
+		trial_free(&t);
+		return errbuf_exit_code(&e);
+	}
+	trial_summarize(&t);
+	code = trial_exit_code(&t);
+	trial_print(out, &t, code);
+	if (json != NULL) {
+		cJSON *j = trial_json(&t);
+		char *txt = cJSON_Print(j);
+
+		if (txt == NULL)
+			util_fatal("cJSON_Print failed");
+		if (strcmp(json, "-") == 0)
+			printf("%s\n", txt);
+		else if (util_write_file(json, txt, strlen(txt), 0644,
+		    &e) == -1) {
+			fprintf(stderr, "ares trial: --json: %s\n", e.msg);
+			if (code == EXIT_CONTAINED)
+				code = EXIT_INTERNAL;
+		}
+		cJSON_free(txt);
+		cJSON_Delete(j);
+	}
+	trial_free(&t);
+	return code;
+}
+
+static const char stats_usage[] =
+    "usage: ares stats ci K N [--level L]\n";
+
+/* ares stats ci K N [--level L]: print "lower upper". */
+int
+cmd_stats(int argc, char **argv)
+{
+	const char *pos[3] = { NULL, NULL, NULL };
+	const char *level_s = NULL;
+	struct errbuf e = { 0 };
+	double level = 0.95, lo, hi;
+	uint64_t k, n;
+	size_t npos = 0;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(stats_usage, stdout);
+			return EXIT_CONTAINED;
+		}
+		if (strcmp(a, "--level") == 0 || strcmp(a, "-l") == 0) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "ares stats: --level needs a "
+				    "value\n%s", stats_usage);
+				return EXIT_USAGE;
+			}
+			level_s = argv[++i];
+		} else if (strncmp(a, "--level=", 8) == 0)
+			level_s = a + 8;
+		else if (a[0] == '-' && (a[1] < '0' || a[1] > '9')) {
+			fprintf(stderr, "ares stats: unknown option '%s'\n%s", a,
+			    stats_usage);
+			return EXIT_USAGE;
+		} else if (npos < 3)
+			pos[npos++] = a;
+		else {
+			fprintf(stderr, "ares stats: too many arguments\n%s",
+			    stats_usage);
+			return EXIT_USAGE;
+		}
+	}
+	if (npos == 0 || strcmp(pos[0], "ci") != 0) {
+		fprintf(stderr, "ares stats: %s\n%s", npos == 0 ? "missing "
+		    "subcommand" : "unknown subcommand (only 'ci')",
+		    stats_usage);
+		return EXIT_USAGE;
+	}
+	if (npos != 3) {
+		fprintf(stderr, "ares stats ci: want K and N\n%s", stats_usage);
+		return EXIT_USAGE;
+	}
+	if (stats_parse_count(pos[1], UINT64_MAX, &k) == -1) {
+		fprintf(stderr, "ares stats ci: K '%s' is not a non-negative "
+		    "integer\n", pos[1]);
+		return EXIT_USAGE;
+	}
+	if (stats_parse_count(pos[2], UINT64_MAX, &n) == -1) {
+		fprintf(stderr, "ares stats ci: N '%s' is not a non-negative "
+		    "integer\n", pos[2]);
+		return EXIT_USAGE;
+	}
+	if (level_s != NULL && stats_parse_level(level_s, &level) == -1) {
+		fprintf(stderr, "ares stats ci: --level '%s' is not a number "
+		    "strictly between 0 and 1\n", level_s);
+		return EXIT_USAGE;
+	}
+	if (n == 0 || k > n) {
+		fprintf(stderr, "ares stats ci: %s (K=%llu, N=%llu)\n", n == 0 ?
+		    "N must be at least 1" : "K must not exceed N",
+		    (unsigned long long)k, (unsigned long long)n);
+		return EXIT_USAGE;
+	}
+	if (stats_clopper_pearson(k, n, level, &lo, &hi, &e) == -1) {
+		fprintf(stderr, "ares stats ci: %s\n", e.msg);
+		return errbuf_exit_code(&e);
+	}
+	printf("%.10f %.10f\n", lo, hi);
+	return EXIT_CONTAINED;
+}
