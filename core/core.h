@@ -75,6 +75,11 @@ uint64_t util_wall_ns(void);   /* CLOCK_REALTIME, ns since the epoch */
 /* RFC 3339 UTC with nanoseconds of a wall time: out must hold 40 bytes. */
 void util_wall_iso(uint64_t wall_ns, char out[40]);
 
+/* A fresh id for a run, trial or fix: UTC time plus 32 random bits,
+ * e.g. "20261129-231500-1a2b3c4d" (libsodium must be initialised). */
+#define UTIL_ID_MAX 64
+void util_new_id(char out[UTIL_ID_MAX]);
+
 /* Read a whole file of at most max bytes (NUL-terminated; *len excludes NUL).
  * Returns NULL + e on error or when the file is larger than max. Caller frees. */
 char *util_read_file(const char *path, size_t max, size_t *len,

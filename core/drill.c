@@ -532,19 +532,6 @@ drill_agent_running(struct drill_state *st)
 	return running;
 }
 
-/* A fresh run id: UTC time plus 32 random bits. */
-static void
-drill_new_run_id(char out[64])
-{
-	uint8_t rnd[4];
-	char hex[9], iso[40];
-
-	randombytes_buf(rnd, sizeof rnd);
-	util_hex(rnd, sizeof rnd, hex);
-	util_wall_iso(util_wall_ns(), iso);
-	snprintf(out, 64, "%.4s%.2s%.2s-%.2s%.2s%.2s-%s", iso, iso + 5,
-	    iso + 8, iso + 11, iso + 14, iso + 17, hex);
-}
 
 /* Resolve the runs directory to an absolute path (bind mounts need one). */
 static char *
@@ -928,7 +915,7 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 	runs = drill_runs_dir(o, e);
 	if (runs == NULL)
 		goto out;
-	drill_new_run_id(r->run_id);
+	util_new_id(r->run_id);
 	snprintf(r->run_dir, sizeof r->run_dir, "%s/%s", runs, r->run_id);
 	if (util_mkdir_p(r->run_dir, 0755, e) == -1)
 		goto out;

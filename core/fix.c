@@ -1759,19 +1759,6 @@ fix_result_json(const struct fix_result *r)
 	return j;
 }
 
-/* A fresh fix id: UTC time plus 32 random bits (like a run id). */
-static void
-fix_new_id(char out[64])
-{
-	uint8_t rnd[4];
-	char hex[9], iso[40];
-
-	randombytes_buf(rnd, sizeof rnd);
-	util_hex(rnd, sizeof rnd, hex);
-	util_wall_iso(util_wall_ns(), iso);
-	snprintf(out, 64, "%.4s%.2s%.2s-%.2s%.2s%.2s-%s", iso, iso + 5,
-	    iso + 8, iso + 11, iso + 14, iso + 17, hex);
-}
 
 /* The proposal: pr.md, policy patch, git commit, GitHub, Slack. */
 static void
@@ -1989,7 +1976,7 @@ fix_run(const struct fix_options *opt, struct fix_result *r,
 		goto out;
 	}
 	o.runs_dir = runs_abs;
-	fix_new_id(r->fix_id);
+	util_new_id(r->fix_id);
 	snprintf(r->fix_dir, sizeof r->fix_dir, "%s/fix-%s", runs_abs,
 	    r->fix_id);
 	if (util_mkdir_p(r->fix_dir, 0755, e) == -1)

@@ -1884,19 +1884,6 @@ out:
 /* a lab for probing                                                    */
 /* ------------------------------------------------------------------ */
 
-/* A fresh run id: UTC time plus 32 random bits (as ares lab up does). */
-static void
-probe_run_id(char out[64])
-{
-	uint8_t rnd[4];
-	char hex[9], iso[40];
-
-	randombytes_buf(rnd, sizeof rnd);
-	util_hex(rnd, sizeof rnd, hex);
-	util_wall_iso(util_wall_ns(), iso);
-	snprintf(out, 64, "%.4s%.2s%.2s-%.2s%.2s%.2s-%s", iso, iso + 5,
-	    iso + 8, iso + 11, iso + 14, iso + 17, hex);
-}
 
 int
 probe_lab(struct docker *d, const struct policy *p, const char *runs_dir,
@@ -1913,7 +1900,7 @@ probe_lab(struct docker *d, const struct policy *p, const char *runs_dir,
 		runs_dir = getenv("ARES_RUNS");
 	if (runs_dir == NULL || runs_dir[0] == '\0')
 		runs_dir = "runs";
-	probe_run_id(run_id);
+	util_new_id(run_id);
 	dir = xasprintf("%s/%s", runs_dir, run_id);
 	if (util_mkdir_p(dir, 0755, e) == -1) {
 		free(dir);

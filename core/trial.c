@@ -932,19 +932,6 @@ trial_worker(void *arg)
 	return NULL;
 }
 
-/* A fresh trial id: "trial-" + UTC time + 32 random bits. */
-static void
-trial_new_id(char out[64])
-{
-	uint8_t rnd[4];
-	char hex[9], iso[40];
-
-	randombytes_buf(rnd, sizeof rnd);
-	util_hex(rnd, sizeof rnd, hex);
-	util_wall_iso(util_wall_ns(), iso);
-	snprintf(out, 64, "trial-%.4s%.2s%.2s-%.2s%.2s%.2s-%s", iso, iso + 5,
-	    iso + 8, iso + 11, iso + 14, iso + 17, hex);
-}
 
 static int
 trial_policy_hash(const char *path, char out[EVIDENCE_HEX_BYTES],
@@ -1112,7 +1099,7 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 			    parent == NULL ? strerror(errno) : "path too long");
 			goto out;
 		}
-		trial_new_id(t->id);
+		util_new_id(t->id);
 		snprintf(t->dir, sizeof t->dir, "%s/%s", parent, t->id);
 		if (mkdir(t->dir, 0755) == -1) {
 			errbuf_set(e, ERRBUF_INTERNAL, "mkdir %s: %s", t->dir,

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 static void (*util_fatal_hook)(void);
 
 int
@@ -567,4 +569,17 @@ util_sanitize(char *dst, size_t dstlen, const char *src, size_t srclen,
 	}
 	dst[o] = '\0';
 	return o;
+}
+
+void
+util_new_id(char out[UTIL_ID_MAX])
+{
+	uint8_t rnd[4];
+	char hex[9], iso[40];
+
+	randombytes_buf(rnd, sizeof rnd);
+	util_hex(rnd, sizeof rnd, hex);
+	util_wall_iso(util_wall_ns(), iso);
+	snprintf(out, UTIL_ID_MAX, "%.4s%.2s%.2s-%.2s%.2s%.2s-%s", iso,
+	    iso + 5, iso + 8, iso + 11, iso + 14, iso + 17, hex);
 }

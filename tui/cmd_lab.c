@@ -38,19 +38,6 @@ struct cmd_lab_args {
 	bool has_seed;
 };
 
-/* A fresh run id: UTC time plus 32 random bits (as drill.c does). */
-static void
-cmd_lab_run_id(char out[64])
-{
-	uint8_t rnd[4];
-	char hex[9], iso[40];
-
-	randombytes_buf(rnd, sizeof rnd);
-	util_hex(rnd, sizeof rnd, hex);
-	util_wall_iso(util_wall_ns(), iso);
-	snprintf(out, 64, "%.4s%.2s%.2s-%.2s%.2s%.2s-%s", iso, iso + 5,
-	    iso + 8, iso + 11, iso + 14, iso + 17, hex);
-}
 
 /* The run id recorded in RUN_DIR/lab.json (copied into out).  -1 + e
  * (ERRBUF_INPUT: not a lab run dir). */
@@ -128,7 +115,7 @@ cmd_lab_up(const struct cmd_lab_args *a)
 	p = policy_load(a->policy, &e);
 	if (p == NULL)
 		return cmd_lab_fail("up", &e);
-	cmd_lab_run_id(run_id);
+	util_new_id(run_id);
 	if (a->run != NULL)
 		run_dir = xstrdup(a->run);
 	else {
