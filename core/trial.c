@@ -1099,7 +1099,11 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 			    parent == NULL ? strerror(errno) : "path too long");
 			goto out;
 		}
-		util_new_id(t->id);
+		char id[UTIL_ID_MAX];
+
+		/* "trial-" + a fresh id (24 bytes): fits t->id. */
+		util_new_id(id);
+		snprintf(t->id, sizeof t->id, "trial-%.48s", id);
 		snprintf(t->dir, sizeof t->dir, "%s/%s", parent, t->id);
 		if (mkdir(t->dir, 0755) == -1) {
 			errbuf_set(e, ERRBUF_INTERNAL, "mkdir %s: %s", t->dir,
