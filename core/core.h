@@ -1081,6 +1081,15 @@ int probe_write_signed(const struct probe_report *r, const char *key_dir,
 int probe_lab(struct docker *d, const struct policy *p, const char *runs_dir,
     const char *only_flaw, const char *key_dir, bool keep,
     struct probe_report *r, struct errbuf *e);
+/* Called on the battery's thread after row i ran (r->rows[i] filled,
+ * sanitized); print or copy and return. */
+typedef void (*probe_row_fn)(void *ctx, const struct probe_report *r,
+    size_t i);
+/* probe_lab, calling fn (may be NULL) after each row (the console). */
+int probe_lab_watch(struct docker *d, const struct policy *p,
+    const char *runs_dir, const char *only_flaw, const char *key_dir,
+    bool keep, probe_row_fn fn, void *ctx, struct probe_report *r,
+    struct errbuf *e);
 
 /* Negative control: the base policy (flaws cleared) must hold, and with
  * exactly one flaw on the battery must FAIL a row that detects it. */

@@ -1435,8 +1435,10 @@ probe_run_row(struct docker *d, const struct probe_ctx *c,
 	free(host);
 }
 
-int
-probe_run(struct docker *d, const struct probe_ctx *c, const char *only_flaw,
+/* probe_run with fn (may be NULL) called after each row. */
+static int
+probe_run_watch(struct docker *d, const struct probe_ctx *c,
+    const char *only_flaw, probe_row_fn fn, void *ctx,
     struct probe_report *r, struct errbuf *e)
 {
 	size_t i;
@@ -1459,8 +1461,17 @@ probe_run(struct docker *d, const struct probe_ctx *c, const char *only_flaw,
 		    !probe_row_has_flaw(&probe_table[i], only_flaw))
 			continue;
 		probe_run_row(d, c, &probe_table[i], &r->rows[r->nrows++]);
+		if (fn != NULL)
+			fn(ctx, r, r->nrows - 1);
 	}
 	return 0;
+}
+
+int
+probe_run(struct docker *d, const struct probe_ctx *c, const char *only_flaw,
+    struct probe_report *r, struct errbuf *e)
+{
+	return probe_run_watch(d, c, only_flaw, NULL, NULL, r, e);
 }
 
 bool
@@ -1890,6 +1901,16 @@ probe_lab(struct docker *d, const struct policy *p, const char *runs_dir,
     const char *only_flaw, const char *key_dir, bool keep,
     struct probe_report *r, struct errbuf *e)
 {
+	return probe_lab_watch(d, p, runs_dir, only_flaw, key_dir, keep, NULL,
+	    NULL, r, e);
+}
+
+int
+probe_lab_watch(struct docker *d, const struct policy *p,
+    const char *runs_dir, const char *only_flaw, const char *key_dir,
+    bool keep, probe_row_fn fn, void *ctx, struct probe_report *r,
+    struct errbuf *e)
+{
 	struct lab_options lo = { .agent_idle = true };
 	struct probe_ctx c;
 	struct lab *lab;
@@ -1921,7 +1942,7 @@ probe_lab(struct docker *d, const struct policy *p, const char *runs_dir,
 	lab_free(lab);
 	rc = probe_ctx_load(d, abs, &c, e);
 	if (rc == 0) {
-		rc = probe_run(d, &c, only_flaw, r, e);
+		rc = probe_run_watch(d, &c, only_flaw, fn, ctx, r, e);
 		probe_ctx_free(&c);
 	}
 	if (rc == 0)

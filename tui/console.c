@@ -141,6 +141,13 @@ struct console_ui {
 	size_t npolicies, nruns, home_cur, home_top;
 	char engine[256];          /* "" when reachable, else why not */
 	char home_msg[256];
+	size_t trial_n;            /* N of the next trial ('+' / '-') */
+	/* trial, probe, fix */
+	struct console_job *job;
+	size_t job_top;            /* first list row shown */
+	bool job_follow;           /* keep the newest rows in view */
+	double job_secs;           /* how long the finished job took */
+	unsigned long job_tick;
 };
 
 /* ---------------------------------------------------------------- */
@@ -986,6 +993,10 @@ console_draw_status(struct console_ui *ui, int y)
 	attrset(A_NORMAL);
 }
 
+static bool console_is_job(const struct console_ui *ui);
+static void console_job_status(struct console_ui *ui, char *out, size_t n,
+    int *pair);
+
 static void
 console_draw_small(struct console_ui *ui)
 {
@@ -996,7 +1007,11 @@ console_draw_small(struct console_ui *ui)
 		y = 0;
 	console_attr(ui, CP_YELLOW, A_BOLD);
 	console_put(ui, y, 1, "terminal too small (need 80x24)", COLS - 1);
-	if (ui->screen != &console_screen_home) {
+	if (console_is_job(ui)) {
+		console_job_status(ui, text, sizeof text, &pair);
+		console_attr(ui, pair, A_NORMAL);
+		console_put(ui, y + 1, 1, text, COLS - 1);
+	} else if (ui->screen != &console_screen_home) {
 		console_status_text(ui, text, sizeof text, &pair);
 		console_attr(ui, pair, A_NORMAL);
 		console_put(ui, y + 1, 1, text, COLS - 1);
@@ -1506,6 +1521,812 @@ static const struct console_screen console_screen_replay = {
 	.fd = console_no_fd,
 };
 
+/* ---- trial, probe and fix screens (one worker, like the drill) ------ */
+
+#define CONSOLE_FIX_BEATS  96      /* fix beats kept for the screen */
+#define CONSOLE_TRIAL_LAST 8       /* finished trial runs listed live */
+#define CONSOLE_TRIAL_N    10      /* the trial screen's defaults */
+#define CONSOLE_TRIAL_J    2
+#define CONSOLE_TRIAL_NMAX 200
+
+enum console_job_kind { CONSOLE_JOB_TRIAL, CONSOLE_JOB_PROBE, CONSOLE_JOB_FIX };
+
+struct console_fix_beat {
+	double t_ms;
+	char type[24];
+	char text[320];
+};
+
+struct console_trial_fin {
+	size_t index;
+	char verdict[16];
+	double ttk_ms;
+};
+
+/* Shared between a job's worker and the UI.  Fields marked (mu) are
+ * written by the worker's callbacks under mu; the result fields (t, pr,
+ * fr, rc, err) belong to the worker until the UI has joined it. */
+struct console_job {
+	pthread_mutex_t mu;
+	int pipe_rd, pipe_wr;
+	bool done;                          /* (mu) the worker returned */
+	enum console_job_kind kind;
+	char policy[4096];
+	size_t n, jobs;
+	volatile sig_atomic_t stop, cancel;
+	uint64_t t0;
+	int rc;
+	struct errbuf err;
+	/* trial */
+	struct trial_progress tp;           /* (mu) run pointer cleared */
+	bool have_tp;                       /* (mu) */
+	struct console_trial_fin fin[CONSOLE_TRIAL_LAST];   /* (mu) ring */
+	size_t nfin;                        /* (mu) total finished */
+	struct trial t;
+	/* probe */
+	struct probe_result rows[PROBE_MAX_ROWS];  /* (mu) copies */
+	size_t nrows;                       /* (mu) */
+	char run_id[64];                    /* (mu) */
+	struct probe_report pr;
+	/* fix */
+	struct console_fix_beat beats[CONSOLE_FIX_BEATS];   /* (mu) ring */
+	size_t nbeats;                      /* (mu) total beats */
+	struct fix_result fr;
+};
+
+/* Wake the UI (never blocks; a full pipe already means "wake up"). */
+static void
+console_job_poke(struct console_job *j)
+{
+	char c = 'j';
+
+	if (write(j->pipe_wr, &c, 1) < 0) {
+		/* EAGAIN: a wake-up is pending; the UI also polls */
+	}
+}
+
+/* trial_run's progress hook (trial lock held, any thread): copy. */
+static void
+console_trial_progress(void *ctx, const struct trial_progress *p)
+{
+	struct console_job *j = ctx;
+
+	pthread_mutex_lock(&j->mu);
+	j->tp = *p;
+	j->tp.run = NULL;
+	j->have_tp = true;
+	if (p->event == TRIAL_EV_FINISH && p->run != NULL) {
+		struct console_trial_fin *f =
+		    &j->fin[j->nfin % CONSOLE_TRIAL_LAST];
+
+		f->index = p->run->index;
+		console_copy(f->verdict, sizeof f->verdict, p->run->verdict);
+		f->ttk_ms = p->run->time_to_kill_ms;
+		j->nfin++;
+	}
+	pthread_mutex_unlock(&j->mu);
+	console_job_poke(j);
+}
+
+/* probe_lab_watch's row hook (worker thread): copy the finished row. */
+static void
+console_probe_row(void *ctx, const struct probe_report *r, size_t i)
+{
+	struct console_job *j = ctx;
+
+	pthread_mutex_lock(&j->mu);
+	if (i < PROBE_MAX_ROWS) {
+		j->rows[i] = r->rows[i];
+		if (j->nrows < i + 1)
+			j->nrows = i + 1;
+	}
+	console_copy(j->run_id, sizeof j->run_id, r->run_id);
+	pthread_mutex_unlock(&j->mu);
+	console_job_poke(j);
+}
+
+/* fix_run's observer (worker thread; text already sanitized): copy. */
+static void
+console_fix_observer(void *ctx, double t_ms, const char *type,
+    const char *text)
+{
+	struct console_job *j = ctx;
+	struct console_fix_beat *b;
+
+	pthread_mutex_lock(&j->mu);
+	b = &j->beats[j->nbeats % CONSOLE_FIX_BEATS];
+	b->t_ms = t_ms;
+	console_copy(b->type, sizeof b->type, type);
+	console_copy(b->text, sizeof b->text, text);
+	j->nbeats++;
+	pthread_mutex_unlock(&j->mu);
+	console_job_poke(j);
+}
+
+/* The probe job: load the policy, open the engine, run the battery in a
+ * fresh lab (torn down after).  0 or -1 + j->err. */
+static int
+console_probe_job(struct console_job *j)
+{
+	struct policy *p = policy_load(j->policy, &j->err);
+	struct docker *d;
+	int rc;
+
+	if (p == NULL)
+		return -1;
+	d = docker_open(NULL, &j->err);
+	if (d != NULL && docker_negotiate(d, &j->err) == -1) {
+		docker_close(d);
+		d = NULL;
+	}
+	if (d == NULL) {
+		policy_free(p);
+		return -1;
+	}
+	rc = probe_lab_watch(d, p, NULL, NULL, NULL, false, console_probe_row,
+	    j, &j->pr, &j->err);
+	docker_close(d);
+	policy_free(p);
+	return rc;
+}
+
+static void *
+console_job_main(void *arg)
+{
+	struct console_job *j = arg;
+
+	switch (j->kind) {
+	case CONSOLE_JOB_TRIAL: {
+		struct trial_options o = {
+			.policy_path = j->policy, .n = j->n, .jobs = j->jobs,
+			.stop = &j->stop, .cancel = &j->cancel,
+			.progress = console_trial_progress, .progress_ctx = j,
+		};
+
+		j->rc = trial_run(&o, &j->t, &j->err);
+		break;
+	}
+	case CONSOLE_JOB_PROBE:
+		j->rc = console_probe_job(j);
+		break;
+	case CONSOLE_JOB_FIX: {
+		struct fix_options o = {
+			.policy_path = j->policy,
+			.observer = console_fix_observer, .observer_ctx = j,
+			.cancel = &j->cancel,
+		};
+
+		j->rc = fix_run(&o, &j->fr, &j->err);
+		break;
+	}
+	}
+	pthread_mutex_lock(&j->mu);
+	j->done = true;
+	pthread_mutex_unlock(&j->mu);
+	console_job_poke(j);
+	return NULL;
+}
+
+static const struct console_screen console_screen_trial;
+static const struct console_screen console_screen_probe;
+static const struct console_screen console_screen_fix;
+
+/* Start a job of kind on policy (worker thread) and open its screen. */
+static void
+console_job_start(struct console_ui *ui, enum console_job_kind kind,
+    const char *policy)
+{
+	static struct console_job job;
+	static bool inited;
+	sigset_t block, oldmask;
+	int fds[2], perr;
+
+	if (inited) {
+		/* the previous job's worker was joined before going home */
+		if (job.t.runs != NULL)
+			trial_free(&job.t);
+		fix_result_free(&job.fr);
+		pthread_mutex_destroy(&job.mu);
+	}
+	inited = true;
+	memset(&job, 0, sizeof job);
+	console_view_reset(ui);
+	ui->job = &job;
+	ui->rp = NULL;
+	ui->job_top = 0;
+	ui->job_follow = true;
+	job.kind = kind;
+	job.n = ui->trial_n;
+	job.jobs = CONSOLE_TRIAL_J;
+	job.t0 = util_mono_ns();
+	console_copy(job.policy, sizeof job.policy, policy);
+	console_preload_policy(ui, job.policy, false);
+	if (pipe(fds) < 0)
+		util_fatal("console: pipe: %s", strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+		fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+	}
+	job.pipe_rd = fds[0];
+	job.pipe_wr = fds[1];
+	pthread_mutex_init(&job.mu, NULL);
+	sigemptyset(&block);
+	sigaddset(&block, SIGWINCH);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &oldmask);
+	perr = pthread_create(&ui->worker, NULL, console_job_main, &job);
+	pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
+	if (perr != 0)
+		util_fatal("console: pthread_create: %s", strerror(perr));
+	ui->worker_running = true;
+	ui->screen = kind == CONSOLE_JOB_TRIAL ? &console_screen_trial :
+	    kind == CONSOLE_JOB_PROBE ? &console_screen_probe :
+	    &console_screen_fix;
+}
+
+static int
+console_job_fd(const struct console_ui *ui)
+{
+	return ui->worker_running ? ui->job->pipe_rd : -1;
+}
+
+/* q: a finished job goes home; a running one is stopped first (trial: no
+ * new run, running drills cancelled; fix: cancelled; probe: the battery
+ * is short and has no cancel, so it finishes and tears down). */
+static void
+console_job_quit(struct console_ui *ui)
+{
+	if (ui->done) {
+		ui->quit = true;
+	} else if (!ui->stopping) {
+		__atomic_store_n(&ui->job->stop, 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&ui->job->cancel, 1, __ATOMIC_SEQ_CST);
+		ui->stopping = true;
+	}
+}
+
+static bool
+console_job_tick(struct console_ui *ui, uint64_t now)
+{
+	struct console_job *j = ui->job;
+	bool dirty = false, done;
+	char buf[256];
+
+	(void)now;
+	if (ui->worker_running) {
+		while (read(j->pipe_rd, buf, sizeof buf) > 0)
+			dirty = true;
+		pthread_mutex_lock(&j->mu);
+		done = j->done;
+		pthread_mutex_unlock(&j->mu);
+		if (done) {
+			pthread_join(ui->worker, NULL);
+			ui->worker_running = false;
+			close(j->pipe_rd);
+			close(j->pipe_wr);
+			ui->done = true;
+			ui->job_secs = (double)(util_mono_ns() - j->t0) / 1e9;
+			if (ui->stopping)
+				ui->quit = true;
+			ui->stopping = false;
+			dirty = true;
+		}
+	}
+	if (ui->tick != ui->job_tick) {   /* the elapsed clock, ~1/s */
+		ui->job_tick = ui->tick;
+		if (!ui->done && ui->tick % 7 == 0)
+			dirty = true;
+	}
+	if (ui->quit && !ui->worker_running && ui->from_home) {
+		console_home_enter(ui);
+		dirty = true;
+	}
+	return dirty;
+}
+
+static bool
+console_job_key(struct console_ui *ui, int ch)
+{
+	switch (ch) {
+	case 'q':
+	case 'Q':
+		console_job_quit(ui);
+		return true;
+	case KEY_UP:
+	case 'k':
+		ui->job_follow = false;
+		if (ui->job_top > 0)
+			ui->job_top--;
+		return true;
+	case KEY_DOWN:
+	case 'j':
+		ui->job_top++;     /* clamped when drawn */
+		return true;
+	case KEY_END:
+	case 'G':
+		ui->job_follow = true;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* A progress bar "[####----] done/total" in w columns at (y, x). */
+static void
+console_bar(const struct console_ui *ui, int y, int x, int w, size_t done,
+    size_t total, int pair)
+{
+	char nums[48];
+	int nw, bw, fill;
+
+	snprintf(nums, sizeof nums, " %zu/%zu", done, total);
+	nw = (int)strlen(nums);
+	bw = w - nw - 2;
+	if (bw < 4)
+		bw = 4;
+	fill = total > 0 ? (int)((double)bw * (double)done / (double)total) :
+	    0;
+	if (fill > bw)
+		fill = bw;
+	console_attr(ui, 0, A_BOLD);
+	console_put(ui, y, x, "[", 1);
+	console_attr(ui, pair, A_BOLD);
+	for (int i = 0; i < bw; i++) {
+		const char *c = i < fill ? (ui->ascii || !ui->utf8 ? "#" :
+		    "\xe2\x96\x88") : (ui->ascii || !ui->utf8 ? "-" :
+		    "\xc2\xb7");
+
+		if (i >= fill)
+			console_attr(ui, 0, A_DIM);
+		console_put(ui, y, x + 1 + i, c, 1);
+	}
+	console_attr(ui, 0, A_BOLD);
+	console_put(ui, y, x + 1 + bw, "]", 1);
+	console_put(ui, y, x + 2 + bw, nums, nw);
+	attrset(A_NORMAL);
+}
+
+/* Whether the current screen is a trial, probe or fix screen. */
+static bool
+console_is_job(const struct console_ui *ui)
+{
+	return ui->job != NULL && (ui->screen == &console_screen_trial ||
+	    ui->screen == &console_screen_probe ||
+	    ui->screen == &console_screen_fix);
+}
+
+/* The status line of a job screen (error text is core's, sanitized when
+ * drawn by console_put). */
+static void
+console_job_status(struct console_ui *ui, char *out, size_t n, int *pair)
+{
+	struct console_job *j = ui->job;
+	double secs = ui->done ? ui->job_secs :
+	    (double)(util_mono_ns() - j->t0) / 1e9;
+
+	if (ui->stopping) {
+		snprintf(out, n, "stopping: waiting for the work to end and "
+		    "the labs to be torn down (%.0fs)", secs);
+		*pair = CP_YELLOW;
+	} else if (!ui->done) {
+		static const char spin[] = "|/-\\";
+
+		snprintf(out, n, "%c running %.0fs", spin[ui->tick % 4], secs);
+		*pair = CP_CYAN;
+	} else if (j->rc == -1) {
+		snprintf(out, n, "could not run: %.280s", j->err.msg);
+		*pair = CP_RED;
+	} else {
+		snprintf(out, n, "finished in %.0fs (q: home)", secs);
+		*pair = CP_GREEN;
+	}
+}
+
+/* Title bar and status line of the job screens. */
+static void
+console_job_frame(struct console_ui *ui, const char *what)
+{
+	const char *keys = ui->screen->keys_hint;
+	int kw = (int)strlen(keys);
+	char st[300];
+	int pair = 0;
+
+	console_attr(ui, CP_TITLE, A_BOLD | (ui->color ? 0 : A_REVERSE));
+	mvhline(0, 0, ' ', COLS);
+	console_putf(ui, 0, 1, COLS - 2, "ares %s  policy %s  seed %s", what,
+	    ui->policy, ui->seed);
+	attrset(A_NORMAL);
+	console_job_status(ui, st, sizeof st, &pair);
+	move(LINES - 1, 0);
+	clrtoeol();
+	console_attr(ui, pair, A_BOLD);
+	console_put(ui, LINES - 1, 1, st, COLS - kw - 4);
+	console_attr(ui, 0, A_REVERSE);
+	console_put(ui, LINES - 1, COLS - kw - 1, keys, kw);
+	attrset(A_NORMAL);
+}
+
+/* "k/n [lo, hi]" of a rate (the cmd's numbers). */
+static void
+console_rate(const struct console_ui *ui, int y, const char *name,
+    const struct trial_rate *r, const char *among)
+{
+	console_attr(ui, 0, A_BOLD);
+	console_putf(ui, y, 2, 16, "%s", name);
+	console_attr(ui, 0, A_NORMAL);
+	if (r->n == 0)
+		console_putf(ui, y, 18, COLS - 20, "%llu/%llu  (no runs: no "
+		    "interval)%s", (unsigned long long)r->k,
+		    (unsigned long long)r->n, among);
+	else
+		console_putf(ui, y, 18, COLS - 20, "%llu/%llu [%.4f, %.4f]%s",
+		    (unsigned long long)r->k, (unsigned long long)r->n,
+		    r->lower, r->upper, among);
+}
+
+static void
+console_trial_draw(struct console_ui *ui)
+{
+	struct console_job *j = ui->job;
+	struct trial_progress tp;
+	struct console_trial_fin fin[CONSOLE_TRIAL_LAST];
+	size_t nfin, nshow;
+	int y = 2;
+
+	pthread_mutex_lock(&j->mu);
+	tp = j->tp;
+	nfin = j->nfin;
+	memcpy(fin, j->fin, sizeof fin);
+	pthread_mutex_unlock(&j->mu);
+	console_job_frame(ui, "trial");
+	console_putf(ui, y++, 1, COLS - 2, "N=%zu runs, J=%zu at a time "
+	    "(N: +/- on the home screen, default %d)", j->n, j->jobs,
+	    CONSOLE_TRIAL_N);
+	console_bar(ui, y, 1, COLS - 24, tp.done, j->n, CP_CYAN);
+	console_putf(ui, y++, COLS - 22, 21, "running %zu", tp.running);
+	y++;
+	console_attr(ui, CP_GREEN, A_BOLD);
+	console_putf(ui, y, 2, 18, "contained %zu", tp.contained);
+	console_attr(ui, CP_RED, A_BOLD);
+	console_putf(ui, y, 20, 18, "breached %zu", tp.breached);
+	console_attr(ui, CP_YELLOW, A_BOLD);
+	console_putf(ui, y, 38, 22, "not-exercised %zu", tp.not_exercised);
+	console_attr(ui, CP_MAGENTA, A_BOLD);
+	console_putf(ui, y++, 60, COLS - 61, "errors %zu", tp.errors);
+	attrset(A_NORMAL);
+	y++;
+	if (ui->done && j->rc == 0) {
+		const struct trial *t = &j->t;
+		const struct trial_summary *s = &t->sum;
+		int code = trial_exit_code(t);
+
+		console_attr(ui, 0, A_BOLD);
+		console_putf(ui, y++, 1, COLS - 2, "rates (exact two-sided "
+		    "Clopper-Pearson intervals at %g%%)", t->level * 100.0);
+		console_rate(ui, y++, "bait taken", &s->bait,
+		    "  of runs with a verdict");
+		console_rate(ui, y++, "contained", &s->contained_r,
+		    "  of exercised runs");
+		console_rate(ui, y++, "breached", &s->breached_r,
+		    "  of exercised runs");
+		console_rate(ui, y++, "leaked", &s->leaked,
+		    "  of exercised runs");
+		console_attr(ui, 0, A_BOLD);
+		console_put(ui, y, 2, "time to kill", 16);
+		console_attr(ui, 0, A_NORMAL);
+		if (s->nttk > 0)
+			console_putf(ui, y++, 18, COLS - 20, "median %.3f ms, "
+			    "p95 %.3f ms, max %.3f ms (%zu run(s))",
+			    s->ttk_median, s->ttk_p95, s->ttk_max, s->nttk);
+		else
+			console_put(ui, y++, 18, "none (no run cut the agent "
+			    "off)", COLS - 20);
+		y++;
+		console_attr(ui, code == 0 ? CP_GREEN : code == 1 ? CP_RED :
+		    CP_YELLOW, A_BOLD);
+		console_putf(ui, y++, 1, COLS - 2, "%s (exit %d)%s",
+		    code == 0 ? "every exercised run contained" : code == 1 ?
+		    "BREACHED in at least one run" : code == 4 ?
+		    "no run exercised the bait" : "errors or incomplete",
+		    code, t->complete ? "" : "  INCOMPLETE");
+		attrset(A_NORMAL);
+		console_putf(ui, y++, 1, COLS - 2, "trial dir %s", t->dir);
+		console_putf(ui, y++, 1, COLS - 2, "verify    ares verify %s",
+		    t->dir);
+		/* the runs (reasons come from the lab: untrusted, bounded) */
+		for (size_t i = 0; i < t->n && y < LINES - 1; i++) {
+			const struct trial_run *r = &t->runs[i];
+			bool good = strcmp(r->verdict, "contained") == 0;
+			bool bad = strcmp(r->verdict, "breached") == 0;
+
+			console_putf(ui, y, 2, 10, "run %zu", r->index);
+			console_attr(ui, !r->done ? 0 : good ? CP_GREEN : bad ?
+			    CP_RED : CP_YELLOW, A_BOLD);
+			console_put(ui, y, 12, r->done ? r->verdict :
+			    "(not run)", 14);
+			console_attr(ui, 0, A_NORMAL);
+			if (r->done)
+				console_put(ui, y, 27, r->reason, COLS - 28);
+			y++;
+		}
+		return;
+	}
+	if (ui->done) {
+		console_attr(ui, CP_RED, A_BOLD);
+		console_putf(ui, y++, 1, COLS - 2, "the trial could not run: "
+		    "%s", j->err.msg);
+		attrset(A_NORMAL);
+		return;
+	}
+	console_attr(ui, 0, A_BOLD);
+	console_put(ui, y++, 1, "finished runs (latest last)", COLS - 2);
+	attrset(A_NORMAL);
+	nshow = nfin < CONSOLE_TRIAL_LAST ? nfin : CONSOLE_TRIAL_LAST;
+	for (size_t i = nfin - nshow; i < nfin && y < LINES - 2; i++) {
+		const struct console_trial_fin *f =
+		    &fin[i % CONSOLE_TRIAL_LAST];
+		bool good = strcmp(f->verdict, "contained") == 0;
+		bool bad = strcmp(f->verdict, "breached") == 0;
+
+		console_putf(ui, y, 3, 10, "run %zu", f->index);
+		console_attr(ui, good ? CP_GREEN : bad ? CP_RED : CP_YELLOW,
+		    A_BOLD);
+		console_put(ui, y, 14, f->verdict, 16);
+		console_attr(ui, 0, A_NORMAL);
+		if (f->ttk_ms >= 0)
+			console_putf(ui, y, 31, COLS - 33, "time to kill %.3f "
+			    "ms", f->ttk_ms);
+		y++;
+	}
+	console_attr(ui, 0, A_DIM);
+	console_put(ui, LINES - 2, 1, "rates with Clopper-Pearson intervals "
+	    "appear when the trial ends", COLS - 2);
+	attrset(A_NORMAL);
+}
+
+static void
+console_probe_draw(struct console_ui *ui)
+{
+	struct console_job *j = ui->job;
+	static struct probe_result rows[PROBE_MAX_ROWS];
+	char run_id[64];
+	size_t nrows, ncore = 0, nfail = 0, total = probe_nrows;
+	int y = 2, aw, ow, avail;
+
+	pthread_mutex_lock(&j->mu);
+	nrows = j->nrows;
+	memcpy(rows, j->rows, nrows * sizeof rows[0]);
+	memcpy(run_id, j->run_id, sizeof run_id);
+	pthread_mutex_unlock(&j->mu);
+	if (total > PROBE_MAX_ROWS)
+		total = PROBE_MAX_ROWS;
+	console_job_frame(ui, "probe");
+	console_putf(ui, y++, 1, COLS - 2, "inside-out escape probes in a "
+	    "fresh lab%s%s", run_id[0] ? ", run " : "", run_id);
+	console_bar(ui, y, 1, COLS - 40, nrows, total, CP_CYAN);
+	if (!ui->done)
+		console_putf(ui, y, COLS - 38, 37, "%s %s", nrows == 0 ?
+		    "bringing the lab up" : "running", nrows == 0 ? "" :
+		    nrows < probe_nrows ? probe_table[nrows].id : "teardown");
+	y += 2;
+	aw = (COLS - 12) * 2 / 5;
+	ow = COLS - 12 - aw;
+	console_attr(ui, 0, A_BOLD);
+	console_putf(ui, y++, 2, COLS - 3, "%-6s  %-*s  %s", "RESULT", aw,
+	    "ATTACK", "OBSERVED");
+	attrset(A_NORMAL);
+	for (size_t i = 0; i < nrows; i++)
+		if (rows[i].row->core) {
+			ncore++;
+			if (rows[i].outcome != PROBE_PASS)
+				nfail++;
+		}
+	avail = LINES - 1 - y - 2;
+	if (avail < 1)
+		avail = 1;
+	if (ui->job_follow || ui->job_top + (size_t)avail > nrows)
+		ui->job_top = nrows > (size_t)avail ? nrows - (size_t)avail : 0;
+	for (size_t i = ui->job_top; i < nrows && y < LINES - 3; i++) {
+		const struct probe_result *r = &rows[i];
+		const char *name = probe_outcome_name(r->outcome, r->row->core);
+
+		console_attr(ui, r->outcome == PROBE_PASS ? CP_GREEN :
+		    r->row->core ? CP_RED : CP_YELLOW, A_BOLD |
+		    (ui->color || r->outcome == PROBE_PASS ? 0 : A_REVERSE));
+		console_put(ui, y, 2, name, 6);
+		console_attr(ui, 0, A_NORMAL);
+		console_put(ui, y, 10, r->row->attack, aw);
+		console_put(ui, y, 12 + aw, r->observed, ow - 1);
+		y++;
+	}
+	y = LINES - 3;
+	if (ui->done && j->rc == 0) {
+		bool held = probe_held(&j->pr);
+
+		console_attr(ui, held ? CP_GREEN : CP_RED, A_BOLD |
+		    (ui->color ? 0 : A_REVERSE));
+		if (held)
+			console_putf(ui, y++, 1, COLS - 2, "RESULT: held - every "
+			    "core containment assertion held (%zu/%zu)",
+			    ncore, ncore);
+		else
+			console_putf(ui, y++, 1, COLS - 2, "RESULT: failed - %zu "
+			    "of %zu core containment assertions FAILED (or "
+			    "could not be checked)", nfail, ncore);
+		attrset(A_NORMAL);
+		console_putf(ui, y, 1, COLS - 2, "signed probe.json in %s",
+		    j->pr.run_dir);
+	} else if (ui->done) {
+		console_attr(ui, CP_RED, A_BOLD);
+		console_putf(ui, y, 1, COLS - 2, "probe failed: %s",
+		    j->err.msg);
+		attrset(A_NORMAL);
+	}
+}
+
+/* The fix loop's stage from a beat type (0..6), -1 for others. */
+static int
+console_fix_stage(const struct console_fix_beat *b)
+{
+	static const char *const types[] = { "fix.start", "fix.drill",
+	    "fix.attribute", "fix.patch", "fix.run", "fix.verified",
+	    "fix.result" };
+
+	for (int i = 0; i < (int)(sizeof types / sizeof types[0]); i++)
+		if (strcmp(b->type, types[i]) == 0) {
+			if (i == 4 && strstr(b->text, "held-out") != NULL)
+				return 5;
+			return i == 5 ? 6 : i == 6 ? 7 : i;
+		}
+	if (strncmp(b->type, "fix.git", 7) == 0 ||
+	    strcmp(b->type, "fix.pr") == 0)
+		return 8;
+	return -1;
+}
+
+static void
+console_fix_draw(struct console_ui *ui)
+{
+	struct console_job *j = ui->job;
+	static struct console_fix_beat beats[CONSOLE_FIX_BEATS];
+	size_t nbeats, first, nshow;
+	int y = 2, stage = 0, avail;
+
+	pthread_mutex_lock(&j->mu);
+	nbeats = j->nbeats;
+	memcpy(beats, j->beats, sizeof beats);
+	pthread_mutex_unlock(&j->mu);
+	first = nbeats > CONSOLE_FIX_BEATS ? nbeats - CONSOLE_FIX_BEATS : 0;
+	for (size_t i = first; i < nbeats; i++) {
+		int s = console_fix_stage(&beats[i % CONSOLE_FIX_BEATS]);
+
+		if (s > stage)
+			stage = s;
+	}
+	console_job_frame(ui, "fix");
+	console_putf(ui, y++, 1, COLS - 2, "attribute the breach, patch the "
+	    "flaw, rerun, check a held-out variant, propose");
+	console_bar(ui, y, 1, COLS - 40, ui->done ? 9 : (size_t)stage, 9,
+	    CP_CYAN);
+	console_putf(ui, y, COLS - 38, 37, "stage: %s", ui->done ? "done" :
+	    stage <= 1 ? "drill" : stage == 2 ? "attribution" : stage == 3 ?
+	    "patch" : stage == 4 ? "rerun" : stage == 5 ? "held-out" :
+	    "proposal");
+	y += 2;
+	avail = LINES - 1 - y - (ui->done ? 5 : 0);
+	nshow = nbeats - first;
+	if (avail < 1)
+		avail = 1;
+	if (ui->job_follow || ui->job_top + (size_t)avail > nshow)
+		ui->job_top = nshow > (size_t)avail ? nshow - (size_t)avail : 0;
+	for (size_t i = first + ui->job_top; i < nbeats && avail-- > 0; i++) {
+		const struct console_fix_beat *b = &beats[i % CONSOLE_FIX_BEATS];
+		int pair = strcmp(b->type, "fix.verified") == 0 ? CP_GREEN :
+		    strcmp(b->type, "fix.error") == 0 ? CP_RED :
+		    strcmp(b->type, "fix.attribute") == 0 ? CP_MAGENTA :
+		    strcmp(b->type, "fix.patch") == 0 ? CP_YELLOW :
+		    strcmp(b->type, "fix.run") == 0 ? CP_BLUE : 0;
+
+		console_attr(ui, 0, A_DIM);
+		console_putf(ui, y, 1, 9, "%+7.1fs", b->t_ms / 1000.0);
+		console_attr(ui, pair, A_BOLD);
+		console_put(ui, y, 10, b->type, 14);
+		console_attr(ui, 0, A_NORMAL);
+		console_put(ui, y, 25, b->text, COLS - 26);
+		y++;
+	}
+	if (!ui->done)
+		return;
+	y = LINES - 6;
+	if (j->rc == 0) {
+		const struct fix_result *r = &j->fr;
+		bool ok = r->outcome == FIX_OUTCOME_VERIFIED;
+
+		console_attr(ui, ok ? CP_GREEN : CP_RED, A_BOLD |
+		    (ui->color ? 0 : A_REVERSE));
+		console_putf(ui, y++, 1, COLS - 2, "outcome  %s: %s",
+		    ok ? "verified fix" : fix_outcome_name(r->outcome),
+		    r->reason);
+		attrset(A_NORMAL);
+		for (size_t i = 0; i < r->nremoved && i < 1; i++)
+			console_putf(ui, y, 1, COLS - 2, "patched  turned %s "
+			    "off%s", r->removed[i], r->nremoved > 1 ?
+			    " (and more)" : "");
+		y++;
+		{
+			char runs[400];
+			size_t o = 0;
+
+			runs[0] = '\0';
+			for (size_t i = 0; i < r->nruns && o < sizeof runs - 1;
+			    i++) {
+				int k = snprintf(runs + o, sizeof runs - o,
+				    "%s%s %s", i ? ", " : "", r->runs[i].role,
+				    r->runs[i].verdict);
+
+				if (k < 0)
+					break;
+				o += (size_t)k;
+			}
+			console_putf(ui, y++, 1, COLS - 2, "runs     %s", runs);
+		}
+		console_putf(ui, y++, 1, COLS - 2, "pr.md    %s",
+		    r->pr_path[0] ? r->pr_path : "(none)");
+		console_putf(ui, y++, 1, COLS - 2, "fix dir  %s", r->fix_dir);
+	} else {
+		console_attr(ui, CP_RED, A_BOLD);
+		console_putf(ui, y, 1, COLS - 2, "fix could not run: %s",
+		    j->err.msg);
+		attrset(A_NORMAL);
+	}
+}
+
+static const struct console_key console_job_keys[] = {
+	{ "q", "home (a running job is stopped and torn down first)" },
+	{ "up / k", "scroll up (stops following)" },
+	{ "down / j", "scroll down" },
+	{ "G / end", "follow the newest lines" },
+	{ "?", "this help" },
+};
+
+static const struct console_screen console_screen_trial = {
+	.name = "trial",
+	.keys_hint = "q home  ? help",
+	.keys = console_job_keys,
+	.nkeys = sizeof console_job_keys / sizeof console_job_keys[0],
+	.key = console_job_key,
+	.tick = console_job_tick,
+	.draw = console_trial_draw,
+	.quit = console_job_quit,
+	.fd = console_job_fd,
+};
+
+static const struct console_screen console_screen_probe = {
+	.name = "probe",
+	.keys_hint = "q home  j/k scroll  ? help",
+	.keys = console_job_keys,
+	.nkeys = sizeof console_job_keys / sizeof console_job_keys[0],
+	.key = console_job_key,
+	.tick = console_job_tick,
+	.draw = console_probe_draw,
+	.quit = console_job_quit,
+	.fd = console_job_fd,
+};
+
+static const struct console_screen console_screen_fix = {
+	.name = "fix",
+	.keys_hint = "q home  j/k scroll  ? help",
+	.keys = console_job_keys,
+	.nkeys = sizeof console_job_keys / sizeof console_job_keys[0],
+	.key = console_job_key,
+	.tick = console_job_tick,
+	.draw = console_fix_draw,
+	.quit = console_job_quit,
+	.fd = console_job_fd,
+};
+
 /* ---- the home screen ----------------------------------------------- */
 
 static void
@@ -1683,12 +2504,49 @@ console_home_open(struct console_ui *ui)
 	}
 }
 
+/* t / p / f on a policy: a trial, probe or fix screen. */
+static void
+console_home_job(struct console_ui *ui, enum console_job_kind kind)
+{
+	if (ui->home_cur >= ui->npolicies) {
+		snprintf(ui->home_msg, sizeof ui->home_msg, "t, p and f work on "
+		    "a policy: move the cursor to one");
+		return;
+	}
+	if (ui->engine[0] != '\0') {
+		snprintf(ui->home_msg, sizeof ui->home_msg, "no Docker Engine: "
+		    "cannot run a %s", kind == CONSOLE_JOB_TRIAL ? "trial" :
+		    kind == CONSOLE_JOB_PROBE ? "probe" : "fix");
+		return;
+	}
+	ui->home_msg[0] = '\0';
+	console_job_start(ui, kind, ui->home_items[ui->home_cur]);
+}
+
 static bool
 console_home_key(struct console_ui *ui, int ch)
 {
 	size_t n = ui->npolicies + ui->nruns;
 
 	switch (ch) {
+	case 't':
+		console_home_job(ui, CONSOLE_JOB_TRIAL);
+		return true;
+	case 'p':
+		console_home_job(ui, CONSOLE_JOB_PROBE);
+		return true;
+	case 'f':
+		console_home_job(ui, CONSOLE_JOB_FIX);
+		return true;
+	case '+':
+	case '=':
+		if (ui->trial_n < CONSOLE_TRIAL_NMAX)
+			ui->trial_n++;
+		return true;
+	case '-':
+		if (ui->trial_n > 1)
+			ui->trial_n--;
+		return true;
 	case KEY_UP:
 	case 'k':
 		if (ui->home_cur > 0)
@@ -1772,8 +2630,9 @@ console_home_draw(struct console_ui *ui)
 		console_putf(ui, y++, 1, COLS - 2, "(%s)", ui->engine);
 	} else {
 		console_attr(ui, CP_GREEN, A_NORMAL);
-		console_put(ui, y++, 1, "Docker Engine reachable: Enter on a "
-		    "policy runs a drill live.", COLS - 2);
+		console_putf(ui, y++, 1, COLS - 2, "Engine ok. Policy: "
+		    "Enter drill, t trial (N=%zu J=%d, +/-), p probe, "
+		    "f fix", ui->trial_n, CONSOLE_TRIAL_J);
 	}
 	y++;
 	/* one scrolling list: policies, then runs, with two headings */
@@ -1812,10 +2671,10 @@ console_home_draw(struct console_ui *ui)
 	clrtoeol();
 	if (ui->home_msg[0] != '\0') {
 		console_attr(ui, CP_RED, A_BOLD);
-		console_put(ui, LINES - 1, 1, ui->home_msg, COLS - 30);
+		console_put(ui, LINES - 1, 1, ui->home_msg, COLS - 50);
 	} else {
 		console_attr(ui, 0, A_NORMAL);
-		console_putf(ui, LINES - 1, 1, COLS - 30, "%zu policies, %zu "
+		console_putf(ui, LINES - 1, 1, COLS - 50, "%zu policies, %zu "
 		    "runs", ui->npolicies, ui->nruns);
 	}
 	console_attr(ui, 0, A_REVERSE);
@@ -1830,6 +2689,10 @@ static const struct console_key console_home_keys[] = {
 	{ "tab", "jump between policies and runs" },
 	{ "g / G", "first / last item" },
 	{ "enter", "policy: run a drill live; run: replay it" },
+	{ "t", "policy: a trial (N drills, J at a time, rates)" },
+	{ "+ / -", "change N of the next trial (default 10, J=2)" },
+	{ "p", "policy: the inside-out escape probes" },
+	{ "f", "policy: the fix loop (drill, attribute, patch, rerun)" },
 	{ "r", "rescan policies, runs and the engine" },
 	{ "q", "quit" },
 	{ "?", "this help" },
@@ -1837,7 +2700,7 @@ static const struct console_key console_home_keys[] = {
 
 static const struct console_screen console_screen_home = {
 	.name = "home",
-	.keys_hint = "enter open  q quit  ? help",
+	.keys_hint = "enter drill t trial p probe f fix q quit ? help",
 	.keys = console_home_keys,
 	.nkeys = sizeof console_home_keys / sizeof console_home_keys[0],
 	.key = console_home_key,
@@ -2064,6 +2927,7 @@ console_run(const struct console_options *o)
 	}
 	if (o->home)
 		ui.from_home = true;
+	ui.trial_n = CONSOLE_TRIAL_N;
 	console_loop(&ui);
 	rc = console_drill_rc(&ui);
 	console_term_close(&ui, &t);

@@ -1,0 +1,262 @@
+#!/bin/sh
+# tests/tui/screens.sh - the trial, probe and fix screens of the console,
+# driven through tmux at 80x24 from the home screen.
+#
+# Runs in a scratch directory with copies of policies/default.yaml,
+# hardened.yaml and flaw-docker-socket.yaml (so the runs, and the fix
+# loop's proposal, stay out of the source tree and its git repository).
+# Case 1: '?' on the home screen lists t, p and f.
+# Case 2: p on hardened.yaml: rows appear, the screen says "held".
+# Case 3: '-' x8 then t on default.yaml: a trial of N=2 shows its rates as
+#         "k/n [lo, hi]" and the time to kill.
+# Case 4: f on flaw-docker-socket.yaml (seed 7, the policy's): the fix loop
+#         ends on "verified fix" and names pr.md.
+# Each screen goes back home on q; the last q quits and restores the tty.
+#
+# Exit 77 (skip) without tmux or a reachable Docker Engine, unless
+# ARES_REQUIRE_DOCKER=1 (then those are failures).
+set -u
+
+ARES_BIN=${ARES_BIN:-./ares}
+JOB_TIMEOUT=${ARES_TUI_TIMEOUT:-120}
+SOCK="ares-screens-$$"
+last=""
+
+skip_or_fail() {
+	if [ "${ARES_REQUIRE_DOCKER:-0}" = 1 ]; then
+		echo "FAIL: $* (ARES_REQUIRE_DOCKER=1)"
+		exit 1
+	fi
+	echo "SKIP: $*"
+	exit 77
+}
+
+command -v tmux >/dev/null 2>&1 || skip_or_fail "tmux is not installed"
+if ! [ -S /var/run/docker.sock ] && [ -z "${DOCKER_HOST:-}" ]; then
+	skip_or_fail "no Docker Engine (no /var/run/docker.sock, no DOCKER_HOST)"
+fi
+if [ -z "${DOCKER_HOST:-}" ] && command -v curl >/dev/null 2>&1 &&
+    ! curl -s -m 5 --unix-socket /var/run/docker.sock \
+    http://localhost/_ping 2>/dev/null | grep -q OK; then
+	skip_or_fail "the Docker Engine does not answer /_ping"
+fi
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+case $ARES_BIN in
+/*) ;;
+*) ARES_BIN=$(pwd)/$ARES_BIN ;;
+esac
+if ! [ -x "$ARES_BIN" ]; then
+	echo "FAIL: no executable ares at $ARES_BIN (set ARES_BIN)"
+	exit 1
+fi
+
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/ares-tui.XXXXXX") || exit 1
+
+tm() {
+	tmux -u -L "$SOCK" "$@"
+}
+
+# Ask a still-running console to quit (so the drill tears its lab down),
+# wait a while for it, then remove the tmux server and our files.
+# shellcheck disable=SC2317  # called from the EXIT trap
+cleanup() {
+	if tm has-session -t main 2>/dev/null &&
+	    [ "$(tm display-message -p -t main '#{pane_dead}' 2>/dev/null)" = 0 ]; then
+		# q stops a running job, a second goes home, a third quits
+		tm send-keys -t main q 2>/dev/null
+		sleep 1
+		tm send-keys -t main q 2>/dev/null
+		i=0
+		while [ "$i" -lt 120 ] &&
+		    [ "$(tm display-message -p -t main '#{pane_dead}' 2>/dev/null)" = 0 ]; do
+			sleep 1
+			i=$((i + 1))
+			[ $((i % 5)) = 0 ] && tm send-keys -t main q 2>/dev/null
+		done
+	fi
+	tm kill-server 2>/dev/null
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+fail() {
+	echo "FAIL: $*"
+	if [ -n "$last" ]; then
+		echo "--- screen ---"
+		printf '%s\n' "$last"
+		echo "--------------"
+	fi
+	exit 1
+}
+
+# The pane runs this wrapper: it records the tty settings, runs ares, and
+# reports the exit status and whether the tty settings came back.
+# Usage: run.sh LOCALE ARES_BIN
+cat >"$TMPD/run.sh" <<'EOF'
+#!/bin/sh
+unset NO_COLOR LC_ALL
+LANG=$1
+export LANG
+shift
+saved=$(stty -g 2>/dev/null)
+"$@"
+rc=$?
+now=$(stty -g 2>/dev/null)
+if [ -n "$saved" ] && [ "$saved" = "$now" ]; then tty=restored; else tty=changed; fi
+printf '\nares-exit rc=%s tty=%s\n' "$rc" "$tty"
+EOF
+
+# Start a session of $1 x $2 running ares.
+start() {
+	tm kill-server 2>/dev/null
+	tm -f /dev/null new-session -d -s main -x "$1" -y "$2" \
+	    "cd '$TMPD/w' && ARES_RUNS='$TMPD/r' sh '$TMPD/run.sh' '$UTF8_LOCALE' '$ARES_BIN'" \; \
+	    set-option -g remain-on-exit on || fail "tmux new-session failed"
+}
+
+capture() {
+	last=$(tm capture-pane -p -t main 2>/dev/null)
+}
+
+pane_dead() {
+	[ "$(tm display-message -p -t main '#{pane_dead}' 2>/dev/null)" = 1 ]
+}
+
+# wait_for REGEX SECONDS: poll the screen until REGEX (grep -E) shows.
+wait_for() {
+	end=$(($(date +%s) + $2))
+	while :; do
+		capture
+		printf '%s\n' "$last" | grep -Eq -- "$1" && return 0
+		pane_dead && { capture; return 1; }
+		[ "$(date +%s)" -ge "$end" ] && return 1
+		sleep 1
+	done
+}
+
+# wait_exit SECONDS: wait for the pane's process to end.
+wait_exit() {
+	end=$(($(date +%s) + $1))
+	while ! pane_dead; do
+		[ "$(date +%s)" -ge "$end" ] && return 1
+		sleep 1
+	done
+	capture
+	return 0
+}
+
+UTF8_LOCALE=C.UTF-8
+if command -v locale >/dev/null 2>&1; then
+	locale -a 2>/dev/null | grep -Eqi '^c\.utf-?8$' || {
+		l=$(locale -a 2>/dev/null | grep -Ei 'utf-?8' | head -n 1)
+		[ -n "$l" ] && UTF8_LOCALE=$l
+	}
+fi
+
+mkdir -p "$TMPD/w/policies" || exit 1
+for p in default hardened flaw-docker-socket; do
+	cp "$SRC/policies/$p.yaml" "$TMPD/w/policies/" ||
+	    fail "cannot copy policies/$p.yaml"
+done
+
+# pick NAME: put the home cursor on the scratch copy of policy NAME.
+pick() {
+	tm send-keys -t main g
+	i=0
+	while [ "$i" -lt 60 ]; do
+		capture
+		printf '%s\n' "$last" |
+		    grep -Eq "^ +> $1 +policies/$1" && return 0
+		tm send-keys -t main j
+		sleep 0.2
+		i=$((i + 1))
+	done
+	fail "cannot put the cursor on $1"
+}
+
+# back_home WHAT: q on a finished screen goes back home.
+back_home() {
+	tm send-keys -t main q
+	wait_for 'policies \(Enter: run a drill\)' 60 ||
+	    fail "q on the $1 screen did not go back home"
+}
+
+start 80 24
+wait_for 'policies \(Enter: run a drill\)' 30 || fail "no home screen"
+printf '%s\n' "$last" | grep -q 'No Docker Engine' &&
+    skip_or_fail "the console sees no Docker Engine"
+
+# ---- case 1: help ----
+tm send-keys -t main '?'
+wait_for ' t +policy: a trial' 10 || fail "'?' does not list t"
+printf '%s\n' "$last" | grep -Eq ' p +policy: the inside-out' ||
+    fail "'?' does not list p"
+printf '%s\n' "$last" | grep -Eq ' f +policy: the fix loop' ||
+    fail "'?' does not list f"
+tm send-keys -t main x
+sleep 0.5
+echo "ok 1 - '?' on the home screen lists t, p and f"
+
+# ---- case 2: probe ----
+pick hardened.yaml
+tm send-keys -t main p
+wait_for '^ *ares probe  policy hardened' 15 || fail "no probe screen"
+wait_for 'RESULT: (held|failed)' "$JOB_TIMEOUT" ||
+    fail "the probe did not finish within ${JOB_TIMEOUT}s"
+printf '%s\n' "$last" | grep -q 'RESULT: held' ||
+    fail "hardened.yaml did not hold"
+printf '%s\n' "$last" | grep -Eq '^ +PASS +[a-z]' || fail "no PASS row"
+printf '%s\n' "$last" | grep -Eq '\] 1[0-9]/1[0-9]|\] [0-9]+/[0-9]+' ||
+    fail "no progress bar"
+back_home probe
+echo "ok 2 - probe on hardened.yaml: rows and held"
+
+# ---- case 3: trial N=2 ----
+pick default.yaml
+for i in 1 2 3 4 5 6 7 8; do
+	tm send-keys -t main -- -
+done
+wait_for 't trial \(N=2 J=2' 10 || fail "'-' did not bring N down to 2"
+tm send-keys -t main t
+wait_for '^ *ares trial  policy default' 15 || fail "no trial screen"
+wait_for 'time to kill +(median|none)' "$JOB_TIMEOUT" ||
+    fail "the trial did not finish within ${JOB_TIMEOUT}s"
+printf '%s\n' "$last" |
+    grep -Eq 'contained +[0-9]+/[0-9]+ \[[0-9.]+, [0-9.]+\]' ||
+    fail "no contained rate with an interval"
+printf '%s\n' "$last" | grep -Eq '\] 2/2' || fail "no progress bar at 2/2"
+# a resize redraws the screen
+tm resize-window -t main -x 100 -y 30 2>/dev/null &&
+    { sleep 1; wait_for '^ *ares trial  policy default' 5 ||
+    fail "the trial screen is gone after a resize"; }
+back_home trial
+tm resize-window -t main -x 80 -y 24 2>/dev/null
+echo "ok 3 - trial of N=2: rates with Clopper-Pearson intervals"
+
+# ---- case 4: fix ----
+if [ "${ARES_SCREENS_SKIP_FIX:-0}" = 1 ]; then
+	echo "ok 4 # SKIP the fix screen (ARES_SCREENS_SKIP_FIX=1)"
+else
+	pick flaw-docker-socket.yaml
+	tm send-keys -t main f
+	wait_for '^ *ares fix  policy flaw-docker-socket  seed 7' 15 ||
+	    fail "no fix screen (seed 7)"
+	wait_for '^ *outcome ' "$JOB_TIMEOUT" ||
+	    fail "the fix loop did not finish within ${JOB_TIMEOUT}s"
+	printf '%s\n' "$last" | grep -q 'outcome  verified fix' ||
+	    fail "not a verified fix"
+	printf '%s\n' "$last" | grep -Eq 'pr\.md +/.*/pr\.md' ||
+	    fail "pr.md is not named"
+	printf '%s\n' "$last" | grep -q 'fix.attribute' ||
+	    fail "no attribution beat"
+	back_home fix
+	echo "ok 4 - fix on flaw-docker-socket.yaml: verified fix, pr.md"
+fi
+
+tm send-keys -t main q
+wait_exit 60 || fail "ares did not exit within 60s of 'q'"
+printf '%s\n' "$last" | grep -Eq 'ares-exit rc=[0-9]+ tty=restored' ||
+    fail "terminal not restored"
+echo "ok 5 - clean quit"
+exit 0
