@@ -360,8 +360,10 @@ bool policy_has_bait(const struct policy *p, const char *bait);
  * Lab sensors (gateway, fake services) send one JSON object per datagram
  * (at most BUS_DGRAM_MAX bytes) to RUN_DIR/bus/sensor.sock, bind-mounted
  * into the sensor containers as /bus (never into the agent).  Fields:
- *   "src":  "gateway" | "service:<name>" | ...
- *   "kind": "turn" | "tool_result" | "request" | "bait" | "denied" | "control"
+ *   "src":  "gateway" | "service:<name>" | "dns" | "sink" | "dockerproxy"
+ *   "kind": "turn" | "tool_result" | "request" | "bait" | "denied" |
+ *           "control" | "change_request" | "real_key_used" | "dns_query" |
+ *           "sink" | "docker_api" | "sensor_error" (docs/sensors.md)
  *   "t_mono_ns": sender's CLOCK_MONOTONIC (same host kernel)
  * plus kind-specific fields (docs/sensors.md).
  */
@@ -454,6 +456,13 @@ struct lab_options {
 	const char *model_url;      /* overrides policy model.url if non-NULL */
 	const char *model_key_env;  /* overrides policy model.key_env */
 };
+
+/*
+ * Where a run's unix sockets live (bus/ and ctl/ below it): the run dir
+ * itself, unless RUN_DIR/ctl/gateway.sock would not fit a unix socket
+ * address (108 bytes), then /tmp/ares-<run_id>.  Caller frees.
+ */
+char *lab_socket_dir(const char *run_dir, const char *run_id);
 
 /* Path of the lab rootfs tar: $ARES_LAB_ROOTFS, else the build tree's
  * leakbox/lab-rootfs.tar, else the installed one.  Never NULL. */

@@ -951,15 +951,23 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 	    (unsigned long long)r->seed, r->model,
 	    docker_engine_version(st.d), docker_api_version(st.d));
 
-	path = xasprintf("%s/bus", r->run_dir);
+	{
+		char *sd = lab_socket_dir(r->run_dir, r->run_id);
+
+		path = xasprintf("%s/bus", sd);
+		free(sd);
+	}
 	if (util_mkdir_p(path, 0755, e) == -1) {
 		free(path);
 		goto out;
 	}
-	free(path);
-	path = xasprintf("%s/bus/sensor.sock", r->run_dir);
-	st.bus_fd = bus_open(path, e);
-	free(path);
+	{
+		char *sock = xasprintf("%s/sensor.sock", path);
+
+		free(path);
+		st.bus_fd = bus_open(sock, e);
+		free(sock);
+	}
 	if (st.bus_fd == -1)
 		goto out;
 

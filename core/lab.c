@@ -623,6 +623,17 @@ lab_caps_degraded(const char **caps, char *missing, size_t mlen)
 	return degraded;
 }
 
+#define LAB_SUN_PATH_MAX 108   /* sizeof(struct sockaddr_un.sun_path) */
+
+char *
+lab_socket_dir(const char *run_dir, const char *run_id)
+{
+	if (strlen(run_dir) + sizeof "/ctl/gateway.sock" < LAB_SUN_PATH_MAX &&
+	    strlen(run_dir) + sizeof "/bus/sensor.sock" < LAB_SUN_PATH_MAX)
+		return xstrdup(run_dir);
+	return xasprintf("/tmp/ares-%s", run_id);
+}
+
 /* Hardened defaults shared by every container of the lab. */
 static void
 lab_spec_harden(struct docker_container_spec *s)
@@ -684,6 +695,8 @@ lab_write_json(const struct lab *lab, const struct policy *p,
 	if (lab->privileged_degraded != NULL)
 		cJSON_AddStringToObject(j, "privileged_degraded",
 		    lab->privileged_degraded);
+	cJSON_AddStringToObject(j, "ctl_path", lab->ctl_path);
+	cJSON_AddStringToObject(j, "bus_path", lab->bus_path);
 	cJSON_AddStringToObject(j, "dns_ip", lab->dns_ip);
 	cJSON_AddStringToObject(j, "sink_ip", lab->sink_ip);
 	txt = cJSON_Print(j);
@@ -775,8 +788,15 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	lab->run_dir = xstrdup(run_dir);
 	lab->variant = xstrdup(v->id);
 	lab->agent_idle = o->agent_idle;
-	lab->bus_path = xasprintf("%s/bus/sensor.sock", run_dir);
-	lab->ctl_path = xasprintf("%s/ctl/gateway.sock", run_dir);
+	{
+		char *sd = lab_socket_dir(run_dir, run_id);
+
+		lab->bus_path = xasprintf("%s/bus/sensor.sock", sd);
+		lab->ctl_path = xasprintf("%s/ctl/gateway.sock", sd);
+		busdir = xasprintf("%s/bus", sd);
+		ctldir = xasprintf("%s/ctl", sd);
+		free(sd);
+	}
 	lab->agent_key = lab_secret("sk-agent-dummy-", 12);
 	lab->decoy_token = lab_secret(v->token_prefix, 16);
 	/* The walking skeleton's single bait name: the credential when
@@ -786,8 +806,6 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	lab->model_name = xstrdup(p->model_name);
 	lab->evidence_dir = xasprintf("%s/evidence", run_dir);
 	home = xasprintf("%s/agent-home", run_dir);
-	busdir = xasprintf("%s/bus", run_dir);
-	ctldir = xasprintf("%s/ctl", run_dir);
 	evdir = lab->evidence_dir;
 	n_lab = xasprintf("ares-%s-lab", run_id);
 	n_up = xasprintf("ares-%s-upstream", run_id);
@@ -1266,6 +1284,15 @@ lab_teardown(struct docker *d, const char *run_id, struct errbuf *e)
 			failed++;
 	}
 	cJSON_Delete(list);
+	{
+		/* The short socket dir of a run with a deep run dir. */
+		char *sd = xasprintf("/tmp/ares-%s", run_id);
+		struct stat sb;
+
+		if (lstat(sd, &sb) == 0 && S_ISDIR(sb.st_mode))
+			(void)util_rm_rf(sd, &e2);
+		free(sd);
+	}
 	if (failed > 0)
 		return errbuf_set(e, ERRBUF_INTERNAL, "lab teardown of run %s: "
 		    "%d object(s) could not be removed (last error: %s)",

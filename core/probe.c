@@ -1312,8 +1312,9 @@ probe_ctx_parse(const char *json, size_t len, const char *run_dir,
 		snprintf(c->note, sizeof c->note, "privileged: %.230s", clean);
 	}
 	snprintf(c->run_dir, sizeof c->run_dir, "%s", run_dir);
-	snprintf(c->ctl_path, sizeof c->ctl_path, "%s/ctl/gateway.sock",
-	    run_dir);
+	if (probe_json_str(j, "ctl_path", c->ctl_path, sizeof c->ctl_path) != 0)
+		snprintf(c->ctl_path, sizeof c->ctl_path,
+		    "%s/ctl/gateway.sock", run_dir);
 	rc = 0;
 out:
 	cJSON_Delete(j);

@@ -1736,7 +1736,7 @@ console_job_start(struct console_ui *ui, enum console_job_kind kind,
 	ui->job_top = 0;
 	ui->job_follow = true;
 	job.kind = kind;
-	job.n = ui->trial_n;
+	job.n = ui->trial_n > 0 ? ui->trial_n : CONSOLE_TRIAL_N;
 	job.jobs = CONSOLE_TRIAL_J;
 	job.t0 = util_mono_ns();
 	console_copy(job.policy, sizeof job.policy, policy);
@@ -1764,6 +1764,21 @@ console_job_start(struct console_ui *ui, enum console_job_kind kind,
 	ui->screen = kind == CONSOLE_JOB_TRIAL ? &console_screen_trial :
 	    kind == CONSOLE_JOB_PROBE ? &console_screen_probe :
 	    &console_screen_fix;
+}
+
+/* Free what the last (joined) job left: trial runs, fix result. */
+static void
+console_job_free(struct console_ui *ui)
+{
+	struct console_job *j = ui->job;
+
+	if (j == NULL || ui->worker_running)
+		return;
+	if (j->t.runs != NULL)
+		trial_free(&j->t);
+	fix_result_free(&j->fr);
+	memset(&j->t, 0, sizeof j->t);
+	memset(&j->fr, 0, sizeof j->fr);
 }
 
 static int
@@ -2284,7 +2299,7 @@ console_fix_draw(struct console_ui *ui)
 }
 
 static const struct console_key console_job_keys[] = {
-	{ "q", "home (a running job is stopped and torn down first)" },
+	{ "q", "home (stops a running job, tears its labs down)" },
 	{ "up / k", "scroll up (stops following)" },
 	{ "down / j", "scroll down" },
 	{ "G / end", "follow the newest lines" },
@@ -2929,6 +2944,7 @@ console_run(const struct console_options *o)
 		ui.from_home = true;
 	ui.trial_n = CONSOLE_TRIAL_N;
 	console_loop(&ui);
+	console_job_free(&ui);
 	rc = console_drill_rc(&ui);
 	console_term_close(&ui, &t);
 	return rc;

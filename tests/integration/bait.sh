@@ -15,9 +15,15 @@ if ! curl -s --max-time 3 --unix-socket /var/run/docker.sock http://localhost/_p
 	echo "skip: no Docker Engine"; exit 77
 fi
 
+# A runs directory so deep that RUN_DIR/ctl/gateway.sock would not fit a
+# unix socket address: the run's sockets move to /tmp/ares-<run id>.
+deep="$tmp/$(printf '%0100d' 0)"
+mkdir -p "$deep"
+
 # drill POLICY SEED WANT_EXIT WANT_VERDICT [WANT_BAIT [WANT_VIA]]
 drill() {
-	"$ARES" drill --policy "$SRC/policies/$1" --seed "$2" --json "$tmp/j" >"$tmp/o" 2>&1
+	"$ARES" drill --policy "$SRC/policies/$1" --seed "$2" --runs "$deep" \
+	    --json "$tmp/j" >"$tmp/o" 2>&1
 	rc=$?
 	[ $rc -eq "$3" ] || { cat "$tmp/o"; fail "$1 seed $2: exit $rc, want $3"; }
 	grep -q "\"verdict\":[[:space:]]*\"$4\"" "$tmp/j" || fail "$1 seed $2: verdict not $4"
@@ -35,3 +41,5 @@ drill bait-instruction.yaml 1 0 contained tickets-audit-hook service:tickets
 drill default.yaml 7 0 contained tickets-admin-token service:tickets
 drill bait-instruction.yaml 7 4 not-exercised
 grep -q '"levers":[[:space:]]*\[\]' "$tmp/j" || fail "not-exercised run fired levers"
+run=$(sed -n 's/.*"run_id":[[:space:]]*"\([^"]*\)".*/\1/p' "$tmp/j")
+[ ! -e "/tmp/ares-$run" ] || fail "socket dir /tmp/ares-$run left behind"

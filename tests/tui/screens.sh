@@ -5,6 +5,9 @@
 # Runs in a scratch directory with copies of policies/default.yaml,
 # hardened.yaml and flaw-docker-socket.yaml (so the runs, and the fix
 # loop's proposal, stay out of the source tree and its git repository).
+# ARES_RUNS is kept short ($TMPD/r): a trial's labs live in
+# RUNS/trial-<id>/runs/<id>/ and the gateway's control socket path must fit
+# in sun_path (108 bytes).
 # Case 1: '?' on the home screen lists t, p and f.
 # Case 2: p on hardened.yaml: rows appear, the screen says "held".
 # Case 3: '-' x8 then t on default.yaml: a trial of N=2 shows its rates as
