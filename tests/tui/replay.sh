@@ -18,7 +18,9 @@ set -u
 
 ARES_BIN=${ARES_BIN:-./ares}
 SRCDIR=${ARES_SRCDIR:-.}
-SOCK="ares-replay-$$"
+SOCK_BASE="ares-replay-$$"
+SOCK="$SOCK_BASE-0"
+nstart=0
 last=""
 
 command -v tmux >/dev/null 2>&1 || { echo "SKIP: no tmux"; exit 77; }
@@ -75,7 +77,11 @@ EOF
 start() {
 	w=$1 h=$2 term=$3 nc=$4
 	shift 4
+	# A fresh tmux server per case: a new session right after kill-server
+	# on the same socket can race the dying server.
 	tm kill-server 2>/dev/null
+	nstart=$((nstart + 1))
+	SOCK="$SOCK_BASE-$nstart"
 	cmd="sh '$TMPD/run.sh' '$term' '$UTF8_LOCALE' '$nc' '$ARES_BIN'"
 	for a in "$@"; do cmd="$cmd '$a'"; done
 	tm -f /dev/null new-session -d -s main -x "$w" -y "$h" "$cmd" \; \
@@ -96,6 +102,16 @@ wait_for() {
 	done
 }
 key() { tm send-keys -t main "$@"; }
+# wait_gone REGEX SECONDS: until the screen no longer matches.
+wait_gone() {
+	end=$(($(date +%s) + $2))
+	while :; do
+		capture
+		printf '%s\n' "$last" | grep -Eq -- "$1" || return 0
+		[ "$(date +%s)" -ge "$end" ] && return 1
+		sleep 0.2
+	done
+}
 quit_clean() {
 	key q
 	end=$(($(date +%s) + 10))
@@ -130,8 +146,8 @@ wait_for '1 gateway-deny +fired \+[0-9.]+ms' 5 ||
 key '?'
 wait_for 'next marker \(bait, lever' 5 || fail "'?' shows no help"
 key x
+wait_gone 'next marker \(bait' 5 || fail "help still up"
 wait_for 'events \(beat' 5 || fail "help did not close"
-printf '%s\n' "$last" | grep -q 'next marker (bait' && fail "help still up"
 tm resize-window -t main -x 120 -y 40
 wait_for 'lab boundary' 5 || fail "no map after resize to 120x40"
 key G
