@@ -1157,11 +1157,13 @@ struct replay_state {
 	size_t nlev;               /* levers shown (known ones) */
 	int nverified;
 	bool bait, zapped, cut_off, breach;
+	bool frozen;               /* the cut-off lever froze the agent */
 	size_t breaches, leaks, orphans, blocked, agent_steps;
 	int verdict;               /* enum drill_verdict (declared below);
 	                              DRILL_VERDICT_NONE before the end */
-	const char *pose;          /* Poyo's frame: idle0 sniffing grabbing
-	                              zapped caught escaped (static string) */
+	const char *pose;          /* Poyo's frame: idle0 walking0 sniffing
+	                              grabbing zapped frozen caught escaped
+	                              (static string) */
 };
 
 enum replay_sig {

@@ -843,6 +843,53 @@ lever_find(const char *name)
 	return NULL;
 }
 
+/*
+ * A cut-off lever that could not act because the agent had already
+ * stopped (e.g. it exited on the gateway's 403 a moment before pause or
+ * kill): if inspect confirms the container is not running, the agent is
+ * cut off, which is what the lever exists to prove.  Records that as the
+ * verification (with its own detail) and returns true; false otherwise.
+ */
+static bool
+lever_agent_gone(const struct lever_entry *l, struct lever_ctx *c,
+    struct lever_result *r)
+{
+	uint64_t deadline = util_mono_ns() + 1000000000ull;
+	struct errbuf e = { 0 };
+	const cJSON *st, *code;
+	cJSON *ins;
+	bool gone;
+
+	if (!l->cuts_off || c->docker == NULL || c->lab == NULL ||
+	    c->lab->agent.id == NULL)
+		return false;
+	/* The runtime may already refuse ("container not running") while
+	 * the engine's state still says running: give it up to a second. */
+	for (;;) {
+		ins = docker_container_inspect(c->docker, c->lab->agent.id, &e);
+		if (ins == NULL)
+			return false;
+		gone = !docker_inspect_running(ins) &&
+		    !docker_inspect_paused(ins);
+		if (gone || util_mono_ns() >= deadline)
+			break;
+		cJSON_Delete(ins);
+		usleep(20000);
+	}
+	st = cJSON_GetObjectItemCaseSensitive(ins, "State");
+	code = cJSON_GetObjectItemCaseSensitive(st, "ExitCode");
+	if (gone) {
+		r->verified_ns = util_mono_ns();
+		r->verified = true;
+		snprintf(r->detail, sizeof r->detail, "the agent had already "
+		    "stopped: inspect shows it not running (exit code %d); "
+		    "nothing left to %s", cJSON_IsNumber(code) ?
+		    code->valueint : -1, l->name);
+	}
+	cJSON_Delete(ins);
+	return gone;
+}
+
 int
 lever_pull(const struct lever_entry *l, struct lever_ctx *c,
     struct lever_result *r)
@@ -857,12 +904,16 @@ lever_pull(const struct lever_entry *l, struct lever_ctx *c,
 	snprintf(r->name, sizeof r->name, "%s", l->name);
 	r->fired_ns = util_mono_ns();
 	if (l->fire(c, l, &e) == -1) {
+		if (lever_agent_gone(l, c, r))
+			return 0;
 		snprintf(r->detail, sizeof r->detail, "fire failed: %.230s",
 		    e.msg);
 		return -1;
 	}
 	r->fired = true;
 	if (l->verify(c, l, &e) == -1) {
+		if (lever_agent_gone(l, c, r))
+			return 0;
 		snprintf(r->detail, sizeof r->detail, "verify failed: %.230s",
 		    e.msg);
 		return -1;

@@ -404,13 +404,14 @@ replay_pose(const struct replay_state *s, const struct drill_beat *b)
 	    b->kind == DRILL_BEAT_LEVER_VERIFIED)
 		return s->zapped ? "zapped" : "grabbing";
 	if (s->cut_off)
-		return "caught";
+		return s->frozen ? "frozen" : "caught";
 	if (s->zapped)
 		return "zapped";
 	if (s->bait)
 		return "grabbing";
-	if (b->kind == DRILL_BEAT_AGENT || b->kind == DRILL_BEAT_TOOL ||
-	    b->kind == DRILL_BEAT_SERVICE)
+	if (b->kind == DRILL_BEAT_AGENT)
+		return "walking0";
+	if (b->kind == DRILL_BEAT_TOOL || b->kind == DRILL_BEAT_SERVICE)
 		return "sniffing";
 	return "idle0";
 }
@@ -457,9 +458,14 @@ replay_states(struct replay *rp)
 					l->fired = true;
 					l->fired_rel_ns = b->t_rel_ns;
 				}
-				if ((le != NULL && le->cuts_off) ||
-				    (le == NULL && s.nverified > 0))
+				if (((le != NULL && le->cuts_off) ||
+				    (le == NULL && s.nverified > 0)) &&
+				    !s.cut_off) {
 					s.cut_off = true;
+					s.frozen = le != NULL &&
+					    (strcmp(le->name, "pause") == 0 ||
+					    strcmp(le->name, "cgroup-freeze") == 0);
+				}
 				s.nverified++;
 			}
 			s.zapped = true;

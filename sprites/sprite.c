@@ -16,8 +16,8 @@
 #define SPRITE_MAX_TOKENS 4
 
 const char *const sprite_poyo_frames[] = {
-	"idle0", "idle1", "sniffing", "grabbing", "zapped", "caught",
-	"escaped", NULL,
+	"idle0", "idle1", "walking0", "walking1", "sniffing", "grabbing",
+	"zapped", "frozen", "caught", "escaped", NULL,
 };
 
 /* Parser state while walking the sheet line by line. */

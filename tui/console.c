@@ -107,6 +107,8 @@ struct console_ui {
 	size_t dropped;
 
 	bool bait, breach, cut_off, zapped;
+	bool frozen;          /* the cut-off lever freezes (pause, cgroup) */
+	bool walking;         /* the last agent beat was a model turn */
 	uint64_t last_agent_ns;   /* UI clock when the last agent beat came */
 	uint64_t bait_ns;         /* UI clock of the bait beat */
 	uint64_t zap_ns;          /* UI clock of the first verified lever */
@@ -346,6 +348,7 @@ console_apply_beat(struct console_ui *ui, const struct drill_beat *b)
 	case DRILL_BEAT_TOOL:
 	case DRILL_BEAT_SERVICE:
 		ui->last_agent_ns = now;
+		ui->walking = b->kind == DRILL_BEAT_AGENT;
 		break;
 	case DRILL_BEAT_BAIT:
 		if (!ui->bait)
@@ -368,9 +371,14 @@ console_apply_beat(struct console_ui *ui, const struct drill_beat *b)
 				l->fired_rel = b->t_rel_ns;
 			}
 			/* Unknown levers: the second verified one cuts off. */
-			if ((le != NULL && le->cuts_off) ||
-			    (le == NULL && ui->nverified > 0))
+			if (((le != NULL && le->cuts_off) ||
+			    (le == NULL && ui->nverified > 0)) &&
+			    !ui->cut_off) {
 				ui->cut_off = true;
+				ui->frozen = le != NULL &&
+				    (strcmp(le->name, "pause") == 0 ||
+				    strcmp(le->name, "cgroup-freeze") == 0);
+			}
 			ui->nverified++;
 		}
 		if (!ui->zapped) {
@@ -493,14 +501,18 @@ console_pose(const struct console_ui *ui, uint64_t now)
 	if (ui->zapped && now < zap_from)
 		return "grabbing";
 	if (ui->cut_off && !(ui->zapped && now < zap_from + CONSOLE_ZAP_NS))
-		return "caught";
+		return ui->frozen ? "frozen" : "caught";
 	if (ui->zapped)
 		return "zapped";
 	if (ui->bait)
 		return "grabbing";
 	if (!ui->done && ui->last_agent_ns != 0 &&
-	    now - ui->last_agent_ns < CONSOLE_SNIFF_NS)
+	    now - ui->last_agent_ns < CONSOLE_SNIFF_NS) {
+		/* Asking the model: walking; reading results: sniffing. */
+		if (ui->walking)
+			return (ui->tick / 2) % 2 ? "walking1" : "walking0";
 		return "sniffing";
+	}
 	return (ui->tick / 4) % 2 ? "idle1" : "idle0";
 }
 
@@ -1131,6 +1143,7 @@ console_view_reset(struct console_ui *ui)
 	ui->nverified = 0;
 	ui->hhead = ui->hcount = ui->dropped = 0;
 	ui->bait = ui->breach = ui->cut_off = ui->zapped = false;
+	ui->frozen = ui->walking = false;
 	ui->last_agent_ns = ui->bait_ns = ui->zap_ns = 0;
 	ui->done = ui->stopping = ui->quit = ui->have_result = false;
 	ui->res = NULL;
