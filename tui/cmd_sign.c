@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ares keygen [--key-dir DIR] [--force] */
 int
@@ -62,6 +63,44 @@ cmd_keygen(int argc, char **argv)
 	return EXIT_CONTAINED;
 }
 
+/*
+ * A probe run dir (`ares probe`) holds a signed probe.json and no
+ * report.json: check its signature (the dir's ares.pub or a pinned one).
+ * Returns the exit code.
+ */
+static int
+cmd_verify_probe(const char *run_dir, const char *pub)
+{
+	char *doc = xasprintf("%s/probe.json", run_dir);
+	char *sig = xasprintf("%s/probe.json.minisig", run_dir);
+	char *own = xasprintf("%s/" SIGN_PUBKEY_NAME, run_dir);
+	char trusted[1100];
+	struct errbuf e = { 0 };
+	int rc;
+
+	if (sign_verify_file(pub != NULL ? pub : own, doc, sig, trusted,
+	    sizeof trusted, &e) == 0) {
+		char clean[1100];
+
+		util_sanitize(clean, sizeof clean, trusted, strlen(trusted),
+		    false);
+		printf("ok   probe.json signature (%s)\n", pub != NULL ?
+		    "pinned key" : "the run directory's own key: integrity "
+		    "only");
+		printf("ok   trusted comment: %s\n", clean);
+		printf("verified: probe report %s\n", doc);
+		rc = EXIT_CONTAINED;
+	} else {
+		printf("FAIL probe.json signature: %s\n", e.msg);
+		printf("NOT VERIFIED: %s\n", doc);
+		rc = EXIT_BREACHED;
+	}
+	free(doc);
+	free(sig);
+	free(own);
+	return rc;
+}
+
 /* ares verify RUN_DIR [--pub FILE] [--json FILE] */
 int
 cmd_verify(int argc, char **argv)
@@ -104,6 +143,17 @@ cmd_verify(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	run_dir = argv[optind];
+	{
+		char *rj = xasprintf("%s/report.json", run_dir);
+		char *pj = xasprintf("%s/probe.json", run_dir);
+		bool probe = access(rj, F_OK) != 0 && access(pj, F_OK) == 0 &&
+		    !trial_dir_is(run_dir);
+
+		free(rj);
+		free(pj);
+		if (probe && json == NULL)
+			return cmd_verify_probe(run_dir, pub);
+	}
 	if (json != NULL && strcmp(json, "-") == 0)
 		out = stderr;   /* stdout carries the JSON */
 

@@ -77,6 +77,11 @@ if command -v minisign >/dev/null 2>&1; then
 	minisign -Vm "$hdir/probe.json" -p "$hdir/ares.pub" >/dev/null ||
 	    fail "hardened: minisign rejects $hdir/probe.json"
 fi
+"$ARES" verify "$hdir" >"$T/hv" 2>&1 || fail "hardened: ares verify: $(cat "$T/hv")"
+cp -r "$hdir" "$T/hcopy"
+sed -i 's/"held"/"HELD"/' "$T/hcopy/probe.json"
+"$ARES" verify "$T/hcopy" >"$T/hv" 2>&1; vrc=$?
+[ $vrc -eq 1 ] || fail "hardened: edited probe.json verifies (exit $vrc)"
 lab_gone "$hdir"
 
 # ---- leaky: the expected rows fail ----
