@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -205,6 +206,63 @@ lab_file_hash(const char *path, char out[EVIDENCE_HEX_BYTES],
 	return 0;
 }
 
+/*
+ * After a fresh import: remove the other ares-lab:<hash> images, left by
+ * earlier builds, that are more than LAB_IMAGE_KEEP_S old (a younger one
+ * may belong to another build's drill about to start).  The engine refuses
+ * to delete an image a container uses (409), which is simply skipped.
+ * Best effort: errors are ignored.
+ */
+#ifndef LAB_IMAGE_KEEP_S
+#define LAB_IMAGE_KEEP_S 3600
+#endif
+
+static void
+lab_image_prune(struct docker *d, const char *keep)
+{
+	static const char path[] = "/images/json?filters=%7B%22reference%22"
+	    "%3A%5B%22" LAB_IMAGE_REPO "%22%5D%7D";
+	struct docker_response resp = { 0 };
+	struct errbuf e = { 0 };
+	time_t now = time(NULL);
+	cJSON *list, *img;
+
+	if (docker_request(d, "GET", path, NULL, 0, &resp, &e) == -1 ||
+	    resp.status != 200) {
+		docker_response_free(&resp);
+		return;
+	}
+	list = cJSON_ParseWithLength(resp.body, resp.len);
+	docker_response_free(&resp);
+	cJSON_ArrayForEach(img, list) {
+		const cJSON *created = cJSON_GetObjectItemCaseSensitive(img,
+		    "Created");
+		const cJSON *tags = cJSON_GetObjectItemCaseSensitive(img,
+		    "RepoTags");
+		const cJSON *t;
+
+		if (!cJSON_IsNumber(created) ||
+		    now - (time_t)created->valuedouble < LAB_IMAGE_KEEP_S)
+			continue;
+		cJSON_ArrayForEach(t, tags) {
+			char *del;
+
+			if (!cJSON_IsString(t) || strcmp(t->valuestring,
+			    keep) == 0 || strncmp(t->valuestring,
+			    LAB_IMAGE_REPO ":", sizeof LAB_IMAGE_REPO) != 0 ||
+			    strspn(t->valuestring + sizeof LAB_IMAGE_REPO,
+			    "0123456789abcdef") != 16)
+				continue;
+			del = xasprintf("/images/%s", t->valuestring);
+			(void)docker_request(d, "DELETE", del, NULL, 0, &resp,
+			    &e);
+			docker_response_free(&resp);
+			free(del);
+		}
+	}
+	cJSON_Delete(list);
+}
+
 int
 lab_image_ensure(struct docker *d, char **ref, struct errbuf *e)
 {
@@ -229,6 +287,8 @@ lab_image_ensure(struct docker *d, char **ref, struct errbuf *e)
 		free(r);
 		return -1;
 	}
+	if (have == 0)
+		lab_image_prune(d, r);
 	*ref = r;
 	return 0;
 }
