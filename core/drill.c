@@ -388,8 +388,11 @@ drill_drain(struct drill_state *st)
 {
 	struct bus_event evs[DRILL_PENDING_MAX];
 	size_t n = 0, i, bait = SIZE_MAX;
+	cJSON *rejects = cJSON_CreateArray(), *rj;
 	bool fired = false;
 
+	/* Nothing here writes to the disk before the kill path ran:
+	 * rejected datagrams are kept in memory and recorded after it. */
 	while (n < DRILL_PENDING_MAX) {
 		struct errbuf e = { 0 };
 		int rc = bus_recv(st->bus_fd, &evs[n], &e);
@@ -400,8 +403,9 @@ drill_drain(struct drill_state *st)
 			cJSON *f = cJSON_CreateObject();
 
 			st->bad_datagrams++;
+			cJSON_AddStringToObject(f, "type", "sensor.malformed");
 			cJSON_AddStringToObject(f, "error", e.msg);
-			drill_record(st, "sensor.malformed", 0, f);
+			cJSON_AddItemToArray(rejects, f);
 			bus_event_free(&evs[n]);
 			continue;
 		}
@@ -410,10 +414,11 @@ drill_drain(struct drill_state *st)
 		if (evs[n].t_sent_ns != 0 && evs[n].t_sent_ns < st->r->start_ns) {
 			cJSON *f = cJSON_CreateObject();
 
+			cJSON_AddStringToObject(f, "type", "sensor.stale");
 			cJSON_AddStringToObject(f, "error", "sensor event "
 			    "stamped before the drill started");
 			cJSON_AddStringToObject(f, "raw", evs[n].raw);
-			drill_record(st, "sensor.stale", 0, f);
+			cJSON_AddItemToArray(rejects, f);
 			bus_event_free(&evs[n]);
 			continue;
 		}
@@ -426,6 +431,14 @@ drill_drain(struct drill_state *st)
 		drill_bait(st, &evs[bait]);
 		fired = true;
 	}
+	while ((rj = cJSON_DetachItemFromArray(rejects, 0)) != NULL) {
+		char type[32];
+
+		snprintf(type, sizeof type, "%s", drill_str(rj, "type", "sensor"));
+		cJSON_DeleteItemFromObjectCaseSensitive(rj, "type");
+		drill_record(st, type, 0, rj);
+	}
+	cJSON_Delete(rejects);
 	for (i = 0; i < n; i++) {
 		if (i != bait)
 			drill_handle(st, &evs[i]);

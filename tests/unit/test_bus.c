@@ -1,0 +1,196 @@
+/*
+ * test_bus.c - the drill's end of the sensor bus: datagrams from the lab
+ * are untrusted; every malformed one is refused with a reason, never a
+ * crash, and the good ones carry their sender's clock.
+ */
+#include "core.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+struct fx {
+	char dir[64];
+	char path[128];
+	int fd;        /* the bus */
+	int tx;        /* a sender */
+};
+
+static int
+setup(void **state)
+{
+	struct fx *f = xcalloc(1, sizeof *f);
+	struct errbuf e = { 0 };
+
+	snprintf(f->dir, sizeof f->dir, "/tmp/ares-test-bus-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof f->path, "%s/sensor.sock", f->dir);
+	f->fd = bus_open(f->path, &e);
+	assert_true(f->fd >= 0);
+	f->tx = socket(AF_UNIX, SOCK_DGRAM, 0);
+	assert_true(f->tx >= 0);
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fx *f = *state;
+
+	close(f->fd);
+	close(f->tx);
+	unlink(f->path);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+static void
+send_raw(struct fx *f, const void *buf, size_t len)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+	memcpy(sun.sun_path, f->path, strlen(f->path) + 1);
+	assert_int_equal(sendto(f->tx, buf, len, 0, (struct sockaddr *)&sun,
+	    sizeof sun), (ssize_t)len);
+}
+
+static void
+test_socket_mode(void **state)
+{
+	struct fx *f = *state;
+	struct stat sb;
+
+	/* Sensors run as other uids in their containers. */
+	assert_int_equal(stat(f->path, &sb), 0);
+	assert_true(S_ISSOCK(sb.st_mode));
+	assert_int_equal(sb.st_mode & 0777, 0666);
+}
+
+static void
+test_good_and_empty(void **state)
+{
+	struct fx *f = *state;
+	struct bus_event ev;
+	struct errbuf e = { 0 };
+	const char *m = "{\"src\":\"service:tickets\",\"kind\":\"bait\","
+	    "\"bait\":\"b1\",\"t_mono_ns\":12345}";
+
+	assert_int_equal(bus_recv(f->fd, &ev, &e), 0);   /* nothing yet */
+	send_raw(f, m, strlen(m));
+	assert_int_equal(bus_recv(f->fd, &ev, &e), 1);
+	assert_string_equal(bus_event_str(&ev, "kind"), "bait");
+	assert_string_equal(bus_event_str(&ev, "bait"), "b1");
+	assert_null(bus_event_str(&ev, "nope"));
+	assert_true(ev.t_sent_ns == 12345);
+	assert_true(ev.t_recv_ns > 0);
+	assert_int_equal(ev.raw_len, strlen(m));
+	assert_memory_equal(ev.raw, m, ev.raw_len);
+	bus_event_free(&ev);
+}
+
+static void
+test_clock_as_string(void **state)
+{
+	struct fx *f = *state;
+	struct bus_event ev;
+	struct errbuf e = { 0 };
+	/* Past 2^53 a JSON number loses nanoseconds: a string keeps them. */
+	const char *m = "{\"src\":\"gateway\",\"kind\":\"turn\","
+	    "\"t_mono_ns\":\"9007199254740993\"}";
+	const char *bad = "{\"src\":\"gateway\",\"kind\":\"turn\","
+	    "\"t_mono_ns\":\"12x\"}";
+
+	send_raw(f, m, strlen(m));
+	assert_int_equal(bus_recv(f->fd, &ev, &e), 1);
+	assert_true(ev.t_sent_ns == 9007199254740993ull);
+	bus_event_free(&ev);
+	send_raw(f, bad, strlen(bad));
+	assert_int_equal(bus_recv(f->fd, &ev, &e), 1);
+	assert_true(ev.t_sent_ns == 0);   /* not a clock: use receipt time */
+	bus_event_free(&ev);
+}
+
+static void
+expect_refused(struct fx *f, const void *buf, size_t len, const char *why)
+{
+	struct bus_event ev;
+	struct errbuf e = { 0 };
+
+	send_raw(f, buf, len);
+	assert_int_equal(bus_recv(f->fd, &ev, &e), -1);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	if (strstr(e.msg, why) == NULL)
+		fail_msg("'%s' lacks '%s'", e.msg, why);
+	bus_event_free(&ev);
+}
+
+static void
+test_malformed(void **state)
+{
+	struct fx *f = *state;
+	static const char nul[] = "{\"src\":\"x\",\"kind\":\"y\"}\0tail";
+	char *big = xmalloc(BUS_DGRAM_MAX + 100);
+	struct bus_event ev;
+	struct errbuf e = { 0 };
+
+	expect_refused(f, "not json", 8, "not a JSON object");
+	expect_refused(f, "[1,2]", 5, "not a JSON object");
+	expect_refused(f, "{\"kind\":\"bait\"}", 15, "lacks \"src\"");
+	expect_refused(f, "{\"src\":1,\"kind\":\"bait\"}", 23, "lacks");
+	expect_refused(f, nul, sizeof nul - 1, "NUL byte");
+	memset(big, ' ', BUS_DGRAM_MAX + 100);
+	big[0] = '{';
+	expect_refused(f, big, BUS_DGRAM_MAX + 100, "exceeds");
+	free(big);
+	/* The bus still works after all that. */
+	{
+		static const char ok[] = "{\"src\":\"a\",\"kind\":\"b\"}";
+
+		send_raw(f, ok, sizeof ok - 1);
+	}
+	assert_int_equal(bus_recv(f->fd, &ev, &e), 1);
+	bus_event_free(&ev);
+}
+
+static void
+test_path_too_long(void **state)
+{
+	char path[200];
+	struct errbuf e = { 0 };
+
+	(void)state;
+	memset(path, 'a', sizeof path - 1);
+	path[0] = '/';
+	path[sizeof path - 1] = '\0';
+	assert_int_equal(bus_open(path, &e), -1);
+	assert_non_null(strstr(e.msg, "too long"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_socket_mode, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_good_and_empty, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_clock_as_string, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_malformed, setup,
+		    teardown),
+		cmocka_unit_test(test_path_too_long),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
