@@ -464,6 +464,10 @@ struct lab_options {
  */
 char *lab_socket_dir(const char *run_dir, const char *run_id);
 
+/* The name of Linux capability bit (CHOWN .. CHECKPOINT_RESTORE), as the
+ * Engine API spells it; NULL past the last one known. */
+const char *lab_cap_name(unsigned bit);
+
 /* Path of the lab rootfs tar: $ARES_LAB_ROOTFS, else the build tree's
  * leakbox/lab-rootfs.tar, else the installed one.  Never NULL. */
 const char *lab_rootfs_path(void);

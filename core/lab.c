@@ -634,10 +634,19 @@ static const char *const lab_cap_names[] = {
 	"SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "MKNOD", "LEASE",
 	"AUDIT_WRITE", "AUDIT_CONTROL", "SETFCAP", "MAC_OVERRIDE",
 	"MAC_ADMIN", "SYSLOG", "WAKE_ALARM", "BLOCK_SUSPEND", "AUDIT_READ",
-	/* PERFMON, BPF and CHECKPOINT_RESTORE (38-40) are left out: Docker
-	 * 20.10 refuses them by name ("unknown capability"). */
+	"PERFMON", "BPF", "CHECKPOINT_RESTORE",
 };
-#define LAB_NCAPS (sizeof lab_cap_names / sizeof lab_cap_names[0])
+/* Capabilities the lab may ask the engine for: PERFMON, BPF and
+ * CHECKPOINT_RESTORE (38-40) are left out, Docker 20.10 refuses them by
+ * name ("unknown capability"). */
+#define LAB_NCAPS 38
+
+const char *
+lab_cap_name(unsigned bit)
+{
+	return bit < sizeof lab_cap_names / sizeof lab_cap_names[0] ?
+	    lab_cap_names[bit] : NULL;
+}
 
 /*
  * A root container cannot be privileged when the engine itself lacks part
@@ -786,7 +795,8 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	const struct variant *v = variant_find(p->variant);
 	const char *model_url, *key_env;
 	const bool internal = true;   /* lab, upstream, wan: always */
-	struct lab *lab;
+	struct lab *lab = NULL;
+	bool ok = false;
 	struct lab_strv env_model = { 0 }, env_gw = { 0 }, env_svc = { 0 },
 	    env_dns = { 0 }, env_sink = { 0 }, env_px = { 0 },
 	    env_agent = { 0 };
@@ -1224,27 +1234,7 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 		goto fail;
 	if (lab_write_json(lab, p, e) == -1)
 		goto fail;
-
-	lab_strv_free(&env_model);
-	lab_strv_free(&env_gw);
-	lab_strv_free(&env_svc);
-	lab_strv_free(&env_dns);
-	lab_strv_free(&env_sink);
-	lab_strv_free(&env_px);
-	lab_strv_free(&env_agent);
-	if (real_key != NULL)
-		sodium_memzero(real_key, strlen(real_key));
-	free(real_key);
-	free(home);
-	free(busdir);
-	free(ctldir);
-	free(pxdir);
-	free(hostdir);
-	free(keydir);
-	free(n_lab);
-	free(n_up);
-	free(n_wan);
-	return lab;
+	ok = true;
 
 fail:
 	lab_strv_free(&env_model);
@@ -1266,13 +1256,15 @@ fail:
 	free(n_lab);
 	free(n_up);
 	free(n_wan);
-	{
+	if (!ok) {
+		/* Everything created so far goes (by label). */
 		struct errbuf e2 = { 0 };
 
 		(void)lab_teardown(d, run_id, &e2);
+		lab_free(lab);
+		lab = NULL;
 	}
-	lab_free(lab);
-	return NULL;
+	return lab;
 }
 
 int

@@ -784,18 +784,6 @@ out:
 /* rows: privilege                                                      */
 /* ------------------------------------------------------------------ */
 
-static const char *const probe_cap_names[] = {
-	"CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID",
-	"KILL", "SETGID", "SETUID", "SETPCAP", "LINUX_IMMUTABLE",
-	"NET_BIND_SERVICE", "NET_BROADCAST", "NET_ADMIN", "NET_RAW",
-	"IPC_LOCK", "IPC_OWNER", "SYS_MODULE", "SYS_RAWIO", "SYS_CHROOT",
-	"SYS_PTRACE", "SYS_PACCT", "SYS_ADMIN", "SYS_BOOT", "SYS_NICE",
-	"SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "MKNOD", "LEASE",
-	"AUDIT_WRITE", "AUDIT_CONTROL", "SETFCAP", "MAC_OVERRIDE",
-	"MAC_ADMIN", "SYSLOG", "WAKE_ALARM", "BLOCK_SUSPEND", "AUDIT_READ",
-	"PERFMON", "BPF", "CHECKPOINT_RESTORE",
-};
-#define PROBE_NCAPS (sizeof probe_cap_names / sizeof probe_cap_names[0])
 
 static char *
 probe_s_caps(const struct probe_ctx *c)
@@ -820,9 +808,9 @@ probe_cap_list(unsigned long long m, char *obs, size_t len)
 	}
 	for (i = 0, n = 0; i < 64; i++)
 		if (m & (1ull << i)) {
-			if (i < PROBE_NCAPS)
+			if (lab_cap_name((unsigned)i) != NULL)
 				probe_cat(obs, len, "%s%s", n ? "," : "",
-				    probe_cap_names[i]);
+				    lab_cap_name((unsigned)i));
 			else
 				probe_cat(obs, len, "%scap%zu", n ? "," : "", i);
 			n++;
