@@ -129,23 +129,6 @@ main_usage(FILE *f)
 	    "  NO_COLOR         disable colour in the console\n");
 }
 
-/* Parse a decimal uint64 seed.  -1 on bad input. */
-static int
-main_parse_seed(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (s[0] < '0' || s[0] > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* Print one beat as it happens (headless drill). */
 static void
 main_print_beat(void *ctx, const struct drill_beat *b)
@@ -189,7 +172,7 @@ cmd_drill(int argc, char **argv)
 			o.policy_path = optarg;
 			break;
 		case 's':
-			if (main_parse_seed(optarg, &o.seed) == -1) {
+			if (stats_parse_count(optarg, UINT64_MAX, &o.seed) == -1) {
 				fprintf(stderr, "ares drill: --seed: '%s' is "
 				    "not a non-negative integer\n", optarg);
 				return EXIT_USAGE;
@@ -385,7 +368,7 @@ main_console(int argc, char **argv)
 			o.policy_path = optarg;
 			break;
 		case 's':
-			if (main_parse_seed(optarg, &o.seed) == -1) {
+			if (stats_parse_count(optarg, UINT64_MAX, &o.seed) == -1) {
 				fprintf(stderr, "ares: --seed: '%s' is not a "
 				    "non-negative integer\n", optarg);
 				return EXIT_USAGE;
