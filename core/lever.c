@@ -420,32 +420,68 @@ lever_pause_fire(struct lever_ctx *c, const struct lever_entry *l,
 	return docker_container_pause(c->docker, lever_agent_id(c), e);
 }
 
+/*
+ * Poll inspect of the agent every step_us until want(inspect) holds or
+ * timeout_ns passes.  Returns the last inspect document (caller deletes)
+ * with *held set, or NULL + e when inspect itself failed.
+ */
+static cJSON *
+lever_inspect_until(struct lever_ctx *c, bool (*want)(const cJSON *),
+    uint64_t timeout_ns, unsigned step_us, bool *held, struct errbuf *e)
+{
+	uint64_t deadline = util_mono_ns() + timeout_ns;
+
+	for (;;) {
+		cJSON *ins = docker_container_inspect(c->docker,
+		    lever_agent_id(c), e);
+
+		if (ins == NULL)
+			return NULL;
+		*held = want(ins);
+		if (*held || util_mono_ns() > deadline)
+			return ins;
+		cJSON_Delete(ins);
+		usleep(step_us);
+	}
+}
+
+static bool
+lever_is_paused(const cJSON *ins)
+{
+	return docker_inspect_paused(ins);
+}
+
+static bool
+lever_is_stopped(const cJSON *ins)
+{
+	return !docker_inspect_running(ins);
+}
+
+/* Neither running nor paused: the agent has exited. */
+static bool
+lever_is_gone(const cJSON *ins)
+{
+	return !docker_inspect_running(ins) && !docker_inspect_paused(ins);
+}
+
 /* The engine records State.Paused from an asynchronous containerd event:
  * poll inspect (bounded) until it shows the pause. */
 static int
 lever_pause_verify(struct lever_ctx *c, const struct lever_entry *l,
     struct errbuf *e)
 {
-	uint64_t deadline = util_mono_ns() + 2000000000ull;
+	bool paused;
+	cJSON *ins = lever_inspect_until(c, lever_is_paused, 2000000000ull,
+	    1000, &paused, e);
 
 	(void)l;
-	for (;;) {
-		cJSON *ins = docker_container_inspect(c->docker,
-		    lever_agent_id(c), e);
-		bool paused;
-
-		if (ins == NULL)
-			return -1;
-		paused = docker_inspect_paused(ins);
-		cJSON_Delete(ins);
-		if (paused)
-			return 0;
-		if (util_mono_ns() > deadline)
-			return errbuf_set(e, ERRBUF_INTERNAL, "inspect shows the "
-			    "agent not paused (State.Paused false) 2 s after "
-			    "the pause");
-		usleep(1000);
-	}
+	if (ins == NULL)
+		return -1;
+	cJSON_Delete(ins);
+	if (!paused)
+		return errbuf_set(e, ERRBUF_INTERNAL, "inspect shows the agent "
+		    "not paused (State.Paused false) 2 s after the pause");
+	return 0;
 }
 
 static int
@@ -469,26 +505,19 @@ static int
 lever_kill_verify(struct lever_ctx *c, const struct lever_entry *l,
     struct errbuf *e)
 {
-	uint64_t deadline = util_mono_ns() + 2000000000ull;
+	bool stopped;
+	/* Docker may answer the kill before the process is reaped. */
+	cJSON *ins = lever_inspect_until(c, lever_is_stopped, 2000000000ull,
+	    1000, &stopped, e);
 
 	(void)l;
-	/* Docker may answer the kill before the process is reaped. */
-	for (;;) {
-		cJSON *ins = docker_container_inspect(c->docker,
-		    lever_agent_id(c), e);
-		bool running;
-
-		if (ins == NULL)
-			return -1;
-		running = docker_inspect_running(ins);
-		cJSON_Delete(ins);
-		if (!running)
-			return 0;
-		if (util_mono_ns() > deadline)
-			return errbuf_set(e, ERRBUF_INTERNAL, "inspect still "
-			    "shows the agent running 2 s after the kill");
-		usleep(1000);
-	}
+	if (ins == NULL)
+		return -1;
+	cJSON_Delete(ins);
+	if (!stopped)
+		return errbuf_set(e, ERRBUF_INTERNAL, "inspect still shows the "
+		    "agent running 2 s after the kill");
+	return 0;
 }
 
 /* ---- external levers ----------------------------------------------- */
@@ -854,7 +883,6 @@ static bool
 lever_agent_gone(const struct lever_entry *l, struct lever_ctx *c,
     struct lever_result *r)
 {
-	uint64_t deadline = util_mono_ns() + 1000000000ull;
 	struct errbuf e = { 0 };
 	const cJSON *st, *code;
 	cJSON *ins;
@@ -865,17 +893,10 @@ lever_agent_gone(const struct lever_entry *l, struct lever_ctx *c,
 		return false;
 	/* The runtime may already refuse ("container not running") while
 	 * the engine's state still says running: give it up to a second. */
-	for (;;) {
-		ins = docker_container_inspect(c->docker, c->lab->agent.id, &e);
-		if (ins == NULL)
-			return false;
-		gone = !docker_inspect_running(ins) &&
-		    !docker_inspect_paused(ins);
-		if (gone || util_mono_ns() >= deadline)
-			break;
-		cJSON_Delete(ins);
-		usleep(20000);
-	}
+	ins = lever_inspect_until(c, lever_is_gone, 1000000000ull, 20000,
+	    &gone, &e);
+	if (ins == NULL)
+		return false;
 	st = cJSON_GetObjectItemCaseSensitive(ins, "State");
 	code = cJSON_GetObjectItemCaseSensitive(st, "ExitCode");
 	if (gone) {

@@ -377,19 +377,29 @@ lever_kernel_check(const struct lever_ctx *c, const char *lever, bool need_ns,
 
 /* ---- cgroup-freeze ------------------------------------------------- */
 
+/* Freeze (or thaw) the agent's cgroup: v1 freezer.state, v2
+ * cgroup.freeze.  -1 + e. */
+static int
+lever_freeze_set(struct lever_ctx *c, bool freeze, struct errbuf *e)
+{
+	const char *value = c->cgroup_version == 1 ?
+	    (freeze ? "FROZEN" : "THAWED") : (freeze ? "1" : "0");
+
+	if (lever_kernel_check(c, "cgroup-freeze", false, e) == -1)
+		return -1;
+	if (lever_write_at(c->cgroup_dir, c->cgroup_version == 1 ?
+	    "freezer.state" : "cgroup.freeze", value, e) == -1)
+		return -1;
+	c->frozen = freeze;
+	return 0;
+}
+
 static int
 lever_freeze_fire(struct lever_ctx *c, const struct lever_entry *l,
     struct errbuf *e)
 {
 	(void)l;
-	if (lever_kernel_check(c, "cgroup-freeze", false, e) == -1)
-		return -1;
-	if (lever_write_at(c->cgroup_dir, c->cgroup_version == 1 ?
-	    "freezer.state" : "cgroup.freeze", c->cgroup_version == 1 ?
-	    "FROZEN" : "1", e) == -1)
-		return -1;
-	c->frozen = true;
-	return 0;
+	return lever_freeze_set(c, true, e);
 }
 
 /* Is the v2 cgroup.events text saying "frozen 1"? */
@@ -452,14 +462,7 @@ lever_freeze_reset(struct lever_ctx *c, const struct lever_entry *l,
     struct errbuf *e)
 {
 	(void)l;
-	if (lever_kernel_check(c, "cgroup-freeze", false, e) == -1)
-		return -1;
-	if (lever_write_at(c->cgroup_dir, c->cgroup_version == 1 ?
-	    "freezer.state" : "cgroup.freeze", c->cgroup_version == 1 ?
-	    "THAWED" : "0", e) == -1)
-		return -1;
-	c->frozen = false;
-	return 0;
+	return lever_freeze_set(c, false, e);
 }
 
 /* ---- link-down ----------------------------------------------------- */
