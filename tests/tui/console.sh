@@ -16,8 +16,6 @@ set -u
 
 ARES_BIN=${ARES_BIN:-./ares}
 VERDICT_TIMEOUT=${ARES_TUI_TIMEOUT:-180}
-SOCK="ares-test-$$"
-last=""
 
 skip_or_fail() {
 	if [ "${ARES_REQUIRE_DOCKER:-0}" = 1 ]; then
@@ -41,112 +39,38 @@ if ! [ -x "$ARES_BIN" ]; then
 	exit 1
 fi
 
-TMPD=$(mktemp -d "${TMPDIR:-/tmp}/ares-tui.XXXXXX") || exit 1
-
-tm() {
-	tmux -u -L "$SOCK" "$@"
-}
+TUI_NAME=console
+# shellcheck source=tests/tui/tmux.sh
+. "$(dirname "$0")/tmux.sh"
 
 # Ask a still-running console to quit (so the drill tears its lab down),
 # wait a while for it, then remove the tmux server and our files.
 # shellcheck disable=SC2317  # called from the EXIT trap
 cleanup() {
-	if tm has-session -t main 2>/dev/null &&
-	    [ "$(tm display-message -p -t main '#{pane_dead}' 2>/dev/null)" = 0 ]; then
-		tm send-keys -t main q 2>/dev/null
+	if tm has-session -t main 2>/dev/null && ! pane_dead; then
+		key q 2>/dev/null
 		i=0
-		while [ "$i" -lt 120 ] &&
-		    [ "$(tm display-message -p -t main '#{pane_dead}' 2>/dev/null)" = 0 ]; do
+		while [ "$i" -lt 120 ] && ! pane_dead; do
 			sleep 1
 			i=$((i + 1))
 		done
 	fi
-	tm kill-server 2>/dev/null
-	rm -rf "$TMPD"
+	tui_cleanup
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-fail() {
-	echo "FAIL: $*"
-	if [ -n "$last" ]; then
-		echo "--- screen ---"
-		printf '%s\n' "$last"
-		echo "--------------"
-	fi
-	exit 1
-}
-
-# The pane runs this wrapper: it records the tty settings, runs ares, and
-# reports the exit status and whether the tty settings came back.
-# Usage: run.sh LOCALE ARES_BIN
-cat >"$TMPD/run.sh" <<'EOF'
-#!/bin/sh
-unset NO_COLOR LC_ALL
-LANG=$1
-export LANG
-shift
-saved=$(stty -g 2>/dev/null)
-"$@"
-rc=$?
-now=$(stty -g 2>/dev/null)
-if [ -n "$saved" ] && [ "$saved" = "$now" ]; then tty=restored; else tty=changed; fi
-printf '\nares-exit rc=%s tty=%s\n' "$rc" "$tty"
-EOF
-
 # Start a session of $1 x $2 running ares.
 start() {
-	tm kill-server 2>/dev/null
-	tm -f /dev/null new-session -d -s main -x "$1" -y "$2" \
-	    "sh '$TMPD/run.sh' '$UTF8_LOCALE' '$ARES_BIN'" \; \
-	    set-option -g remain-on-exit on || fail "tmux new-session failed"
+	tui_start "$1" "$2" "$(tui_run_cmd - color "$ARES_BIN")"
 }
-
-capture() {
-	last=$(tm capture-pane -p -t main 2>/dev/null)
-}
-
-pane_dead() {
-	[ "$(tm display-message -p -t main '#{pane_dead}' 2>/dev/null)" = 1 ]
-}
-
-# wait_for REGEX SECONDS: poll the screen until REGEX (grep -E) shows.
-wait_for() {
-	end=$(($(date +%s) + $2))
-	while :; do
-		capture
-		printf '%s\n' "$last" | grep -Eq -- "$1" && return 0
-		pane_dead && { capture; return 1; }
-		[ "$(date +%s)" -ge "$end" ] && return 1
-		sleep 1
-	done
-}
-
-# wait_exit SECONDS: wait for the pane's process to end.
-wait_exit() {
-	end=$(($(date +%s) + $1))
-	while ! pane_dead; do
-		[ "$(date +%s)" -ge "$end" ] && return 1
-		sleep 1
-	done
-	capture
-	return 0
-}
-
-UTF8_LOCALE=C.UTF-8
-if command -v locale >/dev/null 2>&1; then
-	locale -a 2>/dev/null | grep -Eqi '^c\.utf-?8$' || {
-		l=$(locale -a 2>/dev/null | grep -Ei 'utf-?8' | head -n 1)
-		[ -n "$l" ] && UTF8_LOCALE=$l
-	}
-fi
 
 # ---- case 1: a whole drill at 100x30 ----
 start 100 30
 wait_for 'policies \(Enter: run a drill\)' 30 || fail "no home screen"
 printf '%s\n' "$last" | grep -Eq '^ +> default\.yaml ' ||
     fail "the home cursor is not on default.yaml"
-tm send-keys -t main Enter
+key Enter
 wait_for '^ *verdict: ' "$VERDICT_TIMEOUT" ||
     fail "no verdict line within ${VERDICT_TIMEOUT}s"
 screen=$last
@@ -166,10 +90,10 @@ if [ "$cells" -lt 20 ]; then
 fi
 printf '%s\n' "$screen" | grep -q 'lab boundary' || fail "no lab map"
 
-tm send-keys -t main q
+key q
 wait_for 'recorded runs \(Enter: replay\)' 30 ||
     fail "q after the verdict did not go back home (with the new run)"
-tm send-keys -t main q
+key q
 wait_exit 60 || fail "ares did not exit within 60s of 'q'"
 printf '%s\n' "$last" | grep -Eq 'ares-exit rc=[01] tty=restored' ||
     fail "bad exit status or terminal not restored"
@@ -183,7 +107,7 @@ wait_for 'terminal too small \(need 80x24\)' 30 ||
     fail "no 'terminal too small' message at 60x20"
 printf '%s\n' "$last" | grep -q 'lab boundary' &&
     fail "the full layout was drawn into a 60x20 terminal"
-tm send-keys -t main q
+key q
 wait_exit "$VERDICT_TIMEOUT" || fail "ares did not exit after 'q' at 60x20"
 printf '%s\n' "$last" | grep -Eq 'ares-exit rc=[0-9]+ tty=restored' ||
     fail "terminal not restored after quitting at 60x20"

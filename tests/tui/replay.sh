@@ -18,10 +18,6 @@ set -u
 
 ARES_BIN=${ARES_BIN:-./ares}
 SRCDIR=${ARES_SRCDIR:-.}
-SOCK_BASE="ares-replay-$$"
-SOCK="$SOCK_BASE-0"
-nstart=0
-last=""
 
 command -v tmux >/dev/null 2>&1 || { echo "SKIP: no tmux"; exit 77; }
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
@@ -34,92 +30,21 @@ REPLAY=$SRCDIR/replays/contained
 PUB=$SRCDIR/replays/demo.pub
 [ -f "$REPLAY/evidence.jsonl" ] || { echo "FAIL: no $REPLAY"; exit 1; }
 
-TMPD=$(mktemp -d "${TMPDIR:-/tmp}/ares-replay.XXXXXX") || exit 1
-tm() { tmux -u -L "$SOCK" "$@"; }
-cleanup() {
-	tm kill-server 2>/dev/null
-	rm -rf "$TMPD"
-}
-trap cleanup EXIT
+TUI_NAME=replay
+# shellcheck source=tests/tui/tmux.sh
+. "$(dirname "$0")/tmux.sh"
+trap tui_cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-fail() {
-	echo "FAIL: $*"
-	[ -n "$last" ] && printf -- '--- screen ---\n%s\n--------------\n' "$last"
-	exit 1
-}
-
-UTF8_LOCALE=C.UTF-8
-if command -v locale >/dev/null 2>&1; then
-	locale -a 2>/dev/null | grep -Eqi '^c\.utf-?8$' || {
-		l=$(locale -a 2>/dev/null | grep -Ei 'utf-?8' | head -n 1)
-		[ -n "$l" ] && UTF8_LOCALE=$l
-	}
-fi
-
-# run.sh TERM ENV... -- ARGS: runs ares with that TERM, reports exit + tty.
-cat >"$TMPD/run.sh" <<'EOF'
-#!/bin/sh
-unset NO_COLOR LC_ALL
-TERM=$1; LANG=$2; export TERM LANG
-shift 2
-[ "$1" = nocolor ] && { NO_COLOR=1; export NO_COLOR; }
-shift
-saved=$(stty -g 2>/dev/null)
-"$@"
-rc=$?
-now=$(stty -g 2>/dev/null)
-if [ -n "$saved" ] && [ "$saved" = "$now" ]; then tty=restored; else tty=changed; fi
-printf '\nares-exit rc=%s tty=%s\n' "$rc" "$tty"
-EOF
-
-# start W H TERM nocolor|color ARGS...
+# start W H TERM nocolor|color ARGS...: a fresh session running ares ARGS.
 start() {
 	w=$1 h=$2 term=$3 nc=$4
 	shift 4
-	# A fresh tmux server per case: a new session right after kill-server
-	# on the same socket can race the dying server.
-	tm kill-server 2>/dev/null
-	nstart=$((nstart + 1))
-	SOCK="$SOCK_BASE-$nstart"
-	cmd="sh '$TMPD/run.sh' '$term' '$UTF8_LOCALE' '$nc' '$ARES_BIN'"
-	for a in "$@"; do cmd="$cmd '$a'"; done
-	tm -f /dev/null new-session -d -s main -x "$w" -y "$h" "$cmd" \; \
-	    set-option -g remain-on-exit on || fail "tmux new-session failed"
-}
-capture() { last=$(tm capture-pane -p -t main 2>/dev/null); }
-pane_dead() {
-	[ "$(tm display-message -p -t main '#{pane_dead}' 2>/dev/null)" = 1 ]
-}
-wait_for() {
-	end=$(($(date +%s) + $2))
-	while :; do
-		capture
-		printf '%s\n' "$last" | grep -Eq -- "$1" && return 0
-		pane_dead && return 1
-		[ "$(date +%s)" -ge "$end" ] && return 1
-		sleep 0.2
-	done
-}
-key() { tm send-keys -t main "$@"; }
-# wait_gone REGEX SECONDS: until the screen no longer matches.
-wait_gone() {
-	end=$(($(date +%s) + $2))
-	while :; do
-		capture
-		printf '%s\n' "$last" | grep -Eq -- "$1" || return 0
-		[ "$(date +%s)" -ge "$end" ] && return 1
-		sleep 0.2
-	done
+	tui_start "$w" "$h" "$(tui_run_cmd "$term" "$nc" "$ARES_BIN" "$@")"
 }
 quit_clean() {
 	key q
-	end=$(($(date +%s) + 10))
-	while ! pane_dead; do
-		[ "$(date +%s)" -ge "$end" ] && fail "$1: no exit after q"
-		sleep 0.2
-	done
-	capture
+	wait_exit 10 || fail "$1: no exit after q"
 	printf '%s\n' "$last" | grep -Eq 'ares-exit rc=0 tty=restored' ||
 	    fail "$1: bad exit or terminal not restored"
 }
@@ -261,9 +186,7 @@ for f in fr:
     t = f[0]
 open(sys.argv[2], "w", encoding="utf-8").write("".join(f[2] for f in fr))
 EOF
-tm kill-server 2>/dev/null
-tm -f /dev/null new-session -d -s main -x 80 -y 24 \
-    "sleep 0.3; cat '$TMPD/c.raw'; sleep 30" || fail "tmux for the cast"
+tui_start 80 24 "sleep 0.3; cat '$TMPD/c.raw'; sleep 30"
 wait_for 'verdict: contained' 10 || fail "the cast does not end on the verdict"
 printf '%s\n' "$last" | grep -q 'lab boundary' || fail "the cast has no map"
 echo "ok 6 - --export-cast: asciicast v2, ends on the verdict"

@@ -22,8 +22,6 @@ set -u
 
 ARES_BIN=${ARES_BIN:-./ares}
 JOB_TIMEOUT=${ARES_TUI_TIMEOUT:-120}
-SOCK="ares-screens-$$"
-last=""
 
 skip_or_fail() {
 	if [ "${ARES_REQUIRE_DOCKER:-0}" = 1 ]; then
@@ -53,109 +51,36 @@ if ! [ -x "$ARES_BIN" ]; then
 	exit 1
 fi
 
-TMPD=$(mktemp -d "${TMPDIR:-/tmp}/ares-tui.XXXXXX") || exit 1
-
-tm() {
-	tmux -u -L "$SOCK" "$@"
-}
+TUI_NAME=screens
+# shellcheck source=tests/tui/tmux.sh
+. "$(dirname "$0")/tmux.sh"
 
 # Ask a still-running console to quit (so the drill tears its lab down),
 # wait a while for it, then remove the tmux server and our files.
 # shellcheck disable=SC2317  # called from the EXIT trap
 cleanup() {
-	if tm has-session -t main 2>/dev/null &&
-	    [ "$(tm display-message -p -t main '#{pane_dead}' 2>/dev/null)" = 0 ]; then
+	if tm has-session -t main 2>/dev/null && ! pane_dead; then
 		# q stops a running job, a second goes home, a third quits
-		tm send-keys -t main q 2>/dev/null
+		key q 2>/dev/null
 		sleep 1
-		tm send-keys -t main q 2>/dev/null
+		key q 2>/dev/null
 		i=0
-		while [ "$i" -lt 120 ] &&
-		    [ "$(tm display-message -p -t main '#{pane_dead}' 2>/dev/null)" = 0 ]; do
+		while [ "$i" -lt 120 ] && ! pane_dead; do
 			sleep 1
 			i=$((i + 1))
-			[ $((i % 5)) = 0 ] && tm send-keys -t main q 2>/dev/null
+			[ $((i % 5)) = 0 ] && key q 2>/dev/null
 		done
 	fi
-	tm kill-server 2>/dev/null
-	rm -rf "$TMPD"
+	tui_cleanup
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-fail() {
-	echo "FAIL: $*"
-	if [ -n "$last" ]; then
-		echo "--- screen ---"
-		printf '%s\n' "$last"
-		echo "--------------"
-	fi
-	exit 1
-}
-
-# The pane runs this wrapper: it records the tty settings, runs ares, and
-# reports the exit status and whether the tty settings came back.
-# Usage: run.sh LOCALE ARES_BIN
-cat >"$TMPD/run.sh" <<'EOF'
-#!/bin/sh
-unset NO_COLOR LC_ALL
-LANG=$1
-export LANG
-shift
-saved=$(stty -g 2>/dev/null)
-"$@"
-rc=$?
-now=$(stty -g 2>/dev/null)
-if [ -n "$saved" ] && [ "$saved" = "$now" ]; then tty=restored; else tty=changed; fi
-printf '\nares-exit rc=%s tty=%s\n' "$rc" "$tty"
-EOF
-
-# Start a session of $1 x $2 running ares.
+# Start a session of $1 x $2 running ares in the scratch directory.
 start() {
-	tm kill-server 2>/dev/null
-	tm -f /dev/null new-session -d -s main -x "$1" -y "$2" \
-	    "cd '$TMPD/w' && ARES_RUNS='$TMPD/r' sh '$TMPD/run.sh' '$UTF8_LOCALE' '$ARES_BIN'" \; \
-	    set-option -g remain-on-exit on || fail "tmux new-session failed"
+	tui_start "$1" "$2" \
+	    "cd '$TMPD/w' && ARES_RUNS='$TMPD/r' $(tui_run_cmd - color "$ARES_BIN")"
 }
-
-capture() {
-	last=$(tm capture-pane -p -t main 2>/dev/null)
-}
-
-pane_dead() {
-	[ "$(tm display-message -p -t main '#{pane_dead}' 2>/dev/null)" = 1 ]
-}
-
-# wait_for REGEX SECONDS: poll the screen until REGEX (grep -E) shows.
-wait_for() {
-	end=$(($(date +%s) + $2))
-	while :; do
-		capture
-		printf '%s\n' "$last" | grep -Eq -- "$1" && return 0
-		pane_dead && { capture; return 1; }
-		[ "$(date +%s)" -ge "$end" ] && return 1
-		sleep 1
-	done
-}
-
-# wait_exit SECONDS: wait for the pane's process to end.
-wait_exit() {
-	end=$(($(date +%s) + $1))
-	while ! pane_dead; do
-		[ "$(date +%s)" -ge "$end" ] && return 1
-		sleep 1
-	done
-	capture
-	return 0
-}
-
-UTF8_LOCALE=C.UTF-8
-if command -v locale >/dev/null 2>&1; then
-	locale -a 2>/dev/null | grep -Eqi '^c\.utf-?8$' || {
-		l=$(locale -a 2>/dev/null | grep -Ei 'utf-?8' | head -n 1)
-		[ -n "$l" ] && UTF8_LOCALE=$l
-	}
-fi
 
 mkdir -p "$TMPD/w/policies" || exit 1
 for p in default hardened flaw-docker-socket; do
@@ -165,13 +90,13 @@ done
 
 # pick NAME: put the home cursor on the scratch copy of policy NAME.
 pick() {
-	tm send-keys -t main g
+	key g
 	i=0
 	while [ "$i" -lt 60 ]; do
 		capture
 		printf '%s\n' "$last" |
 		    grep -Eq "^ +> $1 +policies/$1" && return 0
-		tm send-keys -t main j
+		key j
 		sleep 0.2
 		i=$((i + 1))
 	done
@@ -180,7 +105,7 @@ pick() {
 
 # back_home WHAT: q on a finished screen goes back home.
 back_home() {
-	tm send-keys -t main q
+	key q
 	wait_for 'policies \(Enter: run a drill\)' 60 ||
 	    fail "q on the $1 screen did not go back home"
 }
@@ -191,19 +116,19 @@ printf '%s\n' "$last" | grep -q 'No Docker Engine' &&
     skip_or_fail "the console sees no Docker Engine"
 
 # ---- case 1: help ----
-tm send-keys -t main '?'
+key '?'
 wait_for ' t +policy: a trial' 10 || fail "'?' does not list t"
 printf '%s\n' "$last" | grep -Eq ' p +policy: the inside-out' ||
     fail "'?' does not list p"
 printf '%s\n' "$last" | grep -Eq ' f +policy: the fix loop' ||
     fail "'?' does not list f"
-tm send-keys -t main x
+key x
 sleep 0.5
 echo "ok 1 - '?' on the home screen lists t, p and f"
 
 # ---- case 2: probe ----
 pick hardened.yaml
-tm send-keys -t main p
+key p
 wait_for '^ *ares probe  policy hardened' 15 || fail "no probe screen"
 wait_for 'RESULT: (held|failed)' "$JOB_TIMEOUT" ||
     fail "the probe did not finish within ${JOB_TIMEOUT}s"
@@ -218,10 +143,10 @@ echo "ok 2 - probe on hardened.yaml: rows and held"
 # ---- case 3: trial N=2 ----
 pick default.yaml
 for i in 1 2 3 4 5 6 7 8; do
-	tm send-keys -t main -- -
+	key -- -
 done
 wait_for 't trial \(N=2 J=2' 10 || fail "'-' did not bring N down to 2"
-tm send-keys -t main t
+key t
 wait_for '^ *ares trial  policy default' 15 || fail "no trial screen"
 wait_for 'time to kill +(median|none)' "$JOB_TIMEOUT" ||
     fail "the trial did not finish within ${JOB_TIMEOUT}s"
@@ -242,7 +167,7 @@ if [ "${ARES_SCREENS_SKIP_FIX:-0}" = 1 ]; then
 	echo "ok 4 # SKIP the fix screen (ARES_SCREENS_SKIP_FIX=1)"
 else
 	pick flaw-docker-socket.yaml
-	tm send-keys -t main f
+	key f
 	wait_for '^ *ares fix  policy flaw-docker-socket  seed 7' 15 ||
 	    fail "no fix screen (seed 7)"
 	wait_for '^ *outcome ' "$JOB_TIMEOUT" ||
@@ -257,7 +182,7 @@ else
 	echo "ok 4 - fix on flaw-docker-socket.yaml: verified fix, pr.md"
 fi
 
-tm send-keys -t main q
+key q
 wait_exit 60 || fail "ares did not exit within 60s of 'q'"
 printf '%s\n' "$last" | grep -Eq 'ares-exit rc=[0-9]+ tty=restored' ||
     fail "terminal not restored"
