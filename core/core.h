@@ -1057,17 +1057,23 @@ struct probe_report {
 	char started[40];                   /* RFC 3339 */
 	struct probe_result rows[PROBE_MAX_ROWS];
 	size_t nrows;
+	size_t nplanned;                    /* rows the battery meant to run */
+	bool cancelled;                     /* stopped early: never "held" */
 };
 /* Pure: evaluate one row (row->eval, then the observed text is sanitized;
  * an evaluator that wrote nothing gets "(no output)"). */
 void probe_evaluate(const struct probe_row *row, const struct probe_ctx *c,
     const struct probe_exec *x, struct probe_result *out);
 /* Run the battery (every row, or only the rows that detect only_flaw when
- * non-NULL) in c's agent.  Fills r.  -1 + e (ERRBUF_INPUT: unknown flaw). */
+ * non-NULL) in c's agent.  Fills r; cancel (may be NULL) nonzero stops it
+ * between rows (r->cancelled).  -1 + e (ERRBUF_INPUT: unknown flaw). */
 int probe_run(struct docker *d, const struct probe_ctx *c,
-    const char *only_flaw, struct probe_report *r, struct errbuf *e);
-/* Every core row passed. */
+    const char *only_flaw, const volatile sig_atomic_t *cancel,
+    struct probe_report *r, struct errbuf *e);
+/* Every core row passed and the battery was not cancelled. */
 bool probe_held(const struct probe_report *r);
+/* "held", "failed" or "cancelled" (a cancelled battery is never "held"). */
+const char *probe_result_name(const struct probe_report *r);
 /* Whether a row that detects flaw FAILed (an ERROR is not a sighting). */
 bool probe_saw_flaw(const struct probe_report *r, const char *flaw);
 
@@ -1087,22 +1093,29 @@ char *probe_xml_escape(const char *s);
 int probe_write_signed(const struct probe_report *r, const char *key_dir,
     struct errbuf *e);
 
-/* One lab, brought up for probing: policy p (agent idle) in a fresh run
- * dir under runs_dir (NULL: $ARES_RUNS or ./runs), battery, signed
- * probe.json, teardown unless keep.  0 when the battery ran (r filled);
- * -1 + e when the lab could not come up. */
-int probe_lab(struct docker *d, const struct policy *p, const char *runs_dir,
-    const char *only_flaw, const char *key_dir, bool keep,
-    struct probe_report *r, struct errbuf *e);
 /* Called on the battery's thread after row i ran (r->rows[i] filled,
  * sanitized); print or copy and return. */
 typedef void (*probe_row_fn)(void *ctx, const struct probe_report *r,
     size_t i);
-/* probe_lab, calling fn (may be NULL) after each row (the console). */
-int probe_lab_watch(struct docker *d, const struct policy *p,
-    const char *runs_dir, const char *only_flaw, const char *key_dir,
-    bool keep, probe_row_fn fn, void *ctx, struct probe_report *r,
-    struct errbuf *e);
+/* How probe_lab runs; zero means the defaults. */
+struct probe_options {
+	const char *runs_dir;      /* NULL: $ARES_RUNS or ./runs */
+	const char *only_flaw;     /* NULL: every row */
+	const char *key_dir;       /* NULL: the default key dir */
+	bool keep;                 /* leave the lab up after the battery */
+	probe_row_fn row_fn;       /* may be NULL: after each row */
+	void *row_ctx;
+	/* may be NULL; nonzero: no further row starts (checked after the lab
+	 * is up and between rows); the partial report is still signed, with
+	 * result "cancelled", and the lab still torn down */
+	const volatile sig_atomic_t *cancel;
+};
+/* One lab, brought up for probing: policy p (agent idle) in a fresh run
+ * dir, battery, signed probe.json, teardown unless o->keep.  0 when the
+ * battery ran or was cancelled (r filled; see r->cancelled); -1 + e when
+ * the lab could not come up or be torn down (r->run_dir names the dir). */
+int probe_lab(struct docker *d, const struct policy *p,
+    const struct probe_options *o, struct probe_report *r, struct errbuf *e);
 
 /* Negative control: the base policy (flaws cleared) must hold, and with
  * exactly one flaw on the battery must FAIL a row that detects it. */
@@ -1122,6 +1135,8 @@ struct probe_nc_options {
 	const char *only_flaw;     /* NULL: every flaw of the catalogue */
 	const char *key_dir;
 	int parallel;              /* labs at once: 1 or 2 */
+	const volatile sig_atomic_t *cancel;  /* may be NULL: as probe_lab;
+	                              items not started get "cancelled" */
 };
 /* Fills items (lab_nflaws + 1 entries: baseline first).  *nitems gets the
  * count.  0 when every lab ran (see each item's seen); -1 + e otherwise

@@ -1424,11 +1424,20 @@ probe_run_row(struct docker *d, const struct probe_ctx *c,
 	free(host);
 }
 
-/* probe_run with fn (may be NULL) called after each row. */
+/* Whether *cancel asks to stop (NULL: never). */
+static bool
+probe_cancelled(const volatile sig_atomic_t *cancel)
+{
+	return cancel != NULL && *cancel != 0;
+}
+
+/* probe_run with fn (may be NULL) called after each row and cancel (may be
+ * NULL) checked before each row. */
 static int
 probe_run_watch(struct docker *d, const struct probe_ctx *c,
     const char *only_flaw, probe_row_fn fn, void *ctx,
-    struct probe_report *r, struct errbuf *e)
+    const volatile sig_atomic_t *cancel, struct probe_report *r,
+    struct errbuf *e)
 {
 	size_t i;
 
@@ -1445,10 +1454,18 @@ probe_run_watch(struct docker *d, const struct probe_ctx *c,
 		memcpy(r->flaws[i], c->flaws[i], sizeof r->flaws[i]);
 	r->nflaws = c->nflaws;
 	util_wall_iso(util_wall_ns(), r->started);
+	for (i = 0; i < probe_nrows && r->nplanned < PROBE_MAX_ROWS; i++)
+		if (only_flaw == NULL ||
+		    probe_row_has_flaw(&probe_table[i], only_flaw))
+			r->nplanned++;
 	for (i = 0; i < probe_nrows && r->nrows < PROBE_MAX_ROWS; i++) {
 		if (only_flaw != NULL &&
 		    !probe_row_has_flaw(&probe_table[i], only_flaw))
 			continue;
+		if (probe_cancelled(cancel)) {
+			r->cancelled = true;
+			break;
+		}
 		probe_run_row(d, c, &probe_table[i], &r->rows[r->nrows++]);
 		if (fn != NULL)
 			fn(ctx, r, r->nrows - 1);
@@ -1458,9 +1475,10 @@ probe_run_watch(struct docker *d, const struct probe_ctx *c,
 
 int
 probe_run(struct docker *d, const struct probe_ctx *c, const char *only_flaw,
-    struct probe_report *r, struct errbuf *e)
+    const volatile sig_atomic_t *cancel, struct probe_report *r,
+    struct errbuf *e)
 {
-	return probe_run_watch(d, c, only_flaw, NULL, NULL, r, e);
+	return probe_run_watch(d, c, only_flaw, NULL, NULL, cancel, r, e);
 }
 
 bool
@@ -1468,10 +1486,20 @@ probe_held(const struct probe_report *r)
 {
 	size_t i;
 
+	if (r->cancelled)
+		return false;
 	for (i = 0; i < r->nrows; i++)
 		if (r->rows[i].row->core && r->rows[i].outcome != PROBE_PASS)
 			return false;
 	return true;
+}
+
+const char *
+probe_result_name(const struct probe_report *r)
+{
+	if (r->cancelled)
+		return "cancelled";
+	return probe_held(r) ? "held" : "failed";
 }
 
 bool
@@ -1630,7 +1658,11 @@ probe_table_format(const struct probe_report *r, int width)
 			fprintf(f, "  %-6s  %*s  %s\n", "", (int)aw, "", line_o);
 	}
 	fprintf(f, "%s\n", rule);
-	if (held_fail == 0)
+	if (r->cancelled)
+		fprintf(f, "RESULT: cancelled after %zu of %zu rows: not a "
+		    "result (%zu core assertion(s) failed before the stop).\n",
+		    r->nrows, r->nplanned, held_fail);
+	else if (held_fail == 0)
 		fprintf(f, "RESULT: every core containment assertion held "
 		    "(%zu/%zu).\n", ncore, ncore);
 	else
@@ -1694,8 +1726,9 @@ probe_report_json(const struct probe_report *r)
 		cJSON_AddItemToArray(a, cJSON_CreateString(r->flaws[i]));
 	if (r->note[0] != '\0')
 		cJSON_AddStringToObject(j, "note", r->note);
-	cJSON_AddStringToObject(j, "result", probe_held(r) ? "held" :
-	    "failed");
+	cJSON_AddStringToObject(j, "result", probe_result_name(r));
+	cJSON_AddBoolToObject(j, "complete", !r->cancelled);
+	cJSON_AddNumberToObject(j, "rows_planned", (double)r->nplanned);
 	rows = cJSON_AddArrayToObject(j, "rows");
 	for (i = 0; i < r->nrows; i++) {
 		const struct probe_result *res = &r->rows[i];
@@ -1787,7 +1820,7 @@ char *
 probe_junit(const struct probe_report *r)
 {
 	char *buf = NULL, *rid, *pol;
-	size_t blen = 0, i, nfail = 0, nerr = 0;
+	size_t blen = 0, i, nfail = 0, nerr = 0, ntests;
 	double total = 0;
 	FILE *f = open_memstream(&buf, &blen);
 
@@ -1800,6 +1833,11 @@ probe_junit(const struct probe_report *r)
 		else if (r->rows[i].outcome == PROBE_ERROR)
 			nerr++;
 	}
+	/* a cancelled battery is one more error: a CI gate reading only the
+	 * JUnit must never see a partial battery as passing */
+	ntests = r->nrows + (r->cancelled ? 1 : 0);
+	if (r->cancelled)
+		nerr++;
 	rid = probe_xml_escape(r->run_id);
 	pol = probe_xml_escape(r->policy);
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -1808,7 +1846,7 @@ probe_junit(const struct probe_report *r)
 	    "tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" time=\"%.3f\">\n"
 	    "    <properties>\n      <property name=\"run_id\" value=\"%s\"/>\n"
 	    "      <property name=\"policy\" value=\"%s\"/>\n"
-	    "    </properties>\n", r->nrows, nfail, nerr, total, rid, r->nrows,
+	    "    </properties>\n", ntests, nfail, nerr, total, rid, ntests,
 	    nfail, nerr, total, rid, pol);
 	free(rid);
 	free(pol);
@@ -1828,6 +1866,15 @@ probe_junit(const struct probe_report *r)
 		    res->row->expected, res->observed, probe_result_word(res));
 		probe_junit_case(f, "ares.probe", name, res->ms / 1000, kind,
 		    res->observed, body);
+	}
+	if (r->cancelled) {
+		char msg[128];
+
+		snprintf(msg, sizeof msg, "cancelled after %zu of %zu rows",
+		    r->nrows, r->nplanned);
+		probe_junit_case(f, "ares.probe", "battery: complete", 0,
+		    "error", msg, "the battery was stopped (SIGINT, SIGTERM or "
+		    "q in the console) before every row ran: not a result");
 	}
 	fprintf(f, "  </testsuite>\n</testsuites>\n");
 	fclose(f);
@@ -1859,7 +1906,7 @@ probe_write_signed(const struct probe_report *r, const char *key_dir,
 		if (r->rows[i].outcome != PROBE_PASS && r->rows[i].row->core)
 			nfail++;
 	comment = xasprintf("%s run=%s result=%s rows=%zu failed=%zu",
-	    PROBE_FORMAT, r->run_id, probe_held(r) ? "held" : "failed",
+	    PROBE_FORMAT, r->run_id, probe_result_name(r),
 	    r->nrows, nfail);
 	if (util_write_file(path, txt, strlen(txt), 0644, e) == -1)
 		goto out;
@@ -1886,21 +1933,11 @@ out:
 
 
 int
-probe_lab(struct docker *d, const struct policy *p, const char *runs_dir,
-    const char *only_flaw, const char *key_dir, bool keep,
-    struct probe_report *r, struct errbuf *e)
-{
-	return probe_lab_watch(d, p, runs_dir, only_flaw, key_dir, keep, NULL,
-	    NULL, r, e);
-}
-
-int
-probe_lab_watch(struct docker *d, const struct policy *p,
-    const char *runs_dir, const char *only_flaw, const char *key_dir,
-    bool keep, probe_row_fn fn, void *ctx, struct probe_report *r,
-    struct errbuf *e)
+probe_lab(struct docker *d, const struct policy *p,
+    const struct probe_options *o, struct probe_report *r, struct errbuf *e)
 {
 	struct lab_options lo = { .agent_idle = true };
+	const char *runs_dir = o->runs_dir;
 	struct probe_ctx c;
 	struct lab *lab;
 	char run_id[64], *dir, *abs;
@@ -1931,12 +1968,13 @@ probe_lab_watch(struct docker *d, const struct policy *p,
 	lab_free(lab);
 	rc = probe_ctx_load(d, abs, &c, e);
 	if (rc == 0) {
-		rc = probe_run_watch(d, &c, only_flaw, fn, ctx, r, e);
+		rc = probe_run_watch(d, &c, o->only_flaw, o->row_fn,
+		    o->row_ctx, o->cancel, r, e);
 		probe_ctx_free(&c);
 	}
 	if (rc == 0)
-		rc = probe_write_signed(r, key_dir, e);
-	if (!keep) {
+		rc = probe_write_signed(r, o->key_dir, e);
+	if (!o->keep) {
 		struct errbuf te = { 0 };
 
 		if (lab_teardown(d, run_id, &te) < 0 && rc == 0) {
@@ -1980,9 +2018,26 @@ probe_nc_one(struct docker *d, const struct probe_nc_options *o,
 		p->flaws[0] = xstrdup(it->flaw);
 		p->nflaws = 1;
 	}
-	if (probe_lab(d, p, o->runs_dir, NULL, o->key_dir, false, r,
-	    &e) == -1 && r->nrows == 0)
-		goto fail;
+	{
+		struct probe_options po = {
+			.runs_dir = o->runs_dir, .key_dir = o->key_dir,
+			.cancel = o->cancel,
+		};
+
+		if (probe_lab(d, p, &po, r, &e) == -1 && r->nrows == 0)
+			goto fail;
+	}
+	if (r->cancelled) {
+		snprintf(it->error, sizeof it->error, "cancelled after %zu of "
+		    "%zu rows", r->nrows, r->nplanned);
+		it->ran = false;
+		snprintf(it->run_id, sizeof it->run_id, "%s", r->run_id);
+		snprintf(it->run_dir, sizeof it->run_dir, "%s", r->run_dir);
+		policy_free(p);
+		free(r);
+		it->seconds = (double)(util_mono_ns() - t0) / 1e9;
+		return;
+	}
 	it->ran = r->nrows > 0;
 	snprintf(it->run_id, sizeof it->run_id, "%s", r->run_id);
 	snprintf(it->run_dir, sizeof it->run_dir, "%s", r->run_dir);
@@ -2036,6 +2091,10 @@ probe_nc_worker(void *arg)
 		pthread_mutex_unlock(&st->lock);
 		if (it == NULL)
 			break;
+		if (probe_cancelled(st->o->cancel)) {
+			snprintf(it->error, sizeof it->error, "cancelled");
+			continue;
+		}
 		if (d == NULL) {
 			util_sanitize(it->error, sizeof it->error, e.msg,
 			    strlen(e.msg), false);
@@ -2093,14 +2152,34 @@ probe_negative_control(const struct probe_nc_options *o,
 	st.n = n;
 	pthread_mutex_init(&st.lock, NULL);
 	nth = o->parallel >= 2 ? 2 : 1;
-	for (k = 0; k < nth; k++)
-		if (pthread_create(&th[k], NULL, probe_nc_worker, &st) == 0)
-			started++;
+	{
+		/* workers never take SIGINT/SIGTERM: the caller's handler
+		 * runs on this thread and sets o->cancel */
+		sigset_t block, old;
+
+		sigemptyset(&block);
+		sigaddset(&block, SIGINT);
+		sigaddset(&block, SIGTERM);
+		pthread_sigmask(SIG_BLOCK, &block, &old);
+		for (k = 0; k < nth; k++)
+			if (pthread_create(&th[k], NULL, probe_nc_worker,
+			    &st) == 0)
+				started++;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	if (started == 0)
 		probe_nc_worker(&st);
 	for (k = 0; k < started; k++)
 		pthread_join(th[k], NULL);
 	pthread_mutex_destroy(&st.lock);
+	if (probe_cancelled(o->cancel)) {
+		size_t nran = 0;
+
+		for (i = 0; i < n; i++)
+			nran += items[i].ran;
+		return errbuf_set(e, ERRBUF_INTERNAL, "negative control: "
+		    "cancelled (%zu of %zu labs ran)", nran, n);
+	}
 	for (i = 0; i < n; i++)
 		if (!items[i].ran)
 			return errbuf_set(e, ERRBUF_INTERNAL, "negative control: "

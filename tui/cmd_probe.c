@@ -10,12 +10,15 @@
  * PASS/FAIL table, a signed RUN_DIR/probe.json.  Exit codes: 0 every core
  * row held (negative control: the gate saw every flaw), 1 a core row
  * failed (negative control: the gate is blind to a flaw), 2 usage / bad
- * input, 3 engine unreachable, 5 lab or internal failure.
+ * input, 3 engine unreachable, 5 lab or internal failure or cancelled
+ * (SIGINT/SIGTERM: no further row starts, the partial report is signed
+ * with result "cancelled", the lab is still torn down).
  */
 #include "core.h"
 #include "tui.h"
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +32,17 @@
 	"                  [--key-dir DIR] [--runs DIR]\n"
 
 #define CMD_PROBE_DEFAULT_POLICY "policies/hardened.yaml"
+
+static volatile sig_atomic_t cmd_probe_cancel;
+
+/* SIGINT/SIGTERM: start no further row (or lab); what ran is still signed
+ * and every lab is still torn down. */
+static void
+cmd_probe_on_signal(int sig)
+{
+	(void)sig;
+	cmd_probe_cancel = 1;
+}
 
 struct cmd_probe_args {
 	const char *policy, *run, *flaw, *json, *junit, *key_dir, *runs;
@@ -107,6 +121,12 @@ cmd_probe_finish(const struct cmd_probe_args *a, const struct probe_report *r)
 	    "dir)\n");
 	if (cmd_probe_outputs(a, r, &e) == -1)
 		return cmd_probe_fail(&e);
+	if (r->cancelled) {
+		fprintf(stderr, "ares probe: cancelled after %zu of %zu rows "
+		    "(the partial report is signed, result \"cancelled\")\n",
+		    r->nrows, r->nplanned);
+		return EXIT_INTERNAL;
+	}
 	return probe_held(r) ? EXIT_CONTAINED : EXIT_BREACHED;
 }
 
@@ -125,7 +145,7 @@ cmd_probe_existing(const struct cmd_probe_args *a)
 		return cmd_probe_fail(&e);
 	}
 	if (probe_ctx_load(d, a->run, &c, &e) == -1 ||
-	    probe_run(d, &c, a->flaw, r, &e) == -1 ||
+	    probe_run(d, &c, a->flaw, &cmd_probe_cancel, r, &e) == -1 ||
 	    probe_write_signed(r, a->key_dir, &e) == -1) {
 		probe_ctx_free(&c);
 		docker_close(d);
@@ -143,6 +163,11 @@ cmd_probe_existing(const struct cmd_probe_args *a)
 static int
 cmd_probe_fresh(const struct cmd_probe_args *a)
 {
+	struct probe_options o = {
+		.runs_dir = a->runs, .only_flaw = a->flaw,
+		.key_dir = a->key_dir, .keep = a->keep,
+		.cancel = &cmd_probe_cancel,
+	};
 	struct probe_report *r = xcalloc(1, sizeof *r);
 	struct errbuf e = { 0 };
 	struct policy *p = policy_load(a->policy, &e);
@@ -163,8 +188,7 @@ cmd_probe_fresh(const struct cmd_probe_args *a)
 		errbuf_set(&e, ERRBUF_INPUT, "--flaw: unknown flaw '%s' (known: "
 		    "%s)", a->flaw, lab_flaw_ids());
 		rc = cmd_probe_fail(&e);
-	} else if (probe_lab(d, p, a->runs, a->flaw, a->key_dir, a->keep, r,
-	    &e) == -1) {
+	} else if (probe_lab(d, p, &o, r, &e) == -1) {
 		if (r->nrows > 0)   /* the battery ran; teardown failed */
 			(void)cmd_probe_finish(a, r);
 		rc = cmd_probe_fail(&e);
@@ -185,7 +209,7 @@ cmd_probe_negative(const struct cmd_probe_args *a)
 	struct probe_nc_options o = {
 		.policy_path = a->policy, .runs_dir = a->runs,
 		.only_flaw = a->flaw, .key_dir = a->key_dir,
-		.parallel = a->parallel,
+		.parallel = a->parallel, .cancel = &cmd_probe_cancel,
 	};
 	struct probe_nc_item *items = xcalloc(lab_nflaws + 1, sizeof *items);
 	struct errbuf e = { 0 }, oe = { 0 };
@@ -328,6 +352,9 @@ cmd_probe(int argc, char **argv)
 		    "its labs down\n");
 		return EXIT_USAGE;
 	}
+	signal(SIGINT, cmd_probe_on_signal);
+	signal(SIGTERM, cmd_probe_on_signal);
+	signal(SIGPIPE, SIG_IGN);
 	if (a.run != NULL)
 		return cmd_probe_existing(&a);
 	if (a.policy == NULL)

@@ -1621,7 +1621,7 @@ console_trial_progress(void *ctx, const struct trial_progress *p)
 	console_job_poke(j);
 }
 
-/* probe_lab_watch's row hook (worker thread): copy the finished row. */
+/* probe_lab's row hook (worker thread): copy the finished row. */
 static void
 console_probe_row(void *ctx, const struct probe_report *r, size_t i)
 {
@@ -1676,8 +1676,14 @@ console_probe_job(struct console_job *j)
 		policy_free(p);
 		return -1;
 	}
-	rc = probe_lab_watch(d, p, NULL, NULL, NULL, false, console_probe_row,
-	    j, &j->pr, &j->err);
+	{
+		struct probe_options o = {
+			.row_fn = console_probe_row, .row_ctx = j,
+			.cancel = &j->cancel,
+		};
+
+		rc = probe_lab(d, p, &o, &j->pr, &j->err);
+	}
 	docker_close(d);
 	policy_free(p);
 	return rc;
@@ -1801,8 +1807,8 @@ console_job_fd(const struct console_ui *ui)
 }
 
 /* q: a finished job goes home; a running one is stopped first (trial: no
- * new run, running drills cancelled; fix: cancelled; probe: the battery
- * is short and has no cancel, so it finishes and tears down). */
+ * new run, running drills cancelled; fix: cancelled; probe: no further
+ * row starts; each still tears its lab down). */
 static void
 console_job_quit(struct console_ui *ui)
 {
@@ -2175,7 +2181,11 @@ console_probe_draw(struct console_ui *ui)
 
 		console_attr(ui, held ? CP_GREEN : CP_RED, A_BOLD |
 		    (ui->color ? 0 : A_REVERSE));
-		if (held)
+		if (j->pr.cancelled)
+			console_putf(ui, y++, 1, COLS - 2, "RESULT: cancelled "
+			    "after %zu of %zu rows - not a result", j->pr.nrows,
+			    j->pr.nplanned);
+		else if (held)
 			console_putf(ui, y++, 1, COLS - 2, "RESULT: held - every "
 			    "core containment assertion held (%zu/%zu)",
 			    ncore, ncore);

@@ -2,6 +2,8 @@
 # probe.sh - ares probe against a real engine (docs/probes.md):
 #   hardened policy -> every core row PASS, exit 0, signed probe.json;
 #   leaky policy    -> the expected rows FAIL, exit 1;
+#   SIGINT once the lab is up -> exit 5, a signed "cancelled" report, the
+#                   lab torn down;
 #   --negative-control over every flaw -> exit 0 (the gate sees each one).
 # Also: JSON/JUnit written, every table line < 80 columns, nothing of the
 # runs is left in the engine.  Skips (77) without an engine unless
@@ -108,6 +110,34 @@ if command -v minisign >/dev/null 2>&1; then
 	    fail "leaky: minisign rejects $ldir/probe.json"
 fi
 lab_gone "$ldir"
+
+# ---- SIGINT mid-battery: signed partial report, exit 5, lab gone ----
+mkdir -p "$T/runs"
+"$ARES" probe --policy "$SRC/policies/hardened.yaml" --runs "$T/runs" \
+    --json "$T/c.json" --junit "$T/c.xml" >"$T/c.out" 2>"$T/c.err" &
+pid=$!
+i=0
+while [ $i -lt 600 ] && ! ls "$T"/runs/*/lab.json >/dev/null 2>&1; do
+	sleep 0.1
+	i=$((i + 1))
+done
+kill -INT $pid
+wait $pid
+rc=$?
+echo "probe.sh: SIGINT after the lab came up: exit $rc"
+[ $rc -eq 5 ] || { fail "cancel: exit $rc (want 5)"; cat "$T/c.err" >&2; }
+grep -q 'cancelled after [0-9]* of [0-9]* rows' "$T/c.err" ||
+    fail "cancel: stderr does not say how far it got: $(cat "$T/c.err")"
+grep -q '"result":	"cancelled"' "$T/c.json" || fail "cancel: result"
+grep -q '"complete":	false' "$T/c.json" || fail "cancel: complete"
+grep -q 'errors="[1-9]' "$T/c.xml" || fail "cancel: JUnit has no error"
+grep -q '^RESULT: cancelled after' "$T/c.out" || fail "cancel: table"
+cdir=$(run_dir_of "$T/c.out")
+[ -n "$cdir" ] || cdir=$(ls -d "$T"/runs/*/ | head -n 1)
+"$ARES" verify "$cdir" >"$T/cv" 2>&1 ||
+    fail "cancel: the partial report does not verify: $(cat "$T/cv")"
+grep -q 'result=cancelled' "$T/cv" || fail "cancel: trusted comment"
+lab_gone "$cdir"
 
 # ---- negative control: every flaw on its own is seen ----
 t0=$(now_ms)

@@ -10,6 +10,8 @@
 # in sun_path (108 bytes).
 # Case 1: '?' on the home screen lists t, p and f.
 # Case 2: p on hardened.yaml: rows appear, the screen says "held".
+# Case 2b: q while a probe runs: back home within 30 s, the run's signed
+#         probe.json says "cancelled".
 # Case 3: '-' x8 then t on default.yaml: a trial of N=2 shows its rates as
 #         "k/n [lo, hi]" and the time to kill.
 # Case 4: f on flaw-docker-socket.yaml (seed 7, the policy's): the fix loop
@@ -139,6 +141,17 @@ printf '%s\n' "$last" | grep -Eq '\] 1[0-9]/1[0-9]|\] [0-9]+/[0-9]+' ||
     fail "no progress bar"
 back_home probe
 echo "ok 2 - probe on hardened.yaml: rows and held"
+
+# ---- case 2b: q during a probe stops it (signed "cancelled", lab down) ----
+pick hardened.yaml
+key p
+wait_for '\] [1-9][0-9]*/[0-9]+ +running' 60 || fail "the probe did not start"
+key q
+wait_for 'policies \(Enter: run a drill\)' 30 ||
+    fail "q during a probe did not come home within 30s"
+grep -l '"result":	"cancelled"' "$TMPD"/r/*/probe.json >/dev/null 2>&1 ||
+    fail "no probe.json with result cancelled under $TMPD/r"
+echo "ok 2b - q during a probe: home at once, the partial report says cancelled"
 
 # ---- case 3: trial N=2 ----
 pick default.yaml

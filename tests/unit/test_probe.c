@@ -413,6 +413,52 @@ test_json(void **state)
 	free(r);
 }
 
+/* A cancelled battery is never "held": every output says "cancelled",
+ * names how far it got, and the JSON says it is not complete. */
+static void
+test_cancelled(void **state)
+{
+	struct probe_report *r = xcalloc(1, sizeof *r);
+	cJSON *j;
+	char *t;
+
+	(void)state;
+	make_report(r, NULL);
+	assert_true(probe_held(r));
+	assert_string_equal(probe_result_name(r), "held");
+	r->nplanned = r->nrows;
+	r->nrows = 3;           /* every row that ran passed */
+	r->cancelled = true;
+	assert_false(probe_held(r));
+	assert_string_equal(probe_result_name(r), "cancelled");
+	t = probe_table_format(r, 80);
+	assert_non_null(strstr(t, "RESULT: cancelled after 3 of "));
+	assert_null(strstr(t, "every core containment assertion held"));
+	free(t);
+	j = probe_report_json(r);
+	assert_string_equal(cJSON_GetObjectItem(j, "result")->valuestring,
+	    "cancelled");
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(j, "complete")));
+	assert_int_equal(cJSON_GetObjectItem(j, "rows_planned")->valueint,
+	    (int)r->nplanned);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "rows")),
+	    3);
+	cJSON_Delete(j);
+	t = probe_junit(r);
+	assert_non_null(strstr(t, "tests=\"4\""));
+	assert_non_null(strstr(t, "errors=\"1\""));
+	assert_non_null(strstr(t, "<error message=\"cancelled after 3 of "));
+	free(t);
+	/* not cancelled: complete */
+	r->cancelled = false;
+	j = probe_report_json(r);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "complete")));
+	assert_string_equal(cJSON_GetObjectItem(j, "result")->valuestring,
+	    "held");
+	cJSON_Delete(j);
+	free(r);
+}
+
 static void
 test_ctx_parse(void **state)
 {
@@ -466,6 +512,7 @@ main(void)
 		cmocka_unit_test(test_junit_escaping),
 		cmocka_unit_test(test_table_layout),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_cancelled),
 		cmocka_unit_test(test_ctx_parse),
 	};
 
