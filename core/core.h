@@ -777,6 +777,22 @@ int report_write(const struct drill_result *r,
 char *report_trusted_comment(const char *run_id,
     const struct report_chain *chains, size_t nchains, struct errbuf *e);
 
+#define REPORT_NAME_MAX     64    /* chain names: [A-Za-z0-9._:-] */
+#define REPORT_PATH_MAX     255   /* chain/file paths in a run dir */
+
+/* Signed chain anchors read back from a report (report.json, probe.json). */
+struct report_anchors {
+	struct report_chain chains[REPORT_MAX_CHAINS];  /* point into names/paths */
+	char names[REPORT_MAX_CHAINS][REPORT_NAME_MAX + 1];
+	char paths[REPORT_MAX_CHAINS][REPORT_PATH_MAX + 1];
+	size_t n;
+};
+/* Parse and validate a signed "chains" array ({name, path, entries, head};
+ * at most REPORT_MAX_CHAINS; paths unique, relative, no ".."); empty only
+ * when allow_empty.  0, or -1 with why (names the element and field). */
+int report_anchors_parse(const cJSON *chains, bool allow_empty,
+    struct report_anchors *out, char *why, size_t whylen);
+
 struct report_check {
 	char name[96];       /* "signature", "report", "chain:evidence.jsonl" */
 	bool ok;
@@ -803,6 +819,17 @@ struct report_verify_result {
 int report_verify_dir(const char *run_dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e);
 void report_verify_free(struct report_verify_result *res);
+/* Append one check to res (name, ok, bad line or 0, reason; the text is
+ * formatted, then sanitized).  Returns it (owned by res). */
+struct report_check *report_check_add(struct report_verify_result *res,
+    const char *name, bool ok, size_t line, const char *reason,
+    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Verify the chain RUN_DIR/c->path (its genesis must name run_id), then its
+ * entry count and head against the signed anchor c; one check
+ * "chain:<path>" in res (appended or cut-off lines and a rewritten head
+ * each fail with the line they concern). */
+void report_check_chain(const char *run_dir, const char *run_id,
+    const struct report_chain *c, struct report_verify_result *res);
 /* The result as JSON ("ares-verify-v1").  Caller deletes. */
 cJSON *report_verify_json(const char *run_dir,
     const struct report_verify_result *res);
@@ -1059,6 +1086,13 @@ struct probe_report {
 	size_t nrows;
 	size_t nplanned;                    /* rows the battery meant to run */
 	bool cancelled;                     /* stopped early: never "held" */
+	/* the lab's sensor chains, verified and anchored after teardown
+	 * (probe_anchor_chains); signed with probe.json */
+	struct report_anchors chains;
+	bool anchored;                      /* chains were collected */
+	char anchor_note[256];              /* why not, or the bad chain */
+	bool chain_failed;                  /* a sensor chain did not verify:
+	                                       never "held" (fail closed) */
 };
 /* Pure: evaluate one row (row->eval, then the observed text is sanitized;
  * an evaluator that wrote nothing gets "(no output)"). */
@@ -1072,6 +1106,21 @@ int probe_run(struct docker *d, const struct probe_ctx *c,
     struct probe_report *r, struct errbuf *e);
 /* Every core row passed and the battery was not cancelled. */
 bool probe_held(const struct probe_report *r);
+/* After the lab is torn down (its sensors have stopped writing): verify
+ * every sensor chain in RUN_DIR/evidence/ and record its count and head in
+ * r->chains (r->anchored).  A chain that does not verify sets
+ * r->chain_failed and r->anchor_note.  0, or -1 + e when the evidence
+ * directory cannot be read. */
+int probe_anchor_chains(struct probe_report *r, struct errbuf *e);
+/* Check a probe run dir (no report.json, a signed probe.json): the
+ * signature with pub_path (NULL: RUN_DIR/ares.pub), probe.json's format,
+ * the trusted comment against its rows, every anchored chain (count and
+ * head).  Same contract as report_verify_dir (res->verdict is the probe's
+ * result: held, failed or cancelled). */
+int probe_verify_dir(const char *run_dir, const char *pub_path,
+    struct report_verify_result *res, struct errbuf *e);
+/* Whether dir holds a probe.json and no report.json or trial.json. */
+bool probe_dir_is(const char *dir);
 /* "held", "failed" or "cancelled" (a cancelled battery is never "held"). */
 const char *probe_result_name(const struct probe_report *r);
 /* Whether a row that detects flaw FAILed (an ERROR is not a sighting). */

@@ -12,6 +12,7 @@
  */
 #include "core.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -27,6 +28,7 @@
 #define PROBE_EXEC_MAX     (64 * 1024)   /* stdout/stderr kept per row */
 #define PROBE_EXEC_TIMEOUT "15"          /* seconds, busybox timeout */
 #define PROBE_LABJSON_MAX  (1024 * 1024)
+#define PROBE_JSON_MAX     (1024 * 1024)   /* probe.json read back */
 
 /* ------------------------------------------------------------------ */
 /* small pure helpers                                                  */
@@ -1478,7 +1480,12 @@ probe_run(struct docker *d, const struct probe_ctx *c, const char *only_flaw,
     const volatile sig_atomic_t *cancel, struct probe_report *r,
     struct errbuf *e)
 {
-	return probe_run_watch(d, c, only_flaw, NULL, NULL, cancel, r, e);
+	if (probe_run_watch(d, c, only_flaw, NULL, NULL, cancel, r, e) == -1)
+		return -1;
+	snprintf(r->anchor_note, sizeof r->anchor_note, "not anchored: the "
+	    "lab is still up (an existing lab was probed), its sensors still "
+	    "write");
+	return 0;
 }
 
 bool
@@ -1486,7 +1493,7 @@ probe_held(const struct probe_report *r)
 {
 	size_t i;
 
-	if (r->cancelled)
+	if (r->cancelled || r->chain_failed)
 		return false;
 	for (i = 0; i < r->nrows; i++)
 		if (r->rows[i].row->core && r->rows[i].outcome != PROBE_PASS)
@@ -1658,10 +1665,16 @@ probe_table_format(const struct probe_report *r, int width)
 			fprintf(f, "  %-6s  %*s  %s\n", "", (int)aw, "", line_o);
 	}
 	fprintf(f, "%s\n", rule);
+	if (r->chain_failed)
+		fprintf(f, "EVIDENCE: %s\n", r->anchor_note);
 	if (r->cancelled)
 		fprintf(f, "RESULT: cancelled after %zu of %zu rows: not a "
 		    "result (%zu core assertion(s) failed before the stop).\n",
 		    r->nrows, r->nplanned, held_fail);
+	else if (r->chain_failed)
+		fprintf(f, "RESULT: not a result: a sensor evidence chain of "
+		    "the lab did not verify (%zu core assertion(s) failed).\n",
+		    held_fail);
 	else if (held_fail == 0)
 		fprintf(f, "RESULT: every core containment assertion held "
 		    "(%zu/%zu).\n", ncore, ncore);
@@ -1729,6 +1742,20 @@ probe_report_json(const struct probe_report *r)
 	cJSON_AddStringToObject(j, "result", probe_result_name(r));
 	cJSON_AddBoolToObject(j, "complete", !r->cancelled);
 	cJSON_AddNumberToObject(j, "rows_planned", (double)r->nplanned);
+	cJSON_AddBoolToObject(j, "chains_anchored", r->anchored);
+	a = cJSON_AddArrayToObject(j, "chains");
+	for (i = 0; i < r->chains.n; i++) {
+		const struct report_chain *c = &r->chains.chains[i];
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(o, "name", c->name);
+		cJSON_AddStringToObject(o, "path", c->path);
+		cJSON_AddNumberToObject(o, "entries", (double)c->entries);
+		cJSON_AddStringToObject(o, "head", c->head);
+		cJSON_AddItemToArray(a, o);
+	}
+	if (r->anchor_note[0] != '\0')
+		cJSON_AddStringToObject(j, "chains_note", r->anchor_note);
 	rows = cJSON_AddArrayToObject(j, "rows");
 	for (i = 0; i < r->nrows; i++) {
 		const struct probe_result *res = &r->rows[i];
@@ -1928,6 +1955,276 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
+/* evidence: anchoring the sensor chains, verifying a probe run dir      */
+/* ------------------------------------------------------------------ */
+
+int
+probe_anchor_chains(struct probe_report *r, struct errbuf *e)
+{
+	char *dir = xasprintf("%s/evidence", r->run_dir);
+	struct dirent **names = NULL;
+	struct report_anchors *an = &r->chains;
+	int n, i;
+
+	memset(an, 0, sizeof *an);
+	r->anchored = false;
+	r->chain_failed = false;
+	r->anchor_note[0] = '\0';
+	n = scandir(dir, &names, NULL, alphasort);
+	if (n < 0) {
+		errbuf_set(e, ERRBUF_INTERNAL, "probe: %s: %s", dir,
+		    strerror(errno));
+		free(dir);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		const char *fn = names[i]->d_name;
+		size_t len = strlen(fn), k = an->n;
+		struct evidence_verify_result v;
+		struct errbuf ve = { 0 };
+		char *path;
+
+		if (len < 7 || len > 60 || strcmp(fn + len - 6, ".jsonl") != 0 ||
+		    fn[0] == '.' || k >= REPORT_MAX_CHAINS) {
+			free(names[i]);
+			continue;
+		}
+		path = xasprintf("%s/%s", dir, fn);
+		if (evidence_verify_file(path, r->run_id, &v, &ve) == -1 ||
+		    !v.ok || v.entries == 0) {
+			if (!r->chain_failed)
+				snprintf(r->anchor_note, sizeof r->anchor_note,
+				    "evidence/%.60s: %.180s", fn, ve.code !=
+				    ERRBUF_NONE ? ve.msg : v.reason[0] ?
+				    v.reason : "empty");
+			r->chain_failed = true;
+		} else {
+			snprintf(an->names[k], sizeof an->names[k],
+			    "sensor:%.*s", (int)(len - 6), fn);
+			snprintf(an->paths[k], sizeof an->paths[k],
+			    "evidence/%s", fn);
+			an->chains[k].name = an->names[k];
+			an->chains[k].path = an->paths[k];
+			an->chains[k].entries = v.entries;
+			memcpy(an->chains[k].head, v.head,
+			    sizeof an->chains[k].head);
+			an->n++;
+		}
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	free(dir);
+	r->anchored = true;
+	return 0;
+}
+
+bool
+probe_dir_is(const char *dir)
+{
+	char *pj = xasprintf("%s/probe.json", dir);
+	char *rj = xasprintf("%s/report.json", dir);
+	struct stat sb;
+	bool is = stat(pj, &sb) == 0 && stat(rj, &sb) != 0 &&
+	    !trial_dir_is(dir);
+
+	free(pj);
+	free(rj);
+	return is;
+}
+
+/* Whether s is a run id as the evidence chain accepts it. */
+static bool
+probe_run_id_ok(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || s[0] == '\0')
+		return false;
+	for (i = 0; s[i] != '\0'; i++)
+		if (i >= 127 || s[i] < 0x21 || s[i] > 0x7e || s[i] == '"' ||
+		    s[i] == '\\')
+			return false;
+	return true;
+}
+
+/*
+ * Read probe.json (j) back: run id, result, the trusted comment it implies
+ * and its chain anchors.  0, or -1 with why naming the field.
+ */
+static int
+probe_json_read(const cJSON *j, char *run_id, size_t run_id_len,
+    char *result, size_t result_len, char **comment,
+    struct report_anchors *an, bool *anchored, char *why, size_t whylen)
+{
+	const cJSON *v, *rows, *row;
+	size_t nrows = 0, nfail = 0;
+
+	*comment = NULL;
+	*anchored = false;
+	v = cJSON_GetObjectItemCaseSensitive(j, "format");
+	if (!cJSON_IsString(v) || strcmp(v->valuestring, PROBE_FORMAT) != 0) {
+		snprintf(why, whylen, "format: not %s", PROBE_FORMAT);
+		return -1;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(j, "run_id");
+	if (!cJSON_IsString(v) || !probe_run_id_ok(v->valuestring)) {
+		snprintf(why, whylen, "run_id: missing or malformed");
+		return -1;
+	}
+	snprintf(run_id, run_id_len, "%s", v->valuestring);
+	v = cJSON_GetObjectItemCaseSensitive(j, "result");
+	if (!cJSON_IsString(v) || (strcmp(v->valuestring, "held") != 0 &&
+	    strcmp(v->valuestring, "failed") != 0 &&
+	    strcmp(v->valuestring, "cancelled") != 0)) {
+		snprintf(why, whylen, "result: not held, failed or cancelled");
+		return -1;
+	}
+	snprintf(result, result_len, "%s", v->valuestring);
+	rows = cJSON_GetObjectItemCaseSensitive(j, "rows");
+	if (!cJSON_IsArray(rows) || cJSON_GetArraySize(rows) > PROBE_MAX_ROWS) {
+		snprintf(why, whylen, "rows: not an array of at most %d",
+		    PROBE_MAX_ROWS);
+		return -1;
+	}
+	cJSON_ArrayForEach(row, rows) {
+		const cJSON *res = cJSON_GetObjectItemCaseSensitive(row,
+		    "result");
+		const cJSON *core = cJSON_GetObjectItemCaseSensitive(row,
+		    "core");
+
+		if (!cJSON_IsString(res) || !cJSON_IsBool(core)) {
+			snprintf(why, whylen, "rows[%zu]: no result or core",
+			    nrows);
+			return -1;
+		}
+		if (cJSON_IsTrue(core) && strcmp(res->valuestring, "pass") != 0)
+			nfail++;
+		nrows++;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(j, "chains");
+	if (v == NULL) {
+		memset(an, 0, sizeof *an);   /* written before anchoring */
+	} else if (report_anchors_parse(v, true, an, why, whylen) == -1) {
+		return -1;
+	}
+	*anchored = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j,
+	    "chains_anchored"));
+	*comment = xasprintf("%s run=%s result=%s rows=%zu failed=%zu",
+	    PROBE_FORMAT, run_id, result, nrows, nfail);
+	return 0;
+}
+
+int
+probe_verify_dir(const char *dir, const char *pub_path,
+    struct report_verify_result *res, struct errbuf *e)
+{
+	struct report_anchors *an = xcalloc(1, sizeof *an);
+	struct sign_pubkey pk;
+	struct errbuf e2 = { 0 };
+	struct stat sb;
+	char tc[SIGN_COMMENT_MAX + 1], why[256], result[16] = "";
+	char *path, *buf, *comment = NULL;
+	cJSON *j = NULL;
+	bool have_key = false, sig_ok = false, parsed = false, anchored;
+	size_t len = 0, i;
+
+	memset(res, 0, sizeof *res);
+	res->first_bad = -1;
+	if (sodium_init() < 0) {
+		free(an);
+		return errbuf_set(e, ERRBUF_INTERNAL, "libsodium init failed");
+	}
+	if (dir == NULL || stat(dir, &sb) == -1 || !S_ISDIR(sb.st_mode)) {
+		free(an);
+		return errbuf_set(e, ERRBUF_INPUT, "%s: not a directory",
+		    dir != NULL ? dir : "(null)");
+	}
+	if (pub_path != NULL) {
+		if (sign_pubkey_load(pub_path, &pk, e) == -1) {
+			free(an);
+			return errbuf_prefix(e, "--pub");
+		}
+		have_key = true;
+		res->pinned = true;
+	} else {
+		char *own = xasprintf("%s/" SIGN_PUBKEY_NAME, dir);
+
+		if (sign_pubkey_load(own, &pk, &e2) == 0)
+			have_key = true;
+		else
+			report_check_add(res, "signature", false, 0, "no usable "
+			    "public key", "signature: no usable public key in "
+			    "the run directory (%s); pin one with --pub",
+			    e2.msg);
+		free(own);
+	}
+	path = xasprintf("%s/probe.json", dir);
+	if (have_key) {
+		memcpy(res->key_id, pk.keyid_hex, sizeof res->key_id);
+		if (sign_verify(&pk, path, NULL, tc, sizeof tc, &e2) == 0) {
+			sig_ok = true;
+			report_check_add(res, "signature", true, 0, "",
+			    "signature of probe.json (key id %s, %s)",
+			    pk.keyid_hex, res->pinned ? "pinned with --pub" :
+			    "from the run directory's own ares.pub: proves "
+			    "integrity, not origin");
+		} else
+			report_check_add(res, "signature", false, 0, e2.msg,
+			    "signature of probe.json (key id %s): %s",
+			    pk.keyid_hex, e2.msg);
+	}
+	buf = util_read_file(path, PROBE_JSON_MAX, &len, &e2);
+	if (buf == NULL)
+		report_check_add(res, "report", false, 0, "cannot read",
+		    "probe.json: %s", e2.msg);
+	else if ((j = cJSON_ParseWithLength(buf, len)) == NULL)
+		report_check_add(res, "report", false, 0, "not JSON",
+		    "probe.json: not JSON");
+	else if (probe_json_read(j, res->run_id, sizeof res->run_id, result,
+	    sizeof result, &comment, an, &anchored, why, sizeof why) == -1)
+		report_check_add(res, "report", false, 0, why, "probe.json: %s",
+		    why);
+	else {
+		parsed = true;
+		snprintf(res->verdict, sizeof res->verdict, "%s", result);
+		report_check_add(res, "report", true, 0, "", "probe.json: "
+		    PROBE_FORMAT ", run %s, result %s, %zu chain(s)",
+		    res->run_id, result, an->n);
+	}
+	if (parsed && sig_ok) {
+		if (strcmp(comment, tc) == 0)
+			report_check_add(res, "trusted-comment", true, 0, "",
+			    "trusted comment matches probe.json (%s)", tc);
+		else
+			report_check_add(res, "trusted-comment", false, 0,
+			    "trusted comment does not match probe.json",
+			    "trusted comment does not match probe.json: %s",
+			    tc);
+	}
+	if (parsed) {
+		for (i = 0; i < an->n; i++)
+			report_check_chain(dir, res->run_id, &an->chains[i],
+			    res);
+		if (!anchored) {
+			const cJSON *note = cJSON_GetObjectItemCaseSensitive(j,
+			    "chains_note");
+
+			report_check_add(res, "chains", true, 0, "", "sensor "
+			    "chains: not anchored (%s)", cJSON_IsString(note) ?
+			    note->valuestring : "probe.json has none");
+		}
+	}
+	res->ok = have_key && sig_ok && parsed && res->first_bad < 0;
+	cJSON_Delete(j);
+	free(comment);
+	free(buf);
+	free(path);
+	free(an);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* a lab for probing                                                    */
 /* ------------------------------------------------------------------ */
 
@@ -1941,6 +2238,7 @@ probe_lab(struct docker *d, const struct policy *p,
 	struct probe_ctx c;
 	struct lab *lab;
 	char run_id[64], *dir, *abs;
+	bool ran = false;
 	int rc;
 
 	if (runs_dir == NULL || runs_dir[0] == '\0')
@@ -1971,15 +2269,31 @@ probe_lab(struct docker *d, const struct policy *p,
 		rc = probe_run_watch(d, &c, o->only_flaw, o->row_fn,
 		    o->row_ctx, o->cancel, r, e);
 		probe_ctx_free(&c);
+		ran = rc == 0;
 	}
-	if (rc == 0)
-		rc = probe_write_signed(r, o->key_dir, e);
+	/* Teardown first: the sensors stop writing, then their chains are
+	 * verified and anchored in the signed probe.json. */
 	if (!o->keep) {
 		struct errbuf te = { 0 };
 
 		if (lab_teardown(d, run_id, &te) < 0 && rc == 0) {
 			*e = te;
 			errbuf_prefix(e, "probe: teardown");
+			rc = -1;
+			snprintf(r->anchor_note, sizeof r->anchor_note, "not "
+			    "anchored: the lab could not be torn down");
+		}
+	} else if (rc == 0)
+		snprintf(r->anchor_note, sizeof r->anchor_note, "not anchored: "
+		    "the lab was kept up (--keep-lab), its sensors still "
+		    "write");
+	if (rc == 0 && !o->keep && probe_anchor_chains(r, e) == -1)
+		rc = -1;
+	if (ran) {
+		struct errbuf se = { 0 };
+
+		if (probe_write_signed(r, o->key_dir, &se) == -1 && rc == 0) {
+			*e = se;
 			rc = -1;
 		}
 	}

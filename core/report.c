@@ -27,8 +27,6 @@
 #include <sodium.h>
 
 #define REPORT_MAX_FILES   16
-#define REPORT_NAME_MAX    64
-#define REPORT_PATH_MAX    255
 #define REPORT_HASH_BYTES  32
 #define REPORT_MAX_INT     9007199254740992.0   /* 2^53: exact in JSON */
 
@@ -720,21 +718,12 @@ struct report_parsed {
 	char verdict[32];
 	char key_id[SIGN_KEYID_HEX];
 	bool has_key_id;
-	char names[REPORT_MAX_CHAINS][REPORT_NAME_MAX + 1];
-	char paths[REPORT_MAX_CHAINS][REPORT_PATH_MAX + 1];
-	struct report_chain chains[REPORT_MAX_CHAINS];
-	size_t nchains;
+	struct report_anchors an;        /* the signed chains */
 	struct report_file_ref files[REPORT_MAX_FILES];
 	size_t nfiles;
 };
 
-/* Add one check line.  text is formatted, then sanitized. */
-static struct report_check *
-report_check_add(struct report_verify_result *res, const char *name, bool ok,
-    size_t line, const char *reason, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
-
-static struct report_check *
+struct report_check *
 report_check_add(struct report_verify_result *res, const char *name, bool ok,
     size_t line, const char *reason, const char *fmt, ...)
 {
@@ -802,6 +791,78 @@ report_get_str(const cJSON *o, const char *key)
 }
 
 /*
+ * Parse and validate a signed "chains" array ([{name, path, entries,
+ * head}], at most REPORT_MAX_CHAINS, paths unique and inside the run dir)
+ * into out.  Names and paths are copied.  -1 with why on the first bad
+ * element.
+ */
+int
+report_anchors_parse(const cJSON *v, bool allow_empty,
+    struct report_anchors *out, char *why, size_t whylen)
+{
+	const cJSON *it;
+	size_t i = 0;
+
+	memset(out, 0, sizeof *out);
+	if (!cJSON_IsArray(v) || (!allow_empty && cJSON_GetArraySize(v) < 1)) {
+		snprintf(why, whylen, "chains: missing or empty");
+		return -1;
+	}
+	if (cJSON_GetArraySize(v) > REPORT_MAX_CHAINS) {
+		snprintf(why, whylen, "chains: more than %d", REPORT_MAX_CHAINS);
+		return -1;
+	}
+	cJSON_ArrayForEach(it, v) {
+		const char *name = report_get_str(it, "name");
+		const char *path = report_get_str(it, "path");
+		const char *head = report_get_str(it, "head");
+		uint64_t n;
+		size_t k;
+
+		if (!cJSON_IsObject(it) || report_dup_key(it) != NULL) {
+			snprintf(why, whylen, "chains[%zu]: not an object with "
+			    "unique keys", i);
+			return -1;
+		}
+		if (!report_name_ok(name)) {
+			snprintf(why, whylen, "chains[%zu].name: malformed", i);
+			return -1;
+		}
+		if (!report_path_ok(path)) {
+			snprintf(why, whylen, "chains[%zu].path: malformed or "
+			    "outside the run directory", i);
+			return -1;
+		}
+		if (!report_json_count(cJSON_GetObjectItemCaseSensitive(it,
+		    "entries"), &n) || n == 0) {
+			snprintf(why, whylen, "chains[%zu].entries: not a "
+			    "positive integer", i);
+			return -1;
+		}
+		if (!report_hex64_ok(head)) {
+			snprintf(why, whylen, "chains[%zu].head: not 64 "
+			    "lowercase hex", i);
+			return -1;
+		}
+		for (k = 0; k < i; k++)
+			if (strcmp(out->paths[k], path) == 0) {
+				snprintf(why, whylen, "chains[%zu].path: listed "
+				    "twice", i);
+				return -1;
+			}
+		snprintf(out->names[i], sizeof out->names[i], "%s", name);
+		snprintf(out->paths[i], sizeof out->paths[i], "%s", path);
+		out->chains[i].name = out->names[i];
+		out->chains[i].path = out->paths[i];
+		out->chains[i].entries = (size_t)n;
+		memcpy(out->chains[i].head, head, EVIDENCE_HEX_BYTES);
+		i++;
+	}
+	out->n = i;
+	return 0;
+}
+
+/*
  * Parse and validate report.json.  0, or -1 with why[] (a stable reason
  * naming the field).
  */
@@ -865,63 +926,9 @@ report_parse(const char *buf, size_t len, struct report_parsed *rp,
 		goto out;
 	}
 
-	v = cJSON_GetObjectItemCaseSensitive(j, "chains");
-	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 1) {
-		snprintf(why, whylen, "chains: missing or empty");
+	if (report_anchors_parse(cJSON_GetObjectItemCaseSensitive(j, "chains"),
+	    false, &rp->an, why, whylen) == -1)
 		goto out;
-	}
-	if (cJSON_GetArraySize(v) > REPORT_MAX_CHAINS) {
-		snprintf(why, whylen, "chains: more than %d", REPORT_MAX_CHAINS);
-		goto out;
-	}
-	i = 0;
-	cJSON_ArrayForEach(it, v) {
-		const char *name = report_get_str(it, "name");
-		const char *path = report_get_str(it, "path");
-		const char *head = report_get_str(it, "head");
-		uint64_t n;
-		size_t k;
-
-		if (!cJSON_IsObject(it) || report_dup_key(it) != NULL) {
-			snprintf(why, whylen, "chains[%zu]: not an object with "
-			    "unique keys", i);
-			goto out;
-		}
-		if (!report_name_ok(name)) {
-			snprintf(why, whylen, "chains[%zu].name: malformed", i);
-			goto out;
-		}
-		if (!report_path_ok(path)) {
-			snprintf(why, whylen, "chains[%zu].path: malformed or "
-			    "outside the run directory", i);
-			goto out;
-		}
-		if (!report_json_count(cJSON_GetObjectItemCaseSensitive(it,
-		    "entries"), &n) || n == 0) {
-			snprintf(why, whylen, "chains[%zu].entries: not a "
-			    "positive integer", i);
-			goto out;
-		}
-		if (!report_hex64_ok(head)) {
-			snprintf(why, whylen, "chains[%zu].head: not 64 "
-			    "lowercase hex", i);
-			goto out;
-		}
-		for (k = 0; k < i; k++)
-			if (strcmp(rp->paths[k], path) == 0) {
-				snprintf(why, whylen, "chains[%zu].path: listed "
-				    "twice", i);
-				goto out;
-			}
-		snprintf(rp->names[i], sizeof rp->names[i], "%s", name);
-		snprintf(rp->paths[i], sizeof rp->paths[i], "%s", path);
-		rp->chains[i].name = rp->names[i];
-		rp->chains[i].path = rp->paths[i];
-		rp->chains[i].entries = (size_t)n;
-		memcpy(rp->chains[i].head, head, EVIDENCE_HEX_BYTES);
-		i++;
-	}
-	rp->nchains = i;
 
 	v = cJSON_GetObjectItemCaseSensitive(j, "files");
 	if (!cJSON_IsArray(v)) {
@@ -959,17 +966,15 @@ out:
 	return rc;
 }
 
-/* One chain: verify it, then compare count and head with the report. */
-static void
-report_check_chain(const char *run_dir, const struct report_parsed *rp,
-    size_t i, struct report_verify_result *res)
+void
+report_check_chain(const char *run_dir, const char *run_id,
+    const struct report_chain *c, struct report_verify_result *res)
 {
-	const struct report_chain *c = &rp->chains[i];
 	struct evidence_verify_result vr;
 	struct errbuf e = { 0 };
 	char name[REPORT_PATH_MAX + 16];
 	char *p = xasprintf("%s/%s", run_dir, c->path);
-	int rc = evidence_verify_file(p, rp->run_id, &vr, &e);
+	int rc = evidence_verify_file(p, run_id, &vr, &e);
 
 	free(p);
 	snprintf(name, sizeof name, "chain:%s", c->path);
@@ -1130,13 +1135,13 @@ report_verify_dir(const char *run_dir, const char *pub_path,
 	snprintf(res->verdict, sizeof res->verdict, "%s", rp->verdict);
 	report_check_add(res, "report", true, 0, "", "report.json: "
 	    REPORT_FORMAT ", run %s, verdict %s, %zu chain(s), %zu file(s)",
-	    rp->run_id, rp->verdict, rp->nchains, rp->nfiles);
+	    rp->run_id, rp->verdict, rp->an.n, rp->nfiles);
 
 	/* 3. what the signature's trusted comment and key id say */
 	if (sig_ok) {
 		struct errbuf e3 = { 0 };
-		char *want = report_trusted_comment(rp->run_id, rp->chains,
-		    rp->nchains, &e3);
+		char *want = report_trusted_comment(rp->run_id,
+		    rp->an.chains, rp->an.n, &e3);
 
 		if (want == NULL)
 			report_check_add(res, "trusted-comment", false, 0,
@@ -1148,7 +1153,7 @@ report_verify_dir(const char *run_dir, const char *pub_path,
 		else
 			report_check_add(res, "trusted-comment", true, 0, "",
 			    "trusted comment matches report.json (run %s, %zu "
-			    "chain(s))", rp->run_id, rp->nchains);
+			    "chain(s))", rp->run_id, rp->an.n);
 		free(want);
 		if (!rp->has_key_id)
 			report_check_add(res, "key-id", false, 0,
@@ -1162,8 +1167,8 @@ report_verify_dir(const char *run_dir, const char *pub_path,
 	}
 
 	/* 4. every chain, 5. every file */
-	for (i = 0; i < rp->nchains; i++)
-		report_check_chain(run_dir, rp, i, res);
+	for (i = 0; i < rp->an.n; i++)
+		report_check_chain(run_dir, rp->run_id, &rp->an.chains[i], res);
 	for (i = 0; i < rp->nfiles; i++)
 		report_check_file(run_dir, &rp->files[i], res);
 

@@ -562,37 +562,6 @@ trial_free(struct trial *t)
 
 /* ---- verify ----------------------------------------------------- */
 
-static void
-trial_check(struct report_verify_result *res, const char *name, bool ok,
-    const char *reason, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-/* Append one check (text sanitized), like report.c's checks. */
-static void
-trial_check(struct report_verify_result *res, const char *name, bool ok,
-    const char *reason, const char *fmt, ...)
-{
-	struct report_check *c;
-	char raw[1024];
-	va_list ap;
-
-	res->checks = xrealloc(res->checks, (res->nchecks + 1) *
-	    sizeof *res->checks);
-	c = &res->checks[res->nchecks];
-	memset(c, 0, sizeof *c);
-	util_sanitize(c->name, sizeof c->name, name, strlen(name), false);
-	c->ok = ok;
-	util_sanitize(c->reason, sizeof c->reason, reason, strlen(reason),
-	    false);
-	va_start(ap, fmt);
-	vsnprintf(raw, sizeof raw, fmt, ap);
-	va_end(ap);
-	util_sanitize(c->text, sizeof c->text, raw, strlen(raw), false);
-	if (!ok && res->first_bad < 0)
-		res->first_bad = (int)res->nchecks;
-	res->nchecks++;
-}
-
 /* Check one finished run against its directory. */
 static void
 trial_verify_run(const char *dir, const char *pub_path, const char *key_id,
@@ -607,23 +576,23 @@ trial_verify_run(const char *dir, const char *pub_path, const char *key_id,
 	snprintf(name, sizeof name, "run:%zu", r->index);
 	if (r->report_blake2b[0] == '\0') {
 		if (strcmp(r->verdict, "error") != 0)
-			trial_check(res, name, false, "no report", "run %zu: "
+			report_check_add(res, name, false, 0, "no report", "run %zu: "
 			    "verdict %s without a report hash", r->index,
 			    r->verdict);
 		else
-			trial_check(res, name, true, "", "run %zu: error "
+			report_check_add(res, name, true, 0, "", "run %zu: error "
 			    "without a report (%s)", r->index, r->reason);
 		return;
 	}
 	snprintf(path, sizeof path, "%s/%s/report.json", dir, r->run_dir);
 	if (sign_hash_file(path, h, sizeof h, NULL, &e) == -1) {
-		trial_check(res, name, false, e.msg, "run %zu (%s): %s",
+		report_check_add(res, name, false, 0, e.msg, "run %zu (%s): %s",
 		    r->index, r->run_id, e.msg);
 		return;
 	}
 	util_hex(h, sizeof h, hex);
 	if (strcmp(hex, r->report_blake2b) != 0) {
-		trial_check(res, name, false, "report.json changed",
+		report_check_add(res, name, false, 0, "report.json changed",
 		    "run %zu (%s): report.json's BLAKE2b-256 differs from "
 		    "the trial's (%.16s... vs %.16s...)", r->index, r->run_id,
 		    hex, r->report_blake2b);
@@ -631,7 +600,7 @@ trial_verify_run(const char *dir, const char *pub_path, const char *key_id,
 	}
 	snprintf(path, sizeof path, "%s/%s", dir, r->run_dir);
 	if (report_verify_dir(path, pub_path, &rr, &e) == -1) {
-		trial_check(res, name, false, e.msg, "run %zu (%s): %s",
+		report_check_add(res, name, false, 0, e.msg, "run %zu (%s): %s",
 		    r->index, r->run_id, e.msg);
 		return;
 	}
@@ -649,10 +618,10 @@ trial_verify_run(const char *dir, const char *pub_path, const char *key_id,
 		snprintf(why, sizeof why, "signed by key %s, the trial by %s",
 		    rr.key_id, key_id);
 	if (why[0] != '\0')
-		trial_check(res, name, false, why, "run %zu (%s): %s",
+		report_check_add(res, name, false, 0, why, "run %zu (%s): %s",
 		    r->index, r->run_id, why);
 	else
-		trial_check(res, name, true, "", "run %zu (%s): %s, report "
+		report_check_add(res, name, true, 0, "", "run %zu (%s): %s, report "
 		    "verified (%zu checks), hash matches", r->index, r->run_id,
 		    r->verdict, rr.nchecks);
 	report_verify_free(&rr);
@@ -690,7 +659,7 @@ trial_verify_dir(const char *dir, const char *pub_path,
 		if (sign_pubkey_load(own, &pk, &e2) == 0)
 			have_key = true;
 		else
-			trial_check(res, "signature", false, "no usable public "
+			report_check_add(res, "signature", false, 0, "no usable public "
 			    "key", "signature: no usable public key in the "
 			    "trial directory (%s); pin one with --pub", e2.msg);
 		free(own);
@@ -700,27 +669,27 @@ trial_verify_dir(const char *dir, const char *pub_path,
 		memcpy(res->key_id, pk.keyid_hex, sizeof res->key_id);
 		if (sign_verify(&pk, path, NULL, tc, sizeof tc, &e2) == 0) {
 			sig_ok = true;
-			trial_check(res, "signature", true, "", "signature of "
+			report_check_add(res, "signature", true, 0, "", "signature of "
 			    "trial.json (key id %s, %s)", pk.keyid_hex,
 			    res->pinned ? "pinned with --pub" : "from the trial "
 			    "directory's own ares.pub: proves integrity, not "
 			    "origin");
 		} else
-			trial_check(res, "signature", false, e2.msg, "signature "
+			report_check_add(res, "signature", false, 0, e2.msg, "signature "
 			    "of trial.json (key id %s): %s", pk.keyid_hex,
 			    e2.msg);
 	}
 	buf = util_read_file(path, TRIAL_JSON_MAX, &len, &e2);
 	if (buf == NULL)
-		trial_check(res, "report", false, "cannot read", "trial.json: "
+		report_check_add(res, "report", false, 0, "cannot read", "trial.json: "
 		    "%s", e2.msg);
 	else if (trial_parse(buf, len, &t, signed_kid, why, sizeof why) == -1)
-		trial_check(res, "report", false, why, "trial.json: %s", why);
+		report_check_add(res, "report", false, 0, why, "trial.json: %s", why);
 	else {
 		parsed = true;
 		trial_summarize(&t);
 		snprintf(res->run_id, sizeof res->run_id, "%s", t.id);
-		trial_check(res, "report", true, "", "trial.json: "
+		report_check_add(res, "report", true, 0, "", "trial.json: "
 		    TRIAL_FORMAT ", trial %s, %zu of %zu run(s) finished%s",
 		    t.id, t.sum.finished, t.n, t.complete ? "" :
 		    " (INCOMPLETE: resume it with ares trial --resume)");
@@ -728,19 +697,19 @@ trial_verify_dir(const char *dir, const char *pub_path,
 	if (parsed && sig_ok) {
 		comment = trial_comment(&t);
 		if (strcmp(comment, tc) == 0)
-			trial_check(res, "trusted-comment", true, "", "trusted "
+			report_check_add(res, "trusted-comment", true, 0, "", "trusted "
 			    "comment matches trial.json (trial %s, %zu run(s))",
 			    t.id, t.sum.finished);
 		else
-			trial_check(res, "trusted-comment", false, "trusted "
+			report_check_add(res, "trusted-comment", false, 0, "trusted "
 			    "comment does not match trial.json", "trusted "
 			    "comment does not match trial.json: %s", tc);
 		free(comment);
 		if (strcmp(signed_kid, pk.keyid_hex) == 0)
-			trial_check(res, "key-id", true, "", "signing.key_id "
+			report_check_add(res, "key-id", true, 0, "", "signing.key_id "
 			    "%s names the signing key", signed_kid);
 		else
-			trial_check(res, "key-id", false, "key id mismatch",
+			report_check_add(res, "key-id", false, 0, "key id mismatch",
 			    "signing.key_id %s is not the signing key %s",
 			    signed_kid, pk.keyid_hex);
 	}
@@ -766,7 +735,7 @@ trial_verify_dir(const char *dir, const char *pub_path,
 				ok = false;
 		}
 		cJSON_Delete(j);
-		trial_check(res, "summary", ok, ok ? "" : "summary does not "
+		report_check_add(res, "summary", ok, 0, ok ? "" : "summary does not "
 		    "match the runs", "summary %s the runs (contained %zu, "
 		    "breached %zu, not-exercised %zu, error %zu)", ok ?
 		    "matches" : "does NOT match", t.sum.contained,

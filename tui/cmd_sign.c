@@ -63,44 +63,6 @@ cmd_keygen(int argc, char **argv)
 	return EXIT_CONTAINED;
 }
 
-/*
- * A probe run dir (`ares probe`) holds a signed probe.json and no
- * report.json: check its signature (the dir's ares.pub or a pinned one).
- * Returns the exit code.
- */
-static int
-cmd_verify_probe(const char *run_dir, const char *pub)
-{
-	char *doc = xasprintf("%s/probe.json", run_dir);
-	char *sig = xasprintf("%s/probe.json.minisig", run_dir);
-	char *own = xasprintf("%s/" SIGN_PUBKEY_NAME, run_dir);
-	char trusted[1100];
-	struct errbuf e = { 0 };
-	int rc;
-
-	if (sign_verify_file(pub != NULL ? pub : own, doc, sig, trusted,
-	    sizeof trusted, &e) == 0) {
-		char clean[1100];
-
-		util_sanitize(clean, sizeof clean, trusted, strlen(trusted),
-		    false);
-		printf("ok   probe.json signature (%s)\n", pub != NULL ?
-		    "pinned key" : "the run directory's own key: integrity "
-		    "only");
-		printf("ok   trusted comment: %s\n", clean);
-		printf("verified: probe report %s\n", doc);
-		rc = EXIT_CONTAINED;
-	} else {
-		printf("FAIL probe.json signature: %s\n", e.msg);
-		printf("NOT VERIFIED: %s\n", doc);
-		rc = EXIT_BREACHED;
-	}
-	free(doc);
-	free(sig);
-	free(own);
-	return rc;
-}
-
 /* ares verify RUN_DIR [--pub FILE] [--json FILE] */
 int
 cmd_verify(int argc, char **argv)
@@ -117,6 +79,7 @@ cmd_verify(int argc, char **argv)
 	struct errbuf e = { 0 };
 	const char *pub = NULL, *json = NULL, *run_dir;
 	FILE *out = stdout;
+	bool probe;
 	size_t i;
 	int c, rc;
 
@@ -143,22 +106,13 @@ cmd_verify(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	run_dir = argv[optind];
-	{
-		char *rj = xasprintf("%s/report.json", run_dir);
-		char *pj = xasprintf("%s/probe.json", run_dir);
-		bool probe = access(rj, F_OK) != 0 && access(pj, F_OK) == 0 &&
-		    !trial_dir_is(run_dir);
-
-		free(rj);
-		free(pj);
-		if (probe && json == NULL)
-			return cmd_verify_probe(run_dir, pub);
-	}
 	if (json != NULL && strcmp(json, "-") == 0)
 		out = stderr;   /* stdout carries the JSON */
 
-	if ((trial_dir_is(run_dir) ? trial_verify_dir : report_verify_dir)(
-	    run_dir, pub, &res, &e) == -1) {
+	probe = !trial_dir_is(run_dir) && probe_dir_is(run_dir);
+	if ((trial_dir_is(run_dir) ? trial_verify_dir : probe ?
+	    probe_verify_dir : report_verify_dir)(run_dir, pub, &res,
+	    &e) == -1) {
 		fprintf(stderr, "ares verify: %s\n", e.msg);
 		return EXIT_USAGE;
 	}
@@ -166,8 +120,9 @@ cmd_verify(int argc, char **argv)
 		fprintf(out, "%-4s %s\n", res.checks[i].ok ? "ok" : "FAIL",
 		    res.checks[i].text);
 	if (res.ok)
-		fprintf(out, "verified: run %s, verdict %s, key id %s%s\n",
-		    res.run_id, res.verdict, res.key_id, res.pinned ? "" :
+		fprintf(out, "verified: %srun %s, %s %s, key id %s%s\n",
+		    probe ? "probe " : "", res.run_id, probe ? "result" :
+		    "verdict", res.verdict, res.key_id, res.pinned ? "" :
 		    " (the run directory's own key: integrity only)");
 	else
 		fprintf(out, "NOT VERIFIED: %s\n", res.first_bad >= 0 ?

@@ -1,7 +1,9 @@
 #!/bin/sh
 # probe.sh - ares probe against a real engine (docs/probes.md):
 #   hardened policy -> every core row PASS, exit 0, signed probe.json;
-#   leaky policy    -> the expected rows FAIL, exit 1;
+#   leaky policy    -> the expected rows FAIL, exit 1; its sensor chains
+#                   (the sink's among them) anchored in probe.json, checked
+#                   by ares verify, which rejects a line added to one;
 #   SIGINT once the lab is up -> exit 5, a signed "cancelled" report, the
 #                   lab torn down;
 #   --negative-control over every flaw -> exit 0 (the gate sees each one).
@@ -109,6 +111,19 @@ if command -v minisign >/dev/null 2>&1; then
 	(cd "$ldir" && minisign -Vm probe.json -p ares.pub >/dev/null) ||
 	    fail "leaky: minisign rejects $ldir/probe.json"
 fi
+"$ARES" verify "$ldir" --json "$T/lv.json" >"$T/lv" 2>&1 ||
+    fail "leaky: ares verify: $(cat "$T/lv")"
+grep -q '^ok   evidence/sink.jsonl: [0-9]* entries' "$T/lv" ||
+    fail "leaky: the sink's chain is not anchored: $(cat "$T/lv")"
+grep -q '"ok":	true' "$T/lv.json" || fail "leaky: verify --json"
+grep -q '"chains_anchored":	true' "$ldir/probe.json" ||
+    fail "leaky: chains not anchored"
+cp -r "$ldir" "$T/lcopy"
+printf '{"seq":999}\n' >>"$T/lcopy/evidence/sink.jsonl"
+"$ARES" verify "$T/lcopy" >"$T/lv" 2>&1; vrc=$?
+[ $vrc -eq 1 ] || fail "leaky: a line added to the sink chain verifies ($vrc)"
+grep -q '^FAIL evidence/sink.jsonl line ' "$T/lv" ||
+    fail "leaky: the tampered chain is not named: $(cat "$T/lv")"
 lab_gone "$ldir"
 
 # ---- SIGINT mid-battery: signed partial report, exit 5, lab gone ----

@@ -1,7 +1,9 @@
 /*
  * test_probe.c - the probe battery without Docker: pure evaluation of exec
  * results, flaw coverage of the tables, JUnit escaping of hostile text,
- * the 80-column table layout, lab.json parsing.
+ * the 80-column table layout, lab.json parsing, a cancelled battery, and
+ * a signed probe run dir (sensor chains anchored) checked by
+ * probe_verify_dir against tampering.
  */
 #include "core.h"
 
@@ -11,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <sodium.h>
@@ -459,6 +463,172 @@ test_cancelled(void **state)
 	free(r);
 }
 
+/* ---- a signed probe run dir ------------------------------------------ */
+
+static void
+make_chain(const char *path, const char *run_id, int nevents)
+{
+	struct errbuf e = { 0 };
+	struct evidence *ev = evidence_create(path, run_id, &e);
+	int i;
+
+	if (ev == NULL)
+		fail_msg("%s", e.msg);
+	for (i = 0; i < nevents; i++) {
+		cJSON *f = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(f, "n", i);
+		assert_true(evidence_append(ev, "query", 1000 + (uint64_t)i,
+		    f, &e) > 0);
+		cJSON_Delete(f);
+	}
+	evidence_close(ev);
+}
+
+static void
+copy_file(const char *from, const char *to)
+{
+	struct errbuf e = { 0 };
+	size_t len;
+	char *b = util_read_file(from, 1 << 20, &len, &e);
+
+	assert_non_null(b);
+	assert_int_equal(util_write_file(to, b, len, 0644, &e), 0);
+	free(b);
+}
+
+/* Check res failed, and that its first bad check's name starts with name
+ * and its text contains text. */
+static void
+expect_bad(const struct report_verify_result *res, const char *name,
+    const char *text)
+{
+	const struct report_check *c;
+
+	assert_false(res->ok);
+	assert_true(res->first_bad >= 0);
+	c = &res->checks[res->first_bad];
+	if (strncmp(c->name, name, strlen(name)) != 0 ||
+	    strstr(c->text, text) == NULL)
+		fail_msg("first bad check %s: %s (want %s / %s)", c->name,
+		    c->text, name, text);
+}
+
+static void
+test_verify_dir(void **state)
+{
+	struct probe_report *r = xcalloc(1, sizeof *r);
+	struct report_verify_result res;
+	struct errbuf e = { 0 };
+	char dir[] = "/tmp/ares-probe-vd.XXXXXX";
+	char keys[] = "/tmp/ares-probe-keys.XXXXXX";
+	char keys2[] = "/tmp/ares-probe-keys2.XXXXXX";
+	char kid[SIGN_KEYID_HEX];
+	char *ev, *dns, *gw, *pj, *save, *pub2, *cmd;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(keys));
+	assert_non_null(mkdtemp(keys2));
+	ev = xasprintf("%s/evidence", dir);
+	assert_int_equal(mkdir(ev, 0755), 0);
+	dns = xasprintf("%s/dns.jsonl", ev);
+	gw = xasprintf("%s/gateway.jsonl", ev);
+	pj = xasprintf("%s/probe.json", dir);
+	save = xasprintf("%s/dns.saved", dir);
+	make_chain(dns, ctx.run_id, 4);
+	make_chain(gw, ctx.run_id, 2);
+	copy_file(dns, save);
+
+	make_report(r, NULL);
+	snprintf(r->run_dir, sizeof r->run_dir, "%s", dir);
+	assert_int_equal(probe_anchor_chains(r, &e), 0);
+	assert_true(r->anchored);
+	assert_false(r->chain_failed);
+	assert_int_equal(r->chains.n, 2);
+	assert_string_equal(r->chains.chains[0].path, "evidence/dns.jsonl");
+	assert_int_equal(r->chains.chains[0].entries, 5);
+	assert_string_equal(r->chains.chains[1].name, "sensor:gateway");
+	assert_int_equal(probe_write_signed(r, keys, &e), 0);
+	assert_true(probe_dir_is(dir));
+
+	/* pristine: every check passes */
+	assert_int_equal(probe_verify_dir(dir, NULL, &res, &e), 0);
+	if (!res.ok)
+		fail_msg("%s", res.checks[res.first_bad].text);
+	assert_string_equal(res.verdict, "held");
+	assert_string_equal(res.run_id, ctx.run_id);
+	assert_int_equal(res.nchecks, 5);  /* sig, report, comment, 2 chains */
+	report_verify_free(&res);
+
+	/* a line appended to a sensor chain after signing */
+	f = fopen(dns, "a");
+	assert_non_null(f);
+	fputs("{\"seq\":5}\n", f);
+	fclose(f);
+	assert_int_equal(probe_verify_dir(dir, NULL, &res, &e), 0);
+	expect_bad(&res, "chain:evidence/dns.jsonl", "line 6");
+	report_verify_free(&res);
+
+	/* a chain cut short (and re-chained would need the genesis nonce;
+	 * dropping its tail is what is possible) */
+	copy_file(save, dns);
+	cmd = xasprintf("sed -i '$d' '%s'", dns);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	assert_int_equal(probe_verify_dir(dir, NULL, &res, &e), 0);
+	expect_bad(&res, "chain:evidence/dns.jsonl", "cut-off tail");
+	report_verify_free(&res);
+	copy_file(save, dns);
+
+	/* a different key pinned */
+	assert_int_equal(sign_keygen(keys2, false, kid, &e), 0);
+	pub2 = xasprintf("%s/" SIGN_PUBKEY_NAME, keys2);
+	assert_int_equal(probe_verify_dir(dir, pub2, &res, &e), 0);
+	expect_bad(&res, "signature", "key id");
+	report_verify_free(&res);
+
+	/* probe.json edited: the result flipped */
+	cmd = xasprintf("sed -i 's/\"held\"/\"HELD\"/' '%s'", pj);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	assert_int_equal(probe_verify_dir(dir, NULL, &res, &e), 0);
+	expect_bad(&res, "signature", "");
+	report_verify_free(&res);
+
+	/* a chain broken before anchoring: never "held", named in the note */
+	make_report(r, NULL);
+	snprintf(r->run_dir, sizeof r->run_dir, "%s", dir);
+	cmd = xasprintf("sed -i '2s/\"n\":0/\"n\":7/' '%s'", gw);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	assert_int_equal(probe_anchor_chains(r, &e), 0);
+	assert_true(r->chain_failed);
+	assert_int_equal(r->chains.n, 1);
+	assert_non_null(strstr(r->anchor_note, "evidence/gateway.jsonl"));
+	assert_false(probe_held(r));
+	assert_string_equal(probe_result_name(r), "failed");
+	{
+		char *t = probe_table_format(r, 80);
+
+		assert_non_null(strstr(t, "EVIDENCE: evidence/gateway.jsonl"));
+		assert_non_null(strstr(t, "RESULT: not a result"));
+		free(t);
+	}
+
+	cmd = xasprintf("rm -rf '%s' '%s' '%s'", dir, keys, keys2);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	free(pub2);
+	free(ev);
+	free(dns);
+	free(gw);
+	free(pj);
+	free(save);
+	free(r);
+}
+
 static void
 test_ctx_parse(void **state)
 {
@@ -513,6 +683,7 @@ main(void)
 		cmocka_unit_test(test_table_layout),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_cancelled),
+		cmocka_unit_test(test_verify_dir),
 		cmocka_unit_test(test_ctx_parse),
 	};
 
