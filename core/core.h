@@ -819,6 +819,15 @@ struct report_verify_result {
 int report_verify_dir(const char *run_dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e);
 void report_verify_free(struct report_verify_result *res);
+/* The first checks of every verify: dir is a directory, the public key
+ * (pub_path pinned, else DIR/ares.pub) and the signature of DIR/name
+ * (DIR/name.minisig).  Initialises res (key_id, pinned, one "signature"
+ * check).  1 when the signature is valid (tc gets the trusted comment), 0
+ * when not (a failed check), -1 + e when dir is not a directory or
+ * pub_path cannot be used (usage errors). */
+int report_verify_signature(const char *dir, const char *name,
+    const char *pub_path, struct report_verify_result *res, char *tc,
+    size_t tclen, struct errbuf *e);
 /* Append one check to res (name, ok, bad line or 0, reason; the text is
  * formatted, then sanitized).  Returns it (owned by res). */
 struct report_check *report_check_add(struct report_verify_result *res,

@@ -2119,61 +2119,22 @@ int
 probe_verify_dir(const char *dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e)
 {
-	struct report_anchors *an = xcalloc(1, sizeof *an);
-	struct sign_pubkey pk;
+	struct report_anchors *an;
 	struct errbuf e2 = { 0 };
-	struct stat sb;
 	char tc[SIGN_COMMENT_MAX + 1], why[256], result[16] = "";
 	char *path, *buf, *comment = NULL;
 	cJSON *j = NULL;
-	bool have_key = false, sig_ok = false, parsed = false, anchored;
+	bool sig_ok, parsed = false, anchored;
 	size_t len = 0, i;
+	int rc;
 
-	memset(res, 0, sizeof *res);
-	res->first_bad = -1;
-	if (sodium_init() < 0) {
-		free(an);
-		return errbuf_set(e, ERRBUF_INTERNAL, "libsodium init failed");
-	}
-	if (dir == NULL || stat(dir, &sb) == -1 || !S_ISDIR(sb.st_mode)) {
-		free(an);
-		return errbuf_set(e, ERRBUF_INPUT, "%s: not a directory",
-		    dir != NULL ? dir : "(null)");
-	}
-	if (pub_path != NULL) {
-		if (sign_pubkey_load(pub_path, &pk, e) == -1) {
-			free(an);
-			return errbuf_prefix(e, "--pub");
-		}
-		have_key = true;
-		res->pinned = true;
-	} else {
-		char *own = xasprintf("%s/" SIGN_PUBKEY_NAME, dir);
-
-		if (sign_pubkey_load(own, &pk, &e2) == 0)
-			have_key = true;
-		else
-			report_check_add(res, "signature", false, 0, "no usable "
-			    "public key", "signature: no usable public key in "
-			    "the run directory (%s); pin one with --pub",
-			    e2.msg);
-		free(own);
-	}
+	rc = report_verify_signature(dir, "probe.json", pub_path, res, tc,
+	    sizeof tc, e);
+	if (rc == -1)
+		return -1;
+	sig_ok = rc == 1;
+	an = xcalloc(1, sizeof *an);
 	path = xasprintf("%s/probe.json", dir);
-	if (have_key) {
-		memcpy(res->key_id, pk.keyid_hex, sizeof res->key_id);
-		if (sign_verify(&pk, path, NULL, tc, sizeof tc, &e2) == 0) {
-			sig_ok = true;
-			report_check_add(res, "signature", true, 0, "",
-			    "signature of probe.json (key id %s, %s)",
-			    pk.keyid_hex, res->pinned ? "pinned with --pub" :
-			    "from the run directory's own ares.pub: proves "
-			    "integrity, not origin");
-		} else
-			report_check_add(res, "signature", false, 0, e2.msg,
-			    "signature of probe.json (key id %s): %s",
-			    pk.keyid_hex, e2.msg);
-	}
 	buf = util_read_file(path, PROBE_JSON_MAX, &len, &e2);
 	if (buf == NULL)
 		report_check_add(res, "report", false, 0, "cannot read",
@@ -2215,7 +2176,7 @@ probe_verify_dir(const char *dir, const char *pub_path,
 			    note->valuestring : "probe.json has none");
 		}
 	}
-	res->ok = have_key && sig_ok && parsed && res->first_bad < 0;
+	res->ok = sig_ok && parsed && res->first_bad < 0;
 	cJSON_Delete(j);
 	free(comment);
 	free(buf);

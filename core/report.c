@@ -1049,68 +1049,84 @@ report_check_file(const char *run_dir, const struct report_file_ref *f,
 }
 
 int
-report_verify_dir(const char *run_dir, const char *pub_path,
-    struct report_verify_result *res, struct errbuf *e)
+report_verify_signature(const char *dir, const char *name,
+    const char *pub_path, struct report_verify_result *res, char *tc,
+    size_t tclen, struct errbuf *e)
 {
-	struct report_parsed *rp = NULL;
 	struct sign_pubkey pk;
 	struct errbuf e2 = { 0 };
-	char tc[SIGN_COMMENT_MAX + 1], why[256];
-	char *json_path = NULL, *buf = NULL, *own_pub = NULL;
-	bool have_key = false, sig_ok = false;
 	struct stat sb;
-	size_t len = 0, i;
+	char *path;
+	int rc = 0;
 
 	memset(res, 0, sizeof *res);
 	res->first_bad = -1;
 	if (sodium_init() < 0)
 		return errbuf_set(e, ERRBUF_INTERNAL, "libsodium init failed");
-	if (run_dir == NULL || run_dir[0] == '\0')
-		return errbuf_set(e, ERRBUF_INPUT, "verify: no run directory");
-	if (stat(run_dir, &sb) == -1)
-		return errbuf_set(e, ERRBUF_INPUT, "%s: %s", run_dir,
+	if (dir == NULL || dir[0] == '\0')
+		return errbuf_set(e, ERRBUF_INPUT, "verify: no directory");
+	if (stat(dir, &sb) == -1)
+		return errbuf_set(e, ERRBUF_INPUT, "%s: %s", dir,
 		    strerror(errno));
 	if (!S_ISDIR(sb.st_mode))
-		return errbuf_set(e, ERRBUF_INPUT, "%s: not a directory",
-		    run_dir);
+		return errbuf_set(e, ERRBUF_INPUT, "%s: not a directory", dir);
 	if (pub_path != NULL) {
 		if (sign_pubkey_load(pub_path, &pk, e) == -1)
 			return errbuf_prefix(e, "--pub");
-		have_key = true;
 		res->pinned = true;
-	}
-	json_path = xasprintf("%s/report.json", run_dir);
+	} else {
+		char *own = xasprintf("%s/" SIGN_PUBKEY_NAME, dir);
+		int lrc = sign_pubkey_load(own, &pk, &e2);
 
-	/* 1. signature */
-	if (!have_key) {
-		own_pub = xasprintf("%s/" SIGN_PUBKEY_NAME, run_dir);
-		if (sign_pubkey_load(own_pub, &pk, &e2) == 0)
-			have_key = true;
-		else
+		free(own);
+		if (lrc == -1) {
 			report_check_add(res, "signature", false, 0,
 			    "no usable public key", "signature: no usable "
-			    "public key in the run directory (%s); pin one "
-			    "with --pub", e2.msg);
+			    "public key in the directory (%s); pin one with "
+			    "--pub", e2.msg);
+			return 0;
+		}
 	}
-	if (have_key) {
-		memcpy(res->key_id, pk.keyid_hex, sizeof res->key_id);
-		if (sign_verify(&pk, json_path, NULL, tc, sizeof tc, &e2)
-		    == 0) {
-			sig_ok = true;
-			if (res->pinned)
-				report_check_add(res, "signature", true, 0, "",
-				    "signature (key id %s, pinned with --pub "
-				    "%s)", pk.keyid_hex, pub_path);
-			else
-				report_check_add(res, "signature", true, 0, "",
-				    "signature (key id %s, from the run "
-				    "directory's own ares.pub: proves "
-				    "integrity, not origin; pin the key with "
-				    "--pub)", pk.keyid_hex);
-		} else
-			report_check_add(res, "signature", false, 0, e2.msg,
-			    "signature (key id %s): %s", pk.keyid_hex, e2.msg);
-	}
+	memcpy(res->key_id, pk.keyid_hex, sizeof res->key_id);
+	path = xasprintf("%s/%s", dir, name);
+	if (sign_verify(&pk, path, NULL, tc, tclen, &e2) == 0) {
+		rc = 1;
+		if (res->pinned)
+			report_check_add(res, "signature", true, 0, "",
+			    "signature of %s (key id %s, pinned with --pub %s)",
+			    name, pk.keyid_hex, pub_path);
+		else
+			report_check_add(res, "signature", true, 0, "",
+			    "signature of %s (key id %s, from the directory's "
+			    "own ares.pub: proves integrity, not origin; pin "
+			    "the key with --pub)", name, pk.keyid_hex);
+	} else
+		report_check_add(res, "signature", false, 0, e2.msg,
+		    "signature of %s (key id %s): %s", name, pk.keyid_hex,
+		    e2.msg);
+	free(path);
+	return rc;
+}
+
+int
+report_verify_dir(const char *run_dir, const char *pub_path,
+    struct report_verify_result *res, struct errbuf *e)
+{
+	struct report_parsed *rp = NULL;
+	struct errbuf e2 = { 0 };
+	char tc[SIGN_COMMENT_MAX + 1], why[256];
+	char *json_path = NULL, *buf = NULL;
+	bool sig_ok;
+	size_t len = 0, i;
+	int rc;
+
+	/* 1. signature */
+	rc = report_verify_signature(run_dir, "report.json", pub_path, res, tc,
+	    sizeof tc, e);
+	if (rc == -1)
+		return -1;
+	sig_ok = rc == 1;
+	json_path = xasprintf("%s/report.json", run_dir);
 
 	/* 2. report.json */
 	buf = util_read_file(json_path, REPORT_JSON_MAX + 1, &len, &e2);
@@ -1177,7 +1193,6 @@ done:
 	free(rp);
 	free(buf);
 	free(json_path);
-	free(own_pub);
 	return 0;
 }
 

@@ -631,54 +631,21 @@ int
 trial_verify_dir(const char *dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e)
 {
-	struct sign_pubkey pk;
 	struct errbuf e2 = { 0 };
 	struct trial t;
-	struct stat sb;
 	char tc[SIGN_COMMENT_MAX + 1], why[256], signed_kid[SIGN_KEYID_HEX];
 	char *path = NULL, *buf = NULL, *comment;
-	bool have_key = false, sig_ok = false, parsed = false;
+	bool sig_ok, parsed = false;
 	size_t len = 0, i;
+	int rc;
 
-	memset(res, 0, sizeof *res);
 	memset(&t, 0, sizeof t);
-	res->first_bad = -1;
-	if (sodium_init() < 0)
-		return errbuf_set(e, ERRBUF_INTERNAL, "libsodium init failed");
-	if (dir == NULL || stat(dir, &sb) == -1 || !S_ISDIR(sb.st_mode))
-		return errbuf_set(e, ERRBUF_INPUT, "%s: not a directory",
-		    dir != NULL ? dir : "(null)");
-	if (pub_path != NULL) {
-		if (sign_pubkey_load(pub_path, &pk, e) == -1)
-			return errbuf_prefix(e, "--pub");
-		have_key = true;
-		res->pinned = true;
-	} else {
-		char *own = xasprintf("%s/" SIGN_PUBKEY_NAME, dir);
-
-		if (sign_pubkey_load(own, &pk, &e2) == 0)
-			have_key = true;
-		else
-			report_check_add(res, "signature", false, 0, "no usable public "
-			    "key", "signature: no usable public key in the "
-			    "trial directory (%s); pin one with --pub", e2.msg);
-		free(own);
-	}
+	rc = report_verify_signature(dir, "trial.json", pub_path, res, tc,
+	    sizeof tc, e);
+	if (rc == -1)
+		return -1;
+	sig_ok = rc == 1;
 	path = xasprintf("%s/trial.json", dir);
-	if (have_key) {
-		memcpy(res->key_id, pk.keyid_hex, sizeof res->key_id);
-		if (sign_verify(&pk, path, NULL, tc, sizeof tc, &e2) == 0) {
-			sig_ok = true;
-			report_check_add(res, "signature", true, 0, "", "signature of "
-			    "trial.json (key id %s, %s)", pk.keyid_hex,
-			    res->pinned ? "pinned with --pub" : "from the trial "
-			    "directory's own ares.pub: proves integrity, not "
-			    "origin");
-		} else
-			report_check_add(res, "signature", false, 0, e2.msg, "signature "
-			    "of trial.json (key id %s): %s", pk.keyid_hex,
-			    e2.msg);
-	}
 	buf = util_read_file(path, TRIAL_JSON_MAX, &len, &e2);
 	if (buf == NULL)
 		report_check_add(res, "report", false, 0, "cannot read", "trial.json: "
@@ -705,13 +672,13 @@ trial_verify_dir(const char *dir, const char *pub_path,
 			    "comment does not match trial.json", "trusted "
 			    "comment does not match trial.json: %s", tc);
 		free(comment);
-		if (strcmp(signed_kid, pk.keyid_hex) == 0)
+		if (strcmp(signed_kid, res->key_id) == 0)
 			report_check_add(res, "key-id", true, 0, "", "signing.key_id "
 			    "%s names the signing key", signed_kid);
 		else
 			report_check_add(res, "key-id", false, 0, "key id mismatch",
 			    "signing.key_id %s is not the signing key %s",
-			    signed_kid, pk.keyid_hex);
+			    signed_kid, res->key_id);
 	}
 	if (parsed) {
 		cJSON *j = cJSON_ParseWithLength(buf, len);
@@ -742,8 +709,9 @@ trial_verify_dir(const char *dir, const char *pub_path,
 		    t.sum.breached, t.sum.not_exercised, t.sum.errors);
 		for (i = 0; i < t.n; i++)
 			if (t.runs[i].done)
-				trial_verify_run(dir, pub_path, have_key ?
-				    pk.keyid_hex : NULL, &t.runs[i], res);
+				trial_verify_run(dir, pub_path,
+				    res->key_id[0] != '\0' ? res->key_id : NULL,
+				    &t.runs[i], res);
 		snprintf(res->verdict, sizeof res->verdict, "%s",
 		    trial_verdict_word(&t));
 	}
