@@ -787,6 +787,9 @@ struct report_anchors {
 	char paths[REPORT_MAX_CHAINS][REPORT_PATH_MAX + 1];
 	size_t n;
 };
+/* A run id as the evidence chain accepts it: 1..127 of 0x21..0x7e other
+ * than '"' and '\\'. */
+bool report_run_id_ok(const char *s);
 /* Parse and validate a signed "chains" array ({name, path, entries, head};
  * at most REPORT_MAX_CHAINS; paths unique, relative, no ".."); empty only
  * when allow_empty.  0, or -1 with why (names the element and field). */

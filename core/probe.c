@@ -2033,21 +2033,6 @@ probe_dir_is(const char *dir)
 	return is;
 }
 
-/* Whether s is a run id as the evidence chain accepts it. */
-static bool
-probe_run_id_ok(const char *s)
-{
-	size_t i;
-
-	if (s == NULL || s[0] == '\0')
-		return false;
-	for (i = 0; s[i] != '\0'; i++)
-		if (i >= 127 || s[i] < 0x21 || s[i] > 0x7e || s[i] == '"' ||
-		    s[i] == '\\')
-			return false;
-	return true;
-}
-
 /*
  * Read probe.json (j) back: run id, result, the trusted comment it implies
  * and its chain anchors.  0, or -1 with why naming the field.
@@ -2068,7 +2053,7 @@ probe_json_read(const cJSON *j, char *run_id, size_t run_id_len,
 		return -1;
 	}
 	v = cJSON_GetObjectItemCaseSensitive(j, "run_id");
-	if (!cJSON_IsString(v) || !probe_run_id_ok(v->valuestring)) {
+	if (!cJSON_IsString(v) || !report_run_id_ok(v->valuestring)) {
 		snprintf(why, whylen, "run_id: missing or malformed");
 		return -1;
 	}

@@ -89,9 +89,7 @@ report_path_ok(const char *s)
 	return true;
 }
 
-/* Run id as the evidence chain accepts it: 1..127 of 0x21..0x7e other
- * than '"' and '\\'. */
-static bool
+bool
 report_run_id_ok(const char *s)
 {
 	size_t i;
