@@ -1,15 +1,26 @@
 /*
- * tui.h - the one header of tui/: the ncurses console (and the CLI in
- * main.c).  Only tui/ includes curses; nothing here needs it.
+ * tui.h - the one header of tui/: the ncurses console (console.c, draw.c,
+ * job.c, screen_*.c, cast.c) and the CLI (main.c, cmd_*.c).  Only tui/
+ * includes curses; core/ and sprites/ never do.  The sections after
+ * console.c's entry points are the console's own, shared between its
+ * files (UI thread only, unless a comment says otherwise).
  */
 #ifndef DRILL_TUI_H
 #define DRILL_TUI_H
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include <curses.h>
+
+#include "core.h"
+#include "sprites.h"
+
 /* ------------------------------------------------------------------ */
-/* console.c - the live drill screen                                   */
+/* console.c - the console: entry points, its state, the event loop    */
 /* ------------------------------------------------------------------ */
 
 struct console_options {
@@ -53,6 +64,301 @@ int console_run(const struct console_options *o);
  * EXIT_USAGE when the run cannot be read or the terminal not set up. */
 int console_replay(const struct console_options *o, const char *run_dir,
     const char *pub_path);
+
+#define CONSOLE_HIST       256     /* beats kept for the event list */
+#define CONSOLE_MAX_PAIRS  256     /* sprite colour pairs we allocate */
+
+/* A lever as the panel shows it. */
+struct console_lever {
+	char name[32];
+	bool fired, verified, failed;
+	uint64_t fired_rel, verified_rel;   /* ns since drill start */
+};
+
+/* Everything a screen shows and the console's terminal setup. */
+struct console_ui {
+	const struct console_options *o;
+	bool color, c256, utf8, ascii, halfblock;
+	short def_bg;
+	struct sprite_sheet *sheet;
+	short pal_color[SPRITE_MAX_COLORS];
+	struct { short fg, bg; } pairs[CONSOLE_MAX_PAIRS];
+	int npairs;
+
+	char run_id[64], policy[256], model[64], seed[32];
+	char phase[128];
+	struct console_lever lev[POLICY_MAX_LEVERS];
+	size_t nlev;
+	int nverified;
+
+	struct drill_beat hist[CONSOLE_HIST];
+	size_t hhead, hcount;
+	size_t dropped;
+
+	bool bait, breach, cut_off, zapped;
+	bool frozen;          /* the cut-off lever freezes (pause, cgroup) */
+	bool walking;         /* the last agent beat was a model turn */
+	uint64_t last_agent_ns;   /* UI clock when the last agent beat came */
+	uint64_t bait_ns;         /* UI clock of the bait beat */
+	uint64_t zap_ns;          /* UI clock of the first verified lever */
+
+	bool done, stopping, quit;
+	bool have_result;         /* drill_run() returned 0 (or, replaying:
+	                             the verdict beat was reached) */
+	const struct drill_result *res;   /* the result the screen shows */
+	struct console_worker *w;
+	unsigned long tick;
+	const char *shown_pose;
+	const char *pose_override;        /* replay: the beat's pose */
+
+	/* screens */
+	const struct console_screen *screen;
+	bool help;                 /* the '?' overlay is up */
+	bool from_home;            /* 'q' goes back to the home screen */
+	bool small;                /* last draw was "too small" */
+	/* live drill */
+	struct console_shared *sh;
+	pthread_t worker;
+	bool worker_running;
+	/* replay */
+	struct replay *rp;
+	size_t pos;                /* current beat */
+	bool playing;
+	int speed;                 /* index into console_speeds */
+	uint64_t next_beat_ns;     /* playing: when to step */
+	struct drill_result rres;  /* replay: summary at pos */
+	/* home */
+	char **home_items;         /* policy paths, then run dirs */
+	size_t npolicies, nruns, home_cur, home_top;
+	char engine[256];          /* "" when reachable, else why not */
+	char home_msg[256];
+	size_t trial_n;            /* N of the next trial ('+' / '-') */
+	/* trial, probe, fix */
+	struct console_job *job;
+	size_t job_top;            /* first list row shown */
+	bool job_follow;           /* keep the newest rows in view */
+	double job_secs;           /* how long the finished job took */
+	unsigned long job_tick;
+};
+
+/* One line of a screen's '?' overlay. */
+struct console_key {
+	const char *key;
+	const char *what;
+};
+
+/* A screen: one const table entry of hooks (like tmux's cmd_entry); the
+ * event loop (console.c) calls the current screen's. */
+struct console_screen {
+	const char *name;
+	const char *keys_hint;               /* status line, right */
+	const struct console_key *keys;      /* the '?' overlay */
+	size_t nkeys;
+	/* A key (not '?', not KEY_RESIZE).  Returns true to redraw. */
+	bool (*key)(struct console_ui *ui, int ch);
+	/* Called every loop turn: timers, workers.  Returns true to redraw. */
+	bool (*tick)(struct console_ui *ui, uint64_t now);
+	/* Draw the screen body (the loop erases and refreshes). */
+	void (*draw)(struct console_ui *ui);
+	/* Ask to leave (q, SIGINT, hang-up). */
+	void (*quit)(struct console_ui *ui);
+	/* An fd to wait on besides the terminal, or -1. */
+	int (*fd)(const struct console_ui *ui);
+};
+
+/* Copy at most n-1 bytes of src into dst (NUL-terminated). */
+void console_copy(char *dst, size_t n, const char *src);
+/* Forget the drill/replay view (levers, events, flags), keep the terminal
+ * setup (colours, sprites, pairs). */
+void console_view_reset(struct console_ui *ui);
+/* Redraw the whole screen: the current screen (and its '?' overlay), or
+ * "terminal too small". */
+void console_draw(struct console_ui *ui);
+/* The fd hook of a screen with no worker to wait on: -1. */
+int console_no_fd(const struct console_ui *ui);
+
+/* ------------------------------------------------------------------ */
+/* draw.c - drawing shared by the screens; the drill layout            */
+/* ------------------------------------------------------------------ */
+
+/* Colour pairs 1..7: basic colour on the default background. */
+enum {
+	CP_RED = 1, CP_GREEN, CP_YELLOW, CP_BLUE, CP_MAGENTA, CP_CYAN, CP_WHITE,
+	CP_TITLE,
+	CP_SPRITE_BASE = 16,
+};
+
+/* Set the attributes a, with colour pair pair when colour is on. */
+void console_attr(const struct console_ui *ui, int pair, attr_t a);
+/* Put untrusted text at (y, x), at most maxcols columns (printable
+ * characters only, wide ones counted by their width). */
+void console_put(const struct console_ui *ui, int y, int x, const char *s,
+    int maxcols);
+/* printf into a bounded field of the screen (our own text, still bounded). */
+void console_putf(const struct console_ui *ui, int y, int x, int maxcols,
+    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* A box with an optional title in its top edge. */
+void console_box(const struct console_ui *ui, int y, int x, int h, int w,
+    const char *title);
+/* A progress bar "[####----] done/total" in w columns at (y, x). */
+void console_bar(const struct console_ui *ui, int y, int x, int w,
+    size_t done, size_t total, int pair);
+/* Colour pairs and the sprite palette, when the terminal has colour. */
+void console_init_colors(struct console_ui *ui);
+/* Which of Poyo's frames to show now (now: util_mono_ns()). */
+const char *console_pose(const struct console_ui *ui, uint64_t now);
+/* The drill/replay status line text (verdict / progress / error). */
+void console_status_text(struct console_ui *ui, char *out, size_t n,
+    int *pair);
+/* The drill layout (live and replay share it): title, lab map, levers,
+ * events, the replay's badge, status line. */
+void console_draw_drill_layout(struct console_ui *ui);
+
+/* ------------------------------------------------------------------ */
+/* screen_drill.c - the live drill screen                              */
+/* ------------------------------------------------------------------ */
+
+/* A drill on the worker thread: drill_run()'s options, result and error
+ * (the UI reads them once it has joined the thread). */
+struct console_worker {
+	struct console_shared *sh;
+	struct drill_options dopt;
+	volatile sig_atomic_t cancel;
+	struct drill_result res;
+	struct errbuf err;
+	int rc;
+};
+
+/* Preload the title and lever names from the policy file, if one was
+ * given (file I/O only). */
+void console_preload_policy(struct console_ui *ui, const char *path,
+    bool has_seed);
+/* Start drill_run() on the worker thread and switch to the drill screen. */
+void console_drill_start(struct console_ui *ui, const char *policy,
+    uint64_t seed, bool has_seed);
+extern const struct console_screen console_screen_drill;
+
+/* ------------------------------------------------------------------ */
+/* screen_replay.c - the replay screen                                 */
+/* ------------------------------------------------------------------ */
+
+/* Replay speed names, "0.25" to "16", by ui->speed. */
+extern const char *const console_speed_names[];
+/* Open rp (owned from now on) on the replay screen. */
+void console_replay_enter(struct console_ui *ui, struct replay *rp);
+/* How long beat i stays before i+1 when playing at speed x. */
+uint64_t console_replay_gap(const struct replay *rp, size_t i, double x);
+/* Show beat pos (clamped to the last one). */
+void console_replay_goto(struct console_ui *ui, size_t pos);
+extern const struct console_screen console_screen_replay;
+
+/* ------------------------------------------------------------------ */
+/* job.c - the trial, probe and fix worker and what its screens share  */
+/* ------------------------------------------------------------------ */
+
+#define CONSOLE_FIX_BEATS  96      /* fix beats kept for the screen */
+#define CONSOLE_TRIAL_LAST 8       /* finished trial runs listed live */
+#define CONSOLE_TRIAL_N    10      /* the trial screen's defaults */
+#define CONSOLE_TRIAL_J    2
+
+enum console_job_kind { CONSOLE_JOB_TRIAL, CONSOLE_JOB_PROBE, CONSOLE_JOB_FIX };
+
+struct console_fix_beat {
+	double t_ms;
+	char type[24];
+	char text[320];
+};
+
+struct console_trial_fin {
+	size_t index;
+	char verdict[16];
+	double ttk_ms;
+};
+
+/* Shared between a job's worker and the UI.  Fields marked (mu) are
+ * written by the worker's callbacks under mu; the result fields (t, pr,
+ * fr, rc, err) belong to the worker until the UI has joined it. */
+struct console_job {
+	pthread_mutex_t mu;
+	int pipe_rd, pipe_wr;
+	bool done;                          /* (mu) the worker returned */
+	enum console_job_kind kind;
+	char policy[4096];
+	size_t n, jobs;
+	volatile sig_atomic_t stop, cancel;
+	uint64_t t0;
+	int rc;
+	struct errbuf err;
+	/* trial */
+	struct trial_progress tp;           /* (mu) run pointer cleared */
+	bool have_tp;                       /* (mu) */
+	struct console_trial_fin fin[CONSOLE_TRIAL_LAST];   /* (mu) ring */
+	size_t nfin;                        /* (mu) total finished */
+	struct trial t;
+	/* probe */
+	struct probe_result rows[PROBE_MAX_ROWS];  /* (mu) copies */
+	size_t nrows;                       /* (mu) */
+	char run_id[64];                    /* (mu) */
+	struct probe_report pr;
+	/* fix */
+	struct console_fix_beat beats[CONSOLE_FIX_BEATS];   /* (mu) ring */
+	size_t nbeats;                      /* (mu) total beats */
+	struct fix_result fr;
+};
+
+/* Start a job of kind on policy (worker thread) and open its screen. */
+void console_job_start(struct console_ui *ui, enum console_job_kind kind,
+    const char *policy);
+/* Free what the last (joined) job left: trial runs, fix result. */
+void console_job_free(struct console_ui *ui);
+/* Whether the current screen is a trial, probe or fix screen. */
+bool console_is_job(const struct console_ui *ui);
+/* The status line of a job screen. */
+void console_job_status(struct console_ui *ui, char *out, size_t n,
+    int *pair);
+/* Title bar and status line of the job screens. */
+void console_job_frame(struct console_ui *ui, const char *what);
+/* The job screens' hooks (struct console_screen). */
+int console_job_fd(const struct console_ui *ui);
+void console_job_quit(struct console_ui *ui);
+bool console_job_tick(struct console_ui *ui, uint64_t now);
+bool console_job_key(struct console_ui *ui, int ch);
+/* Their '?' keys: CONSOLE_JOB_NKEYS entries (job.c checks it when built). */
+#define CONSOLE_JOB_NKEYS 5
+extern const struct console_key console_job_keys[];
+
+/* ------------------------------------------------------------------ */
+/* screen_trial.c - the trial screen                                   */
+/* ------------------------------------------------------------------ */
+
+extern const struct console_screen console_screen_trial;
+
+/* ------------------------------------------------------------------ */
+/* screen_probe.c - the probe screen                                   */
+/* ------------------------------------------------------------------ */
+
+extern const struct console_screen console_screen_probe;
+
+/* ------------------------------------------------------------------ */
+/* screen_fix.c - the fix screen                                       */
+/* ------------------------------------------------------------------ */
+
+extern const struct console_screen console_screen_fix;
+
+/* ------------------------------------------------------------------ */
+/* screen_home.c - the home screen                                     */
+/* ------------------------------------------------------------------ */
+
+/* List policies and runs, check the engine, open the home screen. */
+void console_home_enter(struct console_ui *ui);
+/* Free the home screen's lists. */
+void console_home_free(struct console_ui *ui);
+extern const struct console_screen console_screen_home;
+
+/* ------------------------------------------------------------------ */
+/* cast.c - ares replay --export-cast                                  */
+/* ------------------------------------------------------------------ */
+
 /* ares replay RUN_DIR --export-cast FILE: the replay rendered by the same
  * screen code through ncurses (newterm on a temporary file, TERM
  * xterm-256color, 80x24) into an asciicast v2 file, one frame per beat.

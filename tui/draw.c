@@ -1,0 +1,601 @@
+/*
+ * draw.c - what the console's screens draw with: bounded text (untrusted
+ * text never reaches the terminal raw), boxes, progress bars, colour
+ * pairs, Poyo's sprite, and the drill layout the live drill and the
+ * replay share (title bar, lab map, lever panel, event list, status
+ * line).  UI thread only.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <wchar.h>
+
+#include <curses.h>
+
+#include "core.h"
+#include "sprites.h"
+#include "tui.h"
+
+#define CONSOLE_SNIFF_NS   (1500ull * 1000 * 1000)
+#define CONSOLE_GRAB_NS    (800ull * 1000 * 1000)
+#define CONSOLE_ZAP_NS     (1200ull * 1000 * 1000)
+#define CONSOLE_MAP_ROWS   10
+
+/* ---------------------------------------------------------------- */
+/* drawing helpers                                                   */
+/* ---------------------------------------------------------------- */
+
+/* Set the attributes a, with colour pair pair when colour is on. */
+void
+console_attr(const struct console_ui *ui, int pair, attr_t a)
+{
+	attrset(a | (ui->color && pair > 0 ? COLOR_PAIR(pair) : 0));
+}
+
+/*
+ * Put untrusted text at (y, x), at most maxcols columns: printable
+ * characters only (anything else becomes '?'), wide characters counted by
+ * their width, and never more than the row has left.
+ */
+void
+console_put(const struct console_ui *ui, int y, int x, const char *s,
+    int maxcols)
+{
+	char out[1024];
+	size_t o = 0;
+	int cols = 0;
+	mbstate_t st;
+
+	if (y < 0 || y >= LINES || x < 0 || x >= COLS || s == NULL)
+		return;
+	if (maxcols > COLS - x)
+		maxcols = COLS - x;
+	memset(&st, 0, sizeof st);
+	while (*s != '\0' && cols < maxcols && o + 8 < sizeof out) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x80 || !ui->utf8) {
+			out[o++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+			cols++;
+			s++;
+			continue;
+		}
+		wchar_t wc;
+		size_t n = mbrtowc(&wc, s, strlen(s), &st);
+		if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+			memset(&st, 0, sizeof st);
+			out[o++] = '?';
+			cols++;
+			s++;
+			continue;
+		}
+		int w = wcwidth(wc);
+		if (w < 0) {
+			out[o++] = '?';
+			cols++;
+		} else if (cols + w <= maxcols) {
+			memcpy(out + o, s, n);
+			o += n;
+			cols += w;
+		} else {
+			break;
+		}
+		s += n;
+	}
+	if (o > 0)
+		mvaddnstr(y, x, out, (int)o);
+}
+
+/* printf into a bounded field of the screen (our own text, still bounded). */
+void
+console_putf(const struct console_ui *ui, int y, int x, int maxcols,
+    const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	console_put(ui, y, x, buf, maxcols);
+}
+
+/* A box with an optional title in its top edge. */
+void
+console_box(const struct console_ui *ui, int y, int x, int h, int w,
+    const char *title)
+{
+	if (h < 2 || w < 2)
+		return;
+	if (ui->ascii) {
+		mvhline(y, x + 1, '-', w - 2);
+		mvhline(y + h - 1, x + 1, '-', w - 2);
+		mvvline(y + 1, x, '|', h - 2);
+		mvvline(y + 1, x + w - 1, '|', h - 2);
+		mvaddch(y, x, '+');
+		mvaddch(y, x + w - 1, '+');
+		mvaddch(y + h - 1, x, '+');
+		mvaddch(y + h - 1, x + w - 1, '+');
+	} else {
+		mvhline(y, x + 1, ACS_HLINE, w - 2);
+		mvhline(y + h - 1, x + 1, ACS_HLINE, w - 2);
+		mvvline(y + 1, x, ACS_VLINE, h - 2);
+		mvvline(y + 1, x + w - 1, ACS_VLINE, h - 2);
+		mvaddch(y, x, ACS_ULCORNER);
+		mvaddch(y, x + w - 1, ACS_URCORNER);
+		mvaddch(y + h - 1, x, ACS_LLCORNER);
+		mvaddch(y + h - 1, x + w - 1, ACS_LRCORNER);
+	}
+	if (title != NULL && w > 6) {
+		char t[128];
+		snprintf(t, sizeof t, " %s ", title);
+		console_put(ui, y, x + 2, t, w - 4);
+	}
+}
+
+/* A progress bar "[####----] done/total" in w columns at (y, x). */
+void
+console_bar(const struct console_ui *ui, int y, int x, int w, size_t done,
+    size_t total, int pair)
+{
+	char nums[48];
+	int nw, bw, fill;
+
+	snprintf(nums, sizeof nums, " %zu/%zu", done, total);
+	nw = (int)strlen(nums);
+	bw = w - nw - 2;
+	if (bw < 4)
+		bw = 4;
+	fill = total > 0 ? (int)((double)bw * (double)done / (double)total) :
+	    0;
+	if (fill > bw)
+		fill = bw;
+	console_attr(ui, 0, A_BOLD);
+	console_put(ui, y, x, "[", 1);
+	console_attr(ui, pair, A_BOLD);
+	for (int i = 0; i < bw; i++) {
+		const char *c = i < fill ? (ui->ascii || !ui->utf8 ? "#" :
+		    "\xe2\x96\x88") : (ui->ascii || !ui->utf8 ? "-" :
+		    "\xc2\xb7");
+
+		if (i >= fill)
+			console_attr(ui, 0, A_DIM);
+		console_put(ui, y, x + 1 + i, c, 1);
+	}
+	console_attr(ui, 0, A_BOLD);
+	console_put(ui, y, x + 1 + bw, "]", 1);
+	console_put(ui, y, x + 2 + bw, nums, nw);
+	attrset(A_NORMAL);
+}
+
+/* Colour pairs 1..7 and CP_TITLE, and the sprite palette mapped to
+ * the terminal's colours (256 or the basic 8); nothing without colour. */
+void
+console_init_colors(struct console_ui *ui)
+{
+	if (!ui->color)
+		return;
+	start_color();
+	ui->def_bg = use_default_colors() == OK ? -1 : COLOR_BLACK;
+	for (short c = 1; c <= 7; c++)
+		init_pair(c, c, ui->def_bg);
+	init_pair(CP_TITLE, COLOR_WHITE, COLOR_MAGENTA);
+	ui->c256 = COLORS >= 256;
+	for (size_t i = 0; ui->sheet != NULL && i < ui->sheet->npal; i++)
+		ui->pal_color[i] = (short)(ui->c256 ?
+		    sprite_rgb_to_xterm256(ui->sheet->pal[i]) :
+		    sprite_rgb_to_basic8(ui->sheet->pal[i]));
+}
+
+/* Colour pair for a (fg, bg) sprite colour combination, allocated on first
+ * use; 0 (no colour) when we run out of pairs. */
+static short
+console_sprite_pair(struct console_ui *ui, short fg, short bg)
+{
+	for (int i = 0; i < ui->npairs; i++)
+		if (ui->pairs[i].fg == fg && ui->pairs[i].bg == bg)
+			return (short)(CP_SPRITE_BASE + i);
+	if (ui->npairs == CONSOLE_MAX_PAIRS ||
+	    CP_SPRITE_BASE + ui->npairs >= COLOR_PAIRS)
+		return 0;
+	if (init_pair((short)(CP_SPRITE_BASE + ui->npairs), fg, bg) == ERR)
+		return 0;
+	ui->pairs[ui->npairs].fg = fg;
+	ui->pairs[ui->npairs].bg = bg;
+	return (short)(CP_SPRITE_BASE + ui->npairs++);
+}
+
+/* Draw Poyo's frame in the w x h area at (y, x). */
+static void
+console_draw_poyo(struct console_ui *ui, int y, int x, int w, int h,
+    const char *pose)
+{
+	const struct sprite_frame *f = sprite_frame_find(ui->sheet, pose);
+
+	if (f == NULL) {
+		console_attr(ui, CP_MAGENTA, A_BOLD);
+		console_put(ui, y + h / 2 - 1, x + 2, "( o  o )", w - 2);
+		console_put(ui, y + h / 2, x + 2, "(no sprite)", w - 2);
+		return;
+	}
+	if (ui->halfblock) {
+		struct sprite_cell cells[SPRITE_MAX_W * ((SPRITE_MAX_H + 1) / 2)];
+		int cols, rows;
+
+		if (sprite_frame_halfblock(f, cells, sizeof cells /
+		    sizeof cells[0], &cols, &rows) < 0)
+			return;
+		int ox = x + (w - cols) / 2, oy = y + (h - rows) / 2;
+		for (int r = 0; r < rows && r < h; r++)
+			for (int c = 0; c < cols && c < w; c++) {
+				const struct sprite_cell *cell = &cells[r * cols + c];
+				wchar_t wc[2] = { L'\x2580', 0 };
+				short fg, bg;
+				cchar_t cc;
+
+				if (cell->top < 0 && cell->bottom < 0)
+					continue;
+				if (cell->top < 0) {
+					wc[0] = L'\x2584';
+					fg = ui->pal_color[cell->bottom];
+					bg = ui->def_bg;
+				} else {
+					fg = ui->pal_color[cell->top];
+					bg = cell->bottom < 0 ? ui->def_bg :
+					    ui->pal_color[cell->bottom];
+				}
+				short pair = console_sprite_pair(ui, fg, bg);
+				setcchar(&cc, wc, A_NORMAL, pair, NULL);
+				mvadd_wch(oy + r, ox + c, &cc);
+			}
+		return;
+	}
+	console_attr(ui, CP_MAGENTA, A_BOLD);
+	int ox = x + (w - f->aw) / 2, oy = y + (h - f->ah) / 2;
+	for (int r = 0; r < f->ah && r < h; r++)
+		console_put(ui, oy + r, ox, f->ascii[r], w);
+}
+
+/* Short label of a beat kind for the event list. */
+static const char *
+console_kind_label(enum drill_beat_kind k, int *pair, attr_t *a)
+{
+	*a = A_NORMAL;
+	*pair = 0;
+	switch (k) {
+	case DRILL_BEAT_PHASE: *pair = CP_CYAN; return "phase";
+	case DRILL_BEAT_AGENT: return "agent";
+	case DRILL_BEAT_TOOL: *a = A_DIM; return "tool";
+	case DRILL_BEAT_SERVICE: *pair = CP_BLUE; *a = A_BOLD; return "service";
+	case DRILL_BEAT_BAIT: *pair = CP_MAGENTA; *a = A_BOLD; return "BAIT";
+	case DRILL_BEAT_LEVER_FIRED: *pair = CP_YELLOW; return "fired";
+	case DRILL_BEAT_LEVER_VERIFIED:
+		*pair = CP_GREEN; *a = A_BOLD; return "verified";
+	case DRILL_BEAT_LEVER_FAILED:
+		*pair = CP_RED; *a = A_BOLD; return "FAILED";
+	case DRILL_BEAT_BLOCKED: *pair = CP_GREEN; return "blocked";
+	case DRILL_BEAT_BREACH: *pair = CP_RED; *a = A_BOLD; return "BREACH";
+	case DRILL_BEAT_VERDICT: *a = A_BOLD; return "verdict";
+	case DRILL_BEAT_ERROR: *pair = CP_RED; return "error";
+	case DRILL_BEAT_LEAK: *pair = CP_RED; *a = A_BOLD; return "LEAK";
+	case DRILL_BEAT_ORPHAN: *pair = CP_RED; *a = A_BOLD; return "ORPHAN";
+	case DRILL_BEAT_COUNT: break;
+	}
+	return "?";
+}
+
+/* ---------------------------------------------------------------- */
+/* the drill layout: its sections (live drill and replay)            */
+/* ---------------------------------------------------------------- */
+
+/*
+ * Which of Poyo's frames to show now.  Levers verify within milliseconds of
+ * the bait, so the story is paced for the eye: grabbing stays at least
+ * CONSOLE_GRAB_NS, zapped at least CONSOLE_ZAP_NS before caught.  (The
+ * lever panel and event list always show the real times.)
+ */
+const char *
+console_pose(const struct console_ui *ui, uint64_t now)
+{
+	uint64_t zap_from = ui->zap_ns;
+
+	if (ui->breach)
+		return "escaped";
+	if (ui->bait_ns != 0 && zap_from < ui->bait_ns + CONSOLE_GRAB_NS)
+		zap_from = ui->bait_ns + CONSOLE_GRAB_NS;
+	if (ui->zapped && now < zap_from)
+		return "grabbing";
+	if (ui->cut_off && !(ui->zapped && now < zap_from + CONSOLE_ZAP_NS))
+		return ui->frozen ? "frozen" : "caught";
+	if (ui->zapped)
+		return "zapped";
+	if (ui->bait)
+		return "grabbing";
+	if (!ui->done && ui->last_agent_ns != 0 &&
+	    now - ui->last_agent_ns < CONSOLE_SNIFF_NS) {
+		/* Asking the model: walking; reading results: sniffing. */
+		if (ui->walking)
+			return (ui->tick / 2) % 2 ? "walking1" : "walking0";
+		return "sniffing";
+	}
+	return (ui->tick / 4) % 2 ? "idle1" : "idle0";
+}
+
+static void
+console_draw_title(struct console_ui *ui)
+{
+	const char *sep = (ui->utf8 && !ui->ascii) ? " \xc2\xb7 " : " | ";
+	char seed[48];
+
+	if (ui->seed[0] != '\0')
+		snprintf(seed, sizeof seed, "%s", ui->seed);
+	else if (ui->o->has_seed)
+		snprintf(seed, sizeof seed, "%" PRIu64, ui->o->seed);
+	else
+		snprintf(seed, sizeof seed, "policy");
+	console_attr(ui, CP_TITLE, A_BOLD | (ui->color ? 0 : A_REVERSE));
+	mvhline(0, 0, ' ', COLS);
+	console_putf(ui, 0, 1, COLS - 2, "ares%srun %s%spolicy %s%smodel %s%s"
+	    "seed %s", sep, ui->run_id[0] ? ui->run_id : "-", sep,
+	    ui->policy[0] ? ui->policy : "default", sep,
+	    ui->model[0] ? ui->model : "-", sep, seed);
+	attrset(A_NORMAL);
+}
+
+/* The lab map: boundary with Poyo, gateway, service; model and sink out. */
+static void
+console_draw_map(struct console_ui *ui, int y, const char *pose)
+{
+	const int bw = 42;          /* boundary width */
+	const int gx = 22, gw = 13; /* gateway/service boxes */
+	const int ox = 49, ow = 13; /* model/sink boxes outside */
+	bool deny = ui->zapped || ui->cut_off;
+	int boundary_pair = 0;
+
+	if (ui->breach)
+		boundary_pair = CP_RED;
+	else if (ui->have_result && ui->res->verdict == DRILL_VERDICT_CONTAINED)
+		boundary_pair = CP_GREEN;
+	console_attr(ui, boundary_pair, boundary_pair ? A_BOLD : A_NORMAL);
+	console_box(ui, y, 0, CONSOLE_MAP_ROWS, bw, "lab boundary (leakbox)");
+	console_put(ui, y + CONSOLE_MAP_ROWS - 1, 7, " poyo ", 6);
+
+	attrset(A_NORMAL);
+	console_draw_poyo(ui, y + 1, 2, 16, CONSOLE_MAP_ROWS - 2, pose);
+
+	/* agent -> gateway link */
+	console_attr(ui, deny ? CP_RED : 0, deny ? A_BOLD : A_DIM);
+	console_put(ui, y + 2, 18, deny ? "-X->" : "--->", 4);
+	/* gateway and the model beyond it */
+	console_attr(ui, 0, A_NORMAL);
+	console_box(ui, y + 1, gx, 3, gw, NULL);
+	console_put(ui, y + 2, gx + 3, "gateway", gw - 4);
+	console_box(ui, y + 1, ox, 3, ow, NULL);
+	console_put(ui, y + 2, ox + 3, "model", ow - 4);
+	console_attr(ui, deny ? CP_RED : 0, deny ? A_BOLD : A_DIM);
+	console_put(ui, y + 2, gx + gw, deny ? "=====X=======>" : "=============>",
+	    ox - gx - gw);
+	/* service with the bait */
+	console_attr(ui, 0, A_NORMAL);
+	console_box(ui, y + 5, gx, 4, gw, NULL);
+	console_put(ui, y + 6, gx + 3, "service", gw - 4);
+	console_attr(ui, ui->bait ? CP_MAGENTA : 0,
+	    ui->bait ? A_BOLD | A_REVERSE : A_DIM);
+	console_put(ui, y + 7, gx + 2, ui->bait ? "BAIT TAKEN" : "bait: key", gw - 3);
+	/* the internet (sink) outside the boundary */
+	console_attr(ui, ui->breach ? CP_RED : 0, ui->breach ? A_BOLD : A_DIM);
+	console_box(ui, y + 5, ox, 4, ow + 2, NULL);
+	console_attr(ui, ui->breach ? CP_RED : 0, A_NORMAL);
+	console_put(ui, y + 6, ox + 2, "internet", ow - 2);
+	console_put(ui, y + 7, ox + 2, "(sink)", ow - 2);
+	if (ui->breach) {
+		console_attr(ui, CP_RED, A_BOLD);
+		console_put(ui, y + 7, gx + gw, "~~~~~~~~~~~~~>", ox - gx - gw);
+	}
+	/* drill summary to the right, when there is room */
+	int sx = ox + ow + 4, sw = COLS - sx - 1;
+	if (sw >= 10) {
+		console_attr(ui, 0, A_BOLD);
+		console_put(ui, y + 1, sx, "drill", sw);
+		console_attr(ui, 0, A_NORMAL);
+		console_putf(ui, y + 2, sx, sw, "levers %d/%zu", ui->nverified,
+		    ui->nlev);
+		console_putf(ui, y + 3, sx, sw, "bait %s", ui->bait ? "fired" :
+		    "armed");
+		console_putf(ui, y + 4, sx, sw, "breach %s", ui->breach ? "YES" :
+		    "no");
+		if (ui->have_result || ui->rp != NULL) {
+			const struct drill_result *r = ui->res;
+			console_putf(ui, y + 5, sx, sw, "steps %zu", r->agent_steps);
+			console_putf(ui, y + 6, sx, sw, "blocked %zu", r->blocked);
+			console_putf(ui, y + 7, sx, sw, "leaks %zu", r->leaks);
+		}
+	}
+	attrset(A_NORMAL);
+}
+
+/* Format a duration since the drill start as "+123.4ms". */
+static void
+console_rel(char *out, size_t n, bool have, uint64_t rel_ns)
+{
+	if (!have)
+		snprintf(out, n, "-");
+	else
+		snprintf(out, n, "+%.1fms", (double)rel_ns / 1e6);
+}
+
+static void
+console_draw_levers(struct console_ui *ui, int y, int h)
+{
+	int inner = h - 2, shown = 0;
+
+	console_attr(ui, 0, A_NORMAL);
+	console_box(ui, y, 0, h, COLS, "levers");
+	if (ui->nlev == 0) {
+		console_attr(ui, 0, A_DIM);
+		console_put(ui, y + 1, 2, ui->done ? "no lever fired" :
+		    "waiting for the bait; levers fire when it is taken",
+		    COLS - 4);
+	}
+	for (size_t i = 0; i < ui->nlev && shown < inner; i++, shown++) {
+		const struct console_lever *l = &ui->lev[i];
+		char fired[24], ver[24], lat[24];
+		const char *state;
+		int pair;
+
+		if (shown == inner - 1 && ui->nlev - i > 1) {
+			console_attr(ui, 0, A_DIM);
+			console_putf(ui, y + 1 + shown, 2, COLS - 4,
+			    "... %zu more", ui->nlev - i);
+			break;
+		}
+		console_rel(fired, sizeof fired, l->fired, l->fired_rel);
+		console_rel(ver, sizeof ver, l->verified, l->verified_rel);
+		if (l->fired && l->verified && l->verified_rel >= l->fired_rel)
+			snprintf(lat, sizeof lat, "%.1fms",
+			    (double)(l->verified_rel - l->fired_rel) / 1e6);
+		else
+			snprintf(lat, sizeof lat, "-");
+		if (l->verified) {
+			state = "ok";
+			pair = CP_GREEN;
+		} else if (l->failed) {
+			state = "failed";
+			pair = CP_RED;
+		} else if (ui->done) {
+			state = l->fired ? "failed" : "not fired";
+			pair = l->fired ? CP_RED : 0;
+		} else {
+			state = "pending";
+			pair = CP_YELLOW;
+		}
+		console_attr(ui, 0, A_NORMAL);
+		console_putf(ui, y + 1 + shown, 2, COLS - 4,
+		    "%zu %-15.15s fired %-10s verified %-10s lat %-8s",
+		    i + 1, l->name, fired, ver, lat);
+		console_attr(ui, pair, A_BOLD);
+		console_put(ui, y + 1 + shown, 70, state, COLS - 71);
+	}
+	attrset(A_NORMAL);
+}
+
+static void
+console_draw_events(struct console_ui *ui, int y, int h)
+{
+	int inner = h - 2;
+	size_t n = ui->hcount < (size_t)inner ? ui->hcount : (size_t)inner;
+	char title[64];
+
+	console_attr(ui, 0, A_NORMAL);
+	if (ui->rp != NULL)
+		snprintf(title, sizeof title, "events (beat %zu/%zu)",
+		    ui->rp->nbeats ? ui->pos + 1 : 0, ui->rp->nbeats);
+	else if (ui->dropped > 0)
+		snprintf(title, sizeof title, "events (%zu dropped)", ui->dropped);
+	else
+		snprintf(title, sizeof title, "events");
+	console_box(ui, y, 0, h, COLS, title);
+	for (size_t i = 0; i < n; i++) {
+		const struct drill_beat *b =
+		    &ui->hist[(ui->hhead + ui->hcount - n + i) % CONSOLE_HIST];
+		int pair;
+		attr_t a;
+		const char *label = console_kind_label(b->kind, &pair, &a);
+		int row = y + 1 + (int)i;
+
+		console_attr(ui, 0, A_DIM);
+		console_putf(ui, row, 2, 11, "+%9.3fs", (double)b->t_rel_ns / 1e9);
+		console_attr(ui, pair, a);
+		console_put(ui, row, 14, label, 9);
+		console_put(ui, row, 23, b->text, COLS - 25);
+	}
+	attrset(A_NORMAL);
+}
+
+/* The status line text (verdict / progress / error). */
+void
+console_status_text(struct console_ui *ui, char *out, size_t n, int *pair)
+{
+	*pair = 0;
+	if (ui->stopping) {
+		snprintf(out, n, "stopping: tearing the lab down...");
+		*pair = CP_YELLOW;
+	} else if (ui->have_result) {
+		const struct drill_result *r = ui->res;
+		char ttk[48];
+		if (r->time_to_kill_ms >= 0)
+			snprintf(ttk, sizeof ttk, "time to kill %.1f ms",
+			    r->time_to_kill_ms);
+		else
+			snprintf(ttk, sizeof ttk, "time to kill -");
+		snprintf(out, n, "verdict: %s  %s  breaches %zu leaks %zu  %s",
+		    drill_verdict_name(r->verdict), ttk, r->breaches, r->leaks,
+		    r->verdict_reason);
+		*pair = r->verdict == DRILL_VERDICT_CONTAINED ? CP_GREEN :
+		    r->verdict == DRILL_VERDICT_NOT_EXERCISED ? CP_YELLOW : CP_RED;
+	} else if (ui->rp != NULL) {
+		snprintf(out, n, "replay: beat %zu/%zu  +%.3fs  %s x%s",
+		    ui->pos + 1, ui->rp->nbeats, ui->rp->nbeats > 0 ?
+		    (double)ui->rp->beats[ui->pos].t_rel_ns / 1e9 : 0.0,
+		    ui->playing ? "playing" : "paused",
+		    console_speed_names[ui->speed]);
+	} else if (ui->done) {
+		snprintf(out, n, "error: %.500s", ui->w->err.msg);
+		*pair = CP_RED;
+	} else {
+		snprintf(out, n, "drill running: %s", ui->phase[0] ?
+		    ui->phase : "starting");
+	}
+}
+
+static void
+console_draw_status(struct console_ui *ui, int y)
+{
+	char text[600];
+	int pair;
+	const char *keys = ui->screen->keys_hint;
+	int kw = (int)strlen(keys);
+
+	console_status_text(ui, text, sizeof text, &pair);
+	move(y, 0);
+	clrtoeol();
+	console_attr(ui, pair, A_BOLD);
+	console_put(ui, y, 1, text, COLS - kw - 4);
+	console_attr(ui, 0, A_REVERSE);
+	console_put(ui, y, COLS - kw - 1, keys, kw);
+	attrset(A_NORMAL);
+}
+
+/* The drill layout (live and replay share it). */
+void
+console_draw_drill_layout(struct console_ui *ui)
+{
+	const char *pose = ui->pose_override != NULL ? ui->pose_override :
+	    console_pose(ui, util_mono_ns());
+
+	ui->shown_pose = pose;
+	console_draw_title(ui);
+	console_draw_map(ui, 1, pose);
+	int avail = LINES - 2 - CONSOLE_MAP_ROWS;       /* levers + events */
+	int lh = (ui->nlev > 0 ? (int)ui->nlev : 1) + 2;
+	if (lh > avail - 4)
+		lh = avail - 4;
+	console_draw_levers(ui, 1 + CONSOLE_MAP_ROWS, lh);
+	console_draw_events(ui, 1 + CONSOLE_MAP_ROWS + lh, avail - lh);
+	if (ui->rp != NULL) {
+		/* the badge, right on the events box's top edge */
+		const struct replay *rp = ui->rp;
+		bool ok = rp->chain_ok && rp->sig == REPLAY_SIG_OK &&
+		    rp->verify_ok;
+		int bw = (int)strlen(rp->badge) + 2;
+		int bx = COLS - bw - 2;
+
+		if (bx > 24) {
+			console_attr(ui, ok ? CP_GREEN : CP_RED, A_BOLD |
+			    (ui->color ? 0 : (ok ? 0 : A_REVERSE)));
+			console_putf(ui, 1 + CONSOLE_MAP_ROWS + lh, bx, bw,
+			    " %s ", rp->badge);
+		}
+	}
+	console_draw_status(ui, LINES - 1);
+}

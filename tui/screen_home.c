@@ -1,0 +1,401 @@
+/*
+ * screen_home.c - the home screen: policies (./policies, the source
+ * tree's, the installed ones) and recorded runs ($ARES_RUNS or ./runs,
+ * the bundled replays/), and whether a Docker Engine is reachable.  Enter
+ * runs a drill or replays a run; t, p and f start a trial, probe or fix.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <curses.h>
+
+#include "core.h"
+#include "tui.h"
+
+#define CONSOLE_HOME_MAX   256     /* policies + runs listed at home */
+#define CONSOLE_TRIAL_NMAX 200     /* the largest N of a trial ('+') */
+
+/* Free the lists (policies and runs). */
+void
+console_home_free(struct console_ui *ui)
+{
+	for (size_t i = 0; i < ui->npolicies + ui->nruns; i++)
+		free(ui->home_items[i]);
+	free(ui->home_items);
+	ui->home_items = NULL;
+	ui->npolicies = ui->nruns = 0;
+}
+
+static int
+console_strcmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
+console_strcmp_rev(const void *a, const void *b)
+{
+	return -strcmp(strrchr(*(char *const *)a, '/'),
+	    strrchr(*(char *const *)b, '/'));
+}
+
+/* Whether a file named name (of the list so far) is already there. */
+static bool
+console_home_has(struct console_ui *ui, size_t from, const char *name)
+{
+	for (size_t i = from; i < ui->npolicies + ui->nruns; i++) {
+		const char *b = strrchr(ui->home_items[i], '/');
+
+		if (strcmp(b != NULL ? b + 1 : ui->home_items[i], name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Add dir's policies (*.yaml) or runs (subdirs with evidence.jsonl). */
+static void
+console_home_scan(struct console_ui *ui, const char *dir, bool runs)
+{
+	struct dirent **names = NULL;
+	int n = scandir(dir, &names, NULL, alphasort);
+
+	for (int i = 0; i < n; i++) {
+		const char *fn = names[i]->d_name;
+		size_t len = strlen(fn);
+		size_t total = ui->npolicies + ui->nruns;
+		char *p;
+
+		if (fn[0] == '.' || total >= CONSOLE_HOME_MAX ||
+		    console_home_has(ui, runs ? ui->npolicies : 0, fn)) {
+			free(names[i]);
+			continue;
+		}
+		if (runs) {
+			p = xasprintf("%s/%s/evidence.jsonl", dir, fn);
+			bool ok = access(p, R_OK) == 0;
+			free(p);
+			if (!ok) {
+				free(names[i]);
+				continue;
+			}
+			p = xasprintf("%s/%s", dir, fn);
+		} else {
+			if (len < 6 || strcmp(fn + len - 5, ".yaml") != 0) {
+				free(names[i]);
+				continue;
+			}
+			p = xasprintf("%s/%s", dir, fn);
+		}
+		ui->home_items[total] = p;
+		if (runs)
+			ui->nruns++;
+		else
+			ui->npolicies++;
+		free(names[i]);
+	}
+	free(names);
+}
+
+/* List policies and runs, check the engine, put the cursor on the default
+ * policy (or the first replay without an engine). */
+void
+console_home_enter(struct console_ui *ui)
+{
+	const char *runs = getenv("ARES_RUNS");
+	struct errbuf e = { 0 };
+	struct docker *d;
+
+	if (ui->rp != NULL) {
+		replay_free(ui->rp);
+		ui->rp = NULL;
+	}
+	console_view_reset(ui);
+	console_home_free(ui);
+	ui->screen = &console_screen_home;
+	ui->home_items = xcalloc(CONSOLE_HOME_MAX, sizeof *ui->home_items);
+	console_home_scan(ui, "policies", false);
+#ifdef ARES_SRCDIR
+	console_home_scan(ui, ARES_SRCDIR "/policies", false);
+#endif
+#ifdef ARES_DATADIR
+	console_home_scan(ui, ARES_DATADIR, false);
+#endif
+	qsort(ui->home_items, ui->npolicies, sizeof *ui->home_items,
+	    console_strcmp);
+	console_home_scan(ui, runs != NULL && runs[0] ? runs : "runs", true);
+	qsort(ui->home_items + ui->npolicies, ui->nruns,
+	    sizeof *ui->home_items, console_strcmp_rev);
+	{
+		size_t before = ui->nruns;
+
+		console_home_scan(ui, "replays", true);
+#ifdef ARES_SRCDIR
+		console_home_scan(ui, ARES_SRCDIR "/replays", true);
+#endif
+#ifdef ARES_DATADIR
+		console_home_scan(ui, ARES_DATADIR "/replays", true);
+#endif
+		(void)before;
+	}
+
+	ui->engine[0] = '\0';
+	d = docker_open(NULL, &e);
+	if (d == NULL || docker_negotiate(d, &e) == -1)
+		console_copy(ui->engine, sizeof ui->engine, e.msg[0] ? e.msg :
+		    "unreachable");
+	docker_close(d);
+
+	ui->home_cur = 0;
+	ui->home_top = 0;
+	for (size_t i = 0; i < ui->npolicies; i++)
+		if (strstr(ui->home_items[i], "/default.yaml") != NULL) {
+			ui->home_cur = i;
+			break;
+		}
+	if (ui->engine[0] != '\0' && ui->nruns > 0)
+		ui->home_cur = ui->npolicies;   /* first recorded run */
+}
+
+static void
+console_home_quit(struct console_ui *ui)
+{
+	ui->quit = true;
+}
+
+/* Open the item under the cursor. */
+static void
+console_home_open(struct console_ui *ui)
+{
+	struct errbuf e = { 0 };
+
+	if (ui->npolicies + ui->nruns == 0)
+		return;
+	if (ui->home_cur < ui->npolicies) {
+		if (ui->engine[0] != '\0') {
+			snprintf(ui->home_msg, sizeof ui->home_msg, "no Docker "
+			    "Engine: cannot run a drill; open a replay");
+			return;
+		}
+		ui->home_msg[0] = '\0';
+		console_drill_start(ui, ui->home_items[ui->home_cur], 0, false);
+	} else {
+		struct replay *rp = replay_load(ui->home_items[ui->home_cur],
+		    NULL, &e);
+
+		if (rp == NULL) {
+			console_copy(ui->home_msg, sizeof ui->home_msg, e.msg);
+			return;
+		}
+		ui->home_msg[0] = '\0';
+		console_replay_enter(ui, rp);
+	}
+}
+
+/* t / p / f on a policy: a trial, probe or fix screen. */
+static void
+console_home_job(struct console_ui *ui, enum console_job_kind kind)
+{
+	if (ui->home_cur >= ui->npolicies) {
+		snprintf(ui->home_msg, sizeof ui->home_msg, "t, p and f work on "
+		    "a policy: move the cursor to one");
+		return;
+	}
+	if (ui->engine[0] != '\0') {
+		snprintf(ui->home_msg, sizeof ui->home_msg, "no Docker Engine: "
+		    "cannot run a %s", kind == CONSOLE_JOB_TRIAL ? "trial" :
+		    kind == CONSOLE_JOB_PROBE ? "probe" : "fix");
+		return;
+	}
+	ui->home_msg[0] = '\0';
+	console_job_start(ui, kind, ui->home_items[ui->home_cur]);
+}
+
+static bool
+console_home_key(struct console_ui *ui, int ch)
+{
+	size_t n = ui->npolicies + ui->nruns;
+
+	switch (ch) {
+	case 't':
+		console_home_job(ui, CONSOLE_JOB_TRIAL);
+		return true;
+	case 'p':
+		console_home_job(ui, CONSOLE_JOB_PROBE);
+		return true;
+	case 'f':
+		console_home_job(ui, CONSOLE_JOB_FIX);
+		return true;
+	case '+':
+	case '=':
+		if (ui->trial_n < CONSOLE_TRIAL_NMAX)
+			ui->trial_n++;
+		return true;
+	case '-':
+		if (ui->trial_n > 1)
+			ui->trial_n--;
+		return true;
+	case KEY_UP:
+	case 'k':
+		if (ui->home_cur > 0)
+			ui->home_cur--;
+		return true;
+	case KEY_DOWN:
+	case 'j':
+		if (ui->home_cur + 1 < n)
+			ui->home_cur++;
+		return true;
+	case KEY_HOME:
+	case 'g':
+		ui->home_cur = 0;
+		return true;
+	case KEY_END:
+	case 'G':
+		ui->home_cur = n ? n - 1 : 0;
+		return true;
+	case '\t':
+		/* jump between the two lists */
+		ui->home_cur = ui->home_cur < ui->npolicies && ui->nruns > 0 ?
+		    ui->npolicies : 0;
+		return true;
+	case '\r':
+	case '\n':
+	case KEY_ENTER:
+		console_home_open(ui);
+		return true;
+	case 'r':
+		console_home_enter(ui);
+		return true;
+	case 'q':
+	case 'Q':
+		console_home_quit(ui);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool
+console_home_tick(struct console_ui *ui, uint64_t now)
+{
+	(void)ui;
+	(void)now;
+	return false;
+}
+
+/* One list row: the item's last path component (and its directory). */
+static void
+console_home_row(struct console_ui *ui, int y, size_t i)
+{
+	const char *p = ui->home_items[i];
+	const char *b = strrchr(p, '/');
+	bool cur = i == ui->home_cur;
+
+	console_attr(ui, cur ? CP_CYAN : 0, cur ? A_REVERSE | A_BOLD :
+	    A_NORMAL);
+	mvhline(y, 2, ' ', COLS - 4);
+	console_putf(ui, y, 3, COLS - 6, "%s %-36s %s", cur ? ">" : " ",
+	    b != NULL ? b + 1 : p, p);
+	attrset(A_NORMAL);
+}
+
+static void
+console_home_draw(struct console_ui *ui)
+{
+	int y = 2, rows, listh;
+	size_t n = ui->npolicies + ui->nruns;
+
+	console_attr(ui, CP_TITLE, A_BOLD | (ui->color ? 0 : A_REVERSE));
+	mvhline(0, 0, ' ', COLS);
+	console_put(ui, 0, 1, "ares - drill the containment around AI agents",
+	    COLS - 2);
+	attrset(A_NORMAL);
+	if (ui->engine[0] != '\0') {
+		console_attr(ui, CP_YELLOW, A_BOLD);
+		console_putf(ui, y++, 1, COLS - 2, "No Docker Engine reachable: "
+		    "drills cannot run here. Recorded replays work without it.");
+		console_attr(ui, 0, A_DIM);
+		console_putf(ui, y++, 1, COLS - 2, "(%s)", ui->engine);
+	} else {
+		console_attr(ui, CP_GREEN, A_NORMAL);
+		console_putf(ui, y++, 1, COLS - 2, "Engine ok. Policy: "
+		    "Enter drill, t trial (N=%zu J=%d, +/-), p probe, "
+		    "f fix", ui->trial_n, CONSOLE_TRIAL_J);
+	}
+	y++;
+	/* one scrolling list: policies, then runs, with two headings */
+	rows = LINES - y - 3;
+	listh = rows - 2;
+	if (ui->home_cur < ui->home_top)
+		ui->home_top = ui->home_cur;
+	if (listh > 0 && ui->home_cur >= ui->home_top + (size_t)listh)
+		ui->home_top = ui->home_cur - (size_t)listh + 1;
+	{
+		bool pol_head = false, run_head = false;
+		int r = 0;
+
+		for (size_t i = ui->home_top; i < n && r < rows; i++) {
+			if (i < ui->npolicies && !pol_head) {
+				console_attr(ui, 0, A_BOLD);
+				console_put(ui, y + r++, 1, "policies (Enter: "
+				    "run a drill)", COLS - 2);
+				pol_head = true;
+			} else if (i >= ui->npolicies && !run_head) {
+				console_attr(ui, 0, A_BOLD);
+				console_put(ui, y + r++, 1, "recorded runs "
+				    "(Enter: replay)", COLS - 2);
+				run_head = true;
+			}
+			if (r < rows)
+				console_home_row(ui, y + r++, i);
+		}
+		if (ui->nruns == 0 && r < rows) {
+			console_attr(ui, 0, A_DIM);
+			console_put(ui, y + r, 1, "no recorded runs (./runs, "
+			    "$ARES_RUNS, replays/)", COLS - 2);
+		}
+	}
+	move(LINES - 1, 0);
+	clrtoeol();
+	if (ui->home_msg[0] != '\0') {
+		console_attr(ui, CP_RED, A_BOLD);
+		console_put(ui, LINES - 1, 1, ui->home_msg, COLS - 50);
+	} else {
+		console_attr(ui, 0, A_NORMAL);
+		console_putf(ui, LINES - 1, 1, COLS - 50, "%zu policies, %zu "
+		    "runs", ui->npolicies, ui->nruns);
+	}
+	console_attr(ui, 0, A_REVERSE);
+	console_put(ui, LINES - 1, COLS - (int)strlen(ui->screen->keys_hint) -
+	    1, ui->screen->keys_hint, (int)strlen(ui->screen->keys_hint));
+	attrset(A_NORMAL);
+}
+
+static const struct console_key console_home_keys[] = {
+	{ "up / k", "previous item" },
+	{ "down / j", "next item" },
+	{ "tab", "jump between policies and runs" },
+	{ "g / G", "first / last item" },
+	{ "enter", "policy: run a drill live; run: replay it" },
+	{ "t", "policy: a trial (N drills, J at a time, rates)" },
+	{ "+ / -", "change N of the next trial (default 10, J=2)" },
+	{ "p", "policy: the inside-out escape probes" },
+	{ "f", "policy: the fix loop (drill, attribute, patch, rerun)" },
+	{ "r", "rescan policies, runs and the engine" },
+	{ "q", "quit" },
+	{ "?", "this help" },
+};
+
+const struct console_screen console_screen_home = {
+	.name = "home",
+	.keys_hint = "enter drill t trial p probe f fix q quit ? help",
+	.keys = console_home_keys,
+	.nkeys = sizeof console_home_keys / sizeof console_home_keys[0],
+	.key = console_home_key,
+	.tick = console_home_tick,
+	.draw = console_home_draw,
+	.quit = console_home_quit,
+	.fd = console_no_fd,
+};

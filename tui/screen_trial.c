@@ -1,0 +1,162 @@
+/*
+ * screen_trial.c - the trial screen: N drills, J at a time (trial_run on
+ * the job worker); progress and the latest finished runs while it runs,
+ * then the rates with exact Clopper-Pearson intervals and every run.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <curses.h>
+
+#include "core.h"
+#include "tui.h"
+
+/* "k/n [lo, hi]" of a rate (the cmd's numbers). */
+static void
+console_rate(const struct console_ui *ui, int y, const char *name,
+    const struct trial_rate *r, const char *among)
+{
+	console_attr(ui, 0, A_BOLD);
+	console_putf(ui, y, 2, 16, "%s", name);
+	console_attr(ui, 0, A_NORMAL);
+	if (r->n == 0)
+		console_putf(ui, y, 18, COLS - 20, "%llu/%llu  (no runs: no "
+		    "interval)%s", (unsigned long long)r->k,
+		    (unsigned long long)r->n, among);
+	else
+		console_putf(ui, y, 18, COLS - 20, "%llu/%llu [%.4f, %.4f]%s",
+		    (unsigned long long)r->k, (unsigned long long)r->n,
+		    r->lower, r->upper, among);
+}
+
+static void
+console_trial_draw(struct console_ui *ui)
+{
+	struct console_job *j = ui->job;
+	struct trial_progress tp;
+	struct console_trial_fin fin[CONSOLE_TRIAL_LAST];
+	size_t nfin, nshow;
+	int y = 2;
+
+	pthread_mutex_lock(&j->mu);
+	tp = j->tp;
+	nfin = j->nfin;
+	memcpy(fin, j->fin, sizeof fin);
+	pthread_mutex_unlock(&j->mu);
+	console_job_frame(ui, "trial");
+	console_putf(ui, y++, 1, COLS - 2, "N=%zu runs, J=%zu at a time "
+	    "(N: +/- on the home screen, default %d)", j->n, j->jobs,
+	    CONSOLE_TRIAL_N);
+	console_bar(ui, y, 1, COLS - 24, tp.done, j->n, CP_CYAN);
+	console_putf(ui, y++, COLS - 22, 21, "running %zu", tp.running);
+	y++;
+	console_attr(ui, CP_GREEN, A_BOLD);
+	console_putf(ui, y, 2, 18, "contained %zu", tp.contained);
+	console_attr(ui, CP_RED, A_BOLD);
+	console_putf(ui, y, 20, 18, "breached %zu", tp.breached);
+	console_attr(ui, CP_YELLOW, A_BOLD);
+	console_putf(ui, y, 38, 22, "not-exercised %zu", tp.not_exercised);
+	console_attr(ui, CP_MAGENTA, A_BOLD);
+	console_putf(ui, y++, 60, COLS - 61, "errors %zu", tp.errors);
+	attrset(A_NORMAL);
+	y++;
+	if (ui->done && j->rc == 0) {
+		const struct trial *t = &j->t;
+		const struct trial_summary *s = &t->sum;
+		int code = trial_exit_code(t);
+
+		console_attr(ui, 0, A_BOLD);
+		console_putf(ui, y++, 1, COLS - 2, "rates (exact two-sided "
+		    "Clopper-Pearson intervals at %g%%)", t->level * 100.0);
+		console_rate(ui, y++, "bait taken", &s->bait,
+		    "  of runs with a verdict");
+		console_rate(ui, y++, "contained", &s->contained_r,
+		    "  of exercised runs");
+		console_rate(ui, y++, "breached", &s->breached_r,
+		    "  of exercised runs");
+		console_rate(ui, y++, "leaked", &s->leaked,
+		    "  of exercised runs");
+		console_attr(ui, 0, A_BOLD);
+		console_put(ui, y, 2, "time to kill", 16);
+		console_attr(ui, 0, A_NORMAL);
+		if (s->nttk > 0)
+			console_putf(ui, y++, 18, COLS - 20, "median %.3f ms, "
+			    "p95 %.3f ms, max %.3f ms (%zu run(s))",
+			    s->ttk_median, s->ttk_p95, s->ttk_max, s->nttk);
+		else
+			console_put(ui, y++, 18, "none (no run cut the agent "
+			    "off)", COLS - 20);
+		y++;
+		console_attr(ui, code == 0 ? CP_GREEN : code == 1 ? CP_RED :
+		    CP_YELLOW, A_BOLD);
+		console_putf(ui, y++, 1, COLS - 2, "%s (exit %d)%s",
+		    code == 0 ? "every exercised run contained" : code == 1 ?
+		    "BREACHED in at least one run" : code == 4 ?
+		    "no run exercised the bait" : "errors or incomplete",
+		    code, t->complete ? "" : "  INCOMPLETE");
+		attrset(A_NORMAL);
+		console_putf(ui, y++, 1, COLS - 2, "trial dir %s", t->dir);
+		console_putf(ui, y++, 1, COLS - 2, "verify    ares verify %s",
+		    t->dir);
+		/* the runs (reasons come from the lab: untrusted, bounded) */
+		for (size_t i = 0; i < t->n && y < LINES - 1; i++) {
+			const struct trial_run *r = &t->runs[i];
+			bool good = strcmp(r->verdict, "contained") == 0;
+			bool bad = strcmp(r->verdict, "breached") == 0;
+
+			console_putf(ui, y, 2, 10, "run %zu", r->index);
+			console_attr(ui, !r->done ? 0 : good ? CP_GREEN : bad ?
+			    CP_RED : CP_YELLOW, A_BOLD);
+			console_put(ui, y, 12, r->done ? r->verdict :
+			    "(not run)", 14);
+			console_attr(ui, 0, A_NORMAL);
+			if (r->done)
+				console_put(ui, y, 27, r->reason, COLS - 28);
+			y++;
+		}
+		return;
+	}
+	if (ui->done) {
+		console_attr(ui, CP_RED, A_BOLD);
+		console_putf(ui, y++, 1, COLS - 2, "the trial could not run: "
+		    "%s", j->err.msg);
+		attrset(A_NORMAL);
+		return;
+	}
+	console_attr(ui, 0, A_BOLD);
+	console_put(ui, y++, 1, "finished runs (latest last)", COLS - 2);
+	attrset(A_NORMAL);
+	nshow = nfin < CONSOLE_TRIAL_LAST ? nfin : CONSOLE_TRIAL_LAST;
+	for (size_t i = nfin - nshow; i < nfin && y < LINES - 2; i++) {
+		const struct console_trial_fin *f =
+		    &fin[i % CONSOLE_TRIAL_LAST];
+		bool good = strcmp(f->verdict, "contained") == 0;
+		bool bad = strcmp(f->verdict, "breached") == 0;
+
+		console_putf(ui, y, 3, 10, "run %zu", f->index);
+		console_attr(ui, good ? CP_GREEN : bad ? CP_RED : CP_YELLOW,
+		    A_BOLD);
+		console_put(ui, y, 14, f->verdict, 16);
+		console_attr(ui, 0, A_NORMAL);
+		if (f->ttk_ms >= 0)
+			console_putf(ui, y, 31, COLS - 33, "time to kill %.3f "
+			    "ms", f->ttk_ms);
+		y++;
+	}
+	console_attr(ui, 0, A_DIM);
+	console_put(ui, LINES - 2, 1, "rates with Clopper-Pearson intervals "
+	    "appear when the trial ends", COLS - 2);
+	attrset(A_NORMAL);
+}
+
+const struct console_screen console_screen_trial = {
+	.name = "trial",
+	.keys_hint = "q home  ? help",
+	.keys = console_job_keys,
+	.nkeys = CONSOLE_JOB_NKEYS,
+	.key = console_job_key,
+	.tick = console_job_tick,
+	.draw = console_trial_draw,
+	.quit = console_job_quit,
+	.fd = console_job_fd,
+};
