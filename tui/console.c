@@ -133,7 +133,9 @@ console_draw_small(struct console_ui *ui)
 		console_put(ui, y + 1, 1, text, COLS - 1);
 	}
 	console_attr(ui, 0, A_NORMAL);
-	console_put(ui, y + 2, 1, "q quit", COLS - 1);
+	/* q goes back home from a screen opened there, else quits */
+	console_put(ui, y + 2, 1, ui->from_home && ui->screen !=
+	    &console_screen_home ? "q back" : "q quit", COLS - 1);
 	attrset(A_NORMAL);
 }
 

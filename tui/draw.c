@@ -535,7 +535,7 @@ console_status_text(struct console_ui *ui, char *out, size_t n, int *pair)
 		    r->verdict == DRILL_VERDICT_NOT_EXERCISED ? CP_YELLOW : CP_RED;
 	} else if (ui->rp != NULL) {
 		snprintf(out, n, "replay: beat %zu/%zu  +%.3fs  %s x%s",
-		    ui->pos + 1, ui->rp->nbeats, ui->rp->nbeats > 0 ?
+		    ui->rp->nbeats > 0 ? ui->pos + 1 : 0, ui->rp->nbeats, ui->rp->nbeats > 0 ?
 		    (double)ui->rp->beats[ui->pos].t_rel_ns / 1e9 : 0.0,
 		    ui->playing ? "playing" : "paused",
 		    console_speed_names[ui->speed]);

@@ -5,6 +5,7 @@
  * runs a drill or replays a run; t, p and f start a trial, probe or fix.
  */
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,85 @@
 #define CONSOLE_TRIAL_NMAX 200     /* the largest N of a trial ('+') */
 
 /* Free the lists (policies and runs). */
+/*
+ * The engine check runs on its own detached thread, so that network I/O
+ * (the /version request can take up to the client's request timeout on a
+ * hung daemon) never blocks the UI.  The UI and the thread each hold a
+ * reference; the last to let go frees it.
+ */
+struct console_engine_check {
+	int refs;                  /* atomic */
+	int done;                  /* atomic: msg is final */
+	char msg[256];             /* "" reachable, else why not */
+};
+
+static void
+console_engine_check_release(struct console_engine_check *c)
+{
+	if (c != NULL && __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(c);
+}
+
+/* The check itself: open, negotiate, close.  Any thread. */
+static void
+console_engine_check_run(struct console_engine_check *c)
+{
+	struct errbuf e = { 0 };
+	struct docker *d = docker_open(NULL, &e);
+
+	if (d == NULL || docker_negotiate(d, &e) == -1)
+		console_copy(c->msg, sizeof c->msg, e.msg[0] ? e.msg :
+		    "unreachable");
+	docker_close(d);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+}
+
+static void *
+console_engine_check_main(void *arg)
+{
+	struct console_engine_check *c = arg;
+
+	console_engine_check_run(c);
+	console_engine_check_release(c);
+	return NULL;
+}
+
+/* Start a check (dropping a running one); the home tick collects it. */
+static void
+console_engine_check_start(struct console_ui *ui)
+{
+	struct console_engine_check *c = xcalloc(1, sizeof *c);
+	pthread_attr_t attr;
+	pthread_t th;
+	sigset_t block, old;
+	int rc;
+
+	console_engine_check_release(ui->engine_check);
+	c->refs = 2;
+	ui->engine_check = c;
+	/* the thread never takes the console's signals */
+	sigfillset(&block);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&th, &attr, console_engine_check_main, c);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {          /* no thread: check here, once */
+		console_engine_check_run(c);
+		c->refs = 1;
+	}
+}
+
+static bool console_home_tick(struct console_ui *, uint64_t);
+
+/* Whether the engine check is still running. */
+static bool
+console_engine_checking(const struct console_ui *ui)
+{
+	return ui->engine_check != NULL;
+}
+
 void
 console_home_free(struct console_ui *ui)
 {
@@ -27,6 +107,8 @@ console_home_free(struct console_ui *ui)
 	free(ui->home_items);
 	ui->home_items = NULL;
 	ui->npolicies = ui->nruns = 0;
+	console_engine_check_release(ui->engine_check);
+	ui->engine_check = NULL;
 }
 
 static int
@@ -105,8 +187,6 @@ void
 console_home_enter(struct console_ui *ui)
 {
 	const char *runs = getenv("ARES_RUNS");
-	struct errbuf e = { 0 };
-	struct docker *d;
 
 	if (ui->rp != NULL) {
 		replay_free(ui->rp);
@@ -128,35 +208,26 @@ console_home_enter(struct console_ui *ui)
 	console_home_scan(ui, runs != NULL && runs[0] ? runs : "runs", true);
 	qsort(ui->home_items + ui->npolicies, ui->nruns,
 	    sizeof *ui->home_items, console_strcmp_rev);
-	{
-		size_t before = ui->nruns;
-
-		console_home_scan(ui, "replays", true);
+	console_home_scan(ui, "replays", true);
 #ifdef ARES_SRCDIR
-		console_home_scan(ui, ARES_SRCDIR "/replays", true);
+	console_home_scan(ui, ARES_SRCDIR "/replays", true);
 #endif
 #ifdef ARES_DATADIR
-		console_home_scan(ui, ARES_DATADIR "/replays", true);
+	console_home_scan(ui, ARES_DATADIR "/replays", true);
 #endif
-		(void)before;
-	}
 
 	ui->engine[0] = '\0';
-	d = docker_open(NULL, &e);
-	if (d == NULL || docker_negotiate(d, &e) == -1)
-		console_copy(ui->engine, sizeof ui->engine, e.msg[0] ? e.msg :
-		    "unreachable");
-	docker_close(d);
+	console_engine_check_start(ui);
 
 	ui->home_cur = 0;
 	ui->home_top = 0;
+	ui->home_auto_cur = true;
 	for (size_t i = 0; i < ui->npolicies; i++)
 		if (strstr(ui->home_items[i], "/default.yaml") != NULL) {
 			ui->home_cur = i;
 			break;
 		}
-	if (ui->engine[0] != '\0' && ui->nruns > 0)
-		ui->home_cur = ui->npolicies;   /* first recorded run */
+	(void)console_home_tick(ui, 0);   /* a check that already ended */
 }
 
 static void
@@ -239,24 +310,29 @@ console_home_key(struct console_ui *ui, int ch)
 		return true;
 	case KEY_UP:
 	case 'k':
+		ui->home_auto_cur = false;
 		if (ui->home_cur > 0)
 			ui->home_cur--;
 		return true;
 	case KEY_DOWN:
 	case 'j':
+		ui->home_auto_cur = false;
 		if (ui->home_cur + 1 < n)
 			ui->home_cur++;
 		return true;
 	case KEY_HOME:
 	case 'g':
+		ui->home_auto_cur = false;
 		ui->home_cur = 0;
 		return true;
 	case KEY_END:
 	case 'G':
+		ui->home_auto_cur = false;
 		ui->home_cur = n ? n - 1 : 0;
 		return true;
 	case '\t':
 		/* jump between the two lists */
+		ui->home_auto_cur = false;
 		ui->home_cur = ui->home_cur < ui->npolicies && ui->nruns > 0 ?
 		    ui->npolicies : 0;
 		return true;
@@ -277,12 +353,22 @@ console_home_key(struct console_ui *ui, int ch)
 	}
 }
 
+/* Collect a finished engine check: without an engine, put an untouched
+ * cursor on the first recorded run.  true when the screen changed. */
 static bool
 console_home_tick(struct console_ui *ui, uint64_t now)
 {
-	(void)ui;
+	struct console_engine_check *c = ui->engine_check;
+
 	(void)now;
-	return false;
+	if (c == NULL || !__atomic_load_n(&c->done, __ATOMIC_ACQUIRE))
+		return false;
+	console_copy(ui->engine, sizeof ui->engine, c->msg);
+	console_engine_check_release(c);
+	ui->engine_check = NULL;
+	if (ui->engine[0] != '\0' && ui->nruns > 0 && ui->home_auto_cur)
+		ui->home_cur = ui->npolicies;   /* first recorded run */
+	return true;
 }
 
 /* One list row: the item's last path component (and its directory). */
@@ -318,6 +404,11 @@ console_home_draw(struct console_ui *ui)
 		    "drills cannot run here. Recorded replays work without it.");
 		console_attr(ui, 0, A_DIM);
 		console_putf(ui, y++, 1, COLS - 2, "(%s)", ui->engine);
+	} else if (console_engine_checking(ui)) {
+		console_attr(ui, 0, A_DIM);
+		console_putf(ui, y++, 1, COLS - 2, "Checking the Docker "
+		    "Engine... Policy: Enter drill, t trial (N=%zu J=%d, +/-), "
+		    "p probe, f fix", ui->trial_n, CONSOLE_TRIAL_J);
 	} else {
 		console_attr(ui, CP_GREEN, A_NORMAL);
 		console_putf(ui, y++, 1, COLS - 2, "Engine ok. Policy: "

@@ -131,6 +131,8 @@ struct console_ui {
 	char **home_items;         /* policy paths, then run dirs */
 	size_t npolicies, nruns, home_cur, home_top;
 	char engine[256];          /* "" when reachable, else why not */
+	struct console_engine_check *engine_check;  /* running, or NULL */
+	bool home_auto_cur;        /* the cursor has not been moved yet */
 	char home_msg[256];
 	size_t trial_n;            /* N of the next trial ('+' / '-') */
 	/* trial, probe, fix */

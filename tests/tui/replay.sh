@@ -13,6 +13,8 @@
 #    is untouched, the visible words are shown.
 #  6 --export-cast: JSON lines, asciicast v2 header, replayed through tmux
 #    it ends on the verdict.
+#  7 a Docker engine that accepts and never answers: the home screen comes
+#    up at once ("Checking the Docker Engine..."), keys work, q quits.
 # Exit 77 (skip) without tmux or python3.
 set -u
 
@@ -190,4 +192,36 @@ tui_start 80 24 "sleep 0.3; cat '$TMPD/c.raw'; sleep 30"
 wait_for 'verdict: contained' 10 || fail "the cast does not end on the verdict"
 printf '%s\n' "$last" | grep -q 'lab boundary' || fail "the cast has no map"
 echo "ok 6 - --export-cast: asciicast v2, ends on the verdict"
+
+# ---- 7: a hung engine never blocks the console ----
+# A unix socket that accepts and never answers: the home screen must come
+# up at once (checking the engine in the background), move, and quit.
+HSOCK=$TMPD/hung.sock
+python3 - "$HSOCK" <<'EOF2' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(8)
+held = []
+end = time.time() + 60
+s.settimeout(1)
+while time.time() < end:
+    try:
+        held.append(s.accept()[0])
+    except socket.timeout:
+        pass
+EOF2
+hung=$!
+i=0
+while [ ! -S "$HSOCK" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+[ -S "$HSOCK" ] || fail "hung engine: no socket"
+tui_start 100 30 "DOCKER_HOST=unix://$HSOCK $(tui_run_cmd xterm-256color color "$ARES_BIN")"
+wait_for 'Checking the Docker Engine' 3 ||
+    fail "hung engine: the home screen did not come up within 3s"
+key j
+wait_for '^ +> ' 3 || fail "hung engine: no cursor"
+quit_clean "hung engine"
+kill "$hung" 2>/dev/null
+wait "$hung" 2>/dev/null
+echo "ok 7 - a hung engine: home at once, responsive, clean quit"
 exit 0
