@@ -26,6 +26,11 @@ count_beats(void *ctx, const struct drill_beat *b)
 	size_t *counts = ctx;
 
 	counts[b->kind]++;
+	/* the first use is "BAIT <name> taken"; later uses before the
+	 * cut-off ("bait <name> used again", more likely on a loaded machine:
+	 * one agent step may use the token twice) are in flight */
+	if (b->kind == DRILL_BEAT_BAIT && strncmp(b->text, "BAIT ", 5) == 0)
+		counts[DRILL_BEAT_COUNT]++;
 	/* Beats are printable text, whatever the agent wrote. */
 	for (const char *p = b->text; *p != '\0'; p++)
 		assert_true((unsigned char)*p >= 0x20);
@@ -60,7 +65,7 @@ test_drill_contained(void **state)
 	struct drill_result r;
 	struct evidence_verify_result v;
 	struct errbuf e = { 0 };
-	size_t counts[DRILL_BEAT_COUNT] = { 0 };
+	size_t counts[DRILL_BEAT_COUNT + 1] = { 0 };   /* + first bait */
 
 	(void)state;
 	o.policy_path = test_policy;
@@ -85,7 +90,8 @@ test_drill_contained(void **state)
 	assert_true(r.time_to_first_lever_ms <= r.time_to_kill_ms);
 	assert_int_equal(r.breaches, 0);
 	assert_true(r.agent_steps > 0);
-	assert_int_equal(counts[DRILL_BEAT_BAIT], 1);
+	assert_int_equal(counts[DRILL_BEAT_COUNT], 1);
+	assert_true(counts[DRILL_BEAT_BAIT] >= 1);
 	assert_int_equal(counts[DRILL_BEAT_LEVER_VERIFIED], 2);
 	assert_int_equal(counts[DRILL_BEAT_VERDICT], 1);
 
