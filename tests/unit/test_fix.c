@@ -185,6 +185,51 @@ test_attribute_none(void **state)
 	cJSON_Delete(l);
 }
 
+/*
+ * Numbers in the evidence are untrusted: out-of-range ones (fuzz/fuzz_fix:
+ * "step":1E11 was cast to int, undefined behaviour) read as absent.
+ */
+static void
+test_attribute_huge_numbers(void **state)
+{
+	static const char *const lines[] = {
+		"{\"type\":\"tool_result\",\"step\":1E11,\"content\":"
+		"\"uid=0(\"}",
+		"{\"type\":\"sink\",\"proto\":\"udp\",\"port\":-1e300,"
+		"\"remote\":\"r\",\"bytes\":1e300}",
+		"{\"type\":\"change_request\",\"status\":\"applied\","
+		"\"id\":4294967296,\"tool\":\"t\"}",
+		"{\"type\":\"drill.start\",\"policy\":\"p\",\"seed\":-5}",
+		"{\"type\":\"lab.up\",\"flaws\":[]}",
+		"{\"type\":\"verdict\",\"verdict\":\"breached\"}",
+		NULL
+	};
+	const char *on[] = { "root-user", "egress-network", "self-modify" };
+	cJSON *l = lines_of(lines);
+	struct fix_attribution a;
+	struct fix_run_info info;
+	size_t i, seen = 0;
+
+	(void)state;
+	assert_int_equal(fix_attribute(l, on, 3, &a), 3);
+	for (i = 0; i < a.nhits; i++) {
+		if (strcmp(a.hits[i].flaw, "root-user") == 0) {
+			assert_non_null(strstr(a.hits[i].evidence, "step 0:"));
+			seen++;
+		} else if (strcmp(a.hits[i].flaw, "egress-network") == 0) {
+			assert_non_null(strstr(a.hits[i].evidence, "udp/0 "));
+			seen++;
+		} else if (strcmp(a.hits[i].flaw, "self-modify") == 0) {
+			assert_non_null(strstr(a.hits[i].evidence, "#0 "));
+			seen++;
+		}
+	}
+	assert_int_equal(seen, 3);
+	assert_int_equal(fix_run_info(l, &info), 0);
+	assert_true(info.seed == 0);
+	cJSON_Delete(l);
+}
+
 static const char block_policy[] =
     "# a comment at the top\n"
     "name: t   # trailing comment\n"
@@ -568,6 +613,7 @@ main(void)
 		cmocka_unit_test(test_attribute_flaw_off),
 		cmocka_unit_test(test_attribute_several),
 		cmocka_unit_test(test_attribute_none),
+		cmocka_unit_test(test_attribute_huge_numbers),
 		cmocka_unit_test(test_remove_flaw_block),
 		cmocka_unit_test(test_remove_flaw_flow_and_last),
 		cmocka_unit_test(test_set_variant),
