@@ -412,7 +412,7 @@ fix_attribute(const cJSON *lines, const char *const *flaws_on,
 static int
 fix_load_file(const char *path, cJSON *arr, struct errbuf *e)
 {
-	size_t len;
+	size_t len, count = (size_t)cJSON_GetArraySize(arr);
 	char *buf = util_read_file(path, FIX_FILE_MAX, &len, e), *p, *nl;
 
 	if (buf == NULL)
@@ -425,8 +425,10 @@ fix_load_file(const char *path, cJSON *arr, struct errbuf *e)
 			nl = buf + len;
 		if (nl == p)
 			continue;
+		/* count, not cJSON_GetArraySize(): that walks the list, and
+		 * once per line made loading quadratic */
 		if ((size_t)(nl - p) > EVIDENCE_LINE_MAX ||
-		    cJSON_GetArraySize(arr) >= FIX_EVENTS_MAX) {
+		    count >= FIX_EVENTS_MAX) {
 			free(buf);
 			return errbuf_set(e, ERRBUF_INPUT, "%s: line too long "
 			    "or too many lines", path);
@@ -438,6 +440,7 @@ fix_load_file(const char *path, cJSON *arr, struct errbuf *e)
 			    "JSON", path);
 		}
 		cJSON_AddItemToArray(arr, j);
+		count++;
 	}
 	free(buf);
 	return 0;

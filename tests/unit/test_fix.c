@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -228,6 +229,50 @@ test_attribute_huge_numbers(void **state)
 	assert_int_equal(fix_run_info(l, &info), 0);
 	assert_true(info.seed == 0);
 	cJSON_Delete(l);
+}
+
+/*
+ * Loading a run's evidence is linear in its lines (fuzz/fuzz_fix: each
+ * line asked cJSON_GetArraySize, which walks the list: 100000 lines of
+ * "{}" took about a minute).  The bound is 100000 lines over every chain.
+ */
+static void
+test_load_evidence_many_lines(void **state)
+{
+	char dir[] = "/tmp/ares-test-fix-XXXXXX", *p;
+	const size_t n = 100000;       /* FIX_EVENTS_MAX */
+	char *buf = xmalloc(3 * n);
+	struct errbuf e = { 0 };
+	clock_t t0;
+	cJSON *a;
+	size_t i;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (i = 0; i < n; i++)
+		memcpy(buf + 3 * i, "{}\n", 3);
+	p = xasprintf("%s/evidence.jsonl", dir);
+	assert_int_equal(util_write_file(p, buf, 3 * n, 0644, &e), 0);
+	free(p);
+	t0 = clock();
+	a = fix_load_evidence(dir, &e);
+	assert_non_null(a);
+	assert_int_equal(cJSON_GetArraySize(a), (int)n);
+	/* linear: well under a second of CPU (quadratic: many seconds) */
+	assert_true((double)(clock() - t0) / CLOCKS_PER_SEC < 2.0);
+	cJSON_Delete(a);
+
+	/* one line more, in a sensor chain: over the bound */
+	p = xasprintf("%s/evidence", dir);
+	assert_int_equal(util_mkdir_p(p, 0755, &e), 0);
+	free(p);
+	p = xasprintf("%s/evidence/gateway.jsonl", dir);
+	assert_int_equal(util_write_file(p, "{}\n", 3, 0644, &e), 0);
+	free(p);
+	assert_null(fix_load_evidence(dir, &e));
+	assert_non_null(strstr(e.msg, "too many lines"));
+	assert_int_equal(util_rm_rf(dir, &e), 0);
+	free(buf);
 }
 
 static const char block_policy[] =
@@ -614,6 +659,7 @@ main(void)
 		cmocka_unit_test(test_attribute_several),
 		cmocka_unit_test(test_attribute_none),
 		cmocka_unit_test(test_attribute_huge_numbers),
+		cmocka_unit_test(test_load_evidence_many_lines),
 		cmocka_unit_test(test_remove_flaw_block),
 		cmocka_unit_test(test_remove_flaw_flow_and_last),
 		cmocka_unit_test(test_set_variant),
