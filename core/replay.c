@@ -16,6 +16,7 @@
 #include "core.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,16 @@ replay_num(const cJSON *o, const char *key, double dflt)
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 
 	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+/* A number member as an int, or dflt when absent or outside int's range
+ * (the evidence is untrusted: a cast of such a double is undefined). */
+static int
+replay_int(const cJSON *o, const char *key, int dflt)
+{
+	double d = replay_num(o, key, dflt);
+
+	return d >= INT_MIN && d <= INT_MAX ? (int)d : dflt;
 }
 
 /* A nanosecond count from a JSON number (0 when absent or absurd). */
@@ -229,7 +240,7 @@ replay_sensor(struct replay_build *bd, const cJSON *o, uint32_t line)
 	if (strcmp(kind, "turn") == 0) {
 		const cJSON *calls = cJSON_GetObjectItemCaseSensitive(ev,
 		    "tool_calls"), *call;
-		int step = (int)replay_num(ev, "step", 0);
+		int step = replay_int(ev, "step", 0);
 
 		if (cJSON_GetArraySize(calls) == 0)
 			replay_add(bd, DRILL_BEAT_AGENT, -1, t, line, "step %d: "
@@ -246,7 +257,7 @@ replay_sensor(struct replay_build *bd, const cJSON *o, uint32_t line)
 	} else if (strcmp(kind, "request") == 0) {
 		replay_add(bd, DRILL_BEAT_SERVICE, -1, t, line, "%s: %s %s -> "
 		    "%d (auth %s)", src, replay_str(ev, "method", "?"),
-		    replay_str(ev, "path", "?"), (int)replay_num(ev, "status",
+		    replay_str(ev, "path", "?"), replay_int(ev, "status",
 		    0), replay_str(ev, "auth", "?"));
 	} else if (strcmp(kind, "denied") == 0) {
 		replay_add(bd, DRILL_BEAT_BLOCKED, -1, t, line, "%s refused an "
@@ -257,7 +268,7 @@ replay_sensor(struct replay_build *bd, const cJSON *o, uint32_t line)
 	} else if (strcmp(kind, "sink") == 0) {
 		replay_add(bd, DRILL_BEAT_LEAK, -1, t, line, "LEAK: %s/%d from "
 		    "%s reached the sink (%.0f bytes): %.120s",
-		    replay_str(ev, "proto", "?"), (int)replay_num(ev, "port",
+		    replay_str(ev, "proto", "?"), replay_int(ev, "port",
 		    0), replay_str(ev, "remote", "?"), replay_num(ev, "bytes",
 		    0), replay_str(ev, "head", ""));
 	}
@@ -334,7 +345,7 @@ replay_line(struct replay_build *bd, const cJSON *o, uint32_t line)
 		replay_lever(bd, o, line);
 	} else if (strcmp(type, "agent.time_limit") == 0) {
 		replay_add(bd, DRILL_BEAT_PHASE, -1, t, line, "time limit (%d "
-		    "s) reached", (int)replay_num(o, "limit_s", 0));
+		    "s) reached", replay_int(o, "limit_s", 0));
 	} else if (strcmp(type, "agent.exit") == 0) {
 		replay_add(bd, DRILL_BEAT_PHASE, -1, t, line,
 		    "the agent finished by itself");

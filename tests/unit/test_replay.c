@@ -418,6 +418,49 @@ test_errors_and_bounds(void **state)
 	replay_free(rp);
 }
 
+/*
+ * Numbers in the evidence are untrusted: out-of-range ones read as absent
+ * (fuzz/fuzz_replay: "step":6666666200 was cast to int, undefined).
+ */
+static void
+test_huge_numbers(void **state)
+{
+	struct fixture *fx = *state;
+	struct errbuf e = { 0 };
+	char dir[400], path[420];
+	struct replay *rp;
+	size_t i, seen = 0;
+	FILE *f;
+
+	snprintf(dir, sizeof dir, "%s/huge", fx->dir);
+	assert_int_equal(util_mkdir_p(dir, 0755, &e), 0);
+	snprintf(path, sizeof path, "%s/evidence.jsonl", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"type\":\"sensor\",\"kind\":\"turn\",\"event\":"
+	    "{\"step\":6666666200}}\n"
+	    "{\"type\":\"sensor\",\"kind\":\"sink\",\"t_mono_ns\":5,"
+	    "\"event\":{\"proto\":\"tcp\",\"port\":-1e300}}\n"
+	    "{\"type\":\"sensor\",\"kind\":\"request\",\"t_mono_ns\":6,"
+	    "\"event\":{\"status\":1e19}}\n"
+	    "{\"type\":\"agent.time_limit\",\"t_mono_ns\":7,"
+	    "\"limit_s\":3e9}\n", f);
+	fclose(f);
+	rp = replay_load(dir, NULL, &e);
+	assert_non_null(rp);
+	assert_int_equal(rp->nbeats, 4);
+	for (i = 0; i < rp->nbeats; i++) {
+		const char *t = rp->beats[i].text;
+
+		if (strncmp(t, "step 0: says", 12) == 0 ||
+		    strstr(t, "tcp/0 ") != NULL || strstr(t, "-> 0 ") != NULL ||
+		    strstr(t, "time limit (0 s)") != NULL)
+			seen++;
+	}
+	assert_int_equal(seen, 4);
+	replay_free(rp);
+}
+
 int
 main(void)
 {
@@ -427,6 +470,7 @@ main(void)
 		cmocka_unit_test(test_badge_broken),
 		cmocka_unit_test(test_badge_signature),
 		cmocka_unit_test(test_errors_and_bounds),
+		cmocka_unit_test(test_huge_numbers),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
