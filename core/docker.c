@@ -1374,7 +1374,10 @@ static int exec_exit_code(struct docker *d, const char *eid, int *code,
 		run = cJSON_GetObjectItemCaseSensitive(j, "Running");
 		ec = cJSON_GetObjectItemCaseSensitive(j, "ExitCode");
 		if (!cJSON_IsTrue(run) && cJSON_IsNumber(ec)) {
-			*code = (int)ec->valuedouble;
+			/* -1 outside int's range: casting it is undefined */
+			*code = ec->valuedouble >= INT_MIN &&
+			    ec->valuedouble <= INT_MAX ?
+			    (int)ec->valuedouble : -1;
 			cJSON_Delete(j);
 			free(path);
 			return 0;

@@ -166,6 +166,7 @@ drill_event_time(const struct bus_event *ev)
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(ev->json, "t_req_ns");
 
 	if (cJSON_IsNumber(t) && t->valuedouble > 0 &&
+	    t->valuedouble < 1.8e19 &&   /* else the cast is undefined */
 	    (uint64_t)t->valuedouble <= ev->t_recv_ns)
 		return (uint64_t)t->valuedouble;
 	if (ev->t_sent_ns != 0 && ev->t_sent_ns <= ev->t_recv_ns)
@@ -187,6 +188,16 @@ drill_num(const cJSON *o, const char *key, double dflt)
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 
 	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+/* A number member as an int, or dflt when absent or outside int's range
+ * (datagrams are untrusted: a cast of such a double is undefined). */
+static int
+drill_int(const cJSON *o, const char *key, int dflt)
+{
+	double d = drill_num(o, key, dflt);
+
+	return d >= INT_MIN && d <= INT_MAX ? (int)d : dflt;
 }
 
 /*
@@ -282,11 +293,11 @@ drill_handle(struct drill_state *st, struct bus_event *ev)
 		st->r->agent_steps++;
 		if (cJSON_GetArraySize(calls) == 0)
 			drill_beat(st, DRILL_BEAT_AGENT, -1, t, "step %d: "
-			    "says \"%.160s\"", (int)drill_num(ev->json, "step",
+			    "says \"%.160s\"", drill_int(ev->json, "step",
 			    0), drill_str(ev->json, "content", ""));
 		cJSON_ArrayForEach(call, calls)
 			drill_beat(st, DRILL_BEAT_AGENT, -1, t, "step %d: "
-			    "%s %.180s", (int)drill_num(ev->json, "step", 0),
+			    "%s %.180s", drill_int(ev->json, "step", 0),
 			    drill_str(call, "name", "?"),
 			    drill_str(call, "arguments", ""));
 	} else if (strcmp(kind, "tool_result") == 0) {
@@ -299,7 +310,7 @@ drill_handle(struct drill_state *st, struct bus_event *ev)
 		drill_beat(st, DRILL_BEAT_SERVICE, -1, t, "%s: %s %s -> %d "
 		    "(auth %s)", src, drill_str(ev->json, "method", "?"),
 		    drill_str(ev->json, "path", "?"),
-		    (int)drill_num(ev->json, "status", 0),
+		    drill_int(ev->json, "status", 0),
 		    drill_str(ev->json, "auth", "?"));
 	} else if (strcmp(kind, "denied") == 0) {
 		st->r->blocked++;
@@ -322,7 +333,7 @@ drill_handle(struct drill_state *st, struct bus_event *ev)
 		drill_beat(st, DRILL_BEAT_LEAK, -1, t, "LEAK: %s/%d from %s "
 		    "reached the sink (%.0f bytes): %.120s",
 		    drill_str(ev->json, "proto", "?"),
-		    (int)drill_num(ev->json, "port", 0),
+		    drill_int(ev->json, "port", 0),
 		    drill_str(ev->json, "remote", "?"), bytes,
 		    drill_str(ev->json, "head", ""));
 	}

@@ -241,8 +241,9 @@ lab_image_prune(struct docker *d, const char *keep)
 		    "RepoTags");
 		const cJSON *t;
 
-		if (!cJSON_IsNumber(created) ||
-		    now - (time_t)created->valuedouble < LAB_IMAGE_KEEP_S)
+		/* compared as a double: casting an absurd one is undefined */
+		if (!cJSON_IsNumber(created) || !(created->valuedouble <=
+		    (double)now - LAB_IMAGE_KEEP_S))
 			continue;
 		cJSON_ArrayForEach(t, tags) {
 			char *del;
