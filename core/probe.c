@@ -1295,11 +1295,11 @@ probe_ctx_parse(const char *json, size_t len, const char *run_dir,
 	}
 	if (probe_json_str(j, "privileged_degraded", c->note,
 	    sizeof c->note) == 0) {
-		char clean[sizeof c->note];
+		char raw[sizeof c->note + 16];
 
-		util_sanitize(clean, sizeof clean, c->note, strlen(c->note),
-		    false);
-		snprintf(c->note, sizeof c->note, "privileged: %.230s", clean);
+		/* sanitized last: a %.Ns cut could split a UTF-8 sequence */
+		snprintf(raw, sizeof raw, "privileged: %s", c->note);
+		util_sanitize(c->note, sizeof c->note, raw, strlen(raw), false);
 	}
 	snprintf(c->run_dir, sizeof c->run_dir, "%s", run_dir);
 	if (probe_json_str(j, "ctl_path", c->ctl_path, sizeof c->ctl_path) != 0)

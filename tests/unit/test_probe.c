@@ -668,6 +668,42 @@ test_ctx_parse(void **state)
 	free(bad);
 }
 
+/*
+ * The note kept from lab.json is safe to print whole: cutting it to fit
+ * never splits a UTF-8 sequence (fuzz/fuzz_probe_ctx's inert-text check:
+ * "a" and 127 times U+00E9 was cut after a lead byte by "%.230s").
+ */
+static void
+test_ctx_note_utf8(void **state)
+{
+	static const char head[] = "{\"run_id\":\"r1\",\"variant\":"
+	    "\"default\",\"containers\":{\"agent\":{\"id\":"
+	    "\"0123456789abcdef\"},\"gateway\":{\"id\":"
+	    "\"fedcba9876543210\"}},\"privileged_degraded\":\"a";
+	char json[600], *p;
+	struct probe_ctx c;
+	struct errbuf e = { 0 };
+	const unsigned char *u;
+	size_t i, n;
+
+	(void)state;
+	p = json + snprintf(json, sizeof json, "%s", head);
+	for (i = 0; i < 127; i++)
+		p += snprintf(p, 3, "\xc3\xa9");
+	snprintf(p, 3, "\"}");
+	assert_int_equal(probe_ctx_parse(json, strlen(json), "/r", &c, &e), 0);
+	assert_int_equal(strncmp(c.note, "privileged: a\xc3\xa9", 15), 0);
+	/* whole two-byte sequences only */
+	u = (const unsigned char *)c.note;
+	n = strlen(c.note);
+	assert_true(n < sizeof c.note);
+	for (i = 13; i < n; i += 2) {
+		assert_true(i + 1 < n);
+		assert_int_equal(u[i], 0xc3);
+		assert_int_equal(u[i + 1], 0xa9);
+	}
+}
+
 int
 main(void)
 {
@@ -685,6 +721,7 @@ main(void)
 		cmocka_unit_test(test_cancelled),
 		cmocka_unit_test(test_verify_dir),
 		cmocka_unit_test(test_ctx_parse),
+		cmocka_unit_test(test_ctx_note_utf8),
 	};
 
 	if (sodium_init() < 0)
