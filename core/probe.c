@@ -1393,14 +1393,14 @@ probe_run_row(struct docker *d, const struct probe_ctx *c,
 		/* no user: the container's own (the agent's uid) */
 		if (docker_exec(d, c->agent_id, argv, NULL, PROBE_EXEC_MAX,
 		    &xr, &e) == -1) {
-			char clean[PROBE_OBSERVED_MAX];
+			char raw[sizeof e.msg + 16];
 
 			free(script);
 			res->outcome = PROBE_ERROR;
-			util_sanitize(clean, sizeof clean, e.msg,
-			    strlen(e.msg), false);
-			snprintf(res->observed, sizeof res->observed,
-			    "exec failed: %.480s", clean);
+			/* sanitized last: a %.Ns cut could split UTF-8 */
+			snprintf(raw, sizeof raw, "exec failed: %s", e.msg);
+			util_sanitize(res->observed, sizeof res->observed, raw,
+			    strlen(raw), false);
 			res->ms = (double)(util_mono_ns() - t0) / 1e6;
 			return;
 		}
