@@ -573,9 +573,9 @@ replay_load(const char *run_dir, const char *pub_path, struct errbuf *e)
 {
 	struct replay_build bd;
 	struct replay *rp;
-	cJSON **objs;
 	char *path, *buf;
 	size_t len = 0, n = 0, off = 0;
+	int pass;
 
 	if (run_dir == NULL || run_dir[0] == '\0') {
 		errbuf_set(e, ERRBUF_INPUT, "replay: no run directory");
@@ -602,27 +602,34 @@ replay_load(const char *run_dir, const char *pub_path, struct errbuf *e)
 	memset(&bd, 0, sizeof bd);
 	bd.rp = rp;
 
-	/* Split into lines (bounded) and parse each on its own. */
-	objs = xcalloc(REPLAY_MAX_LINES, sizeof *objs);
-	while (off < len && n < REPLAY_MAX_LINES) {
-		const char *nl = memchr(buf + off, '\n', len - off);
-		size_t ll = nl != NULL ? (size_t)(nl - (buf + off)) : len - off;
+	/* Split into lines (bounded); two passes, each parsing one line at
+	 * a time and freeing it at once: the parsed trees of the whole file
+	 * would take tens of times its size. */
+	for (pass = 0; pass < 2; pass++) {
+		off = 0;
+		n = 0;
+		while (off < len && n < REPLAY_MAX_LINES) {
+			const char *nl = memchr(buf + off, '\n', len - off);
+			size_t ll = nl != NULL ? (size_t)(nl - (buf + off)) :
+			    len - off;
+			cJSON *o = NULL;
 
-		if (ll > 0 && ll < EVIDENCE_LINE_MAX)
-			objs[n] = cJSON_ParseWithLength(buf + off, ll);
-		if (objs[n] == NULL)
-			rp->skipped++;
-		n++;
-		off += ll + 1;
+			if (ll > 0 && ll < EVIDENCE_LINE_MAX)
+				o = cJSON_ParseWithLength(buf + off, ll);
+			if (o != NULL && pass == 0)
+				replay_scan(&bd, &o, 1);
+			else if (o != NULL)
+				replay_line(&bd, o, (uint32_t)(n + 1));
+			else if (pass == 0)
+				rp->skipped++;
+			cJSON_Delete(o);
+			n++;
+			off += ll + 1;
+		}
 	}
 	if (off < len)
 		rp->truncated = true;
 	rp->nlines = n;
-
-	replay_scan(&bd, objs, n);
-	for (size_t i = 0; i < n; i++)
-		if (objs[i] != NULL)
-			replay_line(&bd, objs[i], (uint32_t)(i + 1));
 
 	if (bd.nitems > 1)
 		qsort(bd.items, bd.nitems, sizeof *bd.items, replay_item_cmp);
@@ -637,9 +644,6 @@ replay_load(const char *run_dir, const char *pub_path, struct errbuf *e)
 	replay_states(rp);
 	replay_badge(rp, buf, len, pub_path);
 
-	for (size_t i = 0; i < n; i++)
-		cJSON_Delete(objs[i]);
-	free(objs);
 	free(bd.items);
 	free(buf);
 	return rp;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -461,6 +462,47 @@ test_huge_numbers(void **state)
 	replay_free(rp);
 }
 
+/*
+ * Memory stays near the file's size (fuzz/fuzz_replay, -rss_limit_mb=512:
+ * every line of a 32 MiB file was kept parsed at once; lines of "[0,0,..."
+ * made cJSON trees of ~1 GiB, ~2.8 GiB under ASan).
+ */
+static void
+test_memory_bounded(void **state)
+{
+	struct fixture *fx = *state;
+	struct errbuf e = { 0 };
+	char dir[400], path[420], *line;
+	const size_t width = 64000;     /* under EVIDENCE_LINE_MAX */
+	struct replay *rp;
+	struct rusage ru;
+	size_t i;
+	FILE *f;
+
+	snprintf(dir, sizeof dir, "%s/wide", fx->dir);
+	assert_int_equal(util_mkdir_p(dir, 0755, &e), 0);
+	snprintf(path, sizeof path, "%s/evidence.jsonl", dir);
+	line = xmalloc(width + 2);
+	line[0] = '[';
+	for (i = 1; i + 2 < width; i += 2)
+		memcpy(line + i, "0,", 2);
+	memcpy(line + i, "0]\n", 4);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (i = 0; (i + 1) * strlen(line) <= REPLAY_MAX_BYTES; i++)
+		fputs(line, f);
+	fclose(f);
+	free(line);
+	rp = replay_load(dir, NULL, &e);
+	assert_non_null(rp);
+	assert_int_equal(rp->nbeats, 0);
+	assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+	/* the 32 MiB read buffer and one line's tree, not every line's */
+	assert_true(ru.ru_maxrss < 256 * 1024);   /* KiB */
+	replay_free(rp);
+	assert_int_equal(unlink(path), 0);
+}
+
 int
 main(void)
 {
@@ -471,6 +513,7 @@ main(void)
 		cmocka_unit_test(test_badge_signature),
 		cmocka_unit_test(test_errors_and_bounds),
 		cmocka_unit_test(test_huge_numbers),
+		cmocka_unit_test(test_memory_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
