@@ -34,7 +34,8 @@
 
 extern char **environ;
 
-#define FIX_FILE_MAX       (16u * 1024 * 1024)  /* one evidence file */
+#define FIX_FILE_MAX       (16u * 1024 * 1024)  /* a run's evidence files,
+                                                   all together */
 #define FIX_EVENTS_MAX     100000               /* lines per run */
 #define FIX_CHAIN_FILES    32                   /* evidence/ files */
 #define FIX_HTTP_BODY_MAX  (1024 * 1024)        /* API answers kept */
@@ -408,15 +409,18 @@ fix_attribute(const cJSON *lines, const char *const *flaws_on,
 
 /* ---- evidence of a run ---------------------------------------------- */
 
-/* Append every JSON line of path to arr (bounded).  -1 + e. */
+/* Append every JSON line of path to arr (bounded: the file takes its
+ * size from *budget, the bytes left for the run's files).  -1 + e. */
 static int
-fix_load_file(const char *path, cJSON *arr, struct errbuf *e)
+fix_load_file(const char *path, cJSON *arr, size_t *budget,
+    struct errbuf *e)
 {
 	size_t len, count = (size_t)cJSON_GetArraySize(arr);
-	char *buf = util_read_file(path, FIX_FILE_MAX, &len, e), *p, *nl;
+	char *buf = util_read_file(path, *budget, &len, e), *p, *nl;
 
 	if (buf == NULL)
 		return -1;
+	*budget -= len;
 	for (p = buf; p < buf + len; p = nl + 1) {
 		cJSON *j;
 
@@ -452,9 +456,12 @@ fix_load_evidence(const char *run_dir, struct errbuf *e)
 	cJSON *arr = cJSON_CreateArray();
 	char *path = xasprintf("%s/evidence.jsonl", run_dir);
 	struct dirent **names = NULL;
+	size_t budget = FIX_FILE_MAX;
 	int n, i, rc;
 
-	rc = fix_load_file(path, arr, e);
+	/* one budget for all the files: parsed, every line stays in memory
+	 * (up to ~32 bytes of cJSON tree per byte) */
+	rc = fix_load_file(path, arr, &budget, e);
 	free(path);
 	if (rc == -1) {
 		cJSON_Delete(arr);
@@ -471,7 +478,7 @@ fix_load_evidence(const char *run_dir, struct errbuf *e)
 		    strcmp(fn + len - 6, ".jsonl") == 0) {
 			char *p = xasprintf("%s/evidence/%s", run_dir, fn);
 
-			rc = fix_load_file(p, arr, e);
+			rc = fix_load_file(p, arr, &budget, e);
 			free(p);
 		}
 		free(names[i]);

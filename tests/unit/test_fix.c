@@ -275,6 +275,60 @@ test_load_evidence_many_lines(void **state)
 	free(buf);
 }
 
+/* Write n bytes of lines {"a":"xx..."} (60000 bytes each) to path. */
+static void
+write_wide_lines(const char *path, size_t n)
+{
+	const size_t w = 60000;
+	char *line = xmalloc(w);
+	FILE *f = fopen(path, "w");
+	size_t i;
+
+	assert_non_null(f);
+	memset(line, 'x', w);
+	memcpy(line, "{\"a\":\"", 6);
+	memcpy(line + w - 3, "\"}\n", 3);
+	for (i = 0; i + w <= n; i += w)
+		assert_int_equal(fwrite(line, 1, w, f), w);
+	fclose(f);
+	free(line);
+}
+
+/*
+ * A run's evidence files share one byte budget (16 MiB): every line stays
+ * parsed in memory, at up to ~32 bytes of tree per byte, so a per-file
+ * bound let 33 files of 16 MiB ask for many GiB (fuzz/fuzz_fix: one file of
+ * 16 MiB took 1.4 GiB under ASan).
+ */
+static void
+test_load_evidence_budget(void **state)
+{
+	char dir[] = "/tmp/ares-test-fix-XXXXXX", *master, *sensor, *p;
+	struct errbuf e = { 0 };
+	cJSON *a;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	master = xasprintf("%s/evidence.jsonl", dir);
+	sensor = xasprintf("%s/evidence/gateway.jsonl", dir);
+	p = xasprintf("%s/evidence", dir);
+	assert_int_equal(util_mkdir_p(p, 0755, &e), 0);
+	free(p);
+	write_wide_lines(master, 8u << 20);
+	write_wide_lines(sensor, 8u << 20);
+	a = fix_load_evidence(dir, &e);     /* 16 MiB together: fine */
+	assert_non_null(a);
+	cJSON_Delete(a);
+	write_wide_lines(sensor, 9u << 20);
+	assert_null(fix_load_evidence(dir, &e));
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_non_null(strstr(e.msg, "gateway.jsonl"));
+	assert_non_null(strstr(e.msg, "too large"));
+	assert_int_equal(util_rm_rf(dir, &e), 0);
+	free(master);
+	free(sensor);
+}
+
 static const char block_policy[] =
     "# a comment at the top\n"
     "name: t   # trailing comment\n"
@@ -660,6 +714,7 @@ main(void)
 		cmocka_unit_test(test_attribute_none),
 		cmocka_unit_test(test_attribute_huge_numbers),
 		cmocka_unit_test(test_load_evidence_many_lines),
+		cmocka_unit_test(test_load_evidence_budget),
 		cmocka_unit_test(test_remove_flaw_block),
 		cmocka_unit_test(test_remove_flaw_flow_and_last),
 		cmocka_unit_test(test_set_variant),
