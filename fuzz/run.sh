@@ -23,7 +23,8 @@
 # seeds of fuzz/corpus/<t>/ and seeds taken from the repo (replays/,
 # policies/, tests/keys/: see seed() below) as read-only corpora.
 #
-# Everything generated goes to fuzz/out/ (ignored by git):
+# Everything generated goes to fuzz/out/ (ignored by git; $ARES_FUZZ_OUT
+# overrides the place):
 #   out/logs/<t>.log              libFuzzer's output; the last "#N DONE" or
 #                                 "#N ... exec/s" line has the totals
 #   out/artifacts/<t>/crash-*     (also leak-*, timeout-*, oom-*) findings
@@ -40,7 +41,7 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-out="$here/out"
+out=${ARES_FUZZ_OUT:-"$here/out"}
 secs=60
 jobs=1
 build_only=0
