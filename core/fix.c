@@ -545,11 +545,15 @@ fix_run_info(const cJSON *lines, struct fix_run_info *info)
 /* ---- minimal YAML edits ---------------------------------------------- */
 
 /* Byte offset of libyaml mark m in buf: libyaml counts characters, so walk
- * UTF-8 when the text has multi-byte characters. */
+ * UTF-8 when the text has multi-byte characters.  It counts none for a
+ * UTF-8 byte order mark (policy_parse accepts one): start after it. */
 static size_t
 fix_mark_byte(const char *buf, size_t len, const yaml_mark_t *m)
 {
 	size_t b = 0, chars = 0;
+
+	if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+		b = 3;
 
 	while (b < len && chars < m->index) {
 		unsigned char c = (unsigned char)buf[b];

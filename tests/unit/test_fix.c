@@ -412,6 +412,40 @@ test_remove_flaw_flow_and_last(void **state)
 	free(a);
 }
 
+/*
+ * A policy saved with a UTF-8 byte order mark (policy_parse accepts it):
+ * libyaml's marks do not count the mark, so every edit landed a byte early
+ * (fuzz/fuzz_fix_policy: "\xEF\xBB\xBFbait: [tickets-admin-token]\n..."
+ * became "bait: tickets-admin-tokenn]").
+ */
+static void
+test_edits_after_bom(void **state)
+{
+	static const char bom[] = "\xEF\xBB\xBFname: t\n"
+	    "bait: [tickets-admin-token]\nlevers: [kill]\n"
+	    "flaws: [root-user, docker-socket]\n";
+	struct errbuf e = { 0 };
+	struct policy *p;
+	char *a;
+
+	(void)state;
+	a = fix_policy_remove_flaw(bom, strlen(bom), "root-user", &e);
+	assert_non_null(a);
+	assert_string_equal(a, "\xEF\xBB\xBFname: t\n"
+	    "bait: [tickets-admin-token]\nlevers: [kill]\n"
+	    "flaws: [docker-socket]\n");
+	free(a);
+	a = fix_policy_set_variant(bom, strlen(bom), "default", &e);
+	assert_non_null(a);
+	assert_non_null(strstr(a, "bait: [tickets-admin-token]\n"));
+	p = policy_parse(a, strlen(a), "a.yaml", &e);
+	assert_non_null(p);
+	assert_string_equal(p->variant, "default");
+	assert_true(policy_has_bait(p, "tickets-admin-token"));
+	policy_free(p);
+	free(a);
+}
+
 static void
 test_set_variant(void **state)
 {
@@ -718,6 +752,7 @@ main(void)
 		cmocka_unit_test(test_remove_flaw_block),
 		cmocka_unit_test(test_remove_flaw_flow_and_last),
 		cmocka_unit_test(test_set_variant),
+		cmocka_unit_test(test_edits_after_bom),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_pr_body),
 		cmocka_unit_test(test_github_request),
