@@ -85,6 +85,7 @@ max_len() {
 	trial)                 echo 200000 ;;
 	probe_ctx)             echo 1050000 ;;  # PROBE_LABJSON_MAX 1 MiB
 	sign_pubkey)           echo 5000 ;;     # SIGN_PUBFILE_MAX 4096
+	sign_secret)           echo 5000 ;;
 	sign_verify)           echo 9000 ;;     # SIGN_SIGFILE_MAX 8192
 	bus)                   echo 17000 ;;    # BUS_DGRAM_MAX 16384
 	lever)                 echo 66000 ;;    # LEVER_EXT_OUT_MAX 64 KiB
@@ -137,6 +138,11 @@ seed() {
 		    "$root"/tests/keys/ares.pub; do
 			[ -f "$f" ] || continue
 			i=$((i + 1)); cp "$f" "$d/pub-$i"
+		done ;;
+	sign_secret)
+		for f in "$root"/tests/keys/ares.key; do
+			[ -f "$f" ] || continue
+			i=$((i + 1)); cp "$f" "$d/key-$i"
 		done ;;
 	sign_verify)
 		for f in "$root"/replays/*/*.minisig; do
