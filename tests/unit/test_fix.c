@@ -20,7 +20,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -232,9 +231,9 @@ test_attribute_huge_numbers(void **state)
 }
 
 /*
- * Loading a run's evidence is linear in its lines (fuzz/fuzz_fix: each
- * line asked cJSON_GetArraySize, which walks the list: 100000 lines of
- * "{}" took about a minute).  The bound is 100000 lines over every chain.
+ * The bound on a run's evidence: 100000 lines load, one more is refused
+ * with a clear error.  (Loading was quadratic before fuzz/fuzz_fix found
+ * it; how it scales is measured by bench/loaders, not here.)
  */
 static void
 test_load_evidence_many_lines(void **state)
@@ -243,7 +242,6 @@ test_load_evidence_many_lines(void **state)
 	const size_t n = 100000;       /* FIX_EVENTS_MAX */
 	char *buf = xmalloc(3 * n);
 	struct errbuf e = { 0 };
-	clock_t t0;
 	cJSON *a;
 	size_t i;
 
@@ -254,12 +252,9 @@ test_load_evidence_many_lines(void **state)
 	p = xasprintf("%s/evidence.jsonl", dir);
 	assert_int_equal(util_write_file(p, buf, 3 * n, 0644, &e), 0);
 	free(p);
-	t0 = clock();
 	a = fix_load_evidence(dir, &e);
 	assert_non_null(a);
 	assert_int_equal(cJSON_GetArraySize(a), (int)n);
-	/* linear: well under a second of CPU (quadratic: many seconds) */
-	assert_true((double)(clock() - t0) / CLOCKS_PER_SEC < 2.0);
 	cJSON_Delete(a);
 
 	/* one line more, in a sensor chain: over the bound */
