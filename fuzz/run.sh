@@ -182,6 +182,10 @@ done
 [ $build_only = 1 ] && exit 0
 
 # ---- run -----------------------------------------------------------
+# ASan keeps freed memory in a quarantine (256 MiB by default) that counts
+# against -rss_limit_mb: a smaller one keeps the limit about the target.
+ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=64}
+export ASAN_OPTIONS
 ARES_FUZZ_TMP=$(mktemp -d /dev/shm/ares-fuzz.XXXXXX 2>/dev/null ||
     mktemp -d /tmp/ares-fuzz.XXXXXX)
 export ARES_FUZZ_TMP
