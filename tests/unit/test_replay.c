@@ -481,7 +481,7 @@ test_wide_lines_load(void **state)
 	snprintf(dir, sizeof dir, "%s/wide", fx->dir);
 	assert_int_equal(util_mkdir_p(dir, 0755, &e), 0);
 	snprintf(path, sizeof path, "%s/evidence.jsonl", dir);
-	line = xmalloc(width + 2);
+	line = xmalloc(width + 4);   /* the last "0]\n" and its NUL */
 	line[0] = '[';
 	for (i = 1; i + 2 < width; i += 2)
 		memcpy(line + i, "0,", 2);
