@@ -12,6 +12,7 @@
 
 #include "core.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -114,6 +115,38 @@ fz_copy(const char *src, const char *dst)
 		return;
 	fz_write(dst, buf, len);
 	free(buf);
+}
+
+/* A run dir at fz_path("run") with evidence/ holding the sensor chains of
+ * replays/contained (for anchors to name).  Returns its path (static). */
+static inline char *
+fz_run_with_chains(void)
+{
+	char *run = fz_path("run"), *src, *dst;
+	DIR *d;
+	struct dirent *de;
+
+	dst = xasprintf("%s/evidence", run);
+	if (util_mkdir_p(dst, 0755, NULL) == -1)
+		fz_die("mkdir", NULL);
+	free(dst);
+	src = xasprintf("%s/replays/contained/evidence", FUZZ_SRCDIR);
+	if ((d = opendir(src)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			char *s, *t;
+
+			if (de->d_name[0] == '.')
+				continue;
+			s = xasprintf("%s/%s", src, de->d_name);
+			t = xasprintf("%s/evidence/%s", run, de->d_name);
+			fz_copy(s, t);
+			free(s);
+			free(t);
+		}
+		closedir(d);
+	}
+	free(src);
+	return run;
 }
 
 /*

@@ -6,41 +6,15 @@
  */
 #include "fuzz.h"
 
-#include <dirent.h>
-
 static char *fz_run;
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char *src, *dst;
-	DIR *d;
-	struct dirent *de;
-
 	(void)argc;
 	(void)argv;
 	fz_setup(true);
-	fz_run = fz_path("run");
-	dst = xasprintf("%s/evidence", fz_run);
-	if (util_mkdir_p(dst, 0755, NULL) == -1)
-		fz_die("mkdir", NULL);
-	free(dst);
-	src = xasprintf("%s/replays/contained/evidence", FUZZ_SRCDIR);
-	if ((d = opendir(src)) != NULL) {
-		while ((de = readdir(d)) != NULL) {
-			char *s, *t;
-
-			if (de->d_name[0] == '.')
-				continue;
-			s = xasprintf("%s/%s", src, de->d_name);
-			t = xasprintf("%s/evidence/%s", fz_run, de->d_name);
-			fz_copy(s, t);
-			free(s);
-			free(t);
-		}
-		closedir(d);
-	}
-	free(src);
+	fz_run = fz_run_with_chains();
 	return 0;
 }
 

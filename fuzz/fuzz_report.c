@@ -10,8 +10,6 @@
  */
 #include "fuzz.h"
 
-#include <dirent.h>
-
 static char *fz_run;
 
 int
@@ -20,18 +18,12 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	static const char *const files[] = { "evidence.jsonl", "drill.json",
 	    "agent.log", "report.md" };
 	char *src, *dst;
-	DIR *d;
-	struct dirent *de;
 	size_t i;
 
 	(void)argc;
 	(void)argv;
 	fz_setup(true);
-	fz_run = fz_path("run");
-	dst = xasprintf("%s/evidence", fz_run);
-	if (util_mkdir_p(dst, 0755, NULL) == -1)
-		fz_die("mkdir", NULL);
-	free(dst);
+	fz_run = fz_run_with_chains();
 	for (i = 0; i < sizeof files / sizeof files[0]; i++) {
 		src = xasprintf("%s/replays/contained/%s", FUZZ_SRCDIR,
 		    files[i]);
@@ -40,22 +32,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		free(src);
 		free(dst);
 	}
-	src = xasprintf("%s/replays/contained/evidence", FUZZ_SRCDIR);
-	if ((d = opendir(src)) != NULL) {
-		while ((de = readdir(d)) != NULL) {
-			char *s, *t;
-
-			if (de->d_name[0] == '.')
-				continue;
-			s = xasprintf("%s/%s", src, de->d_name);
-			t = xasprintf("%s/evidence/%s", fz_run, de->d_name);
-			fz_copy(s, t);
-			free(s);
-			free(t);
-		}
-		closedir(d);
-	}
-	free(src);
 	return 0;
 }
 

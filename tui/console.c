@@ -14,6 +14,7 @@
  * them, job.c the trial/probe/fix worker, cast.c the asciicast export.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <poll.h>
@@ -76,6 +77,20 @@ console_copy(char *dst, size_t n, const char *src)
 	if (len > 0)
 		memcpy(dst, src, len);
 	dst[len] = '\0';
+}
+
+/* A self-pipe for a worker to wake the loop: fds[0] to poll and read,
+ * fds[1] to write; both non-blocking and close-on-exec.  Fatal when the
+ * process has no descriptors left. */
+void
+console_wake_pipe(int fds[2])
+{
+	if (pipe(fds) < 0)
+		util_fatal("console: pipe: %s", strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+		fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+	}
 }
 
 /* Forget the drill/replay view (levers, events, flags), keep the terminal

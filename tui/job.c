@@ -6,7 +6,6 @@
  * share: start, quit, tick, keys, title bar and status line.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -187,12 +186,7 @@ console_job_start(struct console_ui *ui, enum console_job_kind kind,
 	job.t0 = util_mono_ns();
 	console_copy(job.policy, sizeof job.policy, policy);
 	console_preload_policy(ui, job.policy, false);
-	if (pipe(fds) < 0)
-		util_fatal("console: pipe: %s", strerror(errno));
-	for (int i = 0; i < 2; i++) {
-		fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
-		fcntl(fds[i], F_SETFD, FD_CLOEXEC);
-	}
+	console_wake_pipe(fds);
 	job.pipe_rd = fds[0];
 	job.pipe_wr = fds[1];
 	pthread_mutex_init(&job.mu, NULL);

@@ -7,7 +7,6 @@
  * authoritative.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -383,12 +382,7 @@ console_drill_start(struct console_ui *ui, const char *policy, uint64_t seed,
 	if (has_seed)
 		snprintf(ui->seed, sizeof ui->seed, "%" PRIu64, seed);
 
-	if (pipe(fds) < 0)
-		util_fatal("console: pipe: %s", strerror(errno));
-	for (int i = 0; i < 2; i++) {
-		fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
-		fcntl(fds[i], F_SETFD, FD_CLOEXEC);
-	}
+	console_wake_pipe(fds);
 	sh.pipe_rd = fds[0];
 	sh.pipe_wr = fds[1];
 	pthread_mutex_init(&sh.mu, NULL);

@@ -170,6 +170,9 @@ struct console_screen {
 
 /* Copy at most n-1 bytes of src into dst (NUL-terminated). */
 void console_copy(char *dst, size_t n, const char *src);
+/* A non-blocking, close-on-exec self-pipe (fds[0] read end, fds[1] write
+ * end) for a worker to wake the loop; fatal when none can be made. */
+void console_wake_pipe(int fds[2]);
 /* Forget the drill/replay view (levers, events, flags), keep the terminal
  * setup (colours, sprites, pairs). */
 void console_view_reset(struct console_ui *ui);
