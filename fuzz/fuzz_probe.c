@@ -21,20 +21,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct report_verify_result res;
-	struct errbuf e = { 0 };
-	const uint8_t *body;
-	size_t blen;
-	char *tc = fz_split_tc(data, size, &body, &blen);
-
-	fz_write_signed(fz_run, "probe.json", tc, body, blen);
-	if (probe_verify_dir(fz_run, fz_pub, &res, &e) == -1) {
-		fprintf(stderr, "probe_verify_dir: %s\n", e.msg);
-		abort();
-	}
-	fz_check_verify_result(fz_run, &res);
-	report_verify_free(&res);
+	fz_verify_signed(fz_run, "probe.json", data, size, probe_verify_dir);
 	(void)probe_dir_is(fz_run);
-	free(tc);
 	return 0;
 }

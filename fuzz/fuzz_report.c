@@ -38,9 +38,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct report_verify_result res;
 	struct report_anchors *an = xcalloc(1, sizeof *an);
-	struct errbuf e = { 0 };
 	const uint8_t *body;
 	size_t blen;
 	char *tc = fz_split_tc(data, size, &body, &blen);
@@ -61,14 +59,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cJSON_Delete(j);
 	}
 	free(an);
-
-	fz_write_signed(fz_run, "report.json", tc, body, blen);
-	if (report_verify_dir(fz_run, fz_pub, &res, &e) == -1) {
-		fprintf(stderr, "report_verify_dir: %s\n", e.msg);
-		abort();
-	}
-	fz_check_verify_result(fz_run, &res);
-	report_verify_free(&res);
 	free(tc);
+
+	fz_verify_signed(fz_run, "report.json", data, size,
+	    report_verify_dir);
 	return 0;
 }
