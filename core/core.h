@@ -185,6 +185,9 @@ void docker_close(struct docker *d);
 /* GET /version and pick the API version.  -1 + e (ERRBUF_ENGINE when the
  * engine is unreachable or refuses every version we speak). */
 int docker_negotiate(struct docker *d, struct errbuf *e);
+/* docker_open + docker_negotiate: a client ready to use, or NULL + e
+ * (nothing left open).  Free with docker_close. */
+struct docker *docker_connect(const char *host, struct errbuf *e);
 const char *docker_api_version(const struct docker *d);  /* "1.41" */
 const char *docker_engine_version(const struct docker *d); /* "20.10.24" */
 /* Pure: choose the API version for a daemon advertising [min_api, api].

@@ -569,6 +569,17 @@ const char *docker_engine_version(const struct docker *d)
 	return d->engine;  /* "" until negotiated */
 }
 
+struct docker *docker_connect(const char *host, struct errbuf *e)
+{
+	struct docker *d = docker_open(host, e);
+
+	if (d != NULL && docker_negotiate(d, e) == -1) {
+		docker_close(d);
+		return NULL;
+	}
+	return d;
+}
+
 int docker_negotiate(struct docker *d, struct errbuf *e)
 {
 	struct sink s = {0};

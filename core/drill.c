@@ -932,8 +932,8 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 	snprintf(r->model, sizeof r->model, "%s", o->model_name != NULL ?
 	    o->model_name : st.p->model_name);
 
-	st.d = docker_open(NULL, e);
-	if (st.d == NULL || docker_negotiate(st.d, e) == -1)
+	st.d = docker_connect(NULL, e);
+	if (st.d == NULL)
 		goto out;
 
 	runs = drill_runs_dir(o, e);

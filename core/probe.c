@@ -2337,12 +2337,8 @@ probe_nc_worker(void *arg)
 {
 	struct probe_nc_state *st = arg;
 	struct errbuf e = { 0 };
-	struct docker *d = docker_open(NULL, &e);
+	struct docker *d = docker_connect(NULL, &e);
 
-	if (d != NULL && docker_negotiate(d, &e) == -1) {
-		docker_close(d);
-		d = NULL;
-	}
 	for (;;) {
 		struct probe_nc_item *it;
 
@@ -2396,11 +2392,9 @@ probe_negative_control(const struct probe_nc_options *o,
 	*nitems = n;
 	/* Import the image once, before any worker; pin the rootfs path in
 	 * the environment so workers never write lab.c's static buffer. */
-	d = docker_open(NULL, e);
-	if (d == NULL || docker_negotiate(d, e) == -1) {
-		docker_close(d);
+	d = docker_connect(NULL, e);
+	if (d == NULL)
 		return -1;
-	}
 	if (lab_image_ensure(d, &ref, e) == -1) {
 		docker_close(d);
 		return -1;

@@ -1016,9 +1016,8 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 	}
 
 	/* The engine, and the lab image once (not once per worker). */
-	d = docker_open(NULL, e);
-	if (d == NULL || docker_negotiate(d, e) == -1 ||
-	    lab_image_ensure(d, &ref, e) == -1)
+	d = docker_connect(NULL, e);
+	if (d == NULL || lab_image_ensure(d, &ref, e) == -1)
 		goto out;
 
 	if (o->resume_dir == NULL) {

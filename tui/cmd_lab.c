@@ -75,19 +75,6 @@ cmd_lab_read_run_id(const char *run_dir, char out[64], struct errbuf *e)
 	return rc;
 }
 
-/* Open and negotiate the engine.  NULL + e. */
-static struct docker *
-cmd_lab_docker(struct errbuf *e)
-{
-	struct docker *d = docker_open(NULL, e);
-
-	if (d != NULL && docker_negotiate(d, e) == -1) {
-		docker_close(d);
-		return NULL;
-	}
-	return d;
-}
-
 static int
 cmd_lab_fail(const char *what, const struct errbuf *e)
 {
@@ -150,7 +137,7 @@ cmd_lab_up(const struct cmd_lab_args *a)
 	free(run_dir);
 	run_dir = abs;
 
-	d = cmd_lab_docker(&e);
+	d = docker_connect(NULL, &e);
 	if (d == NULL) {
 		free(run_dir);
 		policy_free(p);
@@ -265,7 +252,7 @@ cmd_lab_status(const struct cmd_lab_args *a)
 
 	if (a->run != NULL && cmd_lab_read_run_id(a->run, run_id, &e) == -1)
 		return cmd_lab_fail("status", &e);
-	d = cmd_lab_docker(&e);
+	d = docker_connect(NULL, &e);
 	if (d == NULL)
 		return cmd_lab_fail("status", &e);
 	if (a->run != NULL)
@@ -291,7 +278,7 @@ cmd_lab_down(const struct cmd_lab_args *a)
 	}
 	if (cmd_lab_read_run_id(a->run, run_id, &e) == -1)
 		return cmd_lab_fail("down", &e);
-	d = cmd_lab_docker(&e);
+	d = docker_connect(NULL, &e);
 	if (d == NULL)
 		return cmd_lab_fail("down", &e);
 	removed = lab_teardown(d, run_id, &e);

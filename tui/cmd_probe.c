@@ -87,18 +87,6 @@ cmd_probe_outputs(const struct cmd_probe_args *a,
 	return rc;
 }
 
-static struct docker *
-cmd_probe_docker(struct errbuf *e)
-{
-	struct docker *d = docker_open(NULL, e);
-
-	if (d != NULL && docker_negotiate(d, e) == -1) {
-		docker_close(d);
-		return NULL;
-	}
-	return d;
-}
-
 static int
 cmd_probe_fail(const struct errbuf *e)
 {
@@ -137,7 +125,7 @@ cmd_probe_existing(const struct cmd_probe_args *a)
 	struct probe_report *r = xcalloc(1, sizeof *r);
 	struct errbuf e = { 0 };
 	struct probe_ctx c;
-	struct docker *d = cmd_probe_docker(&e);
+	struct docker *d = docker_connect(NULL, &e);
 	int rc;
 
 	if (d == NULL) {
@@ -178,7 +166,7 @@ cmd_probe_fresh(const struct cmd_probe_args *a)
 		free(r);
 		return cmd_probe_fail(&e);
 	}
-	d = cmd_probe_docker(&e);
+	d = docker_connect(NULL, &e);
 	if (d == NULL) {
 		policy_free(p);
 		free(r);

@@ -97,11 +97,7 @@ console_probe_job(struct console_job *j)
 
 	if (p == NULL)
 		return -1;
-	d = docker_open(NULL, &j->err);
-	if (d != NULL && docker_negotiate(d, &j->err) == -1) {
-		docker_close(d);
-		d = NULL;
-	}
+	d = docker_connect(NULL, &j->err);
 	if (d == NULL) {
 		policy_free(p);
 		return -1;

@@ -771,6 +771,13 @@ static void test_unreachable(void **state)
 	assert_null(docker_container_inspect(d, "x", &e));
 	assert_int_equal(e.code, ERRBUF_ENGINE);
 	docker_close(d);
+
+	/* docker_connect: the same error, nothing left open */
+	memset(&e, 0, sizeof e);
+	assert_null(docker_connect("unix:///tmp/nonexistent-ares-test.sock",
+	    &e));
+	assert_int_equal(e.code, ERRBUF_ENGINE);
+	assert_non_null(strstr(e.msg, "/tmp/nonexistent-ares-test.sock"));
 }
 
 int main(void)
