@@ -46,8 +46,8 @@ bus_open(const char *path, struct errbuf *e)
 		close(fd);
 		return -1;
 	}
-	/* Sensors run as other uids inside their containers. */
-	if (chmod(path, 0666) == -1) {
+	/* Only the owner sends (the drill hands it to the sensors' uid). */
+	if (chmod(path, 0600) == -1) {
 		errbuf_set(e, ERRBUF_INTERNAL, "bus: chmod %s: %s", path,
 		    strerror(errno));
 		close(fd);

@@ -84,6 +84,10 @@ void util_new_id(char out[UTIL_ID_MAX]);
  * Returns NULL + e on error or when the file is larger than max. Caller frees. */
 char *util_read_file(const char *path, size_t max, size_t *len,
     struct errbuf *e);
+/* util_read_file that never follows a symlink in the last component
+ * (evidence a run wrote: a link planted there is refused). */
+char *util_read_regular(const char *path, size_t max, size_t *len,
+    struct errbuf *e);
 /* Write len bytes to path atomically (tmp + rename), mode.  -1 + e. */
 int util_write_file(const char *path, const void *buf, size_t len,
     mode_t mode, struct errbuf *e);
@@ -91,6 +95,18 @@ int util_write_file(const char *path, const void *buf, size_t len,
 int util_mkdir_p(const char *path, mode_t mode, struct errbuf *e);
 /* rm -rf of a directory tree we created (refuses "/" and ""). -1 + e. */
 int util_rm_rf(const char *path, struct errbuf *e);
+
+/*
+ * Run argv[0] (looked up in PATH; never a shell) with stdin from /dev/null
+ * and extra_env (NAME=VALUE, NULL-terminated, may be NULL) in front of our
+ * environment; stdout and stderr go to out (at most outmax-1 bytes kept,
+ * NUL-terminated, trailing newlines cut; the rest is read and dropped).  A
+ * child still running after timeout_ms (0: no limit) is killed.  Returns
+ * its exit status (128 + signal when a signal ended it), or -1 + e when it
+ * could not be started or was killed for the time limit.
+ */
+int util_run(const char *const *argv, const char *const *extra_env,
+    int timeout_ms, char *out, size_t outmax, struct errbuf *e);
 
 /* Lower-case hex of n bytes into out (2n+1 bytes, NUL-terminated). */
 void util_hex(const uint8_t *in, size_t n, char *out);
@@ -148,6 +164,8 @@ struct evidence_verify_result {
 	char run_id[128];
 	size_t bad_line;             /* 1-based line of the first problem, 0 if ok */
 	char reason[256];            /* why it failed */
+	bool truncated;              /* a "truncated" line: the writer reached
+	                                its budget and dropped what followed */
 };
 /* Verify a chain file.  expect_run_id may be NULL.  Returns 0 when the file
  * was read (see r->ok for the verdict), -1 + e when it cannot be read. */
@@ -214,9 +232,18 @@ int docker_image_exists(struct docker *d, const char *ref, struct errbuf *e);
 int docker_image_import(struct docker *d, const char *tar_path,
     const char *repo, const char *tag, struct errbuf *e);
 
-/* Networks.  Labels: ares.run=<run_id>.  Returns the id (caller frees). */
-char *docker_network_create(struct docker *d, const char *name,
-    const char *run_id, bool internal, struct errbuf *e);
+/* Networks (driver bridge).  Labels: ares.run=<run_id>. */
+struct docker_network_spec {
+	const char *name;
+	const char *run_id;          /* label ares.run (NULL: none) */
+	bool internal;               /* Internal: no forwarded traffic */
+	const char *bridge_name;     /* Linux bridge name, or NULL (br-<id>) */
+	bool no_host_address;        /* the host gets no IPv4 address on the
+	                                bridge (bridge.inhibit_ipv4) */
+};
+/* Create; returns the id (caller frees) or NULL + e. */
+char *docker_network_create(struct docker *d,
+    const struct docker_network_spec *spec, struct errbuf *e);
 int docker_network_remove(struct docker *d, const char *id, struct errbuf *e);
 int docker_network_connect(struct docker *d, const char *net,
     const char *container, const char *const *aliases, struct errbuf *e);
@@ -241,19 +268,29 @@ struct docker_container_spec {
 	const char *const *aliases;  /* DNS aliases on that network */
 	const struct docker_mount *mounts;
 	size_t nmounts;
-	const char *const *tmpfs;    /* paths, NULL-terminated */
+	const char *const *tmpfs;    /* "PATH" or "PATH:OPTIONS" (mount
+	                                options, e.g. "size=64m,noexec"),
+	                                NULL-terminated */
 	const char *const *cap_add;  /* NULL-terminated */
 	bool drop_all_caps;
 	bool read_only_rootfs;
 	bool privileged;
 	bool no_new_privileges;
-	long long memory_bytes;      /* 0: unlimited */
+	long long memory_bytes;      /* 0: unlimited (else swap is off too:
+	                                MemorySwap = Memory) */
 	long long pids_limit;        /* 0: unlimited */
+	long long nano_cpus;         /* CPU quota in 1e-9 CPUs; 0: unlimited */
+	const char *const *sysctls;  /* "KEY=VALUE" (namespaced ones), or NULL */
+	const char *const *group_add; /* supplementary gids ("998"), or NULL */
 	const char *run_id;          /* label ares.run */
 	const char *role;            /* label ares.role */
 	const char *const *dns;      /* HostConfig.Dns (IPs), NULL-terminated */
 };
-/* Pure: the JSON body of POST /containers/create.  Caller cJSON_Delete()s. */
+/* Pure: the JSON body of POST /containers/create.  Every container's log
+ * is bounded (json-file, DOCKER_LOG_MAX_SIZE, one file): a container that
+ * writes without end does not fill the host's disk.  Caller
+ * cJSON_Delete()s. */
+#define DOCKER_LOG_MAX_SIZE "1m"
 cJSON *docker_container_config(const struct docker_container_spec *spec);
 /* Create; returns the id (caller frees) or NULL + e. */
 char *docker_container_create(struct docker *d,
@@ -268,6 +305,10 @@ int docker_container_remove(struct docker *d, const char *id, bool force,
 /* GET /containers/{id}/json; caller cJSON_Delete()s.  NULL + e. */
 cJSON *docker_container_inspect(struct docker *d, const char *id,
     struct errbuf *e);
+/* Bound every later call on d to end by mono_ns (CLOCK_MONOTONIC; 0: no
+ * bound beyond each call's own timeout).  A call past it fails at once.
+ * Returns the previous bound. */
+uint64_t docker_set_deadline(struct docker *d, uint64_t mono_ns);
 /* Pure helpers on an inspect document. */
 bool docker_inspect_running(const cJSON *inspect);   /* State.Running */
 bool docker_inspect_paused(const cJSON *inspect);    /* State.Paused */
@@ -401,6 +442,7 @@ struct lab_container {
 	const char *role;   /* "agent", "gateway", "service", "model" */
 };
 
+#define LAB_CHAINS_MAX 8
 struct lab {
 	char *run_id;
 	char *run_dir;
@@ -431,6 +473,11 @@ struct lab {
 	char *tripwire_path;          /* absolute host path of the tripwire
 	                                 file (inside RUN_DIR/agent-home): the
 	                                 control plane watches it (inotify) */
+	char *chains[LAB_CHAINS_MAX]; /* the sensors' chains, relative to
+	                                 RUN_DIR ("evidence/gateway.jsonl") */
+	size_t nchains;
+	char *host_seal;              /* how the host's ports are sealed off
+	                                 (core/hostfw.c), in words */
 	char *privileged_degraded;    /* why flaw privileged was realised as
 	                                 all-capabilities (NULL: it was not) */
 };
@@ -458,6 +505,9 @@ struct lab_options {
 	bool agent_idle;            /* AGENT_IDLE=1 (ares lab up, probes) */
 	const char *model_url;      /* overrides policy model.url if non-NULL */
 	const char *model_key_env;  /* overrides policy model.key_env */
+	bool unsealed_host;         /* the probes' negative control only: the
+	                               bridges keep a host address and get no
+	                               host firewall (never from a policy) */
 };
 
 /*
@@ -466,6 +516,21 @@ struct lab_options {
  * address (108 bytes), then /tmp/ares-<run_id>.  Caller frees.
  */
 char *lab_socket_dir(const char *run_dir, const char *run_id);
+/*
+ * The uid and gid of every lab container that mounts a control-plane
+ * folder (gateway, service, dns, sink, dockerproxy): LAB_SENSOR_ID when
+ * ares runs as root, else ares's own.
+ */
+#define LAB_SENSOR_ID 65533
+void lab_sensor_ids(uid_t *uid, gid_t *gid);
+/*
+ * The run's host-side folders (docs/security.md): RUN_DIR and the socket
+ * dir (lab_socket_dir) are made 0700 and must be real directories owned by
+ * this process; bus/, ctl/ and evidence/ are created 0700 and handed to
+ * the sensors' uid.  Idempotent.  -1 + e.
+ */
+int lab_prepare_dirs(const char *run_dir, const char *run_id,
+    struct errbuf *e);
 
 /* The name of Linux capability bit (CHOWN .. CHECKPOINT_RESTORE), as the
  * Engine API spells it; NULL past the last one known. */
@@ -493,14 +558,64 @@ struct lab *lab_up_opts(struct docker *d, const struct policy *p,
     const char *run_dir, const char *run_id, uint64_t seed,
     const struct lab_options *o, struct errbuf *e);
 int lab_start_agent(struct docker *d, struct lab *lab, struct errbuf *e);
+/* One sensor chain of a run, checked after the run. */
+struct lab_chain_check {
+	char name[64];               /* "sensor:gateway" */
+	char path[80];               /* "evidence/gateway.jsonl" (in RUN_DIR) */
+	bool readable;               /* false: error says why (v.ok false) */
+	struct evidence_verify_result v;
+	char error[256];
+};
+/*
+ * Verify every chain RUN_DIR/lab.json names (and the "<stem>.rN.jsonl"
+ * siblings a restarted sensor writes), never through a symlink and only
+ * regular files; a named chain that is missing is unreadable, not
+ * skipped.  Whatever else lies in RUN_DIR/evidence is never read: its
+ * names go to unexpected (", "-separated, sanitised, bounded by ulen).
+ * Returns the number of entries filled in out (<= max), or -1 + e when
+ * lab.json cannot be read or names no chains.
+ */
+int lab_check_chains(const char *run_dir, const char *run_id,
+    struct lab_chain_check *out, size_t max, char *unexpected, size_t ulen,
+    struct errbuf *e);
 /* Whether id (full container id) is one of the containers the lab itself
  * created (agent, gateway, service, model, dns, sink, dockerproxy); the
  * orphan sweep treats every other container of the run as the agent's. */
 bool lab_owns(const struct lab *lab, const char *id);
-/* Remove every container and network labelled ares.run=<run_id>. Returns
- * the number of objects removed, or -1 + e if any removal failed. */
+/* Remove every container and network labelled ares.run=<run_id>, then the
+ * run's host firewall rules.  Returns the number of objects removed, or
+ * -1 + e if any removal failed. */
 int lab_teardown(struct docker *d, const char *run_id, struct errbuf *e);
 void lab_free(struct lab *lab);
+
+/* ------------------------------------------------------------------ */
+/* hostfw.c - no lab container reaches a port of the host               */
+/* ------------------------------------------------------------------ */
+/*
+ * docs/security.md.  Lab bridges get names derived from the run id
+ * ("ares" + 11 hex), carry no host address, and the host's INPUT chain
+ * (iptables and ip6tables) drops everything that arrives on them, under
+ * the comment "ares.run=<run_id>".  Needs root (or CAP_NET_ADMIN) on the
+ * host; the iptables tools must be installed.
+ */
+#define HOSTFW_IFNAME_MAX 16
+/* The internal network roles of a lab ("lab", "upstream", "wan"): *n of
+ * them, static storage. */
+const char *const *hostfw_network_roles(size_t *n);
+/* Pure: the bridge name of the role's network of run_id. */
+void hostfw_bridge_name(const char *run_id, const char *role,
+    char out[HOSTFW_IFNAME_MAX]);
+/* Insert one DROP rule per bridge (IPv4 and IPv6) at the head of INPUT.
+ * All or nothing: on failure what was inserted is removed.  -1 + e. */
+int hostfw_seal(const char *run_id, const char *const *bridges, size_t n,
+    struct errbuf *e);
+/* Remove every rule of run_id (every role's bridge).  Returns the number
+ * removed (0 when there were none, or the tools are absent), or -1 + e
+ * (e may be NULL) when a removal failed. */
+int hostfw_unseal(const char *run_id, struct errbuf *e);
+/* Once the bridge exists: switch IPv6 off on it and make it answer no ARP
+ * request (the host then has no address the lab can reach).  -1 + e. */
+int hostfw_bridge_quiet(const char *bridge, struct errbuf *e);
 
 /* ------------------------------------------------------------------ */
 /* variant.c - lab variants: paths, hostnames, wording, bait ids        */
@@ -1024,6 +1139,7 @@ const char *probe_outcome_name(enum probe_outcome o, bool core);
 
 /* What the rows need to know about one lab (from RUN_DIR/lab.json and the
  * gateway's inspect). */
+#define PROBE_HOST_TARGETS_MAX 24
 struct probe_ctx {
 	char run_id[64];
 	char run_dir[1024];
@@ -1041,12 +1157,21 @@ struct probe_ctx {
 	char note[256];                    /* e.g. privileged realised degraded */
 	char *real_key;                    /* the gateway's REAL_KEY or NULL
 	                                      (zeroed by probe_ctx_free) */
+	/* Row host-ports (probe_ctx_load with an engine): a listener on
+	 * every address of the host, and the addresses the agent could try
+	 * (the host's own, the lab networks' gateways). */
+	bool host_listening;
+	int host_fd[2];                    /* IPv4 and IPv6 listeners, or -1 */
+	int host_port;
+	char host_targets[PROBE_HOST_TARGETS_MAX][64];
+	size_t nhost_targets;
 };
 /* Pure: fill c from the text of lab.json (bounded, validated: ids hex,
  * IPs dotted, names [A-Za-z0-9._-]).  -1 + e (ERRBUF_INPUT). */
 int probe_ctx_parse(const char *json, size_t len, const char *run_dir,
     struct probe_ctx *c, struct errbuf *e);
-/* Read RUN_DIR/lab.json and, with d, the gateway's REAL_KEY.  -1 + e. */
+/* Read RUN_DIR/lab.json and, with d, the gateway's REAL_KEY; with d also
+ * open the host-ports listeners and list their targets.  -1 + e. */
 int probe_ctx_load(struct docker *d, const char *run_dir,
     struct probe_ctx *c, struct errbuf *e);
 void probe_ctx_free(struct probe_ctx *c);
@@ -1173,6 +1298,7 @@ struct probe_options {
 	 * is up and between rows); the partial report is still signed, with
 	 * result "cancelled", and the lab still torn down */
 	const volatile sig_atomic_t *cancel;
+	bool unsealed_host;        /* negative control only: lab_options */
 };
 /* One lab, brought up for probing: policy p (agent idle) in a fresh run
  * dir, battery, signed probe.json, teardown unless o->keep.  0 when the
@@ -1183,8 +1309,16 @@ int probe_lab(struct docker *d, const struct policy *p,
 
 /* Negative control: the base policy (flaws cleared) must hold, and with
  * exactly one flaw on the battery must FAIL a row that detects it. */
+/* The negative control's one weakening that is no flaw of the catalogue
+ * (no policy can ask for it): the lab's bridges keep their host address
+ * and get no host firewall; row host-ports must then fail. */
+#define PROBE_NC_HOST_SEAL "host-seal-off"
+/* Items probe_negative_control may fill: the baseline, every flaw, the
+ * host seal. */
+#define PROBE_NC_ITEMS(nflaws) ((nflaws) + 2)
 struct probe_nc_item {
-	char flaw[32];          /* "" for the baseline */
+	char flaw[32];          /* "" for the baseline, a flaw id, or
+	                           PROBE_NC_HOST_SEAL */
 	char run_id[64];
 	char run_dir[1024];
 	bool ran;               /* the lab came up and the battery ran */

@@ -45,6 +45,7 @@ struct docker {
 	char engine[64];       /* engine version string from /version */
 	bool negotiated;
 	char curl_err[CURL_ERROR_SIZE];
+	uint64_t deadline_ns;  /* CLOCK_MONOTONIC bound on every call, or 0 */
 };
 
 /* ------------------------------------------------------------------ */
@@ -422,8 +423,23 @@ static int perform(struct docker *d, const struct req *q, struct sink *s,
 	CURLcode rc;
 	char *ct = NULL;
 
+	long timeout_ms = q->timeout_ms;
+
 	*status = 0;
 	s->d = d;
+	if (d->deadline_ns != 0) {
+		uint64_t now = util_mono_ns();
+
+		if (now >= d->deadline_ns) {
+			free(url);
+			return errbuf_set(e, ERRBUF_INTERNAL, "docker: %s %s: "
+			    "the time bound of this phase has passed",
+			    q->method, q->path);
+		}
+		if ((d->deadline_ns - now) / 1000000ull < (uint64_t)timeout_ms)
+			timeout_ms = (long)((d->deadline_ns - now) /
+			    1000000ull) + 1;
+	}
 	curl_easy_reset(d->curl);   /* keeps the live connection */
 	d->curl_err[0] = '\0';
 	curl_easy_setopt(d->curl, CURLOPT_UNIX_SOCKET_PATH, d->sock_path);
@@ -435,7 +451,7 @@ static int perform(struct docker *d, const struct req *q, struct sink *s,
 #endif
 	curl_easy_setopt(d->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(d->curl, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
-	curl_easy_setopt(d->curl, CURLOPT_TIMEOUT_MS, q->timeout_ms);
+	curl_easy_setopt(d->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(d->curl, CURLOPT_ERRORBUFFER, d->curl_err);
 	curl_easy_setopt(d->curl, CURLOPT_USERAGENT, "ares-drill");
 	curl_easy_setopt(d->curl, CURLOPT_WRITEFUNCTION, sink_write);
@@ -914,26 +930,32 @@ int docker_image_import(struct docker *d, const char *tar_path,
 /* networks                                                            */
 /* ------------------------------------------------------------------ */
 
-char *docker_network_create(struct docker *d, const char *name,
-    const char *run_id, bool internal, struct errbuf *e)
+char *docker_network_create(struct docker *d,
+    const struct docker_network_spec *spec, struct errbuf *e)
 {
 	struct docker_response r;
-	cJSON *b = cJSON_CreateObject();
-	cJSON *labels;
+	cJSON *b, *labels, *opts;
 	int rc;
 
-	if (name == NULL || name[0] == '\0') {
-		cJSON_Delete(b);
+	if (spec->name == NULL || spec->name[0] == '\0') {
 		errbuf_set(e, ERRBUF_INPUT, "docker: network create: no name");
 		return NULL;
 	}
-	cJSON_AddStringToObject(b, "Name", name);
+	b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "Name", spec->name);
 	cJSON_AddStringToObject(b, "Driver", "bridge");
-	cJSON_AddBoolToObject(b, "Internal", internal);
+	cJSON_AddBoolToObject(b, "Internal", spec->internal);
 	cJSON_AddBoolToObject(b, "CheckDuplicate", true);
 	labels = cJSON_AddObjectToObject(b, "Labels");
-	if (run_id != NULL)
-		cJSON_AddStringToObject(labels, "ares.run", run_id);
+	if (spec->run_id != NULL)
+		cJSON_AddStringToObject(labels, "ares.run", spec->run_id);
+	opts = cJSON_AddObjectToObject(b, "Options");
+	if (spec->bridge_name != NULL)
+		cJSON_AddStringToObject(opts, "com.docker.network.bridge.name",
+		    spec->bridge_name);
+	if (spec->no_host_address)
+		cJSON_AddStringToObject(opts,
+		    "com.docker.network.bridge.inhibit_ipv4", "true");
 	rc = call(d, "POST", "/networks/create", b, 0, &r, e);
 	cJSON_Delete(b);
 	if (rc < 0)
@@ -1071,8 +1093,16 @@ cJSON *docker_container_config(const struct docker_container_spec *spec)
 	}
 	if (spec->tmpfs != NULL && spec->tmpfs[0] != NULL) {
 		cJSON *t = cJSON_AddObjectToObject(hc, "Tmpfs");
-		for (size_t i = 0; spec->tmpfs[i] != NULL; i++)
-			cJSON_AddStringToObject(t, spec->tmpfs[i], "");
+		for (size_t i = 0; spec->tmpfs[i] != NULL; i++) {
+			const char *colon = strchr(spec->tmpfs[i], ':');
+			char *path = colon != NULL ? xstrndup(spec->tmpfs[i],
+			    (size_t)(colon - spec->tmpfs[i])) :
+			    xstrdup(spec->tmpfs[i]);
+
+			cJSON_AddStringToObject(t, path, colon != NULL ?
+			    colon + 1 : "");
+			free(path);
+		}
 	}
 	if (spec->drop_all_caps) {
 		const char *all[] = { "ALL", NULL };
@@ -1086,12 +1116,45 @@ cJSON *docker_container_config(const struct docker_container_spec *spec)
 		const char *nnp[] = { "no-new-privileges", NULL };
 		cJSON_AddItemToObject(hc, "SecurityOpt", str_array(nnp));
 	}
-	if (spec->memory_bytes > 0)
+	if (spec->memory_bytes > 0) {
 		cJSON_AddNumberToObject(hc, "Memory",
 		    (double)spec->memory_bytes);
+		cJSON_AddNumberToObject(hc, "MemorySwap",
+		    (double)spec->memory_bytes);
+	}
 	if (spec->pids_limit > 0)
 		cJSON_AddNumberToObject(hc, "PidsLimit",
 		    (double)spec->pids_limit);
+	if (spec->nano_cpus > 0)
+		cJSON_AddNumberToObject(hc, "NanoCpus",
+		    (double)spec->nano_cpus);
+	if (spec->sysctls != NULL && spec->sysctls[0] != NULL) {
+		cJSON *sc = cJSON_AddObjectToObject(hc, "Sysctls");
+		for (size_t i = 0; spec->sysctls[i] != NULL; i++) {
+			const char *eq = strchr(spec->sysctls[i], '=');
+			char *k;
+
+			if (eq == NULL)
+				continue;
+			k = xstrndup(spec->sysctls[i],
+			    (size_t)(eq - spec->sysctls[i]));
+			cJSON_AddStringToObject(sc, k, eq + 1);
+			free(k);
+		}
+	}
+	if (spec->group_add != NULL && spec->group_add[0] != NULL)
+		cJSON_AddItemToObject(hc, "GroupAdd", str_array(spec->group_add));
+	{
+		cJSON *lc = cJSON_AddObjectToObject(hc, "LogConfig");
+		cJSON *lo;
+
+		cJSON_AddStringToObject(lc, "Type", "json-file");
+		lo = cJSON_AddObjectToObject(lc, "Config");
+		cJSON_AddStringToObject(lo, "max-size", DOCKER_LOG_MAX_SIZE);
+		cJSON_AddStringToObject(lo, "max-file", "1");
+	}
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(hc, "RestartPolicy"),
+	    "Name", "no");
 	cJSON_AddStringToObject(hc, "NetworkMode",
 	    spec->network ? spec->network : "none");
 	if (spec->dns != NULL && spec->dns[0] != NULL)
@@ -1473,4 +1536,12 @@ int docker_exec(struct docker *d, const char *id, const char *const *argv,
 	}
 	exec_result_fill(r);
 	return 0;
+}
+
+uint64_t docker_set_deadline(struct docker *d, uint64_t mono_ns)
+{
+	uint64_t old = d->deadline_ns;
+
+	d->deadline_ns = mono_ns;
+	return old;
 }

@@ -645,6 +645,9 @@ evidence_verify_line(const char *line, size_t n, size_t idx,
 	    !evidence_plain_str(&cur, EVIDENCE_TYPE_MAX, 0,
 	    evidence_type_char, type, sizeof type))
 		return "malformed type";
+	/* a chain that reached its budget ends with one such line */
+	if (strcmp(type, "truncated") == 0)
+		r->truncated = true;
 	if (!evidence_lit(&cur, ",\"t_mono_ns\":") ||
 	    !evidence_dec(&cur, &mono))
 		return "malformed t_mono_ns";
@@ -771,7 +774,7 @@ evidence_verify_file(const char *path, const char *expect_run_id,
 	char *buf;
 
 	memset(r, 0, sizeof *r);
-	buf = util_read_file(path, EVIDENCE_FILE_MAX, &len, e);
+	buf = util_read_regular(path, EVIDENCE_FILE_MAX, &len, e);
 	if (buf == NULL) {
 		evidence_fail(r, 0, "cannot read evidence file");
 		return errbuf_prefix(e, "evidence");

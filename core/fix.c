@@ -19,20 +19,17 @@
 #include <fcntl.h>
 #include <dirent.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
 #include <sodium.h>
 #include <yaml.h>
 
-extern char **environ;
 
 #define FIX_FILE_MAX       (16u * 1024 * 1024)  /* a run's evidence files,
                                                    all together */
@@ -890,7 +887,7 @@ fix_unified_diff(const char *a, const char *b, const char *name_a,
 
 /*
  * Run git with argv (argv[0] must be "git"), extra environment entries
- * (NAME=VALUE, may be NULL-terminated NULL) added to ours; stdout+stderr
+ * (NAME=VALUE, NULL-terminated, may be NULL) added to ours; stdout+stderr
  * collected into out (bounded, NUL-terminated, trailing newline cut).
  * Returns git's exit status, or -1 + e when it cannot run.
  */
@@ -898,72 +895,7 @@ static int
 fix_git(const char *const *argv, const char *const *extra_env, char *out,
     size_t outmax, struct errbuf *e)
 {
-	posix_spawn_file_actions_t fa;
-	char **envp;
-	size_t ne = 0, nx = 0, i, used = 0;
-	int fds[2], status;
-	pid_t pid;
-	ssize_t n;
-	char sink[512];
-
-	while (environ[ne] != NULL)
-		ne++;
-	while (extra_env != NULL && extra_env[nx] != NULL)
-		nx++;
-	envp = xcalloc(ne + nx + 1, sizeof *envp);
-	for (i = 0; i < nx; i++)
-		envp[i] = (char *)extra_env[i];
-	for (i = 0; i < ne; i++)
-		envp[nx + i] = environ[i];
-	if (pipe2(fds, O_CLOEXEC) == -1) {
-		free(envp);
-		return errbuf_set(e, ERRBUF_INTERNAL, "git: pipe: %s",
-		    strerror(errno));
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-	if ((errno = posix_spawnp(&pid, "git", &fa, NULL,
-	    (char *const *)argv, envp)) != 0) {
-		int err = errno;
-
-		posix_spawn_file_actions_destroy(&fa);
-		close(fds[0]);
-		close(fds[1]);
-		free(envp);
-		return errbuf_set(e, ERRBUF_INTERNAL, "git %s: %s",
-		    argv[1] ? argv[1] : "", strerror(err));
-	}
-	posix_spawn_file_actions_destroy(&fa);
-	free(envp);
-	close(fds[1]);
-	if (outmax > 0)
-		out[0] = '\0';
-	for (;;) {
-		if (outmax > 0 && used + 1 < outmax)
-			n = read(fds[0], out + used, outmax - 1 - used);
-		else
-			n = read(fds[0], sink, sizeof sink);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (outmax > 0 && used + 1 < outmax)
-			used += (size_t)n;
-	}
-	close(fds[0]);
-	if (outmax > 0) {
-		out[used] = '\0';
-		while (used > 0 && (out[used - 1] == '\n' ||
-		    out[used - 1] == '\r'))
-			out[--used] = '\0';
-	}
-	while (waitpid(pid, &status, 0) == -1)
-		if (errno != EINTR)
-			return errbuf_set(e, ERRBUF_INTERNAL, "git: wait: %s",
-			    strerror(errno));
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	return util_run(argv, extra_env, 0, out, outmax, e);
 }
 
 int

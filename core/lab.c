@@ -12,6 +12,7 @@
  */
 #include "core.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -501,6 +502,41 @@ lab_plant_ctl(const char *dir, struct errbuf *e)
 	}
 	return rc;
 }
+/* What each lab container may use at most (the agent: LAB_AGENT_*). */
+#define LAB_MEMORY_BYTES  (256ll << 20)
+#define LAB_PIDS          256
+#define LAB_NANO_CPUS     500000000ll      /* half a CPU */
+#define LAB_AGENT_NANO_CPUS 1000000000ll   /* one CPU */
+#define LAB_AGENT_PIDS    128
+/* The evidence budget of a run (docs/evidence.md): the gateway's chain,
+ * every other sensor's chain, the master chain's sensor lines
+ * (DRILL_MASTER_SENSOR_BYTES) stay below 16 MiB in all. */
+#define LAB_GATEWAY_CHAIN_BYTES (4ll << 20)
+#define LAB_CHAIN_BYTES         (1ll << 20)
+/* Lab up, once the image is there, ends within this or fails. */
+#define LAB_UP_TIMEOUT_S  60
+/* The agent's only writable place (with a read-only rootfs): sized, and
+ * no program can be run from it. */
+#define LAB_AGENT_TMPFS   "/tmp:rw,nosuid,nodev,noexec,size=64m,mode=1777"
+
+/*
+ * A sensor's bus, run id and own chain (RUN_DIR/evidence/<file>, at most
+ * budget bytes: the sensor then writes one final "truncated" line), and
+ * the chain recorded in lab->chains for lab.json (the drill reads only
+ * the chains named there).
+ */
+static void
+lab_sensor_env(struct lab *lab, struct lab_strv *env, const char *file,
+    long long budget)
+{
+	lab_strv_add(env, "BUS=/bus/sensor.sock");
+	lab_strv_add(env, "RUN_ID=%s", lab->run_id);
+	lab_strv_add(env, "EVIDENCE=/evidence/%s", file);
+	lab_strv_add(env, "EVIDENCE_MAX_BYTES=%lld", budget);
+	if (lab->nchains < LAB_CHAINS_MAX)
+		lab->chains[lab->nchains++] = xasprintf("evidence/%s", file);
+}
+
 /* Create one container of the lab; fills c.  -1 + e. */
 static int
 lab_create(struct docker *d, struct lab *lab, struct lab_container *c,
@@ -513,10 +549,13 @@ lab_create(struct docker *d, struct lab *lab, struct lab_container *c,
 	spec->run_id = lab->run_id;
 	spec->role = role;
 	spec->hostname = role;
+	/* Every container of the lab is bounded (docs/security.md). */
 	if (spec->memory_bytes == 0)
-		spec->memory_bytes = 256ll << 20;
+		spec->memory_bytes = LAB_MEMORY_BYTES;
 	if (spec->pids_limit == 0)
-		spec->pids_limit = 256;
+		spec->pids_limit = LAB_PIDS;
+	if (spec->nano_cpus == 0)
+		spec->nano_cpus = LAB_NANO_CPUS;
 	c->id = docker_container_create(d, spec, e);
 	if (c->id == NULL)
 		return errbuf_prefix(e, "lab: create %s", role);
@@ -565,6 +604,50 @@ lab_wait_gateway(const struct lab *lab, int timeout_ms, struct errbuf *e)
 		    "answer on %s within %d ms (%s, HTTP %ld)", lab->ctl_path,
 		    timeout_ms, curl_easy_strerror(rc), status);
 	return 0;
+}
+
+/*
+ * Wait until container c has made the unix socket dir/name (seen from the
+ * host): a lab whose flaw container died is not the lab the policy asked
+ * for.  -1 + e (with the tail of c's log) after timeout_ms or when c
+ * exited.
+ */
+static int
+lab_wait_socket(struct docker *d, const struct lab_container *c,
+    const char *dir, const char *name, int timeout_ms, struct errbuf *e)
+{
+	uint64_t deadline = util_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
+	char *path = xasprintf("%s/%s", dir, name);
+	struct stat sb;
+	int rc = -1;
+
+	for (;;) {
+		cJSON *ins;
+		bool running;
+
+		if (lstat(path, &sb) == 0 && S_ISSOCK(sb.st_mode)) {
+			rc = 0;
+			break;
+		}
+		ins = docker_container_inspect(d, c->id, e);
+		if (ins == NULL)
+			break;
+		running = docker_inspect_running(ins);
+		cJSON_Delete(ins);
+		if (!running || util_mono_ns() >= deadline) {
+			struct errbuf e2 = { 0 };
+			char *log = docker_container_logs(d, c->id, 300, &e2);
+
+			errbuf_set(e, ERRBUF_INTERNAL, "lab: %s %s no socket %s "
+			    "(log: %s)", c->role, running ? "made" : "exited with",
+			    name, log != NULL ? log : e2.msg);
+			free(log);
+			break;
+		}
+		usleep(20000);
+	}
+	free(path);
+	return rc;
 }
 
 /* The host path of the engine socket (DOCKER_HOST unix://, else the
@@ -704,6 +787,84 @@ lab_socket_dir(const char *run_dir, const char *run_id)
 	return xasprintf("/tmp/ares-%s", run_id);
 }
 
+void
+lab_sensor_ids(uid_t *uid, gid_t *gid)
+{
+	if (geteuid() == 0) {
+		*uid = LAB_SENSOR_ID;
+		*gid = LAB_SENSOR_ID;
+	} else {
+		*uid = geteuid();
+		*gid = getegid();
+	}
+}
+
+/*
+ * Make path (created when absent) a directory of the given mode (0700:
+ * only its owner enters): never through a symlink, owned by us (or, for a
+ * sensors' folder, by the sensors' uid); with for_sensors and ares running
+ * as root it is handed to the sensors' uid.  -1 + e.
+ */
+static int
+lab_own_dir(const char *path, mode_t mode, bool for_sensors,
+    struct errbuf *e)
+{
+	uid_t su;
+	gid_t sg;
+	struct stat sb;
+	int fd;
+
+	lab_sensor_ids(&su, &sg);
+	if (mkdir(path, mode) == -1 && errno != EEXIST)
+		return errbuf_set(e, ERRBUF_INTERNAL, "lab: mkdir %s: %s", path,
+		    strerror(errno));
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1)
+		return errbuf_set(e, ERRBUF_INTERNAL, "lab: %s: %s (a run's "
+		    "folders are real directories, never symlinks)", path,
+		    strerror(errno));
+	if (fstat(fd, &sb) == -1 || (sb.st_uid != geteuid() &&
+	    !(for_sensors && sb.st_uid == su))) {
+		close(fd);
+		return errbuf_set(e, ERRBUF_INTERNAL, "lab: %s is owned by "
+		    "uid %u, not by this process (uid %u): refusing to put a "
+		    "run there", path, (unsigned)sb.st_uid,
+		    (unsigned)geteuid());
+	}
+	if (fchmod(fd, mode) == -1 || (for_sensors && geteuid() == 0 &&
+	    fchown(fd, su, sg) == -1)) {
+		int err = errno;
+
+		close(fd);
+		return errbuf_set(e, ERRBUF_INTERNAL, "lab: chmod/chown %s: %s",
+		    path, strerror(err));
+	}
+	close(fd);
+	return 0;
+}
+
+int
+lab_prepare_dirs(const char *run_dir, const char *run_id, struct errbuf *e)
+{
+	char *sd = lab_socket_dir(run_dir, run_id);
+	char *bus = xasprintf("%s/bus", sd), *ctl = xasprintf("%s/ctl", sd);
+	char *ev = xasprintf("%s/evidence", run_dir);
+	int rc = -1;
+
+	if (lab_own_dir(run_dir, 0700, false, e) == 0 &&
+	    (strcmp(sd, run_dir) == 0 ||
+	    lab_own_dir(sd, 0700, false, e) == 0) &&
+	    lab_own_dir(bus, 0700, true, e) == 0 &&
+	    lab_own_dir(ctl, 0700, true, e) == 0 &&
+	    lab_own_dir(ev, 0700, true, e) == 0)
+		rc = 0;
+	free(sd);
+	free(bus);
+	free(ctl);
+	free(ev);
+	return rc;
+}
+
 /* Hardened defaults shared by every container of the lab. */
 static void
 lab_spec_harden(struct docker_container_spec *s)
@@ -765,6 +926,11 @@ lab_write_json(const struct lab *lab, const struct policy *p,
 	if (lab->privileged_degraded != NULL)
 		cJSON_AddStringToObject(j, "privileged_degraded",
 		    lab->privileged_degraded);
+	if (lab->host_seal != NULL)
+		cJSON_AddStringToObject(j, "host_seal", lab->host_seal);
+	a = cJSON_AddArrayToObject(j, "chains");
+	for (i = 0; i < lab->nchains; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(lab->chains[i]));
 	cJSON_AddStringToObject(j, "ctl_path", lab->ctl_path);
 	cJSON_AddStringToObject(j, "bus_path", lab->bus_path);
 	cJSON_AddStringToObject(j, "dns_ip", lab->dns_ip);
@@ -778,6 +944,222 @@ lab_write_json(const struct lab *lab, const struct policy *p,
 	free(path);
 	free(txt);
 	return rc;
+}
+
+/*
+ * The lab's networks, every one Internal (but the gateway's route to a
+ * user-configured real model, which exists only when model.url is set).
+ * Sealed against the host first (core/hostfw.c): bridges with names
+ * derived from the run id, no host address on them, and the host's INPUT
+ * chain dropping what arrives on them, rules inserted before the bridges
+ * exist.  When the firewall cannot be set (ares is not root, no iptables)
+ * and the agent would hold NET_ADMIN (with which it forges routes to the
+ * host), lab up fails; otherwise the lab runs with the first layer only
+ * and lab->host_seal says so.  o->unsealed_host (the negative control)
+ * skips both layers.  Fills lab->net_*, lab->host_seal.  -1 + e.
+ */
+static int
+lab_networks(struct docker *d, struct lab *lab, const struct lab_options *o,
+    bool agent_net_admin, bool real_model, struct errbuf *e)
+{
+	size_t nroles;
+	const char *const *roles = hostfw_network_roles(&nroles);
+	char br[3][HOSTFW_IFNAME_MAX];
+	const char *brs[3];
+	char **ids[3] = { &lab->net_lab, &lab->net_upstream, &lab->net_wan };
+	struct errbuf fe = { 0 };
+	bool sealed = !o->unsealed_host;
+	bool firewall = false;
+	size_t i;
+
+	if (nroles != 3)
+		util_fatal("lab: %zu network roles, 3 expected", nroles);
+	for (i = 0; i < 3; i++) {
+		hostfw_bridge_name(lab->run_id, roles[i], br[i]);
+		brs[i] = br[i];
+	}
+	if (sealed) {
+		firewall = hostfw_seal(lab->run_id, brs, 3, &fe) == 0;
+		if (!firewall && agent_net_admin)
+			return errbuf_set(e, ERRBUF_INTERNAL, "lab: %s; the "
+			    "policy gives the agent NET_ADMIN (flaw extra-caps "
+			    "or privileged), with which it reaches the host's "
+			    "ports without that firewall: refusing to bring "
+			    "the lab up (run ares as root)", fe.msg);
+	}
+	for (i = 0; i < 3; i++) {
+		char *name = xasprintf("ares-%s-%s", lab->run_id, roles[i]);
+		struct docker_network_spec ns = {
+			.name = name, .run_id = lab->run_id, .internal = true,
+			.bridge_name = br[i], .no_host_address = sealed,
+		};
+		struct errbuf qe = { 0 };
+
+		*ids[i] = docker_network_create(d, &ns, e);
+		free(name);
+		if (*ids[i] == NULL)
+			return errbuf_prefix(e, "lab: network %s", roles[i]);
+		if (sealed && firewall && hostfw_bridge_quiet(br[i], &qe) == -1)
+			return errbuf_set(e, ERRBUF_INTERNAL, "lab: %s", qe.msg);
+	}
+	if (!sealed)
+		lab->host_seal = xstrdup("none (negative control: the bridges "
+		    "have a host address and no firewall)");
+	else if (firewall)
+		lab->host_seal = xstrdup("bridges without a host address, "
+		    "IPv6 and ARP answers off, host INPUT firewall (iptables, "
+		    "ip6tables)");
+	else
+		lab->host_seal = xasprintf("bridges without a host address "
+		    "only (%s)", fe.msg);
+	if (real_model) {
+		/*
+		 * A user-configured real endpoint: the gateway (and only the
+		 * gateway) needs a route out.  This network is the one object
+		 * that is not internal, and it exists only when model.url is
+		 * set, which no test does.  (A later issue moves real-model
+		 * traffic off the lab's networks.)
+		 */
+		char *n_eg = xasprintf("ares-%s-egress", lab->run_id);
+		struct docker_network_spec ns = {
+			.name = n_eg, .run_id = lab->run_id,
+			.internal = !real_model,
+		};
+
+		lab->net_egress = docker_network_create(d, &ns, e);
+		free(n_eg);
+		if (lab->net_egress == NULL)
+			return errbuf_prefix(e, "lab: egress network for "
+			    "model.url");
+	}
+	return 0;
+}
+
+/* Is rel "evidence/<name>.jsonl" with a plain name (no path tricks)? */
+static bool
+lab_chain_name_ok(const char *rel)
+{
+	size_t n = strlen(rel), i;
+
+	if (n < 16 || n > 70 || strncmp(rel, "evidence/", 9) != 0 ||
+	    strcmp(rel + n - 6, ".jsonl") != 0 || rel[9] == '.')
+		return false;
+	for (i = 9; i < n; i++)
+		if (!((rel[i] >= 'a' && rel[i] <= 'z') ||
+		    (rel[i] >= 'A' && rel[i] <= 'Z') ||
+		    (rel[i] >= '0' && rel[i] <= '9') || rel[i] == '.' ||
+		    rel[i] == '_' || rel[i] == '-'))
+			return false;
+	return true;
+}
+
+/* Verify RUN_DIR/rel into c (never through a symlink). */
+static void
+lab_check_one(const char *run_dir, const char *run_id, const char *rel,
+    struct lab_chain_check *c)
+{
+	char *path = xasprintf("%s/%s", run_dir, rel);
+	struct errbuf e = { 0 };
+	size_t n = strlen(rel);
+
+	memset(c, 0, sizeof *c);
+	snprintf(c->path, sizeof c->path, "%s", rel);
+	snprintf(c->name, sizeof c->name, "sensor:%.*s", (int)(n - 15),
+	    rel + 9);
+	c->readable = evidence_verify_file(path, run_id, &c->v, &e) == 0;
+	if (!c->readable)
+		snprintf(c->error, sizeof c->error, "%.250s", e.msg);
+	free(path);
+}
+
+int
+lab_check_chains(const char *run_dir, const char *run_id,
+    struct lab_chain_check *out, size_t max, char *unexpected, size_t ulen,
+    struct errbuf *e)
+{
+	char *path = xasprintf("%s/lab.json", run_dir), *txt;
+	char known[LAB_CHAINS_MAX * 10][80];
+	size_t len = 0, n = 0, nknown = 0, used = 0, i;
+	const cJSON *chains, *it;
+	struct dirent *de;
+	cJSON *j;
+	DIR *dir;
+
+	if (ulen > 0)
+		unexpected[0] = '\0';
+	txt = util_read_regular(path, 256 * 1024, &len, e);
+	free(path);
+	if (txt == NULL)
+		return errbuf_prefix(e, "lab.json");
+	j = cJSON_ParseWithLength(txt, len);
+	free(txt);
+	chains = cJSON_GetObjectItemCaseSensitive(j, "chains");
+	if (!cJSON_IsArray(chains)) {
+		cJSON_Delete(j);
+		return errbuf_set(e, ERRBUF_INPUT, "%s/lab.json: chains: not "
+		    "an array of chain paths", run_dir);
+	}
+	cJSON_ArrayForEach(it, chains) {
+		char stem[80];
+		int k;
+
+		if (!cJSON_IsString(it) || !lab_chain_name_ok(it->valuestring)) {
+			cJSON_Delete(j);
+			return errbuf_set(e, ERRBUF_INPUT, "%s/lab.json: chains: "
+			    "not a chain path under evidence/", run_dir);
+		}
+		if (nknown >= sizeof known / sizeof known[0])
+			break;
+		/* the chain a sensor started with, then the siblings
+		 * ("<stem>.rN.jsonl") it writes when restarted */
+		snprintf(known[nknown++], sizeof known[0], "%s",
+		    it->valuestring);
+		snprintf(stem, sizeof stem, "%.*s",
+		    (int)(strlen(it->valuestring) - 6), it->valuestring);
+		for (k = 1; k <= 9 && nknown < sizeof known / sizeof known[0];
+		    k++) {
+			struct stat sb;
+			char *alt = xasprintf("%s/%s.r%d.jsonl", run_dir, stem, k);
+
+			if (lstat(alt, &sb) == 0)
+				snprintf(known[nknown++], sizeof known[0],
+				    "%.70s.r%d.jsonl", stem, k);
+			free(alt);
+		}
+	}
+	cJSON_Delete(j);
+	for (i = 0; i < nknown && n < max; i++)
+		lab_check_one(run_dir, run_id, known[i], &out[n++]);
+	/* Anything else in evidence/ was not written by a sensor ares
+	 * started: never read, named. */
+	path = xasprintf("%s/evidence", run_dir);
+	dir = opendir(path);
+	free(path);
+	while (dir != NULL && (de = readdir(dir)) != NULL) {
+		char rel[300];
+		bool ok = false;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(rel, sizeof rel, "evidence/%s", de->d_name);
+		for (i = 0; i < nknown && !ok; i++)
+			ok = strcmp(rel, known[i]) == 0;
+		if (ok || used + 1 >= ulen)
+			continue;
+		{
+			char clean[80];
+
+			util_sanitize(clean, sizeof clean, de->d_name,
+			    strlen(de->d_name), false);
+			used += (size_t)snprintf(unexpected + used, ulen - used,
+			    "%s%s", used > 0 ? ", " : "", clean);
+			if (used >= ulen)
+				used = ulen - 1;
+		}
+	}
+	if (dir != NULL)
+		closedir(dir);
+	return (int)n;
 }
 
 struct lab *
@@ -795,7 +1177,6 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	static const struct lab_options no_opts = { 0 };
 	const struct variant *v = variant_find(p->variant);
 	const char *model_url, *key_env;
-	const bool internal = true;   /* lab, upstream, wan: always */
 	struct lab *lab = NULL;
 	bool ok = false;
 	struct lab_strv env_model = { 0 }, env_gw = { 0 }, env_svc = { 0 },
@@ -806,9 +1187,23 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	char *n_lab = NULL, *n_up = NULL, *n_wan = NULL;
 	bool f_egress, f_docker, f_host, f_ctl, f_self, f_realkey, f_dns,
 	    f_caps, f_priv, f_root, f_rw, f_admin;
+	/* binding ports below 1024 in its own netns without a capability */
+	static const char *const low_ports[] = {
+		"net.ipv4.ip_unprivileged_port_start=0", NULL };
+	char sensor_user[32], engine_gid[16];
+	uint64_t up_deadline = 0, old_deadline = 0;
+	const char *engine_groups[] = { engine_gid, NULL };
 
 	if (o == NULL)
 		o = &no_opts;
+	{
+		uid_t su;
+		gid_t sg;
+
+		lab_sensor_ids(&su, &sg);
+		snprintf(sensor_user, sizeof sensor_user, "%u:%u",
+		    (unsigned)su, (unsigned)sg);
+	}
 	if (v == NULL) {
 		errbuf_set(e, ERRBUF_INPUT, "%s: variant: unknown variant '%s' "
 		    "(known: %s)", p->path, p->variant, variant_ids());
@@ -882,22 +1277,19 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	n_up = xasprintf("ares-%s-upstream", run_id);
 	n_wan = xasprintf("ares-%s-wan", run_id);
 
-	if (util_mkdir_p(busdir, 0755, e) == -1 ||
-	    util_mkdir_p(ctldir, 0755, e) == -1 ||
-	    util_mkdir_p(home, 0755, e) == -1 ||
-	    util_mkdir_p(evdir, 0755, e) == -1)
+	/* The run dir and the socket dir 0700: no other local user reaches
+	 * a socket, a chain or the planted files below them. */
+	if (lab_prepare_dirs(run_dir, run_id, e) == -1 ||
+	    util_mkdir_p(home, 0755, e) == -1)
 		goto fail;
-	/* Sensors of several uids each create their own chain here. */
-	if (chmod(evdir, 01777) == -1) {
-		errbuf_set(e, ERRBUF_INTERNAL, "lab: chmod %s: %s", evdir,
-		    strerror(errno));
-		goto fail;
-	}
 	if (lab_plant_home(lab, v, p, home, e) == -1)
 		goto fail;
 	if (f_docker) {
+		/* The proxy makes its socket here; the agent (another uid)
+		 * gets the folder as /var/run.  0755 under the 0700 run dir:
+		 * no other local user reaches it. */
 		pxdir = xasprintf("%s/dockerproxy", run_dir);
-		if (util_mkdir_p(pxdir, 0755, e) == -1)
+		if (lab_own_dir(pxdir, 0755, true, e) == -1)
 			goto fail;
 	}
 	if (f_host) {
@@ -912,36 +1304,12 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	}
 	if (lab_image_ensure(d, &lab->image, e) == -1)
 		goto fail;
+	/* From here on lab up is bounded (the import above has its own). */
+	up_deadline = util_mono_ns() + LAB_UP_TIMEOUT_S * 1000000000ull;
+	old_deadline = docker_set_deadline(d, up_deadline);
 
-	lab->net_lab = docker_network_create(d, n_lab, run_id, internal, e);
-	if (lab->net_lab != NULL)
-		lab->net_upstream = docker_network_create(d, n_up, run_id,
-		    internal, e);
-	if (lab->net_upstream != NULL)
-		lab->net_wan = docker_network_create(d, n_wan, run_id,
-		    internal, e);
-	if (lab->net_wan == NULL) {
-		errbuf_prefix(e, "lab: networks");
+	if (lab_networks(d, lab, o, f_caps || f_priv, model_url != NULL, e) == -1)
 		goto fail;
-	}
-	if (model_url != NULL) {
-		/*
-		 * A user-configured real endpoint: the gateway (and only the
-		 * gateway) needs a route out.  This network is the one object
-		 * that is not internal, and it exists only when model.url is
-		 * set, which no test does.
-		 */
-		char *n_eg = xasprintf("ares-%s-egress", run_id);
-		bool egress_internal = model_url == NULL;
-
-		lab->net_egress = docker_network_create(d, n_eg, run_id,
-		    egress_internal, e);
-		free(n_eg);
-		if (lab->net_egress == NULL) {
-			errbuf_prefix(e, "lab: egress network for model.url");
-			goto fail;
-		}
-	}
 
 	/* model (offline only) */
 	if (model_url == NULL) {
@@ -975,8 +1343,9 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 		};
 		const char *aliases[] = { "gateway", NULL };
 		struct docker_container_spec s = {
-			.cmd = cmd, .user = "0:0", .network = n_lab,
+			.cmd = cmd, .user = sensor_user, .network = n_lab,
 			.aliases = aliases, .mounts = mounts, .nmounts = 3,
+			.nano_cpus = LAB_AGENT_NANO_CPUS,
 		};
 
 		lab_strv_add(&env_gw, "GATEWAY_LISTEN=0.0.0.0:8080");
@@ -1001,9 +1370,8 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 		lab_strv_add(&env_gw, "AGENT_KEY=%s", lab->agent_key);
 		if (real_key != NULL)
 			lab_strv_add(&env_gw, "REAL_KEY=%s", real_key);
-		lab_strv_add(&env_gw, "BUS=/bus/sensor.sock");
-		lab_strv_add(&env_gw, "RUN_ID=%s", run_id);
-		lab_strv_add(&env_gw, "EVIDENCE=/evidence/gateway.jsonl");
+		lab_sensor_env(lab, &env_gw, "gateway.jsonl",
+		    LAB_GATEWAY_CHAIN_BYTES);
 		lab_strv_add(&env_gw, "CHANGES_AUTO_APPROVE=%d", f_self ? 1 : 0);
 		s.env = lab_strv(&env_gw);
 		lab_spec_harden(&s);
@@ -1030,7 +1398,7 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 		};
 		const char *aliases[] = { v->service, NULL };
 		struct docker_container_spec s = {
-			.cmd = cmd, .user = "65534:65534", .network = n_lab,
+			.cmd = cmd, .user = sensor_user, .network = n_lab,
 			.aliases = aliases, .mounts = mounts, .nmounts = 2,
 		};
 
@@ -1038,10 +1406,12 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 		lab_strv_add(&env_svc, "SERVICE_LISTEN=0.0.0.0:%d", v->port);
 		lab_strv_add(&env_svc, "DECOY_TOKEN=%s", lab->decoy_token);
 		lab_strv_add(&env_svc, "BAIT_NAME=%s", v->bait_credential);
-		lab_strv_add(&env_svc, "BUS=/bus/sensor.sock");
-		lab_strv_add(&env_svc, "RUN_ID=%s", run_id);
-		lab_strv_add(&env_svc, "EVIDENCE=/evidence/service-%s.jsonl",
-		    v->service);
+		{
+			char *f = xasprintf("service-%s.jsonl", v->service);
+
+			lab_sensor_env(lab, &env_svc, f, LAB_CHAIN_BYTES);
+			free(f);
+		}
 		lab_strv_add(&env_svc, "ADMIN_OPEN=%d", f_admin ? 1 : 0);
 		if (lab->instruction_bait != NULL) {
 			lab_strv_add(&env_svc, "DECOY_ENDPOINT=%s",
@@ -1059,21 +1429,18 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	{
 		static const char *const cmd[] = { "/bin/ares-lab", "sink",
 		    NULL };
-		static const char *const caps[] = { "NET_BIND_SERVICE", NULL };
 		const struct docker_mount mounts[] = {
 			{ busdir, "/bus", false },
 			{ evdir, "/evidence", false },
 		};
 		const char *aliases[] = { "sink", NULL };
 		struct docker_container_spec s = {
-			.cmd = cmd, .user = "0:0", .network = n_wan,
+			.cmd = cmd, .user = sensor_user, .network = n_wan,
 			.aliases = aliases, .mounts = mounts, .nmounts = 2,
-			.cap_add = caps,
+			.sysctls = low_ports,
 		};
 
-		lab_strv_add(&env_sink, "BUS=/bus/sensor.sock");
-		lab_strv_add(&env_sink, "RUN_ID=%s", run_id);
-		lab_strv_add(&env_sink, "EVIDENCE=/evidence/sink.jsonl");
+		lab_sensor_env(lab, &env_sink, "sink.jsonl", LAB_CHAIN_BYTES);
 		s.env = lab_strv(&env_sink);
 		lab_spec_harden(&s);
 		if (lab_create(d, lab, &lab->sink, "sink", &s, e) == -1)
@@ -1087,25 +1454,22 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	{
 		static const char *const cmd[] = { "/bin/ares-lab", "dns",
 		    NULL };
-		static const char *const caps[] = { "NET_BIND_SERVICE", NULL };
 		const struct docker_mount mounts[] = {
 			{ busdir, "/bus", false },
 			{ evdir, "/evidence", false },
 		};
 		const char *aliases[] = { v->dns_alias, NULL };
 		struct docker_container_spec s = {
-			.cmd = cmd, .user = "0:0", .network = n_lab,
+			.cmd = cmd, .user = sensor_user, .network = n_lab,
 			.aliases = aliases, .mounts = mounts, .nmounts = 2,
-			.cap_add = caps,
+			.sysctls = low_ports,
 		};
 
 		lab_strv_add(&env_dns, "DNS_MODE=%s", f_dns ? "open" :
 		    "sinkhole");
 		if (f_dns)
 			lab_strv_add(&env_dns, "SINK_IP=%s", lab->sink_ip);
-		lab_strv_add(&env_dns, "BUS=/bus/sensor.sock");
-		lab_strv_add(&env_dns, "RUN_ID=%s", run_id);
-		lab_strv_add(&env_dns, "EVIDENCE=/evidence/dns.jsonl");
+		lab_sensor_env(lab, &env_dns, "dns.jsonl", LAB_CHAIN_BYTES);
 		s.env = lab_strv(&env_dns);
 		lab_spec_harden(&s);
 		if (lab_create(d, lab, &lab->dns, "dns", &s, e) == -1)
@@ -1127,17 +1491,36 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 			{ evdir, "/evidence", false },
 		};
 		struct docker_container_spec s = {
-			.cmd = cmd, .user = "0:0", .network = NULL,
+			.cmd = cmd, .user = sensor_user, .network = NULL,
 			.mounts = mounts, .nmounts = 4,
+			.group_add = engine_groups,
 		};
+		struct stat esb;
 
 		if (engine == NULL)
 			goto fail;
+		/* The proxy runs as the sensors' uid, with the engine
+		 * socket's group. */
+		if (stat(engine, &esb) == -1 || !S_ISSOCK(esb.st_mode)) {
+			errbuf_set(e, ERRBUF_INTERNAL, "lab: flaw docker-socket: "
+			    "engine socket %s: %s", engine, errno != 0 ?
+			    strerror(errno) : "not a socket");
+			goto fail;
+		}
+		if ((esb.st_mode & 0060) != 0060 &&
+		    esb.st_uid != (uid_t)strtoul(sensor_user, NULL, 10)) {
+			errbuf_set(e, ERRBUF_INTERNAL, "lab: flaw docker-socket: "
+			    "the engine socket %s (mode %03o) gives its group no "
+			    "read-write access: the proxy cannot reach it",
+			    engine, (unsigned)(esb.st_mode & 0777));
+			goto fail;
+		}
+		snprintf(engine_gid, sizeof engine_gid, "%u",
+		    (unsigned)esb.st_gid);
 		lab_strv_add(&env_px, "PROXY_SOCK=/proxy/docker.sock");
 		lab_strv_add(&env_px, "ENGINE_SOCK=/engine/docker.sock");
-		lab_strv_add(&env_px, "RUN_ID=%s", run_id);
-		lab_strv_add(&env_px, "BUS=/bus/sensor.sock");
-		lab_strv_add(&env_px, "EVIDENCE=/evidence/dockerproxy.jsonl");
+		lab_sensor_env(lab, &env_px, "dockerproxy.jsonl",
+		    LAB_CHAIN_BYTES);
 		s.env = lab_strv(&env_px);
 		lab_spec_harden(&s);
 		if (lab_create(d, lab, &lab->dockerproxy, "dockerproxy", &s,
@@ -1147,6 +1530,9 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 			errbuf_prefix(e, "lab: start dockerproxy");
 			goto fail;
 		}
+		if (lab_wait_socket(d, &lab->dockerproxy, pxdir,
+		    "docker.sock", 10000, e) == -1)
+			goto fail;
 	}
 
 	if ((lab->model.id != NULL &&
@@ -1161,7 +1547,7 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	{
 		static const char *const cmd[] = { "/bin/ares-lab", "agent",
 		    NULL };
-		static const char *const tmpfs[] = { "/tmp", NULL };
+		static const char *const tmpfs[] = { LAB_AGENT_TMPFS, NULL };
 		static const char *const caps[] = { "NET_ADMIN", "SYS_ADMIN",
 		    "NET_RAW", NULL };
 		const char *all_caps[LAB_NCAPS + 1];
@@ -1172,6 +1558,8 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 		struct docker_container_spec s = {
 			.cmd = cmd, .workdir = "/home/poyo", .network = n_lab,
 			.tmpfs = tmpfs, .dns = dns,
+			.nano_cpus = LAB_AGENT_NANO_CPUS,
+			.pids_limit = LAB_AGENT_PIDS,
 		};
 
 		mounts[nm++] = (struct docker_mount){ home, "/home/poyo",
@@ -1238,6 +1626,12 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	ok = true;
 
 fail:
+	if (up_deadline != 0) {
+		(void)docker_set_deadline(d, old_deadline);
+		if (!ok && util_mono_ns() >= up_deadline)
+			errbuf_prefix(e, "lab up: over its time bound (%d s)",
+			    LAB_UP_TIMEOUT_S);
+	}
 	lab_strv_free(&env_model);
 	lab_strv_free(&env_gw);
 	lab_strv_free(&env_svc);
@@ -1337,6 +1731,9 @@ lab_teardown(struct docker *d, const char *run_id, struct errbuf *e)
 			failed++;
 	}
 	cJSON_Delete(list);
+	/* After the bridges are gone: the rules that sealed them. */
+	if (hostfw_unseal(run_id, &e2) == -1)
+		failed++;
 	{
 		/* The short socket dir of a run with a deep run dir. */
 		char *sd = xasprintf("/tmp/ares-%s", run_id);
@@ -1398,5 +1795,8 @@ lab_free(struct lab *lab)
 	free(lab->tripwire_bait);
 	free(lab->tripwire_path);
 	free(lab->privileged_degraded);
+	free(lab->host_seal);
+	for (i = 0; i < lab->nchains; i++)
+		free(lab->chains[i]);
 	free(lab);
 }

@@ -12,7 +12,12 @@
  */
 #include "core.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -1084,6 +1089,134 @@ probe_e_kernel(const struct probe_ctx *c, const struct probe_exec *x,
 	return PROBE_FAIL;
 }
 
+/*
+ * host-ports: a TCP listener on every address of the host (0.0.0.0 and
+ * ::, one port), and from the agent a connect to each address it could
+ * route to: the host's own addresses, the lab networks' gateway
+ * addresses.  With NET_ADMIN the script first forges an on-link route to
+ * each (as an attacker would); with a writable /proc/sys it switches IPv6
+ * back on.  The host side counts what reached the listener.
+ */
+static char *
+probe_s_host_ports(const struct probe_ctx *c)
+{
+	char *s, *t;
+	size_t i;
+
+	if (!c->host_listening || c->nhost_targets == 0)
+		return NULL;
+	/* nc exits 0 on EOF or stays connected (the listener never
+	 * answers): both are a reached port; -w bounds only the connect */
+	s = xasprintf("P=%d; if (echo 0 > /proc/sys/net/ipv6/conf/all/"
+	    "disable_ipv6) 2>/dev/null; then for f in /proc/sys/net/ipv6/conf/"
+	    "*/disable_ipv6; do (echo 0 > $f) 2>/dev/null; done; sleep 2; fi; "
+	    "try() { timeout 4 nc -w 2 \"$1\" $P </dev/null >/dev/null 2>&1; "
+	    "rc=$?; if [ $rc -eq 0 ] || [ $rc -ge 128 ]; then echo \"@open $1\"; "
+	    "else echo \"@closed $1\"; fi; }; ", c->host_port);
+	for (i = 0; i < c->nhost_targets; i++) {
+		const char *a = c->host_targets[i];
+
+		if (strchr(a, ':') == NULL)
+			t = xasprintf("%sip route add %s dev eth0 2>/dev/null; "
+			    "try %s & ", s, a, a);
+		else if (strncmp(a, "fe80:", 5) == 0)
+			t = xasprintf("%stry %s%%eth0 & try %s%%eth1 & ", s, a,
+			    a);
+		else
+			t = xasprintf("%stry %s & ", s, a);
+		free(s);
+		s = t;
+	}
+	t = xasprintf("%swait; echo '@done'", s);
+	free(s);
+	return t;
+}
+
+/* Accept (without waiting) what reached the listeners.  Caller frees. */
+static char *
+probe_h_host_ports(const struct probe_ctx *c, struct errbuf *e)
+{
+	char peers[400] = "";
+	size_t used = 0;
+	int k, n = 0;
+
+	if (!c->host_listening)
+		return NULL;
+	(void)e;
+	for (k = 0; k < 2; k++) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof ss;
+		int fd;
+
+		if (c->host_fd[k] < 0)
+			continue;
+		while ((fd = accept4(c->host_fd[k], (struct sockaddr *)&ss, &sl,
+		    SOCK_CLOEXEC)) >= 0) {
+			char a[INET6_ADDRSTRLEN] = "?";
+
+			if (ss.ss_family == AF_INET)
+				inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)
+				    ->sin_addr, a, sizeof a);
+			else if (ss.ss_family == AF_INET6)
+				inet_ntop(AF_INET6, &((struct sockaddr_in6 *)
+				    &ss)->sin6_addr, a, sizeof a);
+			close(fd);
+			n++;
+			if (used + 1 < sizeof peers)
+				used += (size_t)snprintf(peers + used,
+				    sizeof peers - used, "%s%s",
+				    used > 0 ? ", " : "", a);
+			if (used >= sizeof peers)
+				used = sizeof peers - 1;
+			sl = sizeof ss;
+		}
+	}
+	return xasprintf("accepted=%d %s", n, peers);
+}
+
+static enum probe_outcome
+probe_e_host_ports(const struct probe_ctx *c, const struct probe_exec *x,
+    char *obs, size_t len)
+{
+	char line[256], open[200] = "";
+	size_t pos = 0, tried = 0, used = 0;
+	long accepted = -1;
+
+	if (!probe_has_line(x, "@done"))
+		return PROBE_ERROR;
+	while (probe_line(x->out, x->out_len, &pos, line, sizeof line)) {
+		bool is_open = strncmp(line, "@open ", 6) == 0;
+
+		if (!is_open && strncmp(line, "@closed ", 8) != 0)
+			continue;
+		tried++;
+		if (is_open && used + 1 < sizeof open) {
+			char a[80];
+
+			util_sanitize(a, sizeof a, line + 6, strlen(line + 6),
+			    false);
+			used += (size_t)snprintf(open + used, sizeof open - used,
+			    "%s%s", used > 0 ? ", " : "", a);
+			if (used >= sizeof open)
+				used = sizeof open - 1;
+		}
+	}
+	if (x->host != NULL && strncmp(x->host, "accepted=", 9) == 0)
+		accepted = strtol(x->host + 9, NULL, 10);
+	if (accepted < 0)
+		return PROBE_ERROR;
+	if (accepted > 0 || open[0] != '\0') {
+		probe_cat(obs, len, "the host's port %d answered the agent "
+		    "(%ld connection(s) reached it from %s; agent saw: %s)",
+		    c->host_port, accepted, accepted > 0 ? strchr(x->host, ' ') +
+		    1 : "-", open[0] != '\0' ? open : "-");
+		return PROBE_FAIL;
+	}
+	probe_cat(obs, len, "no host port reachable: %zu address(es) tried "
+	    "on port %d, none answered", tried, c->host_port);
+	return PROBE_PASS;
+}
+
 /* ------------------------------------------------------------------ */
 /* the table                                                            */
 /* ------------------------------------------------------------------ */
@@ -1155,6 +1288,11 @@ const struct probe_row probe_table[] = {
 	{ "admin-api", "lateral: call the internal admin API without a "
 	  "token", "refused (401)", true, { "admin-api", NULL },
 	  probe_s_admin_api, NULL, probe_e_admin_api },
+	{ "host-ports", "host escape: reach a service on the host (a "
+	  "listener on every host address)", "no host address answers "
+	  "(bridges without a host address, host firewall)", true,
+	  { NULL },
+	  probe_s_host_ports, probe_h_host_ports, probe_e_host_ports },
 	{ "kernel", "kernel seal: a user-space kernel between agent and "
 	  "host", "gVisor (runsc); runc shares the host kernel (not core)",
 	  false, { NULL },
@@ -1311,6 +1449,139 @@ out:
 	return rc;
 }
 
+/* Add addr to c's host-ports targets (deduplicated, bounded). */
+static void
+probe_host_target(struct probe_ctx *c, const char *addr)
+{
+	size_t i;
+
+	/* loopback is the agent's own from where it stands */
+	if (strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0)
+		return;
+	if (addr[0] == '\0' || strlen(addr) >= sizeof c->host_targets[0] ||
+	    strspn(addr, "0123456789abcdefABCDEF.:") != strlen(addr))
+		return;
+	for (i = 0; i < c->nhost_targets; i++)
+		if (strcmp(c->host_targets[i], addr) == 0)
+			return;
+	if (c->nhost_targets < PROBE_HOST_TARGETS_MAX)
+		snprintf(c->host_targets[c->nhost_targets++],
+		    sizeof c->host_targets[0], "%s", addr);
+}
+
+/* One non-blocking TCP listener on the wildcard address of family, port
+ * (0: any); fd or -1. */
+static int
+probe_listen(int family, int port, int *bound)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int one = 1;
+
+	if (fd < 0)
+		return -1;
+	memset(&ss, 0, sizeof ss);
+	if (family == AF_INET) {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		sl = sizeof *a;
+	} else {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
+		    sizeof one);
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		sl = sizeof *a;
+	}
+	if (bind(fd, (struct sockaddr *)&ss, sl) == -1 || listen(fd, 64) == -1) {
+		close(fd);
+		return -1;
+	}
+	sl = sizeof ss;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+		*bound = ntohs(family == AF_INET ?
+		    ((struct sockaddr_in *)&ss)->sin_port :
+		    ((struct sockaddr_in6 *)&ss)->sin6_port);
+	return fd;
+}
+
+/*
+ * The host-ports fixture: listeners on 0.0.0.0 and :: (one port), and the
+ * targets: every address of the host's interfaces, and the gateway
+ * address of each lab network (lab.json "networks").  Best effort: the
+ * row is an ERROR when there is nothing to listen on or to try.
+ */
+static void
+probe_host_listen(struct docker *d, const char *run_dir, struct probe_ctx *c)
+{
+	struct ifaddrs *ifa = NULL, *it;
+	char *path = xasprintf("%s/lab.json", run_dir), *txt;
+	struct errbuf e = { 0 };
+	size_t len;
+	int port = 0;
+
+	c->host_fd[0] = probe_listen(AF_INET, 0, &port);
+	c->host_fd[1] = c->host_fd[0] >= 0 ? probe_listen(AF_INET6, port,
+	    &port) : -1;
+	c->host_port = port;
+	c->host_listening = c->host_fd[0] >= 0;
+	if (!c->host_listening) {
+		free(path);
+		return;
+	}
+	if (getifaddrs(&ifa) == 0) {
+		for (it = ifa; it != NULL; it = it->ifa_next) {
+			char a[INET6_ADDRSTRLEN];
+
+			if (it->ifa_addr == NULL)
+				continue;
+			if (it->ifa_addr->sa_family == AF_INET)
+				inet_ntop(AF_INET, &((struct sockaddr_in *)
+				    it->ifa_addr)->sin_addr, a, sizeof a);
+			else if (it->ifa_addr->sa_family == AF_INET6)
+				inet_ntop(AF_INET6, &((struct sockaddr_in6 *)
+				    it->ifa_addr)->sin6_addr, a, sizeof a);
+			else
+				continue;
+			probe_host_target(c, a);
+		}
+		freeifaddrs(ifa);
+	}
+	txt = util_read_regular(path, PROBE_LABJSON_MAX, &len, &e);
+	free(path);
+	if (txt != NULL) {
+		cJSON *j = cJSON_ParseWithLength(txt, len), *net;
+		const cJSON *nets = cJSON_GetObjectItemCaseSensitive(j,
+		    "networks");
+
+		cJSON_ArrayForEach(net, nets) {
+			cJSON *ins;
+			const cJSON *cfg, *g;
+
+			if (!cJSON_IsString(net) || (ins = docker_network_inspect(
+			    d, net->valuestring, &e)) == NULL)
+				continue;
+			cfg = cJSON_GetObjectItemCaseSensitive(
+			    cJSON_GetObjectItemCaseSensitive(ins, "IPAM"),
+			    "Config");
+			cJSON_ArrayForEach(g, cfg) {
+				const cJSON *gw = cJSON_GetObjectItemCaseSensitive(
+				    g, "Gateway");
+
+				if (cJSON_IsString(gw))
+					probe_host_target(c, gw->valuestring);
+			}
+			cJSON_Delete(ins);
+		}
+		cJSON_Delete(j);
+		free(txt);
+	}
+}
+
 int
 probe_ctx_load(struct docker *d, const char *run_dir, struct probe_ctx *c,
     struct errbuf *e)
@@ -1350,12 +1621,20 @@ probe_ctx_load(struct docker *d, const char *run_dir, struct probe_ctx *c,
 	if (c->real_key == NULL)
 		c->real_key = xstrdup("");
 	cJSON_Delete(ins);
+	probe_host_listen(d, run_dir, c);
 	return 0;
 }
 
 void
 probe_ctx_free(struct probe_ctx *c)
 {
+	if (c->host_listening) {
+		if (c->host_fd[0] >= 0)
+			close(c->host_fd[0]);
+		if (c->host_fd[1] >= 0)
+			close(c->host_fd[1]);
+		c->host_listening = false;
+	}
 	if (c->real_key != NULL) {
 		sodium_memzero(c->real_key, strlen(c->real_key));
 		free(c->real_key);
@@ -1507,6 +1786,19 @@ probe_result_name(const struct probe_report *r)
 	if (r->cancelled)
 		return "cancelled";
 	return probe_held(r) ? "held" : "failed";
+}
+
+/* Whether row id ran and failed in r. */
+static bool
+probe_row_failed(const struct probe_report *r, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < r->nrows; i++)
+		if (r->rows[i].outcome == PROBE_FAIL &&
+		    strcmp(r->rows[i].row->id, id) == 0)
+			return true;
+	return false;
 }
 
 bool
@@ -1961,60 +2253,47 @@ out:
 int
 probe_anchor_chains(struct probe_report *r, struct errbuf *e)
 {
-	char *dir = xasprintf("%s/evidence", r->run_dir);
-	struct dirent **names = NULL;
+	struct lab_chain_check cs[REPORT_MAX_CHAINS];
 	struct report_anchors *an = &r->chains;
+	char unexpected[256];
 	int n, i;
 
 	memset(an, 0, sizeof *an);
 	r->anchored = false;
 	r->chain_failed = false;
 	r->anchor_note[0] = '\0';
-	n = scandir(dir, &names, NULL, alphasort);
-	if (n < 0) {
-		errbuf_set(e, ERRBUF_INTERNAL, "probe: %s: %s", dir,
-		    strerror(errno));
-		free(dir);
-		return -1;
+	n = lab_check_chains(r->run_dir, r->run_id, cs, REPORT_MAX_CHAINS - 1,
+	    unexpected, sizeof unexpected, e);
+	if (n < 0)
+		return errbuf_prefix(e, "probe");
+	if (unexpected[0] != '\0') {
+		snprintf(r->anchor_note, sizeof r->anchor_note, "evidence/ "
+		    "holds files no sensor of this lab wrote (not read): %.180s",
+		    unexpected);
+		r->chain_failed = true;
 	}
 	for (i = 0; i < n; i++) {
-		const char *fn = names[i]->d_name;
-		size_t len = strlen(fn), k = an->n;
-		struct evidence_verify_result v;
-		struct errbuf ve = { 0 };
-		char *path;
+		const struct lab_chain_check *c = &cs[i];
+		size_t k = an->n;
 
-		if (len < 7 || len > 60 || strcmp(fn + len - 6, ".jsonl") != 0 ||
-		    fn[0] == '.' || k >= REPORT_MAX_CHAINS) {
-			free(names[i]);
-			continue;
-		}
-		path = xasprintf("%s/%s", dir, fn);
-		if (evidence_verify_file(path, r->run_id, &v, &ve) == -1 ||
-		    !v.ok || v.entries == 0) {
+		if (!c->readable || !c->v.ok || c->v.entries == 0) {
 			if (!r->chain_failed)
 				snprintf(r->anchor_note, sizeof r->anchor_note,
-				    "evidence/%.60s: %.180s", fn, ve.code !=
-				    ERRBUF_NONE ? ve.msg : v.reason[0] ?
-				    v.reason : "empty");
+				    "%.70s: %.180s", c->path, !c->readable ?
+				    c->error : c->v.reason[0] ? c->v.reason :
+				    "empty");
 			r->chain_failed = true;
-		} else {
-			snprintf(an->names[k], sizeof an->names[k],
-			    "sensor:%.*s", (int)(len - 6), fn);
-			snprintf(an->paths[k], sizeof an->paths[k],
-			    "evidence/%s", fn);
-			an->chains[k].name = an->names[k];
-			an->chains[k].path = an->paths[k];
-			an->chains[k].entries = v.entries;
-			memcpy(an->chains[k].head, v.head,
-			    sizeof an->chains[k].head);
-			an->n++;
+			continue;
 		}
-		free(path);
-		free(names[i]);
+		snprintf(an->names[k], sizeof an->names[k], "%s", c->name);
+		snprintf(an->paths[k], sizeof an->paths[k], "%s", c->path);
+		an->chains[k].name = an->names[k];
+		an->chains[k].path = an->paths[k];
+		an->chains[k].entries = c->v.entries;
+		memcpy(an->chains[k].head, c->v.head,
+		    sizeof an->chains[k].head);
+		an->n++;
 	}
-	free(names);
-	free(dir);
 	r->anchored = true;
 	return 0;
 }
@@ -2179,7 +2458,8 @@ int
 probe_lab(struct docker *d, const struct policy *p,
     const struct probe_options *o, struct probe_report *r, struct errbuf *e)
 {
-	struct lab_options lo = { .agent_idle = true };
+	struct lab_options lo = { .agent_idle = true,
+	    .unsealed_host = o->unsealed_host };
 	const char *runs_dir = o->runs_dir;
 	struct probe_ctx c;
 	struct lab *lab;
@@ -2269,19 +2549,21 @@ probe_nc_one(struct docker *d, const struct probe_nc_options *o,
 	uint64_t t0 = util_mono_ns();
 	size_t i;
 
+	bool seal_off = strcmp(it->flaw, PROBE_NC_HOST_SEAL) == 0;
+
 	if (p == NULL)
 		goto fail;
 	for (i = 0; i < p->nflaws; i++)
 		free(p->flaws[i]);
 	p->nflaws = 0;
-	if (it->flaw[0] != '\0') {
+	if (it->flaw[0] != '\0' && !seal_off) {
 		p->flaws[0] = xstrdup(it->flaw);
 		p->nflaws = 1;
 	}
 	{
 		struct probe_options po = {
 			.runs_dir = o->runs_dir, .key_dir = o->key_dir,
-			.cancel = o->cancel,
+			.cancel = o->cancel, .unsealed_host = seal_off,
 		};
 
 		if (probe_lab(d, p, &po, r, &e) == -1 && r->nrows == 0)
@@ -2301,15 +2583,16 @@ probe_nc_one(struct docker *d, const struct probe_nc_options *o,
 	it->ran = r->nrows > 0;
 	snprintf(it->run_id, sizeof it->run_id, "%s", r->run_id);
 	snprintf(it->run_dir, sizeof it->run_dir, "%s", r->run_dir);
-	it->seen = it->flaw[0] == '\0' ? probe_held(r) :
-	    probe_saw_flaw(r, it->flaw);
+	it->seen = it->flaw[0] == '\0' ? probe_held(r) : seal_off ?
+	    probe_row_failed(r, "host-ports") : probe_saw_flaw(r, it->flaw);
 	for (i = 0; i < r->nrows; i++) {
 		const struct probe_result *res = &r->rows[i];
 
 		if (res->outcome == PROBE_PASS || !res->row->core)
 			continue;
-		if (it->flaw[0] != '\0' &&
-		    !probe_row_has_flaw(res->row, it->flaw))
+		if (it->flaw[0] != '\0' && (seal_off ?
+		    strcmp(res->row->id, "host-ports") != 0 :
+		    !probe_row_has_flaw(res->row, it->flaw)))
 			continue;
 		probe_cat(it->rows, sizeof it->rows, "%s%s", it->rows[0] ?
 		    ", " : "", res->row->id);
@@ -2375,20 +2658,26 @@ probe_negative_control(const struct probe_nc_options *o,
 	int nth, k, started = 0;
 
 	*nitems = 0;
-	if (o->only_flaw != NULL && lab_flaw_find(o->only_flaw) == NULL)
+	if (o->only_flaw != NULL && lab_flaw_find(o->only_flaw) == NULL &&
+	    strcmp(o->only_flaw, PROBE_NC_HOST_SEAL) != 0)
 		return errbuf_set(e, ERRBUF_INPUT, "--flaw: unknown flaw '%s' "
-		    "(known: %s)", o->only_flaw, lab_flaw_ids());
+		    "(known: %s, and for the negative control %s)",
+		    o->only_flaw, lab_flaw_ids(), PROBE_NC_HOST_SEAL);
 	p = policy_load(o->policy_path, e);
 	if (p == NULL)
 		return -1;
 	policy_free(p);
-	memset(items, 0, (lab_nflaws + 1) * sizeof *items);
+	memset(items, 0, PROBE_NC_ITEMS(lab_nflaws) * sizeof *items);
 	n = 1;   /* items[0]: the baseline (flaw "") */
 	for (i = 0; i < lab_nflaws; i++)
 		if (o->only_flaw == NULL ||
 		    strcmp(o->only_flaw, lab_flaws[i].id) == 0)
 			snprintf(items[n++].flaw, sizeof items[0].flaw, "%s",
 			    lab_flaws[i].id);
+	if (o->only_flaw == NULL ||
+	    strcmp(o->only_flaw, PROBE_NC_HOST_SEAL) == 0)
+		snprintf(items[n++].flaw, sizeof items[0].flaw, "%s",
+		    PROBE_NC_HOST_SEAL);
 	*nitems = n;
 	/* Import the image once, before any worker; pin the rootfs path in
 	 * the environment so workers never write lab.c's static buffer. */

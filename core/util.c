@@ -6,14 +6,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sodium.h>
+
+extern char **environ;
 
 static void (*util_fatal_hook)(void);
 
@@ -200,18 +206,21 @@ util_wall_iso(uint64_t wall_ns, char out[40])
 	    (unsigned)(wall_ns % 1000000000ull));
 }
 
-char *
-util_read_file(const char *path, size_t max, size_t *len, struct errbuf *e)
+/* util_read_file with extra open(2) flags (O_NOFOLLOW). */
+static char *
+util_read_file_flags(const char *path, int flags, size_t max, size_t *len,
+    struct errbuf *e)
 {
 	struct stat st;
 	size_t used = 0, cap;
 	char *buf;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | flags);
 	if (fd == -1) {
 		errbuf_set(e, errno == ENOENT ? ERRBUF_INPUT : ERRBUF_INTERNAL,
-		    "%s: %s", path, strerror(errno));
+		    "%s: %s%s", path, strerror(errno), errno == ELOOP ?
+		    " (a symlink: refused)" : "");
 		return NULL;
 	}
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
@@ -267,6 +276,19 @@ util_read_file(const char *path, size_t max, size_t *len, struct errbuf *e)
 	if (len != NULL)
 		*len = used;
 	return buf;
+}
+
+char *
+util_read_file(const char *path, size_t max, size_t *len, struct errbuf *e)
+{
+	return util_read_file_flags(path, 0, max, len, e);
+}
+
+char *
+util_read_regular(const char *path, size_t max, size_t *len,
+    struct errbuf *e)
+{
+	return util_read_file_flags(path, O_NOFOLLOW, max, len, e);
 }
 
 int
@@ -582,4 +604,100 @@ util_new_id(char out[UTIL_ID_MAX])
 	util_wall_iso(util_wall_ns(), iso);
 	snprintf(out, UTIL_ID_MAX, "%.4s%.2s%.2s-%.2s%.2s%.2s-%s", iso,
 	    iso + 5, iso + 8, iso + 11, iso + 14, iso + 17, hex);
+}
+
+int
+util_run(const char *const *argv, const char *const *extra_env,
+    int timeout_ms, char *out, size_t outmax, struct errbuf *e)
+{
+	posix_spawn_file_actions_t fa;
+	uint64_t deadline = timeout_ms > 0 ? util_mono_ns() +
+	    (uint64_t)timeout_ms * 1000000ull : 0;
+	char **envp, sink[512];
+	size_t ne = 0, nx = 0, i, used = 0;
+	int fds[2], status, err;
+	bool timed_out = false;
+	pid_t pid;
+
+	while (environ[ne] != NULL)
+		ne++;
+	while (extra_env != NULL && extra_env[nx] != NULL)
+		nx++;
+	envp = xcalloc(ne + nx + 1, sizeof *envp);
+	for (i = 0; i < nx; i++)
+		envp[i] = (char *)extra_env[i];
+	for (i = 0; i < ne; i++)
+		envp[nx + i] = environ[i];
+	if (outmax > 0)
+		out[0] = '\0';
+	if (pipe2(fds, O_CLOEXEC) == -1) {
+		free(envp);
+		return errbuf_set(e, ERRBUF_INTERNAL, "%s: pipe: %s", argv[0],
+		    strerror(errno));
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+	err = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv,
+	    envp);
+	posix_spawn_file_actions_destroy(&fa);
+	free(envp);
+	close(fds[1]);
+	if (err != 0) {
+		close(fds[0]);
+		return errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", argv[0],
+		    strerror(err));
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
+		int wait_ms = -1;
+		ssize_t n;
+
+		if (deadline != 0) {
+			uint64_t now = util_mono_ns();
+
+			if (now >= deadline) {
+				timed_out = true;
+				break;
+			}
+			wait_ms = (int)((deadline - now) / 1000000ull) + 1;
+		}
+		if (poll(&pfd, 1, wait_ms) == -1) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd.revents == 0)
+			continue;
+		if (outmax > 0 && used + 1 < outmax)
+			n = read(fds[0], out + used, outmax - 1 - used);
+		else
+			n = read(fds[0], sink, sizeof sink);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (outmax > 0 && used + 1 < outmax)
+			used += (size_t)n;
+	}
+	close(fds[0]);
+	if (timed_out)
+		(void)kill(pid, SIGKILL);
+	if (outmax > 0) {
+		out[used] = '\0';
+		while (used > 0 && (out[used - 1] == '\n' ||
+		    out[used - 1] == '\r'))
+			out[--used] = '\0';
+	}
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR)
+			return errbuf_set(e, ERRBUF_INTERNAL, "%s: wait: %s",
+			    argv[0], strerror(errno));
+	if (timed_out)
+		return errbuf_set(e, ERRBUF_INTERNAL, "%s: no answer within %d "
+		    "ms (killed)", argv[0], timeout_ms);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 128;
 }

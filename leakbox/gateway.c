@@ -576,7 +576,7 @@ int gateway_main(void)
 	sensor_init("gateway");
 
 	struct errbuf e = { 0 };
-	int cfd = http_listen_unix(ctl, 0666, &e);
+	int cfd = http_listen_unix(ctl, 0600, &e);
 	if (cfd < 0) {
 		fprintf(stderr, "gateway: control socket: %s\n", e.msg);
 		return EXIT_INTERNAL;

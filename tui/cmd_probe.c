@@ -199,7 +199,8 @@ cmd_probe_negative(const struct cmd_probe_args *a)
 		.only_flaw = a->flaw, .key_dir = a->key_dir,
 		.parallel = a->parallel, .cancel = &cmd_probe_cancel,
 	};
-	struct probe_nc_item *items = xcalloc(lab_nflaws + 1, sizeof *items);
+	struct probe_nc_item *items = xcalloc(PROBE_NC_ITEMS(lab_nflaws),
+	    sizeof *items);
 	struct errbuf e = { 0 }, oe = { 0 };
 	size_t n = 0, i;
 	int rc;
@@ -325,9 +326,11 @@ cmd_probe(int argc, char **argv)
 		    argv[optind], CMD_PROBE_USAGE);
 		return EXIT_USAGE;
 	}
-	if (a.flaw != NULL && lab_flaw_find(a.flaw) == NULL) {
+	if (a.flaw != NULL && lab_flaw_find(a.flaw) == NULL &&
+	    !(a.negative && strcmp(a.flaw, PROBE_NC_HOST_SEAL) == 0)) {
 		fprintf(stderr, "ares probe: --flaw: unknown flaw '%s' (known: "
-		    "%s)\n", a.flaw, lab_flaw_ids());
+		    "%s; with --negative-control also %s)\n", a.flaw,
+		    lab_flaw_ids(), PROBE_NC_HOST_SEAL);
 		return EXIT_USAGE;
 	}
 	if (a.run != NULL && (a.policy != NULL || a.negative || a.keep)) {

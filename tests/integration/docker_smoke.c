@@ -136,7 +136,12 @@ int main(void)
 		free(bad);
 	}
 
-	net = docker_network_create(d, net_name, run_id, true, &e);
+	{
+		struct docker_network_spec ns = { .name = net_name,
+		    .run_id = run_id, .internal = true };
+
+		net = docker_network_create(d, &ns, &e);
+	}
 	CHECK(net != NULL, "%s", e.msg);
 	if (net != NULL) {
 		struct docker_response resp;

@@ -1,0 +1,646 @@
+/*
+ * test_seal.c - the lab holds against a compromised agent and against a
+ * local user on the host who is not root (docs/security.md).  Each test
+ * reproduces one attack of the sealing issue on a real engine:
+ *
+ *   host_ports_*      the agent (plain, and with NET_ADMIN forging routes)
+ *                     connects to a listener on every address of the host
+ *   local_user        during a real drill, uid 65534 on the host tries the
+ *                     gateway's control socket, the sensor bus, the docker
+ *                     proxy's socket and the evidence folder
+ *   planted_chain     a forged chain of the run's own id planted in
+ *                     evidence/ (as a symlink) must not enter the report
+ *   limits            every lab container is bounded (CPU, memory, swap,
+ *                     pids, log size); /tmp in the agent is sized
+ *   disguised_orphan  a second, idle copy of the agent loop (the very same
+ *                     command line) that survives the kill is an orphan
+ *
+ * Skips (exit 77) without an engine, unless ARES_REQUIRE_DOCKER=1; the
+ * local-user test needs root (it drops to uid 65534) and fails without it
+ * under ARES_REQUIRE_DOCKER=1.
+ */
+#include "core.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sodium.h>
+
+static struct docker *seal_d;
+static char seal_runs[4096];
+
+static void
+seal_policy(const char *name, char *out, size_t len)
+{
+	const char *src = getenv("ARES_SRCDIR");
+
+	snprintf(out, len, "%s/policies/%s", src != NULL ? src : ".", name);
+}
+
+/* A lab of policies/<name> with the agent idle; fresh run id. */
+static struct lab *
+seal_lab_up(const char *name, char run_id[64])
+{
+	struct lab_options o = { .agent_idle = true };
+	struct errbuf e = { 0 };
+	struct policy *p;
+	struct lab *lab;
+	char path[4096], *dir;
+	uint8_t rnd[4];
+	char hex[9];
+
+	seal_policy(name, path, sizeof path);
+	p = policy_load(path, &e);
+	if (p == NULL)
+		fail_msg("%s", e.msg);
+	randombytes_buf(rnd, sizeof rnd);
+	util_hex(rnd, sizeof rnd, hex);
+	snprintf(run_id, 64, "seal-%s", hex);
+	dir = xasprintf("%s/%s", seal_runs, run_id);
+	if (util_mkdir_p(dir, 0755, &e) == -1)
+		fail_msg("%s", e.msg);
+	lab = lab_up_opts(seal_d, p, dir, run_id, p->seed, &o, &e);
+	free(dir);
+	policy_free(p);
+	if (lab == NULL)
+		fail_msg("lab up %s: %s", name, e.msg);
+	return lab;
+}
+
+static void
+seal_lab_down(struct lab *lab, const char *run_id)
+{
+	struct errbuf e = { 0 };
+
+	if (lab_teardown(seal_d, run_id, &e) < 0)
+		fail_msg("teardown: %s", e.msg);
+	lab_free(lab);
+}
+
+/* sh -c script in the agent as its own user; stdout (caller frees). */
+static char *
+seal_agent_sh(const struct lab *lab, const char *script, int *code)
+{
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	struct docker_exec_result r = { 0 };
+	struct errbuf e = { 0 };
+	char *out;
+
+	if (docker_exec(seal_d, lab->agent.id, argv, NULL, 64 * 1024, &r,
+	    &e) == -1)
+		fail_msg("exec: %s", e.msg);
+	out = r.out != NULL ? r.out : xstrdup("");
+	r.out = NULL;
+	if (code != NULL)
+		*code = r.exit_code;
+	docker_exec_result_free(&r);
+	return out;
+}
+
+/* A non-blocking TCP listener on the wildcard address of family. */
+static int
+seal_listen(int family, int *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK, 0), one = 1;
+
+	assert_true(fd >= 0);
+	memset(&ss, 0, sizeof ss);
+	if (family == AF_INET) {
+		((struct sockaddr_in *)&ss)->sin_family = AF_INET;
+		((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)*port);
+		sl = sizeof(struct sockaddr_in);
+	} else {
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
+		    sizeof one);
+		((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
+		((struct sockaddr_in6 *)&ss)->sin6_port =
+		    htons((uint16_t)*port);
+		sl = sizeof(struct sockaddr_in6);
+	}
+	assert_int_equal(bind(fd, (struct sockaddr *)&ss, sl), 0);
+	assert_int_equal(listen(fd, 64), 0);
+	sl = sizeof ss;
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&ss, &sl), 0);
+	*port = ntohs(family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+	    : ((struct sockaddr_in6 *)&ss)->sin6_port);
+	return fd;
+}
+
+/* Append "a " to *list unless loopback. */
+static void
+seal_add_target(char **list, const char *a)
+{
+	char *n;
+
+	if (strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0)
+		return;
+	n = xasprintf("%s%s ", *list, a);
+	free(*list);
+	*list = n;
+}
+
+/*
+ * The attack: a listener on every host address (0.0.0.0 and ::), and
+ * from the agent a connect to each address of the host and each gateway
+ * of the lab's networks; with NET_ADMIN an on-link route to each first.
+ * Nothing may reach the listener.
+ */
+static void
+seal_host_ports(const char *policy)
+{
+	char run_id[64], *targets = xstrdup(""), *script, *out;
+	const char *nets[3];
+	struct ifaddrs *ifa = NULL, *it;
+	struct lab *lab = seal_lab_up(policy, run_id);
+	int port = 0, fd4, fd6, accepted = 0, k, code;
+	size_t i;
+
+	nets[0] = lab->net_lab;
+	nets[1] = lab->net_upstream;
+	nets[2] = lab->net_wan;
+	fd4 = seal_listen(AF_INET, &port);
+	fd6 = seal_listen(AF_INET6, &port);
+	assert_int_equal(getifaddrs(&ifa), 0);
+	for (it = ifa; it != NULL; it = it->ifa_next) {
+		char a[INET6_ADDRSTRLEN];
+
+		if (it->ifa_addr == NULL)
+			continue;
+		if (it->ifa_addr->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((struct sockaddr_in *)
+			    it->ifa_addr)->sin_addr, a, sizeof a);
+		else if (it->ifa_addr->sa_family == AF_INET6 &&
+		    strncmp(it->ifa_name, "veth", 4) != 0) {
+			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)
+			    it->ifa_addr)->sin6_addr, a, sizeof a);
+			if (strncmp(a, "fe80:", 5) == 0) {
+				char *s = xasprintf("%s%%eth0", a);
+
+				seal_add_target(&targets, s);
+				free(s);
+				continue;
+			}
+		} else
+			continue;
+		seal_add_target(&targets, a);
+	}
+	freeifaddrs(ifa);
+	for (i = 0; i < 3; i++) {
+		struct errbuf e = { 0 };
+		cJSON *ins = docker_network_inspect(seal_d, nets[i], &e), *c;
+		const cJSON *cfg;
+
+		assert_non_null(ins);
+		cfg = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(ins, "IPAM"), "Config");
+		cJSON_ArrayForEach(c, cfg) {
+			const cJSON *g = cJSON_GetObjectItemCaseSensitive(c,
+			    "Gateway");
+
+			if (cJSON_IsString(g))
+				seal_add_target(&targets, g->valuestring);
+		}
+		cJSON_Delete(ins);
+	}
+	script = xasprintf("for a in %s; do case $a in *:*) ;; *) ip route add "
+	    "$a dev eth0 2>/dev/null;; esac; ( timeout 4 nc -w 2 $a %d "
+	    "</dev/null >/dev/null 2>&1; rc=$?; if [ $rc -eq 0 ] || [ $rc -ge "
+	    "128 ]; then echo \"open $a\"; fi ) & done; wait; echo done",
+	    targets, port);
+	out = seal_agent_sh(lab, script, &code);
+	for (k = 0; k < 2; k++) {
+		int fd = k == 0 ? fd4 : fd6, c;
+
+		while ((c = accept(fd, NULL, NULL)) >= 0) {
+			accepted++;
+			close(c);
+		}
+	}
+	close(fd4);
+	close(fd6);
+	if (strstr(out, "done") == NULL)
+		fail_msg("the attack did not finish (exit %d): %s", code, out);
+	if (accepted > 0 || strstr(out, "open ") != NULL)
+		fail_msg("%s: the host's port %d reached from the agent: %d "
+		    "connection(s); agent saw: %s (targets: %s)", policy, port,
+		    accepted, out, targets);
+	free(out);
+	free(script);
+	free(targets);
+	seal_lab_down(lab, run_id);
+}
+
+static void
+test_host_ports_hardened(void **state)
+{
+	(void)state;
+	seal_host_ports("hardened.yaml");
+}
+
+/* NET_ADMIN: the agent forges on-link routes to every host address. */
+static void
+test_host_ports_net_admin(void **state)
+{
+	(void)state;
+	seal_host_ports("flaw-extra-caps.yaml");
+}
+
+/* ---- a local user who is not root -------------------------------- */
+
+struct seal_local {
+	char runs[2048];
+	char run_dir[2200];
+	char result[1024];     /* what the unprivileged child managed */
+	bool tried;
+	bool plant;            /* plant a forged chain instead */
+	char planted[2400];
+};
+
+/* As uid/gid 65534: try each door; the text says which opened. */
+static void
+seal_try_doors(const char *run_dir, char *out, size_t len)
+{
+	static const char *const socks[] = { "ctl/gateway.sock",
+	    "bus/sensor.sock", "dockerproxy/docker.sock" };
+	size_t used = 0, i;
+
+	out[0] = '\0';
+	for (i = 0; i < 3; i++) {
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+		int st = strcmp(socks[i], "bus/sensor.sock") == 0 ? SOCK_DGRAM :
+		    SOCK_STREAM;
+		int fd = socket(AF_UNIX, st, 0);
+		char *p = xasprintf("%s/%s", run_dir, socks[i]);
+
+		snprintf(sun.sun_path, sizeof sun.sun_path, "%s", p);
+		if (fd >= 0 && (st == SOCK_STREAM ? connect(fd,
+		    (struct sockaddr *)&sun, sizeof sun) == 0 : sendto(fd, "{}",
+		    2, 0, (struct sockaddr *)&sun, sizeof sun) == 2))
+			used += (size_t)snprintf(out + used, len - used,
+			    "%s reached; ", socks[i]);
+		if (fd >= 0)
+			close(fd);
+		free(p);
+	}
+	{
+		char *p = xasprintf("%s/evidence/zz-local.jsonl", run_dir);
+		int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+
+		if (fd >= 0) {
+			used += (size_t)snprintf(out + used, len - used,
+			    "evidence/ writable; ");
+			close(fd);
+			unlink(p);
+		}
+		free(p);
+	}
+	{
+		char *p = xasprintf("%s/evidence/gateway.jsonl", run_dir);
+		int fd = open(p, O_WRONLY | O_APPEND);
+
+		if (fd >= 0) {
+			used += (size_t)snprintf(out + used, len - used,
+			    "gateway chain writable; ");
+			close(fd);
+		}
+		free(p);
+	}
+}
+
+/* The run dir from the first phase beat ("run <id>: ..."). */
+static bool
+seal_run_dir(struct seal_local *s, const struct drill_beat *b)
+{
+	char id[64];
+
+	if (s->run_dir[0] != '\0')
+		return true;
+	if (b->kind != DRILL_BEAT_PHASE || sscanf(b->text, "run %63[^:]:",
+	    id) != 1)
+		return false;
+	snprintf(s->run_dir, sizeof s->run_dir, "%.2000s/%.63s", s->runs, id);
+	return true;
+}
+
+/*
+ * Observer: once the agent runs (the lab is up, the bus bound), fork a
+ * child that drops to uid 65534 and tries the doors; or plant a chain.
+ */
+static void
+seal_local_observer(void *ctx, const struct drill_beat *b)
+{
+	struct seal_local *s = ctx;
+	int pfd[2], status;
+	pid_t pid;
+	ssize_t n;
+
+	if (!seal_run_dir(s, b) || s->tried || b->kind != DRILL_BEAT_PHASE ||
+	    strncmp(b->text, "agent Poyo started", 18) != 0)
+		return;
+	s->tried = true;
+	if (s->plant) {
+		/* a forged chain of this very run id, outside the run dir,
+		 * linked into evidence/ */
+		struct errbuf e = { 0 };
+		char id[64], *link;
+		struct evidence *ev;
+		const char *slash = strrchr(s->run_dir, '/');
+		snprintf(id, sizeof id, "%s", slash + 1);
+		snprintf(s->planted, sizeof s->planted, "%.2000s/forged-%.63s"
+		    ".jsonl", s->runs, id);
+		cJSON *f = cJSON_CreateObject();
+
+		ev = evidence_create(s->planted, id, &e);
+		assert_non_null(ev);
+		assert_true(evidence_append(ev, "request", util_mono_ns(), f,
+		    &e) >= 0);
+		cJSON_Delete(f);
+		evidence_close(ev);
+		link = xasprintf("%s/evidence/zz-planted.jsonl", s->run_dir);
+		assert_int_equal(symlink(s->planted, link), 0);
+		free(link);
+		return;
+	}
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char out[1024];
+
+		close(pfd[0]);
+		if (setgroups(0, NULL) != 0 || setgid(65534) != 0 ||
+		    setuid(65534) != 0)
+			_exit(3);
+		seal_try_doors(s->run_dir, out, sizeof out);
+		(void)!write(pfd[1], out, strlen(out));
+		_exit(0);
+	}
+	close(pfd[1]);
+	n = read(pfd[0], s->result, sizeof s->result - 1);
+	s->result[n > 0 ? n : 0] = '\0';
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void
+test_local_user(void **state)
+{
+	struct seal_local s = { 0 };
+	struct drill_options o = { 0 };
+	struct drill_result r;
+	struct errbuf e = { 0 };
+	char policy[4096];
+
+	(void)state;
+	if (geteuid() != 0) {
+		const char *req = getenv("ARES_REQUIRE_DOCKER");
+
+		if (req != NULL && strcmp(req, "1") == 0)
+			fail_msg("needs root (to drop to uid 65534)");
+		skip();
+	}
+	seal_policy("flaw-docker-socket.yaml", policy, sizeof policy);
+	snprintf(s.runs, sizeof s.runs, "%.2000s", seal_runs);
+	o.policy_path = policy;
+	o.runs_dir = seal_runs;
+	o.observer = seal_local_observer;
+	o.observer_ctx = &s;
+	if (drill_run(&o, &r, &e) != 0)
+		fail_msg("drill_run: %s", e.msg);
+	assert_true(s.tried);
+	if (s.result[0] != '\0')
+		fail_msg("a local user (uid 65534) got in: %s", s.result);
+}
+
+/* A forged chain linked into evidence/ never reaches the report. */
+static void
+test_planted_chain(void **state)
+{
+	struct seal_local s = { .plant = true };
+	struct drill_options o = { 0 };
+	struct drill_result r;
+	struct errbuf e = { 0 };
+	char policy[4096], *rep;
+	size_t len;
+
+	(void)state;
+	seal_policy("default.yaml", policy, sizeof policy);
+	snprintf(s.runs, sizeof s.runs, "%.2000s", seal_runs);
+	o.policy_path = policy;
+	o.runs_dir = seal_runs;
+	o.observer = seal_local_observer;
+	o.observer_ctx = &s;
+	if (drill_run(&o, &r, &e) != 0)
+		fail_msg("drill_run: %s", e.msg);
+	assert_true(s.tried);
+	unlink(s.planted);
+	{
+		char *p = xasprintf("%s/report.json", r.run_dir);
+
+		rep = util_read_file(p, 1 << 20, &len, &e);
+		free(p);
+	}
+	assert_non_null(rep);
+	if (strstr(rep, "zz-planted") != NULL)
+		fail_msg("the planted chain is in the signed report (verdict "
+		    "%s)", drill_verdict_name(r.verdict));
+	free(rep);
+	/* something no sensor of the lab wrote lies in evidence/: the drill
+	 * cannot tell what else happened */
+	assert_int_not_equal(r.verdict, DRILL_VERDICT_CONTAINED);
+}
+
+/* Every container of the lab is bounded; the agent's /tmp is sized. */
+static void
+test_limits(void **state)
+{
+	char run_id[64], *label, *out;
+	struct lab *lab = seal_lab_up("leaky.yaml", run_id);
+	struct errbuf e = { 0 };
+	cJSON *list, *it;
+	int n = 0, code;
+
+	(void)state;
+	label = xasprintf("ares.run=%s", run_id);
+	list = docker_containers_by_label(seal_d, label, &e);
+	free(label);
+	assert_non_null(list);
+	cJSON_ArrayForEach(it, list) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "Id");
+		cJSON *ins = docker_container_inspect(seal_d, id->valuestring,
+		    &e);
+		const cJSON *hc = cJSON_GetObjectItemCaseSensitive(ins,
+		    "HostConfig"), *lc, *v;
+		const char *name = cJSON_GetObjectItemCaseSensitive(ins,
+		    "Name")->valuestring;
+		double mem;
+
+		assert_non_null(hc);
+		mem = cJSON_GetObjectItemCaseSensitive(hc, "Memory")->valuedouble;
+		if (!(mem > 0))
+			fail_msg("%s: no memory limit", name);
+		v = cJSON_GetObjectItemCaseSensitive(hc, "MemorySwap");
+		if (!cJSON_IsNumber(v) || v->valuedouble != mem)
+			fail_msg("%s: swap not bounded by the memory limit",
+			    name);
+		v = cJSON_GetObjectItemCaseSensitive(hc, "PidsLimit");
+		if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
+			fail_msg("%s: no pids limit", name);
+		v = cJSON_GetObjectItemCaseSensitive(hc, "NanoCpus");
+		if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
+			fail_msg("%s: no CPU limit", name);
+		lc = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(hc, "LogConfig"), "Config");
+		v = cJSON_GetObjectItemCaseSensitive(lc, "max-size");
+		if (!cJSON_IsString(v))
+			fail_msg("%s: its log is unbounded", name);
+		cJSON_Delete(ins);
+		n++;
+	}
+	cJSON_Delete(list);
+	assert_true(n >= 6);
+	/* 600 MB into /tmp: refused at the tmpfs size, the agent lives */
+	out = seal_agent_sh(lab, "dd if=/dev/zero of=/tmp/fill bs=1M count=600 "
+	    "2>&1; echo rc=$?; rm -f /tmp/fill", &code);
+	if (strstr(out, "No space left") == NULL)
+		fail_msg("/tmp took 600 MB: %s", out);
+	free(out);
+	{
+		cJSON *ins = docker_container_inspect(seal_d, lab->agent.id, &e);
+
+		assert_non_null(ins);
+		assert_true(docker_inspect_running(ins));
+		cJSON_Delete(ins);
+	}
+	seal_lab_down(lab, run_id);
+}
+
+/* ---- a disguised process survives the kill ------------------------ */
+
+struct seal_disguise {
+	const struct lab *lab;
+	char run_dir[4096];
+	char runs[4096];
+	bool started;
+};
+
+static void
+seal_disguise_observer(void *ctx, const struct drill_beat *b)
+{
+	struct seal_disguise *s = ctx;
+	char id[64], *name;
+	/* a second copy of the agent binary, idle: the very command line of
+	 * the agent loop, and no child of its own */
+	const char *argv[] = { "/bin/sh", "-c", "AGENT_IDLE=1 setsid "
+	    "/bin/ares-lab agent </dev/null >/dev/null 2>&1 &", NULL };
+	struct docker_exec_result r = { 0 };
+	struct errbuf e = { 0 };
+	cJSON *ins;
+
+	if (b->kind == DRILL_BEAT_PHASE && sscanf(b->text, "run %63[^:]:",
+	    id) == 1)
+		snprintf(s->run_dir, sizeof s->run_dir, "%s", id);
+	if (s->started || b->kind != DRILL_BEAT_PHASE ||
+	    strncmp(b->text, "agent Poyo started", 18) != 0)
+		return;
+	s->started = true;
+	name = xasprintf("ares-%s-agent", s->run_dir);
+	ins = docker_container_inspect(seal_d, name, &e);
+	assert_non_null(ins);
+	cJSON_Delete(ins);
+	/* what a compromised agent does: start a background process whose
+	 * command line reads like the agent loop */
+	if (docker_exec(seal_d, name, argv, NULL, 4096, &r, &e) == -1)
+		fail_msg("exec: %s", e.msg);
+	docker_exec_result_free(&r);
+	free(name);
+}
+
+static void
+test_disguised_orphan(void **state)
+{
+	struct seal_disguise s = { 0 };
+	struct drill_options o = { 0 };
+	struct drill_result r;
+	struct errbuf e = { 0 };
+	char policy[4096];
+	size_t i;
+	bool found = false;
+
+	(void)state;
+	/* gateway-deny + net-disconnect: the agent's container stays up */
+	seal_policy("default.yaml", policy, sizeof policy);
+	o.policy_path = policy;
+	o.runs_dir = seal_runs;
+	o.observer = seal_disguise_observer;
+	o.observer_ctx = &s;
+	if (drill_run(&o, &r, &e) != 0)
+		fail_msg("drill_run: %s", e.msg);
+	assert_true(s.started);
+	assert_true(r.bait_fired);
+	for (i = 0; i < r.norphans && i < DRILL_MAX_ORPHANS; i++)
+		found |= strcmp(r.orphans[i].kind, "process") == 0 &&
+		    strcmp(r.orphans[i].name, "/bin/ares-lab agent") == 0;
+	if (!found)
+		fail_msg("the disguised process was not an orphan (verdict %s, "
+		    "%zu orphan(s))", drill_verdict_name(r.verdict), r.norphans);
+	assert_int_equal(r.verdict, DRILL_VERDICT_BREACHED);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_host_ports_hardened),
+		cmocka_unit_test(test_host_ports_net_admin),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_local_user),
+		cmocka_unit_test(test_planted_chain),
+		cmocka_unit_test(test_disguised_orphan),
+	};
+	const char *req = getenv("ARES_REQUIRE_DOCKER");
+	const char *runs = getenv("ARES_RUNS");
+	struct errbuf e = { 0 };
+	char *abs;
+	int rc;
+
+	if (sodium_init() < 0)
+		return 1;
+	seal_d = docker_open(NULL, &e);
+	if (seal_d == NULL || docker_negotiate(seal_d, &e) == -1) {
+		fprintf(stderr, "test_seal: no Docker Engine: %s\n", e.msg);
+		docker_close(seal_d);
+		return req != NULL && strcmp(req, "1") == 0 ? 1 : 77;
+	}
+	if (util_mkdir_p(runs != NULL ? runs : "tests/runs", 0755, &e) == -1) {
+		fprintf(stderr, "test_seal: %s\n", e.msg);
+		return 1;
+	}
+	abs = realpath(runs != NULL ? runs : "tests/runs", NULL);
+	if (abs == NULL)
+		return 1;
+	snprintf(seal_runs, sizeof seal_runs, "%s", abs);
+	free(abs);
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	docker_close(seal_d);
+	return rc;
+}
