@@ -414,7 +414,11 @@ static void on_term(int sig)
 }
 
 /* AGENT_IDLE=1: sleep until SIGTERM/SIGINT (PID 1 in a container ignores
- * them without a handler, so `docker stop` would wait its full grace). */
+ * them without a handler, so `docker stop` would wait its full grace).
+ * As PID 1 it inherits every orphan of what runs in the container (docker
+ * exec'd probes, a script's background jobs): SIGCHLD ignored makes the
+ * kernel reap them at once, and zombies already there are reaped first,
+ * so dead processes never hold the container's pids limit. */
 static int idle(void)
 {
 	struct sigaction sa;
@@ -422,6 +426,10 @@ static int idle(void)
 	sa.sa_handler = on_term;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGCHLD, &sa, NULL);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
 	printf("agent idle (AGENT_IDLE=1): waiting for exec / SIGTERM\n");
 	fflush(stdout);
 	while (!agent_stop)

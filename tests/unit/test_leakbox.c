@@ -5,7 +5,8 @@
  * serialisation and chains, key scrubbing, DNS parsing, the Docker proxy's
  * routing and rewriting, the sink's bounds and the change queue; the tool
  * CLI of scripted agents (argument parsing, whether a tool ran) and the
- * gateway's notes endpoint (against a gateway in a child, on 127.0.0.1).
+ * gateway's notes endpoint (against a gateway in a child, on 127.0.0.1),
+ * and that the idle agent (PID 1 of an idle lab) reaps orphans.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1830,6 +1833,79 @@ static void test_gateway_notes(void **state)
 	free(ctl);
 }
 
+/* Zombies whose parent is pid (from /proc/N/stat: state Z, ppid). */
+static int zombies_of(pid_t pid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL) {
+		char path[300], line[512];
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t len = fread(line, 1, sizeof(line) - 1, f);
+		fclose(f);
+		line[len] = '\0';
+		const char *rp = strrchr(line, ')');
+		char st;
+		int ppid;
+		if (rp && sscanf(rp + 1, " %c %d", &st, &ppid) == 2 &&
+		    st == 'Z' && ppid == pid)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * The idle agent is PID 1 of an idle lab: it must reap the orphans of what
+ * runs there (a zombie holds a pid of the container's pids limit).  A
+ * child made a subreaper stands in for PID 1: a zombie child it already
+ * has, and an orphan that dies later, are both gone while it idles; it
+ * still stops on SIGTERM with 0.
+ */
+static void test_agent_idle_reaps(void **state)
+{
+	(void)state;
+	pid_t c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+			_exit(3);
+		pid_t g = fork();
+		if (g == 0) {
+			if (fork() == 0) {      /* the orphan-to-be */
+				usleep(200000);
+				_exit(0);
+			}
+			_exit(0);               /* a zombie of c until reaped */
+		}
+		usleep(50000);
+		int nul = open("/dev/null", O_WRONLY);
+		dup2(nul, 1);
+		setenv("AGENT_IDLE", "1", 1);
+		_exit(agent_main());
+	}
+	int z = -1;
+	for (int i = 0; i < 100 && z != 0; i++) {
+		usleep(20000);
+		if (i >= 20)                    /* after the orphan died */
+			z = zombies_of(c);
+	}
+	assert_int_equal(z, 0);
+	assert_int_equal(kill(c, 0), 0);        /* still idling */
+	assert_int_equal(kill(c, SIGTERM), 0);
+	int status;
+	assert_int_equal(waitpid(c, &status, 0), c);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1862,6 +1938,7 @@ int main(void)
 		cmocka_unit_test(test_agent_tool_ran),
 		cmocka_unit_test(test_gateway_note_parse),
 		cmocka_unit_test(test_gateway_notes),
+		cmocka_unit_test(test_agent_idle_reaps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
