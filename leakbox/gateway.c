@@ -511,7 +511,9 @@ static void notes(struct gateway *g, const struct http_request *req,
 		    "invalid_request_error", e.msg);
 		return;
 	}
-	int n = __atomic_add_fetch(&g->notes, 1, __ATOMIC_SEQ_CST);
+	/* load first: refused notes do not count on (no overflow, ever) */
+	int n = __atomic_load_n(&g->notes, __ATOMIC_SEQ_CST) >= GATEWAY_NOTES_MAX ?
+	    GATEWAY_NOTES_MAX + 1 : __atomic_add_fetch(&g->notes, 1, __ATOMIC_SEQ_CST);
 	if (n > GATEWAY_NOTES_MAX) {
 		char msg[96];
 		snprintf(msg, sizeof(msg), "too many notes (at most %d per lab)",

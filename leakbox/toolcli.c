@@ -90,7 +90,7 @@ static bool is_opt(const char *a, const char *shrt, const char *lng,
     const char **name)
 {
 	size_t ll = strlen(lng);
-	if (shrt && strncmp(a, shrt, 2) == 0 && a[1] != '-') {
+	if (shrt && strncmp(a, shrt, 2) == 0) {
 		*name = shrt;
 		return true;
 	}
