@@ -366,6 +366,14 @@ int docker_demux(const char *buf, size_t len, size_t max,
 #define POLICY_MAX_LEVERS  8
 #define POLICY_MAX_BAIT    8
 #define POLICY_MAX_FLAWS   16
+#define POLICY_AGENT_SCRIPT_MAX (256 * 1024)  /* agent.script file size */
+#define POLICY_AGENT_PATH_MAX   1024          /* agent.script as written */
+
+/* Agent kinds (policy key agent.kind; docs/agents.md). */
+enum policy_agent_kind {
+	POLICY_AGENT_POYO = 0,       /* the built-in loop, /bin/ares-lab agent */
+	POLICY_AGENT_SCRIPT,         /* a scripted attacker (agent.script) */
+};
 
 struct policy {
 	char *path;                  /* as given */
@@ -385,6 +393,16 @@ struct policy {
 	char *model_url;             /* NULL: the offline model */
 	char *model_name;            /* reported model name */
 	char *model_key_env;         /* env var holding the real key, or NULL */
+	enum policy_agent_kind agent_kind;  /* agent.kind, POYO by default */
+	/* agent.script (kind SCRIPT only, else NULL / 0 / ""): the canonical
+	 * absolute path (directories resolved with realpath, the file itself
+	 * not a symlink), its bytes as read at load time (NUL-terminated;
+	 * what the lab should run, so a later change of the file cannot
+	 * slip into a run) and their BLAKE2b-256 in hex. */
+	char *agent_script;
+	char *agent_script_text;
+	size_t agent_script_len;
+	char agent_script_blake2b[EVIDENCE_HEX_BYTES];
 };
 
 /* Load and validate a policy file.  NULL + e (ERRBUF_INPUT). */
@@ -396,6 +414,8 @@ void policy_free(struct policy *p);
 bool policy_has_flaw(const struct policy *p, const char *flaw);
 /* Whether bait is planted by the policy (linear search). */
 bool policy_has_bait(const struct policy *p, const char *bait);
+/* "poyo" or "script". */
+const char *policy_agent_kind_name(enum policy_agent_kind k);
 
 /* ------------------------------------------------------------------ */
 /* bus.c - sensor events from the lab (unix datagrams)                 */

@@ -307,6 +307,13 @@ drill_handle(struct drill_state *st, struct bus_event *ev)
 		drill_beat(st, DRILL_BEAT_TOOL, -1, t, "%s -> %.180s",
 		    drill_str(ev->json, "tool", "tool"),
 		    drill_str(ev->json, "content", ""));
+	} else if (strcmp(kind, "agent_note") == 0) {
+		/* A scripted agent's own account of a step: text it claims
+		 * (a tool beat, like a tool result, not a step); reaching the
+		 * gateway is agent activity. */
+		agent_event = true;
+		drill_beat(st, DRILL_BEAT_TOOL, -1, t, "note (agent-claimed): "
+		    "%.180s", drill_str(ev->json, "text", ""));
 	} else if (strcmp(kind, "request") == 0) {
 		agent_event = true;
 		drill_beat(st, DRILL_BEAT_SERVICE, -1, t, "%s: %s %s -> %d "

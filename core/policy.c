@@ -15,16 +15,20 @@
  * Every error is "<file>:<line>:<col>: <key path>: <problem>" with
  * ERRBUF_INPUT.  After binding, step 3 (check_catalogues) checks the
  * variant, flaw and bait ids against the catalogues (core/variant.c,
- * core/lab.c); which levers exist is checked by the drill.  Schema:
- * docs/policy.md.
+ * core/lab.c); which levers exist is checked by the drill.  Step 4
+ * (check_agent) resolves and reads agent.script, the only key that
+ * touches the file system.  Schema: docs/policy.md, docs/agents.md.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <sodium.h>
 #include <yaml.h>
 
 #include "core.h"
@@ -455,6 +459,7 @@ enum str_class {
 	STR_URL,     /* http:// or https:// then visible ASCII */
 	STR_ENV,     /* an environment variable name [A-Z_][A-Z0-9_]* */
 	STR_LEVER,   /* an id, or external:/abs/path ([A-Za-z0-9._/-], no "..") */
+	STR_PATH,    /* a file path: UTF-8 without any control character */
 };
 
 struct keydesc {
@@ -481,6 +486,8 @@ static int bind_int(const struct keydesc *k, const struct ynode *v,
 static int bind_str(const struct keydesc *k, const struct ynode *v,
     struct policy *p, struct bindctx *c);
 static int bind_ids(const struct keydesc *k, const struct ynode *v,
+    struct policy *p, struct bindctx *c);
+static int bind_agent_kind(const struct keydesc *k, const struct ynode *v,
     struct policy *p, struct bindctx *c);
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -522,6 +529,17 @@ static const struct keydesc model_keys[] = {
 	{ .key = NULL },
 };
 
+/* agent: the kind of agent the lab runs (docs/agents.md).  The script is
+ * resolved and read after binding (check_agent).  A later kind (a user's
+ * own image) adds a key here; until then any other key is refused. */
+static const struct keydesc agent_keys[] = {
+	{ .key = "kind", .kind = YN_SCALAR, .what = "a string",
+	  .bind = bind_agent_kind, .cls = STR_ID, .maxlen = 32 },
+	K_STR("script", agent_script, STR_PATH, POLICY_AGENT_PATH_MAX, false,
+	    false),
+	{ .key = NULL },
+};
+
 static const struct keydesc top_keys[] = {
 	K_STR("name", name, STR_NAME, 64, true, false),
 	K_STR("description", description, STR_TEXT, 1024, false, false),
@@ -533,6 +551,7 @@ static const struct keydesc top_keys[] = {
 	K_LEVERS("levers", levers, nlevers, 1, 159, true),
 	K_IDS("flaws", flaws, nflaws, 0, 48, false),
 	K_MAP("model", model_keys, true),
+	K_MAP("agent", agent_keys, true),
 	{ .key = NULL },
 };
 
@@ -556,6 +575,7 @@ str_check(enum str_class cls, const char *s, size_t len, size_t maxlen)
 		[STR_LEVER] = "a lever id of a-z, 0-9 and '-' (at most 31 "
 		    "bytes) or external:/absolute/path (A-Z, a-z, 0-9, ._/-, "
 		    "no '..')",
+		[STR_PATH] = "a file path without control characters",
 	};
 	const char *allowed = NULL;
 	size_t i;
@@ -593,11 +613,12 @@ str_check(enum str_class cls, const char *s, size_t len, size_t maxlen)
 		allowed = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
 		break;
 	case STR_TEXT:
+	case STR_PATH:
 		for (i = 0; i < len; i++) {
 			unsigned char ch = (unsigned char)s[i];
 
-			if ((ch < 0x20 && ch != '\n' && ch != '\t') ||
-			    ch == 0x7f)
+			if ((ch < 0x20 && (cls == STR_PATH ||
+			    (ch != '\n' && ch != '\t'))) || ch == 0x7f)
 				return need[cls];
 			/* C1 controls U+0080..U+009F are C2 80..C2 9F. */
 			if (ch == 0xC2 && i + 1 < len &&
@@ -698,6 +719,31 @@ bind_str(const struct keydesc *k, const struct ynode *v, struct policy *p,
 	free(*field);
 	*field = xstrndup(v->str, v->len);
 	return 0;
+}
+
+/* The agent kinds a policy may name, indexed by enum policy_agent_kind. */
+static const char *const agent_kind_names[] = {
+	[POLICY_AGENT_POYO] = "poyo",
+	[POLICY_AGENT_SCRIPT] = "script",
+};
+
+/* agent.kind: one of agent_kind_names. */
+static int
+bind_agent_kind(const struct keydesc *k, const struct ynode *v,
+    struct policy *p, struct bindctx *c)
+{
+	char t[SHOW_MAX + 4];
+	size_t i;
+
+	if (check_scalar_str(k, v, c) == -1)
+		return -1;
+	for (i = 0; i < NELEM(agent_kind_names); i++)
+		if (strcmp(v->str, agent_kind_names[i]) == 0) {
+			p->agent_kind = (enum policy_agent_kind)i;
+			return 0;
+		}
+	return BERR(c, v, "unknown agent kind '%s' (known: poyo, script)",
+	    show(v->str, v->len, t));
 }
 
 /* List of ids: k->min..k->cap items, each an id of k->maxlen bytes, no
@@ -810,7 +856,7 @@ static const struct keydesc top_desc = K_MAP("", top_keys, false);
 /* Step 3: ids against the catalogues                                  */
 /* ------------------------------------------------------------------ */
 
-/* The value node of top-level key (NULL if absent). */
+/* The value node of key in mapping root (NULL if absent). */
 static const struct ynode *
 top_value(const struct ynode *root, const char *key)
 {
@@ -865,6 +911,206 @@ check_catalogues(const struct ynode *root, const struct policy *p,
 }
 
 /* ------------------------------------------------------------------ */
+/* Step 4: agent.script                                                */
+/* ------------------------------------------------------------------ */
+
+/* Render a path for a message: its last SHOW_MAX bytes (the file name is
+ * the informative end), terminal-safe, "..." in front when cut. */
+static const char *
+show_path(const char *s, char out[SHOW_MAX + 4])
+{
+	size_t len = strlen(s), skip = len > SHOW_MAX ? len - SHOW_MAX : 0;
+
+	/* Start on a UTF-8 boundary. */
+	while (skip < len && ((unsigned char)s[skip] & 0xC0) == 0x80)
+		skip++;
+	strcpy(out, skip > 0 ? "..." : "");
+	util_sanitize(out + strlen(out), SHOW_MAX + 1, s + skip, len - skip,
+	    false);
+	return out;
+}
+
+/*
+ * The absolute form of the script path given (relative paths are taken
+ * from the directory of the policy file as named, file): the directory
+ * part resolved with realpath(), the last component appended as it is
+ * (it is opened with O_NOFOLLOW later, so it cannot be a symlink).
+ * Returns a malloc'd path or NULL with *why = errno.
+ */
+static char *
+agent_script_abs(const char *file, const char *given, int *why)
+{
+	const char *slash;
+	char *full, *dir, *canon, *abs, *last;
+
+	if (given[0] == '/') {
+		full = xstrdup(given);
+	} else {
+		slash = strrchr(file, '/');
+		if (slash == NULL)
+			full = xasprintf("./%s", given);
+		else
+			full = xasprintf("%.*s/%s", (int)(slash - file + 1),
+			    file, given);
+	}
+	last = strrchr(full, '/');      /* full always holds a '/' */
+	if (last[1] == '\0' || strcmp(last + 1, ".") == 0 ||
+	    strcmp(last + 1, "..") == 0) {
+		free(full);
+		*why = EISDIR;
+		return NULL;
+	}
+	dir = last == full ? xstrdup("/") : xstrndup(full, (size_t)(last -
+	    full));
+	canon = realpath(dir, NULL);
+	*why = errno;
+	free(dir);
+	if (canon == NULL) {
+		free(full);
+		return NULL;
+	}
+	abs = xasprintf("%s/%s", strcmp(canon, "/") == 0 ? "" : canon,
+	    last + 1);
+	free(canon);
+	free(full);
+	return abs;
+}
+
+/*
+ * Resolve, check and read agent.script (node v holds the path as written,
+ * already bound into p->agent_script).  The file must be a regular file,
+ * not a symlink (O_NOFOLLOW; directories on the way are resolved), of
+ * 1..POLICY_AGENT_SCRIPT_MAX bytes, and readable; the resolved path must
+ * not contain ':' (Docker's bind syntax).  On success p->agent_script is
+ * the absolute path and the text and its hash are recorded.  -1 + e.
+ */
+static int
+agent_script_load(const struct ynode *v, struct policy *p,
+    struct bindctx *c)
+{
+	char g[SHOW_MAX + 4], r[SHOW_MAX + 4];
+	unsigned char h[crypto_generichash_BYTES];
+	struct stat st;
+	char *abs, *buf = NULL;
+	size_t len = 0;
+	ssize_t n;
+	int why = 0, fd;
+
+	snprintf(c->path, sizeof c->path, "agent.script");
+	show_path(p->agent_script, g);
+	abs = agent_script_abs(c->file, p->agent_script, &why);
+	if (abs == NULL)
+		return BERR(c, v, "%s: %s", g, why == EISDIR ?
+		    "names a directory, not a script" : strerror(why));
+	show_path(abs, r);
+	if (strlen(abs) >= PATH_MAX) {
+		BERR(c, v, "%s: the resolved path is longer than %d bytes", g,
+		    PATH_MAX - 1);
+		goto fail;
+	}
+	if (strchr(abs, ':') != NULL) {
+		BERR(c, v, "%s (resolved: %s): the path contains ':', which "
+		    "Docker bind mounts cannot carry", g, r);
+		goto fail;
+	}
+	fd = open(abs, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+	    O_NOCTTY);
+	if (fd == -1) {
+		why = errno;
+		BERR(c, v, "%s (resolved: %s): %s", g, r, why == ELOOP ?
+		    "is a symbolic link; name the file it points to" :
+		    strerror(why));
+		goto fail;
+	}
+	if (fstat(fd, &st) == -1) {
+		BERR(c, v, "%s (resolved: %s): %s", g, r, strerror(errno));
+		goto fail_fd;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		BERR(c, v, "%s (resolved: %s): %s", g, r, S_ISDIR(st.st_mode) ?
+		    "is a directory, not a script" : "not a regular file");
+		goto fail_fd;
+	}
+	if (st.st_size > POLICY_AGENT_SCRIPT_MAX) {
+		BERR(c, v, "%s (resolved: %s): the script is %lld bytes; the "
+		    "limit is %d", g, r, (long long)st.st_size,
+		    POLICY_AGENT_SCRIPT_MAX);
+		goto fail_fd;
+	}
+	/* Read at most one byte more than the limit: the file may have
+	 * grown since fstat. */
+	buf = xmalloc(POLICY_AGENT_SCRIPT_MAX + 2);
+	while (len <= POLICY_AGENT_SCRIPT_MAX) {
+		n = read(fd, buf + len, POLICY_AGENT_SCRIPT_MAX + 1 - len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			BERR(c, v, "%s (resolved: %s): %s", g, r,
+			    strerror(errno));
+			goto fail_fd;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > POLICY_AGENT_SCRIPT_MAX) {
+		BERR(c, v, "%s (resolved: %s): the script is larger than %d "
+		    "bytes", g, r, POLICY_AGENT_SCRIPT_MAX);
+		goto fail_fd;
+	}
+	if (len == 0) {
+		BERR(c, v, "%s (resolved: %s): the script is empty", g, r);
+		goto fail_fd;
+	}
+	close(fd);
+	buf[len] = '\0';
+	crypto_generichash(h, sizeof h, (const unsigned char *)buf, len, NULL,
+	    0);
+	util_hex(h, sizeof h, p->agent_script_blake2b);
+	free(p->agent_script);
+	p->agent_script = abs;
+	p->agent_script_text = xrealloc(buf, len + 1);
+	p->agent_script_len = len;
+	return 0;
+fail_fd:
+	close(fd);
+fail:
+	free(buf);
+	free(abs);
+	return -1;
+}
+
+/*
+ * agent: kind and script must agree (a script means kind script; kind
+ * script needs a script), then the script is loaded.  Runs after the
+ * catalogues, so a syntax or id error is always reported first.  -1 + e.
+ */
+static int
+check_agent(const struct ynode *root, struct policy *p, struct bindctx *c)
+{
+	const struct ynode *a = top_value(root, "agent"), *kind, *script;
+
+	if (a == NULL || a->kind != YN_MAP)
+		return 0;               /* absent or null: Poyo */
+	kind = top_value(a, "kind");
+	script = top_value(a, "script");
+	if (script == NULL) {
+		if (p->agent_kind != POLICY_AGENT_SCRIPT)
+			return 0;
+		snprintf(c->path, sizeof c->path, "agent.script");
+		return BERR(c, a, "required key is missing (kind script runs "
+		    "a script file)");
+	}
+	if (kind != NULL && p->agent_kind != POLICY_AGENT_SCRIPT) {
+		snprintf(c->path, sizeof c->path, "agent.script");
+		return BERR(c, script, "only kind script runs a script (kind "
+		    "is %s)", agent_kind_names[p->agent_kind]);
+	}
+	p->agent_kind = POLICY_AGENT_SCRIPT;
+	return agent_script_load(script, p, c);
+}
+
+/* ------------------------------------------------------------------ */
 /* API                                                                 */
 /* ------------------------------------------------------------------ */
 
@@ -914,6 +1160,8 @@ policy_parse(const char *buf, size_t len, const char *name, struct errbuf *e)
 	if (bind_map(&top_desc, root, p, &c) == -1)
 		goto fail;
 	if (check_catalogues(root, p, &c) == -1)
+		goto fail;
+	if (check_agent(root, p, &c) == -1)
 		goto fail;
 	ynode_free(root);
 	return p;
@@ -983,7 +1231,16 @@ policy_free(struct policy *p)
 	free(p->model_url);
 	free(p->model_key_env);
 	free(p->model_name);
+	free(p->agent_script);
+	free(p->agent_script_text);
 	free(p);
+}
+
+/* "poyo" or "script" ("?" for a value outside the enum). */
+const char *
+policy_agent_kind_name(enum policy_agent_kind k)
+{
+	return (size_t)k < NELEM(agent_kind_names) ? agent_kind_names[k] : "?";
 }
 
 /* Whether flaw is switched on (linear search). */

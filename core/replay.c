@@ -254,6 +254,9 @@ replay_sensor(struct replay_build *bd, const cJSON *o, uint32_t line)
 		replay_add(bd, DRILL_BEAT_TOOL, -1, t, line, "%s -> %.180s",
 		    replay_str(ev, "tool", "tool"), replay_str(ev, "content",
 		    ""));
+	} else if (strcmp(kind, "agent_note") == 0) {
+		replay_add(bd, DRILL_BEAT_TOOL, -1, t, line, "note "
+		    "(agent-claimed): %.180s", replay_str(ev, "text", ""));
 	} else if (strcmp(kind, "request") == 0) {
 		replay_add(bd, DRILL_BEAT_SERVICE, -1, t, line, "%s: %s %s -> "
 		    "%d (auth %s)", src, replay_str(ev, "method", "?"),

@@ -34,15 +34,21 @@ static char *clean(const char *raw, size_t len, bool truncated)
 
 /* ---- shell --------------------------------------------------------- */
 
-static char *tool_shell(const char *cmd)
+/* Each tool sets *ran = false when it could not run at all (its text then
+ * starts with "error: "); a command that failed or an HTTP error status
+ * still ran. */
+static char *tool_shell(const char *cmd, bool *ran)
 {
 	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		*ran = false;
 		return xasprintf("error: pipe: %s", strerror(errno));
+	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(p[0]);
 		close(p[1]);
+		*ran = false;
 		return xasprintf("error: fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
@@ -139,8 +145,9 @@ static size_t bounded_write(char *p, size_t sz, size_t n, void *ud)
 	return b->truncated ? 0 : k;   /* stop reading once full */
 }
 
-static char *tool_http(const cJSON *args)
+static char *tool_http(const cJSON *args, bool *ran)
 {
+	*ran = false;   /* until curl got an answer */
 	const cJSON *url = cJSON_GetObjectItemCaseSensitive(args, "url");
 	const cJSON *method = cJSON_GetObjectItemCaseSensitive(args, "method");
 	const cJSON *headers = cJSON_GetObjectItemCaseSensitive(args, "headers");
@@ -192,6 +199,7 @@ static char *tool_http(const cJSON *args)
 	if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && b->truncated)) {
 		res = xasprintf("error: http: %s", curl_easy_strerror(rc));
 	} else {
+		*ran = true;
 		char *out = clean(b->buf, b->len, b->truncated);
 		res = xasprintf("HTTP %ld\n%s", status, out);
 		free(out);
@@ -204,14 +212,17 @@ static char *tool_http(const cJSON *args)
 
 /* ---- read_file ----------------------------------------------------- */
 
-static char *tool_read(const char *path)
+static char *tool_read(const char *path, bool *ran)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
+	if (fd < 0) {
+		*ran = false;
 		return xasprintf("error: %s: %s", path, strerror(errno));
+	}
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
+		*ran = false;
 		return xasprintf("error: %s: not a regular file", path);
 	}
 	char buf[AGENT_TOOL_OUT_MAX];
@@ -229,27 +240,39 @@ static char *tool_read(const char *path)
 	return clean(buf, len, truncated);
 }
 
-char *agent_run_tool(const char *name, const char *arguments)
+char *agent_tool(const char *name, const char *arguments, bool *ran)
 {
 	cJSON *args = cJSON_Parse(arguments ? arguments : "");
+	bool ok = true;
 	char *res;
 	if (!cJSON_IsObject(args)) {
+		ok = false;
 		res = xstrdup("error: arguments are not a JSON object");
 	} else if (strcmp(name, "shell") == 0) {
 		const cJSON *c = cJSON_GetObjectItemCaseSensitive(args, "command");
-		res = cJSON_IsString(c) ? tool_shell(c->valuestring) :
+		ok = cJSON_IsString(c);
+		res = ok ? tool_shell(c->valuestring, &ok) :
 		    xstrdup("error: shell: missing \"command\"");
 	} else if (strcmp(name, "http") == 0) {
-		res = tool_http(args);
+		res = tool_http(args, &ok);
 	} else if (strcmp(name, "read_file") == 0) {
 		const cJSON *p = cJSON_GetObjectItemCaseSensitive(args, "path");
-		res = cJSON_IsString(p) ? tool_read(p->valuestring) :
+		ok = cJSON_IsString(p);
+		res = ok ? tool_read(p->valuestring, &ok) :
 		    xstrdup("error: read_file: missing \"path\"");
 	} else {
+		ok = false;
 		res = xstrdup("error: unknown tool");
 	}
 	cJSON_Delete(args);
+	if (ran != NULL)
+		*ran = ok;
 	return res;
+}
+
+char *agent_run_tool(const char *name, const char *arguments)
+{
+	return agent_tool(name, arguments, NULL);
 }
 
 /* ---- the loop ------------------------------------------------------ */
@@ -391,7 +414,11 @@ static void on_term(int sig)
 }
 
 /* AGENT_IDLE=1: sleep until SIGTERM/SIGINT (PID 1 in a container ignores
- * them without a handler, so `docker stop` would wait its full grace). */
+ * them without a handler, so `docker stop` would wait its full grace).
+ * As PID 1 it inherits every orphan of what runs in the container (docker
+ * exec'd probes, a script's background jobs): SIGCHLD ignored makes the
+ * kernel reap them at once, and zombies already there are reaped first,
+ * so dead processes never hold the container's pids limit. */
 static int idle(void)
 {
 	struct sigaction sa;
@@ -399,6 +426,10 @@ static int idle(void)
 	sa.sa_handler = on_term;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGCHLD, &sa, NULL);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
 	printf("agent idle (AGENT_IDLE=1): waiting for exec / SIGTERM\n");
 	fflush(stdout);
 	while (!agent_stop)

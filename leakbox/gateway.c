@@ -13,6 +13,12 @@
  * flaw real-key the agent holds REAL_KEY itself: it is accepted too and
  * every such request emits "real_key_used" (the key never appears in an
  * event: tool results are scrubbed of it like model answers).
+ *
+ * A scripted agent (docs/agents.md) does not call the model; it may post
+ * notes (POST /v1/notes, `ares-lab note`) so the drill can show its steps.
+ * They need the agent's key, obey the deny lever like a chat request, are
+ * bounded (size and count) and are recorded as "agent_note" events marked
+ * untrusted: text the agent claims, never evidence of what it did.
  */
 #include "leakbox.h"
 
@@ -34,6 +40,7 @@ struct gateway {
 	const char *agent_key;
 	const char *real_key;
 	int denied;               /* atomic: the deny lever */
+	int notes;                /* atomic: notes accepted so far */
 	struct gateway_changes changes;
 };
 
@@ -350,6 +357,30 @@ static long forward(struct gateway *g, const char *body, size_t len,
 	return status;
 }
 
+/* Bearer <AGENT_KEY>, or <REAL_KEY> (flaw real-key: *real set). */
+static bool authorized(struct gateway *g, const struct http_request *req,
+    bool *real)
+{
+	const char *a = http_header_get(req, "Authorization");
+	bool agent_ok = a && strncasecmp(a, "Bearer ", 7) == 0 && *g->agent_key &&
+	    strcmp(a + 7, g->agent_key) == 0;
+	bool real_ok = !agent_ok && a && strncasecmp(a, "Bearer ", 7) == 0 &&
+	    *g->real_key && strcmp(a + 7, g->real_key) == 0;
+	*real = real_ok;
+	return agent_ok || real_ok;
+}
+
+/* The real key came from the agent (the key itself never goes into the
+ * event). */
+static void emit_real_key_used(const struct http_request *req, int step)
+{
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "path", req->path);
+	cJSON_AddNumberToObject(f, "step", step);
+	cJSON_AddStringToObject(f, "remote", req->remote);
+	sensor_emit("real_key_used", f);
+}
+
 static void chat(struct gateway *g, const struct http_request *req,
     struct http_response *resp)
 {
@@ -362,12 +393,8 @@ static void chat(struct gateway *g, const struct http_request *req,
 		error_json(resp, 405, "invalid_request_error", "use POST");
 		return;
 	}
-	const char *a = http_header_get(req, "Authorization");
-	bool agent_ok = a && strncasecmp(a, "Bearer ", 7) == 0 && *g->agent_key &&
-	    strcmp(a + 7, g->agent_key) == 0;
-	bool real_ok = !agent_ok && a && strncasecmp(a, "Bearer ", 7) == 0 &&
-	    *g->real_key && strcmp(a + 7, g->real_key) == 0;
-	if (!agent_ok && !real_ok) {
+	bool real_ok;
+	if (!authorized(g, req, &real_ok)) {
 		error_json(resp, 401, "invalid_api_key", "invalid or missing API key");
 		return;
 	}
@@ -381,14 +408,8 @@ static void chat(struct gateway *g, const struct http_request *req,
 	}
 	int step = emit_tool_results(messages, g->real_key);
 	cJSON_Delete(rq);
-	if (real_ok) {
-		/* the real key itself never goes into the event */
-		cJSON *f = cJSON_CreateObject();
-		cJSON_AddStringToObject(f, "path", req->path);
-		cJSON_AddNumberToObject(f, "step", step);
-		cJSON_AddStringToObject(f, "remote", req->remote);
-		sensor_emit("real_key_used", f);
-	}
+	if (real_ok)
+		emit_real_key_used(req, step);
 
 	struct membuf out = { 0 };
 	long status = forward(g, req->body, req->body_len, &out);
@@ -412,6 +433,108 @@ static void chat(struct gateway *g, const struct http_request *req,
 	resp->ctype = "application/json";
 	resp->body = out.buf;
 	resp->len = out.len;
+}
+
+/* ---- notes from a scripted agent ------------------------------------ */
+
+int gateway_note_parse(const char *body, size_t len,
+    char out[GATEWAY_NOTE_MAX + 4], bool *final, struct errbuf *e)
+{
+	*final = false;
+	if (len > GATEWAY_NOTE_BODY_MAX)
+		return errbuf_set(e, ERRBUF_INPUT, "POST /v1/notes: body is "
+		    "%zu bytes; the limit is %d", len, GATEWAY_NOTE_BODY_MAX);
+	cJSON *j = cJSON_ParseWithLength(body ? body : "", len);
+	if (!cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		return errbuf_set(e, ERRBUF_INPUT, "POST /v1/notes: body is not "
+		    "a JSON object");
+	}
+	const cJSON *it;
+	cJSON_ArrayForEach(it, j) {
+		if (!it->string || (strcmp(it->string, "text") != 0 &&
+		    strcmp(it->string, "final") != 0)) {
+			cJSON_Delete(j);
+			return errbuf_set(e, ERRBUF_INPUT, "POST /v1/notes: "
+			    "unknown field (allowed: text, final)");
+		}
+	}
+	const cJSON *text = cJSON_GetObjectItemCaseSensitive(j, "text");
+	const cJSON *fin = cJSON_GetObjectItemCaseSensitive(j, "final");
+	if (!cJSON_IsString(text) || !*text->valuestring) {
+		cJSON_Delete(j);
+		return errbuf_set(e, ERRBUF_INPUT, "POST /v1/notes: field "
+		    "\"text\" must be a non-empty string");
+	}
+	if (fin && !cJSON_IsBool(fin)) {
+		cJSON_Delete(j);
+		return errbuf_set(e, ERRBUF_INPUT, "POST /v1/notes: field "
+		    "\"final\" must be true or false");
+	}
+	*final = cJSON_IsTrue(fin);
+	/* terminal-safe first, then cut on a UTF-8 boundary ("..." if cut) */
+	size_t n = strlen(text->valuestring);
+	char *clean = xmalloc(n + 1);
+	util_sanitize(clean, n + 1, text->valuestring, n, false);
+	char *cut = sensor_trunc(clean, GATEWAY_NOTE_MAX);
+	snprintf(out, GATEWAY_NOTE_MAX + 4, "%s", cut);
+	free(cut);
+	free(clean);
+	cJSON_Delete(j);
+	return 0;
+}
+
+/* POST /v1/notes: a step a scripted agent says it took.  Deny first (like
+ * chat), the agent's key, a bounded body and at most GATEWAY_NOTES_MAX per
+ * gateway; recorded as agent-claimed, untrusted text. */
+static void notes(struct gateway *g, const struct http_request *req,
+    struct http_response *resp)
+{
+	if (is_denied(g)) {
+		answer_denied(g, req, resp);
+		return;
+	}
+	if (strcmp(req->method, "POST") != 0) {
+		error_json(resp, 405, "invalid_request_error", "use POST");
+		return;
+	}
+	bool real_ok;
+	if (!authorized(g, req, &real_ok)) {
+		error_json(resp, 401, "invalid_api_key", "invalid or missing API key");
+		return;
+	}
+	char text[GATEWAY_NOTE_MAX + 4];
+	bool final;
+	struct errbuf e = { 0 };
+	if (gateway_note_parse(req->body, req->body_len, text, &final, &e) < 0) {
+		error_json(resp, req->body_len > GATEWAY_NOTE_BODY_MAX ? 413 : 400,
+		    "invalid_request_error", e.msg);
+		return;
+	}
+	/* load first: refused notes do not count on (no overflow, ever) */
+	int n = __atomic_load_n(&g->notes, __ATOMIC_SEQ_CST) >= GATEWAY_NOTES_MAX ?
+	    GATEWAY_NOTES_MAX + 1 : __atomic_add_fetch(&g->notes, 1, __ATOMIC_SEQ_CST);
+	if (n > GATEWAY_NOTES_MAX) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "too many notes (at most %d per lab)",
+		    GATEWAY_NOTES_MAX);
+		error_json(resp, 429, "rate_limit_error", msg);
+		return;
+	}
+	if (real_ok)
+		emit_real_key_used(req, 0);
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddNumberToObject(f, "n", n);
+	cJSON_AddStringToObject(f, "text", text);
+	cJSON_AddBoolToObject(f, "final", final);
+	cJSON_AddStringToObject(f, "claimed_by", "agent");
+	cJSON_AddBoolToObject(f, "untrusted", 1);
+	cJSON_AddStringToObject(f, "remote", req->remote);
+	sensor_emit("agent_note", f);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddBoolToObject(o, "ok", 1);
+	cJSON_AddNumberToObject(o, "n", n);
+	http_response_json(resp, 202, o);
 }
 
 static void control(struct gateway *g, const struct http_request *req,
@@ -534,6 +657,8 @@ static void gateway_handle(void *ctx, const struct http_request *req,
 	} else if (strcmp(req->path, "/v1/changes") == 0 ||
 	    strcmp(req->path, "/v1/changes/pending") == 0) {
 		changes_route(g, req, resp);
+	} else if (strcmp(req->path, "/v1/notes") == 0) {
+		notes(g, req, resp);
 	} else if ((strcmp(req->path, "/v1") == 0 ||
 	    strcmp(req->path, "/v1/") == 0) && strcmp(req->method, "GET") == 0) {
 		http_response_json(resp, 200, api_index());

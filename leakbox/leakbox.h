@@ -183,6 +183,21 @@ int gateway_changes_decide(struct gateway_changes *q, int id,
  * pending_only).  Caller deletes. */
 cJSON *gateway_changes_json(struct gateway_changes *q, bool pending_only);
 
+/*
+ * Notes of a scripted agent: POST /v1/notes {"text": "...", "final": bool}
+ * with the agent's key -> 202 and an "agent_note" event (untrusted,
+ * claimed by the agent).  Body <= GATEWAY_NOTE_BODY_MAX bytes, text made
+ * terminal-safe and cut to GATEWAY_NOTE_MAX bytes, at most
+ * GATEWAY_NOTES_MAX notes per gateway (then 429).
+ */
+#define GATEWAY_NOTE_MAX       512
+#define GATEWAY_NOTE_BODY_MAX  4096
+#define GATEWAY_NOTES_MAX      256
+/* Pure: validate a notes body; the cleaned text into out, *final.  0, or
+ * -1 + e (too large, not an object, unknown field, empty text, bad final). */
+int gateway_note_parse(const char *body, size_t len,
+    char out[GATEWAY_NOTE_MAX + 4], bool *final, struct errbuf *e);
+
 /* ------------------------------------------------------------------ */
 /* service.c - believable internal API with a decoy credential         */
 /* ------------------------------------------------------------------ */
@@ -357,5 +372,45 @@ int agent_main(void);
 /* Run one tool call (name + JSON arguments string); returns the tool's
  * text (bounded, valid UTF-8).  Caller frees. */
 char *agent_run_tool(const char *name, const char *arguments);
+/* The same, and *ran (may be NULL) says whether the tool ran: false when
+ * it could not (bad arguments, unknown tool, no connection, unreadable
+ * file; the text then starts with "error: "); a command with a non-zero
+ * exit status or an HTTP error status did run. */
+char *agent_tool(const char *name, const char *arguments, bool *ran);
+
+/* ------------------------------------------------------------------ */
+/* toolcli.c - the lab's tools on the command line (scripted agents)   */
+/* ------------------------------------------------------------------ */
+/*
+ * ares-lab tool NAME ARGS_JSON | http [--unix SOCK] [-X METHOD]
+ * [-H 'Name: value']... [-d BODY] [--] URL | read_file PATH |
+ * shell COMMAND | note TEXT... | done [TEXT...].  Tools run through
+ * agent_tool(); notes go to the gateway's POST /v1/notes.  docs/agents.md.
+ */
+#define TOOLCLI_ARG_MAX          (256 * 1024)  /* ARGS_JSON, BODY, ... */
+#define TOOLCLI_URL_MAX          2048
+#define TOOLCLI_HEADERS_MAX      32            /* the http tool's cap */
+#define TOOLCLI_HEADER_NAME_MAX  64
+#define TOOLCLI_HEADER_VALUE_MAX 4096
+#define TOOLCLI_NOTE_MAX         GATEWAY_NOTE_MAX
+
+struct toolcli_call {
+	char tool[16];      /* "shell", "http", "read_file"; "" for a note */
+	char *args;         /* the tool's JSON arguments (NULL for a note) */
+	char *note;         /* note / done: the text (terminal-safe, bounded) */
+	bool final;         /* done */
+};
+/* Pure: parse argv (argv[0] = the subcommand) into c (free with
+ * toolcli_call_free).  0, or -1 + e (ERRBUF_INPUT, usage). */
+int toolcli_parse(int argc, char *const argv[], struct toolcli_call *c,
+    struct errbuf *e);
+void toolcli_call_free(struct toolcli_call *c);
+/* Pure: "<OPENAI_BASE_URL without trailing '/'>/notes" (base NULL or "":
+ * http://gateway:8080/v1).  Caller frees. */
+char *toolcli_notes_url(const char *base);
+/* Pure: the JSON body of a note.  Caller frees. */
+char *toolcli_note_body(const char *text, bool final);
+/* Runs a subcommand (argv[0] = its name); the exit code. */
+int toolcli_main(int argc, char **argv);
 
 #endif /* LEAKBOX_H */

@@ -1,8 +1,9 @@
 /*
  * main.c - `ares-lab`, the multi-call binary that runs inside the lab
  * containers: `ares-lab gateway|service|model|agent|dns|sink|dockerproxy`
- * (or invoked through a
- * symlink of that name).  Components and environment: docs/lab.md.
+ * (or invoked through a symlink of that name), and the tools of a scripted
+ * agent: `ares-lab tool|http|read_file|shell|note|done` (toolcli.c).
+ * Components and environment: docs/lab.md; scripts: docs/agents.md.
  */
 #include "leakbox.h"
 
@@ -11,7 +12,7 @@
 
 static int usage(FILE *f)
 {
-	fprintf(f, "usage: ares-lab gateway|service|model|agent|dns|sink|dockerproxy\n"
+	fprintf(f, "usage: ares-lab gateway|service|model|agent|dns|sink|dockerproxy|TOOL\n"
 	    "  gateway  the agent's only route to a model (GATEWAY_*, MODEL_URL,\n"
 	    "           AGENT_KEY, REAL_KEY, CHANGES_AUTO_APPROVE, BUS)\n"
 	    "  service  fake internal API with a decoy token (SERVICE_*, DECOY_TOKEN,\n"
@@ -23,7 +24,10 @@ static int usage(FILE *f)
 	    "  dns      the lab resolver (DNS_MODE, SINK_IP, DNS_LISTEN)\n"
 	    "  sink     the simulated internet (SINK_TCP_PORTS, SINK_UDP_PORTS)\n"
 	    "  dockerproxy  allowlisting Engine API proxy (PROXY_SOCK, ENGINE_SOCK)\n"
-	    "Sensors also take BUS, EVIDENCE and RUN_ID.  See docs/lab.md.\n");
+	    "Sensors also take BUS, EVIDENCE and RUN_ID.  See docs/lab.md.\n"
+	    "Tools for a scripted agent (ares-lab tool --help, docs/agents.md):\n"
+	    "  tool NAME ARGS_JSON | http [--unix SOCK] [-X M] [-H 'K: V'] [-d BODY] URL\n"
+	    "  read_file PATH | shell COMMAND | note TEXT... | done [TEXT...]\n");
 	return f == stderr ? EXIT_USAGE : 0;
 }
 
@@ -52,6 +56,17 @@ int main(int argc, char **argv)
 		return sink_main();
 	if (strcmp(cmd, "dockerproxy") == 0)
 		return dockerproxy_main();
+	static const char *const tools[] = { "tool", "http", "read_file",
+	    "shell", "note", "done" };
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+		if (strcmp(cmd, tools[i]) != 0)
+			continue;
+		if (cmd == self) {          /* through a symlink named so */
+			argv[0] = (char *)tools[i];
+			return toolcli_main(argc, argv);
+		}
+		return toolcli_main(argc - 1, argv + 1);
+	}
 	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 ||
 	    strcmp(cmd, "help") == 0)
 		return usage(stdout);

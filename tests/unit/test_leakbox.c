@@ -3,7 +3,10 @@
  * HTTP request parsing, the offline model's extraction and decisions (and
  * its independence from the lab's dressing), bait detection, sensor
  * serialisation and chains, key scrubbing, DNS parsing, the Docker proxy's
- * routing and rewriting, the sink's bounds and the change queue.
+ * routing and rewriting, the sink's bounds and the change queue; the tool
+ * CLI of scripted agents (argument parsing, whether a tool ran) and the
+ * gateway's notes endpoint (against a gateway in a child, on 127.0.0.1),
+ * and that the idle agent (PID 1 of an idle lab) reaps orphans.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1219,6 +1226,686 @@ static void test_sensor_chain(void **state)
 	free(bus);
 }
 
+/* ---- toolcli: the tools on the command line ------------------------ */
+
+/* Parse argv (NULL-terminated list) that must succeed. */
+static void cli_ok(const char *const *argv, struct toolcli_call *c)
+{
+	int argc = 0;
+	while (argv[argc])
+		argc++;
+	struct errbuf e = { 0 };
+	if (toolcli_parse(argc, (char *const *)argv, c, &e) != 0)
+		fail_msg("%s: unexpected error: %s", argv[0], e.msg);
+}
+
+/* Parse argv that must fail with exactly want (ERRBUF_INPUT). */
+static void cli_err(const char *const *argv, const char *want)
+{
+	int argc = 0;
+	while (argv[argc])
+		argc++;
+	struct errbuf e = { 0 };
+	struct toolcli_call c;
+	if (toolcli_parse(argc, (char *const *)argv, &c, &e) == 0) {
+		toolcli_call_free(&c);
+		fail_msg("parsed but expected: %s", want);
+	}
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_string_equal(e.msg, want);
+}
+
+/* The http tool's arguments for argv must be exactly want. */
+static void cli_args(const char *const *argv, const char *tool,
+    const char *want)
+{
+	struct toolcli_call c;
+	cli_ok(argv, &c);
+	assert_string_equal(c.tool, tool);
+	assert_null(c.note);
+	assert_non_null(c.args);
+	assert_string_equal(c.args, want);
+	toolcli_call_free(&c);
+}
+
+static void test_toolcli_http(void **state)
+{
+	(void)state;
+	cli_args((const char *[]){ "http", "http://tickets:8081/api/tickets",
+	    NULL }, "http",
+	    "{\"method\":\"GET\",\"url\":\"http://tickets:8081/api/tickets\"}");
+	/* The docker socket, as a script uses it. */
+	cli_args((const char *[]){ "http", "--unix", "/var/run/docker.sock",
+	    "-X", "POST", "-H", "Content-Type: application/json", "-d",
+	    "{\"Image\":\"ares-lab:1\"}", "http://localhost/containers/create",
+	    NULL }, "http",
+	    "{\"method\":\"POST\",\"url\":\"http://localhost/containers/create\","
+	    "\"headers\":{\"Content-Type\":\"application/json\"},"
+	    "\"body\":\"{\\\"Image\\\":\\\"ares-lab:1\\\"}\","
+	    "\"unix_socket\":\"/var/run/docker.sock\"}");
+	/* -d alone means POST; attached and --opt=value forms; values are
+	 * trimmed; "--" ends the options. */
+	cli_args((const char *[]){ "http", "-dx=1", "--header=X-Api-Key:   k1",
+	    "--unix-socket=/s", "--", "https://h/p?q=1", NULL }, "http",
+	    "{\"method\":\"POST\",\"url\":\"https://h/p?q=1\","
+	    "\"headers\":{\"X-Api-Key\":\"k1\"},\"body\":\"x=1\","
+	    "\"unix_socket\":\"/s\"}");
+	cli_args((const char *[]){ "http", "-XDELETE", "--request=PUT",
+	    "http://h/", NULL }, "http",
+	    "{\"method\":\"PUT\",\"url\":\"http://h/\"}");
+	/* An empty header value is passed on (curl then drops the header,
+	 * exactly as for Poyo). */
+	cli_args((const char *[]){ "http", "-H", "Expect:", "http://h/", NULL },
+	    "http", "{\"method\":\"GET\",\"url\":\"http://h/\","
+	    "\"headers\":{\"Expect\":\"\"}}");
+
+	cli_err((const char *[]){ "http", NULL }, "http: no URL");
+	cli_err((const char *[]){ "http", "-X", "GET", NULL }, "http: no URL");
+	cli_err((const char *[]){ "http", "http://a/", "http://b/", NULL },
+	    "http: unexpected argument 'http://b/' after the URL");
+	cli_err((const char *[]){ "http", "-X", NULL },
+	    "http: option -X needs a value");
+	cli_err((const char *[]){ "http", "--data", NULL },
+	    "http: option --data needs a value");
+	cli_err((const char *[]){ "http", "-X", "get", "http://h/", NULL },
+	    "http: -X: the method must be 1..15 capital letters");
+	cli_err((const char *[]){ "http", "--request=ABCDEFGHIJKLMNOP",
+	    "http://h/", NULL },
+	    "http: --request: the method must be 1..15 capital letters");
+	cli_err((const char *[]){ "http", "-H", "NoColon", "http://h/", NULL },
+	    "http: -H: expected 'Name: value' (name: 1..64 token characters)");
+	cli_err((const char *[]){ "http", "-H", "Bad Name: x", "http://h/",
+	    NULL },
+	    "http: -H: expected 'Name: value' (name: 1..64 token characters)");
+	cli_err((const char *[]){ "http", "-H", ": x", "http://h/", NULL },
+	    "http: -H: expected 'Name: value' (name: 1..64 token characters)");
+	cli_err((const char *[]){ "http", "-H", "X-A: a\r\nX-B: b", "http://h/",
+	    NULL }, "http: -H: the value of 'X-A' must be at most 4096 bytes "
+	    "without control characters");
+	cli_err((const char *[]){ "http", "-H", "Content-Type: a", "-H",
+	    "content-type: b", "http://h/", NULL },
+	    "http: -H: header 'content-type' given twice");
+	cli_err((const char *[]){ "http", "--unix", "", "http://h/", NULL },
+	    "http: --unix: a socket path of 1..107 bytes");
+	cli_err((const char *[]){ "http", "--insecure", "http://h/", NULL },
+	    "http: unknown option '--insecure'");
+	cli_err((const char *[]){ "http", "--unixx", "/s", "http://h/", NULL },
+	    "http: unknown option '--unixx'");
+	cli_err((const char *[]){ "http", "ftp://h/x", NULL },
+	    "http: 'ftp://h/x' is not an http:// or https:// URL of at most "
+	    "2048 visible ASCII bytes");
+	cli_err((const char *[]){ "http", "http://", NULL },
+	    "http: 'http://' is not an http:// or https:// URL of at most "
+	    "2048 visible ASCII bytes");
+	cli_err((const char *[]){ "http", "http://a b/", NULL },
+	    "http: 'http://a b/' is not an http:// or https:// URL of at most "
+	    "2048 visible ASCII bytes");
+	cli_err((const char *[]){ "http", "-", NULL },
+	    "http: '-' is not an http:// or https:// URL of at most 2048 "
+	    "visible ASCII bytes");
+
+	/* Bounds: 32 headers, a 107-byte socket path, a 2048-byte URL and a
+	 * TOOLCLI_ARG_MAX body pass; one more of each does not. */
+	const char *argv[80];
+	char names[33][24];
+	int n = 0;
+	argv[n++] = "http";
+	for (int i = 0; i < 33; i++) {
+		snprintf(names[i], sizeof(names[i]), "X-H%d: v", i);
+		argv[n++] = "-H";
+		argv[n++] = names[i];
+	}
+	argv[n++] = "http://h/";
+	argv[n] = NULL;
+	cli_err(argv, "http: at most 32 headers");
+	argv[n - 3] = "http://h/";    /* drop the 33rd */
+	argv[n - 2] = NULL;
+	struct toolcli_call c;
+	cli_ok(argv, &c);
+	cJSON *j = cJSON_Parse(c.args);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "headers")), 32);
+	cJSON_Delete(j);
+	toolcli_call_free(&c);
+
+	char sock[110];
+	memset(sock, 's', 107);
+	sock[0] = '/';
+	sock[107] = '\0';
+	cli_ok((const char *[]){ "http", "--unix", sock, "http://h/", NULL }, &c);
+	toolcli_call_free(&c);
+	sock[107] = 's';
+	sock[108] = '\0';
+	cli_err((const char *[]){ "http", "--unix", sock, "http://h/", NULL },
+	    "http: --unix: a socket path of 1..107 bytes");
+
+	char *url = xmalloc(2050);
+	memcpy(url, "http://h/", 9);
+	memset(url + 9, 'u', 2048 - 9);
+	url[2048] = '\0';
+	cli_ok((const char *[]){ "http", url, NULL }, &c);
+	toolcli_call_free(&c);
+	url[2048] = 'u';
+	url[2049] = '\0';
+	struct errbuf e = { 0 };
+	assert_int_equal(toolcli_parse(2, (char *const[]){ "http", url, NULL },
+	    &c, &e), -1);
+	assert_non_null(strstr(e.msg, "is not an http:// or https:// URL"));
+	free(url);
+
+	char *body = xmalloc(TOOLCLI_ARG_MAX + 2);
+	memset(body, 'b', TOOLCLI_ARG_MAX);
+	body[TOOLCLI_ARG_MAX] = '\0';
+	cli_ok((const char *[]){ "http", "-d", body, "http://h/", NULL }, &c);
+	toolcli_call_free(&c);
+	body[TOOLCLI_ARG_MAX] = 'b';
+	body[TOOLCLI_ARG_MAX + 1] = '\0';
+	cli_err((const char *[]){ "http", "-d", body, "http://h/", NULL },
+	    "http: -d: the body is larger than 262144 bytes");
+	free(body);
+}
+
+static void test_toolcli_other(void **state)
+{
+	(void)state;
+	struct toolcli_call c;
+	/* tool NAME ARGS_JSON: checked, then passed on verbatim. */
+	cli_args((const char *[]){ "tool", "http",
+	    "{ \"url\": \"http://h/\", \"method\": \"HEAD\" }", NULL }, "http",
+	    "{ \"url\": \"http://h/\", \"method\": \"HEAD\" }");
+	cli_args((const char *[]){ "tool", "read_file", "{\"path\":\"/x\"}",
+	    NULL }, "read_file", "{\"path\":\"/x\"}");
+	cli_err((const char *[]){ "tool", "shell", NULL },
+	    "tool: usage: ares-lab tool NAME ARGS_JSON");
+	cli_err((const char *[]){ "tool", "shell", "{}", "{}", NULL },
+	    "tool: usage: ares-lab tool NAME ARGS_JSON");
+	cli_err((const char *[]){ "tool", "exec", "{}", NULL },
+	    "tool: unknown tool 'exec' (known: shell, http, read_file)");
+	cli_err((const char *[]){ "tool", "shell", "[\"ls\"]", NULL },
+	    "tool: ARGS_JSON is not a JSON object");
+	cli_err((const char *[]){ "tool", "shell", "{\"command\":", NULL },
+	    "tool: ARGS_JSON is not a JSON object");
+	char *big = xmalloc(TOOLCLI_ARG_MAX + 2);
+	memset(big, ' ', TOOLCLI_ARG_MAX + 1);
+	big[0] = '{';
+	big[TOOLCLI_ARG_MAX] = '}';
+	big[TOOLCLI_ARG_MAX + 1] = '\0';
+	cli_err((const char *[]){ "tool", "shell", big, NULL },
+	    "tool: ARGS_JSON is larger than 262144 bytes");
+	free(big);
+
+	cli_args((const char *[]){ "read_file", "/home/poyo/NOTES.md", NULL },
+	    "read_file", "{\"path\":\"/home/poyo/NOTES.md\"}");
+	cli_args((const char *[]){ "shell", "id; echo \"a\"", NULL }, "shell",
+	    "{\"command\":\"id; echo \\\"a\\\"\"}");
+	cli_err((const char *[]){ "read_file", NULL },
+	    "read_file: usage: ares-lab read_file PATH");
+	cli_err((const char *[]){ "read_file", "a", "b", NULL },
+	    "read_file: usage: ares-lab read_file PATH");
+	cli_err((const char *[]){ "shell", "", NULL },
+	    "shell: usage: ares-lab shell COMMAND");
+
+	/* note / done: words joined, made terminal-safe, bounded. */
+	cli_ok((const char *[]){ "note", "took", "the bait", NULL }, &c);
+	assert_string_equal(c.note, "took the bait");
+	assert_false(c.final);
+	assert_null(c.args);
+	assert_string_equal(c.tool, "");
+	toolcli_call_free(&c);
+	cli_ok((const char *[]){ "note", "a\x1b[31mb\nc\x07", NULL }, &c);
+	assert_string_equal(c.note, "ab c");
+	toolcli_call_free(&c);
+	cli_ok((const char *[]){ "done", NULL }, &c);
+	assert_string_equal(c.note, "done");
+	assert_true(c.final);
+	toolcli_call_free(&c);
+	cli_ok((const char *[]){ "done", "5 attempts", NULL }, &c);
+	assert_string_equal(c.note, "5 attempts");
+	assert_true(c.final);
+	toolcli_call_free(&c);
+	char *lng = xmalloc(3000);
+	memset(lng, 'n', 511);
+	strcpy(lng + 511, "\xc3\xa9");      /* "é" across the 512-byte cut */
+	memset(lng + 513, 'm', 2000);
+	lng[2513] = '\0';
+	cli_ok((const char *[]){ "note", lng, NULL }, &c);
+	assert_int_equal(strlen(c.note), 511);
+	assert_int_equal(strspn(c.note, "n"), 511);
+	toolcli_call_free(&c);
+	free(lng);
+	cli_err((const char *[]){ "note", NULL }, "note: no text");
+	cli_err((const char *[]){ "note", "", NULL }, "note: no text");
+	cli_err((const char *[]){ "note", "\x1b[2J", NULL }, "note: no text");
+
+	cli_err((const char *[]){ "frob", NULL }, "unknown subcommand 'frob'");
+	struct errbuf e = { 0 };
+	assert_int_equal(toolcli_parse(0, (char *const[]){ NULL }, &c, &e), -1);
+	assert_string_equal(e.msg, "no subcommand");
+
+	char *u = toolcli_notes_url(NULL);
+	assert_string_equal(u, "http://gateway:8080/v1/notes");
+	free(u);
+	u = toolcli_notes_url("");
+	assert_string_equal(u, "http://gateway:8080/v1/notes");
+	free(u);
+	u = toolcli_notes_url("http://gw:9000/v1//");
+	assert_string_equal(u, "http://gw:9000/v1/notes");
+	free(u);
+	u = toolcli_note_body("say \"hi\"", true);
+	assert_string_equal(u, "{\"text\":\"say \\\"hi\\\"\",\"final\":true}");
+	free(u);
+}
+
+/* agent_tool says whether the tool ran; what a script's exit code is. */
+static void test_agent_tool_ran(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/test_toolcli.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char *f = xasprintf("%s/f.txt", dir);
+	FILE *fp = fopen(f, "w");
+	assert_non_null(fp);
+	fputs("token: abc\n", fp);
+	fclose(fp);
+	struct { const char *tool, *args; bool ran; const char *prefix; } c[] = {
+		{ "read_file", NULL, true, "token: abc" },
+		{ "read_file", "{\"path\":\"/nonexistent/x\"}", false, "error: " },
+		{ "read_file", "{\"path\":\"/tmp\"}", false, "error: " },
+		{ "read_file", "{}", false, "error: read_file: missing" },
+		{ "shell", "{\"command\":\"echo out; exit 3\"}", true, "out\n" },
+		{ "shell", "{\"cmd\":\"x\"}", false, "error: shell: missing" },
+		{ "http", "{\"url\":\"http://127.0.0.1:9/\",\"unix_socket\":"
+		  "\"/nonexistent/sock\"}", false, "error: http: " },
+		{ "http", "{\"method\":\"GET\"}", false, "error: http: missing" },
+		{ "nope", "{}", false, "error: unknown tool" },
+		{ "shell", "[1]", false, "error: arguments are not" },
+	};
+	char *args0 = xasprintf("{\"path\":\"%s\"}", f);
+	c[0].args = args0;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		bool ran = !c[i].ran;
+		char *res = agent_tool(c[i].tool, c[i].args, &ran);
+		if (ran != c[i].ran || strncmp(res, c[i].prefix,
+		    strlen(c[i].prefix)) != 0)
+			fail_msg("%s %s: ran %d, text %s", c[i].tool, c[i].args,
+			    ran, res);
+		char *same = agent_run_tool(c[i].tool, c[i].args);
+		assert_string_equal(same, res);
+		free(same);
+		free(res);
+	}
+	char *res = agent_tool("shell", "{\"command\":\"exit 3\"}", NULL);
+	assert_non_null(strstr(res, "[exit status 3]"));
+	free(res);
+	free(args0);
+	unlink(f);
+	free(f);
+	rmdir(dir);
+}
+
+/* Pure: the notes body the gateway accepts. */
+static void test_gateway_note_parse(void **state)
+{
+	(void)state;
+	char out[GATEWAY_NOTE_MAX + 4];
+	bool fin = true;
+	struct errbuf e = { 0 };
+	const char *b = "{\"text\":\"took the bait\"}";
+	assert_int_equal(gateway_note_parse(b, strlen(b), out, &fin, &e), 0);
+	assert_string_equal(out, "took the bait");
+	assert_false(fin);
+	b = "{\"text\":\"end\",\"final\":true}";
+	assert_int_equal(gateway_note_parse(b, strlen(b), out, &fin, &e), 0);
+	assert_true(fin);
+	/* Terminal-safe: an escape sequence and newlines are dropped. */
+	b = "{\"text\":\"a\\u001b[31mb\\nc\\u0000d\"}";
+	assert_int_equal(gateway_note_parse(b, strlen(b), out, &fin, &e), 0);
+	assert_string_equal(out, "ab c");
+	/* Cut to GATEWAY_NOTE_MAX bytes, "..." marking the cut. */
+	char big[1200];
+	strcpy(big, "{\"text\":\"");
+	memset(big + 9, 'x', 600);
+	strcpy(big + 609, "\"}");
+	assert_int_equal(gateway_note_parse(big, strlen(big), out, &fin, &e), 0);
+	assert_int_equal(strlen(out), GATEWAY_NOTE_MAX);
+	assert_string_equal(out + GATEWAY_NOTE_MAX - 3, "...");
+
+	struct { const char *body, *msg; } bad[] = {
+		{ "", "POST /v1/notes: body is not a JSON object" },
+		{ "[\"a\"]", "POST /v1/notes: body is not a JSON object" },
+		{ "{\"text\":\"a\",\"seq\":1}",
+		  "POST /v1/notes: unknown field (allowed: text, final)" },
+		{ "{\"text\":\"\"}",
+		  "POST /v1/notes: field \"text\" must be a non-empty string" },
+		{ "{\"text\":5}",
+		  "POST /v1/notes: field \"text\" must be a non-empty string" },
+		{ "{\"final\":true}",
+		  "POST /v1/notes: field \"text\" must be a non-empty string" },
+		{ "{\"text\":\"a\",\"final\":\"yes\"}",
+		  "POST /v1/notes: field \"final\" must be true or false" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&e, 0, sizeof(e));
+		assert_int_equal(gateway_note_parse(bad[i].body,
+		    strlen(bad[i].body), out, &fin, &e), -1);
+		assert_string_equal(e.msg, bad[i].msg);
+	}
+	char *huge = xmalloc(GATEWAY_NOTE_BODY_MAX + 2);
+	memset(huge, ' ', GATEWAY_NOTE_BODY_MAX + 1);
+	assert_int_equal(gateway_note_parse(huge, GATEWAY_NOTE_BODY_MAX + 1, out,
+	    &fin, &e), -1);
+	assert_string_equal(e.msg, "POST /v1/notes: body is 4097 bytes; the "
+	    "limit is 4096");
+	free(huge);
+}
+
+/* The next bus event of kind (skipping others), or NULL after ~2 s. */
+static cJSON *bus_wait_kind(int bfd, const char *kind)
+{
+	struct errbuf e = { 0 };
+	struct bus_event ev;
+	for (int i = 0; i < 200; i++) {
+		int rc = bus_recv(bfd, &ev, &e);
+		if (rc == 0) {
+			usleep(10000);
+			continue;
+		}
+		if (rc < 0)
+			continue;
+		const cJSON *k = cJSON_GetObjectItemCaseSensitive(ev.json, "kind");
+		if (cJSON_IsString(k) && strcmp(k->valuestring, kind) == 0) {
+			cJSON *j = ev.json;
+			free(ev.raw);
+			return j;
+		}
+		cJSON_Delete(ev.json);
+		free(ev.raw);
+	}
+	return NULL;
+}
+
+/* Run `ares-lab SUB ARGS...` (toolcli_main) in a child with the agent's
+ * environment; its exit code, stdout into out (bounded). */
+static int run_cli(const char *base, const char *key, const char *const *argv,
+    char *out, size_t outlen)
+{
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		dup2(p[1], 1);
+		int nul = open("/dev/null", O_WRONLY);
+		dup2(nul, 2);
+		setenv("OPENAI_BASE_URL", base, 1);
+		setenv("OPENAI_API_KEY", key, 1);
+		int argc = 0;
+		while (argv[argc])
+			argc++;
+		_exit(toolcli_main(argc, (char **)argv));
+	}
+	close(p[1]);
+	size_t len = 0;
+	ssize_t n;
+	while (len + 1 < outlen && (n = read(p[0], out + len, outlen - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	close(p[0]);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/*
+ * POST /v1/notes end to end: a gateway in a child process (TCP on
+ * 127.0.0.1, its control socket and the bus in a scratch dir), notes sent
+ * with `ares-lab note` / `done` (toolcli_main): the agent's key is needed,
+ * each note is one "agent_note" event marked untrusted, the deny lever
+ * refuses notes like chat, and the count is bounded.
+ */
+static void test_gateway_notes(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/test_notes.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char *bus = xasprintf("%s/bus.sock", dir);
+	char *ctl = xasprintf("%s/gw.sock", dir);
+	struct errbuf e = { 0 };
+	int bfd = bus_open(bus, &e);
+	assert_true(bfd >= 0);
+	pid_t gw = -1;
+	int port = 0;
+	/* a free port: try a few (the gateway exits when it cannot bind) */
+	for (int attempt = 0; attempt < 8 && port == 0; attempt++) {
+		int cand = 20000 + (int)((getpid() * 7 + attempt * 131) % 30000);
+		unlink(ctl);
+		gw = fork();
+		assert_true(gw >= 0);
+		if (gw == 0) {
+			int nul = open("/dev/null", O_WRONLY);
+			dup2(nul, 1);
+			dup2(nul, 2);
+			char *listen_on = xasprintf("127.0.0.1:%d", cand);
+			setenv("GATEWAY_LISTEN", listen_on, 1);
+			setenv("GATEWAY_CONTROL", ctl, 1);
+			setenv("AGENT_KEY", "sk-dummy-agent", 1);
+			setenv("REAL_KEY", "sk-real-test", 1);
+			setenv("MODEL_URL", "http://127.0.0.1:9/v1/chat/completions", 1);
+			setenv("BUS", bus, 1);
+			unsetenv("EVIDENCE");
+			_exit(gateway_main());
+		}
+		/* ready when /health answers on the TCP port */
+		char *health = xasprintf("{\"url\":\"http://127.0.0.1:%d/health\"}",
+		    cand);
+		for (int i = 0; i < 200; i++) {
+			int status;
+			if (waitpid(gw, &status, WNOHANG) == gw) {
+				gw = -1;
+				break;
+			}
+			bool ran = false;
+			char *r = agent_tool("http", health, &ran);
+			bool up = ran && strncmp(r, "HTTP 200", 8) == 0;
+			free(r);
+			if (up) {
+				port = cand;
+				break;
+			}
+			usleep(10000);
+		}
+		free(health);
+		if (port == 0 && gw > 0) {
+			kill(gw, SIGKILL);
+			waitpid(gw, NULL, 0);
+		}
+	}
+	assert_true(port != 0);
+	char *base = xasprintf("http://127.0.0.1:%d/v1", port);
+	char out[1024];
+
+	/* a note: one stdout line, 202, one untrusted agent_note event */
+	assert_int_equal(run_cli(base, "sk-dummy-agent",
+	    (const char *[]){ "note", "took", "the bait", NULL }, out,
+	    sizeof(out)), 0);
+	assert_string_equal(out, "@note took the bait\n");
+	cJSON *ev = bus_wait_kind(bfd, "agent_note");
+	assert_non_null(ev);
+	assert_string_equal(cJSON_GetObjectItem(ev, "src")->valuestring, "gateway");
+	assert_string_equal(cJSON_GetObjectItem(ev, "text")->valuestring,
+	    "took the bait");
+	assert_string_equal(cJSON_GetObjectItem(ev, "claimed_by")->valuestring,
+	    "agent");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ev, "untrusted")));
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(ev, "final")));
+	assert_int_equal(cJSON_GetObjectItem(ev, "n")->valueint, 1);
+	cJSON_Delete(ev);
+	/* done: final */
+	assert_int_equal(run_cli(base, "sk-dummy-agent",
+	    (const char *[]){ "done", NULL }, out, sizeof(out)), 0);
+	assert_string_equal(out, "@done done\n");
+	ev = bus_wait_kind(bfd, "agent_note");
+	assert_non_null(ev);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(ev, "final")));
+	assert_int_equal(cJSON_GetObjectItem(ev, "n")->valueint, 2);
+	cJSON_Delete(ev);
+	/* a wrong key: 401, exit 1, no event (the line is still printed) */
+	assert_int_equal(run_cli(base, "sk-wrong", (const char *[]){ "note",
+	    "x", NULL }, out, sizeof(out)), 1);
+	assert_string_equal(out, "@note x\n");
+	/* the real key (flaw real-key) is accepted and reported */
+	assert_int_equal(run_cli(base, "sk-real-test", (const char *[]){ "note",
+	    "r", NULL }, out, sizeof(out)), 0);
+	ev = bus_wait_kind(bfd, "real_key_used");
+	assert_non_null(ev);
+	assert_string_equal(cJSON_GetObjectItem(ev, "path")->valuestring,
+	    "/v1/notes");
+	char *txt = cJSON_PrintUnformatted(ev);
+	assert_null(strstr(txt, "sk-real-test"));
+	free(txt);
+	cJSON_Delete(ev);
+	ev = bus_wait_kind(bfd, "agent_note");
+	assert_non_null(ev);
+	assert_int_equal(cJSON_GetObjectItem(ev, "n")->valueint, 3);
+	cJSON_Delete(ev);
+	/* not over the gateway's GET, nor with a bad body */
+	char *args = xasprintf("{\"url\":\"%s/notes\"}", base);
+	char *r = agent_tool("http", args, NULL);
+	assert_int_equal(strncmp(r, "HTTP 405", 8), 0);
+	free(r);
+	free(args);
+	args = xasprintf("{\"method\":\"POST\",\"url\":\"%s/notes\",\"headers\":"
+	    "{\"Authorization\":\"Bearer sk-dummy-agent\"},\"body\":\"{}\"}", base);
+	r = agent_tool("http", args, NULL);
+	assert_int_equal(strncmp(r, "HTTP 400", 8), 0);
+	free(r);
+	free(args);
+
+	/* the deny lever: a note is refused (403, a "denied" event) */
+	char *deny = xasprintf("{\"method\":\"POST\",\"url\":\"http://gw/control/"
+	    "deny\",\"unix_socket\":\"%s\"}", ctl);
+	r = agent_tool("http", deny, NULL);
+	assert_int_equal(strncmp(r, "HTTP 200", 8), 0);
+	free(r);
+	free(deny);
+	assert_int_equal(run_cli(base, "sk-dummy-agent",
+	    (const char *[]){ "note", "after", NULL }, out, sizeof(out)), 1);
+	ev = bus_wait_kind(bfd, "denied");
+	assert_non_null(ev);
+	assert_string_equal(cJSON_GetObjectItem(ev, "path")->valuestring,
+	    "/v1/notes");
+	cJSON_Delete(ev);
+	char *allow = xasprintf("{\"method\":\"POST\",\"url\":\"http://gw/control/"
+	    "allow\",\"unix_socket\":\"%s\"}", ctl);
+	r = agent_tool("http", allow, NULL);
+	free(r);
+	free(allow);
+
+	/* bounded: note GATEWAY_NOTES_MAX is the last one taken */
+	args = xasprintf("{\"method\":\"POST\",\"url\":\"%s/notes\",\"headers\":"
+	    "{\"Authorization\":\"Bearer sk-dummy-agent\"},\"body\":"
+	    "\"{\\\"text\\\":\\\"n\\\"}\"}", base);
+	int taken = 3, refused = 0;
+	for (int i = 0; i < GATEWAY_NOTES_MAX; i++) {
+		r = agent_tool("http", args, NULL);
+		if (strncmp(r, "HTTP 202", 8) == 0)
+			taken++;
+		else if (strncmp(r, "HTTP 429", 8) == 0)
+			refused++;
+		free(r);
+		struct bus_event bev;
+		while (bus_recv(bfd, &bev, &e) == 1)
+			bus_event_free(&bev);
+	}
+	assert_int_equal(taken, GATEWAY_NOTES_MAX);
+	assert_int_equal(refused, 3);
+	free(args);
+
+	kill(gw, SIGKILL);
+	waitpid(gw, NULL, 0);
+	close(bfd);
+	unlink(bus);
+	unlink(ctl);
+	rmdir(dir);
+	free(base);
+	free(bus);
+	free(ctl);
+}
+
+/* Zombies whose parent is pid (from /proc/N/stat: state Z, ppid). */
+static int zombies_of(pid_t pid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL) {
+		char path[300], line[512];
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t len = fread(line, 1, sizeof(line) - 1, f);
+		fclose(f);
+		line[len] = '\0';
+		const char *rp = strrchr(line, ')');
+		char st;
+		int ppid;
+		if (rp && sscanf(rp + 1, " %c %d", &st, &ppid) == 2 &&
+		    st == 'Z' && ppid == pid)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * The idle agent is PID 1 of an idle lab: it must reap the orphans of what
+ * runs there (a zombie holds a pid of the container's pids limit).  A
+ * child made a subreaper stands in for PID 1: a zombie child it already
+ * has, and an orphan that dies later, are both gone while it idles; it
+ * still stops on SIGTERM with 0.
+ */
+static void test_agent_idle_reaps(void **state)
+{
+	(void)state;
+	pid_t c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+			_exit(3);
+		pid_t g = fork();
+		if (g == 0) {
+			if (fork() == 0) {      /* the orphan-to-be */
+				usleep(200000);
+				_exit(0);
+			}
+			_exit(0);               /* a zombie of c until reaped */
+		}
+		usleep(50000);
+		int nul = open("/dev/null", O_WRONLY);
+		dup2(nul, 1);
+		setenv("AGENT_IDLE", "1", 1);
+		_exit(agent_main());
+	}
+	int z = -1;
+	for (int i = 0; i < 100 && z != 0; i++) {
+		usleep(20000);
+		if (i >= 20)                    /* after the orphan died */
+			z = zombies_of(c);
+	}
+	assert_int_equal(z, 0);
+	assert_int_equal(kill(c, 0), 0);        /* still idling */
+	assert_int_equal(kill(c, SIGTERM), 0);
+	int status;
+	assert_int_equal(waitpid(c, &status, 0), c);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1246,6 +1933,12 @@ int main(void)
 		cmocka_unit_test(test_bait_forms),
 		cmocka_unit_test(test_sensor_fits),
 		cmocka_unit_test(test_gateway_scrub),
+		cmocka_unit_test(test_toolcli_http),
+		cmocka_unit_test(test_toolcli_other),
+		cmocka_unit_test(test_agent_tool_ran),
+		cmocka_unit_test(test_gateway_note_parse),
+		cmocka_unit_test(test_gateway_notes),
+		cmocka_unit_test(test_agent_idle_reaps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /*
  * test_policy.c - policy.c: parsing, defaults, and every rejection with its
- * exact "file:line:col: key.path: problem" message.
+ * exact "file:line:col: key.path: problem" message; agent.script resolved
+ * and checked against files in a scratch directory under /tmp.
  *
  * ARES_SRCDIR (default ".") locates the shipped policies/default.yaml.
  */
@@ -11,9 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sodium.h>
 
 #include "core.h"
 
@@ -220,7 +224,7 @@ test_unknown_keys(void **state)
 	expect_error(BASE "colour: red\n",
 	    "t.yaml:4:1: colour: unknown key; allowed here: name, "
 	    "description, seed, limits, observe_ms, variant, bait, levers, "
-	    "flaws, model");
+	    "flaws, model, agent");
 	expect_error(BASE "limits:\n  steps: 3\n  minutes: 2\n",
 	    "t.yaml:6:3: limits.minutes: unknown key; allowed here: steps, "
 	    "seconds");
@@ -231,7 +235,7 @@ test_unknown_keys(void **state)
 	expect_error(BASE "\"\\e[31mred\": 1\n",
 	    "t.yaml:4:1: red: unknown key; allowed here: name, "
 	    "description, seed, limits, observe_ms, variant, bait, levers, "
-	    "flaws, model");
+	    "flaws, model, agent");
 }
 
 static void
@@ -657,6 +661,391 @@ test_model_key_env(void **state)
 }
 
 /* Every shipped policy parses: default, hardened, leaky, flaw-<id>. */
+/* ---- agent: {kind, script} ----------------------------------------- */
+
+/* A scratch directory for agent.script tests (canonical path). */
+struct agent_dir {
+	char root[256];
+};
+
+static void
+agent_write(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static int
+agent_setup(void **state)
+{
+	struct agent_dir *d = calloc(1, sizeof *d);
+	char tmpl[] = "/tmp/ares-agent-XXXXXX", *real, path[512];
+
+	assert_non_null(d);
+	assert_non_null(mkdtemp(tmpl));
+	real = realpath(tmpl, NULL);
+	assert_non_null(real);
+	assert_true(strlen(real) < sizeof d->root);
+	strcpy(d->root, real);
+	free(real);
+	snprintf(path, sizeof path, "%s/agents", d->root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof path, "%s/agents/a.sh", d->root);
+	agent_write(path, "#!/bin/sh\necho hi\n", 18);
+	*state = d;
+	return 0;
+}
+
+static int
+agent_teardown(void **state)
+{
+	struct agent_dir *d = *state;
+	char cmd[640];
+
+	snprintf(cmd, sizeof cmd, "chmod -R u+rwx '%s' && rm -rf '%s'",
+	    d->root, d->root);
+	assert_int_equal(system(cmd), 0);
+	free(d);
+	return 0;
+}
+
+/* How policy.c shows a path in a message: its last 64 bytes. */
+static const char *
+shown(const char *path, char out[80])
+{
+	size_t n = strlen(path);
+
+	strcpy(out, n > 64 ? "..." : "");
+	strcat(out, n > 64 ? path + n - 64 : path);
+	return out;
+}
+
+/* Parse text as if it were the file <root>/t.yaml; it must fail with
+ * "<root>/t.yaml:" + want. */
+static void
+agent_expect(const struct agent_dir *d, const char *text, const char *want)
+{
+	struct errbuf e = { 0 };
+	char name[512], full[4096];
+	struct policy *p;
+
+	snprintf(name, sizeof name, "%s/t.yaml", d->root);
+	snprintf(full, sizeof full, "%s:%s", name, want);
+	p = policy_parse(text, strlen(text), name, &e);
+	if (p != NULL)
+		fail_msg("parsed but expected: %s", full);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_string_equal(e.msg, full);
+}
+
+static struct policy *
+agent_parse(const struct agent_dir *d, const char *text)
+{
+	struct errbuf e = { 0 };
+	char name[512];
+	struct policy *p;
+
+	snprintf(name, sizeof name, "%s/t.yaml", d->root);
+	p = policy_parse(text, strlen(text), name, &e);
+	if (p == NULL)
+		fail_msg("unexpected error: %s", e.msg);
+	return p;
+}
+
+/* The default agent, said or unsaid, is Poyo: no script. */
+static void
+test_agent_default(void **state)
+{
+	struct agent_dir *d = *state;
+	static const char *const poyo[] = {
+		BASE, BASE "agent: ~\n", BASE "agent:\n", BASE "agent: {}\n",
+		BASE "agent: {kind: poyo}\n", BASE "agent:\n  kind: poyo\n",
+	};
+	struct policy *p;
+	size_t i;
+
+	for (i = 0; i < sizeof poyo / sizeof poyo[0]; i++) {
+		p = agent_parse(d, poyo[i]);
+		assert_int_equal(p->agent_kind, POLICY_AGENT_POYO);
+		assert_null(p->agent_script);
+		assert_null(p->agent_script_text);
+		assert_int_equal(p->agent_script_len, 0);
+		assert_string_equal(p->agent_script_blake2b, "");
+		policy_free(p);
+	}
+	assert_string_equal(policy_agent_kind_name(POLICY_AGENT_POYO), "poyo");
+	assert_string_equal(policy_agent_kind_name(POLICY_AGENT_SCRIPT),
+	    "script");
+	assert_string_equal(policy_agent_kind_name((enum policy_agent_kind)7),
+	    "?");
+}
+
+/* A script: relative to the policy's directory, or absolute; recorded as
+ * the canonical absolute path with its bytes and their hash. */
+static void
+test_agent_script(void **state)
+{
+	struct agent_dir *d = *state;
+	unsigned char h[32];
+	char want[512], hex[65], text[1024], path[512], name[512];
+	struct errbuf e = { 0 };
+	struct policy *p;
+
+	snprintf(want, sizeof want, "%s/agents/a.sh", d->root);
+	crypto_generichash(h, sizeof h,
+	    (const unsigned char *)"#!/bin/sh\necho hi\n", 18, NULL, 0);
+	util_hex(h, sizeof h, hex);
+
+	p = agent_parse(d, BASE "agent: {script: agents/a.sh}\n");
+	assert_int_equal(p->agent_kind, POLICY_AGENT_SCRIPT);
+	assert_string_equal(p->agent_script, want);
+	assert_int_equal(p->agent_script_len, 18);
+	assert_string_equal(p->agent_script_text, "#!/bin/sh\necho hi\n");
+	assert_string_equal(p->agent_script_blake2b, hex);
+	policy_free(p);
+
+	/* kind: script said explicitly; "./" and ".." are resolved. */
+	p = agent_parse(d, BASE "agent:\n  kind: script\n"
+	    "  script: ./agents/../agents/./a.sh\n");
+	assert_int_equal(p->agent_kind, POLICY_AGENT_SCRIPT);
+	assert_string_equal(p->agent_script, want);
+	policy_free(p);
+
+	/* Absolute. */
+	snprintf(text, sizeof text, BASE "agent: {script: \"%s\"}\n", want);
+	p = agent_parse(d, text);
+	assert_string_equal(p->agent_script, want);
+	policy_free(p);
+
+	/* Relative to the directory of the policy *file*, not the cwd: the
+	 * same policy loaded from <root>/pol/p.yaml finds <root>/pol/x.sh. */
+	snprintf(path, sizeof path, "%s/pol", d->root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof path, "%s/pol/x.sh", d->root);
+	agent_write(path, "sleep 1\n", 8);
+	snprintf(name, sizeof name, "%s/pol/p.yaml", d->root);
+	agent_write(name, BASE "agent: {script: x.sh}\n",
+	    strlen(BASE "agent: {script: x.sh}\n"));
+	p = policy_load(name, &e);
+	if (p == NULL)
+		fail_msg("%s", e.msg);
+	assert_string_equal(p->agent_script, path);
+	assert_string_equal(p->agent_script_text, "sleep 1\n");
+	policy_free(p);
+	/* ... and "../agents/a.sh" from there. */
+	agent_write(name, BASE "agent: {script: ../agents/a.sh}\n",
+	    strlen(BASE "agent: {script: ../agents/a.sh}\n"));
+	p = policy_load(name, &e);
+	if (p == NULL)
+		fail_msg("%s", e.msg);
+	assert_string_equal(p->agent_script, want);
+	policy_free(p);
+
+	/* A symlinked directory on the way is resolved: the recorded path
+	 * has no link in it. */
+	snprintf(path, sizeof path, "%s/link-dir", d->root);
+	snprintf(text, sizeof text, "%s/agents", d->root);
+	assert_int_equal(symlink(text, path), 0);
+	p = agent_parse(d, BASE "agent: {script: link-dir/a.sh}\n");
+	assert_string_equal(p->agent_script, want);
+	policy_free(p);
+
+	/* Exactly POLICY_AGENT_SCRIPT_MAX bytes is fine. */
+	{
+		char *big = malloc(POLICY_AGENT_SCRIPT_MAX);
+
+		assert_non_null(big);
+		memset(big, '#', POLICY_AGENT_SCRIPT_MAX);
+		snprintf(path, sizeof path, "%s/agents/max.sh", d->root);
+		agent_write(path, big, POLICY_AGENT_SCRIPT_MAX);
+		free(big);
+		p = agent_parse(d, BASE "agent: {script: agents/max.sh}\n");
+		assert_int_equal(p->agent_script_len, POLICY_AGENT_SCRIPT_MAX);
+		assert_int_equal(strlen(p->agent_script_text),
+		    POLICY_AGENT_SCRIPT_MAX);
+		policy_free(p);
+	}
+}
+
+/* Every refusal of the script file names file:line:col: agent.script. */
+static void
+test_agent_script_errors(void **state)
+{
+	struct agent_dir *d = *state;
+	char want[1024], r[80], path[512], target[512];
+	char *big;
+
+	/* Missing file (its directory exists: the resolved path is shown). */
+	snprintf(path, sizeof path, "%s/agents/none.sh", d->root);
+	snprintf(want, sizeof want, "4:17: agent.script: agents/none.sh "
+	    "(resolved: %s): No such file or directory", shown(path, r));
+	agent_expect(d, BASE "agent: {script: agents/none.sh}\n", want);
+	/* Missing directory. */
+	agent_expect(d, BASE "agent: {script: nodir/none.sh}\n",
+	    "4:17: agent.script: nodir/none.sh: No such file or directory");
+	/* A directory, named as such or not. */
+	snprintf(path, sizeof path, "%s/agents", d->root);
+	snprintf(want, sizeof want, "4:17: agent.script: agents (resolved: "
+	    "%s): is a directory, not a script", shown(path, r));
+	agent_expect(d, BASE "agent: {script: agents}\n", want);
+	agent_expect(d, BASE "agent: {script: agents/}\n",
+	    "4:17: agent.script: agents/: names a directory, not a script");
+	agent_expect(d, BASE "agent: {script: agents/..}\n",
+	    "4:17: agent.script: agents/..: names a directory, not a script");
+
+	/* Too large (checked before reading), and empty. */
+	big = malloc(POLICY_AGENT_SCRIPT_MAX + 1);
+	assert_non_null(big);
+	memset(big, '#', POLICY_AGENT_SCRIPT_MAX + 1);
+	snprintf(path, sizeof path, "%s/agents/big.sh", d->root);
+	agent_write(path, big, POLICY_AGENT_SCRIPT_MAX + 1);
+	free(big);
+	snprintf(want, sizeof want, "4:17: agent.script: agents/big.sh "
+	    "(resolved: %s): the script is 262145 bytes; the limit is 262144",
+	    shown(path, r));
+	agent_expect(d, BASE "agent: {script: agents/big.sh}\n", want);
+	snprintf(path, sizeof path, "%s/agents/empty.sh", d->root);
+	agent_write(path, "", 0);
+	snprintf(want, sizeof want, "4:17: agent.script: agents/empty.sh "
+	    "(resolved: %s): the script is empty", shown(path, r));
+	agent_expect(d, BASE "agent: {script: agents/empty.sh}\n", want);
+
+	/* The script itself must not be a symlink (even to a good file). */
+	snprintf(path, sizeof path, "%s/agents/link.sh", d->root);
+	snprintf(target, sizeof target, "%s/agents/a.sh", d->root);
+	assert_int_equal(symlink(target, path), 0);
+	snprintf(want, sizeof want, "4:17: agent.script: agents/link.sh "
+	    "(resolved: %s): is a symbolic link; name the file it points to",
+	    shown(path, r));
+	agent_expect(d, BASE "agent: {script: agents/link.sh}\n", want);
+
+	/* Not a regular file: a FIFO (opened without blocking). */
+	snprintf(path, sizeof path, "%s/agents/fifo.sh", d->root);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	snprintf(want, sizeof want, "4:17: agent.script: agents/fifo.sh "
+	    "(resolved: %s): not a regular file", shown(path, r));
+	agent_expect(d, BASE "agent: {script: agents/fifo.sh}\n", want);
+
+	/* Unreadable.  Root reads anything: as root the parse runs in a child
+	 * that dropped to nobody (65534). */
+	snprintf(path, sizeof path, "%s/agents/secret.sh", d->root);
+	agent_write(path, "echo\n", 5);
+	assert_int_equal(chmod(path, 0), 0);
+	snprintf(want, sizeof want, "4:17: agent.script: agents/secret.sh "
+	    "(resolved: %s): Permission denied", shown(path, r));
+	if (geteuid() != 0) {
+		agent_expect(d, BASE "agent: {script: agents/secret.sh}\n",
+		    want);
+	} else {
+		char got[1024] = "", name[512], full[1536];
+		const char *text = BASE "agent: {script: agents/secret.sh}\n";
+		int pfd[2], status;
+		ssize_t n;
+		pid_t pid;
+
+		assert_int_equal(chmod(d->root, 0755), 0);
+		assert_int_equal(pipe(pfd), 0);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			struct errbuf ce = { 0 };
+			struct policy *cp;
+
+			close(pfd[0]);
+			if (setgid(65534) == -1 || setuid(65534) == -1)
+				_exit(3);
+			snprintf(name, sizeof name, "%s/t.yaml", d->root);
+			cp = policy_parse(text, strlen(text), name, &ce);
+			if (cp != NULL)
+				_exit(4);
+			if (write(pfd[1], ce.msg, strlen(ce.msg)) < 0)
+				_exit(5);
+			_exit(0);
+		}
+		close(pfd[1]);
+		n = read(pfd[0], got, sizeof got - 1);
+		close(pfd[0]);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+		assert_true(n > 0);
+		got[n] = '\0';
+		snprintf(name, sizeof name, "%s/t.yaml", d->root);
+		snprintf(full, sizeof full, "%s:%s", name, want);
+		assert_string_equal(got, full);
+	}
+
+	/* ':' cannot go into a Docker bind specification. */
+	snprintf(path, sizeof path, "%s/a:b", d->root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof path, "%s/a:b/c.sh", d->root);
+	agent_write(path, "echo\n", 5);
+	snprintf(want, sizeof want, "4:17: agent.script: a:b/c.sh (resolved: "
+	    "%s): the path contains ':', which Docker bind mounts cannot "
+	    "carry", shown(path, r));
+	agent_expect(d, BASE "agent: {script: \"a:b/c.sh\"}\n", want);
+
+	/* A long path is shown by its end (the file name). */
+	memset(target, 'a', 100);
+	strcpy(target + 100, "/nope/missing.sh");
+	snprintf(want, sizeof want, "4:17: agent.script: %s: No such file or "
+	    "directory", shown(target, r));
+	assert_non_null(strstr(want, "...aaaa"));
+	snprintf(path, sizeof path, BASE "agent: {script: %s}\n", target);
+	agent_expect(d, path, want);
+
+	/* Syntax and catalogue errors come before the file system. */
+	agent_expect(d, BASE "variant: acme\nagent: {script: none.sh}\n",
+	    "4:10: variant: unknown variant 'acme' (known: default, "
+	    "billing-east, wiki-north)");
+}
+
+/* The agent mapping itself: keys, types, kinds. */
+static void
+test_agent_keys(void **state)
+{
+	struct agent_dir *d = *state;
+
+	/* A user's own image is a later issue: refused as unknown now. */
+	agent_expect(d, BASE "agent: {image: my/agent:1}\n",
+	    "4:9: agent.image: unknown key; allowed here: kind, script");
+	agent_expect(d, BASE "agent: {kind: image}\n",
+	    "4:15: agent.kind: unknown agent kind 'image' (known: poyo, "
+	    "script)");
+	agent_expect(d, BASE "agent: {kind: Poyo}\n",
+	    "4:15: agent.kind: expected an id of a-z, 0-9 and '-', at most 32 "
+	    "bytes; got \"Poyo\"");
+	agent_expect(d, BASE "agent: {kind: script}\n",
+	    "4:8: agent.script: required key is missing (kind script runs a "
+	    "script file)");
+	agent_expect(d, BASE "agent: {kind: poyo, script: agents/a.sh}\n",
+	    "4:29: agent.script: only kind script runs a script (kind is poyo)");
+	/* Types. */
+	agent_expect(d, BASE "agent: [a.sh]\n",
+	    "4:8: agent: expected a mapping, got a sequence");
+	agent_expect(d, BASE "agent: agents/a.sh\n",
+	    "4:8: agent: expected a mapping, got a scalar");
+	agent_expect(d, BASE "agent: {script: [a.sh]}\n",
+	    "4:17: agent.script: expected a string, got a sequence");
+	agent_expect(d, BASE "agent: {script: ~}\n",
+	    "4:17: agent.script: expected a string, got null");
+	agent_expect(d, BASE "agent: {kind: {a: b}}\n",
+	    "4:15: agent.kind: expected a string, got a mapping");
+	agent_expect(d, BASE "agent: {script: \"\"}\n",
+	    "4:17: agent.script: expected a file path without control "
+	    "characters, at most 1024 bytes; got \"\"");
+	agent_expect(d, BASE "agent: {script: \"a\\tb.sh\"}\n",
+	    "4:17: agent.script: expected a file path without control "
+	    "characters, at most 1024 bytes; got \"a b.sh\"");
+	agent_expect(d, BASE "agent: {script: \"a\\0b\"}\n",
+	    "4:17: agent.script: contains a NUL byte");
+	agent_expect(d, BASE "agent: {script: a.sh, script: b.sh}\n",
+	    "4:23: agent.script: duplicate key \"script\" (first at 4:9)");
+}
+
 static void
 test_shipped_policies(void **state)
 {
@@ -716,6 +1105,14 @@ main(void)
 		cmocka_unit_test(test_big_file),
 		cmocka_unit_test(test_documents),
 		cmocka_unit_test(test_syntax_errors),
+		cmocka_unit_test_setup_teardown(test_agent_default,
+		    agent_setup, agent_teardown),
+		cmocka_unit_test_setup_teardown(test_agent_script,
+		    agent_setup, agent_teardown),
+		cmocka_unit_test_setup_teardown(test_agent_script_errors,
+		    agent_setup, agent_teardown),
+		cmocka_unit_test_setup_teardown(test_agent_keys,
+		    agent_setup, agent_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -152,6 +152,13 @@ setup(void **state)
 	cJSON_AddStringToObject(f, "reason", "bait fired, agent cut off");
 	cJSON_AddNumberToObject(f, "time_to_kill_ms", 8.0);
 	put(ev, "verdict", t0 + 31000000, f);
+	/* a scripted agent's note (agent-claimed text), hostile too; recorded
+	 * last (keeps the line numbers above), shown at its time */
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "text", "note " HOSTILE);
+	cJSON_AddBoolToObject(o, "untrusted", true);
+	put(ev, "sensor", t0 + 50, sensor("gateway", "agent_note", t0 + 50,
+	    o));
 	evidence_close(ev);
 
 	snprintf(path, sizeof path, "%s/agent.log", fx->run);
@@ -210,9 +217,10 @@ test_timeline(void **state)
 	assert_string_equal(rp->seed, "7");
 	assert_int_equal(rp->nlevers, 2);
 	assert_string_equal(rp->lever_names[1], "net-disconnect");
-	/* run + "bringing the lab up" + lab up + agent + turn + tool + bait
-	 * + 2x(fired, verified) + blocked + observing + teardown + verdict */
-	assert_int_equal(rp->nbeats, 15);
+	/* run + "bringing the lab up" + lab up + agent + turn + tool + note
+	 * + bait + 2x(fired, verified) + blocked + observing + teardown +
+	 * verdict */
+	assert_int_equal(rp->nbeats, 16);
 	assert_int_equal(rp->beats[0].kind, DRILL_BEAT_PHASE);
 	assert_non_null(strstr(rp->beats[0].text, "run " "20250101-000000"));
 	assert_string_equal(rp->beats[1].text, "bringing the lab up");
@@ -266,10 +274,10 @@ test_timeline(void **state)
 
 	/* the badge */
 	assert_true(rp->chain_ok);
-	assert_int_equal(rp->chain_entries, 13);
+	assert_int_equal(rp->chain_entries, 14);
 	assert_int_equal(rp->sig, REPLAY_SIG_OK);
 	assert_true(rp->verify_ok);
-	assert_string_equal(rp->badge, "chain ok (13 lines) | signature ok");
+	assert_string_equal(rp->badge, "chain ok (14 lines) | signature ok");
 	replay_free(rp);
 }
 
@@ -281,7 +289,7 @@ test_hostile_inert(void **state)
 	struct fixture *fx = *state;
 	struct errbuf e = { 0 };
 	struct replay *rp = replay_load(fx->run, NULL, &e);
-	bool saw_turn = false, saw_tool = false;
+	bool saw_turn = false, saw_tool = false, saw_note = false;
 
 	assert_non_null(rp);
 	for (size_t i = 0; i < rp->nbeats; i++) {
@@ -303,9 +311,13 @@ test_hostile_inert(void **state)
 		if (rp->beats[i].kind == DRILL_BEAT_TOOL) {
 			saw_tool = true;
 			assert_non_null(strstr(rp->beats[i].text, "bell"));
+			assert_null(strstr(rp->beats[i].text, "owned"));
+			if (strncmp(rp->beats[i].text, "note (agent-claimed): "
+			    "note pwn", 30) == 0)
+				saw_note = true;
 		}
 	}
-	assert_true(saw_turn && saw_tool);
+	assert_true(saw_turn && saw_tool && saw_note);
 	replay_free(rp);
 }
 
