@@ -1014,6 +1014,18 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 			    o->model_url != NULL ? o->model_url :
 			    st.p->model_url);
 		cJSON_AddStringToObject(f, "variant", st.p->variant);
+		{
+			cJSON *ag = cJSON_AddObjectToObject(f, "agent");
+
+			cJSON_AddStringToObject(ag, "kind",
+			    policy_agent_kind_name(st.p->agent_kind));
+			if (st.p->agent_script != NULL) {
+				cJSON_AddStringToObject(ag, "script",
+				    st.p->agent_script);
+				cJSON_AddStringToObject(ag, "script_blake2b",
+				    st.p->agent_script_blake2b);
+			}
+		}
 		lv = cJSON_AddArrayToObject(f, "levers");
 		for (i = 0; i < st.p->nlevers; i++)
 			cJSON_AddItemToArray(lv,
@@ -1142,8 +1154,16 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 			    "available");
 		drill_record(&st, "agent.start", 0, f);
 	}
-	drill_beat(&st, DRILL_BEAT_PHASE, -1, 0, "agent Poyo started (uid "
-	    "65532, read-only rootfs, no capabilities)");
+	if (st.p->agent_kind == POLICY_AGENT_SCRIPT) {
+		const char *base = strrchr(st.p->agent_script, '/');
+
+		drill_beat(&st, DRILL_BEAT_PHASE, -1, 0, "agent script %s "
+		    "started (blake2b %.16s...): a compromised agent, in place "
+		    "of Poyo", base != NULL ? base + 1 : st.p->agent_script,
+		    st.p->agent_script_blake2b);
+	} else
+		drill_beat(&st, DRILL_BEAT_PHASE, -1, 0, "agent Poyo started "
+		    "(uid 65532, read-only rootfs, no capabilities)");
 
 	deadline = util_mono_ns() + (uint64_t)st.p->max_seconds * 1000000000ull;
 	next_inspect = util_mono_ns() + DRILL_INSPECT_NS;

@@ -513,6 +513,8 @@ lab_plant_ctl(const char *dir, struct errbuf *e)
  * (DRILL_MASTER_SENSOR_BYTES) stay below 16 MiB in all. */
 #define LAB_GATEWAY_CHAIN_BYTES (4ll << 20)
 #define LAB_CHAIN_BYTES         (1ll << 20)
+/* Where a scripted agent's script is mounted (read-only) and run. */
+#define LAB_AGENT_SCRIPT  "/opt/ares/agent.sh"
 /* Lab up, once the image is there, ends within this or fails. */
 #define LAB_UP_TIMEOUT_S  60
 /* The agent's only writable place (with a read-only rootfs): sized, and
@@ -893,6 +895,15 @@ lab_write_json(const struct lab *lab, const struct policy *p,
 	cJSON_AddStringToObject(j, "variant", lab->variant);
 	cJSON_AddStringToObject(j, "image", lab->image);
 	cJSON_AddBoolToObject(j, "agent_idle", lab->agent_idle);
+	o = cJSON_AddObjectToObject(j, "agent");
+	cJSON_AddStringToObject(o, "kind", policy_agent_kind_name(
+	    p->agent_kind));
+	if (p->agent_kind == POLICY_AGENT_SCRIPT) {
+		cJSON_AddStringToObject(o, "script", p->agent_script);
+		cJSON_AddStringToObject(o, "script_blake2b",
+		    p->agent_script_blake2b);
+		cJSON_AddStringToObject(o, "copy", "agent-script.sh");
+	}
 	a = cJSON_AddArrayToObject(j, "flaws");
 	for (i = 0; i < p->nflaws; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(p->flaws[i]));
@@ -1183,7 +1194,8 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	    env_dns = { 0 }, env_sink = { 0 }, env_px = { 0 },
 	    env_agent = { 0 };
 	char *home = NULL, *busdir = NULL, *ctldir = NULL, *evdir = NULL,
-	    *pxdir = NULL, *hostdir = NULL, *keydir = NULL, *real_key = NULL;
+	    *pxdir = NULL, *hostdir = NULL, *keydir = NULL, *real_key = NULL,
+	    *script = NULL;
 	char *n_lab = NULL, *n_up = NULL, *n_wan = NULL;
 	bool f_egress, f_docker, f_host, f_ctl, f_self, f_realkey, f_dns,
 	    f_caps, f_priv, f_root, f_rw, f_admin;
@@ -1547,21 +1559,39 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	{
 		static const char *const cmd[] = { "/bin/ares-lab", "agent",
 		    NULL };
+		/* a scripted attacker in place of the loop (docs/agents.md);
+		 * an idle lab stays idle */
+		static const char *const script_cmd[] = { "/bin/sh",
+		    LAB_AGENT_SCRIPT, NULL };
 		static const char *const tmpfs[] = { LAB_AGENT_TMPFS, NULL };
 		static const char *const caps[] = { "NET_ADMIN", "SYS_ADMIN",
 		    "NET_RAW", NULL };
 		const char *all_caps[LAB_NCAPS + 1];
 		char missing[256];
 		const char *dns[] = { lab->dns_ip, NULL };
-		struct docker_mount mounts[4];
+		struct docker_mount mounts[5];
 		size_t nm = 0;
+		bool scripted = p->agent_kind == POLICY_AGENT_SCRIPT &&
+		    !o->agent_idle;
 		struct docker_container_spec s = {
-			.cmd = cmd, .workdir = "/home/poyo", .network = n_lab,
+			.cmd = scripted ? script_cmd : cmd,
+			.workdir = "/home/poyo", .network = n_lab,
 			.tmpfs = tmpfs, .dns = dns,
 			.nano_cpus = LAB_AGENT_NANO_CPUS,
 			.pids_limit = LAB_AGENT_PIDS,
 		};
 
+		if (p->agent_kind == POLICY_AGENT_SCRIPT) {
+			/* the bytes the policy loader read and hashed, not
+			 * the file as it may be by now */
+			script = xasprintf("%s/agent-script.sh", run_dir);
+			if (util_write_file(script, p->agent_script_text,
+			    p->agent_script_len, 0444, e) == -1)
+				goto fail;
+			if (scripted)
+				mounts[nm++] = (struct docker_mount){ script,
+				    LAB_AGENT_SCRIPT, true };
+		}
 		mounts[nm++] = (struct docker_mount){ home, "/home/poyo",
 		    true };
 		if (f_docker)
@@ -1648,6 +1678,7 @@ fail:
 	free(pxdir);
 	free(hostdir);
 	free(keydir);
+	free(script);
 	free(n_lab);
 	free(n_up);
 	free(n_wan);

@@ -528,6 +528,11 @@ static void fake_serve(int ls, const struct canned *script, size_t n)
 				have += (size_t)k;
 			}
 		}
+		if (c->status == NULL) {   /* a hung daemon: never answers */
+			sleep(8);
+			close(fd);
+			continue;
+		}
 		blen = c->body_len ? c->body_len : strlen(c->body);
 		if (strncmp(req, c->expect, strlen(c->expect)) != 0) {
 			const char *bad = "HTTP/1.1 400 Bad\r\nConnection: close"
@@ -645,6 +650,41 @@ static void test_fake_negotiate_and_import(void **state)
 	docker_close(d);
 	fake_stop(&f, true);
 	unlink(tar);
+}
+
+/*
+ * A daemon that stops answering: with a deadline set (lab up sets one), a
+ * call ends at the deadline instead of the per-call timeout (60 s), and a
+ * call after the deadline fails at once.
+ */
+static void test_fake_deadline(void **state)
+{
+	const struct canned script[] = {
+		{ "GET /version ", "200 OK", VERSION_29, 0, false },
+		{ "GET /v1.47/images/x/json ", NULL, "", 0, false },
+	};
+	struct fake f;
+	struct errbuf e = {0};
+	struct docker *d;
+	uint64_t t0;
+	(void)state;
+
+	fake_start(&f, script, sizeof script / sizeof script[0]);
+	d = docker_open(f.host, &e);
+	assert_non_null(d);
+	assert_int_equal(docker_negotiate(d, &e), 0);
+	t0 = util_mono_ns();
+	assert_int_equal(docker_set_deadline(d, t0 + 300000000ull), 0);
+	assert_int_equal(docker_image_exists(d, "x", &e), -1);
+	/* bounded by the deadline, not by the 60 s call timeout (coarse:
+	 * a loaded machine is slow, never this slow) */
+	assert_true(util_mono_ns() - t0 < 7000000000ull);
+	memset(&e, 0, sizeof e);
+	assert_int_equal(docker_image_exists(d, "y", &e), -1);
+	assert_non_null(strstr(e.msg, "time bound"));
+	assert_int_equal(docker_set_deadline(d, 0), t0 + 300000000ull);
+	docker_close(d);
+	fake_stop(&f, false);
 }
 
 /* A daemon whose minimum is above ours is refused with ERRBUF_ENGINE. */
@@ -799,6 +839,7 @@ int main(void)
 		cmocka_unit_test(test_unreachable),
 		cmocka_unit_test(test_fake_negotiate_and_import),
 		cmocka_unit_test(test_fake_negotiate_refused),
+		cmocka_unit_test(test_fake_deadline),
 		cmocka_unit_test(test_fake_exec),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
