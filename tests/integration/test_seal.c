@@ -44,6 +44,9 @@
 
 static struct docker *seal_d;
 static char seal_runs[4096];
+/* every lab brought up, torn down at the end whatever failed */
+static char seal_ids[16][64];
+static size_t seal_nids;
 
 static void
 seal_policy(const char *name, char *out, size_t len)
@@ -72,6 +75,8 @@ seal_lab_up(const char *name, char run_id[64])
 	randombytes_buf(rnd, sizeof rnd);
 	util_hex(rnd, sizeof rnd, hex);
 	snprintf(run_id, 64, "seal-%s", hex);
+	if (seal_nids < sizeof seal_ids / sizeof seal_ids[0])
+		snprintf(seal_ids[seal_nids++], 64, "%s", run_id);
 	dir = xasprintf("%s/%s", seal_runs, run_id);
 	if (util_mkdir_p(dir, 0755, &e) == -1)
 		fail_msg("%s", e.msg);
@@ -606,6 +611,21 @@ test_disguised_orphan(void **state)
 	assert_int_equal(r.verdict, DRILL_VERDICT_BREACHED);
 }
 
+/* Safety net: a failed assertion leaves its lab up; remove them all. */
+static int
+seal_cleanup(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < seal_nids; i++) {
+		struct errbuf e = { 0 };
+
+		(void)lab_teardown(seal_d, seal_ids[i], &e);
+	}
+	return 0;
+}
+
 int
 main(void)
 {
@@ -640,7 +660,7 @@ main(void)
 		return 1;
 	snprintf(seal_runs, sizeof seal_runs, "%s", abs);
 	free(abs);
-	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	rc = cmocka_run_group_tests(tests, NULL, seal_cleanup);
 	docker_close(seal_d);
 	return rc;
 }
