@@ -1136,6 +1136,7 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 		lab_strv_add(&env_px, "PROXY_SOCK=/proxy/docker.sock");
 		lab_strv_add(&env_px, "ENGINE_SOCK=/engine/docker.sock");
 		lab_strv_add(&env_px, "RUN_ID=%s", run_id);
+		lab_strv_add(&env_px, "LAB_IMAGE=%s", lab->image);
 		lab_strv_add(&env_px, "BUS=/bus/sensor.sock");
 		lab_strv_add(&env_px, "EVIDENCE=/evidence/dockerproxy.jsonl");
 		s.env = lab_strv(&env_px);
