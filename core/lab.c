@@ -1533,6 +1533,7 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 		lab_strv_add(&env_px, "ENGINE_SOCK=/engine/docker.sock");
 		lab_sensor_env(lab, &env_px, "dockerproxy.jsonl",
 		    LAB_CHAIN_BYTES);
+		lab_strv_add(&env_px, "LAB_IMAGE=%s", lab->image);
 		s.env = lab_strv(&env_px);
 		lab_spec_harden(&s);
 		if (lab_create(d, lab, &lab->dockerproxy, "dockerproxy", &s,

@@ -295,43 +295,127 @@ cJSON *sink_event(const struct sink_rec *r, const char *proto, int port,
 int sink_main(void);
 
 /* ------------------------------------------------------------------ */
-/* dockerproxy.c - allowlisting, rewriting Docker Engine API proxy     */
+/* dockerproxy.c - the agent's Docker socket: composes, never forwards */
 /* ------------------------------------------------------------------ */
 /*
- * Listens on PROXY_SOCK, forwards to ENGINE_SOCK.  Allowed (with or
- * without a /v1.NN prefix): GET|HEAD /_ping, GET /version /info
- * /containers/json /images/json /containers/{id}/json; POST
- * /containers/create /containers/{id}/start|kill|stop; DELETE
- * /containers/{id}.  Everything else 403.  Lists are filtered to this
- * run's label; per-container operations only reach containers of this run
- * (inspect) or created through the proxy (start/kill/stop/delete).
+ * Listens on PROXY_SOCK, speaks to ENGINE_SOCK with one API version it
+ * picks at start (dockerproxy_pick_api).  Allowed (with or without a
+ * /vN.M prefix, which is never forwarded): GET|HEAD /_ping, GET /version
+ * /info /containers/json /images/json /containers/{ref}/json; POST
+ * /containers/create /containers/{ref}/start|kill|stop; DELETE
+ * /containers/{ref}.  Everything else 403.  Every engine request is
+ * composed by the proxy (path, validated query, headers, body); {ref} is
+ * resolved once to a full id and only agent-made containers of RUN_ID
+ * (ares.run + ares.origin=agent) are reachable.  Answers are composed
+ * (reduced, no environment).  docs/lab.md has the rules.
  */
-#define DOCKERPROXY_BODY_MAX   (256 * 1024)     /* create body */
-#define DOCKERPROXY_ANSWER_MAX (2 * 1024 * 1024) /* engine answer */
-#define DOCKERPROXY_ID_MAX     128
+#define DOCKERPROXY_BODY_MAX     (256 * 1024)       /* create body */
+#define DOCKERPROXY_ANSWER_MAX   (2 * 1024 * 1024)  /* engine answer */
+#define DOCKERPROXY_ID_MAX       128     /* an agent's container reference */
+#define DOCKERPROXY_API          "1.41"  /* preferred engine API version */
+#define DOCKERPROXY_SIBLINGS_MAX 8       /* agent-made containers per run */
+#define DOCKERPROXY_MEMORY       (64LL * 1024 * 1024)   /* cap and default */
+#define DOCKERPROXY_MEMORY_MIN   (6LL * 1024 * 1024)    /* engine minimum */
+#define DOCKERPROXY_NANOCPUS     250000000LL            /* 0.25 CPU */
+#define DOCKERPROXY_NANOCPUS_MIN 10000000LL             /* engine minimum */
+#define DOCKERPROXY_PIDS         64
+#define DOCKERPROXY_SHM          (16LL * 1024 * 1024)
+#define DOCKERPROXY_TMPFS        "rw,noexec,nosuid,nodev,size=16m"
+#define DOCKERPROXY_USER         "65532:65532"  /* when the agent names none */
+#define DOCKERPROXY_STOP_T_MAX   30      /* stop ?t= seconds */
+#define DOCKERPROXY_QVALUE_MAX   128     /* a decoded query value */
+#define DOCKERPROXY_ARGV_MAX     64      /* Cmd, Entrypoint, Env items */
+#define DOCKERPROXY_ARG_MAX      4096    /* bytes per item */
+#define DOCKERPROXY_LABELS_MAX   32
+#define DOCKERPROXY_REASON_MAX   256     /* a recorded refusal */
+#define DOCKERPROXY_RECORD_MAX   3072    /* text budget of "asked"/"got" */
+#define DOCKERPROXY_RECORD_STR   96      /* bytes kept per string */
+#define DOCKERPROXY_RECORD_ITEMS 24      /* members/items kept per level */
+#define DOCKERPROXY_RECORD_DEPTH 4       /* levels kept below the top */
 
 enum dockerproxy_route {
 	DP_DENY = 0, DP_PING, DP_VERSION, DP_INFO, DP_LIST, DP_IMAGES,
 	DP_INSPECT, DP_CREATE, DP_START, DP_KILL, DP_STOP, DP_DELETE,
 };
-/* Pure: route of (method, path); the container id/name (for the {id}
- * routes) into id.  *api_prefix gets the "/v1.NN" prefix length (0 if
- * none). */
+/* Pure: route of (method, path); the container reference (for the {ref}
+ * routes: 1..DOCKERPROXY_ID_MAX of [A-Za-z0-9_.-], not starting with '.'
+ * or '-') into ref, "" otherwise.  *api_prefix gets the length of a
+ * "/vN.M" prefix (0 if none). */
 enum dockerproxy_route dockerproxy_route(const char *method, const char *path,
-    char id[DOCKERPROXY_ID_MAX + 1], size_t *api_prefix);
-/* Pure: rewrite a /containers/create body: Labels += ares.run=run_id,
- * ares.origin=agent; HostConfig.NetworkMode "none", Privileged false;
- * Binds, Mounts, Devices, CapAdd, host pid/ipc/uts/userns/cgroupns, ...
- * removed; NetworkingConfig and Volumes removed.  Returns the new body
- * (caller frees) and appends the names of what was stripped or overridden
- * to stripped (array, may be NULL), or NULL + e (not a JSON object). */
-char *dockerproxy_rewrite_create(const char *body, size_t len,
-    const char *run_id, cJSON *stripped, struct errbuf *e);
-/* Pure: keep only the containers of a /containers/json answer labelled
- * ares.run=run_id.  Returns a new body (caller frees) or NULL if it is
- * not a JSON array. */
-char *dockerproxy_filter_list(const char *body, size_t len,
-    const char *run_id);
+    char ref[DOCKERPROXY_ID_MAX + 1], size_t *api_prefix);
+/*
+ * Pure: the query string the proxy sends for route r, from the agent's
+ * raw query: only the route's parameters (list: all, limit 1..100;
+ * create: name; kill: signal; stop: t 0..30; delete: force, v; none
+ * elsewhere), canonical names, percent-decoded and validated values
+ * re-serialised (booleans as 1/0, signals as SIGNAME), in a fixed order.
+ * Returns "" or "?a=b&c=d" (caller frees), or NULL + e (ERRBUF_INPUT, the
+ * reason names the parameter) for an unknown, duplicate, valueless or
+ * invalid parameter.
+ */
+char *dockerproxy_compose_query(enum dockerproxy_route r, const char *query,
+    struct errbuf *e);
+/*
+ * Pure: parse an agent's body strictly: <= DOCKERPROXY_BODY_MAX bytes, no
+ * NUL byte and no \u0000 escape, one JSON object and nothing after it but
+ * whitespace.  Caller deletes, or NULL + e (ERRBUF_INPUT).
+ */
+cJSON *dockerproxy_parse_body(const char *body, size_t len, struct errbuf *e);
+/*
+ * Pure: the POST /containers/create body the engine gets, composed from
+ * the agent's body (docs/lab.md has the allowlist): Image (== lab_image,
+ * required), Cmd, Entrypoint, Env, WorkingDir, User (non-root numeric,
+ * default DOCKERPROXY_USER), Labels (no ares.*), Tty, OpenStdin,
+ * AttachStdin/out/err, StdinOnce, StopSignal, Hostname, and HostConfig
+ * with at most Memory, NanoCpus, PidsLimit within the caps.  Member names
+ * must be byte-exactly canonical; unknown, duplicate or ill-typed members
+ * are refused.  The result carries Labels ares.run=run_id,
+ * ares.origin=agent, NetworkDisabled and dockerproxy_hostconfig().
+ * Returns the body (caller deletes) or NULL + e (ERRBUF_INPUT; the reason
+ * names the member, escaped).  *asked (if asked is non-NULL) gets
+ * dockerproxy_record() of the agent's body whenever it parsed (caller
+ * deletes), else NULL.
+ */
+cJSON *dockerproxy_compose_create(const char *body, size_t len,
+    const char *run_id, const char *lab_image, cJSON **asked,
+    struct errbuf *e);
+/* Pure: the HostConfig of every sibling (NetworkMode none, no privileges,
+ * CapDrop ALL, read-only rootfs, no-new-privileges, the given memory (=
+ * MemorySwap), CPU and pids limits, no OOM tweaks, DOCKERPROXY_SHM, a
+ * noexec /tmp tmpfs, private IPC and cgroup namespaces, no devices, no
+ * restart, bounded json-file logs).  Caller deletes. */
+cJSON *dockerproxy_hostconfig(long long memory, long long nanocpus,
+    long long pids);
+/* Pure: a bounded copy of v for an event: strings sanitised and cut at
+ * DOCKERPROXY_RECORD_STR bytes ("..." marks a cut), member names escaped
+ * (\uXXXX for non-ASCII; a repeated name is kept once), at most
+ * DOCKERPROXY_RECORD_ITEMS per object/array (then a "..." entry), depth
+ * DOCKERPROXY_RECORD_DEPTH, about budget bytes once serialised.  Caller
+ * deletes. */
+cJSON *dockerproxy_record(const cJSON *v, size_t budget);
+/* Pure: the full id of an inspect answer when it is a container of run_id
+ * made by the agent (Config.Labels ares.run, ares.origin=agent), else NULL
+ * and *why.  The pointer is into inspect. */
+const char *dockerproxy_owned(const cJSON *inspect, const char *run_id,
+    const char **why);
+/* Pure: composed answers (caller deletes).  inspect: Id, Name, Created,
+ * State (no Pid), Config {Image Cmd Entrypoint Labels User WorkingDir},
+ * HostConfig limits; list: only agent-made containers of run_id, reduced
+ * (NULL if list is not an array); images: only lab_image (NULL if not an
+ * array); version: Version, Os, Arch and api as ApiVersion and
+ * MinAPIVersion; info: ServerVersion OSType Architecture NCPU MemTotal,
+ * container counts of ours (an answer_list array), Images 1. */
+cJSON *dockerproxy_answer_inspect(const cJSON *inspect);
+cJSON *dockerproxy_answer_list(const cJSON *list, const char *run_id);
+cJSON *dockerproxy_answer_images(const cJSON *images, const char *lab_image);
+cJSON *dockerproxy_answer_version(const cJSON *version, const char *api);
+cJSON *dockerproxy_answer_info(const cJSON *info, const cJSON *ours);
+/* Pure: the API version to speak to an engine advertising [min, api]:
+ * DOCKERPROXY_API when the engine accepts it, else min when min is newer
+ * (and <= api).  -1 + e (ERRBUF_ENGINE) when api is older than
+ * DOCKERPROXY_API or the versions are unreadable. */
+int dockerproxy_pick_api(const char *api, const char *min, char out[16],
+    struct errbuf *e);
 int dockerproxy_main(void);
 
 /* ------------------------------------------------------------------ */
