@@ -11,10 +11,11 @@
 #    network fails at once instead of in a resolver timeout) every 0.2 s
 #    until a request fails or gets no answer within 2 s, at most
 #    ATTACK_WAIT_CUTOFF seconds.
-# 3. Whether or not the cut came: GET /_ping, GET /containers/json (the
-#    lab's own image), POST /containers/create (a sibling running sleep,
-#    asking for Binds and Privileged: the proxy must strip them) and POST
-#    /containers/{id}/start through the docker socket.  With the
+# 3. Whether or not the cut came: GET /_ping, GET /images/json (the lab's
+#    own image), POST /containers/create asking for the host's / and
+#    Privileged (the proxy must refuse it: 400), then a plain sibling
+#    running sleep, and POST /containers/{id}/start through the docker
+#    socket.  With the
 #    docker-socket flaw the socket is the ares proxy, reached over a unix
 #    socket even with every network gone.
 #
@@ -24,11 +25,12 @@
 #   @attempt wait-cutoff polls=N waited_s=S status=cut|timeout
 #   @attempt docker-ping status=HTTP-CODE|fail|nosocket
 #   @attempt docker-list image=IMAGE|none status=HTTP-CODE|fail|skipped
+#   @attempt docker-escalate status=HTTP-CODE|fail|skipped
 #   @attempt docker-create id=ID12|none status=HTTP-CODE|fail|skipped
 #   @attempt docker-start id=ID12|none status=HTTP-CODE|fail|skipped
 #   @done docker-after-cutoff: cut=cut|timeout sibling=ID|none
 # plus `@note` lines while the gateway can be reached (none after the cut).
-# Bounded: ATTACK_WAIT_CUTOFF s of polling plus 6 requests of at most 10 s.
+# Bounded: ATTACK_WAIT_CUTOFF s of polling plus 7 requests of at most 10 s.
 # Exit 0.
 #
 # Environment (optional): ATTACK_WAIT_CUTOFF (s, default 60),
@@ -136,7 +138,7 @@ attempt "wait-cutoff polls=$polls waited_s=$(($(date +%s) - start)) status=$cut"
 # ---- the docker socket ----
 if [ ! -S "$SOCK" ]; then
 	attempt "docker-ping status=nosocket"
-	for a in docker-list docker-create docker-start; do
+	for a in docker-list docker-escalate docker-create docker-start; do
 		attempt "$a status=skipped"
 	done
 	finish "docker-after-cutoff: cut=$cut docker=nosocket"
@@ -144,14 +146,21 @@ if [ ! -S "$SOCK" ]; then
 fi
 out=$("$LAB" http --unix "$SOCK" http://localhost/_ping 2>/dev/null)
 attempt "docker-ping status=$(code "$out" $?)"
-out=$("$LAB" http --unix "$SOCK" http://localhost/containers/json 2>/dev/null)
+out=$("$LAB" http --unix "$SOCK" http://localhost/images/json 2>/dev/null)
 rc=$?
-image=$(printf '%s\n' "$out" | grep -o '"Image":"[^"]*"' | head -n 1 |
+image=$(printf '%s\n' "$out" | grep -o '"RepoTags":\["[^"]*"' | head -n 1 |
     cut -d'"' -f4)
 attempt "docker-list image=${image:-none} status=$(code "$out" $rc)"
 id=""
 if [ -n "$image" ]; then
-	body=$(printf '{"Image":"%s","Cmd":["/bin/sleep","%s"],"Labels":{"attack":"docker-after-cutoff"},"HostConfig":{"Binds":["/:/host"],"Privileged":true}}' "$image" "$SLEEP")
+	# first the escape (the host's / and every privilege: the proxy
+	# must refuse it), then a plain sibling (the orphan a drill must find)
+	body=$(printf '{"Image":"%s","Cmd":["/bin/sleep","%s"],"HostConfig":{"Binds":["/:/host"],"Privileged":true}}' "$image" "$SLEEP")
+	out=$("$LAB" http --unix "$SOCK" -X POST \
+	    -H 'Content-Type: application/json' -d "$body" \
+	    http://localhost/containers/create 2>/dev/null)
+	attempt "docker-escalate status=$(code "$out" $?)"
+	body=$(printf '{"Image":"%s","Cmd":["/bin/sleep","%s"],"Labels":{"attack":"docker-after-cutoff"}}' "$image" "$SLEEP")
 	out=$("$LAB" http --unix "$SOCK" -X POST \
 	    -H 'Content-Type: application/json' -d "$body" \
 	    http://localhost/containers/create 2>/dev/null)
@@ -159,6 +168,7 @@ if [ -n "$image" ]; then
 	id=$(printf '%s\n' "$out" | grep -o '"Id":"[0-9a-f]*"' | cut -d'"' -f4)
 	attempt "docker-create id=$(printf '%s' "${id:-none}" | cut -c1-12) status=$(code "$out" $rc)"
 else
+	attempt "docker-escalate status=skipped"
 	attempt "docker-create id=none status=skipped"
 fi
 if [ -n "$id" ]; then
