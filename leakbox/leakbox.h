@@ -124,11 +124,38 @@ void http_serve(struct http_server *s);
  * fields as the datagram), under a mutex so the chain order is the bus
  * order.  A chain that cannot be created or written never stops the
  * sensor: the failure goes on the bus as kind "sensor_error" {error}.
+ *
+ * Budget: the chain file never grows past $EVIDENCE_MAX_BYTES (decimal
+ * bytes; sensor_budget_parse).  An event whose line could take the file
+ * past (budget - SENSOR_TRUNC_RESERVE) is not written; instead one final
+ * line of type "truncated" {src, budget_bytes, bytes_written,
+ * events_dropped: 1, dropped_kind} is appended (in the reserve, so it
+ * always fits and the chain still verifies) and sent on the bus as kind
+ * "truncated"; the chain is never appended to again and every later event
+ * is only counted (sensor_chain_dropped).  Datagrams do not depend on the
+ * budget: every event is still sent on the bus.
  */
+#define SENSOR_BUDGET_DEFAULT (2u * 1024 * 1024)  /* EVIDENCE_MAX_BYTES unset */
+#define SENSOR_BUDGET_MIN     (32u * 1024)        /* genesis + a longest line + reserve */
+#define SENSOR_BUDGET_MAX     (64u * 1024 * 1024) /* ceiling for absurd values */
+#define SENSOR_TRUNC_RESERVE  2048   /* > the longest "truncated" line */
+
 void sensor_init(const char *src);          /* "gateway", "service:tickets" */
 int sensor_emit(const char *kind, cJSON *fields);
 /* Lines written to the sensor's chain so far (0 without a chain). */
 size_t sensor_chain_count(void);
+/* Events not written to the chain because its budget was reached (the
+ * one that did not fit included; 0 while the chain has room). */
+size_t sensor_chain_dropped(void);
+/*
+ * Pure: the chain budget for an EVIDENCE_MAX_BYTES value.  NULL or "":
+ * SENSOR_BUDGET_DEFAULT, why = "".  Otherwise the value must be 1..N
+ * ASCII digits: 0 or anything else (sign, space, suffix, hex) gives the
+ * default, below SENSOR_BUDGET_MIN gives the minimum, above
+ * SENSOR_BUDGET_MAX (overflow included) the ceiling; each of these sets
+ * why (NUL-terminated, at most whylen bytes) to say so.
+ */
+size_t sensor_budget_parse(const char *v, char *why, size_t whylen);
 /* Pure: serialise obj into at most max bytes (incl. NUL), shrinking the
  * longest string members step by step.  Returns a malloc'd string or NULL
  * if it cannot fit.  obj may be modified. */
