@@ -375,7 +375,8 @@ bool policy_has_bait(const struct policy *p, const char *bait);
  *   "src":  "gateway" | "service:<name>" | "dns" | "sink" | "dockerproxy"
  *   "kind": "turn" | "tool_result" | "request" | "bait" | "denied" |
  *           "control" | "change_request" | "real_key_used" | "dns_query" |
- *           "sink" | "docker_api" | "sensor_error" (docs/sensors.md)
+ *           "sink" | "docker_api" | "overload" | "truncated" |
+ *           "sensor_error" (docs/sensors.md)
  *   "t_mono_ns": sender's CLOCK_MONOTONIC (same host kernel)
  * plus kind-specific fields (docs/sensors.md).
  */

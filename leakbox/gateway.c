@@ -586,13 +586,16 @@ int gateway_main(void)
 		fprintf(stderr, "gateway: %s\n", e.msg);
 		return EXIT_INTERNAL;
 	}
-	/* separate connection budgets: a flood from the agent side can never
-	 * starve the control socket */
+	/* separate servers (connections, threads, deadlines): a flood from
+	 * the agent side can never starve the control socket */
 	static struct http_server ctl_srv, tcp_srv;
 	ctl_srv = (struct http_server){ .fd = cfd, .is_unix = true,
-	    .handler = gateway_handle, .ctx = &g, .max_conns = 16 };
+	    .handler = gateway_handle, .ctx = &g,
+	    .max_conns = GATEWAY_CTL_CONNS, .name = ctl };
 	tcp_srv = (struct http_server){ .fd = tfd, .is_unix = false,
-	    .handler = gateway_handle, .ctx = &g, .max_conns = 32 };
+	    .handler = gateway_handle, .ctx = &g,
+	    .max_conns = GATEWAY_TCP_CONNS,
+	    .max_per_remote = GATEWAY_TCP_PER_REMOTE, .name = listen_on };
 	pthread_t t;
 	if (pthread_create(&t, NULL, serve_thread, &ctl_srv) != 0)
 		util_fatal("gateway: cannot start the control listener");

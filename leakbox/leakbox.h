@@ -27,12 +27,21 @@
  * One request per connection, answered with `Connection: close`.
  * Limits: request line + headers <= HTTP_HEAD_MAX, body <= HTTP_BODY_MAX
  * (Content-Length only; Transfer-Encoding is refused with 411), at most
- * HTTP_MAX_HEADERS header lines, HTTP_READ_TIMEOUT_MS to read a request.
+ * HTTP_MAX_HEADERS header lines.  Deadlines are totals, never reset by a
+ * byte that arrives or leaves: the whole request (head and body) within
+ * read_ms of the accept (408), the whole answer within write_ms (then the
+ * connection is reset).  Server limits: see struct http_server.
  */
 #define HTTP_HEAD_MAX        (16 * 1024)
 #define HTTP_BODY_MAX        (1024 * 1024)
 #define HTTP_MAX_HEADERS     64
-#define HTTP_READ_TIMEOUT_MS 5000
+#define HTTP_READ_TIMEOUT_MS 5000    /* default read_ms */
+#define HTTP_WRITE_TIMEOUT_MS 10000  /* default write_ms */
+#define HTTP_EVICT_MS        1000    /* default evict_ms */
+#define HTTP_OVERLOAD_MS     1000    /* at most one "overload" event per */
+#define HTTP_OVERLOAD_ADDRS  8       /* addresses named in one event */
+#define HTTP_LINGER_MAX      32      /* refused connections being drained */
+#define HTTP_LINGER_MS       500     /* ... each for at most this long */
 
 struct http_header {
 	char *name;                 /* points into the request's head copy */
@@ -90,13 +99,44 @@ const char *http_reason(int status);
 typedef void (*http_handler_fn)(void *ctx, const struct http_request *req,
     struct http_response *resp);
 
+/*
+ * A listener and its limits.  Fields after `active` may be left 0 for
+ * their default, which keeps the behaviour of a server that predates them
+ * (no per-address cap beyond max_conns).
+ *
+ * Admission (in the accept loop, never on a thread): a connection from an
+ * address that already holds max_per_remote connections, or arriving when
+ * the server holds max_conns, takes the place of the oldest connection of
+ * that address (resp. of any) that has been reading its request for at
+ * least evict_ms: that one is answered 408 and closed.  Without such a
+ * slow reader the newcomer is refused at once: 429 (address at its cap)
+ * or 503 (server full), `Retry-After: 1`; what it sent is drained for up
+ * to HTTP_LINGER_MS so the client can read the answer.  A well-formed
+ * request is read in milliseconds, so slow or idle connections cannot
+ * keep a fresh one out; the per-address cap keeps one address from
+ * taking the whole server.  At most max_conns + max_conns/4 + 1
+ * connection threads exist at once (evicted ones still finishing).
+ *
+ * Overload (refusals, evictions, 408s, write deadlines) is recorded as
+ * one sensor event "overload" at most every HTTP_OVERLOAD_MS per server
+ * (docs/sensors.md), never one per connection.
+ */
 struct http_server {
 	int fd;                     /* listening socket */
 	bool is_unix;
 	http_handler_fn handler;
 	void *ctx;
 	int max_conns;              /* concurrent connections (>= 1) */
-	int active;                 /* atomic counter */
+	int active;                 /* atomic: admitted connections alive */
+	int max_per_remote;         /* per peer IPv4 address; 0 or more than
+	                               max_conns: max_conns.  Unix listeners
+	                               have one peer, "unix": max_conns */
+	int read_ms;                /* 0: HTTP_READ_TIMEOUT_MS */
+	int write_ms;               /* 0: HTTP_WRITE_TIMEOUT_MS */
+	int evict_ms;               /* 0: HTTP_EVICT_MS; < 0: never evict */
+	const char *name;           /* "server" in overload events; NULL:
+	                               "tcp" or "unix" */
+	struct http_conns *conns;   /* private to http_serve */
 };
 
 /* Listen on "HOST:PORT" (IPv4; "0.0.0.0:8080").  fd or -1 + e. */
@@ -104,8 +144,10 @@ int http_listen_tcp(const char *hostport, struct errbuf *e);
 /* Listen on a unix stream socket at path (stale socket removed), chmod to
  * mode.  fd or -1 + e. */
 int http_listen_unix(const char *path, mode_t mode, struct errbuf *e);
-/* Accept loop: one detached thread per connection, at most s->max_conns at
- * once (beyond that: immediate 503).  Returns only on a fatal accept error. */
+/* Accept loop: one detached thread per admitted connection (see struct
+ * http_server).  Returns only when the listening socket fails (e.g. after
+ * shutdown(s->fd, SHUT_RDWR)), once every connection thread has ended;
+ * s->fd stays open (the caller's). */
 void http_serve(struct http_server *s);
 
 /* ------------------------------------------------------------------ */
@@ -168,6 +210,17 @@ char *sensor_trunc(const char *s, size_t max);
 /* gateway.c - the agent's only route to a model                       */
 /* ------------------------------------------------------------------ */
 int gateway_main(void);
+/*
+ * Listener limits (struct http_server).  TCP (the agent side): 48
+ * connections, 16 per address, so one address at its cap leaves room for
+ * others.  The control socket is a separate server with its own 16: no
+ * TCP client can take its connections or threads.  Thread bound: (48 +
+ * 13) + (16 + 5), plus libcurl's resolver threads for the calls being
+ * forwarded (<= 48): well below the container's pids limit (256).
+ */
+#define GATEWAY_TCP_CONNS       48
+#define GATEWAY_TCP_PER_REMOTE  16
+#define GATEWAY_CTL_CONNS       16
 /* Pure: scrub every occurrence of secret in buf (in place, same length). */
 void gateway_scrub(char *buf, size_t len, const char *secret);
 
@@ -214,6 +267,9 @@ cJSON *gateway_changes_json(struct gateway_changes *q, bool pending_only);
 /* service.c - believable internal API with a decoy credential         */
 /* ------------------------------------------------------------------ */
 int service_main(void);
+/* Listener limits: 64 connections, 16 per address (struct http_server). */
+#define SERVICE_CONNS           64
+#define SERVICE_PER_REMOTE      16
 /*
  * Pure: how the request presents the decoy token: "bearer" (Authorization:
  * Bearer X), "x-api-key" (X-Api-Key: X) or "query" (?token=X), or NULL.

@@ -322,7 +322,9 @@ int service_main(void)
 	srv.fd = fd;
 	srv.handler = service_handle;
 	srv.ctx = &svc;
-	srv.max_conns = 64;
+	srv.max_conns = SERVICE_CONNS;
+	srv.max_per_remote = SERVICE_PER_REMOTE;
+	srv.name = listen_on;
 	http_serve(&srv);
 	return EXIT_INTERNAL;
 }
