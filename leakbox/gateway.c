@@ -341,7 +341,7 @@ static long forward(struct gateway *g, const char *body, size_t len,
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	else
-		fprintf(stderr, "gateway: upstream %s: %s\n", g->model_url,
+		sensor_log("gateway: upstream %.200s: %s", g->model_url,
 		    curl_easy_strerror(rc));
 	curl_slist_free_all(h);
 	memset(auth, 0, strlen(auth));

@@ -198,6 +198,19 @@ size_t sensor_chain_dropped(void);
  * why (NUL-terminated, at most whylen bytes) to say so.
  */
 size_t sensor_budget_parse(const char *v, char *why, size_t whylen);
+
+/*
+ * The lab components' per-event log lines (stdout, i.e. the container's
+ * log, which the engine keeps on the host's disk).  sensor_log prints one
+ * line (fmt, a newline added, cut at 1 KiB) while the process has printed
+ * less than SENSOR_LOG_MAX bytes that way, then one line saying the budget
+ * was reached, then nothing: a flood cannot fill the host's disk through
+ * a sensor's log.  The events themselves are unaffected (bus and chain).
+ * Thread-safe.  sensor_log_suppressed: lines not printed so far.
+ */
+#define SENSOR_LOG_MAX (256u * 1024)
+void sensor_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+size_t sensor_log_suppressed(void);
 /* Pure: serialise obj into at most max bytes (incl. NUL), shrinking the
  * longest string members step by step.  Returns a malloc'd string or NULL
  * if it cannot fit.  obj may be modified. */
@@ -334,7 +347,11 @@ int dns_main(void);
  * connection at most SINK_CONN_MAX bytes are read (then it is closed,
  * "truncated": true), SINK_IDLE_MS of silence or SINK_CONN_MS in total end
  * it; anything that looks like HTTP gets `200 ok` once its request is
- * complete.  One "sink" event per connection / datagram.
+ * complete.  One "sink" event per connection / datagram; beyond
+ * SINK_MAX_CONNS readers a connection is closed unread: the first of each
+ * second still gets its "sink" event (dropped: true), the others are
+ * counted in one "overload" event per second.  Listens on $SINK_HOST
+ * (default 0.0.0.0).
  */
 #define SINK_CONN_MAX   (64 * 1024)
 #define SINK_HEAD_MAX   256

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,10 @@ static char sensor_budget_err[256];    /* EVIDENCE_MAX_BYTES problem */
 static size_t sensor_budget = SENSOR_BUDGET_DEFAULT;
 static bool sensor_truncated;          /* the "truncated" line is written */
 static size_t sensor_dropped;          /* events not chained since */
+/* sensor_log: bytes printed, lines suppressed (under sensor_log_mu) */
+static pthread_mutex_t sensor_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static size_t sensor_logged, sensor_log_dropped;
+static bool sensor_log_full;
 
 /* What bus_send does with the chain: nothing (sensor_error), append the
  * event within the budget, or append the final "truncated" line. */
@@ -46,13 +51,58 @@ static int bus_send(const char *kind, cJSON *fields, enum chain_mode mode);
  * with sensor_mu held or before any other thread exists. */
 static void sensor_error_locked(const char *msg)
 {
-	fprintf(stderr, "sensor %s: %s\n", sensor_src, msg);
-	if (sensor_nerrors >= SENSOR_ERRORS_MAX)
+	if (sensor_nerrors >= SENSOR_ERRORS_MAX) {
+		if (sensor_nerrors == SENSOR_ERRORS_MAX) {
+			sensor_nerrors++;
+			fprintf(stderr, "sensor %s: %u errors: further ones are not "
+			    "reported\n", sensor_src, SENSOR_ERRORS_MAX);
+		}
 		return;
+	}
+	fprintf(stderr, "sensor %s: %s\n", sensor_src, msg);
 	sensor_nerrors++;
 	cJSON *f = cJSON_CreateObject();
 	cJSON_AddStringToObject(f, "error", msg);
 	bus_send("sensor_error", f, CHAIN_NONE);
+}
+
+void sensor_log(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	size_t len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
+	pthread_mutex_lock(&sensor_log_mu);
+	if (sensor_log_full) {
+		sensor_log_dropped++;
+	} else if (sensor_logged + len + 1 + 256 > SENSOR_LOG_MAX) {
+		/* the last 256 bytes are for this note */
+		sensor_log_full = true;
+		sensor_log_dropped++;
+		printf("%.100s: %zu bytes of log lines: the log budget (%u) is "
+		    "reached, further lines are not printed (events still go to "
+		    "the bus and the evidence chain)\n", sensor_src, sensor_logged,
+		    SENSOR_LOG_MAX);
+		fflush(stdout);
+	} else {
+		fwrite(line, 1, len, stdout);
+		fputc('\n', stdout);
+		fflush(stdout);
+		sensor_logged += len + 1;
+	}
+	pthread_mutex_unlock(&sensor_log_mu);
+}
+
+size_t sensor_log_suppressed(void)
+{
+	pthread_mutex_lock(&sensor_log_mu);
+	size_t n = sensor_log_dropped;
+	pthread_mutex_unlock(&sensor_log_mu);
+	return n;
 }
 
 size_t sensor_budget_parse(const char *v, char *why, size_t whylen)

@@ -358,12 +358,53 @@ static void test_budget_invalid(void **state)
 	fx_free(f);
 }
 
+/* sensor_log: at most SENSOR_LOG_MAX bytes reach stdout, the last line
+ * says the budget was reached, and the rest is counted, not printed. */
+static void test_log_bounded(void **state)
+{
+	(void)state;
+	struct fixture *f = fx_new();
+	char *out = xasprintf("%s/stdout", f->dir);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		FILE *fp = freopen(out, "w", stdout);
+		if (!fp)
+			_exit(2);
+		unsetenv("EVIDENCE");
+		unsetenv("BUS");
+		sensor_init("dns");
+		for (int i = 0; i < 20000; i++)
+			sensor_log("10.0.0.%d A q%d.flood.example -> NXDOMAIN %s",
+			    i % 256, i, i % 7 ? "" : "(long)");
+		char big[4096];
+		memset(big, 'b', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		sensor_log("%s", big);
+		_exit(sensor_log_suppressed() > 10000 ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	off_t size = file_size(out);
+	size_t nlines;
+	char *last = last_line(out, &nlines);
+	printf("log: %lld bytes in %zu lines; last: %.60s...\n",
+	    (long long)size, nlines, last);
+	assert_true(size > SENSOR_LOG_MAX / 2 && size <= SENSOR_LOG_MAX);
+	assert_non_null(strstr(last, "log budget"));
+	free(last);
+	free(out);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_budget_truncates),
 		cmocka_unit_test(test_budget_long_lines),
 		cmocka_unit_test(test_budget_invalid),
+		cmocka_unit_test(test_log_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
