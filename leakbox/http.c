@@ -495,6 +495,23 @@ static void overload_flush(struct http_server *s)
 	sensor_emit("overload", f);
 }
 
+/* How long the accept loop may sleep before overload_flush is due: the
+ * rest of the current HTTP_OVERLOAD_MS when counts are pending, else a
+ * full period (counts added by connection threads meanwhile wait at most
+ * that long). */
+static int overload_wait_ms(struct http_conns *c)
+{
+	int ms = HTTP_OVERLOAD_MS;
+	pthread_mutex_lock(&c->mu);
+	if (pending_locked(c) && c->last_emit_ns != 0) {
+		uint64_t due = c->last_emit_ns +
+		    (uint64_t)HTTP_OVERLOAD_MS * 1000000u, now = util_mono_ns();
+		ms = now >= due ? 0 : (int)((due - now) / 1000000u) + 1;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return ms;
+}
+
 /* ---- writing --------------------------------------------------------- */
 
 /* Write all of buf to the non-blocking fd before deadline_ns.  1 written,
@@ -944,9 +961,10 @@ void http_serve(struct http_server *s)
 		for (size_t i = 0; i < nl; i++)
 			pfd[1 + i] = (struct pollfd){ .fd = c->linger[i].fd,
 			    .events = POLLIN };
-		/* wake at least every HTTP_OVERLOAD_MS to flush the counts
-		 * that connection threads added */
-		int timeout = nl > 0 ? HTTP_LINGER_MS / 5 : HTTP_OVERLOAD_MS;
+		/* wake in time to flush the overload counts */
+		int timeout = overload_wait_ms(c);
+		if (nl > 0 && timeout > HTTP_LINGER_MS / 5)
+			timeout = HTTP_LINGER_MS / 5;
 		int pr = poll(pfd, (nfds_t)(1 + nl), timeout);
 		if (pr < 0 && errno != EINTR) {
 			fprintf(stderr, "http: poll: %s\n", strerror(errno));
