@@ -79,8 +79,8 @@ void sensor_log(const char *fmt, ...)
 	pthread_mutex_lock(&sensor_log_mu);
 	if (sensor_log_full) {
 		sensor_log_dropped++;
-	} else if (sensor_logged + len + 1 + 256 > SENSOR_LOG_MAX) {
-		/* the last 256 bytes are for this note */
+	} else if (sensor_logged + len + 1 + 512 > SENSOR_LOG_MAX) {
+		/* the last 512 bytes are for this note (< 300) */
 		sensor_log_full = true;
 		sensor_log_dropped++;
 		printf("%.100s: %zu bytes of log lines: the log budget (%u) is "
