@@ -226,7 +226,9 @@ static void test_slowloris_same_client(void **state)
 	int st = cl_get("127.0.0.1", h.port, "/", 10000);
 	printf("same address under its own 40 slow connections: %d\n", st);
 	assert_int_equal(st, 200);
-	/* the 24 beyond the cap were refused, one of the 16 was evicted */
+	/* the 24 beyond the cap were refused (or, had the 40 connects taken
+	 * more than HTTP_EVICT_MS on a loaded machine, took an older one's
+	 * place), and one more was evicted by the real request: 16 remain */
 	int n408 = 0, n429 = 0;
 	for (int i = 0; i < 40; i++) {
 		struct pollfd pfd = { .fd = fds[i], .events = POLLIN };
@@ -237,8 +239,8 @@ static void test_slowloris_same_client(void **state)
 		n429 += c == 429;
 	}
 	printf("408 (evicted): %d, 429 (over the cap): %d\n", n408, n429);
-	assert_int_equal(n408, 1);
-	assert_int_equal(n429, 40 - GATEWAY_TCP_PER_REMOTE);
+	assert_true(n408 >= 1);
+	assert_int_equal(n408 + n429, 40 - GATEWAY_TCP_PER_REMOTE + 1);
 	slow_close(fds, 40);
 	h_stop(&h);
 }
