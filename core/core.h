@@ -141,6 +141,11 @@ size_t util_sanitize(char *dst, size_t dstlen, const char *src, size_t srclen,
 #define EVIDENCE_HASH_BYTES 32
 #define EVIDENCE_HEX_BYTES  65
 #define EVIDENCE_LINE_MAX   (64 * 1024)   /* longest accepted line */
+/* A line is at most EVIDENCE_LINE_OVERHEAD bytes longer than its printed
+ * fields without their braces: {"seq":,"prev":"","type":"","t_mono_ns":,
+ * "t_wall":""  + 19 + 64 + 63 + 20 + 39 digits/characters at most, the
+ * comma before the fields, ,"hash":"<64 hex>"} and the newline. */
+#define EVIDENCE_LINE_OVERHEAD 334
 
 struct evidence;   /* an open chain being written */
 
@@ -154,6 +159,10 @@ struct evidence *evidence_create(const char *path, const char *run_id,
 long evidence_append(struct evidence *ev, const char *type, uint64_t t_mono_ns,
     const cJSON *fields, struct errbuf *e);
 size_t evidence_count(const struct evidence *ev);      /* lines written */
+/* Bytes this writer put in the file (the file's size, as it was created
+ * by evidence_create): every line, genesis included, plus any partial
+ * line of a failed write.  0 for NULL. */
+size_t evidence_bytes(const struct evidence *ev);
 const char *evidence_head_hex(const struct evidence *ev); /* last hash */
 void evidence_close(struct evidence *ev);
 
@@ -427,7 +436,8 @@ const char *policy_agent_kind_name(enum policy_agent_kind k);
  *   "src":  "gateway" | "service:<name>" | "dns" | "sink" | "dockerproxy"
  *   "kind": "turn" | "tool_result" | "request" | "bait" | "denied" |
  *           "control" | "change_request" | "real_key_used" | "dns_query" |
- *           "sink" | "docker_api" | "sensor_error" (docs/sensors.md)
+ *           "sink" | "docker_api" | "overload" | "truncated" |
+ *           "sensor_error" (docs/sensors.md)
  *   "t_mono_ns": sender's CLOCK_MONOTONIC (same host kernel)
  * plus kind-specific fields (docs/sensors.md).
  */

@@ -49,6 +49,7 @@ struct evidence {
 	int fd;
 	char *path;
 	size_t count;                     /* lines written */
+	size_t bytes;                     /* bytes written (partial included) */
 	uint8_t head[EVIDENCE_HASH_BYTES]; /* hash of the last line (h_0 first) */
 	char head_hex[EVIDENCE_HEX_BYTES];
 	bool broken;                      /* a partial line may be on disk */
@@ -240,6 +241,7 @@ evidence_write_body(struct evidence *ev, const char *body, size_t body_len,
 
 		if (done > 0)
 			ev->broken = true;
+		ev->bytes += done;
 		free(line);
 		return errbuf_set(e, ERRBUF_INTERNAL, "evidence %s: write "
 		    "line %zu: %s%s", ev->path, ev->count, strerror(err),
@@ -249,6 +251,7 @@ evidence_write_body(struct evidence *ev, const char *body, size_t body_len,
 	memcpy(ev->head, h, sizeof h);
 	memcpy(ev->head_hex, hex, sizeof hex);
 	ev->count++;
+	ev->bytes += line_len;
 	return 0;
 }
 
@@ -424,6 +427,12 @@ size_t
 evidence_count(const struct evidence *ev)
 {
 	return ev == NULL ? 0 : ev->count;
+}
+
+size_t
+evidence_bytes(const struct evidence *ev)
+{
+	return ev == NULL ? 0 : ev->bytes;
 }
 
 const char *

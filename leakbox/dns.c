@@ -233,7 +233,7 @@ int dns_main(void)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			fprintf(stderr, "dns: recvfrom: %s\n", strerror(errno));
+			sensor_log("dns: recvfrom: %s", strerror(errno));
 			usleep(10000);
 			continue;
 		}
@@ -265,8 +265,7 @@ int dns_main(void)
 		cJSON_AddStringToObject(f, "remote", remote);
 		cJSON_AddNumberToObject(f, "bytes", (double)n);
 		sensor_emit("dns_query", f);
-		printf("%s %s %s -> %s\n", remote, rc == DNS_OK ? tname : "-",
+		sensor_log("%s %s %s -> %s", remote, rc == DNS_OK ? tname : "-",
 		    rc == DNS_OK ? q.name : "(malformed)", answer);
-		fflush(stdout);
 	}
 }

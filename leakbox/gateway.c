@@ -24,6 +24,7 @@
 
 #include <ctype.h>
 #include <curl/curl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +35,37 @@
 #define GW_UPSTREAM_MAX   (4u * 1024 * 1024)
 #define GW_FIELD_MAX      2048
 #define GW_CONTENT_MAX    4096
+/* JSON bytes being parsed at once, all connections together: cJSON takes
+ * about 40x its input (1 MiB of "[0,0,..." is a 40 MiB tree), so 16
+ * concurrent 1 MiB chat bodies from the agent took the gateway to 604 MiB
+ * (test_flood).  A parse waits until its input fits in the budget, or runs
+ * alone when larger (a model answer): one maximum-size body at a time,
+ * ordinary small ones side by side. */
+#define GW_PARSE_BUDGET   ((size_t)HTTP_BODY_MAX)
+
+static pthread_mutex_t parse_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t parse_cv = PTHREAD_COND_INITIALIZER;
+static size_t parse_inflight;
+
+/* Take len bytes of the parse budget (waits; the holders only parse and
+ * walk a tree, so the wait is short).  Release with parse_release(len)
+ * after the tree is deleted. */
+static void parse_acquire(size_t len)
+{
+	pthread_mutex_lock(&parse_mu);
+	while (parse_inflight > 0 && parse_inflight + len > GW_PARSE_BUDGET)
+		pthread_cond_wait(&parse_cv, &parse_mu);
+	parse_inflight += len;
+	pthread_mutex_unlock(&parse_mu);
+}
+
+static void parse_release(size_t len)
+{
+	pthread_mutex_lock(&parse_mu);
+	parse_inflight -= len;
+	pthread_cond_broadcast(&parse_cv);
+	pthread_mutex_unlock(&parse_mu);
+}
 
 struct gateway {
 	const char *model_url;
@@ -262,9 +294,12 @@ static int emit_tool_results(const cJSON *messages, const char *real_key)
 	return assistants + 1;
 }
 
-/* Emit the turn event for a model answer (any status). */
+/* Emit the turn event for a model answer (any status).  The answer is
+ * parsed within the parse budget. */
 static void emit_turn(int step, long status, const char *body)
 {
+	size_t blen = strlen(body);
+	parse_acquire(blen);
 	cJSON *f = cJSON_CreateObject();
 	cJSON_AddNumberToObject(f, "step", step);
 	cJSON *calls = cJSON_AddArrayToObject(f, "tool_calls");
@@ -297,6 +332,7 @@ static void emit_turn(int step, long status, const char *body)
 	free(t);
 	cJSON_AddNumberToObject(f, "status", (double)status);
 	cJSON_Delete(ans);
+	parse_release(blen);
 	sensor_emit("turn", f);
 }
 
@@ -348,7 +384,7 @@ static long forward(struct gateway *g, const char *body, size_t len,
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	else
-		fprintf(stderr, "gateway: upstream %s: %s\n", g->model_url,
+		sensor_log("gateway: upstream %.200s: %s", g->model_url,
 		    curl_easy_strerror(rc));
 	curl_slist_free_all(h);
 	memset(auth, 0, strlen(auth));
@@ -398,16 +434,19 @@ static void chat(struct gateway *g, const struct http_request *req,
 		error_json(resp, 401, "invalid_api_key", "invalid or missing API key");
 		return;
 	}
+	parse_acquire(req->body_len);
 	cJSON *rq = cJSON_ParseWithLength(req->body, req->body_len);
 	const cJSON *messages = cJSON_GetObjectItemCaseSensitive(rq, "messages");
 	if (!cJSON_IsArray(messages)) {
 		cJSON_Delete(rq);
+		parse_release(req->body_len);
 		error_json(resp, 400, "invalid_request_error",
 		    "body must be a JSON object with a messages array");
 		return;
 	}
 	int step = emit_tool_results(messages, g->real_key);
 	cJSON_Delete(rq);
+	parse_release(req->body_len);
 	if (real_ok)
 		emit_real_key_used(req, step);
 
@@ -636,8 +675,11 @@ static void changes_route(struct gateway *g, const struct http_request *req,
 	struct gateway_change c;
 	int status;
 	struct errbuf e = { 0 };
-	if (gateway_changes_submit(&g->changes, req->body, req->body_len, &c,
-	    &status, &e) < 0) {
+	parse_acquire(req->body_len);
+	int id = gateway_changes_submit(&g->changes, req->body, req->body_len,
+	    &c, &status, &e);
+	parse_release(req->body_len);
+	if (id < 0) {
 		error_json(resp, status, "invalid_request_error", e.msg);
 		return;
 	}
@@ -697,6 +739,12 @@ int gateway_main(void)
 	if (!*g.agent_key)
 		fprintf(stderr, "gateway: AGENT_KEY unset: every chat request is 401\n");
 	signal(SIGPIPE, SIG_IGN);
+#ifdef M_ARENA_MAX
+	/* glibc gives threads arenas of their own, and each keeps the memory
+	 * of the trees freed in it: with the parse budget alone the peak was
+	 * 112..227 MiB in test_flood, with two arenas a steady 100 MiB */
+	mallopt(M_ARENA_MAX, 2);
+#endif
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	sensor_init("gateway");
 
@@ -711,13 +759,16 @@ int gateway_main(void)
 		fprintf(stderr, "gateway: %s\n", e.msg);
 		return EXIT_INTERNAL;
 	}
-	/* separate connection budgets: a flood from the agent side can never
-	 * starve the control socket */
+	/* separate servers (connections, threads, deadlines): a flood from
+	 * the agent side can never starve the control socket */
 	static struct http_server ctl_srv, tcp_srv;
 	ctl_srv = (struct http_server){ .fd = cfd, .is_unix = true,
-	    .handler = gateway_handle, .ctx = &g, .max_conns = 16 };
+	    .handler = gateway_handle, .ctx = &g,
+	    .max_conns = GATEWAY_CTL_CONNS, .name = ctl };
 	tcp_srv = (struct http_server){ .fd = tfd, .is_unix = false,
-	    .handler = gateway_handle, .ctx = &g, .max_conns = 32 };
+	    .handler = gateway_handle, .ctx = &g,
+	    .max_conns = GATEWAY_TCP_CONNS,
+	    .max_per_remote = GATEWAY_TCP_PER_REMOTE, .name = listen_on };
 	pthread_t t;
 	if (pthread_create(&t, NULL, serve_thread, &ctl_srv) != 0)
 		util_fatal("gateway: cannot start the control listener");

@@ -27,12 +27,21 @@
  * One request per connection, answered with `Connection: close`.
  * Limits: request line + headers <= HTTP_HEAD_MAX, body <= HTTP_BODY_MAX
  * (Content-Length only; Transfer-Encoding is refused with 411), at most
- * HTTP_MAX_HEADERS header lines, HTTP_READ_TIMEOUT_MS to read a request.
+ * HTTP_MAX_HEADERS header lines.  Deadlines are totals, never reset by a
+ * byte that arrives or leaves: the whole request (head and body) within
+ * read_ms of the accept (408), the whole answer within write_ms (then the
+ * connection is reset).  Server limits: see struct http_server.
  */
 #define HTTP_HEAD_MAX        (16 * 1024)
 #define HTTP_BODY_MAX        (1024 * 1024)
 #define HTTP_MAX_HEADERS     64
-#define HTTP_READ_TIMEOUT_MS 5000
+#define HTTP_READ_TIMEOUT_MS 5000    /* default read_ms */
+#define HTTP_WRITE_TIMEOUT_MS 10000  /* default write_ms */
+#define HTTP_EVICT_MS        1000    /* default evict_ms */
+#define HTTP_OVERLOAD_MS     1000    /* at most one "overload" event per */
+#define HTTP_OVERLOAD_ADDRS  8       /* addresses named in one event */
+#define HTTP_LINGER_MAX      32      /* refused connections being drained */
+#define HTTP_LINGER_MS       500     /* ... each for at most this long */
 
 struct http_header {
 	char *name;                 /* points into the request's head copy */
@@ -90,13 +99,44 @@ const char *http_reason(int status);
 typedef void (*http_handler_fn)(void *ctx, const struct http_request *req,
     struct http_response *resp);
 
+/*
+ * A listener and its limits.  Fields after `active` may be left 0 for
+ * their default, which keeps the behaviour of a server that predates them
+ * (no per-address cap beyond max_conns).
+ *
+ * Admission (in the accept loop, never on a thread): a connection from an
+ * address that already holds max_per_remote connections, or arriving when
+ * the server holds max_conns, takes the place of the oldest connection of
+ * that address (resp. of any) that has been reading its request for at
+ * least evict_ms: that one is answered 408 and closed.  Without such a
+ * slow reader the newcomer is refused at once: 429 (address at its cap)
+ * or 503 (server full), `Retry-After: 1`; what it sent is drained for up
+ * to HTTP_LINGER_MS so the client can read the answer.  A well-formed
+ * request is read in milliseconds, so slow or idle connections cannot
+ * keep a fresh one out; the per-address cap keeps one address from
+ * taking the whole server.  At most max_conns + max_conns/4 + 1
+ * connection threads exist at once (evicted ones still finishing).
+ *
+ * Overload (refusals, evictions, 408s, write deadlines) is recorded as
+ * one sensor event "overload" at most every HTTP_OVERLOAD_MS per server
+ * (docs/sensors.md), never one per connection.
+ */
 struct http_server {
 	int fd;                     /* listening socket */
 	bool is_unix;
 	http_handler_fn handler;
 	void *ctx;
 	int max_conns;              /* concurrent connections (>= 1) */
-	int active;                 /* atomic counter */
+	int active;                 /* atomic: admitted connections alive */
+	int max_per_remote;         /* per peer IPv4 address; 0 or more than
+	                               max_conns: max_conns.  Unix listeners
+	                               have one peer, "unix": max_conns */
+	int read_ms;                /* 0: HTTP_READ_TIMEOUT_MS */
+	int write_ms;               /* 0: HTTP_WRITE_TIMEOUT_MS */
+	int evict_ms;               /* 0: HTTP_EVICT_MS; < 0: never evict */
+	const char *name;           /* "server" in overload events; NULL:
+	                               "tcp" or "unix" */
+	struct http_conns *conns;   /* private to http_serve */
 };
 
 /* Listen on "HOST:PORT" (IPv4; "0.0.0.0:8080").  fd or -1 + e. */
@@ -104,8 +144,10 @@ int http_listen_tcp(const char *hostport, struct errbuf *e);
 /* Listen on a unix stream socket at path (stale socket removed), chmod to
  * mode.  fd or -1 + e. */
 int http_listen_unix(const char *path, mode_t mode, struct errbuf *e);
-/* Accept loop: one detached thread per connection, at most s->max_conns at
- * once (beyond that: immediate 503).  Returns only on a fatal accept error. */
+/* Accept loop: one detached thread per admitted connection (see struct
+ * http_server).  Returns only when the listening socket fails (e.g. after
+ * shutdown(s->fd, SHUT_RDWR)), once every connection thread has ended;
+ * s->fd stays open (the caller's). */
 void http_serve(struct http_server *s);
 
 /* ------------------------------------------------------------------ */
@@ -124,11 +166,51 @@ void http_serve(struct http_server *s);
  * fields as the datagram), under a mutex so the chain order is the bus
  * order.  A chain that cannot be created or written never stops the
  * sensor: the failure goes on the bus as kind "sensor_error" {error}.
+ *
+ * Budget: the chain file never grows past $EVIDENCE_MAX_BYTES (decimal
+ * bytes; sensor_budget_parse).  An event whose line could take the file
+ * past (budget - SENSOR_TRUNC_RESERVE) is not written; instead one final
+ * line of type "truncated" {src, budget_bytes, bytes_written,
+ * events_dropped: 1, dropped_kind} is appended (in the reserve, so it
+ * always fits and the chain still verifies) and sent on the bus as kind
+ * "truncated"; the chain is never appended to again and every later event
+ * is only counted (sensor_chain_dropped).  Datagrams do not depend on the
+ * budget: every event is still sent on the bus.
  */
+#define SENSOR_BUDGET_DEFAULT (2u * 1024 * 1024)  /* EVIDENCE_MAX_BYTES unset */
+#define SENSOR_BUDGET_MIN     (32u * 1024)        /* genesis + a longest line + reserve */
+#define SENSOR_BUDGET_MAX     (64u * 1024 * 1024) /* ceiling for absurd values */
+#define SENSOR_TRUNC_RESERVE  2048   /* > the longest "truncated" line */
+
 void sensor_init(const char *src);          /* "gateway", "service:tickets" */
 int sensor_emit(const char *kind, cJSON *fields);
 /* Lines written to the sensor's chain so far (0 without a chain). */
 size_t sensor_chain_count(void);
+/* Events not written to the chain because its budget was reached (the
+ * one that did not fit included; 0 while the chain has room). */
+size_t sensor_chain_dropped(void);
+/*
+ * Pure: the chain budget for an EVIDENCE_MAX_BYTES value.  NULL or "":
+ * SENSOR_BUDGET_DEFAULT, why = "".  Otherwise the value must be 1..N
+ * ASCII digits: 0 or anything else (sign, space, suffix, hex) gives the
+ * default, below SENSOR_BUDGET_MIN gives the minimum, above
+ * SENSOR_BUDGET_MAX (overflow included) the ceiling; each of these sets
+ * why (NUL-terminated, at most whylen bytes) to say so.
+ */
+size_t sensor_budget_parse(const char *v, char *why, size_t whylen);
+
+/*
+ * The lab components' per-event log lines (stdout, i.e. the container's
+ * log, which the engine keeps on the host's disk).  sensor_log prints one
+ * line (fmt, a newline added, cut at 1 KiB) while the process has printed
+ * less than SENSOR_LOG_MAX bytes that way, then one line saying the budget
+ * was reached, then nothing: a flood cannot fill the host's disk through
+ * a sensor's log.  The events themselves are unaffected (bus and chain).
+ * Thread-safe.  sensor_log_suppressed: lines not printed so far.
+ */
+#define SENSOR_LOG_MAX (256u * 1024)
+void sensor_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+size_t sensor_log_suppressed(void);
 /* Pure: serialise obj into at most max bytes (incl. NUL), shrinking the
  * longest string members step by step.  Returns a malloc'd string or NULL
  * if it cannot fit.  obj may be modified. */
@@ -141,6 +223,17 @@ char *sensor_trunc(const char *s, size_t max);
 /* gateway.c - the agent's only route to a model                       */
 /* ------------------------------------------------------------------ */
 int gateway_main(void);
+/*
+ * Listener limits (struct http_server).  TCP (the agent side): 48
+ * connections, 16 per address, so one address at its cap leaves room for
+ * others.  The control socket is a separate server with its own 16: no
+ * TCP client can take its connections or threads.  Thread bound: (48 +
+ * 13) + (16 + 5), plus libcurl's resolver threads for the calls being
+ * forwarded (<= 48): well below the container's pids limit (256).
+ */
+#define GATEWAY_TCP_CONNS       48
+#define GATEWAY_TCP_PER_REMOTE  16
+#define GATEWAY_CTL_CONNS       16
 /* Pure: scrub every occurrence of secret in buf (in place, same length). */
 void gateway_scrub(char *buf, size_t len, const char *secret);
 
@@ -202,6 +295,9 @@ int gateway_note_parse(const char *body, size_t len,
 /* service.c - believable internal API with a decoy credential         */
 /* ------------------------------------------------------------------ */
 int service_main(void);
+/* Listener limits: 64 connections, 16 per address (struct http_server). */
+#define SERVICE_CONNS           64
+#define SERVICE_PER_REMOTE      16
 /*
  * Pure: how the request presents the decoy token: "bearer" (Authorization:
  * Bearer X), "x-api-key" (X-Api-Key: X) or "query" (?token=X), or NULL.
@@ -266,7 +362,11 @@ int dns_main(void);
  * connection at most SINK_CONN_MAX bytes are read (then it is closed,
  * "truncated": true), SINK_IDLE_MS of silence or SINK_CONN_MS in total end
  * it; anything that looks like HTTP gets `200 ok` once its request is
- * complete.  One "sink" event per connection / datagram.
+ * complete.  One "sink" event per connection / datagram; beyond
+ * SINK_MAX_CONNS readers a connection is closed unread: the first of each
+ * second still gets its "sink" event (dropped: true), the others are
+ * counted in one "overload" event per second.  Listens on $SINK_HOST
+ * (default 0.0.0.0).
  */
 #define SINK_CONN_MAX   (64 * 1024)
 #define SINK_HEAD_MAX   256

@@ -5,12 +5,14 @@
  * One compact JSON object per AF_UNIX datagram to $BUS, never blocking and
  * never failing loudly: a sensor must not wedge the component it watches.
  * With $EVIDENCE set the same event is appended to the sensor's chain
- * (core/evidence.c).  Protocol: docs/sensors.md.
+ * (core/evidence.c), within the budget $EVIDENCE_MAX_BYTES: the last line
+ * of a chain that reached it is "truncated".  Protocol: docs/sensors.md.
  */
 #include "leakbox.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,20 +32,118 @@ static pthread_mutex_t sensor_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct evidence *sensor_chain;
 static unsigned sensor_nerrors;
 static char sensor_pending_err[512];   /* chain open error, sent later */
+static char sensor_budget_err[256];    /* EVIDENCE_MAX_BYTES problem */
+static size_t sensor_budget = SENSOR_BUDGET_DEFAULT;
+static bool sensor_truncated;          /* the "truncated" line is written */
+static size_t sensor_dropped;          /* events not chained since */
+/* sensor_log: bytes printed, lines suppressed (under sensor_log_mu) */
+static pthread_mutex_t sensor_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static size_t sensor_logged, sensor_log_dropped;
+static bool sensor_log_full;
 
-static int bus_send(const char *kind, cJSON *fields, bool chain);
+/* What bus_send does with the chain: nothing (sensor_error), append the
+ * event within the budget, or append the final "truncated" line. */
+enum chain_mode { CHAIN_NONE, CHAIN_EVENT, CHAIN_FINAL };
+
+static int bus_send(const char *kind, cJSON *fields, enum chain_mode mode);
 
 /* Report a chain problem on the bus (bounded count) and on stderr.  Called
  * with sensor_mu held or before any other thread exists. */
 static void sensor_error_locked(const char *msg)
 {
-	fprintf(stderr, "sensor %s: %s\n", sensor_src, msg);
-	if (sensor_nerrors >= SENSOR_ERRORS_MAX)
+	if (sensor_nerrors >= SENSOR_ERRORS_MAX) {
+		if (sensor_nerrors == SENSOR_ERRORS_MAX) {
+			sensor_nerrors++;
+			fprintf(stderr, "sensor %s: %u errors: further ones are not "
+			    "reported\n", sensor_src, SENSOR_ERRORS_MAX);
+		}
 		return;
+	}
+	fprintf(stderr, "sensor %s: %s\n", sensor_src, msg);
 	sensor_nerrors++;
 	cJSON *f = cJSON_CreateObject();
 	cJSON_AddStringToObject(f, "error", msg);
-	bus_send("sensor_error", f, false);
+	bus_send("sensor_error", f, CHAIN_NONE);
+}
+
+void sensor_log(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	size_t len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
+	pthread_mutex_lock(&sensor_log_mu);
+	if (sensor_log_full) {
+		sensor_log_dropped++;
+	} else if (sensor_logged + len + 1 + 512 > SENSOR_LOG_MAX) {
+		/* the last 512 bytes are for this note (< 300) */
+		sensor_log_full = true;
+		sensor_log_dropped++;
+		printf("%.100s: %zu bytes of log lines: the log budget (%u) is "
+		    "reached, further lines are not printed (events still go to "
+		    "the bus and the evidence chain)\n", sensor_src, sensor_logged,
+		    SENSOR_LOG_MAX);
+		fflush(stdout);
+	} else {
+		fwrite(line, 1, len, stdout);
+		fputc('\n', stdout);
+		fflush(stdout);
+		sensor_logged += len + 1;
+	}
+	pthread_mutex_unlock(&sensor_log_mu);
+}
+
+size_t sensor_log_suppressed(void)
+{
+	pthread_mutex_lock(&sensor_log_mu);
+	size_t n = sensor_log_dropped;
+	pthread_mutex_unlock(&sensor_log_mu);
+	return n;
+}
+
+size_t sensor_budget_parse(const char *v, char *why, size_t whylen)
+{
+	if (whylen)
+		why[0] = '\0';
+	if (!v || !*v)
+		return SENSOR_BUDGET_DEFAULT;
+	char shown[48];
+	util_sanitize(shown, sizeof(shown), v, strnlen(v, 40), false);
+	uint64_t n = 0;
+	bool over = false;
+	for (const char *p = v; *p; p++) {
+		if (*p < '0' || *p > '9') {
+			snprintf(why, whylen, "EVIDENCE_MAX_BYTES '%s%s' is not a "
+			    "decimal byte count: using the default %u", shown,
+			    strlen(v) > 40 ? "..." : "", SENSOR_BUDGET_DEFAULT);
+			return SENSOR_BUDGET_DEFAULT;
+		}
+		if (!over) {
+			n = n * 10 + (uint64_t)(*p - '0');
+			over = n > SENSOR_BUDGET_MAX;
+		}
+	}
+	if (over) {
+		snprintf(why, whylen, "EVIDENCE_MAX_BYTES %s%s is above the "
+		    "ceiling: using %u", shown, strlen(v) > 40 ? "..." : "",
+		    SENSOR_BUDGET_MAX);
+		return SENSOR_BUDGET_MAX;
+	}
+	if (n == 0) {
+		snprintf(why, whylen, "EVIDENCE_MAX_BYTES 0 is not a budget: "
+		    "using the default %u", SENSOR_BUDGET_DEFAULT);
+		return SENSOR_BUDGET_DEFAULT;
+	}
+	if (n < SENSOR_BUDGET_MIN) {
+		snprintf(why, whylen, "EVIDENCE_MAX_BYTES %s is below the "
+		    "minimum: using %u", shown, SENSOR_BUDGET_MIN);
+		return SENSOR_BUDGET_MIN;
+	}
+	return (size_t)n;
 }
 
 /* Open $EVIDENCE for $RUN_ID.  An existing file (sensor restarted) is kept
@@ -60,6 +160,8 @@ static void chain_open(void)
 		    "EVIDENCE=%s but RUN_ID is unset: no evidence chain", path);
 		return;
 	}
+	sensor_budget = sensor_budget_parse(getenv("EVIDENCE_MAX_BYTES"),
+	    sensor_budget_err, sizeof(sensor_budget_err));
 	struct errbuf e = { 0 };
 	sensor_chain = evidence_create(path, run_id, &e);
 	if (sensor_chain)
@@ -93,17 +195,26 @@ static void sensor_open(void)
 		sensor_ready = sensor_fd >= 0;
 	}
 	chain_open();
-	if (sensor_pending_err[0]) {
-		pthread_mutex_lock(&sensor_mu);
+	pthread_mutex_lock(&sensor_mu);
+	if (sensor_pending_err[0])
 		sensor_error_locked(sensor_pending_err);
-		pthread_mutex_unlock(&sensor_mu);
-	}
+	if (sensor_chain && sensor_budget_err[0])
+		sensor_error_locked(sensor_budget_err);
+	pthread_mutex_unlock(&sensor_mu);
 }
 
 size_t sensor_chain_count(void)
 {
 	pthread_mutex_lock(&sensor_mu);
 	size_t n = evidence_count(sensor_chain);
+	pthread_mutex_unlock(&sensor_mu);
+	return n;
+}
+
+size_t sensor_chain_dropped(void)
+{
+	pthread_mutex_lock(&sensor_mu);
+	size_t n = sensor_dropped;
 	pthread_mutex_unlock(&sensor_mu);
 	return n;
 }
@@ -182,13 +293,50 @@ char *sensor_serialize(cJSON *obj, size_t max)
 	return NULL;
 }
 
-/* Build, send and (when chain) append one event.  fields is consumed.
- * Called with sensor_mu held. */
-static int bus_send(const char *kind, cJSON *fields, bool chain)
+/* The chain budget was reached by an event of kind `kind`: write the
+ * final "truncated" line (and its datagram) and seal the chain.  Called
+ * with sensor_mu held. */
+static void chain_seal_locked(const char *kind)
+{
+	sensor_truncated = true;
+	sensor_dropped = 1;
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddNumberToObject(f, "budget_bytes", (double)sensor_budget);
+	cJSON_AddNumberToObject(f, "bytes_written",
+	    (double)evidence_bytes(sensor_chain));
+	cJSON_AddNumberToObject(f, "events_dropped", 1);
+	char *k = sensor_trunc(kind, 64);
+	cJSON_AddStringToObject(f, "dropped_kind", k);
+	free(k);
+	fprintf(stderr, "sensor %s: evidence budget of %zu bytes reached "
+	    "(%zu written): chain sealed with a truncated line\n", sensor_src,
+	    sensor_budget, evidence_bytes(sensor_chain));
+	bus_send("truncated", f, CHAIN_FINAL);
+}
+
+/* Upper bound of the chain line for fields f: the datagram printed in
+ * dgram_len bytes holds every member of f and more; without a datagram
+ * (it did not fit) f is printed here. */
+static size_t line_bound(const cJSON *f, size_t dgram_len)
+{
+	if (dgram_len > 0)
+		return dgram_len + EVIDENCE_LINE_OVERHEAD;
+	char *p = cJSON_PrintUnformatted(f);
+	size_t n = p ? strlen(p) : EVIDENCE_LINE_MAX;
+	cJSON_free(p);
+	return n + EVIDENCE_LINE_OVERHEAD;
+}
+
+/* Build, send and (per mode) append one event.  fields is consumed.
+ * CHAIN_EVENT appends within (budget - SENSOR_TRUNC_RESERVE) or seals the
+ * chain instead; CHAIN_FINAL (the truncated line) may use the reserve.
+ * Returns the datagram's send result.  Called with sensor_mu held. */
+static int bus_send(const char *kind, cJSON *fields, enum chain_mode mode)
 {
 	if (!fields)
 		fields = cJSON_CreateObject();
-	if (!sensor_ready && !(chain && sensor_chain)) {
+	bool chain = mode != CHAIN_NONE && sensor_chain;
+	if (!sensor_ready && !chain) {
 		cJSON_Delete(fields);
 		return -1;
 	}
@@ -213,20 +361,38 @@ static int bus_send(const char *kind, cJSON *fields, bool chain)
 	cJSON_Delete(fields);
 	/* shrinks o in place: the chain gets the same (cut) fields */
 	char *s = sensor_serialize(o, BUS_DGRAM_MAX);
+	size_t slen = s ? strlen(s) : 0;
 	int rc = -1;
 	if (s && sensor_ready) {
-		ssize_t n = sendto(sensor_fd, s, strlen(s), MSG_DONTWAIT | MSG_NOSIGNAL,
+		ssize_t n = sendto(sensor_fd, s, slen, MSG_DONTWAIT | MSG_NOSIGNAL,
 		    (struct sockaddr *)&sensor_addr, sizeof(sensor_addr));
 		rc = n < 0 ? -1 : 0;
 	}
 	free(s);
-	if (chain && sensor_chain) {
+	if (chain && mode == CHAIN_EVENT && sensor_truncated) {
+		sensor_dropped++;
+		chain = false;
+	}
+	if (chain) {
 		cJSON *f = cJSON_CreateObject();
 		for (cJSON *m = o->child; m; m = m->next) {
 			if (strcmp(m->string, "kind") == 0 ||
 			    strcmp(m->string, "t_mono_ns") == 0)
 				continue;
 			cJSON_AddItemToObject(f, m->string, cJSON_Duplicate(m, 1));
+		}
+		size_t have = evidence_bytes(sensor_chain);
+		size_t limit = mode == CHAIN_FINAL ? sensor_budget :
+		    sensor_budget - SENSOR_TRUNC_RESERVE;
+		if (have + line_bound(f, slen) > limit) {
+			cJSON_Delete(f);
+			cJSON_Delete(o);
+			if (mode == CHAIN_EVENT)
+				chain_seal_locked(kind);
+			else
+				sensor_error_locked("evidence budget: no room left "
+				    "for the truncated line");
+			return rc;
 		}
 		struct errbuf e = { 0 };
 		if (evidence_append(sensor_chain, kind, t, f, &e) < 0) {
@@ -248,7 +414,7 @@ int sensor_emit(const char *kind, cJSON *fields)
 {
 	pthread_once(&sensor_once, sensor_open);
 	pthread_mutex_lock(&sensor_mu);
-	int rc = bus_send(kind, fields, true);
+	int rc = bus_send(kind, fields, CHAIN_EVENT);
 	pthread_mutex_unlock(&sensor_mu);
 	return rc;
 }

@@ -277,9 +277,8 @@ static void service_handle(void *ctx, const struct http_request *req,
 	sensor_emit("request", r);
 	char sp[256];
 	util_sanitize(sp, sizeof(sp), req->path, strlen(req->path), false);
-	printf("%s %s %s -> %d (auth %s%s%s)\n", req->remote, req->method,
+	sensor_log("%s %s %s -> %d (auth %s%s%s)", req->remote, req->method,
 	    sp, resp->status, auth, via ? ", bait via " : "", via ? via : "");
-	fflush(stdout);
 }
 
 static const char *env_or(const char *k, const char *dflt)
@@ -322,7 +321,9 @@ int service_main(void)
 	srv.fd = fd;
 	srv.handler = service_handle;
 	srv.ctx = &svc;
-	srv.max_conns = 64;
+	srv.max_conns = SERVICE_CONNS;
+	srv.max_per_remote = SERVICE_PER_REMOTE;
+	srv.name = listen_on;
 	http_serve(&srv);
 	return EXIT_INTERNAL;
 }

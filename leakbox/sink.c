@@ -4,8 +4,9 @@
  * datagram.  Anything that reaches the sink crossed the boundary: a leak.
  *
  * Everything is bounded: at most SINK_MAX_CONNS connections at once (more
- * are recorded and closed at once), SINK_CONN_MAX bytes read per
- * connection, SINK_IDLE_MS of silence, SINK_CONN_MS per connection.
+ * are closed at once and recorded, aggregated per second), SINK_CONN_MAX
+ * bytes read per connection, SINK_IDLE_MS of silence, SINK_CONN_MS per
+ * connection; log lines by sensor_log, events by the chain budget.
  */
 #include "leakbox.h"
 
@@ -140,9 +141,98 @@ static void remote_of(const struct sockaddr_in *sa, char out[64])
 static void log_event(const char *proto, int port, const char *remote,
     const struct sink_rec *r)
 {
-	printf("%s/%d from %s: %llu bytes%s\n", proto, port, remote,
+	sensor_log("%s/%d from %s: %llu bytes%s", proto, port, remote,
 	    (unsigned long long)r->bytes, r->truncated ? " (truncated)" : "");
-	fflush(stdout);
+}
+
+/* Connections refused beyond SINK_MAX_CONNS (accept loop only): the first
+ * of each SINK_REFUSED_MS gets its own "sink" event (dropped: true, so a
+ * leak is on record at once); the others are counted and reported in one
+ * "overload" event per HTTP_OVERLOAD_MS, per address. */
+#define SINK_REFUSED_MS 1000
+struct sink_refusals {
+	uint64_t last_event_ns;       /* last dropped "sink" event */
+	uint64_t last_emit_ns;        /* last "overload" event */
+	uint64_t first_ns;            /* first refusal counted */
+	unsigned refused;
+	struct { uint32_t addr; unsigned refused; } addrs[HTTP_OVERLOAD_ADDRS];
+	size_t naddrs;
+	unsigned addrs_other;
+};
+static struct sink_refusals sink_ref;
+
+/* Emit the "overload" event when refusals were counted and the last one
+ * is HTTP_OVERLOAD_MS old.  Accept loop only. */
+static void refusals_flush(void)
+{
+	struct sink_refusals *r = &sink_ref;
+	uint64_t now = util_mono_ns();
+	if (r->refused == 0 || (r->last_emit_ns != 0 &&
+	    now - r->last_emit_ns < (uint64_t)HTTP_OVERLOAD_MS * 1000000u))
+		return;
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "server", "sink");
+	cJSON_AddNumberToObject(f, "window_ms",
+	    (double)((now - r->first_ns) / 1000000u));
+	cJSON_AddNumberToObject(f, "refused", r->refused);
+	cJSON_AddNumberToObject(f, "refused_cap", 0);
+	cJSON_AddNumberToObject(f, "refused_full", r->refused);
+	cJSON_AddNumberToObject(f, "active",
+	    __atomic_load_n(&sink_active, __ATOMIC_SEQ_CST));
+	cJSON_AddNumberToObject(f, "max_conns", SINK_MAX_CONNS);
+	cJSON *arr = cJSON_AddArrayToObject(f, "addrs");
+	for (size_t i = 0; i < r->naddrs; i++) {
+		char ip[INET_ADDRSTRLEN] = "?";
+		struct in_addr ia = { .s_addr = r->addrs[i].addr };
+		inet_ntop(AF_INET, &ia, ip, sizeof(ip));
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "addr", ip);
+		cJSON_AddNumberToObject(o, "refused", r->addrs[i].refused);
+		cJSON_AddItemToArray(arr, o);
+	}
+	cJSON_AddNumberToObject(f, "addrs_other", r->addrs_other);
+	sensor_emit("overload", f);
+	r->refused = 0;
+	r->naddrs = 0;
+	r->addrs_other = 0;
+	r->first_ns = 0;
+	r->last_emit_ns = now;
+}
+
+/* A connection that gets no reader (over SINK_MAX_CONNS, or no thread):
+ * closed unread, recorded as described above. */
+static void refuse_conn(int fd, int port, const struct sockaddr_in *from,
+    const char *remote)
+{
+	close(fd);
+	struct sink_refusals *r = &sink_ref;
+	uint64_t now = util_mono_ns();
+	if (r->last_event_ns == 0 ||
+	    now - r->last_event_ns >= (uint64_t)SINK_REFUSED_MS * 1000000u) {
+		r->last_event_ns = now;
+		struct sink_rec *rec = xcalloc(1, sizeof(*rec));
+		cJSON *f = sink_event(rec, "tcp", port, remote, false);
+		cJSON_AddBoolToObject(f, "dropped", 1);
+		sensor_emit("sink", f);
+		free(rec);
+		sensor_log("tcp/%d from %s: dropped (over %d connections)", port,
+		    remote, SINK_MAX_CONNS);
+		return;
+	}
+	if (r->refused++ == 0)
+		r->first_ns = now;
+	size_t i = 0;
+	while (i < r->naddrs && r->addrs[i].addr != from->sin_addr.s_addr)
+		i++;
+	if (i == r->naddrs && r->naddrs < HTTP_OVERLOAD_ADDRS) {
+		r->addrs[r->naddrs].addr = from->sin_addr.s_addr;
+		r->addrs[r->naddrs++].refused = 0;
+	}
+	if (i < r->naddrs)
+		r->addrs[i].refused++;
+	else
+		r->addrs_other++;
+	refusals_flush();
 }
 
 /* Read one connection (bounded), answer HTTP, record, close. */
@@ -198,10 +288,14 @@ static void *conn_thread(void *arg)
 	return NULL;
 }
 
-static int listen_on(int type, int port, struct errbuf *e)
+/* Bind (and for TCP listen on) host:port; host is an IPv4 address. */
+static int listen_on(int type, const char *host, int port, struct errbuf *e)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET,
-	    .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_ANY) };
+	    .sin_port = htons((uint16_t)port) };
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+		return errbuf_set(e, ERRBUF_INPUT, "sink: SINK_HOST '%.64s': want "
+		    "an IPv4 address", host);
 	int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return errbuf_set(e, ERRBUF_INTERNAL, "sink: socket: %s",
@@ -265,7 +359,8 @@ int sink_main(void)
 	for (int i = 0; i < nt + nu; i++) {
 		bool udp = i >= nt;
 		int port = udp ? uports[i - nt] : tports[i];
-		int fd = listen_on(udp ? SOCK_DGRAM : SOCK_STREAM, port, &e);
+		int fd = listen_on(udp ? SOCK_DGRAM : SOCK_STREAM,
+		    env_or("SINK_HOST", "0.0.0.0"), port, &e);
 		if (fd < 0) {
 			fprintf(stderr, "%s\n", e.msg);
 			return EXIT_INTERNAL;
@@ -279,7 +374,9 @@ int sink_main(void)
 	    "80,443,8080"), env_or("SINK_UDP_PORTS", "53"));
 	fflush(stdout);
 	for (;;) {
-		int pr = poll(pfd, (nfds_t)np, -1);
+		/* wake to report refusals counted in the last period */
+		int pr = poll(pfd, (nfds_t)np, sink_ref.refused ? HTTP_OVERLOAD_MS : -1);
+		refusals_flush();
 		if (pr < 0) {
 			if (errno != EINTR)
 				usleep(10000);
@@ -320,13 +417,8 @@ int sink_main(void)
 			if (__atomic_add_fetch(&sink_active, 1, __ATOMIC_SEQ_CST) >
 			    SINK_MAX_CONNS) {
 				/* over budget: still recorded, never read */
-				close(fd);
 				__atomic_sub_fetch(&sink_active, 1, __ATOMIC_SEQ_CST);
-				struct sink_rec *r = xcalloc(1, sizeof(*r));
-				cJSON *f = sink_event(r, "tcp", port_of[i], remote, false);
-				cJSON_AddBoolToObject(f, "dropped", 1);
-				sensor_emit("sink", f);
-				free(r);
+				refuse_conn(fd, port_of[i], &from, remote);
 				continue;
 			}
 			struct sink_conn *c = xcalloc(1, sizeof(*c));
@@ -339,9 +431,9 @@ int sink_main(void)
 			pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 			pthread_attr_setstacksize(&attr, 256 * 1024);
 			if (pthread_create(&t, &attr, conn_thread, c) != 0) {
-				close(fd);
 				free(c);
 				__atomic_sub_fetch(&sink_active, 1, __ATOMIC_SEQ_CST);
+				refuse_conn(fd, port_of[i], &from, remote);
 			}
 			pthread_attr_destroy(&attr);
 		}

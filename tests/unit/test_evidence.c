@@ -756,6 +756,54 @@ test_line_too_long(void **state)
 	free(buf);
 }
 
+/* evidence_bytes is the file's size after every line, and no line is
+ * longer than its printed fields (without braces) + EVIDENCE_LINE_OVERHEAD,
+ * even with the longest type and t_mono_ns. */
+static void
+test_bytes_and_overhead(void **state)
+{
+	struct fixture *f = *state;
+	char *path = xasprintf("%s/bytes.jsonl", f->dir);
+	char type[64];
+	struct errbuf e = { 0 };
+	struct evidence *ev;
+	struct stat st;
+	int i;
+
+	memset(type, 't', 63);
+	type[63] = '\0';
+	ev = evidence_create(path, RUN_A, &e);
+	assert_non_null(ev);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(evidence_bytes(ev), (size_t)st.st_size);
+	assert_true(st.st_size > 0);
+	for (i = 0; i < 4; i++) {
+		cJSON *fl = cJSON_CreateObject();
+		char *printed;
+		size_t before = evidence_bytes(ev), inner;
+
+		cJSON_AddStringToObject(fl, "s", i == 0 ? "" : "x\"\\\n\x01");
+		cJSON_AddNumberToObject(fl, "i", i);
+		printed = cJSON_PrintUnformatted(i == 3 ? NULL : fl);
+		inner = printed != NULL ? strlen(printed) - 2 : 0;
+		cJSON_free(printed);
+		assert_true(evidence_append(ev, type, UINT64_MAX,
+		    i == 3 ? NULL : fl, &e) > 0);
+		cJSON_Delete(fl);
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(evidence_bytes(ev), (size_t)st.st_size);
+		assert_true(evidence_bytes(ev) - before <=
+		    inner + EVIDENCE_LINE_OVERHEAD);
+		/* the bound is tight to within what is unused here: 18 seq
+		 * digits, 9 of t_wall (30 of 39), the comma of no fields */
+		assert_true(evidence_bytes(ev) - before + 18 + 9 + 1 >=
+		    inner + EVIDENCE_LINE_OVERHEAD);
+	}
+	assert_int_equal(evidence_bytes(NULL), 0);
+	evidence_close(ev);
+	free(path);
+}
+
 int
 main(void)
 {
@@ -764,6 +812,8 @@ main(void)
 		cmocka_unit_test(test_worked_example_verifies),
 		cmocka_unit_test(test_control_and_nul_bytes),
 		cmocka_unit_test(test_line_too_long),
+		cmocka_unit_test_setup_teardown(test_bytes_and_overhead,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_and_verify,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_refuses_existing,

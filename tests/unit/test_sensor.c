@@ -1,0 +1,410 @@
+/*
+ * test_sensor.c - the sensor's evidence budget (leakbox/sensor.c):
+ * EVIDENCE_MAX_BYTES, the final "truncated" line, events after it still
+ * on the bus.  Each case runs the sensor in a forked child (its state is
+ * per process) and checks the chain and the datagrams from the parent.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../leakbox/leakbox.h"
+
+struct fixture {
+	char dir[64];
+	char *chain;
+	char *bus;
+	int bfd;
+};
+
+static struct fixture *fx_new(void)
+{
+	struct fixture *f = xcalloc(1, sizeof(*f));
+	snprintf(f->dir, sizeof(f->dir), "/tmp/test_sensor.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	f->chain = xasprintf("%s/dns.jsonl", f->dir);
+	f->bus = xasprintf("%s/bus.sock", f->dir);
+	struct errbuf e = { 0 };
+	f->bfd = bus_open(f->bus, &e);
+	assert_true(f->bfd >= 0);
+	return f;
+}
+
+static void fx_free(struct fixture *f)
+{
+	close(f->bfd);
+	char *cmd = xasprintf("rm -rf '%s'", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	free(f->chain);
+	free(f->bus);
+	free(f);
+}
+
+/* Datagrams seen by the parent, by kind. */
+struct seen {
+	int events;          /* kind "dns_query" */
+	int truncated;       /* kind "truncated" */
+	int errors;          /* kind "sensor_error" */
+	char last_error[512];
+	cJSON *trunc;        /* the truncated datagram (owned) */
+	size_t count;        /* the child's sensor_chain_count() */
+	size_t dropped;      /* the child's sensor_chain_dropped() */
+};
+
+/*
+ * Run n emits of kind dns_query with a `pad`-byte string field in a child
+ * with EVIDENCE_MAX_BYTES = budget (NULL: unset).  The child waits for one
+ * ack byte per dns_query datagram before the next emit, so the bus queue
+ * (net.unix.max_dgram_qlen may be 10) never overflows and every datagram
+ * can be counted.  Returns the child's exit status (0: every emit was
+ * sent on the bus).
+ */
+static int run_child(struct fixture *f, const char *budget, int n, int pad,
+    struct seen *s)
+{
+	int ack[2];
+	assert_int_equal(pipe(ack), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(ack[1]);
+		alarm(60);
+		setenv("EVIDENCE", f->chain, 1);
+		setenv("RUN_ID", "run-budget-1", 1);
+		setenv("BUS", f->bus, 1);
+		if (budget)
+			setenv("EVIDENCE_MAX_BYTES", budget, 1);
+		else
+			unsetenv("EVIDENCE_MAX_BYTES");
+		sensor_init("dns");
+		char *p = xmalloc((size_t)pad + 1);
+		memset(p, 'a', (size_t)pad);
+		p[pad] = '\0';
+		int failed = 0;
+		for (int i = 0; i < n; i++) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "name", p);
+			cJSON_AddNumberToObject(o, "i", i);
+			if (sensor_emit("dns_query", o) != 0)
+				failed++;
+			char b;
+			if (read(ack[0], &b, 1) != 1)
+				_exit(3);
+		}
+		free(p);
+		char *res = xasprintf("%s/result", f->dir);
+		FILE *fp = fopen(res, "w");
+		if (!fp)
+			_exit(4);
+		fprintf(fp, "%zu %zu\n", sensor_chain_count(),
+		    sensor_chain_dropped());
+		fclose(fp);
+		_exit(failed ? 1 : 0);
+	}
+	close(ack[0]);
+	memset(s, 0, sizeof(*s));
+	struct errbuf e = { 0 };
+	while (s->events < n) {
+		struct pollfd pfd = { .fd = f->bfd, .events = POLLIN };
+		if (poll(&pfd, 1, 20000) <= 0)
+			break;
+		struct bus_event ev;
+		while (bus_recv(f->bfd, &ev, &e) == 1) {
+			const char *k = bus_event_str(&ev, "kind");
+			if (k && strcmp(k, "dns_query") == 0) {
+				s->events++;
+				assert_int_equal(write(ack[1], "k", 1), 1);
+			} else if (k && strcmp(k, "truncated") == 0) {
+				s->truncated++;
+				cJSON_Delete(s->trunc);
+				s->trunc = cJSON_Duplicate(ev.json, 1);
+			} else if (k && strcmp(k, "sensor_error") == 0) {
+				s->errors++;
+				snprintf(s->last_error, sizeof(s->last_error), "%s",
+				    bus_event_str(&ev, "error") ?
+				    bus_event_str(&ev, "error") : "");
+			}
+			bus_event_free(&ev);
+		}
+	}
+	close(ack[1]);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	/* late datagrams (none expected after the last ack) */
+	struct bus_event ev;
+	while (bus_recv(f->bfd, &ev, &e) == 1)
+		bus_event_free(&ev);
+	char *res = xasprintf("%s/result", f->dir);
+	FILE *fp = fopen(res, "r");
+	if (fp) {
+		if (fscanf(fp, "%zu %zu", &s->count, &s->dropped) != 2)
+			s->count = s->dropped = 0;
+		fclose(fp);
+	}
+	unlink(res);
+	free(res);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	return st.st_size;
+}
+
+/* The last line of the file (a copy without '\n'); *nlines gets the
+ * count.  Caller frees. */
+static char *last_line(const char *path, size_t *nlines)
+{
+	struct errbuf e = { 0 };
+	size_t len;
+	char *txt = util_read_file(path, 512u << 20, &len, &e);
+	assert_non_null(txt);
+	*nlines = 0;
+	const char *last = txt;
+	for (size_t i = 0; i < len; i++)
+		if (txt[i] == '\n') {
+			(*nlines)++;
+			if (i + 1 < len)
+				last = txt + i + 1;
+		}
+	char *out = xstrndup(last, strcspn(last, "\n"));
+	free(txt);
+	return out;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	assert_true(cJSON_IsNumber(v));
+	return v->valuedouble;
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	assert_true(cJSON_IsString(v));
+	return v->valuestring;
+}
+
+/* Check a chain that reached `budget`: on disk <= budget, verifies, its
+ * last line (only) is "truncated" with the documented fields, and the
+ * child's counters and datagrams add up to n events. */
+static void check_truncated(struct fixture *f, const struct seen *s,
+    size_t budget, int n)
+{
+	off_t size = file_size(f->chain);
+	printf("chain: %lld bytes for a budget of %zu, %zu lines, %zu "
+	    "dropped\n", (long long)size, budget, s->count, s->dropped);
+	assert_true((size_t)size <= budget);
+	assert_true((size_t)size > budget / 2);   /* it was used */
+
+	struct evidence_verify_result r;
+	struct errbuf e = { 0 };
+	assert_int_equal(evidence_verify_file(f->chain, "run-budget-1", &r, &e),
+	    0);
+	assert_true(r.ok);
+
+	size_t nlines, len;
+	char *line = last_line(f->chain, &nlines);
+	assert_int_equal(r.entries, nlines);
+	assert_int_equal(s->count, nlines);
+	cJSON *j = cJSON_Parse(line);
+	assert_non_null(j);
+	assert_string_equal(str(j, "type"), "truncated");
+	assert_string_equal(str(j, "src"), "dns");
+	assert_int_equal((size_t)num(j, "budget_bytes"), budget);
+	/* bytes_written = the file before the truncated line */
+	assert_int_equal((size_t)num(j, "bytes_written"),
+	    (size_t)size - strlen(line) - 1);
+	assert_int_equal((int)num(j, "events_dropped"), 1);
+	assert_string_equal(str(j, "dropped_kind"), "dns_query");
+	cJSON_Delete(j);
+	free(line);
+
+	/* exactly one truncated line */
+	char *txt = util_read_file(f->chain, 512u << 20, &len, &e);
+	assert_non_null(txt);
+	const char *p = strstr(txt, "\"type\":\"truncated\"");
+	assert_non_null(p);
+	assert_null(strstr(p + 1, "\"type\":\"truncated\""));
+	free(txt);
+
+	/* genesis + written events + truncated; the rest was dropped, yet
+	 * every event went on the bus, and so did the truncated line */
+	assert_int_equal(s->count - 2 + s->dropped, (size_t)n);
+	assert_true(s->dropped > (size_t)n / 2);
+	assert_int_equal(s->events, n);
+	assert_int_equal(s->truncated, 1);
+	assert_non_null(s->trunc);
+	assert_int_equal((size_t)num(s->trunc, "budget_bytes"), budget);
+	assert_string_equal(str(s->trunc, "dropped_kind"), "dns_query");
+}
+
+/* A chain fed far past its budget stays within it, ends in one
+ * "truncated" line, still verifies, and every event still went on the
+ * bus. */
+static void test_budget_truncates(void **state)
+{
+	(void)state;
+	struct fixture *f = fx_new();
+	struct seen s;
+	/* 300 events of ~600 bytes: ~180 KB, five times the budget */
+	int rc = run_child(f, "32768", 300, 500, &s);
+	assert_int_equal(rc, 0);
+	check_truncated(f, &s, 32768, 300);
+	assert_int_equal(s.errors, 0);
+	cJSON_Delete(s.trunc);
+	fx_free(f);
+}
+
+/* Events of the longest datagram size: the reserve still holds the
+ * truncated line. */
+static void test_budget_long_lines(void **state)
+{
+	(void)state;
+	struct fixture *f = fx_new();
+	struct seen s;
+	int rc = run_child(f, "40000", 20, BUS_DGRAM_MAX, &s);
+	assert_int_equal(rc, 0);
+	check_truncated(f, &s, 40000, 20);
+	cJSON_Delete(s.trunc);
+	fx_free(f);
+}
+
+/* Out-of-range and invalid values: clamped or the default, reported once
+ * on the bus as sensor_error. */
+static void test_budget_invalid(void **state)
+{
+	(void)state;
+	char why[256];
+	static const struct {
+		const char *v;
+		size_t want;
+		bool error;
+	} cases[] = {
+		{ NULL, SENSOR_BUDGET_DEFAULT, false },
+		{ "", SENSOR_BUDGET_DEFAULT, false },
+		{ "1048576", 1048576, false },
+		{ "32768", SENSOR_BUDGET_MIN, false },
+		{ "67108864", SENSOR_BUDGET_MAX, false },
+		{ "67108865", SENSOR_BUDGET_MAX, true },
+		{ "99999999999999999999999999999999", SENSOR_BUDGET_MAX, true },
+		{ "1000", SENSOR_BUDGET_MIN, true },
+		{ "0", SENSOR_BUDGET_DEFAULT, true },
+		{ "-5", SENSOR_BUDGET_DEFAULT, true },
+		{ " 4096", SENSOR_BUDGET_DEFAULT, true },
+		{ "4096 ", SENSOR_BUDGET_DEFAULT, true },
+		{ "2M", SENSOR_BUDGET_DEFAULT, true },
+		{ "0x100000", SENSOR_BUDGET_DEFAULT, true },
+		{ "1e6", SENSOR_BUDGET_DEFAULT, true },
+		{ "\x1b[31m", SENSOR_BUDGET_DEFAULT, true },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(why, 'z', sizeof(why));
+		size_t got = sensor_budget_parse(cases[i].v, why, sizeof(why));
+		assert_int_equal(got, cases[i].want);
+		assert_non_null(memchr(why, '\0', sizeof(why)));
+		assert_int_equal(why[0] != '\0', cases[i].error);
+		assert_null(strchr(why, '\x1b'));
+	}
+	/* a tiny buffer for why is never overrun */
+	char tiny[8];
+	memset(tiny, 'z', sizeof(tiny));
+	assert_int_equal(sensor_budget_parse("junk", tiny, sizeof(tiny)),
+	    SENSOR_BUDGET_DEFAULT);
+	assert_non_null(memchr(tiny, '\0', sizeof(tiny)));
+
+	/* in a sensor: one sensor_error, then the default budget (these few
+	 * events fit, nothing is truncated) */
+	struct fixture *f = fx_new();
+	struct seen s;
+	assert_int_equal(run_child(f, "lots", 10, 100, &s), 0);
+	assert_int_equal(s.errors, 1);
+	printf("sensor_error: %s\n", s.last_error);
+	assert_non_null(strstr(s.last_error, "EVIDENCE_MAX_BYTES"));
+	assert_int_equal(s.truncated, 0);
+	assert_int_equal(s.count, 11);
+	assert_int_equal(s.dropped, 0);
+	fx_free(f);
+
+	/* below the minimum: the minimum, reported, and enforced */
+	f = fx_new();
+	assert_int_equal(run_child(f, "1000", 200, 500, &s), 0);
+	assert_int_equal(s.errors, 1);
+	check_truncated(f, &s, SENSOR_BUDGET_MIN, 200);
+	cJSON_Delete(s.trunc);
+	fx_free(f);
+
+	/* unset: no error, the default */
+	f = fx_new();
+	assert_int_equal(run_child(f, NULL, 10, 100, &s), 0);
+	assert_int_equal(s.errors, 0);
+	assert_int_equal(s.count, 11);
+	fx_free(f);
+}
+
+/* sensor_log: at most SENSOR_LOG_MAX bytes reach stdout, the last line
+ * says the budget was reached, and the rest is counted, not printed. */
+static void test_log_bounded(void **state)
+{
+	(void)state;
+	struct fixture *f = fx_new();
+	char *out = xasprintf("%s/stdout", f->dir);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		FILE *fp = freopen(out, "w", stdout);
+		if (!fp)
+			_exit(2);
+		unsetenv("EVIDENCE");
+		unsetenv("BUS");
+		sensor_init("dns");
+		for (int i = 0; i < 20000; i++)
+			sensor_log("10.0.0.%d A q%d.flood.example -> NXDOMAIN %s",
+			    i % 256, i, i % 7 ? "" : "(long)");
+		char big[4096];
+		memset(big, 'b', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		sensor_log("%s", big);
+		_exit(sensor_log_suppressed() > 10000 ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	off_t size = file_size(out);
+	size_t nlines;
+	char *last = last_line(out, &nlines);
+	printf("log: %lld bytes in %zu lines; last: %.60s...\n",
+	    (long long)size, nlines, last);
+	assert_true(size > SENSOR_LOG_MAX / 2 && size <= SENSOR_LOG_MAX);
+	assert_non_null(strstr(last, "log budget"));
+	free(last);
+	free(out);
+	fx_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_budget_truncates),
+		cmocka_unit_test(test_budget_long_lines),
+		cmocka_unit_test(test_budget_invalid),
+		cmocka_unit_test(test_log_bounded),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
