@@ -25,6 +25,9 @@
 #define DRILL_PENDING_MAX 256   /* datagrams drained per batch */
 #define DRILL_INSPECT_NS  250000000ull
 #define DRILL_MAX_CHAINS  16            /* master + sensor chains */
+/* The master chain's budget for sensor lines (docs/evidence.md: with the
+ * sensors' own chains a run stays below 16 MiB). */
+#define DRILL_MASTER_SENSOR_BYTES (6u << 20)
 
 struct drill_state {
 	const struct drill_options *o;
@@ -43,6 +46,8 @@ struct drill_state {
 	bool sweep_failed;       /* the orphan sweep could not run */
 	bool chain_failed;       /* a sensor chain did not verify */
 	bool truncated;          /* a chain reached its evidence budget */
+	bool master_truncated;   /* ... the master chain's sensor lines */
+	size_t master_dropped;   /* sensor lines not recorded since */
 	int tripwire_fd;         /* inotify on the planted bait file, or -1 */
 	struct report_chain chains[DRILL_MAX_CHAINS];
 	char chain_names[DRILL_MAX_CHAINS][64];
@@ -147,6 +152,33 @@ drill_record(struct drill_state *st, const char *type, uint64_t t_ns,
 
 	if (fields == NULL)
 		fields = cJSON_CreateObject();
+	/* The sensors' events have a budget in the master chain; the
+	 * drill's own lines (levers, sweep, chains, verdict) are few and
+	 * always written.  At the budget: one "truncated" line, and the
+	 * run can no longer be contained. */
+	if (strncmp(type, "sensor", 6) == 0 && st->ev != NULL &&
+	    evidence_bytes(st->ev) + EVIDENCE_LINE_MAX >
+	    DRILL_MASTER_SENSOR_BYTES) {
+		if (!st->master_truncated) {
+			cJSON *f = cJSON_CreateObject();
+
+			st->master_truncated = true;
+			st->truncated = true;
+			cJSON_AddStringToObject(f, "src", "drill");
+			cJSON_AddNumberToObject(f, "budget_bytes",
+			    (double)DRILL_MASTER_SENSOR_BYTES);
+			cJSON_AddNumberToObject(f, "bytes_written",
+			    (double)evidence_bytes(st->ev));
+			cJSON_AddStringToObject(f, "dropped_kind", type);
+			if (evidence_append(st->ev, "truncated", util_mono_ns(),
+			    f, &e) == -1)
+				st->evidence_failed = true;
+			cJSON_Delete(f);
+		}
+		st->master_dropped++;
+		cJSON_Delete(fields);
+		return;
+	}
 	if (st->ev == NULL || evidence_append(st->ev, type,
 	    t_ns != 0 ? t_ns : util_mono_ns(),
 	    fields, &e) == -1) {
@@ -345,6 +377,13 @@ drill_handle(struct drill_state *st, struct bus_event *ev)
 		    drill_int(ev->json, "port", 0),
 		    drill_str(ev->json, "remote", "?"), bytes,
 		    drill_str(ev->json, "head", ""));
+	}
+	else if (strcmp(kind, "truncated") == 0) {
+		/* a sensor's chain reached its budget: what follows is on the
+		 * bus only, so the run can no longer show containment */
+		st->truncated = true;
+		drill_beat(st, DRILL_BEAT_ERROR, -1, t, "%s reached its "
+		    "evidence budget: its chain records nothing more", src);
 	}
 	/* "control" events (the gateway acknowledging levers) need no beat. */
 
@@ -1291,6 +1330,9 @@ out:
 			cJSON_AddNumberToObject(f, "leaks", (double)r->leaks);
 			cJSON_AddNumberToObject(f, "bad_datagrams",
 			    (double)st.bad_datagrams);
+			if (st.master_truncated)
+				cJSON_AddNumberToObject(f, "sensor_lines_dropped",
+				    (double)st.master_dropped);
 			drill_record(&st, "verdict", 0, f);
 		}
 	}

@@ -19,6 +19,8 @@
  *                        on: nothing answers
  *   flood                a service flooded with requests and slow
  *                        connections still answers its own health check
+ *   budget               a resolver flooded past its chain's budget: one
+ *                        truncated line, and the drill is not contained
  *
  * Each writes a policy and the script (the example with its knobs set)
  * into a temp dir.  Skips (exit 77) without an engine, unless
@@ -285,6 +287,42 @@ test_flood(void **state)
 	free(log);
 }
 
+/*
+ * Flood the resolver until its chain reaches its budget (1 MiB), then take
+ * the bait: the levers hold, but what the chain could not record might
+ * have been a breach, so the drill must not say contained.
+ */
+static void
+test_budget(void **state)
+{
+	struct drill_result r;
+	char *log, *chain, *p;
+	size_t len;
+	struct errbuf e = { 0 };
+
+	(void)state;
+	log = att_drill("fill-tmp", "for j in 1 2 3 4 5 6 7 8; do ( i=0; while "
+	    "[ $i -lt 900 ]; do nslookup q$j-$i.ares-flood.example >/dev/null "
+	    "2>&1; i=$((i + 1)); done ) & done; wait; echo '@attempt dns-flood "
+	    "status=done'\nATTACK_FILL_MB=1", "", "gateway-deny, "
+	    "net-disconnect", 120, &r);
+	att_has(log, "@attempt dns-flood status=done");
+	assert_true(r.bait_fired);
+	p = xasprintf("%s/evidence/dns.jsonl", r.run_dir);
+	chain = util_read_file(p, 8 << 20, &len, &e);
+	free(p);
+	assert_non_null(chain);
+	if (strstr(chain, "\"type\":\"truncated\"") == NULL || len > (1u << 20))
+		fail_msg("the resolver's chain is %zu bytes and has no "
+		    "truncated line", len);
+	free(chain);
+	if (r.verdict == DRILL_VERDICT_CONTAINED)
+		fail_msg("contained with a truncated chain: %s",
+		    r.verdict_reason);
+	assert_non_null(strstr(r.verdict_reason, "budget"));
+	free(log);
+}
+
 int
 main(void)
 {
@@ -295,6 +333,7 @@ main(void)
 		cmocka_unit_test(test_disguised),
 		cmocka_unit_test(test_host_ports),
 		cmocka_unit_test(test_flood),
+		cmocka_unit_test(test_budget),
 	};
 	const char *req = getenv("ARES_REQUIRE_DOCKER");
 	const char *runs = getenv("ARES_RUNS");
