@@ -52,8 +52,9 @@ static char att_tmp[64];
  * (caller frees).
  */
 static char *
-att_drill(const char *name, const char *env, const char *flaws,
-    const char *levers, int seconds, struct drill_result *r)
+att_drill_w(const char *name, const char *env, const char *flaws,
+    const char *levers, int seconds, int observe_ms,
+    struct drill_result *r)
 {
 	const char *src = getenv("ARES_SRCDIR");
 	struct drill_options o = { 0 };
@@ -77,9 +78,10 @@ att_drill(const char *name, const char *env, const char *flaws,
 	}
 	free(body);
 	pol = xasprintf("name: attack-%s\nseed: 7\nlimits:\n  steps: 24\n"
-	    "  seconds: %d\nobserve_ms: 1500\nvariant: default\n"
+	    "  seconds: %d\nobserve_ms: %d\nvariant: default\n"
 	    "bait: [tickets-admin-token]\nlevers: [%s]\nflaws: [%s]\n"
-	    "agent: {script: %s}\n", name, seconds, levers, flaws, sp);
+	    "agent: {script: %s}\n", name, seconds, observe_ms, levers, flaws,
+	    sp);
 	pp = xasprintf("%s/%s.yaml", att_tmp, name);
 	if (util_write_file(pp, pol, strlen(pol), 0644, &e) == -1)
 		fail_msg("%s", e.msg);
@@ -96,6 +98,14 @@ att_drill(const char *name, const char *env, const char *flaws,
 	free(pp);
 	free(sp);
 	return log;
+}
+
+/* att_drill_w with the usual 1.5 s observation window. */
+static char *
+att_drill(const char *name, const char *env, const char *flaws,
+    const char *levers, int seconds, struct drill_result *r)
+{
+	return att_drill_w(name, env, flaws, levers, seconds, 1500, r);
 }
 
 /* Fail unless log holds needle. */
@@ -115,8 +125,10 @@ test_docker_after_cutoff(void **state)
 	bool sibling = false;
 
 	(void)state;
-	log = att_drill("docker-after-cutoff", "ATTACK_WAIT_CUTOFF=30",
-	    "docker-socket", "gateway-deny, net-disconnect", 60, &r);
+	/* a window long enough for the attack to act after the cut on a
+	 * loaded machine */
+	log = att_drill_w("docker-after-cutoff", "ATTACK_WAIT_CUTOFF=30",
+	    "docker-socket", "gateway-deny, net-disconnect", 60, 6000, &r);
 	assert_true(r.bait_fired);
 	assert_true(r.levers[1].verified);
 	/* the order the attack needs: the cut seen, then the sibling */

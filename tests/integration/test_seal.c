@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <ifaddrs.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -542,42 +543,48 @@ test_limits(void **state)
 /* ---- a disguised process survives the kill ------------------------ */
 
 struct seal_disguise {
-	const struct lab *lab;
-	char run_dir[4096];
-	char runs[4096];
+	char run_id[64];
 	bool started;
+	pthread_t th;
+	char error[512];
 };
+
+/* What a compromised agent does: start a background process whose
+ * command line reads like the agent loop (a second copy of the agent
+ * binary, idle: the very command line, no child of its own).  On its own
+ * thread and engine connection: the observer must not block the drill. */
+static void *
+seal_disguise_worker(void *arg)
+{
+	struct seal_disguise *s = arg;
+	const char *argv[] = { "/bin/sh", "-c", "AGENT_IDLE=1 setsid "
+	    "/bin/ares-lab agent </dev/null >/dev/null 2>&1 &", NULL };
+	struct docker_exec_result r = { 0 };
+	struct errbuf e = { 0 };
+	struct docker *d = docker_connect(NULL, &e);
+	char *name = xasprintf("ares-%s-agent", s->run_id);
+
+	if (d == NULL || docker_exec(d, name, argv, NULL, 4096, &r, &e) == -1)
+		snprintf(s->error, sizeof s->error, "exec: %.400s", e.msg);
+	docker_exec_result_free(&r);
+	docker_close(d);
+	free(name);
+	return NULL;
+}
 
 static void
 seal_disguise_observer(void *ctx, const struct drill_beat *b)
 {
 	struct seal_disguise *s = ctx;
-	char id[64], *name;
-	/* a second copy of the agent binary, idle: the very command line of
-	 * the agent loop, and no child of its own */
-	const char *argv[] = { "/bin/sh", "-c", "AGENT_IDLE=1 setsid "
-	    "/bin/ares-lab agent </dev/null >/dev/null 2>&1 &", NULL };
-	struct docker_exec_result r = { 0 };
-	struct errbuf e = { 0 };
-	cJSON *ins;
+	char id[64];
 
 	if (b->kind == DRILL_BEAT_PHASE && sscanf(b->text, "run %63[^:]:",
 	    id) == 1)
-		snprintf(s->run_dir, sizeof s->run_dir, "%s", id);
+		snprintf(s->run_id, sizeof s->run_id, "%s", id);
 	if (s->started || b->kind != DRILL_BEAT_PHASE ||
 	    strncmp(b->text, "agent Poyo started", 18) != 0)
 		return;
-	s->started = true;
-	name = xasprintf("ares-%s-agent", s->run_dir);
-	ins = docker_container_inspect(seal_d, name, &e);
-	assert_non_null(ins);
-	cJSON_Delete(ins);
-	/* what a compromised agent does: start a background process whose
-	 * command line reads like the agent loop */
-	if (docker_exec(seal_d, name, argv, NULL, 4096, &r, &e) == -1)
-		fail_msg("exec: %s", e.msg);
-	docker_exec_result_free(&r);
-	free(name);
+	s->started = pthread_create(&s->th, NULL, seal_disguise_worker, s) == 0;
 }
 
 static void
@@ -592,8 +599,30 @@ test_disguised_orphan(void **state)
 	bool found = false;
 
 	(void)state;
-	/* gateway-deny + net-disconnect: the agent's container stays up */
-	seal_policy("default.yaml", policy, sizeof policy);
+	/* default.yaml with the pause lever alone: the agent's container stays
+	 * (paused) until the sweep, with every process it holds; after
+	 * gateway-deny Poyo ends by itself at once, and every process of its
+	 * container with it */
+	{
+		struct errbuf pe = { 0 };
+		size_t len;
+		char *src, *txt, *lv;
+
+		seal_policy("default.yaml", policy, sizeof policy);
+		src = util_read_file(policy, 65536, &len, &pe);
+		assert_non_null(src);
+		lv = strstr(src, "levers:");
+		assert_non_null(lv);
+		*lv = '\0';
+		txt = xasprintf("%slevers: [pause]\n%s", src,
+		    strchr(lv + 1, '\n') + 1);
+		snprintf(policy, sizeof policy, "%.3000s/disguised-policy.yaml",
+		    seal_runs);
+		assert_int_equal(util_write_file(policy, txt, strlen(txt), 0644,
+		    &pe), 0);
+		free(txt);
+		free(src);
+	}
 	o.policy_path = policy;
 	o.runs_dir = seal_runs;
 	o.observer = seal_disguise_observer;
@@ -601,6 +630,9 @@ test_disguised_orphan(void **state)
 	if (drill_run(&o, &r, &e) != 0)
 		fail_msg("drill_run: %s", e.msg);
 	assert_true(s.started);
+	pthread_join(s.th, NULL);
+	if (s.error[0] != '\0')
+		fail_msg("%s", s.error);
 	assert_true(r.bait_fired);
 	for (i = 0; i < r.norphans && i < DRILL_MAX_ORPHANS; i++)
 		found |= strcmp(r.orphans[i].kind, "process") == 0 &&
