@@ -153,8 +153,10 @@ test_fill_tmp(void **state)
 	char *log;
 
 	(void)state;
-	log = att_drill("fill-tmp", "ATTACK_FILL_MB=600", "", "gateway-deny, "
-	    "net-disconnect", 60, &r);
+	/* no notes: a note in flight when the network is cut is a process
+	 * the agent started that survives the kill (an orphan) */
+	log = att_drill("fill-tmp", "ATTACK_FILL_MB=600\nATTACK_NOTES=0", "",
+	    "gateway-deny, net-disconnect", 60, &r);
 	att_has(log, "status=enospc");
 	/* the agent lived on: it took the bait after the fill */
 	assert_true(r.bait_fired);
@@ -316,7 +318,7 @@ test_budget(void **state)
 	log = att_drill("fill-tmp", "for j in 1 2 3 4 5 6 7 8; do ( i=0; while "
 	    "[ $i -lt 900 ]; do nslookup q$j-$i.ares-flood.example >/dev/null "
 	    "2>&1; i=$((i + 1)); done ) & done; wait; echo '@attempt dns-flood "
-	    "status=done'\nATTACK_FILL_MB=1", "", "gateway-deny, "
+	    "status=done'\nATTACK_FILL_MB=1\nATTACK_NOTES=0", "", "gateway-deny, "
 	    "net-disconnect", 120, &r);
 	att_has(log, "@attempt dns-flood status=done");
 	assert_true(r.bait_fired);
