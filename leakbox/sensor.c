@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SENSOR_ERRORS_MAX 32   /* sensor_error datagrams per process */
@@ -327,6 +328,32 @@ static size_t line_bound(const cJSON *f, size_t dgram_len)
 	return n + EVIDENCE_LINE_OVERHEAD;
 }
 
+/*
+ * One datagram to the bus.  The receiver's queue is short (the kernel's
+ * net.unix.max_dgram_qlen, 10 here): a full queue drops a datagram at
+ * once, which must never hide the bait from the kill path.  A bait event
+ * is therefore retried for up to SENSOR_BAIT_SEND_MS (the caller, the
+ * request that used the bait, waits meanwhile); any other event is sent
+ * once and, when the queue is full, lives on in the chain only.  0 or -1.
+ */
+#define SENSOR_BAIT_SEND_MS 3000
+static int sensor_send(const char *s, size_t len, bool critical)
+{
+	uint64_t deadline = util_mono_ns() + SENSOR_BAIT_SEND_MS * 1000000ull;
+
+	for (;;) {
+		ssize_t n = sendto(sensor_fd, s, len, MSG_DONTWAIT | MSG_NOSIGNAL,
+		    (struct sockaddr *)&sensor_addr, sizeof(sensor_addr));
+		if (n >= 0)
+			return 0;
+		if (!critical || (errno != EAGAIN && errno != EWOULDBLOCK &&
+		    errno != ENOBUFS) || util_mono_ns() >= deadline)
+			return -1;
+		struct timespec ts = { 0, 1000000 };   /* 1 ms */
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* Build, send and (per mode) append one event.  fields is consumed.
  * CHAIN_EVENT appends within (budget - SENSOR_TRUNC_RESERVE) or seals the
  * chain instead; CHAIN_FINAL (the truncated line) may use the reserve.
@@ -363,11 +390,8 @@ static int bus_send(const char *kind, cJSON *fields, enum chain_mode mode)
 	char *s = sensor_serialize(o, BUS_DGRAM_MAX);
 	size_t slen = s ? strlen(s) : 0;
 	int rc = -1;
-	if (s && sensor_ready) {
-		ssize_t n = sendto(sensor_fd, s, slen, MSG_DONTWAIT | MSG_NOSIGNAL,
-		    (struct sockaddr *)&sensor_addr, sizeof(sensor_addr));
-		rc = n < 0 ? -1 : 0;
-	}
+	if (s && sensor_ready)
+		rc = sensor_send(s, slen, strcmp(kind, "bait") == 0);
 	free(s);
 	if (chain && mode == CHAIN_EVENT && sensor_truncated) {
 		sensor_dropped++;

@@ -26,7 +26,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <ifaddrs.h>
-#include <pthread.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -545,38 +544,27 @@ test_limits(void **state)
 struct seal_disguise {
 	char run_id[64];
 	bool started;
-	pthread_t th;
 	char error[512];
 };
 
-/* What a compromised agent does: start a background process whose
- * command line reads like the agent loop (a second copy of the agent
- * binary, idle: the very command line, no child of its own).  On its own
- * thread and engine connection: the observer must not block the drill. */
-static void *
-seal_disguise_worker(void *arg)
-{
-	struct seal_disguise *s = arg;
-	const char *argv[] = { "/bin/sh", "-c", "AGENT_IDLE=1 setsid "
-	    "/bin/ares-lab agent </dev/null >/dev/null 2>&1 &", NULL };
-	struct docker_exec_result r = { 0 };
-	struct errbuf e = { 0 };
-	struct docker *d = docker_connect(NULL, &e);
-	char *name = xasprintf("ares-%s-agent", s->run_id);
-
-	if (d == NULL || docker_exec(d, name, argv, NULL, 4096, &r, &e) == -1)
-		snprintf(s->error, sizeof s->error, "exec: %.400s", e.msg);
-	docker_exec_result_free(&r);
-	docker_close(d);
-	free(name);
-	return NULL;
-}
-
+/*
+ * What a compromised agent does: start a background process whose command
+ * line reads like the agent loop (a second copy of the agent binary,
+ * idle: the very command line, no child of its own).  Done on the drill's
+ * thread when the agent starts, so the process exists before the drill
+ * can see the bait and pause the agent: the bait waits meanwhile (a
+ * sensor retries a bait datagram while the bus is full), the agent waits
+ * for the service that saw it.
+ */
 static void
 seal_disguise_observer(void *ctx, const struct drill_beat *b)
 {
 	struct seal_disguise *s = ctx;
-	char id[64];
+	const char *argv[] = { "/bin/sh", "-c", "AGENT_IDLE=1 setsid "
+	    "/bin/ares-lab agent </dev/null >/dev/null 2>&1 &", NULL };
+	struct docker_exec_result r = { 0 };
+	struct errbuf e = { 0 };
+	char id[64], *name;
 
 	if (b->kind == DRILL_BEAT_PHASE && sscanf(b->text, "run %63[^:]:",
 	    id) == 1)
@@ -584,7 +572,12 @@ seal_disguise_observer(void *ctx, const struct drill_beat *b)
 	if (s->started || b->kind != DRILL_BEAT_PHASE ||
 	    strncmp(b->text, "agent Poyo started", 18) != 0)
 		return;
-	s->started = pthread_create(&s->th, NULL, seal_disguise_worker, s) == 0;
+	s->started = true;
+	name = xasprintf("ares-%s-agent", s->run_id);
+	if (docker_exec(seal_d, name, argv, NULL, 4096, &r, &e) == -1)
+		snprintf(s->error, sizeof s->error, "exec: %.400s", e.msg);
+	docker_exec_result_free(&r);
+	free(name);
 }
 
 static void
@@ -627,13 +620,25 @@ test_disguised_orphan(void **state)
 	o.runs_dir = seal_runs;
 	o.observer = seal_disguise_observer;
 	o.observer_ctx = &s;
-	if (drill_run(&o, &r, &e) != 0)
-		fail_msg("drill_run: %s", e.msg);
-	assert_true(s.started);
-	pthread_join(s.th, NULL);
-	if (s.error[0] != '\0')
-		fail_msg("%s", s.error);
-	assert_true(r.bait_fired);
+	/* The attack needs the agent alive when the lever pauses it; Poyo
+	 * ends a few steps after the bait, and on a loaded machine it can
+	 * end before the drill has seen the bait (the pause lever then finds
+	 * it stopped, "fired" false, and no process is left to find): such a
+	 * run says nothing, run it again (at most 3 times). */
+	for (int attempt = 0; attempt < 3; attempt++) {
+		memset(&s, 0, sizeof s);
+		if (drill_run(&o, &r, &e) != 0)
+			fail_msg("drill_run: %s", e.msg);
+		assert_true(s.started);
+		if (s.error[0] != '\0')
+			fail_msg("%s", s.error);
+		assert_true(r.bait_fired);
+		if (r.nlevers == 1 && r.levers[0].fired)
+			break;
+		fprintf(stderr, "test_disguised_orphan: the agent ended before "
+		    "the lever (%s); again\n", r.levers[0].detail);
+	}
+	assert_true(r.levers[0].fired);
 	for (i = 0; i < r.norphans && i < DRILL_MAX_ORPHANS; i++)
 		found |= strcmp(r.orphans[i].kind, "process") == 0 &&
 		    strcmp(r.orphans[i].name, "/bin/ares-lab agent") == 0;

@@ -360,6 +360,61 @@ static void test_budget_invalid(void **state)
 
 /* sensor_log: at most SENSOR_LOG_MAX bytes reach stdout, the last line
  * says the budget was reached, and the rest is counted, not printed. */
+/*
+ * A full bus never loses the bait: a child fills the queue with 40 events
+ * nobody reads (those beyond the kernel's queue length are dropped, and
+ * live on in the chain), then emits the bait; the parent starts reading
+ * only 300 ms later.  The bait datagram must arrive (the sensor retries
+ * it), and the child's emit returns 0.
+ */
+static void test_bait_never_dropped(void **state)
+{
+	(void)state;
+	struct fixture *f = fx_new();
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(20);
+		setenv("EVIDENCE", f->chain, 1);
+		setenv("RUN_ID", "run-bait-1", 1);
+		setenv("BUS", f->bus, 1);
+		sensor_init("service:tickets");
+		for (int i = 0; i < 40; i++) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddNumberToObject(o, "i", i);
+			(void)sensor_emit("request", o);
+		}
+		cJSON *b = cJSON_CreateObject();
+		cJSON_AddStringToObject(b, "bait", "tickets-admin-token");
+		_exit(sensor_emit("bait", b) == 0 ? 0 : 1);
+	}
+	usleep(300000);
+	int bait = 0, other = 0, status;
+	struct errbuf e = { 0 };
+	uint64_t end = util_mono_ns() + 5000000000ull;
+	while (bait == 0 && util_mono_ns() < end) {
+		struct pollfd pfd = { .fd = f->bfd, .events = POLLIN };
+		if (poll(&pfd, 1, 200) <= 0)
+			continue;
+		struct bus_event ev;
+		while (bus_recv(f->bfd, &ev, &e) == 1) {
+			const char *k = bus_event_str(&ev, "kind");
+			if (k && strcmp(k, "bait") == 0)
+				bait++;
+			else
+				other++;
+			bus_event_free(&ev);
+		}
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (bait != 1)
+		fail_msg("the bait was dropped by a full bus (%d other "
+		    "datagrams arrived)", other);
+	assert_true(other < 40);   /* the queue was full indeed */
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	fx_free(f);
+}
+
 static void test_log_bounded(void **state)
 {
 	(void)state;
@@ -405,6 +460,7 @@ int main(void)
 		cmocka_unit_test(test_budget_long_lines),
 		cmocka_unit_test(test_budget_invalid),
 		cmocka_unit_test(test_log_bounded),
+		cmocka_unit_test(test_bait_never_dropped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
