@@ -68,7 +68,8 @@ if awk '/^RESULT:/ { exit } length($0) >= 80 { bad = 1 }
 	fail "hardened: a table line is 80 columns or wider"
 fi
 rows "$T/h.json" >"$T/h.rows"
-[ "$(wc -l <"$T/h.rows")" -ge 17 ] || fail "hardened: fewer than 17 rows"
+[ "$(wc -l <"$T/h.rows")" -ge 19 ] || fail "hardened: fewer than 19 rows"
+grep -q '^host-ports	pass$' "$T/h.rows" || fail "hardened: no host-ports pass"
 if grep -v '^kernel	' "$T/h.rows" | grep -v '	pass$' >/dev/null; then
 	fail "hardened: rows not pass: $(grep -v '	pass$' "$T/h.rows")"
 fi
@@ -104,6 +105,9 @@ for id in nic-count resolve-external resolve-wellknown socket-out \
 	grep -q "^$id	fail$" "$T/l.rows" ||
 	    fail "leaky: row $id did not fail ($(grep "^$id	" "$T/l.rows"))"
 done
+# the host's ports hold under every flaw (NET_ADMIN, privileged included)
+grep -q '^host-ports	pass$' "$T/l.rows" ||
+    fail "leaky: host-ports did not hold ($(grep '^host-ports	' "$T/l.rows"))"
 grep -q '"result":	"failed"' "$T/l.json" || fail "leaky: result not failed"
 grep -q '<failure ' "$T/l.xml" || fail "leaky: JUnit has no failure"
 ldir=$(run_dir_of "$T/l.out")
@@ -166,7 +170,9 @@ cat "$T/nc.out"
 grep -q '"result":	"gate-sees-every-flaw"' "$T/nc.json" ||
     fail "negative control: JSON result"
 n=$(grep -c '"seen":	true' "$T/nc.json")
-[ "$n" -ge 12 ] || fail "negative control: only $n flaws seen"
+[ "$n" -ge 13 ] || fail "negative control: only $n weakenings seen"
+grep -q '"flaw":	"host-seal-off"' "$T/nc.json" ||
+    fail "negative control: no host-seal-off item"
 for d in $(sed -n 's/.*"run_dir":	"\(.*\)".*/\1/p' "$T/nc.json"); do
 	lab_gone "$d"
 done
