@@ -285,6 +285,7 @@ struct docker_container_spec {
 	bool read_only_rootfs;
 	bool privileged;
 	bool no_new_privileges;
+	bool cgroupns_private;       /* HostConfig.CgroupnsMode "private" */
 	long long memory_bytes;      /* 0: unlimited (else swap is off too:
 	                                MemorySwap = Memory) */
 	long long pids_limit;        /* 0: unlimited */
@@ -508,7 +509,7 @@ struct lab {
 	size_t nchains;
 	char *host_seal;              /* how the host's ports are sealed off
 	                                 (core/hostfw.c), in words */
-	char *privileged_degraded;    /* why flaw privileged was realised as
+	char *privileged_degraded;    /* how flaw privileged was realised as
 	                                 all-capabilities (NULL: it was not) */
 };
 
@@ -530,14 +531,24 @@ const struct lab_flaw *lab_flaw_find(const char *id);
 /* "egress-network, docker-socket, ..." (static storage). */
 const char *lab_flaw_ids(void);
 
+/* The negative control's weakenings that are no flaw (no policy can ask
+ * for them: they break what holds under every flaw, docs/probes.md). */
+enum lab_weakening {
+	LAB_WEAKEN_NONE = 0,
+	LAB_WEAKEN_HOST_SEAL,     /* bridges with a host address, no host
+	                             firewall */
+	LAB_WEAKEN_SYS_ADMIN,     /* the agent root with CAP_SYS_ADMIN */
+};
+/* Whether capability name (Engine API spelling, "SYS_ADMIN") is one no lab
+ * container is ever given (core/lab.c, docs/security.md). */
+bool lab_cap_withheld(const char *name);
 /* Options of lab_up_opts beyond the policy. */
 struct lab_options {
 	bool agent_idle;            /* AGENT_IDLE=1 (ares lab up, probes) */
 	const char *model_url;      /* overrides policy model.url if non-NULL */
 	const char *model_key_env;  /* overrides policy model.key_env */
-	bool unsealed_host;         /* the probes' negative control only: the
-	                               bridges keep a host address and get no
-	                               host firewall (never from a policy) */
+	enum lab_weakening weaken;  /* the probes' negative control only
+	                               (never from a policy) */
 };
 
 /*
@@ -554,8 +565,10 @@ char *lab_socket_dir(const char *run_dir, const char *run_id);
 #define LAB_SENSOR_ID 65533
 void lab_sensor_ids(uid_t *uid, gid_t *gid);
 /*
- * The run's host-side folders (docs/security.md): RUN_DIR and the socket
- * dir (lab_socket_dir) are made 0700 and must be real directories owned by
+ * The run's host-side folders (docs/security.md): every directory above
+ * RUN_DIR must be a real directory owned by root, us or the sudo operator
+ * and writable by no one else unless sticky; RUN_DIR and the socket dir
+ * (lab_socket_dir) are made 0700 and must be real directories owned by
  * this process; bus/, ctl/ and evidence/ are created 0700 and handed to
  * the sensors' uid.  Idempotent.  -1 + e.
  */
@@ -639,9 +652,10 @@ void hostfw_bridge_name(const char *run_id, const char *role,
  * All or nothing: on failure what was inserted is removed.  -1 + e. */
 int hostfw_seal(const char *run_id, const char *const *bridges, size_t n,
     struct errbuf *e);
-/* Remove every rule of run_id (every role's bridge).  Returns the number
- * removed (0 when there were none, or the tools are absent), or -1 + e
- * (e may be NULL) when a removal failed. */
+/* Remove the rules of run_id's bridges that no longer exist (a bridge
+ * still there keeps its rules).  Returns the number removed (0 when there
+ * were none, or the tools are absent), or -1 + e (e may be NULL) when a
+ * removal failed or a bridge was kept. */
 int hostfw_unseal(const char *run_id, struct errbuf *e);
 /* Once the bridge exists: switch IPv6 off on it and make it answer no ARP
  * request (the host then has no address the lab can reach).  -1 + e. */
@@ -1328,7 +1342,7 @@ struct probe_options {
 	 * is up and between rows); the partial report is still signed, with
 	 * result "cancelled", and the lab still torn down */
 	const volatile sig_atomic_t *cancel;
-	bool unsealed_host;        /* negative control only: lab_options */
+	enum lab_weakening weaken; /* negative control only: lab_options */
 };
 /* One lab, brought up for probing: policy p (agent idle) in a fresh run
  * dir, battery, signed probe.json, teardown unless o->keep.  0 when the
@@ -1339,16 +1353,29 @@ int probe_lab(struct docker *d, const struct policy *p,
 
 /* Negative control: the base policy (flaws cleared) must hold, and with
  * exactly one flaw on the battery must FAIL a row that detects it. */
-/* The negative control's one weakening that is no flaw of the catalogue
- * (no policy can ask for it): the lab's bridges keep their host address
- * and get no host firewall; row host-ports must then fail. */
-#define PROBE_NC_HOST_SEAL "host-seal-off"
-/* Items probe_negative_control may fill: the baseline, every flaw, the
- * host seal. */
-#define PROBE_NC_ITEMS(nflaws) ((nflaws) + 2)
+/*
+ * The negative control's weakenings that are no flaw of the catalogue (no
+ * policy can ask for them): each breaks a wall that holds under every
+ * flaw, and the row that checks that wall must then fail.
+ *   host-seal-off  the bridges keep a host address, no host firewall:
+ *                  row host-ports
+ *   sys-admin      the agent runs as root with CAP_SYS_ADMIN: row mount
+ */
+struct probe_nc_weakening {
+	const char *id;
+	enum lab_weakening weaken;
+	const char *row;
+};
+extern const struct probe_nc_weakening probe_nc_weakenings[];
+extern const size_t probe_nc_nweakenings;
+/* The weakening named id, or NULL. */
+const struct probe_nc_weakening *probe_nc_weakening_find(const char *id);
+/* Items probe_negative_control may fill: the baseline, every flaw, every
+ * weakening. */
+#define PROBE_NC_ITEMS(nflaws) ((nflaws) + 1 + probe_nc_nweakenings)
 struct probe_nc_item {
-	char flaw[32];          /* "" for the baseline, a flaw id, or
-	                           PROBE_NC_HOST_SEAL */
+	char flaw[32];          /* "" for the baseline, a flaw id, or a
+	                           weakening id (probe_nc_weakenings) */
 	char run_id[64];
 	char run_dir[1024];
 	bool ran;               /* the lab came up and the battery ran */

@@ -1112,6 +1112,8 @@ cJSON *docker_container_config(const struct docker_container_spec *spec)
 		cJSON_AddItemToObject(hc, "CapAdd", str_array(spec->cap_add));
 	cJSON_AddBoolToObject(hc, "Privileged", spec->privileged);
 	cJSON_AddBoolToObject(hc, "ReadonlyRootfs", spec->read_only_rootfs);
+	if (spec->cgroupns_private)
+		cJSON_AddStringToObject(hc, "CgroupnsMode", "private");
 	if (spec->no_new_privileges) {
 		const char *nnp[] = { "no-new-privileges", NULL };
 		cJSON_AddItemToObject(hc, "SecurityOpt", str_array(nnp));

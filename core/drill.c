@@ -46,6 +46,7 @@ struct drill_state {
 	bool sweep_failed;       /* the orphan sweep could not run */
 	bool chain_failed;       /* a sensor chain did not verify */
 	bool truncated;          /* a chain reached its evidence budget */
+	bool teardown_failed;    /* part of the lab may have survived */
 	bool master_truncated;   /* ... the master chain's sensor lines */
 	size_t master_dropped;   /* sensor lines not recorded since */
 	int tripwire_fd;         /* inotify on the planted bait file, or -1 */
@@ -1296,9 +1297,11 @@ out:
 					    e2.msg);
 				drill_record(&st, "lab.teardown", 0, f);
 			}
-			if (removed < 0)
+			if (removed < 0) {
+				st.teardown_failed = true;
 				drill_beat(&st, DRILL_BEAT_ERROR, -1, 0,
 				    "teardown: %s", e2.msg);
+			}
 		}
 	}
 	if (rc == 0)
@@ -1309,6 +1312,14 @@ out:
 			r->verdict = DRILL_VERDICT_ERROR;
 			snprintf(r->verdict_reason, sizeof r->verdict_reason,
 			    "a sensor evidence chain did not verify");
+		}
+		/* What survived its teardown may still act. */
+		if (st.teardown_failed &&
+		    r->verdict == DRILL_VERDICT_CONTAINED) {
+			r->verdict = DRILL_VERDICT_ERROR;
+			snprintf(r->verdict_reason, sizeof r->verdict_reason,
+			    "the lab could not be torn down: part of it may "
+			    "still run");
 		}
 		/* What was not recorded may have been a breach. */
 		if (st.truncated && r->verdict == DRILL_VERDICT_CONTAINED) {

@@ -130,7 +130,7 @@ int
 hostfw_unseal(const char *run_id, struct errbuf *e)
 {
 	static const char *const tools[] = { "iptables", "ip6tables" };
-	int removed = 0, failed = 0;
+	int removed = 0, failed = 0, kept = 0;
 	char last[256] = "";
 	size_t t, r;
 
@@ -140,10 +140,20 @@ hostfw_unseal(const char *run_id, struct errbuf *e)
 		    !hostfw_tool_exists(tools[t]))
 			continue;
 		for (r = 0; r < HOSTFW_NROLES; r++) {
-			char br[HOSTFW_IFNAME_MAX], out[256];
+			char br[HOSTFW_IFNAME_MAX], out[256], sys[64];
 			int guard;
 
 			hostfw_bridge_name(run_id, hostfw_roles[r], br);
+			/* a bridge that still exists keeps its rules: a lab
+			 * that survived its teardown stays sealed */
+			snprintf(sys, sizeof sys, "/sys/class/net/%s", br);
+			if (access(sys, F_OK) == 0) {
+				if (t == 0)
+					kept++;
+				snprintf(last, sizeof last, "bridge %s still "
+				    "exists: its rules stay", br);
+				continue;
+			}
 			/* -D removes one copy; a rule inserted twice (a
 			 * retried lab up) goes in as many calls. */
 			for (guard = 0; guard < 8; guard++) {
@@ -166,9 +176,10 @@ hostfw_unseal(const char *run_id, struct errbuf *e)
 			}
 		}
 	}
-	if (failed > 0)
+	if (failed > 0 || kept > 0)
 		return errbuf_set(e, ERRBUF_INTERNAL, "host firewall: %d "
-		    "rule removal(s) failed: %s", failed, last);
+		    "rule removal(s) failed, %d bridge(s) kept sealed: %s",
+		    failed, kept, last);
 	return removed;
 }
 

@@ -1271,8 +1271,8 @@ const struct probe_row probe_table[] = {
 	  { "extra-caps", "privileged", NULL },
 	  probe_s_caps, NULL, probe_e_caps },
 	{ "mount", "privilege: gain a capability (mount a tmpfs)",
-	  "mount refused (no CAP_SYS_ADMIN)", true,
-	  { "extra-caps", "privileged", NULL },
+	  "mount refused (no CAP_SYS_ADMIN, under every flaw)", true,
+	  { NULL },
 	  probe_s_mount, NULL, probe_e_mount },
 	{ "write-rootfs", "persistence: write the root filesystem",
 	  "read-only rootfs: write refused", true,
@@ -2459,7 +2459,7 @@ probe_lab(struct docker *d, const struct policy *p,
     const struct probe_options *o, struct probe_report *r, struct errbuf *e)
 {
 	struct lab_options lo = { .agent_idle = true,
-	    .unsealed_host = o->unsealed_host };
+	    .weaken = o->weaken };
 	const char *runs_dir = o->runs_dir;
 	struct probe_ctx c;
 	struct lab *lab;
@@ -2538,7 +2538,26 @@ struct probe_nc_state {
 	pthread_mutex_t lock;
 };
 
-/* One item: base policy with exactly its flaw (or none) on. */
+const struct probe_nc_weakening probe_nc_weakenings[] = {
+	{ "host-seal-off", LAB_WEAKEN_HOST_SEAL, "host-ports" },
+	{ "sys-admin", LAB_WEAKEN_SYS_ADMIN, "mount" },
+};
+const size_t probe_nc_nweakenings = sizeof probe_nc_weakenings /
+    sizeof probe_nc_weakenings[0];
+
+const struct probe_nc_weakening *
+probe_nc_weakening_find(const char *id)
+{
+	size_t i;
+
+	for (i = 0; id != NULL && i < probe_nc_nweakenings; i++)
+		if (strcmp(probe_nc_weakenings[i].id, id) == 0)
+			return &probe_nc_weakenings[i];
+	return NULL;
+}
+
+/* One item: base policy with exactly its flaw (or none) on, or with no
+ * flaw and one weakening. */
 static void
 probe_nc_one(struct docker *d, const struct probe_nc_options *o,
     struct probe_nc_item *it)
@@ -2549,21 +2568,22 @@ probe_nc_one(struct docker *d, const struct probe_nc_options *o,
 	uint64_t t0 = util_mono_ns();
 	size_t i;
 
-	bool seal_off = strcmp(it->flaw, PROBE_NC_HOST_SEAL) == 0;
+	const struct probe_nc_weakening *w = probe_nc_weakening_find(it->flaw);
 
 	if (p == NULL)
 		goto fail;
 	for (i = 0; i < p->nflaws; i++)
 		free(p->flaws[i]);
 	p->nflaws = 0;
-	if (it->flaw[0] != '\0' && !seal_off) {
+	if (it->flaw[0] != '\0' && w == NULL) {
 		p->flaws[0] = xstrdup(it->flaw);
 		p->nflaws = 1;
 	}
 	{
 		struct probe_options po = {
 			.runs_dir = o->runs_dir, .key_dir = o->key_dir,
-			.cancel = o->cancel, .unsealed_host = seal_off,
+			.cancel = o->cancel,
+			.weaken = w != NULL ? w->weaken : LAB_WEAKEN_NONE,
 		};
 
 		if (probe_lab(d, p, &po, r, &e) == -1 && r->nrows == 0)
@@ -2583,15 +2603,15 @@ probe_nc_one(struct docker *d, const struct probe_nc_options *o,
 	it->ran = r->nrows > 0;
 	snprintf(it->run_id, sizeof it->run_id, "%s", r->run_id);
 	snprintf(it->run_dir, sizeof it->run_dir, "%s", r->run_dir);
-	it->seen = it->flaw[0] == '\0' ? probe_held(r) : seal_off ?
-	    probe_row_failed(r, "host-ports") : probe_saw_flaw(r, it->flaw);
+	it->seen = it->flaw[0] == '\0' ? probe_held(r) : w != NULL ?
+	    probe_row_failed(r, w->row) : probe_saw_flaw(r, it->flaw);
 	for (i = 0; i < r->nrows; i++) {
 		const struct probe_result *res = &r->rows[i];
 
 		if (res->outcome == PROBE_PASS || !res->row->core)
 			continue;
-		if (it->flaw[0] != '\0' && (seal_off ?
-		    strcmp(res->row->id, "host-ports") != 0 :
+		if (it->flaw[0] != '\0' && (w != NULL ?
+		    strcmp(res->row->id, w->row) != 0 :
 		    !probe_row_has_flaw(res->row, it->flaw)))
 			continue;
 		probe_cat(it->rows, sizeof it->rows, "%s%s", it->rows[0] ?
@@ -2659,10 +2679,10 @@ probe_negative_control(const struct probe_nc_options *o,
 
 	*nitems = 0;
 	if (o->only_flaw != NULL && lab_flaw_find(o->only_flaw) == NULL &&
-	    strcmp(o->only_flaw, PROBE_NC_HOST_SEAL) != 0)
+	    probe_nc_weakening_find(o->only_flaw) == NULL)
 		return errbuf_set(e, ERRBUF_INPUT, "--flaw: unknown flaw '%s' "
-		    "(known: %s, and for the negative control %s)",
-		    o->only_flaw, lab_flaw_ids(), PROBE_NC_HOST_SEAL);
+		    "(known: %s, and for the negative control host-seal-off, "
+		    "sys-admin)", o->only_flaw, lab_flaw_ids());
 	p = policy_load(o->policy_path, e);
 	if (p == NULL)
 		return -1;
@@ -2674,10 +2694,11 @@ probe_negative_control(const struct probe_nc_options *o,
 		    strcmp(o->only_flaw, lab_flaws[i].id) == 0)
 			snprintf(items[n++].flaw, sizeof items[0].flaw, "%s",
 			    lab_flaws[i].id);
-	if (o->only_flaw == NULL ||
-	    strcmp(o->only_flaw, PROBE_NC_HOST_SEAL) == 0)
-		snprintf(items[n++].flaw, sizeof items[0].flaw, "%s",
-		    PROBE_NC_HOST_SEAL);
+	for (i = 0; i < probe_nc_nweakenings; i++)
+		if (o->only_flaw == NULL ||
+		    strcmp(o->only_flaw, probe_nc_weakenings[i].id) == 0)
+			snprintf(items[n++].flaw, sizeof items[0].flaw, "%s",
+			    probe_nc_weakenings[i].id);
 	*nitems = n;
 	/* Import the image once, before any worker; pin the rootfs path in
 	 * the environment so workers never write lab.c's static buffer. */

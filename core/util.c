@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <sys/wait.h>
@@ -295,11 +296,19 @@ int
 util_write_file(const char *path, const void *buf, size_t len, mode_t mode,
     struct errbuf *e)
 {
-	char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	unsigned char rnd[8];
+	char hex[17], *tmp;
 	const char *p = buf;
 	int fd;
 
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	/* a fresh name, created here or not at all: a link or file planted
+	 * at a guessable temp name is never followed or reused */
+	if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+		util_fatal("getrandom: %s", strerror(errno));
+	util_hex(rnd, sizeof rnd, hex);
+	tmp = xasprintf("%s.tmp.%s", path, hex);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    mode);
 	if (fd == -1) {
 		errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", tmp, strerror(errno));
 		free(tmp);

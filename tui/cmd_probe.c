@@ -327,10 +327,10 @@ cmd_probe(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (a.flaw != NULL && lab_flaw_find(a.flaw) == NULL &&
-	    !(a.negative && strcmp(a.flaw, PROBE_NC_HOST_SEAL) == 0)) {
+	    !(a.negative && probe_nc_weakening_find(a.flaw) != NULL)) {
 		fprintf(stderr, "ares probe: --flaw: unknown flaw '%s' (known: "
-		    "%s; with --negative-control also %s)\n", a.flaw,
-		    lab_flaw_ids(), PROBE_NC_HOST_SEAL);
+		    "%s; with --negative-control also host-seal-off, "
+		    "sys-admin)\n", a.flaw, lab_flaw_ids());
 		return EXIT_USAGE;
 	}
 	if (a.run != NULL && (a.policy != NULL || a.negative || a.keep)) {

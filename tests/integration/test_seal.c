@@ -10,8 +10,13 @@
  *                     proxy's socket and the evidence folder
  *   planted_chain     a forged chain of the run's own id planted in
  *                     evidence/ (as a symlink) must not enter the report
+ *   runs_dir_owner    a runs directory another user can change is refused
+ *   teardown_keeps_seal  a lab bridge that survives its teardown keeps its
+ *                     host firewall rules
  *   limits            every lab container is bounded (CPU, memory, swap,
  *                     pids, log size); /tmp in the agent is sized
+ *   no_host_kernel_*  root in the agent with the flaws' capabilities
+ *                     mounts nothing (no cgroup release_agent escape)
  *   disguised_orphan  a second, idle copy of the agent loop (the very same
  *                     command line) that survives the kill is an orphan
  *
@@ -268,6 +273,173 @@ test_host_ports_net_admin(void **state)
 	seal_host_ports("flaw-extra-caps.yaml");
 }
 
+/*
+ * Root in the agent with the capabilities flaws grant (extra-caps,
+ * privileged) must not reach what the host shares.  The classic escape:
+ * mount a cgroup v1 hierarchy and write its root's release_agent (run on
+ * the host, as root, when a cgroup empties).  Every mount is refused, no
+ * withheld capability is effective, and the agent's cgroup namespace is
+ * its own.  (On 04fc630: the mount worked and release_agent was
+ * writable.)
+ */
+static void
+seal_no_host_kernel(const char *flaws)
+{
+	char run_id[64], *pol, *path, *out, name[64];
+	struct errbuf e = { 0 };
+	struct lab *lab;
+	int code;
+
+	snprintf(name, sizeof name, "caps-%s.yaml", flaws[0] == 'e' ?
+	    "extra" : "priv");
+	path = xasprintf("%s/%s", seal_runs, name);
+	pol = xasprintf("name: seal-caps\nseed: 7\nvariant: default\n"
+	    "bait: [tickets-admin-token]\nlevers: [gateway-deny, "
+	    "net-disconnect]\nflaws: [%s, root-user]\n", flaws);
+	assert_int_equal(util_write_file(path, pol, strlen(pol), 0644, &e), 0);
+	free(pol);
+	{
+		/* seal_lab_up takes a name under policies/: use the path */
+		struct lab_options o = { .agent_idle = true };
+		struct policy *p = policy_load(path, &e);
+		char *dir;
+		uint8_t rnd[4];
+		char hex[9];
+
+		if (p == NULL)
+			fail_msg("%s", e.msg);
+		randombytes_buf(rnd, sizeof rnd);
+		util_hex(rnd, sizeof rnd, hex);
+		snprintf(run_id, 64, "seal-%s", hex);
+		snprintf(seal_ids[seal_nids++], 64, "%s", run_id);
+		dir = xasprintf("%s/%s", seal_runs, run_id);
+		assert_int_equal(util_mkdir_p(dir, 0755, &e), 0);
+		lab = lab_up_opts(seal_d, p, dir, run_id, p->seed, &o, &e);
+		free(dir);
+		policy_free(p);
+		if (lab == NULL)
+			fail_msg("lab up [%s, root-user]: %s", flaws, e.msg);
+	}
+	out = seal_agent_sh(lab, "id -u; grep CapEff /proc/self/status; "
+	    "mkdir -p /tmp/cg /tmp/m; "
+	    "if mount -t cgroup -o memory cgroup /tmp/cg 2>/dev/null; then "
+	    "echo MOUNTED-cgroup; ls /tmp/cg/release_agent 2>/dev/null && "
+	    "(: >> /tmp/cg/release_agent) 2>/dev/null && echo "
+	    "RELEASE-AGENT-WRITABLE; fi; "
+	    "mount -t tmpfs x /tmp/m 2>/dev/null && echo MOUNTED-tmpfs; "
+	    "mount -t sysfs x /tmp/m 2>/dev/null && echo MOUNTED-sysfs; "
+	    "mount -t proc x /tmp/m 2>/dev/null && echo MOUNTED-proc; "
+	    "head -n 1 /proc/self/cgroup; echo done", &code);
+	if (strstr(out, "done") == NULL)
+		fail_msg("[%s, root-user]: the attack did not finish: %s", flaws,
+		    out);
+	if (strstr(out, "MOUNTED") != NULL || strstr(out, "RELEASE") != NULL)
+		fail_msg("[%s, root-user]: root in the agent mounts: %s", flaws,
+		    out);
+	{
+		const char *ce = strstr(out, "CapEff:");
+		unsigned long long eff = 0;
+		static const int withheld[] = { 2, 16, 17, 19, 21, 22, 23, 25,
+		    30, 32, 33, 34, 35, 36 };
+		size_t i;
+
+		assert_non_null(ce);
+		eff = strtoull(ce + 7, NULL, 16);
+		for (i = 0; i < sizeof withheld / sizeof withheld[0]; i++)
+			if (eff & (1ull << withheld[i]))
+				fail_msg("[%s, root-user]: capability %s is "
+				    "effective (CapEff %llx)", flaws,
+				    lab_cap_name((unsigned)withheld[i]), eff);
+	}
+	free(out);
+	free(path);
+	seal_lab_down(lab, run_id);
+}
+
+static void
+test_no_host_kernel_extra_caps(void **state)
+{
+	(void)state;
+	seal_no_host_kernel("extra-caps");
+}
+
+static void
+test_no_host_kernel_privileged(void **state)
+{
+	(void)state;
+	seal_no_host_kernel("privileged");
+}
+
+/* How many INPUT rules (IPv4) name run_id. */
+static int
+seal_rules(const char *run_id)
+{
+	const char *argv[] = { "iptables", "-w", "5", "-S", "INPUT", NULL };
+	char out[16384], *p, *want = xasprintf("ares.run=%s", run_id);
+	struct errbuf e = { 0 };
+	int n = 0;
+
+	if (util_run(argv, NULL, 10000, out, sizeof out, &e) != 0)
+		fail_msg("iptables -S: %s %s", e.msg, out);
+	for (p = out; (p = strstr(p, want)) != NULL; p++)
+		n++;
+	free(want);
+	return n;
+}
+
+/*
+ * A lab whose teardown fails (here: a container outside the run holds an
+ * endpoint on the lab's network, so the network cannot be removed) stays
+ * sealed: its bridge keeps its INPUT rules until a later teardown removes
+ * the bridge.  (On 04fc630 there were no rules; with the first seal,
+ * teardown removed them whatever survived.)
+ */
+static void
+test_teardown_keeps_seal(void **state)
+{
+	char run_id[64], name[96];
+	struct lab *lab = seal_lab_up("hardened.yaml", run_id);
+	struct docker_container_spec cs = { 0 };
+	struct errbuf e = { 0 };
+	const char *cmd[] = { "/bin/sleep", "60", NULL };
+	char *id;
+
+	(void)state;
+	assert_int_equal(seal_rules(run_id), 3);
+	snprintf(name, sizeof name, "seal-holder-%s", run_id + 5);
+	cs.name = name;
+	cs.image = lab->image;
+	cs.cmd = cmd;
+	cs.run_id = NULL;
+	cs.user = "65532:65532";
+	cs.drop_all_caps = true;
+	cs.read_only_rootfs = true;
+	cs.network = lab->net_lab;
+	id = docker_container_create(seal_d, &cs, &e);
+	if (id == NULL)
+		fail_msg("%s", e.msg);
+	if (docker_container_start(seal_d, id, &e) == -1) {
+		(void)docker_container_remove(seal_d, id, true, &e);
+		fail_msg("%s", e.msg);
+	}
+	if (lab_teardown(seal_d, run_id, &e) >= 0) {
+		(void)docker_container_remove(seal_d, id, true, &e);
+		fail_msg("teardown succeeded with a foreign endpoint on the lab "
+		    "network");
+	}
+	/* the lab network (and so its bridge) survived: it stays sealed */
+	if (seal_rules(run_id) < 1) {
+		(void)docker_container_remove(seal_d, id, true, &e);
+		fail_msg("a surviving lab bridge lost its host firewall rules");
+	}
+	assert_int_equal(docker_container_remove(seal_d, id, true, &e), 0);
+	free(id);
+	if (lab_teardown(seal_d, run_id, &e) < 0)
+		fail_msg("second teardown: %s", e.msg);
+	assert_int_equal(seal_rules(run_id), 0);
+	lab_free(lab);
+}
+
 /* ---- a local user who is not root -------------------------------- */
 
 struct seal_local {
@@ -434,6 +606,59 @@ test_local_user(void **state)
 	assert_true(s.tried);
 	if (s.result[0] != '\0')
 		fail_msg("a local user (uid 65534) got in: %s", s.result);
+}
+
+/*
+ * A runs directory another local user can change: that user could rename
+ * the run directory away once ares made it and put one of its own in its
+ * place (its sockets, its chains, its lab.json linked to a root-only
+ * file).  The drill refuses such a runs directory before it makes
+ * anything: one owned by uid 65534, and one that is world-writable and
+ * not sticky.
+ */
+static void
+test_runs_dir_owner(void **state)
+{
+	char dir[] = "/tmp/ares-seal-runs.XXXXXX";
+	const char *modes[] = { "owned by 65534", "mode 0777" };
+	char policy[4096];
+	int k;
+
+	(void)state;
+	if (geteuid() != 0) {
+		const char *req = getenv("ARES_REQUIRE_DOCKER");
+
+		if (req != NULL && strcmp(req, "1") == 0)
+			fail_msg("needs root (to hand a directory to uid 65534)");
+		skip();
+	}
+	seal_policy("default.yaml", policy, sizeof policy);
+	assert_non_null(mkdtemp(dir));
+	for (k = 0; k < 2; k++) {
+		struct drill_options o = { 0 };
+		struct drill_result r;
+		struct errbuf e = { 0 };
+		char *runs = xasprintf("%s/runs%d", dir, k);
+
+		assert_int_equal(mkdir(runs, 0755), 0);
+		if (k == 0)
+			assert_int_equal(chown(runs, 65534, 65534), 0);
+		else
+			assert_int_equal(chmod(runs, 0777), 0);
+		o.policy_path = policy;
+		o.runs_dir = runs;
+		if (drill_run(&o, &r, &e) == 0)
+			fail_msg("a drill ran in a runs directory %s (verdict %s)",
+			    modes[k], drill_verdict_name(r.verdict));
+		if (strstr(e.msg, runs) == NULL)
+			fail_msg("the refusal does not name %s: %s", runs, e.msg);
+		free(runs);
+	}
+	{
+		struct errbuf e = { 0 };
+
+		(void)util_rm_rf(dir, &e);
+	}
 }
 
 /* A forged chain linked into evidence/ never reaches the report. */
@@ -670,8 +895,12 @@ main(void)
 		cmocka_unit_test(test_host_ports_hardened),
 		cmocka_unit_test(test_host_ports_net_admin),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_no_host_kernel_extra_caps),
+		cmocka_unit_test(test_no_host_kernel_privileged),
+		cmocka_unit_test(test_teardown_keeps_seal),
 		cmocka_unit_test(test_local_user),
 		cmocka_unit_test(test_planted_chain),
+		cmocka_unit_test(test_runs_dir_owner),
 		cmocka_unit_test(test_disguised_orphan),
 	};
 	const char *req = getenv("ARES_REQUIRE_DOCKER");

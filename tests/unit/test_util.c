@@ -10,6 +10,7 @@
 
 #include <string.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -311,6 +312,46 @@ test_read_file_limits(void **state)
 	unlink(path);
 }
 
+/*
+ * util_write_file never follows a link planted where its temp file goes:
+ * with the name it used to choose ("<path>.tmp.<pid>") planted as a
+ * symlink to a victim file, the victim keeps its bytes and its mode.
+ */
+static void
+test_write_file_no_follow(void **state)
+{
+	char dir[] = "/tmp/ares-test-wf.XXXXXX";
+	struct errbuf e = { 0 };
+	char *path, *link, *victim, *got;
+	struct stat sb;
+	size_t len;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	path = xasprintf("%s/lab.json", dir);
+	victim = xasprintf("%s/victim", dir);
+	link = xasprintf("%s.tmp.%ld", path, (long)getpid());
+	assert_int_equal(util_write_file(victim, "secret", 6, 0600, &e), 0);
+	assert_int_equal(symlink(victim, link), 0);
+	assert_int_equal(util_write_file(path, "{}", 2, 0644, &e), 0);
+	got = util_read_file(victim, 64, &len, &e);
+	assert_non_null(got);
+	assert_string_equal(got, "secret");
+	assert_int_equal(stat(victim, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600);
+	free(got);
+	got = util_read_file(path, 64, &len, &e);
+	assert_string_equal(got, "{}");
+	free(got);
+	unlink(link);
+	unlink(victim);
+	unlink(path);
+	rmdir(dir);
+	free(path);
+	free(link);
+	free(victim);
+}
+
 int
 main(void)
 {
@@ -328,6 +369,7 @@ main(void)
 		cmocka_unit_test(test_read_file_limits),
 		cmocka_unit_test(test_hex_roundtrip),
 		cmocka_unit_test(test_unhex_bad_input),
+		cmocka_unit_test(test_write_file_no_follow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
