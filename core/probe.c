@@ -1110,20 +1110,22 @@ probe_s_host_ports(const struct probe_ctx *c)
 	s = xasprintf("P=%d; if (echo 0 > /proc/sys/net/ipv6/conf/all/"
 	    "disable_ipv6) 2>/dev/null; then for f in /proc/sys/net/ipv6/conf/"
 	    "*/disable_ipv6; do (echo 0 > $f) 2>/dev/null; done; sleep 2; fi; "
-	    "try() { timeout 4 nc -w 2 \"$1\" $P </dev/null >/dev/null 2>&1; "
+	    "try() { timeout 2 nc -w 1 \"$1\" $P </dev/null >/dev/null 2>&1; "
 	    "rc=$?; if [ $rc -eq 0 ] || [ $rc -ge 128 ]; then echo \"@open $1\"; "
 	    "else echo \"@closed $1\"; fi; }; ", c->host_port);
+	/* at most 6 tries at once (each holds ~3 processes until its
+	 * timeout when a port answers): the agent's pids limit is 128 */
 	for (i = 0; i < c->nhost_targets; i++) {
 		const char *a = c->host_targets[i];
+		const char *batch = i % 6 == 5 ? "wait; " : "";
 
 		if (strchr(a, ':') == NULL)
 			t = xasprintf("%sip route add %s dev eth0 2>/dev/null; "
-			    "try %s & ", s, a, a);
+			    "try %s & %s", s, a, a, batch);
 		else if (strncmp(a, "fe80:", 5) == 0)
-			t = xasprintf("%stry %s%%eth0 & try %s%%eth1 & ", s, a,
-			    a);
+			t = xasprintf("%stry %s%%eth0 & %s", s, a, batch);
 		else
-			t = xasprintf("%stry %s & ", s, a);
+			t = xasprintf("%stry %s & %s", s, a, batch);
 		free(s);
 		s = t;
 	}
@@ -1542,7 +1544,10 @@ probe_host_listen(struct docker *d, const char *run_dir, struct probe_ctx *c)
 			if (it->ifa_addr->sa_family == AF_INET)
 				inet_ntop(AF_INET, &((struct sockaddr_in *)
 				    it->ifa_addr)->sin_addr, a, sizeof a);
-			else if (it->ifa_addr->sa_family == AF_INET6)
+			else if (it->ifa_addr->sa_family == AF_INET6 &&
+			    strncmp(it->ifa_name, "veth", 4) != 0)
+				/* (a container's host-side veth is on no link
+				 * of the agent's but its own) */
 				inet_ntop(AF_INET6, &((struct sockaddr_in6 *)
 				    it->ifa_addr)->sin6_addr, a, sizeof a);
 			else
