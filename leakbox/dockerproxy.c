@@ -19,8 +19,15 @@
  * wrong type, trailing bytes, an unknown query parameter, a body where
  * none is taken.  Per-container calls reach only containers this run's
  * agent made (ares.run + ares.origin=agent on the same inspect answer
- * that gave the full id); the number of those is capped.  Answers are
- * composed too (reduced objects; no environment of any container).
+ * that gave the full id); the number of those is capped.  Siblings live
+ * in the run's namespace (the agent's name N is "ares-<run id>-a-N" on
+ * the engine), and an agent's reference is never resolved by the engine
+ * against the host's containers: a name is looked up as its engine-side
+ * name, an id prefix among the run's own siblings.  Answers are composed
+ * too (reduced objects; no environment of any container; no engine
+ * text), and every reference that names no sibling of the run gets the
+ * same 404, whatever the engine said: no existence oracle for containers
+ * outside the lab.
  *
  * Every call is one "docker_api" event (docs/sensors.md).
  */
@@ -32,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 struct dproxy {
@@ -365,19 +373,61 @@ static bool pct_decode(const char *s, size_t n, char *out, size_t outlen)
 	return true;
 }
 
-/* Is s a name an agent may give a sibling? */
-static bool name_ok(const char *s)
+bool dockerproxy_name_ok(const char *s)
 {
 	size_t n = strlen(s);
-	if (n == 0 || n > 64 || !ref_ok(s, n) || s[0] == '_')
+	if (n == 0 || n > DOCKERPROXY_NAME_MAX || !ref_ok(s, n) || s[0] == '_')
 		return false;
 	return strncasecmp(s, "ares-", 5) != 0;
 }
 
-/* Validate one parameter value; the canonical value into out, or false
- * with *why. */
-static bool qvalue(const struct qparam *q, const char *v, char out[72],
-    const char **why)
+/* Besides the engine's name grammar: no "-a-" in the run id and no "-a"
+ * at its end, so that in "ares-<run id>-a-<name>" the first "-a-" after
+ * "ares-" ends the run id: the namespaces of two runs never overlap. */
+bool dockerproxy_run_id_ok(const char *run_id)
+{
+	size_t n = strlen(run_id);
+	return n > 0 && n <= DOCKERPROXY_RUN_ID_MAX && ref_ok(run_id, n) &&
+	    run_id[0] != '_' && !strstr(run_id, "-a-") &&
+	    !(n >= 2 && strcmp(run_id + n - 2, "-a") == 0);
+}
+
+bool dockerproxy_engine_name(const char *run_id, const char *name,
+    char out[DOCKERPROXY_ENGINE_NAME_MAX + 1])
+{
+	out[0] = '\0';
+	if (!dockerproxy_run_id_ok(run_id) || !dockerproxy_name_ok(name))
+		return false;
+	snprintf(out, DOCKERPROXY_ENGINE_NAME_MAX + 1, "ares-%s-a-%s", run_id,
+	    name);
+	return true;
+}
+
+const char *dockerproxy_agent_name(const char *run_id,
+    const char *engine_name)
+{
+	const char *s = engine_name;
+	size_t rl = strlen(run_id);
+	if (!s || !dockerproxy_run_id_ok(run_id))
+		return NULL;
+	if (*s == '/')
+		s++;
+	if (strncmp(s, "ares-", 5) != 0 || strncmp(s + 5, run_id, rl) != 0 ||
+	    strncmp(s + 5 + rl, "-a-", 3) != 0)
+		return NULL;
+	s += 5 + rl + 3;
+	return dockerproxy_name_ok(s) ? s : NULL;
+}
+
+/* Room for one canonical query value (an engine-side name is the
+ * longest). */
+#define QVAL_MAX (DOCKERPROXY_ENGINE_NAME_MAX + 1)
+
+/* Validate one parameter value; the canonical value into out (a create
+ * name as its engine-side name in run_id's namespace), or false with
+ * *why. */
+static bool qvalue(const struct qparam *q, const char *v, const char *run_id,
+    char out[QVAL_MAX], const char **why)
 {
 	long long i;
 	const char *sig;
@@ -398,14 +448,17 @@ static bool qvalue(const struct qparam *q, const char *v, char out[72],
 			*why = "want an integer in range";
 			return false;
 		}
-		snprintf(out, 72, "%lld", i);
+		snprintf(out, QVAL_MAX, "%lld", i);
 		return true;
 	case Q_NAME:
-		if (!name_ok(v)) {
+		if (!dockerproxy_name_ok(v)) {
 			*why = "want [A-Za-z0-9][A-Za-z0-9_.-]{0,63}, not ares-*";
 			return false;
 		}
-		snprintf(out, 72, "%s", v);
+		if (!dockerproxy_engine_name(run_id, v, out)) {
+			*why = "the run id makes no engine name";
+			return false;
+		}
 		return true;
 	case Q_SIGNAL:
 		sig = signal_canon(v);
@@ -413,17 +466,17 @@ static bool qvalue(const struct qparam *q, const char *v, char out[72],
 			*why = "want HUP INT QUIT KILL USR1 USR2 or TERM";
 			return false;
 		}
-		snprintf(out, 72, "%s", sig);
+		snprintf(out, QVAL_MAX, "%s", sig);
 		return true;
 	}
 	return false;
 }
 
 char *dockerproxy_compose_query(enum dockerproxy_route r, const char *query,
-    struct errbuf *e)
+    const char *run_id, struct errbuf *e)
 {
 	const struct qparam *ps = route_params(r);
-	char vals[4][72];
+	char vals[4][QVAL_MAX];
 	bool seen[4] = { false, false, false, false };
 	const char *p = query ? query : "";
 	size_t np = 0;
@@ -458,7 +511,7 @@ char *dockerproxy_compose_query(enum dockerproxy_route r, const char *query,
 		}
 		const char *why = "value unreadable";
 		if (!eq || !pct_decode(eq + 1, seg - (size_t)(eq + 1 - p), val,
-		    sizeof(val)) || !qvalue(&ps[k], val, vals[k], &why)) {
+		    sizeof(val)) || !qvalue(&ps[k], val, run_id, vals[k], &why)) {
 			errbuf_set(e, ERRBUF_INPUT, "query parameter \"%s\": %s", en,
 			    eq ? why : "no value");
 			return NULL;
@@ -1079,11 +1132,27 @@ const char *dockerproxy_owned(const cJSON *inspect, const char *run_id,
 	return id->valuestring;
 }
 
-cJSON *dockerproxy_answer_inspect(const cJSON *in)
+/* The agent's name of an engine-side name ("/<name>") into out, or false
+ * when the name is not in run_id's namespace. */
+static bool shown_name(const char *run_id, const cJSON *engine_name,
+    char out[DOCKERPROXY_NAME_MAX + 2])
+{
+	const char *n = cJSON_IsString(engine_name) ?
+	    dockerproxy_agent_name(run_id, engine_name->valuestring) : NULL;
+	if (!n)
+		return false;
+	snprintf(out, DOCKERPROXY_NAME_MAX + 2, "/%s", n);
+	return true;
+}
+
+cJSON *dockerproxy_answer_inspect(const cJSON *in, const char *run_id)
 {
 	cJSON *o = cJSON_CreateObject();
+	char name[DOCKERPROXY_NAME_MAX + 2];
 	copy_str(o, in, "Id");
-	copy_str(o, in, "Name");
+	if (shown_name(run_id, cJSON_GetObjectItemCaseSensitive(in, "Name"),
+	    name))
+		cJSON_AddStringToObject(o, "Name", name);
 	copy_str(o, in, "Created");
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(in, "State");
 	cJSON *s = cJSON_AddObjectToObject(o, "State");
@@ -1128,7 +1197,13 @@ cJSON *dockerproxy_answer_list(const cJSON *list, const char *run_id)
 			continue;
 		cJSON *o = cJSON_CreateObject();
 		copy_str(o, c, "Id");
-		copy_strv(o, c, "Names");
+		cJSON *names = cJSON_AddArrayToObject(o, "Names");
+		const cJSON *n;
+		cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(c, "Names")) {
+			char name[DOCKERPROXY_NAME_MAX + 2];
+			if (shown_name(run_id, n, name))
+				cJSON_AddItemToArray(names, cJSON_CreateString(name));
+		}
 		copy_str(o, c, "Image");
 		copy_str(o, c, "Command");
 		copy_num(o, c, "Created");
@@ -1138,6 +1213,92 @@ cJSON *dockerproxy_answer_list(const cJSON *list, const char *run_id)
 		cJSON_AddItemToArray(out, o);
 	}
 	return out;
+}
+
+const char *dockerproxy_prefix_match(const cJSON *ours, const char *ref)
+{
+	size_t n = strlen(ref);
+	const char *found = NULL;
+	if (n == 0 || n > 64 || strspn(ref, "0123456789abcdef") != n)
+		return NULL;
+	const cJSON *c;
+	cJSON_ArrayForEach(c, ours) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "Id");
+		if (!cJSON_IsString(id) || !is_hex64(id->valuestring) ||
+		    strncmp(id->valuestring, ref, n) != 0)
+			continue;
+		if (!found)
+			found = id->valuestring;
+		else if (strcmp(found, id->valuestring) != 0)
+			return NULL;            /* several: names none */
+	}
+	return found;
+}
+
+/* {"message": msg} */
+static cJSON *message_obj(const char *msg)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "message", msg);
+	return o;
+}
+
+cJSON *dockerproxy_answer_missing(const char *ref)
+{
+	char r[DOCKERPROXY_ID_MAX + 1];
+	util_sanitize(r, sizeof(r), ref ? ref : "", ref ? strlen(ref) : 0,
+	    false);
+	char *m = xasprintf("No such container: %s", r);
+	cJSON *o = message_obj(m);
+	free(m);
+	return o;
+}
+
+cJSON *dockerproxy_answer_error(enum dockerproxy_route r, long engine_status,
+    const char *ref, int *status)
+{
+	char rs[DOCKERPROXY_ID_MAX + 1];
+	util_sanitize(rs, sizeof(rs), ref ? ref : "", ref ? strlen(ref) : 0,
+	    false);
+	if (engine_status < 200 || engine_status > 599) {
+		*status = 502;
+		return message_obj("ares dockerproxy: the engine did not answer");
+	}
+	*status = (int)engine_status;
+	const char *verb = NULL;
+	switch (r) {
+	case DP_INSPECT: verb = "inspect"; break;
+	case DP_START: verb = "start"; break;
+	case DP_KILL: verb = "kill"; break;
+	case DP_STOP: verb = "stop"; break;
+	case DP_DELETE: verb = "remove"; break;
+	default: break;
+	}
+	char *m;
+	if (verb && engine_status == 404) {
+		*status = 404;
+		return dockerproxy_answer_missing(ref);
+	} else if (verb && engine_status == 409) {
+		m = xasprintf("ares dockerproxy: container %s: cannot %s it in its "
+		    "current state%s", rs, verb, r == DP_DELETE ? " (stop it "
+		    "first, or remove it with force=1)" : "");
+	} else if (verb) {
+		m = xasprintf("ares dockerproxy: the engine could not %s container "
+		    "%s (HTTP %ld)", verb, rs, engine_status);
+	} else if (r == DP_CREATE && engine_status == 409 && rs[0]) {
+		m = xasprintf("Conflict. The container name \"/%s\" is already in "
+		    "use by another container of this lab. You have to remove "
+		    "that container to be able to reuse that name.", rs);
+	} else if (r == DP_CREATE) {
+		m = xasprintf("ares dockerproxy: the engine could not create the "
+		    "container (HTTP %ld)", engine_status);
+	} else {
+		m = xasprintf("ares dockerproxy: the engine could not answer "
+		    "(HTTP %ld)", engine_status);
+	}
+	cJSON *o = message_obj(m);
+	free(m);
+	return o;
 }
 
 cJSON *dockerproxy_answer_images(const cJSON *images, const char *lab_image)
@@ -1381,40 +1542,56 @@ static void refuse(struct call *c, int status, const char *reason)
 	cJSON_AddStringToObject(c->ev, "refused", r);
 }
 
-/* Refuse with reason in the event but answer the engine's own words for
- * a missing container: "exists but not yours" and "does not exist" must
- * look alike to the agent. */
-static void refuse_as_missing(struct call *c, const char *ref,
-    const char *reason)
+/* The engine's status and (sanitised, bounded) message of an answer that
+ * was not a yes, into the event only (engine_status, engine_message; a
+ * later one replaces an earlier one). */
+static void note_engine(struct call *c, long st, const struct answer *a)
 {
-	refuse(c, 404, reason);
-	char *m = xasprintf("No such container: %s", ref);
-	answer_message(c, 404, m);
-	free(m);
-}
-
-/* Answer with what the engine said when it did not say yes: its status
- * and its message (sanitised, bounded), or 502 when it did not answer. */
-static void engine_failed(struct call *c, long st, const struct answer *a)
-{
-	if (st < 200 || st > 599) {
-		answer_message(c, 502, "ares dockerproxy: the engine did not answer");
-		return;
-	}
 	cJSON *j = answer_json(a);
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
-	char msg[257] = "";
+	char msg[DOCKERPROXY_MESSAGE_MAX + 1] = "";
 	if (cJSON_IsString(m))
 		util_sanitize(msg, sizeof(msg), m->valuestring,
 		    strlen(m->valuestring), false);
+	else if (a->buf && !j)
+		util_sanitize(msg, sizeof(msg), a->buf, a->len, false);
 	cJSON_Delete(j);
-	if (st == 304) {            /* already started / stopped: no body */
+	cJSON_DeleteItemFromObjectCaseSensitive(c->ev, "engine_status");
+	cJSON_DeleteItemFromObjectCaseSensitive(c->ev, "engine_message");
+	cJSON_AddNumberToObject(c->ev, "engine_status", (double)st);
+	if (msg[0])
+		cJSON_AddStringToObject(c->ev, "engine_message", msg);
+}
+
+/* The answer to a reference that names no sibling of this run: always
+ * the same 404 (dockerproxy_answer_missing), "exists outside the lab",
+ * "is ambiguous" and "does not exist" must look alike to the agent; why
+ * goes to the event ("refused"). */
+static void answer_missing(struct call *c, const char *ref, const char *why)
+{
+	char r[DOCKERPROXY_ID_MAX + 96];
+	snprintf(r, sizeof(r), "no such container: %s (%s)", ref, why);
+	refuse(c, 404, r);
+	http_response_json(c->resp, 404, dockerproxy_answer_missing(ref));
+}
+
+/* Answer an engine that did not say yes to route r on ref (for create:
+ * the agent's name): 304 as is (already started / stopped: no body),
+ * anything else composed (dockerproxy_answer_error); the engine's own
+ * status and text go to the event only. */
+static void engine_failed(struct call *c, enum dockerproxy_route r,
+    const char *ref, long st, const struct answer *a)
+{
+	note_engine(c, st, a);
+	if (st == 304 && r != DP_CREATE) {
 		c->resp->status = 304;
 		c->resp->body = xstrdup("");
 		c->resp->len = 0;
 		return;
 	}
-	answer_message(c, (int)st, msg[0] ? msg : http_reason((int)st));
+	int status;
+	cJSON *o = dockerproxy_answer_error(r, st, ref, &status);
+	http_response_json(c->resp, status, o);
 }
 
 static void answer_json_body(struct call *c, int status, cJSON *j)
@@ -1452,7 +1629,7 @@ static void handle_simple_get(struct call *c, enum dockerproxy_route r)
 		if (j)
 			answer_json_body(c, 200, dockerproxy_answer_version(j, d->api));
 		else
-			engine_failed(c, st == 200 ? 0 : st, &a);
+			engine_failed(c, r, NULL, st == 200 ? 0 : st, &a);
 		break;
 	case DP_INFO: {
 		st = engine(d, "GET", "/info", NULL, &a);
@@ -1461,7 +1638,7 @@ static void handle_simple_get(struct call *c, enum dockerproxy_route r)
 		if (j && ours)
 			answer_json_body(c, 200, dockerproxy_answer_info(j, ours));
 		else
-			engine_failed(c, st == 200 ? 0 : st, &a);
+			engine_failed(c, r, NULL, st == 200 ? 0 : st, &a);
 		cJSON_Delete(ours);
 		break;
 	}
@@ -1482,7 +1659,7 @@ static void handle_simple_get(struct call *c, enum dockerproxy_route r)
 			answer_json_body(c, 200, dockerproxy_answer_images(j,
 			    d->lab_image));
 		else
-			engine_failed(c, st == 200 ? 0 : st, &a);
+			engine_failed(c, r, NULL, st == 200 ? 0 : st, &a);
 		break;
 	}
 	default:
@@ -1504,11 +1681,44 @@ static void handle_list(struct call *c, const char *q)
 		answer_message(c, 502, "ares dockerproxy: the engine did not answer");
 }
 
+/* A name for a sibling the agent made without one (the engine's own
+ * random names would live outside the run's namespace):
+ * "sibling-<12 hex>" into out.  false when no randomness. */
+static bool random_name(char out[DOCKERPROXY_NAME_MAX + 1])
+{
+	uint8_t rnd[6];
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return false;
+	snprintf(out, DOCKERPROXY_NAME_MAX + 1, "sibling-");
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(out + 8 + 2 * i, 3, "%02x", rnd[i]);
+	return true;
+}
+
+/* q is "" or "?name=<engine-side name>" (dockerproxy_compose_query): the
+ * sibling is always named in the run's namespace, by the agent or by
+ * random_name.  The agent's name is what every answer shows. */
 static void handle_create(struct call *c, const char *q)
 {
 	const struct dproxy *d = c->d;
 	struct errbuf e = { 0 };
 	cJSON *asked = NULL;
+	char name[DOCKERPROXY_NAME_MAX + 1], en[DOCKERPROXY_ENGINE_NAME_MAX + 1];
+	const char *given = strncmp(q, "?name=", 6) == 0 ?
+	    dockerproxy_agent_name(d->run_id, q + 6) : NULL;
+	if (given)
+		snprintf(name, sizeof(name), "%s", given);
+	else if (!random_name(name)) {
+		answer_message(c, 500, "ares dockerproxy: no randomness for a "
+		    "sibling name");
+		return;
+	}
+	if (!dockerproxy_engine_name(d->run_id, name, en)) {
+		refuse(c, 400, "query parameter \"name\": makes no engine name");
+		return;
+	}
+	cJSON_AddStringToObject(c->ev, "name", name);
+	cJSON_AddStringToObject(c->ev, "engine_name", en);
 	/* the cap is checked under create_mu below */
 	cJSON *body = dockerproxy_compose_create(c->req->body, c->req->body_len,
 	    d->run_id, d->lab_image, &asked, &e);
@@ -1532,7 +1742,7 @@ static void handle_create(struct call *c, const char *q)
 	struct answer a = { 0 };
 	long st = 0;
 	if (n >= 0 && n < DOCKERPROXY_SIBLINGS_MAX) {
-		char *p = xasprintf("/containers/create%s", q);
+		char *p = xasprintf("/containers/create?name=%s", en);
 		st = engine(d, "POST", p, bs, &a);
 		free(p);
 	}
@@ -1560,64 +1770,122 @@ static void handle_create(struct call *c, const char *q)
 		}
 		cJSON_Delete(j);
 	} else {
-		engine_failed(c, st, &a);
+		engine_failed(c, DP_CREATE, name, st, &a);
 	}
 	free(a.buf);
 }
 
-/* Per-container routes: resolve ref ONCE to a full id, check that answer's
- * labels, then act on the full id only. */
+/* GET /containers/<what>/json, where what is an engine-side name or a
+ * full id the proxy listed (never the agent's reference).  The answer
+ * when it is a 200 for a sibling of this run (dockerproxy_owned) and,
+ * when want_id is set, for that id; else NULL, *why set, and the engine's
+ * status and text in the event. */
+static cJSON *inspect_owned(struct call *c, const char *what,
+    const char *want_id, const char **why)
+{
+	struct answer a;
+	char *p = xasprintf("/containers/%s/json", what);
+	long st = engine(c->d, "GET", p, NULL, &a);
+	free(p);
+	cJSON *in = st == 200 ? answer_json(&a) : NULL;
+	if (st != 200)
+		note_engine(c, st, &a);
+	free(a.buf);
+	if (!in) {
+		*why = st == 200 ? "unreadable engine answer" :
+		    "the engine knows no such sibling";
+		return NULL;
+	}
+	const cJSON *jid = cJSON_GetObjectItemCaseSensitive(in, "Id");
+	if (cJSON_IsString(jid) && is_hex64(jid->valuestring) &&
+	    !cJSON_GetObjectItemCaseSensitive(c->ev, "container"))
+		cJSON_AddStringToObject(c->ev, "container", jid->valuestring);
+	const char *id = dockerproxy_owned(in, c->d->run_id, why);
+	if (id && want_id && strcmp(id, want_id) != 0) {
+		*why = "the engine answered for another id";
+		id = NULL;
+	}
+	if (!id) {
+		cJSON_Delete(in);
+		return NULL;
+	}
+	return in;
+}
+
+/*
+ * The sibling of this run that the agent's ref names, as its inspect
+ * answer (caller deletes), or NULL with *why.  The engine never resolves
+ * ref against the host's containers (its prefix matching and its names
+ * would tell the agent what exists outside the lab): a name is looked up
+ * as its engine-side name; then, for lowercase hex, ref is matched as an
+ * id prefix among this run's agent-made containers (the proxy's label
+ * filter) and the one match is looked up by its full id.
+ */
+static cJSON *resolve(struct call *c, const char *ref, const char **why)
+{
+	const struct dproxy *d = c->d;
+	char en[DOCKERPROXY_ENGINE_NAME_MAX + 1];
+	*why = "names no container of this run's agent";
+	if (dockerproxy_engine_name(d->run_id, ref, en)) {
+		cJSON_AddStringToObject(c->ev, "engine_name", en);
+		cJSON *in = inspect_owned(c, en, NULL, why);
+		if (in)
+			return in;
+	}
+	size_t n = strlen(ref);
+	if (n == 0 || n > 64 || strspn(ref, "0123456789abcdef") != n)
+		return NULL;
+	cJSON *ours = agent_list(d, "all=1&");
+	const char *id = dockerproxy_prefix_match(ours, ref);
+	cJSON *in = NULL;
+	if (!ours)
+		*why = "the engine did not list this run's siblings";
+	else if (!id)
+		*why = "no sibling of this run has (only) this id prefix";
+	else
+		in = inspect_owned(c, id, id, why);
+	cJSON_Delete(ours);
+	if (in) {
+		/* the name lookup's miss is no engine error of this call */
+		cJSON_DeleteItemFromObjectCaseSensitive(c->ev, "engine_status");
+		cJSON_DeleteItemFromObjectCaseSensitive(c->ev, "engine_message");
+	}
+	return in;
+}
+
+/* Per-container routes: resolve ref ONCE to a sibling's full id, then act
+ * on that id only. */
 static void handle_container(struct call *c, enum dockerproxy_route r,
     const char *ref, const char *q)
 {
 	const struct dproxy *d = c->d;
-	struct answer a;
-	char *p = xasprintf("/containers/%s/json", ref);
-	long st = engine(d, "GET", p, NULL, &a);
-	free(p);
-	if (st != 200) {
-		if (st == 404) {
-			char r[DOCKERPROXY_ID_MAX + 64];
-			snprintf(r, sizeof(r), "no such container: %s", ref);
-			refuse_as_missing(c, ref, r);
-		} else {
-			engine_failed(c, st, &a);
-		}
-		free(a.buf);
-		return;
-	}
-	cJSON *in = answer_json(&a);
-	free(a.buf);
-	const cJSON *jid = cJSON_GetObjectItemCaseSensitive(in, "Id");
-	if (cJSON_IsString(jid) && is_hex64(jid->valuestring))
-		cJSON_AddStringToObject(c->ev, "container", jid->valuestring);
 	const char *why = NULL;
-	const char *id = dockerproxy_owned(in, d->run_id, &why);
-	if (!id) {
-		char r[DOCKERPROXY_ID_MAX + 96];
-		snprintf(r, sizeof(r), "no such container: %s (%s)", ref, why);
-		refuse_as_missing(c, ref, r);
-		cJSON_Delete(in);
+	cJSON *in = resolve(c, ref, &why);
+	if (!in) {
+		answer_missing(c, ref, why);
 		return;
 	}
+	const char *id = dockerproxy_owned(in, d->run_id, &why);
 	if (r == DP_INSPECT) {
-		http_response_json(c->resp, 200, dockerproxy_answer_inspect(in));
+		http_response_json(c->resp, 200, dockerproxy_answer_inspect(in,
+		    d->run_id));
 		cJSON_Delete(in);
 		return;
 	}
 	const char *method = r == DP_DELETE ? "DELETE" : "POST";
 	const char *op = r == DP_START ? "/start" : r == DP_KILL ? "/kill" :
 	    r == DP_STOP ? "/stop" : "";
-	p = xasprintf("/containers/%s%s%s", id, op, q);
+	char *p = xasprintf("/containers/%s%s%s", id, op, q);
 	cJSON_Delete(in);
-	st = engine(d, method, p, NULL, &a);
+	struct answer a;
+	long st = engine(d, method, p, NULL, &a);
 	free(p);
 	if (st >= 200 && st < 300) {
 		c->resp->status = (int)st;
 		c->resp->body = xstrdup("");
 		c->resp->len = 0;
 	} else {
-		engine_failed(c, st, &a);
+		engine_failed(c, r, ref, st, &a);
 	}
 	free(a.buf);
 }
@@ -1647,7 +1915,8 @@ static void dproxy_handle(void *ctx, const struct http_request *req,
 	char *q = NULL;
 	if (r == DP_DENY) {
 		refuse(&c, 403, "not allowed in this lab");
-	} else if (!(q = dockerproxy_compose_query(r, req->query, &e))) {
+	} else if (!(q = dockerproxy_compose_query(r, req->query, c.d->run_id,
+	    &e))) {
 		refuse(&c, 400, e.msg);
 	} else if (r != DP_CREATE && req->body_len > 0) {
 		refuse(&c, 400, "this call takes no body");
@@ -1730,6 +1999,12 @@ int dockerproxy_main(void)
 	if (!*d.run_id || !*d.lab_image) {
 		fprintf(stderr, "dockerproxy: %s unset: refusing to run (it labels "
 		    "and scopes everything)\n", *d.run_id ? "LAB_IMAGE" : "RUN_ID");
+		return EXIT_USAGE;
+	}
+	if (!dockerproxy_run_id_ok(d.run_id)) {
+		fprintf(stderr, "dockerproxy: RUN_ID is not 1..%d of [A-Za-z0-9_.-] "
+		    "(it names every sibling): refusing to run\n",
+		    DOCKERPROXY_RUN_ID_MAX);
 		return EXIT_USAGE;
 	}
 	signal(SIGPIPE, SIG_IGN);

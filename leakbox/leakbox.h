@@ -406,8 +406,12 @@ int sink_main(void);
  * /containers/{ref}.  Everything else 403.  Every engine request is
  * composed by the proxy (path, validated query, headers, body); {ref} is
  * resolved once to a full id and only agent-made containers of RUN_ID
- * (ares.run + ares.origin=agent) are reachable.  Answers are composed
- * (reduced, no environment).  docs/lab.md has the rules.
+ * (ares.run + ares.origin=agent) are reachable.  Siblings live in the
+ * run's namespace: the agent's name N is "ares-<RUN_ID>-a-N" on the
+ * engine, and the engine never resolves an agent's reference against
+ * the host's containers.  Answers are composed (reduced, no environment,
+ * no engine text); a reference that names no sibling of the run always
+ * gets the same 404.  docs/lab.md has the rules.
  */
 #define DOCKERPROXY_BODY_MAX     (256 * 1024)       /* create body */
 #define DOCKERPROXY_ANSWER_MAX   (2 * 1024 * 1024)  /* engine answer */
@@ -432,6 +436,12 @@ int sink_main(void);
 #define DOCKERPROXY_RECORD_STR   96      /* bytes kept per string */
 #define DOCKERPROXY_RECORD_ITEMS 24      /* members/items kept per level */
 #define DOCKERPROXY_RECORD_DEPTH 4       /* levels kept below the top */
+#define DOCKERPROXY_NAME_MAX     64      /* a sibling name the agent gives */
+#define DOCKERPROXY_RUN_ID_MAX   64      /* RUN_ID, part of engine names */
+/* "ares-" RUN_ID "-a-" name: the engine-side name of a sibling */
+#define DOCKERPROXY_ENGINE_NAME_MAX \
+	(5 + DOCKERPROXY_RUN_ID_MAX + 3 + DOCKERPROXY_NAME_MAX)
+#define DOCKERPROXY_MESSAGE_MAX  256     /* engine text kept in an event */
 
 enum dockerproxy_route {
 	DP_DENY = 0, DP_PING, DP_VERSION, DP_INFO, DP_LIST, DP_IMAGES,
@@ -448,13 +458,53 @@ enum dockerproxy_route dockerproxy_route(const char *method, const char *path,
  * raw query: only the route's parameters (list: all, limit 1..100;
  * create: name; kill: signal; stop: t 0..30; delete: force, v; none
  * elsewhere), canonical names, percent-decoded and validated values
- * re-serialised (booleans as 1/0, signals as SIGNAME), in a fixed order.
+ * re-serialised (booleans as 1/0, signals as SIGNAME, a create name as
+ * its engine-side name in run_id's namespace), in a fixed order.
  * Returns "" or "?a=b&c=d" (caller frees), or NULL + e (ERRBUF_INPUT, the
  * reason names the parameter) for an unknown, duplicate, valueless or
  * invalid parameter.
  */
 char *dockerproxy_compose_query(enum dockerproxy_route r, const char *query,
-    struct errbuf *e);
+    const char *run_id, struct errbuf *e);
+/* Pure: may run_id be part of engine-side names?  1..DOCKERPROXY_RUN_ID_MAX
+ * of [A-Za-z0-9_.-], the first alphanumeric (the engine's name grammar),
+ * no "-a-" in it and no "-a" at its end (so one run's namespace never
+ * overlaps another's; util_new_id's ids qualify). */
+bool dockerproxy_run_id_ok(const char *run_id);
+/* Pure: is s a name an agent may give a sibling?
+ * [A-Za-z0-9][A-Za-z0-9_.-]{0,63}, not starting with "ares-" (any case). */
+bool dockerproxy_name_ok(const char *s);
+/* Pure: the engine-side name of the agent's sibling name:
+ * "ares-<run_id>-a-<name>" into out.  false (out "") when name or run_id
+ * is not ok.  No lab container is named "ares-<run id>-a-*" (their roles
+ * never start with "a-"), and no name outside the run starts so. */
+bool dockerproxy_engine_name(const char *run_id, const char *name,
+    char out[DOCKERPROXY_ENGINE_NAME_MAX + 1]);
+/* Pure: the agent's name in an engine-side name (with or without the
+ * engine's leading '/'): a pointer into engine_name, or NULL when it is
+ * not in run_id's namespace or what follows is no agent name. */
+const char *dockerproxy_agent_name(const char *run_id,
+    const char *engine_name);
+/* Pure: the full id of the one container of ours (a dockerproxy_answer_list
+ * array) whose id starts with ref (1..64 lowercase hex), else NULL (ref is
+ * no hex, no container or several match).  The pointer is into ours. */
+const char *dockerproxy_prefix_match(const cJSON *ours, const char *ref);
+/* Pure: the answer (404) to a reference that names no sibling of this run,
+ * whatever the engine said: {"message":"No such container: <ref>"}, ref
+ * sanitised and bounded.  Caller deletes. */
+cJSON *dockerproxy_answer_missing(const char *ref);
+/*
+ * Pure: the answer to an engine that did not say yes to route r on ref
+ * (for create: the agent's name, or NULL), composed from the route and
+ * the engine's status alone (the engine's text can name host paths,
+ * runtime internals and other containers; it goes to the event only).
+ * *status gets the status to answer: 502 when the engine gave no HTTP
+ * status, 404 (dockerproxy_answer_missing) for a 404 on a per-container
+ * route, else the engine's.  A create 409 names the agent's name and no
+ * id.  Caller deletes.
+ */
+cJSON *dockerproxy_answer_error(enum dockerproxy_route r, long engine_status,
+    const char *ref, int *status);
 /*
  * Pure: parse an agent's body strictly: <= DOCKERPROXY_BODY_MAX bytes, no
  * NUL byte and no \u0000 escape, one JSON object and nothing after it but
@@ -498,14 +548,16 @@ cJSON *dockerproxy_record(const cJSON *v, size_t budget);
  * and *why.  The pointer is into inspect. */
 const char *dockerproxy_owned(const cJSON *inspect, const char *run_id,
     const char **why);
-/* Pure: composed answers (caller deletes).  inspect: Id, Name, Created,
- * State (no Pid), Config {Image Cmd Entrypoint Labels User WorkingDir},
- * HostConfig limits; list: only agent-made containers of run_id, reduced
- * (NULL if list is not an array); images: only lab_image (NULL if not an
- * array); version: Version, Os, Arch and api as ApiVersion and
- * MinAPIVersion; info: ServerVersion OSType Architecture NCPU MemTotal,
- * container counts of ours (an answer_list array), Images 1. */
-cJSON *dockerproxy_answer_inspect(const cJSON *inspect);
+/* Pure: composed answers (caller deletes).  inspect: Id, Name (the
+ * agent's name, "/<name>", only when the engine-side name is in run_id's
+ * namespace), Created, State (no Pid), Config {Image Cmd Entrypoint
+ * Labels User WorkingDir}, HostConfig limits; list: only agent-made
+ * containers of run_id, reduced, Names the agent's names only (NULL if
+ * list is not an array); images: only lab_image (NULL if not an array);
+ * version: Version, Os, Arch and api as ApiVersion and MinAPIVersion;
+ * info: ServerVersion OSType Architecture NCPU MemTotal, container counts
+ * of ours (an answer_list array), Images 1. */
+cJSON *dockerproxy_answer_inspect(const cJSON *inspect, const char *run_id);
 cJSON *dockerproxy_answer_list(const cJSON *list, const char *run_id);
 cJSON *dockerproxy_answer_images(const cJSON *images, const char *lab_image);
 cJSON *dockerproxy_answer_version(const cJSON *version, const char *api);

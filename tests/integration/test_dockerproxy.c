@@ -18,7 +18,13 @@
  *     the proxy carries their environment;
  *   - OOM tweaks, a huge /dev/shm, an exec tmpfs and over-cap limits are
  *     refused and recorded as refused in the proxy's chain;
- *   - the per-run sibling cap holds.
+ *   - the per-run sibling cap holds;
+ *   - no answer is an existence oracle for containers outside the lab:
+ *     a name taken outside is free for the agent (siblings live in the
+ *     run's namespace, ares-<run>-a-<name>, and show the agent's name),
+ *     every reference that names no sibling of the run (ambiguous
+ *     prefixes, outside ids and names) answers exactly the 404 of an
+ *     unknown one, and engine errors are answered in the proxy's words.
  * Every container the test makes carries ares.test=<id> or
  * ares.run=<id>; all are removed (also on failure) and the last test
  * asserts nothing is left.
@@ -338,6 +344,126 @@ refused_event(const cJSON *lines, int status, const char *needle)
 		const cJSON *st = cJSON_GetObjectItemCaseSensitive(l, "status");
 		if (ty && strcmp(ty, "docker_api") == 0 && r && strstr(r, needle) &&
 		    cJSON_IsNumber(st) && (int)st->valuedouble == status)
+			return l;
+	}
+	return NULL;
+}
+
+/* The value of hex digit c (0 for anything else). */
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return 0;
+}
+
+/* The answer of the proxy for a reference that names nothing the agent
+ * may see: exactly this, whatever the reference and whatever the engine
+ * knows about it.  Caller frees. */
+static char *
+missing_text(const char *ref)
+{
+	return xasprintf("{\"message\":\"No such container: %s\"}", ref);
+}
+
+/* Does ans hold the id (in full or its first 12 hex)? */
+static bool
+holds_id(const char *ans, const char *id)
+{
+	char pre[13];
+
+	snprintf(pre, sizeof pre, "%.12s", id);
+	return strstr(ans, id) != NULL || strstr(ans, pre) != NULL;
+}
+
+/* Every per-container call on ref answers exactly missing_text(ref)
+ * (which holds nothing but the reference itself).  Returns the number of
+ * wrong answers (each printed). */
+static int
+expect_missing(const char *ref)
+{
+	static const char *const ops[][2] = {
+		{ "GET", "/containers/%s/json" },
+		{ "GET", "/v1.24/containers/%s/json" },
+		{ "POST", "/containers/%s/start" },
+		{ "POST", "/containers/%s/kill" },
+		{ "POST", "/containers/%s/stop?t=0" },
+		{ "DELETE", "/containers/%s?force=1" },
+	};
+	char *want = missing_text(ref);
+	int wrong = 0;
+	long st;
+
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+		char *t = xasprintf(ops[i][1], ref);
+		char *ans = proxy_req(ops[i][0], t, NULL, &st);
+
+		if (st != 404 || strcmp(ans, want) != 0) {
+			print_message("%s %s: HTTP %ld %.300s (want 404 %s)\n",
+			    ops[i][0], t, st, ans, want);
+			wrong++;
+		}
+		free(ans);
+		free(t);
+	}
+	free(want);
+	return wrong;
+}
+
+/* The engine-side name of the agent's name: the run's namespace.  Caller
+ * frees. */
+static char *
+engine_name_of(const char *name)
+{
+	return xasprintf("/ares-%s-a-%s", T.run_id, name);
+}
+
+/* The list entry (GET /containers/json?all=1 through the proxy) of id, as
+ * its Names serialised ("[\"/foo\"]"), or NULL when it is not listed.
+ * *leak is set when the list holds the id avoid (may be NULL). */
+static char *
+listed_names(const char *id, const char *avoid, bool *leak)
+{
+	long st;
+	char *ans = proxy_req("GET", "/containers/json?all=1", NULL, &st);
+	cJSON *l = cJSON_Parse(ans), *c;
+	char *names = NULL;
+
+	if (avoid != NULL && holds_id(ans, avoid))
+		*leak = true;
+	cJSON_ArrayForEach(c, l) {
+		const char *cid = jstr(c, "Id");
+		if (st == 200 && cid != NULL && strcmp(cid, id) == 0)
+			names = cJSON_PrintUnformatted(
+			    cJSON_GetObjectItemCaseSensitive(c, "Names"));
+	}
+	cJSON_Delete(l);
+	free(ans);
+	return names;
+}
+
+/* A docker_api event on path with this status that records the engine's
+ * own status (engine_status) and text (engine_message holding needle)? */
+static const cJSON *
+engine_event(const cJSON *lines, const char *path, int status,
+    int engine_status, const char *needle)
+{
+	const cJSON *l;
+
+	cJSON_ArrayForEach(l, lines) {
+		const char *ty = jstr(l, "type"), *p = jstr(l, "path");
+		const char *m = jstr(l, "engine_message");
+		const cJSON *st = cJSON_GetObjectItemCaseSensitive(l, "status");
+		const cJSON *es = cJSON_GetObjectItemCaseSensitive(l,
+		    "engine_status");
+		if (ty && strcmp(ty, "docker_api") == 0 && p &&
+		    strcmp(p, path) == 0 && cJSON_IsNumber(st) &&
+		    (int)st->valuedouble == status && cJSON_IsNumber(es) &&
+		    (int)es->valuedouble == engine_status && m &&
+		    strstr(m, needle) != NULL)
 			return l;
 	}
 	return NULL;
@@ -706,7 +832,12 @@ test_benign_create(void **state)
 	assert_string_equal(jstr(l, "ares.run"), T.run_id);
 	assert_string_equal(jstr(l, "ares.origin"), "agent");
 	assert_string_equal(jstr(l, "purpose"), "benign");
-	assert_string_equal(jstr(in, "Name") + 1, name);
+	{
+		/* the engine-side name is in the run's namespace */
+		char *en = engine_name_of(name);
+		assert_string_equal(jstr(in, "Name"), en);
+		free(en);
+	}
 	assert_true(docker_inspect_running(in));
 	cJSON_Delete(in);
 
@@ -718,6 +849,14 @@ test_benign_create(void **state)
 	assert_null(strstr(ans, "HELLO"));
 	assert_null(strstr(ans, "\"Env\""));
 	assert_non_null(strstr(ans, id));
+	{
+		/* ... and shows the name the agent gave */
+		cJSON *j = cJSON_Parse(ans);
+		char *want = xasprintf("/%s", name);
+		assert_string_equal(jstr(j, "Name"), want);
+		free(want);
+		cJSON_Delete(j);
+	}
 	free(ans);
 	ans = proxy_req("GET", "/containers/json", NULL, &st);
 	assert_int_equal(st, 200);
@@ -1008,6 +1147,486 @@ test_lab_container_hidden(void **state)
 		fail_msg("%d answer(s) exposed the lab container", wrong);
 }
 
+/* Review finding: a container OUTSIDE the lab named X.  Before, a create
+ * of X through the proxy answered 409 with the outside container's full
+ * id.  Now X names nothing for the agent (exactly the answer of a name
+ * that exists nowhere) until it makes its own X: a sibling in the run's
+ * namespace (201), which X then names and which shows as /X.  No answer
+ * holds the outside container's id; it is untouched. */
+static void
+test_foreign_name(void **state)
+{
+	char *xname, *foreign, *q, *b, *ans, *sid, *t, *en, *want;
+	cJSON *labels = cJSON_CreateObject(), *in, *lines;
+	int wrong = 0;
+	bool leak = false;
+	long st;
+
+	(void)state;
+	NEED_PROXY();
+	xname = xasprintf("%s-victim", T.run_id);
+	cJSON_AddStringToObject(labels, "ares.test", T.run_id);
+	foreign = engine_create(xname, labels, NULL);
+
+	/* before the agent made X: X is unknown to it */
+	wrong += expect_missing(xname);
+
+	/* the agent makes its own X */
+	q = xasprintf("?name=%s", xname);
+	b = body_with("");
+	sid = proxy_create(q, b, &st, &ans);
+	if (sid == NULL || holds_id(ans, foreign)) {
+		print_message("create ?name=%s: HTTP %ld: %.300s (want 201, no "
+		    "id but the sibling's)\n", xname, st, ans);
+		wrong++;
+	}
+	free(ans);
+	if (sid == NULL) {
+		free(q);
+		free(b);
+		sweep();
+		fail_msg("%d wrong answer(s); create of %s not made", wrong,
+		    xname);
+	}
+
+	/* on the engine it lives in the run's namespace */
+	in = engine_inspect(sid);
+	assert_non_null(in);
+	en = engine_name_of(xname);
+	if (jstr(in, "Name") == NULL || strcmp(jstr(in, "Name"), en) != 0) {
+		print_message("engine-side name %s (want %s)\n", jstr(in, "Name"),
+		    en);
+		wrong++;
+	}
+	cJSON_Delete(in);
+
+	/* X names the sibling, shown as /X */
+	t = xasprintf("/containers/%s/json", xname);
+	ans = proxy_req("GET", t, NULL, &st);
+	free(t);
+	in = cJSON_Parse(ans);
+	want = xasprintf("/%s", xname);
+	if (st != 200 || jstr(in, "Id") == NULL || strcmp(jstr(in, "Id"),
+	    sid) != 0 || jstr(in, "Name") == NULL || strcmp(jstr(in, "Name"),
+	    want) != 0 || holds_id(ans, foreign)) {
+		print_message("inspect %s: HTTP %ld: %.300s (want the sibling "
+		    "as %s)\n", xname, st, ans, want);
+		wrong++;
+	}
+	cJSON_Delete(in);
+	free(ans);
+	{
+		char *names = listed_names(sid, foreign, &leak), *wn;
+
+		wn = xasprintf("[\"/%s\"]", xname);
+		if (names == NULL || strcmp(names, wn) != 0 || leak) {
+			print_message("list: the sibling's Names %s (want %s)%s\n",
+			    names ? names : "(not listed)", wn,
+			    leak ? ", and it holds the outside id" : "");
+			wrong++;
+		}
+		free(names);
+		free(wn);
+	}
+
+	/* a second X: 409, composed, naming no id */
+	{
+		char *id2 = proxy_create(q, b, &st, &ans);
+
+		if (st != 409 || holds_id(ans, foreign) || holds_id(ans, sid) ||
+		    strstr(ans, want) == NULL) {
+			print_message("second create ?name=%s: HTTP %ld: %.300s "
+			    "(want 409 naming %s and no id)\n", xname, st, ans,
+			    want);
+			wrong++;
+		}
+		free(id2);
+		free(ans);
+	}
+
+	/* deleting X removes the sibling only */
+	t = xasprintf("/containers/%s?force=1", xname);
+	ans = proxy_req("DELETE", t, NULL, &st);
+	free(t);
+	if (st != 204 || holds_id(ans, foreign)) {
+		print_message("DELETE %s: HTTP %ld: %.300s\n", xname, st, ans);
+		wrong++;
+	}
+	free(ans);
+	in = engine_inspect(sid);
+	if (in != NULL) {
+		print_message("the sibling %s is still there\n", xname);
+		wrong++;
+	}
+	cJSON_Delete(in);
+	in = engine_inspect(foreign);
+	assert_non_null(in);
+	cJSON_Delete(in);
+	/* ... and X is unknown again */
+	wrong += expect_missing(xname);
+
+	/* the engine's own words are recorded, not answered */
+	lines = chain_lines();
+	if (engine_event(lines, "/containers/create", 409, 409,
+	    "already in use") == NULL) {
+		print_message("no docker_api event with the engine's 409 and its "
+		    "message\n");
+		wrong++;
+	}
+	cJSON_Delete(lines);
+
+	free(want);
+	free(en);
+	free(sid);
+	free(q);
+	free(b);
+	free(foreign);
+	free(xname);
+	sweep();
+	if (wrong > 0)
+		fail_msg("%d wrong answer(s) about a container outside the lab",
+		    wrong);
+}
+
+/* Review finding: GET /containers/a/json answered 500 "Multiple IDs found
+ * with provided prefix" (the engine resolves a prefix over every
+ * container on the host) against 404 for an unknown reference.  Now every
+ * reference that names no sibling of this run answers exactly the 404 of
+ * an unknown one (ambiguous prefixes, outside ids, prefixes and names,
+ * lab-style and odd names), and a prefix of a sibling's id names the
+ * sibling even when containers outside share it. */
+static void
+test_prefix_oracle(void **state)
+{
+#define FOREIGN_MAX 200
+	char *foreign[FOREIGN_MAX + 1], *sid, *b, *ans, *t;
+	int nf = 0, wrong = 0, per[16] = { 0 };
+	char amb[2] = "", own[2] = "";
+	long st;
+
+	(void)state;
+	NEED_PROXY();
+	b = body_with("");
+	sid = proxy_create(NULL, b, &st, &ans);
+	free(b);
+	if (sid == NULL)
+		fail_msg("create sibling: HTTP %ld: %s", st, ans);
+	free(ans);
+	own[0] = sid[0];
+	/* containers outside the lab until two share a first hex digit
+	 * (other than the sibling's) and one shares the sibling's */
+	while (nf < FOREIGN_MAX && (amb[0] == '\0' || per[hexval(own[0])] == 0)) {
+		cJSON *labels = cJSON_CreateObject();
+		char *n = xasprintf("%s-out%d", T.run_id, nf);
+		int k;
+
+		cJSON_AddStringToObject(labels, "ares.test", T.run_id);
+		foreign[nf] = engine_create(n, labels, NULL);
+		free(n);
+		k = hexval(foreign[nf][0]);
+		if (++per[k] == 2 && foreign[nf][0] != own[0] && amb[0] == '\0')
+			amb[0] = foreign[nf][0];
+		nf++;
+	}
+	foreign[nf] = NULL;
+	if (amb[0] == '\0' || per[hexval(own[0])] == 0) {
+		sweep();
+		fail_msg("no shared prefixes after %d containers", nf);
+	}
+
+	/* ambiguous, outside, lab-style and odd references */
+	{
+		char pre2[3], pre12[13], *nosuch, *lab, *outname, *enm;
+		char zeros[65], longref[129];
+
+		snprintf(pre2, sizeof pre2, "%.2s", foreign[0]);
+		snprintf(pre12, sizeof pre12, "%.12s", foreign[0]);
+		nosuch = xasprintf("nosuch-%s", T.run_id);
+		lab = xasprintf("ares-%s-gateway", T.run_id);
+		outname = xasprintf("%s-out0", T.run_id);
+		enm = xasprintf("ares-%s-a-x", T.run_id);
+		memset(zeros, '0', 64);
+		zeros[64] = '\0';
+		memset(longref, 'b', 128);
+		longref[128] = '\0';
+		const char *refs[] = { amb, nosuch, foreign[0], pre12, pre2,
+			outname, lab, enm, "_x", "x.-_", "A", "ares-x", zeros,
+			longref };
+		for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++)
+			wrong += expect_missing(refs[i]);
+		/* every other one-digit prefix but the sibling's */
+		for (const char *h = "0123456789abcdef"; *h != '\0'; h++) {
+			char one[2] = { *h, '\0' };
+			if (*h != own[0] && *h != amb[0])
+				wrong += expect_missing(one);
+		}
+		free(nosuch);
+		free(lab);
+		free(outname);
+		free(enm);
+	}
+
+	/* a prefix of the sibling's id names it, whatever else shares it */
+	t = xasprintf("/containers/%s/json", own);
+	ans = proxy_req("GET", t, NULL, &st);
+	free(t);
+	{
+		cJSON *in = cJSON_Parse(ans);
+		bool leak = false;
+
+		for (int i = 0; i < nf; i++)
+			leak |= holds_id(ans, foreign[i]);
+		if (st != 200 || jstr(in, "Id") == NULL ||
+		    strcmp(jstr(in, "Id"), sid) != 0 || leak) {
+			print_message("inspect %s (a prefix of the sibling %.12s, "
+			    "shared outside): HTTP %ld: %.300s\n", own, sid, st, ans);
+			wrong++;
+		}
+		cJSON_Delete(in);
+	}
+	free(ans);
+
+	/* nothing outside was touched */
+	for (int i = 0; i < nf; i++) {
+		cJSON *in = engine_inspect(foreign[i]);
+
+		if (in == NULL) {
+			print_message("the outside container %.12s is gone\n",
+			    foreign[i]);
+			wrong++;
+		}
+		cJSON_Delete(in);
+		free(foreign[i]);
+	}
+	free(sid);
+	sweep();
+	if (wrong > 0)
+		fail_msg("%d wrong answer(s) (%d outside containers, ambiguous "
+		    "prefix %s)", wrong, nf, amb);
+#undef FOREIGN_MAX
+}
+
+/* A sibling the agent named foo is foo to the agent: inspectable,
+ * startable, stoppable, killable and deletable as foo, shown as /foo in
+ * inspect and list, and ares-<run>-a-foo on the engine (a name the agent
+ * itself cannot use).  A sibling made without a name gets one from the
+ * proxy, in the same namespace, which resolves too. */
+static void
+test_sibling_by_name(void **state)
+{
+	static const struct {
+		const char *method, *target;
+		long want;
+		int running;    /* the state after it: 1, 0, -1 gone */
+	} ops[] = {
+		{ "POST", "/containers/foo/start", 204, 1 },
+		{ "POST", "/containers/foo/stop?t=1", 204, 0 },
+		{ "POST", "/v1.41/containers/foo/start", 204, 1 },
+		{ "POST", "/containers/foo/kill?signal=KILL", 204, -2 },
+		{ "DELETE", "/containers/foo?force=1", 204, -1 },
+	};
+	char *b, *ans, *sid, *en, *t, *names;
+	cJSON *in;
+	int wrong = 0;
+	bool leak = false;
+	long st;
+
+	(void)state;
+	NEED_PROXY();
+	b = xasprintf("{\"Image\":\"%s\",\"Cmd\":[\"sleep\",\"300\"],"
+	    "\"StopSignal\":\"KILL\"}", T.image);
+	sid = proxy_create("?name=foo", b, &st, &ans);
+	if (sid == NULL)
+		fail_msg("create ?name=foo: HTTP %ld: %s", st, ans);
+	free(ans);
+
+	in = engine_inspect(sid);
+	assert_non_null(in);
+	en = engine_name_of("foo");
+	if (strcmp(jstr(in, "Name"), en) != 0) {
+		print_message("engine-side name %s (want %s)\n", jstr(in, "Name"),
+		    en);
+		wrong++;
+	}
+	cJSON_Delete(in);
+
+	ans = proxy_req("GET", "/containers/foo/json", NULL, &st);
+	in = cJSON_Parse(ans);
+	if (st != 200 || jstr(in, "Id") == NULL || strcmp(jstr(in, "Id"),
+	    sid) != 0 || jstr(in, "Name") == NULL ||
+	    strcmp(jstr(in, "Name"), "/foo") != 0) {
+		print_message("inspect foo: HTTP %ld: %.300s (want Name /foo)\n",
+		    st, ans);
+		wrong++;
+	}
+	cJSON_Delete(in);
+	free(ans);
+	names = listed_names(sid, NULL, &leak);
+	if (names == NULL || strcmp(names, "[\"/foo\"]") != 0) {
+		print_message("list: Names %s (want [\"/foo\"])\n",
+		    names ? names : "(not listed)");
+		wrong++;
+	}
+	free(names);
+	/* the engine-side name is not the agent's */
+	wrong += expect_missing(en + 1);
+
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+		ans = proxy_req(ops[i].method, ops[i].target, NULL, &st);
+		if (st != ops[i].want) {
+			print_message("%s %s: HTTP %ld: %.300s (want %ld)\n",
+			    ops[i].method, ops[i].target, st, ans, ops[i].want);
+			wrong++;
+		}
+		free(ans);
+		in = engine_inspect(sid);
+		if (ops[i].running == -1 ? in != NULL : in == NULL ||
+		    (ops[i].running >= 0 &&
+		    docker_inspect_running(in) != (ops[i].running == 1))) {
+			print_message("after %s %s: the sibling is %s\n",
+			    ops[i].method, ops[i].target, in == NULL ? "gone" :
+			    docker_inspect_running(in) ? "running" : "not running");
+			wrong++;
+		}
+		cJSON_Delete(in);
+	}
+	free(sid);
+	free(en);
+
+	/* no name given: the proxy names it, and that name resolves */
+	sid = proxy_create(NULL, b, &st, &ans);
+	free(b);
+	if (sid == NULL)
+		fail_msg("create: HTTP %ld: %s", st, ans);
+	free(ans);
+	t = xasprintf("/containers/%s/json", sid);
+	ans = proxy_req("GET", t, NULL, &st);
+	free(t);
+	in = cJSON_Parse(ans);
+	if (st != 200 || jstr(in, "Name") == NULL || jstr(in, "Name")[0] != '/' ||
+	    strstr(jstr(in, "Name"), "ares-") != NULL) {
+		print_message("inspect of an unnamed sibling: HTTP %ld: %.300s\n",
+		    st, ans);
+		wrong++;
+	} else {
+		const char *n = jstr(in, "Name") + 1;
+		char *t2 = xasprintf("/containers/%s/json", n);
+		char *a2 = proxy_req("GET", t2, NULL, &st);
+		cJSON *i2 = cJSON_Parse(a2), *ei = engine_inspect(sid);
+
+		en = engine_name_of(n);
+		if (st != 200 || jstr(i2, "Id") == NULL ||
+		    strcmp(jstr(i2, "Id"), sid) != 0 || ei == NULL ||
+		    strcmp(jstr(ei, "Name"), en) != 0) {
+			print_message("inspect %s: HTTP %ld: %.200s; engine-side "
+			    "%s (want %s)\n", n, st, a2, ei ? jstr(ei, "Name") :
+			    "(gone)", en);
+			wrong++;
+		}
+		free(en);
+		cJSON_Delete(ei);
+		cJSON_Delete(i2);
+		free(a2);
+		free(t2);
+	}
+	cJSON_Delete(in);
+	free(ans);
+	free(sid);
+	sweep();
+	if (wrong > 0)
+		fail_msg("%d wrong answer(s) for a sibling by its name", wrong);
+}
+
+/* An engine error on a sibling is answered in the proxy's words (the
+ * engine's text can name host paths, runtime internals, ids); the engine's
+ * status and text are in the docker_api event. */
+static void
+test_errors_composed(void **state)
+{
+	static const char *const engine_words[] = { "OCI", "runc", "exec",
+		"no such file", "/var/lib/docker", "containerd", "no-such-binary",
+		"Stop the container", "running container" };
+	char *b, *ans, *bad, *run, *t;
+	cJSON *lines;
+	int wrong = 0, start_st = 0;
+	long st;
+
+	(void)state;
+	NEED_PROXY();
+	b = body_with(",\"Entrypoint\":[\"/no-such-binary\"]");
+	bad = proxy_create(NULL, b, &st, &ans);
+	free(b);
+	if (bad == NULL)
+		fail_msg("create: HTTP %ld: %s", st, ans);
+	free(ans);
+	t = xasprintf("/containers/%s/start", bad);
+	ans = proxy_req("POST", t, NULL, &st);
+	free(t);
+	start_st = (int)st;
+	if (st < 400)
+		fail_msg("start of a sibling with no such binary: HTTP %ld", st);
+	for (size_t i = 0; i < sizeof engine_words / sizeof engine_words[0]; i++)
+		if (strstr(ans, engine_words[i]) != NULL) {
+			print_message("start: HTTP %ld: %.300s holds the engine's "
+			    "\"%s\"\n", st, ans, engine_words[i]);
+			wrong++;
+			break;
+		}
+	free(ans);
+
+	/* a running sibling removed without force: the engine's 409 */
+	b = body_with("");
+	run = proxy_create(NULL, b, &st, &ans);
+	free(b);
+	if (run == NULL)
+		fail_msg("create: HTTP %ld: %s", st, ans);
+	free(ans);
+	t = xasprintf("/containers/%s/start", run);
+	free(proxy_req("POST", t, NULL, &st));
+	free(t);
+	assert_int_equal(st, 204);
+	t = xasprintf("/containers/%s", run);
+	ans = proxy_req("DELETE", t, NULL, &st);
+	free(t);
+	if (st != 409) {
+		print_message("DELETE a running sibling: HTTP %ld: %.300s (want "
+		    "409)\n", st, ans);
+		wrong++;
+	}
+	for (size_t i = 0; i < sizeof engine_words / sizeof engine_words[0]; i++)
+		if (strstr(ans, engine_words[i]) != NULL) {
+			print_message("DELETE: HTTP %ld: %.300s holds the engine's "
+			    "\"%s\"\n", st, ans, engine_words[i]);
+			wrong++;
+			break;
+		}
+	free(ans);
+
+	/* the engine's words are in the events */
+	lines = chain_lines();
+	{
+		char *p = xasprintf("/containers/%s/start", bad);
+		if (engine_event(lines, p, start_st, start_st,
+		    "no-such-binary") == NULL) {
+			print_message("no event with the engine's start error\n");
+			wrong++;
+		}
+		free(p);
+		p = xasprintf("/containers/%s", run);
+		if (engine_event(lines, p, 409, 409, "running") == NULL) {
+			print_message("no event with the engine's 409\n");
+			wrong++;
+		}
+		free(p);
+	}
+	cJSON_Delete(lines);
+	free(bad);
+	free(run);
+	sweep();
+	if (wrong > 0)
+		fail_msg("%d answer(s) passed the engine's own words", wrong);
+}
+
 /* Finding 4: OOM tweaks, a huge /dev/shm, an exec tmpfs, devices and
  * limits over the caps are refused, and recorded as refused; limits
  * within the caps are honoured. */
@@ -1159,6 +1778,10 @@ main(void)
 		cmocka_unit_test(test_benign_create),
 		cmocka_unit_test(test_name_prefix_race),
 		cmocka_unit_test(test_lab_container_hidden),
+		cmocka_unit_test(test_foreign_name),
+		cmocka_unit_test(test_prefix_oracle),
+		cmocka_unit_test(test_sibling_by_name),
+		cmocka_unit_test(test_errors_composed),
 		cmocka_unit_test(test_unconfined_refused),
 		cmocka_unit_test(test_sibling_cap),
 		cmocka_unit_test(test_nothing_left),

@@ -440,8 +440,11 @@ static void test_query(void **state)
 		{ DP_LIST, "All=1", NULL, "unknown query parameter \"All\"" },
 		{ DP_LIST, "all", NULL, "no value" },
 		{ DP_LIST, "all=1&", NULL, "empty" },
-		{ DP_CREATE, "name=helper_1.a-b", "?name=helper_1.a-b", NULL },
-		{ DP_CREATE, "name=3a7bd3e2360a", "?name=3a7bd3e2360a", NULL },
+		{ DP_CREATE, "name=helper_1.a-b", "?name=ares-" RUN "-a-helper_1.a-b",
+		  NULL },
+		{ DP_CREATE, "name=3a7bd3e2360a", "?name=ares-" RUN "-a-3a7bd3e2360a",
+		  NULL },
+		{ DP_CREATE, "name=a", "?name=ares-" RUN "-a-a", NULL },
 		{ DP_CREATE, "name=ares-gateway", NULL, "\"name\"" },
 		{ DP_CREATE, "name=ARES-x", NULL, "\"name\"" },
 		{ DP_CREATE, "name=a%2Fb", NULL, "\"name\"" },
@@ -449,7 +452,8 @@ static void test_query(void **state)
 		{ DP_CREATE, "name=.x", NULL, "\"name\"" },
 		{ DP_CREATE, "name=", NULL, "\"name\"" },
 		{ DP_CREATE, "platform=linux", NULL, "\"platform\"" },
-		{ DP_CREATE, "n%61me=x1", "?name=x1", NULL },
+		{ DP_CREATE, "n%61me=x1", "?name=ares-" RUN "-a-x1", NULL },
+		{ DP_CREATE, "name=_x", NULL, "\"name\"" },
 		{ DP_CREATE, "name=x%zz", NULL, "\"name\"" },
 		{ DP_KILL, "signal=9", "?signal=SIGKILL", NULL },
 		{ DP_KILL, "signal=KILL", "?signal=SIGKILL", NULL },
@@ -478,7 +482,8 @@ static void test_query(void **state)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct errbuf e = { 0 };
-		char *q = dockerproxy_compose_query(cases[i].r, cases[i].in, &e);
+		char *q = dockerproxy_compose_query(cases[i].r, cases[i].in, RUN,
+		    &e);
 		if (cases[i].out) {
 			if (!q)
 				fail_msg("#%zu %s: refused: %s", i, cases[i].in, e.msg);
@@ -498,7 +503,218 @@ static void test_query(void **state)
 	memset(longq + 5, 'a', DOCKERPROXY_QVALUE_MAX + 1);
 	longq[5 + DOCKERPROXY_QVALUE_MAX + 1] = '\0';
 	struct errbuf e = { 0 };
-	assert_null(dockerproxy_compose_query(DP_CREATE, longq, &e));
+	assert_null(dockerproxy_compose_query(DP_CREATE, longq, RUN, &e));
+	/* a name of 64 bytes is the longest */
+	longq[5 + DOCKERPROXY_NAME_MAX] = '\0';
+	char *q = dockerproxy_compose_query(DP_CREATE, longq, RUN, &e);
+	assert_non_null(q);
+	assert_int_equal(strlen(q), 6 + 5 + strlen(RUN) + 3 + DOCKERPROXY_NAME_MAX);
+	free(q);
+	longq[5 + DOCKERPROXY_NAME_MAX] = 'a';
+	longq[5 + DOCKERPROXY_NAME_MAX + 1] = '\0';
+	assert_null(dockerproxy_compose_query(DP_CREATE, longq, RUN, &e));
+	/* a run id that makes no engine name: no name at all */
+	assert_null(dockerproxy_compose_query(DP_CREATE, "name=x", "bad/run", &e));
+}
+
+/* ---- names: the run's namespace ------------------------------------- */
+
+static void test_names(void **state)
+{
+	(void)state;
+	char en[DOCKERPROXY_ENGINE_NAME_MAX + 1];
+	/* the agent's grammar, unchanged */
+	static const char *const ok[] = { "a", "foo", "helper_1.a-b", "3a7bd3e2",
+		"A-", "x..", "sibling-0123456789ab", "Ares", "ares_x", "aresx" };
+	static const char *const bad[] = { "", "_x", ".x", "-x", "a/b", "a b",
+		"ares-x", "ARES-x", "Ares-gateway", "x\xc5\xbf", "x%2e" };
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		if (!dockerproxy_name_ok(ok[i]))
+			fail_msg("name \"%s\" refused", ok[i]);
+		assert_true(dockerproxy_engine_name(RUN, ok[i], en));
+		char *want = xasprintf("ares-" RUN "-a-%s", ok[i]);
+		assert_string_equal(en, want);
+		free(want);
+		/* and back, with and without the engine's slash */
+		assert_string_equal(dockerproxy_agent_name(RUN, en), ok[i]);
+		char *slashed = xasprintf("/%s", en);
+		assert_string_equal(dockerproxy_agent_name(RUN, slashed), ok[i]);
+		free(slashed);
+		/* another run's namespace is not ours */
+		assert_null(dockerproxy_agent_name("run-4", en));
+		assert_null(dockerproxy_agent_name("run-421", en));
+		assert_null(dockerproxy_agent_name("un-42", en));
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (dockerproxy_name_ok(bad[i]))
+			fail_msg("name \"%s\" accepted", bad[i]);
+		assert_false(dockerproxy_engine_name(RUN, bad[i], en));
+		assert_string_equal(en, "");
+	}
+	char longn[DOCKERPROXY_NAME_MAX + 2];
+	memset(longn, 'n', sizeof(longn));
+	longn[DOCKERPROXY_NAME_MAX] = '\0';
+	assert_true(dockerproxy_engine_name(RUN, longn, en));
+	longn[DOCKERPROXY_NAME_MAX] = 'n';
+	longn[DOCKERPROXY_NAME_MAX + 1] = '\0';
+	assert_false(dockerproxy_name_ok(longn));
+	/* the longest run id and name fit */
+	char longr[DOCKERPROXY_RUN_ID_MAX + 2];
+	memset(longr, 'r', sizeof(longr));
+	longr[DOCKERPROXY_RUN_ID_MAX] = '\0';
+	longn[DOCKERPROXY_NAME_MAX] = '\0';
+	assert_true(dockerproxy_engine_name(longr, longn, en));
+	assert_int_equal(strlen(en), DOCKERPROXY_ENGINE_NAME_MAX);
+	assert_string_equal(dockerproxy_agent_name(longr, en), longn);
+	longr[DOCKERPROXY_RUN_ID_MAX] = 'r';
+	longr[DOCKERPROXY_RUN_ID_MAX + 1] = '\0';
+	assert_false(dockerproxy_run_id_ok(longr));
+	assert_false(dockerproxy_engine_name(longr, "x", en));
+
+	/* run ids: the engine's grammar, and no namespace inside another */
+	static const char *const rok[] = { RUN, "20260101-120000-deadbeef",
+		"dproxy-0123456789ab", "x", "x-ab", "x-a.", "a-x", "x_a-" };
+	static const char *const rbad[] = { "", "_x", "-x", ".x", "x/y", "x y",
+		"x-a", "x-a-y", "a-a-a" };
+	for (size_t i = 0; i < sizeof(rok) / sizeof(rok[0]); i++)
+		if (!dockerproxy_run_id_ok(rok[i]))
+			fail_msg("run id \"%s\" refused", rok[i]);
+	for (size_t i = 0; i < sizeof(rbad) / sizeof(rbad[0]); i++) {
+		if (dockerproxy_run_id_ok(rbad[i]))
+			fail_msg("run id \"%s\" accepted", rbad[i]);
+		assert_false(dockerproxy_engine_name(rbad[i], "x", en));
+	}
+	/* e.g. run "x" with name "a-y" and run "x-a" with name "y" would both
+	 * be ares-x-a-a-y: the second run id is refused */
+	assert_true(dockerproxy_engine_name("x", "a-y", en));
+	assert_string_equal(en, "ares-x-a-a-y");
+	assert_false(dockerproxy_engine_name("x-a", "y", en));
+
+	/* lab containers and foreign names are no agent names */
+	static const char *const notours[] = { "/ares-" RUN "-gateway",
+		"/ares-" RUN "-agent", "/ares-" RUN "-dockerproxy", "/ares-" RUN "-a-",
+		"/ares-" RUN "-a-ares-x", "/ares-" RUN "-a-_x", "/ares-" RUN "a-x",
+		"/ares-" RUN, "/foo", "//ares-" RUN "-a-x", "ares-" RUN "-b-x", "" };
+	for (size_t i = 0; i < sizeof(notours) / sizeof(notours[0]); i++)
+		if (dockerproxy_agent_name(RUN, notours[i]))
+			fail_msg("\"%s\" taken for an agent name", notours[i]);
+	assert_null(dockerproxy_agent_name(RUN, NULL));
+	assert_null(dockerproxy_agent_name("bad/run", "ares-bad/run-a-x"));
+}
+
+/* An id prefix names a sibling only when exactly one of this run's
+ * agent-made containers has it. */
+static void test_prefix_match(void **state)
+{
+	(void)state;
+	cJSON *ours = cJSON_Parse("[{\"Id\":\"" "ab12" "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaa\"},{\"Id\":\"ab34bbbbbbbbbbbbbbbbbbbbbbbb"
+	    "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\"},{\"Id\":\"c0ffee\"},"
+	    "{\"Id\":7},{}]");
+	assert_non_null(ours);
+	const char *idA = cJSON_GetArrayItem(ours, 0)->child->valuestring;
+	const char *idB = cJSON_GetArrayItem(ours, 1)->child->valuestring;
+	assert_ptr_equal(dockerproxy_prefix_match(ours, "ab1"), idA);
+	assert_ptr_equal(dockerproxy_prefix_match(ours, "ab3"), idB);
+	assert_ptr_equal(dockerproxy_prefix_match(ours, idA), idA);
+	static const char *const none[] = { "a", "ab", "", "c0ffee", "c", "AB12",
+		"ab1g", "ab12 ", "x", "ab12-" };
+	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+		if (dockerproxy_prefix_match(ours, none[i]))
+			fail_msg("\"%s\" matched", none[i]);
+	/* longer than an id */
+	char *longer = xasprintf("%s0", idA);
+	assert_null(dockerproxy_prefix_match(ours, longer));
+	free(longer);
+	/* the same id twice (a list that repeats) is still one container */
+	cJSON_AddItemToArray(ours, cJSON_Duplicate(cJSON_GetArrayItem(ours, 0),
+	    true));
+	assert_ptr_equal(dockerproxy_prefix_match(ours, "ab1"), idA);
+	assert_null(dockerproxy_prefix_match(NULL, "ab1"));
+	cJSON_Delete(ours);
+}
+
+/* The answers to a reference that names nothing of the run, and to an
+ * engine error, are composed from the route and status alone. */
+static void test_answer_errors(void **state)
+{
+	(void)state;
+	static const enum dockerproxy_route percont[] = { DP_INSPECT, DP_START,
+		DP_KILL, DP_STOP, DP_DELETE };
+	static const long statuses[] = { 0, 1, 199, 400, 404, 409, 500, 503, 599,
+		600, -1 };
+	cJSON *o = dockerproxy_answer_missing("a");
+	char *s = cJSON_PrintUnformatted(o);
+	assert_string_equal(s, "{\"message\":\"No such container: a\"}");
+	free(s);
+	cJSON_Delete(o);
+	/* bounded, sanitised */
+	char longref[600];
+	memset(longref, 'r', sizeof(longref) - 1);
+	longref[sizeof(longref) - 1] = '\0';
+	longref[3] = '\x1b';
+	o = dockerproxy_answer_missing(longref);
+	s = cJSON_PrintUnformatted(o);
+	assert_true(strlen(s) < DOCKERPROXY_ID_MAX + 48);
+	assert_null(strchr(s, '\x1b'));
+	free(s);
+	cJSON_Delete(o);
+
+	for (size_t r = 0; r < sizeof(percont) / sizeof(percont[0]); r++)
+		for (size_t k = 0; k < sizeof(statuses) / sizeof(statuses[0]); k++) {
+			int st = -7;
+			o = dockerproxy_answer_error(percont[r], statuses[k], "foo",
+			    &st);
+			s = cJSON_PrintUnformatted(o);
+			const char *m = cJSON_GetObjectItemCaseSensitive(o,
+			    "message")->valuestring;
+			long want = statuses[k] < 200 || statuses[k] > 599 ? 502 :
+			    statuses[k];
+			if (st != want)
+				fail_msg("route %d, engine %ld: status %d (want %ld)",
+				    (int)percont[r], statuses[k], st, want);
+			if (want == 404)
+				assert_string_equal(s,
+				    "{\"message\":\"No such container: foo\"}");
+			else if (want == 502)
+				assert_string_equal(m, "ares dockerproxy: the engine did "
+				    "not answer");
+			else {
+				assert_non_null(strstr(m, "ares dockerproxy: "));
+				assert_non_null(strstr(m, "container foo"));
+			}
+			free(s);
+			cJSON_Delete(o);
+		}
+	/* create: 409 names the agent's name and no id */
+	int st;
+	o = dockerproxy_answer_error(DP_CREATE, 409, "foo", &st);
+	assert_int_equal(st, 409);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(o,
+	    "message")->valuestring, "Conflict. The container name \"/foo\" is "
+	    "already in use by another container of this lab. You have to remove "
+	    "that container to be able to reuse that name.");
+	cJSON_Delete(o);
+	o = dockerproxy_answer_error(DP_CREATE, 500, "foo", &st);
+	assert_int_equal(st, 500);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(o,
+	    "message")->valuestring, "ares dockerproxy: the engine could not "
+	    "create the container (HTTP 500)");
+	cJSON_Delete(o);
+	o = dockerproxy_answer_error(DP_CREATE, 0, "foo", &st);
+	assert_int_equal(st, 502);
+	cJSON_Delete(o);
+	o = dockerproxy_answer_error(DP_VERSION, 503, NULL, &st);
+	assert_int_equal(st, 503);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(o,
+	    "message")->valuestring, "ares dockerproxy: the engine could not "
+	    "answer (HTTP 503)");
+	cJSON_Delete(o);
+	/* the delete 409 says what to do */
+	o = dockerproxy_answer_error(DP_DELETE, 409, "foo", &st);
+	assert_non_null(strstr(cJSON_GetObjectItemCaseSensitive(o,
+	    "message")->valuestring, "force=1"));
+	cJSON_Delete(o);
 }
 
 /* ---- answers -------------------------------------------------------- */
@@ -508,7 +724,8 @@ static void test_query(void **state)
 #define ID_C "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
 
 static const char inspect_agent[] =
-	"{\"Id\":\"" ID_A "\",\"Name\":\"/helper\",\"Created\":\"2026-01-01T00:00:00Z\","
+	"{\"Id\":\"" ID_A "\",\"Name\":\"/ares-" RUN "-a-helper\","
+	"\"Created\":\"2026-01-01T00:00:00Z\","
 	"\"Path\":\"sh\",\"Args\":[\"-c\",\"id\"],"
 	"\"State\":{\"Status\":\"running\",\"Running\":true,\"Paused\":false,"
 	"\"Restarting\":false,\"OOMKilled\":false,\"Dead\":false,\"Pid\":4242,"
@@ -530,7 +747,7 @@ static void test_answer_inspect(void **state)
 	(void)state;
 	cJSON *in = cJSON_Parse(inspect_agent);
 	assert_non_null(in);
-	cJSON *o = dockerproxy_answer_inspect(in);
+	cJSON *o = dockerproxy_answer_inspect(in, RUN);
 	char *s = cJSON_PrintUnformatted(o);
 	assert_string_equal(s, "{\"Id\":\"" ID_A "\",\"Name\":\"/helper\","
 	    "\"Created\":\"2026-01-01T00:00:00Z\",\"State\":{\"Status\":\"running\","
@@ -546,8 +763,24 @@ static void test_answer_inspect(void **state)
 	assert_null(strstr(s, "secret-env"));
 	assert_null(strstr(s, "/var/lib/docker"));
 	assert_null(strstr(s, "4242"));
+	assert_null(strstr(s, "ares-" RUN));  /* the engine-side name */
 	free(s);
 	cJSON_Delete(o);
+	/* a name outside the run's namespace is not shown */
+	static const char *const foreign_names[] = { "/helper", "/ares-run-43-a-x",
+		"/ares-" RUN "-gateway", "/ares-" RUN "-a-", "ares-" RUN "-a-_x" };
+	for (size_t i = 0; i < sizeof(foreign_names) / sizeof(foreign_names[0]);
+	    i++) {
+		cJSON *c = cJSON_Duplicate(in, true);
+		cJSON_ReplaceItemInObjectCaseSensitive(c, "Name",
+		    cJSON_CreateString(foreign_names[i]));
+		o = dockerproxy_answer_inspect(c, RUN);
+		if (cJSON_GetObjectItemCaseSensitive(o, "Name"))
+			fail_msg("%s shown as %s", foreign_names[i],
+			    cJSON_GetObjectItemCaseSensitive(o, "Name")->valuestring);
+		cJSON_Delete(o);
+		cJSON_Delete(c);
+	}
 
 	/* ownership: only agent-made containers of this run */
 	const char *why = NULL;
@@ -581,7 +814,8 @@ static void test_answer_list(void **state)
 {
 	(void)state;
 	const char *list = "["
-	    "{\"Id\":\"" ID_A "\",\"Names\":[\"/helper\"],\"Image\":\"" IMG "\","
+	    "{\"Id\":\"" ID_A "\",\"Names\":[\"/ares-" RUN "-a-helper\"],"
+	    "\"Image\":\"" IMG "\","
 	    "\"ImageID\":\"sha256:1\",\"Command\":\"sh -c id\",\"Created\":5,"
 	    "\"Ports\":[],\"Labels\":{\"ares.run\":\"" RUN "\",\"ares.origin\":"
 	    "\"agent\"},\"State\":\"running\",\"Status\":\"Up 1 second\","
@@ -594,7 +828,8 @@ static void test_answer_list(void **state)
 	    "{\"Id\":\"short\",\"Labels\":{\"ares.run\":\"" RUN "\","
 	    "\"ares.origin\":\"agent\"}},"
 	    "{\"Id\":\"" ID_C "\"},"
-	    "{\"Id\":\"" ID_B "\",\"Names\":[\"/x\"],\"Labels\":{\"ares.run\":\"" RUN
+	    "{\"Id\":\"" ID_B "\",\"Names\":[\"/x\",\"/ares-" RUN "-a-x\","
+	    "\"/ares-run-43-a-y\",7],\"Labels\":{\"ares.run\":\"" RUN
 	    "\",\"ares.origin\":\"agent\"},\"State\":\"exited\"}]";
 	cJSON *j = cJSON_Parse(list);
 	cJSON *o = dockerproxy_answer_list(j, RUN);
@@ -780,6 +1015,9 @@ int main(void)
 		cmocka_unit_test(test_create_refused),
 		cmocka_unit_test(test_reason_bounded),
 		cmocka_unit_test(test_query),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_prefix_match),
+		cmocka_unit_test(test_answer_errors),
 		cmocka_unit_test(test_answer_inspect),
 		cmocka_unit_test(test_answer_list),
 		cmocka_unit_test(test_answer_images_version),
