@@ -708,16 +708,19 @@ static void *conn_thread(void *arg)
 		struct addr_stat *a = addr_stat_locked(t, t->slots[c->slot].addr);
 		if (a)
 			a->write_timeouts++;
+		t->slots[c->slot].used = false;
 		pthread_mutex_unlock(&t->mu);
 	} else {
+		/* the place is free before the peer sees the end of the
+		 * answer: a client that reconnects at once is not refused for
+		 * the connection it just finished */
+		pthread_mutex_lock(&t->mu);
+		t->slots[c->slot].used = false;
+		pthread_mutex_unlock(&t->mu);
 		shutdown(c->fd, SHUT_WR);
 	}
 	if (rc == -408 || wrc < 0)
 		overload_flush(s);
-
-	pthread_mutex_lock(&t->mu);
-	t->slots[c->slot].used = false;
-	pthread_mutex_unlock(&t->mu);
 	close(c->fd);
 	__atomic_sub_fetch(&s->active, 1, __ATOMIC_SEQ_CST);
 	free(c);

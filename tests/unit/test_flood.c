@@ -380,6 +380,10 @@ static void test_gateway_parse_memory(void **state)
 			}
 			ok += got > 12 && memcmp(buf, "HTTP/1.1 502", 12) == 0;
 			late += got > 12 && memcmp(buf, "HTTP/1.1 408", 12) == 0;
+			if (got <= 12 || (memcmp(buf, "HTTP/1.1 502", 12) != 0 &&
+			    memcmp(buf, "HTTP/1.1 408", 12) != 0))
+				printf("round %d conn %d: %.12s (%zu bytes)\n", round,
+				    i, got > 12 ? buf : "-", got);
 			close(fds[i]);
 		}
 		/* every request answered: parsed and forwarded (502, the model
