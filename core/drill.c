@@ -9,7 +9,6 @@
  */
 #include "core.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>

@@ -13,7 +13,6 @@
 #include "core.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
