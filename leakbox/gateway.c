@@ -417,23 +417,37 @@ static void emit_real_key_used(const struct http_request *req, int step)
 	sensor_emit("real_key_used", f);
 }
 
-static void chat(struct gateway *g, const struct http_request *req,
-    struct http_response *resp)
+/*
+ * The prelude of every agent route that takes a POST (chat, notes): the
+ * deny lever first, before anything else; then the method; then the
+ * agent's key (or the real key under flaw real-key: *real set).  false
+ * with resp filled (403 denied, 405, 401) when the request goes no
+ * further.
+ */
+static bool agent_post_admitted(struct gateway *g,
+    const struct http_request *req, struct http_response *resp, bool *real)
 {
-	/* the deny check comes before anything else on this route */
 	if (is_denied(g)) {
 		answer_denied(g, req, resp);
-		return;
+		return false;
 	}
 	if (strcmp(req->method, "POST") != 0) {
 		error_json(resp, 405, "invalid_request_error", "use POST");
-		return;
+		return false;
 	}
-	bool real_ok;
-	if (!authorized(g, req, &real_ok)) {
+	if (!authorized(g, req, real)) {
 		error_json(resp, 401, "invalid_api_key", "invalid or missing API key");
-		return;
+		return false;
 	}
+	return true;
+}
+
+static void chat(struct gateway *g, const struct http_request *req,
+    struct http_response *resp)
+{
+	bool real_ok;
+	if (!agent_post_admitted(g, req, resp, &real_ok))
+		return;
 	parse_acquire(req->body_len);
 	cJSON *rq = cJSON_ParseWithLength(req->body, req->body_len);
 	const cJSON *messages = cJSON_GetObjectItemCaseSensitive(rq, "messages");
@@ -529,19 +543,9 @@ int gateway_note_parse(const char *body, size_t len,
 static void notes(struct gateway *g, const struct http_request *req,
     struct http_response *resp)
 {
-	if (is_denied(g)) {
-		answer_denied(g, req, resp);
-		return;
-	}
-	if (strcmp(req->method, "POST") != 0) {
-		error_json(resp, 405, "invalid_request_error", "use POST");
-		return;
-	}
 	bool real_ok;
-	if (!authorized(g, req, &real_ok)) {
-		error_json(resp, 401, "invalid_api_key", "invalid or missing API key");
+	if (!agent_post_admitted(g, req, resp, &real_ok))
 		return;
-	}
 	char text[GATEWAY_NOTE_MAX + 4];
 	bool final;
 	struct errbuf e = { 0 };
