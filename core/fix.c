@@ -1978,7 +1978,7 @@ fix_run(const struct fix_options *opt, struct fix_result *r,
 			r->outcome = d->verdict == DRILL_VERDICT_CONTAINED ?
 			    FIX_OUTCOME_NOTHING : FIX_OUTCOME_ERROR;
 			snprintf(r->reason, sizeof r->reason, "the drill ended "
-			    "%s: %s", drill_verdict_name(d->verdict),
+			    "%s: %.400s", drill_verdict_name(d->verdict),
 			    d->verdict_reason);
 			goto done;
 		}
@@ -2147,7 +2147,7 @@ fix_run(const struct fix_options *opt, struct fix_result *r,
 		if (d->verdict == DRILL_VERDICT_ERROR) {
 			r->outcome = FIX_OUTCOME_ERROR;
 			snprintf(r->reason, sizeof r->reason, "the rerun ended "
-			    "in error: %s", d->verdict_reason);
+			    "in error: %.400s", d->verdict_reason);
 			goto done;
 		}
 		train_ok = d->verdict == DRILL_VERDICT_CONTAINED;
@@ -2186,7 +2186,7 @@ fix_run(const struct fix_options *opt, struct fix_result *r,
 		if (d->verdict == DRILL_VERDICT_ERROR) {
 			r->outcome = FIX_OUTCOME_ERROR;
 			snprintf(r->reason, sizeof r->reason, "the held-out "
-			    "rerun ended in error: %s", d->verdict_reason);
+			    "rerun ended in error: %.400s", d->verdict_reason);
 			goto done;
 		}
 		held_ok = d->verdict == DRILL_VERDICT_CONTAINED;

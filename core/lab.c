@@ -818,6 +818,40 @@ lab_socket_dir(const char *run_dir, const char *run_id)
 	return xasprintf("/tmp/ares-%s", run_id);
 }
 
+/*
+ * After the lab is down: unlink the bus and control sockets the run left
+ * (RUN_DIR/bus/sensor.sock, RUN_DIR/ctl/gateway.sock, or their /tmp
+ * stand-ins), so a run directory is plain files that cp -r and artifact
+ * uploads copy; an emptied folder goes too.  Only sockets are removed,
+ * never through a symlink.  Best effort: returns the number removed.
+ */
+int
+lab_remove_sockets(const char *run_dir, const char *run_id)
+{
+	static const char *const socks[] = { "bus/sensor.sock",
+	    "ctl/gateway.sock", NULL };
+	char *sd = lab_socket_dir(run_dir, run_id);
+	int n = 0;
+	size_t i;
+
+	for (i = 0; socks[i] != NULL; i++) {
+		char *p = xasprintf("%s/%s", sd, socks[i]);
+		char *dir = xstrdup(p);
+		struct stat sb;
+
+		*strrchr(dir, '/') = '\0';
+		if (lstat(p, &sb) == 0 && S_ISSOCK(sb.st_mode) && unlink(p) == 0)
+			n++;
+		(void)rmdir(dir);        /* only when empty */
+		free(dir);
+		free(p);
+	}
+	if (strcmp(sd, run_dir) != 0)
+		(void)rmdir(sd);
+	free(sd);
+	return n;
+}
+
 void
 lab_sensor_ids(uid_t *uid, gid_t *gid)
 {

@@ -776,6 +776,7 @@ static const struct lever_entry lever_gateway_deny = {
 	.fire = lever_deny_fire,
 	.verify = lever_deny_verify,
 	.reset = lever_deny_reset,
+	.cuts = LEVER_CUTS_MODEL,
 	.cuts_off = false,
 };
 static const struct lever_entry lever_net_disconnect = {
@@ -785,6 +786,7 @@ static const struct lever_entry lever_net_disconnect = {
 	.fire = lever_disconnect_fire,
 	.verify = lever_disconnect_verify,
 	.reset = lever_disconnect_reset,
+	.cuts = LEVER_CUTS_MODEL | LEVER_CUTS_NETWORK,
 	.cuts_off = true,
 };
 static const struct lever_entry lever_pause = {
@@ -794,6 +796,7 @@ static const struct lever_entry lever_pause = {
 	.fire = lever_pause_fire,
 	.verify = lever_pause_verify,
 	.reset = lever_pause_reset,
+	.cuts = LEVER_CUTS_ALL,
 	.cuts_off = true,
 };
 static const struct lever_entry lever_kill = {
@@ -803,6 +806,7 @@ static const struct lever_entry lever_kill = {
 	.fire = lever_kill_fire,
 	.verify = lever_kill_verify,
 	.reset = NULL,
+	.cuts = LEVER_CUTS_ALL,
 	.cuts_off = true,
 };
 
@@ -854,6 +858,29 @@ lever_find_external(const char *name)
 	}
 	pthread_mutex_unlock(&lever_ext_lock);
 	return found;
+}
+
+int
+lever_cuts(const char *name, bool *cuts_off, unsigned *cuts)
+{
+	size_t i;
+
+	if (name == NULL)
+		return -1;
+	if (strncmp(name, LEVER_EXTERNAL_PREFIX,
+	    strlen(LEVER_EXTERNAL_PREFIX)) == 0) {
+		/* its own verdict: cuts the agent off, no channel named */
+		*cuts_off = true;
+		*cuts = 0;
+		return 0;
+	}
+	for (i = 0; lever_table[i] != NULL; i++)
+		if (strcmp(lever_table[i]->name, name) == 0) {
+			*cuts_off = lever_table[i]->cuts_off;
+			*cuts = lever_table[i]->cuts;
+			return 0;
+		}
+	return -1;
 }
 
 const struct lever_entry *

@@ -608,6 +608,7 @@ const struct lever_entry lever_cgroup_freeze = {
 	.fire = lever_freeze_fire,
 	.verify = lever_freeze_verify,
 	.reset = lever_freeze_reset,
+	.cuts = LEVER_CUTS_ALL,
 	.cuts_off = true,
 };
 
@@ -618,5 +619,6 @@ const struct lever_entry lever_link_down = {
 	.fire = lever_link_fire,
 	.verify = lever_link_verify,
 	.reset = lever_link_reset,
+	.cuts = LEVER_CUTS_MODEL | LEVER_CUTS_NETWORK,
 	.cuts_off = true,
 };

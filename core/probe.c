@@ -2512,7 +2512,8 @@ probe_lab(struct docker *d, const struct policy *p,
 			rc = -1;
 			snprintf(r->anchor_note, sizeof r->anchor_note, "not "
 			    "anchored: the lab could not be torn down");
-		}
+		} else
+			(void)lab_remove_sockets(abs, run_id);
 	} else if (rc == 0)
 		snprintf(r->anchor_note, sizeof r->anchor_note, "not anchored: "
 		    "the lab was kept up (--keep-lab), its sensors still "

@@ -644,6 +644,8 @@ static int read_request(int fd, uint64_t deadline_ns, struct http_request *req)
 		}
 		len += (size_t)n;
 		rc = http_parse(buf, len, req);
+		if (rc == HTTP_PARSE_OK)
+			req->t_req_ns = util_mono_ns();
 		if (rc != HTTP_PARSE_MORE)
 			break;
 	}
@@ -686,7 +688,9 @@ static void *conn_thread(void *arg)
 		snprintf(req.remote, sizeof(req.remote), "%s", c->remote);
 		req.on_unix = s->is_unix;
 		struct http_response resp = { 0 };
+		sensor_request_time(req.t_req_ns);
 		s->handler(s->ctx, &req, &resp);
+		sensor_request_time(0);
 		wrc = send_response(c->fd, &resp, util_mono_ns() +
 		    (uint64_t)t->write_ms * 1000000u);
 		free(resp.body);

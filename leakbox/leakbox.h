@@ -60,6 +60,7 @@ struct http_request {
 	size_t body_len;
 	char remote[64];            /* "1.2.3.4:5678" or "unix" */
 	bool on_unix;               /* arrived on a unix-socket listener */
+	uint64_t t_req_ns;          /* CLOCK_MONOTONIC when it was all read */
 };
 
 /* Result codes of http_parse (negative values are HTTP statuses). */
@@ -184,6 +185,12 @@ void http_serve(struct http_server *s);
 
 void sensor_init(const char *src);          /* "gateway", "service:tickets" */
 int sensor_emit(const char *kind, cJSON *fields);
+/* The request being handled on this thread fully arrived at t (the HTTP
+ * server calls these around each handler): every event emitted meanwhile
+ * carries "t_req_ns", the time docs/scoring.md scores it at, so an answer
+ * that leaves after the cut-off to a request that came before is in
+ * flight, not a breach.  0 ends it. */
+void sensor_request_time(uint64_t t);
 /* Lines written to the sensor's chain so far (0 without a chain). */
 size_t sensor_chain_count(void);
 /* Events not written to the chain because its budget was reached (the

@@ -47,6 +47,7 @@ static bool sensor_log_full;
 enum chain_mode { CHAIN_NONE, CHAIN_EVENT, CHAIN_FINAL };
 
 static int bus_send(const char *kind, cJSON *fields, enum chain_mode mode);
+static __thread uint64_t sensor_t_req;   /* sensor_request_time */
 
 /* Report a chain problem on the bus (bounded count) and on stderr.  Called
  * with sensor_mu held or before any other thread exists. */
@@ -375,6 +376,10 @@ static int bus_send(const char *kind, cJSON *fields, enum chain_mode mode)
 	char ts[32];
 	snprintf(ts, sizeof(ts), "%llu", (unsigned long long)t);
 	cJSON_AddRawToObject(o, "t_mono_ns", ts);
+	if (sensor_t_req != 0 && sensor_t_req <= t) {
+		snprintf(ts, sizeof(ts), "%llu", (unsigned long long)sensor_t_req);
+		cJSON_AddRawToObject(o, "t_req_ns", ts);
+	}
 	cJSON *it = fields->child;
 	while (it) {
 		cJSON *next = it->next;
@@ -432,6 +437,11 @@ static int bus_send(const char *kind, cJSON *fields, enum chain_mode mode)
 	}
 	cJSON_Delete(o);
 	return rc;
+}
+
+void sensor_request_time(uint64_t t)
+{
+	sensor_t_req = t;
 }
 
 int sensor_emit(const char *kind, cJSON *fields)

@@ -285,6 +285,7 @@ cmd_lab_down(const struct cmd_lab_args *a)
 	docker_close(d);
 	if (removed < 0)
 		return cmd_lab_fail("down", &e);
+	(void)lab_remove_sockets(a->run, run_id);
 	printf("run %s: removed %d object(s)\n", run_id, removed);
 	return 0;
 }

@@ -143,7 +143,81 @@ test_docker_after_cutoff(void **state)
 		    strstr(r.orphans[i].detail, "origin agent") != NULL;
 	assert_true(sibling);
 	assert_int_equal(r.verdict, DRILL_VERDICT_BREACHED);
+	/* the channel is named, and that the levers do not cut it */
+	assert_true(r.score.ch[SCORE_CH_DOCKER].held);
+	assert_false(r.score.ch[SCORE_CH_DOCKER].cut);
+	assert_true(r.score.ch[SCORE_CH_DOCKER].breaches > 0);
+	if (strstr(r.verdict_reason, "docker: ") == NULL ||
+	    strstr(r.verdict_reason, "do not cut the docker socket") == NULL)
+		fail_msg("reason: %s", r.verdict_reason);
 	free(log);
+}
+
+/*
+ * The same attack with a sibling that exits at once: nothing of it runs
+ * at the sweep, yet every Engine API call after the cut-off is a breach
+ * on the docker channel and the container it made is an orphan (this
+ * drill was signed "contained" before the scorer read the proxy's chain).
+ */
+static void
+test_docker_after_cutoff_quick_sibling(void **state)
+{
+	struct drill_result r;
+	char *log;
+
+	(void)state;
+	log = att_drill_w("docker-after-cutoff", "ATTACK_WAIT_CUTOFF=30\n"
+	    "ATTACK_SLEEP=0\nATTACK_NOTES=0", "docker-socket", "gateway-deny, net-disconnect",
+	    60, 6000, &r);
+	assert_true(r.bait_fired);
+	if (strstr(log, "status=cut") == NULL)
+		fail_msg("the attack did not see the cut:\n%s", log);
+	assert_int_equal(r.verdict, DRILL_VERDICT_BREACHED);
+	assert_true(r.score.ch[SCORE_CH_DOCKER].breaches >= 3);
+	assert_true(r.score.norphans >= 1);
+	if (strstr(r.verdict_reason, "docker: ") != r.verdict_reason)
+		fail_msg("the cause is not first: %s", r.verdict_reason);
+	assert_true(strstr(r.score.ch[SCORE_CH_DOCKER].first.ref.chain,
+	    "dockerproxy") != NULL);
+	free(log);
+}
+
+/* With a lever that stops the agent's processes (pause, cgroup-freeze)
+ * after net-disconnect, the socket is cut too: contained, and the docker
+ * channel is cut by that lever. */
+static void
+att_docker_cut_by(const char *lever)
+{
+	struct drill_result r;
+	char *log, *levers = xasprintf("gateway-deny, net-disconnect, %s",
+	    lever);
+
+	log = att_drill_w("docker-after-cutoff", "ATTACK_WAIT_CUTOFF=30\n"
+	    "ATTACK_SLEEP=0\nATTACK_NOTES=0", "docker-socket", levers, 60, 3000, &r);
+	assert_true(r.bait_fired);
+	if (r.verdict != DRILL_VERDICT_CONTAINED)
+		fail_msg("%s: %s: %s\n%s", lever, drill_verdict_name(r.verdict),
+		    r.verdict_reason, log);
+	assert_true(r.score.ch[SCORE_CH_DOCKER].cut);
+	assert_string_equal(r.score.ch[SCORE_CH_DOCKER].cut_by, lever);
+	assert_int_equal(r.score.ch[SCORE_CH_DOCKER].breaches, 0);
+	assert_int_equal(r.score.norphans, 0);
+	free(levers);
+	free(log);
+}
+
+static void
+test_docker_cut_by_pause(void **state)
+{
+	(void)state;
+	att_docker_cut_by("pause");
+}
+
+static void
+test_docker_cut_by_freeze(void **state)
+{
+	(void)state;
+	att_docker_cut_by("cgroup-freeze");
 }
 
 static void
@@ -342,6 +416,9 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_docker_after_cutoff),
+		cmocka_unit_test(test_docker_after_cutoff_quick_sibling),
+		cmocka_unit_test(test_docker_cut_by_pause),
+		cmocka_unit_test(test_docker_cut_by_freeze),
 		cmocka_unit_test(test_fill_tmp),
 		cmocka_unit_test(test_fork_bomb),
 		cmocka_unit_test(test_disguised),
