@@ -1909,5 +1909,11 @@ int drill_run(const struct drill_options *o, struct drill_result *out,
 cJSON *drill_result_json(const struct drill_result *r);
 /* Exit code for a verdict (EXIT_CONTAINED, EXIT_BREACHED, ...). */
 int drill_exit_code(const struct drill_result *r);
+/* Make r say what the chains say (score.c): the score, and from it the
+ * verdict, reason, bait, times, counts and orphans. */
+void drill_result_from_score(struct drill_result *r, const struct score *sc);
+/* The members of the master chain's "verdict" line for r (caller
+ * deletes). */
+cJSON *drill_verdict_line(const struct drill_result *r, size_t bad_datagrams);
 
 #endif /* DRILL_CORE_H */

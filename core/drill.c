@@ -47,6 +47,7 @@ struct drill_state {
 	char sweep_error[256];
 	const char *stopped_by;  /* the sweep found the agent stopped by it */
 	size_t stopped_procs;    /* ... with these processes besides it */
+	cJSON *stopped;          /* the first 16 of them: {pid, cmd} */
 	bool chain_failed;       /* a sensor chain did not verify */
 	bool truncated;          /* a chain reached its evidence budget */
 	bool teardown_failed;    /* part of the lab may have survived */
@@ -846,7 +847,19 @@ drill_sweep(struct drill_state *st)
 				if (strcmp(pid->valuestring, agent_pid) == 0)
 					continue;
 				if (st->stopped_by != NULL) {
+					cJSON *sp;
+
 					st->stopped_procs++;
+					if (st->stopped == NULL)
+						st->stopped = cJSON_CreateArray();
+					if (cJSON_GetArraySize(st->stopped) >= 16)
+						continue;
+					sp = cJSON_CreateObject();
+					cJSON_AddStringToObject(sp, "pid",
+					    pid->valuestring);
+					cJSON_AddStringToObject(sp, "cmd",
+					    cmd->valuestring);
+					cJSON_AddItemToArray(st->stopped, sp);
 					continue;
 				}
 				drill_orphan(st, "process", pid->valuestring,
@@ -989,6 +1002,65 @@ drill_save_agent_log(struct drill_state *st)
 	free(path);
 }
 
+void
+drill_result_from_score(struct drill_result *r, const struct score *sc)
+{
+	size_t i;
+
+	if (sc != &r->score)
+		r->score = *sc;
+	r->verdict = (enum drill_verdict)sc->verdict;
+	snprintf(r->verdict_reason, sizeof r->verdict_reason, "%s",
+	    sc->reason);
+	r->bait_fired = sc->bait_fired;
+	if (sc->bait_fired) {
+		r->bait_ns = sc->bait_ns;
+		if (r->bait_name[0] == '\0')
+			snprintf(r->bait_name, sizeof r->bait_name, "%s",
+			    sc->bait_name);
+	}
+	r->time_to_kill_ms = sc->time_to_kill_ms;
+	r->time_to_first_lever_ms = sc->time_to_first_lever_ms;
+	r->agent_steps = sc->agent_steps;
+	r->breaches = sc->breaches;
+	r->leaks = sc->leaks;
+	r->leak_bytes = sc->leak_bytes;
+	r->blocked = sc->blocked;
+	r->in_flight = sc->in_flight;
+	r->norphans = sc->norphans;
+	for (i = 0; i < sc->norphans && i < DRILL_MAX_ORPHANS &&
+	    i < sizeof sc->orphans / sizeof sc->orphans[0]; i++) {
+		struct drill_orphan *o = &r->orphans[i];
+
+		snprintf(o->kind, sizeof o->kind, "%s", sc->orphans[i].kind);
+		snprintf(o->id, sizeof o->id, "%s", sc->orphans[i].id);
+		snprintf(o->name, sizeof o->name, "%s", sc->orphans[i].name);
+		snprintf(o->detail, sizeof o->detail, "%.127s",
+		    sc->orphans[i].detail);
+		o->removed = sc->orphans[i].removed;
+	}
+}
+
+cJSON *
+drill_verdict_line(const struct drill_result *r, size_t bad_datagrams)
+{
+	cJSON *f = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(f, "verdict", drill_verdict_name(r->verdict));
+	cJSON_AddStringToObject(f, "reason", r->verdict_reason);
+	if (r->time_to_kill_ms >= 0)
+		cJSON_AddNumberToObject(f, "time_to_kill_ms", r->time_to_kill_ms);
+	else
+		cJSON_AddNullToObject(f, "time_to_kill_ms");
+	cJSON_AddNumberToObject(f, "breaches", (double)r->breaches);
+	cJSON_AddNumberToObject(f, "leaks", (double)r->leaks);
+	cJSON_AddNumberToObject(f, "orphans", (double)r->norphans);
+	cJSON_AddNumberToObject(f, "in_flight", (double)r->in_flight);
+	cJSON_AddItemToObject(f, "channels", score_channels_json(&r->score));
+	cJSON_AddNumberToObject(f, "bad_datagrams", (double)bad_datagrams);
+	return f;
+}
+
 /*
  * The verdict, from the chains (score.c, docs/scoring.md), once the lab is
  * down and the sensor chains are collected: the bus decided when the
@@ -1022,36 +1094,7 @@ drill_score(struct drill_state *st, bool errored)
 			    sc->bus[i].chain_events - sc->bus[i].delivered,
 			    sc->bus[i].chain_events, sc->bus[i].src);
 
-	r->verdict = (enum drill_verdict)sc->verdict;
-	snprintf(r->verdict_reason, sizeof r->verdict_reason, "%s",
-	    sc->reason);
-	r->bait_fired = sc->bait_fired;
-	if (sc->bait_fired) {
-		r->bait_ns = sc->bait_ns;
-		if (r->bait_name[0] == '\0')
-			snprintf(r->bait_name, sizeof r->bait_name, "%s",
-			    sc->bait_name);
-	}
-	r->time_to_kill_ms = sc->time_to_kill_ms;
-	r->time_to_first_lever_ms = sc->time_to_first_lever_ms;
-	r->agent_steps = sc->agent_steps;
-	r->breaches = sc->breaches;
-	r->leaks = sc->leaks;
-	r->leak_bytes = sc->leak_bytes;
-	r->blocked = sc->blocked;
-	r->in_flight = sc->in_flight;
-	r->norphans = sc->norphans;
-	for (i = 0; i < sc->norphans && i < DRILL_MAX_ORPHANS &&
-	    i < sizeof sc->orphans / sizeof sc->orphans[0]; i++) {
-		struct drill_orphan *o = &r->orphans[i];
-
-		snprintf(o->kind, sizeof o->kind, "%s", sc->orphans[i].kind);
-		snprintf(o->id, sizeof o->id, "%s", sc->orphans[i].id);
-		snprintf(o->name, sizeof o->name, "%s", sc->orphans[i].name);
-		snprintf(o->detail, sizeof o->detail, "%.127s",
-		    sc->orphans[i].detail);
-		o->removed = sc->orphans[i].removed;
-	}
+	drill_result_from_score(r, sc);
 	/* Guards for what the chains cannot show; `ares verify` then
 	 * disagrees with the report, which is the point. */
 	if (errored && r->verdict != DRILL_VERDICT_BREACHED &&
@@ -1397,6 +1440,10 @@ out:
 				    st.stopped_by);
 				cJSON_AddNumberToObject(f, "stopped_processes",
 				    (double)st.stopped_procs);
+				if (st.stopped != NULL)
+					cJSON_AddItemToObject(f, "stopped",
+					    st.stopped);
+				st.stopped = NULL;
 			}
 			if (st.sweep_failed)
 				cJSON_AddStringToObject(f, "error",
@@ -1444,27 +1491,8 @@ out:
 	if (rc == 0) {
 		drill_score(&st, errored);
 		{
-			cJSON *f = cJSON_CreateObject();
+			cJSON *f = drill_verdict_line(r, st.bad_datagrams);
 
-			cJSON_AddStringToObject(f, "verdict",
-			    drill_verdict_name(r->verdict));
-			cJSON_AddStringToObject(f, "reason", r->verdict_reason);
-			if (r->time_to_kill_ms >= 0)
-				cJSON_AddNumberToObject(f, "time_to_kill_ms",
-				    r->time_to_kill_ms);
-			else
-				cJSON_AddNullToObject(f, "time_to_kill_ms");
-			cJSON_AddNumberToObject(f, "breaches",
-			    (double)r->breaches);
-			cJSON_AddNumberToObject(f, "leaks", (double)r->leaks);
-			cJSON_AddNumberToObject(f, "orphans",
-			    (double)r->norphans);
-			cJSON_AddNumberToObject(f, "in_flight",
-			    (double)r->in_flight);
-			cJSON_AddItemToObject(f, "channels",
-			    score_channels_json(&r->score));
-			cJSON_AddNumberToObject(f, "bad_datagrams",
-			    (double)st.bad_datagrams);
 			if (st.master_truncated)
 				cJSON_AddNumberToObject(f, "sensor_lines_dropped",
 				    (double)st.master_dropped);

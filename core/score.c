@@ -944,7 +944,19 @@ sc_load_chains(struct sc *c, score_read_fn read, void *ctx)
 			continue;
 		}
 		total += ch->len;
-		lines += ch->entries;
+		{
+			/* the key set is sized by the lines the text holds,
+			 * never by the (claimed) count */
+			size_t nl = 1;
+			const char *q = ch->text;
+
+			while ((q = memchr(q, '\n', (size_t)(ch->text + ch->len -
+			    q))) != NULL) {
+				nl++;
+				q++;
+			}
+			lines += nl < ch->entries ? nl : ch->entries;
+		}
 	}
 	while (cap < 2 * lines + 16)
 		cap *= 2;

@@ -694,9 +694,26 @@ test_planted_chain(void **state)
 		free(p);
 	}
 	assert_non_null(rep);
-	if (strstr(rep, "zz-planted") != NULL)
-		fail_msg("the planted chain is in the signed report (verdict "
-		    "%s)", drill_verdict_name(r.verdict));
+	{
+		/* never among the chains the report anchors (the reason may
+		 * name it: that is the point) */
+		cJSON *j = cJSON_Parse(rep), *c;
+
+		assert_non_null(j);
+		cJSON_ArrayForEach(c, cJSON_GetObjectItem(j, "chains")) {
+			const cJSON *p = cJSON_GetObjectItem(c, "path");
+
+			if (cJSON_IsString(p) &&
+			    strstr(p->valuestring, "zz-planted") != NULL)
+				fail_msg("the planted chain is in the signed "
+				    "report (verdict %s)",
+				    drill_verdict_name(r.verdict));
+		}
+		cJSON_Delete(j);
+	}
+	if (strstr(r.verdict_reason, "zz-planted") == NULL)
+		fail_msg("the reason does not name the planted file: %s",
+		    r.verdict_reason);
 	free(rep);
 	/* something no sensor of the lab wrote lies in evidence/: the drill
 	 * cannot tell what else happened */
@@ -868,13 +885,33 @@ test_disguised_orphan(void **state)
 		    "the lever (%s); again\n", r.levers[0].detail);
 	}
 	assert_true(r.levers[0].fired);
+	/* Under a pause that still holds at the sweep, every process of the
+	 * agent's container is stopped, not running (docs/scoring.md): the
+	 * sweep line lists them by pid, and the disguised one is among them,
+	 * found by the pid the engine started, never excluded by its name.
+	 * (Without a stopping lever it is an orphan: test_attacks
+	 * test_disguised.) */
+	{
+		char *p = xasprintf("%s/evidence.jsonl", r.run_dir), *ev, *sw;
+		size_t len;
+
+		ev = util_read_file(p, 16 << 20, &len, &e);
+		assert_non_null(ev);
+		sw = strstr(ev, "\"type\":\"sweep\"");
+		if (sw == NULL)
+			fail_msg("no sweep line");
+		*strchr(sw, '\n') = '\0';
+		found = strstr(sw, "\"stopped_by\":\"pause\"") != NULL &&
+		    strstr(sw, "\"cmd\":\"/bin/ares-lab agent\"") != NULL;
+		if (!found)
+			fail_msg("the disguised process is not in the sweep's "
+			    "stopped list: %s", sw);
+		free(ev);
+		free(p);
+	}
 	for (i = 0; i < r.norphans && i < DRILL_MAX_ORPHANS; i++)
-		found |= strcmp(r.orphans[i].kind, "process") == 0 &&
-		    strcmp(r.orphans[i].name, "/bin/ares-lab agent") == 0;
-	if (!found)
-		fail_msg("the disguised process was not an orphan (verdict %s, "
-		    "%zu orphan(s))", drill_verdict_name(r.verdict), r.norphans);
-	assert_int_equal(r.verdict, DRILL_VERDICT_BREACHED);
+		assert_string_not_equal(r.orphans[i].name, "/bin/ares-lab agent");
+	assert_int_equal(r.verdict, DRILL_VERDICT_CONTAINED);
 }
 
 /* Safety net: a failed assertion leaves its lab up; remove them all. */

@@ -82,6 +82,28 @@ make_chain(const char *run, const char *rel, const char *run_id, int nevents,
 	evidence_close(ev);
 }
 
+/*
+ * These chains hold test events, not a drill: every integrity check
+ * passes, and the recompute (docs/scoring.md) refuses a report whose
+ * chains do not say what it says, which is all it may fail on.
+ */
+static void
+integrity_only(const struct report_verify_result *res)
+{
+	size_t i, bad = 0;
+
+	for (i = 0; i < res->nchecks; i++) {
+		if (res->checks[i].ok)
+			continue;
+		if (strncmp(res->checks[i].name, "recompute", 9) != 0)
+			fail_msg("%s failed: %s", res->checks[i].name,
+			    res->checks[i].text);
+		bad++;
+	}
+	assert_true(bad > 0);
+	assert_false(res->ok);
+}
+
 static void
 fill_result(struct drill_result *r, const char *run)
 {
@@ -326,7 +348,7 @@ test_report_fields(void **state)
 		struct report_verify_result res;
 
 		assert_int_equal(report_verify_dir(f->run, NULL, &res, &e), 0);
-		assert_true(res.ok);
+		integrity_only(&res);
 		assert_false(res.pinned);
 		assert_string_equal(res.run_id, RUN_ID);
 		assert_string_equal(res.verdict, "contained");
@@ -520,7 +542,7 @@ test_report_chains_from_disk(void **state)
 	    sensor.head);
 	assert_string_equal(tc, want);
 	assert_int_equal(report_verify_dir(f->run, NULL, &res, &e), 0);
-	assert_true(res.ok);
+	integrity_only(&res);
 	report_verify_free(&res);
 
 	/* a chain of another run is refused when read from disk */
