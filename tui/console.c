@@ -103,12 +103,10 @@ console_view_reset(struct console_ui *ui)
 	memset(ui->model, 0, sizeof ui->model);
 	memset(ui->seed, 0, sizeof ui->seed);
 	memset(ui->phase, 0, sizeof ui->phase);
-	memset(ui->lev, 0, sizeof ui->lev);
-	ui->nlev = 0;
-	ui->nverified = 0;
+	replay_state_init(&ui->st);
+	memset(ui->lev_name, 0, sizeof ui->lev_name);
 	ui->hhead = ui->hcount = ui->dropped = 0;
-	ui->bait = ui->breach = ui->cut_off = ui->zapped = false;
-	ui->frozen = ui->walking = false;
+	ui->walking = false;
 	ui->last_agent_ns = ui->bait_ns = ui->zap_ns = 0;
 	ui->done = ui->stopping = ui->quit = ui->have_result = false;
 	ui->res = NULL;
