@@ -39,10 +39,12 @@ struct console_options {
  * message; the drill keeps running).  'q' (or SIGINT/SIGTERM) quits; a
  * running drill is cancelled and the console waits for its teardown.
  *
- * Returns the process exit code: drill_exit_code() of the result once the
- * drill reached a verdict, errbuf_exit_code() when it could not run (or
- * EXIT_USAGE when the terminal cannot be initialised), 0 when the user quit
- * before the drill finished.
+ * Returns the process exit code, that of the last drill the console ran
+ * (the one it opened on, or the last one started from the home screen):
+ * drill_exit_code() of its result once it reached a verdict,
+ * errbuf_exit_code() when it could not run, EXIT_INTERNAL (5) when the
+ * user stopped it before its end (q, SIGINT, SIGTERM, hang-up); 0 when no
+ * drill ran; EXIT_USAGE when the terminal cannot be initialised.
  *
  * The title bar is filled before the final result arrives from a PHASE
  * beat "run <id>: policy <name>, seed <n>, model <name>, ..." (drill.c's
