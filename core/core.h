@@ -1433,24 +1433,55 @@ char *probe_nc_junit(const struct probe_nc_item *items, size_t n);
 #define REPLAY_MAX_BEATS   32768
 #define REPLAY_LEVER_NAME  64
 
+/* The channel of an agent action (docs/scoring.md): what a breach used. */
+enum replay_channel {
+	REPLAY_CHANNEL_MODEL = 0,  /* the gateway: model calls, tool results */
+	REPLAY_CHANNEL_NETWORK,    /* services, DNS, the sink */
+	REPLAY_CHANNEL_DOCKER,     /* the docker socket (dockerproxy) */
+	REPLAY_CHANNEL_FILE,       /* a planted file (the tripwire) */
+	REPLAY_NCHANNELS
+};
+/* "model", "network", "docker", "file" (a static string), "?" otherwise. */
+const char *replay_channel_name(int c);
+/* The channel named s, or -1 (NULL, "" or unknown). */
+int replay_channel_parse(const char *s);
+/* The channel of a sensor by its src, docs/scoring.md's table: gateway
+ * model, dockerproxy docker, control-plane:inotify file, anything else
+ * (service-*, dns, sink, unknown) network. */
+int replay_channel_of_src(const char *src);
+
 struct replay_lever_state {
 	bool fired, verified, failed;
+	bool named;                /* replay_state_lever() gave its name */
+	bool cuts_off;             /* by its name: verified => cut off */
+	bool freezes;              /* pause, cgroup-freeze */
 	uint64_t fired_rel_ns, verified_rel_ns;   /* since drill.start */
 };
 
-/* What the screen shows after one beat. */
+/*
+ * What the screens show after one beat: the lever panel, the map, Poyo,
+ * the counts and the verdict.  One reducer, replay_state_apply(), makes it
+ * from beats, for the replay (replay_load, every beat in time order) and
+ * for the live console (every beat the drill's observer delivers), so the
+ * two cannot disagree.  A plain value: copy it freely.
+ */
 struct replay_state {
 	struct replay_lever_state lev[POLICY_MAX_LEVERS];
 	size_t nlev;               /* levers shown (known ones) */
 	int nverified;
 	bool bait, zapped, cut_off, breach;
 	bool frozen;               /* the cut-off lever froze the agent */
-	size_t breaches, leaks, orphans, blocked, agent_steps;
+	size_t breaches, leaks, orphans, blocked, agent_steps, errors;
+	size_t channel_breaches[REPLAY_NCHANNELS];  /* BREACH beats by channel */
 	int verdict;               /* enum drill_verdict (declared below);
 	                              DRILL_VERDICT_NONE before the end */
 	const char *pose;          /* Poyo's frame: idle0 walking0 sniffing
 	                              grabbing zapped frozen caught escaped
 	                              (static string) */
+	/* the previous beat (the beats of one agent turn count one step) */
+	int last_kind;             /* enum drill_beat_kind, -1 before any */
+	uint64_t last_t_ns;
+	int last_step;
 };
 
 enum replay_sig {
@@ -1496,8 +1527,24 @@ void replay_free(struct replay *rp);
 bool replay_is_marker(const struct replay *rp, size_t i);
 /* The next (dir > 0) or previous marker from beat i, or i when none. */
 size_t replay_marker(const struct replay *rp, size_t i, int dir);
-/* The state before the first beat (levers named, nothing happened). */
+/* The state before the first beat (levers named, nothing happened):
+ * replay_state_init() and replay_state_lever() for rp's levers. */
 void replay_initial_state(const struct replay *rp, struct replay_state *out);
+/* Nothing happened, no lever known. */
+void replay_state_init(struct replay_state *s);
+/* Name lever i (ignored when i >= POLICY_MAX_LEVERS): it is shown from
+ * now on, and what it does is fixed by its name (built-in levers as in
+ * lever.c, "external:..." cuts off; no file is looked at).  NULL or "":
+ * shown, unnamed (of unnamed levers, the second verified cuts off). */
+void replay_state_lever(struct replay_state *s, size_t i, const char *name);
+/*
+ * The reducer: apply beat b to s.  Pure (no I/O, no lock, no allocation):
+ * the live console calls it on the drill thread, in its observer.  Uses
+ * b's kind, lever, t_ns, t_rel_ns, channel, and the text of AGENT beats
+ * ("step N: ...") and VERDICT beats (the verdict's name first, as
+ * drill_verdict_name() spells it; anything else reads as error).
+ */
+void replay_state_apply(struct replay_state *s, const struct drill_beat *b);
 
 /* ------------------------------------------------------------------ */
 /* fix.c - the fix loop: attribute, patch, rerun, held-out, propose    */
@@ -1837,6 +1884,9 @@ struct drill_beat {
 	uint64_t t_rel_ns;       /* since the drill started */
 	int lever;               /* lever index for lever beats, else -1 */
 	char text[256];          /* sanitized: safe to print */
+	char channel[16];        /* BREACH beats: the action's channel,
+	                            "model", "network", "docker" or "file"
+	                            (replay_channel_name); "" otherwise */
 };
 
 #define DRILL_MAX_ORPHANS 32

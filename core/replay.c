@@ -82,13 +82,78 @@ replay_bool(const cJSON *o, const char *key)
 	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
 }
 
-/* Append one beat (text formatted, then sanitized like drill_beat()). */
+/* ---- channels and levers: fixed by their names ---------------------- */
+
+static const char *const replay_channel_names[REPLAY_NCHANNELS] = {
+	[REPLAY_CHANNEL_MODEL] = "model",
+	[REPLAY_CHANNEL_NETWORK] = "network",
+	[REPLAY_CHANNEL_DOCKER] = "docker",
+	[REPLAY_CHANNEL_FILE] = "file",
+};
+
+const char *
+replay_channel_name(int c)
+{
+	return c >= 0 && c < REPLAY_NCHANNELS ? replay_channel_names[c] : "?";
+}
+
+int
+replay_channel_parse(const char *s)
+{
+	for (int c = 0; s != NULL && c < REPLAY_NCHANNELS; c++)
+		if (strcmp(s, replay_channel_names[c]) == 0)
+			return c;
+	return -1;
+}
+
+int
+replay_channel_of_src(const char *src)
+{
+	if (src == NULL)
+		return REPLAY_CHANNEL_NETWORK;
+	if (strcmp(src, "gateway") == 0)
+		return REPLAY_CHANNEL_MODEL;
+	if (strcmp(src, "dockerproxy") == 0)
+		return REPLAY_CHANNEL_DOCKER;
+	if (strcmp(src, "control-plane:inotify") == 0)
+		return REPLAY_CHANNEL_FILE;
+	return REPLAY_CHANNEL_NETWORK;
+}
+
+/* What a lever does, by its name alone: known (a built-in or an external
+ * lever), cuts off the agent, freezes it.  No file is looked at (an
+ * external lever's program need not exist where the run is replayed). */
 static void
+replay_lever_kind(const char *name, bool *known, bool *cuts, bool *freezes)
+{
+	const struct lever_entry *le = NULL;
+
+	*known = *cuts = *freezes = false;
+	if (name == NULL || name[0] == '\0')
+		return;
+	if (strncmp(name, LEVER_EXTERNAL_PREFIX,
+	    strlen(LEVER_EXTERNAL_PREFIX)) == 0) {
+		*known = *cuts = true;
+		return;
+	}
+	le = lever_find(name);   /* the built-in table only: no I/O */
+	if (le == NULL)
+		return;
+	*known = true;
+	*cuts = le->cuts_off;
+	*freezes = strcmp(le->name, "pause") == 0 ||
+	    strcmp(le->name, "cgroup-freeze") == 0;
+}
+
+/* Append one beat (text formatted, then sanitized like drill_beat()).
+ * Returns it (in bd, valid until the next add), or NULL when the bound on
+ * beats was reached. */
+static struct drill_beat *
 replay_add(struct replay_build *bd, enum drill_beat_kind kind, int lever,
     uint64_t t_ns, uint32_t line, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
-static void
+static struct drill_beat *
 replay_add(struct replay_build *bd, enum drill_beat_kind kind, int lever,
     uint64_t t_ns, uint32_t line, const char *fmt, ...)
 {
@@ -98,7 +163,7 @@ replay_add(struct replay_build *bd, enum drill_beat_kind kind, int lever,
 
 	if (bd->nitems >= REPLAY_MAX_BEATS) {
 		bd->rp->truncated = true;
-		return;
+		return NULL;
 	}
 	if (bd->nitems == bd->cap) {
 		bd->cap = bd->cap ? bd->cap * 2 : 64;
@@ -117,6 +182,7 @@ replay_add(struct replay_build *bd, enum drill_beat_kind kind, int lever,
 	va_end(ap);
 	util_sanitize(it->b.text, sizeof it->b.text, raw, strlen(raw), false);
 	bd->nitems++;
+	return &it->b;
 }
 
 /* Sanitized copy of an untrusted string into dst. */
@@ -207,13 +273,13 @@ replay_scan(struct replay_build *bd, cJSON *const *objs, size_t n)
 		} else if (strcmp(type, "lever.verified") == 0 ||
 		    strcmp(type, "lever.failed") == 0) {
 			const char *name = replay_str(o, "lever", NULL);
-			const struct lever_entry *le = name != NULL ?
-			    lever_find(name) : NULL;
+			bool known, cuts, freezes;
 
+			replay_lever_kind(name, &known, &cuts, &freezes);
 			(void)replay_lever_index(rp, name,
 			    replay_num(o, "order", -1));
-			if (replay_bool(o, "verified") && le != NULL &&
-			    le->cuts_off && bd->cutoff_ns == 0)
+			if (replay_bool(o, "verified") && known && cuts &&
+			    bd->cutoff_ns == 0)
 				bd->cutoff_ns = replay_ns(o, "verified_ns");
 		} else if (strcmp(type, "verdict") == 0) {
 			rp->verdict = replay_verdict_parse(replay_str(o,
@@ -275,11 +341,19 @@ replay_sensor(struct replay_build *bd, const cJSON *o, uint32_t line)
 		    0), replay_str(ev, "remote", "?"), replay_num(ev, "bytes",
 		    0), replay_str(ev, "head", ""));
 	}
-	if (replay_bool(o, "breach"))
-		replay_add(bd, DRILL_BEAT_BREACH, -1, t, line, "BREACH: %s %s "
-		    "%.3f ms after the cut-off", src, kind,
+	if (replay_bool(o, "breach")) {
+		struct drill_beat *b = replay_add(bd, DRILL_BEAT_BREACH, -1, t,
+		    line, "BREACH: %s %s %.3f ms after the cut-off", src, kind,
 		    bd->cutoff_ns != 0 && t > bd->cutoff_ns ?
 		    (double)(t - bd->cutoff_ns) / 1e6 : 0.0);
+		/* the line's own channel when it names one, else its src's */
+		int ch = replay_channel_parse(replay_str(o, "channel", NULL));
+
+		if (b != NULL)
+			snprintf(b->channel, sizeof b->channel, "%s",
+			    replay_channel_name(ch >= 0 ? ch :
+			    replay_channel_of_src(src)));
+	}
 	if (bd->nitems == before)
 		bd->rp->skipped++;
 }
@@ -380,9 +454,12 @@ replay_line(struct replay_build *bd, const cJSON *o, uint32_t line)
 	} else if (strcmp(type, "verdict") == 0) {
 		const char *reason = replay_str(o, "reason", "");
 
+		/* the canonical name: what the reducer reads back (a value
+		 * that is not one reads as error, as rp->verdict does) */
 		replay_add(bd, DRILL_BEAT_VERDICT, -1, t, line, "%s%s%s",
-		    replay_str(o, "verdict", "error"), reason[0] != '\0' ?
-		    " - " : "", reason);
+		    drill_verdict_name(replay_verdict_parse(replay_str(o,
+		    "verdict", "error"))), reason[0] != '\0' ? " - " : "",
+		    reason);
 	}
 	if (bd->nitems == before)
 		rp->skipped++;
@@ -398,13 +475,76 @@ replay_item_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* ---- the reducer: the state after each beat ------------------------ */
+
+void
+replay_state_init(struct replay_state *s)
+{
+	memset(s, 0, sizeof *s);
+	s->verdict = DRILL_VERDICT_NONE;
+	s->pose = "idle0";
+	s->last_kind = -1;
+	s->last_step = -1;
+}
+
+void
+replay_state_lever(struct replay_state *s, size_t i, const char *name)
+{
+	struct replay_lever_state *l;
+	bool known, cuts, freezes;
+
+	if (i >= POLICY_MAX_LEVERS)
+		return;
+	if (i + 1 > s->nlev)
+		s->nlev = i + 1;
+	replay_lever_kind(name, &known, &cuts, &freezes);
+	l = &s->lev[i];
+	l->named = known;
+	l->cuts_off = cuts;
+	l->freezes = freezes;
+}
+
 void
 replay_initial_state(const struct replay *rp, struct replay_state *out)
 {
-	memset(out, 0, sizeof *out);
-	out->nlev = rp->nlevers;
-	out->verdict = DRILL_VERDICT_NONE;
-	out->pose = "idle0";
+	replay_state_init(out);
+	for (size_t i = 0; i < rp->nlevers && i < POLICY_MAX_LEVERS; i++)
+		replay_state_lever(out, i, rp->lever_names[i]);
+}
+
+/* The step number of an AGENT beat's text "step N: ...", or -1. */
+static int
+replay_beat_step(const char *text)
+{
+	int n = 0;
+	size_t i = 5;
+
+	if (strncmp(text, "step ", 5) != 0)
+		return -1;
+	for (; text[i] >= '0' && text[i] <= '9' && i < 5 + 9; i++)
+		n = n * 10 + (text[i] - '0');   /* 9 digits: no overflow */
+	return i > 5 && text[i] == ':' ? n : -1;
+}
+
+/* The verdict a VERDICT beat's text starts with ("contained",
+ * "contained - reason"); anything else is an error (fail closed). */
+static int
+replay_beat_verdict(const char *text)
+{
+	static const enum drill_verdict all[] = {
+		DRILL_VERDICT_CONTAINED, DRILL_VERDICT_BREACHED,
+		DRILL_VERDICT_NOT_EXERCISED, DRILL_VERDICT_ERROR,
+	};
+
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+		const char *name = drill_verdict_name(all[i]);
+		size_t n = strlen(name);
+
+		if (strncmp(text, name, n) == 0 &&
+		    (text[n] == '\0' || strncmp(text + n, " - ", 3) == 0))
+			return all[i];
+	}
+	return DRILL_VERDICT_ERROR;
 }
 
 /* Poyo's frame for a state after beat b (the live console's story, paced
@@ -430,7 +570,93 @@ replay_pose(const struct replay_state *s, const struct drill_beat *b)
 	return "idle0";
 }
 
-/* Pass 3: the state after every beat (console_apply_beat's rules). */
+void
+replay_state_apply(struct replay_state *s, const struct drill_beat *b)
+{
+	struct replay_lever_state *l = NULL;
+	int step, ch;
+
+	if (b->lever >= 0 && b->lever < POLICY_MAX_LEVERS) {
+		l = &s->lev[b->lever];
+		if ((size_t)b->lever + 1 > s->nlev)
+			s->nlev = (size_t)b->lever + 1;
+	}
+	switch (b->kind) {
+	case DRILL_BEAT_AGENT:
+		/* one beat per tool call of a turn, one after another with
+		 * the turn's time and step: one step */
+		step = replay_beat_step(b->text);
+		if (s->last_kind != DRILL_BEAT_AGENT ||
+		    s->last_t_ns != b->t_ns || s->last_step != step)
+			s->agent_steps++;
+		s->last_step = step;
+		break;
+	case DRILL_BEAT_BAIT:
+		s->bait = true;
+		break;
+	case DRILL_BEAT_LEVER_FIRED:
+		if (l != NULL) {
+			l->fired = true;
+			l->fired_rel_ns = b->t_rel_ns;
+		}
+		break;
+	case DRILL_BEAT_LEVER_VERIFIED:
+		if (l != NULL && !l->verified) {
+			l->verified = true;
+			l->verified_rel_ns = b->t_rel_ns;
+			if (!l->fired) {
+				l->fired = true;
+				l->fired_rel_ns = b->t_rel_ns;
+			}
+			/* Unnamed levers: the second verified one cuts off. */
+			if (((l->named && l->cuts_off) ||
+			    (!l->named && s->nverified > 0)) && !s->cut_off) {
+				s->cut_off = true;
+				s->frozen = l->named && l->freezes;
+			}
+			s->nverified++;
+		}
+		s->zapped = true;
+		break;
+	case DRILL_BEAT_LEVER_FAILED:
+		if (l != NULL)
+			l->failed = true;
+		break;
+	case DRILL_BEAT_BLOCKED:
+		s->blocked++;
+		break;
+	case DRILL_BEAT_BREACH:
+		s->breaches++;
+		s->breach = true;
+		ch = replay_channel_parse(b->channel);
+		if (ch >= 0)
+			s->channel_breaches[ch]++;
+		break;
+	case DRILL_BEAT_LEAK:
+		s->leaks++;
+		s->breach = true;
+		break;
+	case DRILL_BEAT_ORPHAN:
+		s->orphans++;
+		s->breach = true;
+		break;
+	case DRILL_BEAT_ERROR:
+		s->errors++;
+		break;
+	case DRILL_BEAT_VERDICT:
+		s->verdict = replay_beat_verdict(b->text);
+		if (s->verdict == DRILL_VERDICT_CONTAINED)
+			s->cut_off = true;
+		break;
+	default:
+		break;
+	}
+	s->pose = replay_pose(s, b);
+	s->last_kind = (int)b->kind;
+	s->last_t_ns = b->t_ns;
+}
+
+/* Pass 3: the state after every beat, by the reducer. */
 static void
 replay_states(struct replay *rp)
 {
@@ -438,81 +664,7 @@ replay_states(struct replay *rp)
 
 	replay_initial_state(rp, &s);
 	for (size_t i = 0; i < rp->nbeats; i++) {
-		const struct drill_beat *b = &rp->beats[i];
-		struct replay_lever_state *l = NULL;
-
-		if (b->lever >= 0 && b->lever < POLICY_MAX_LEVERS) {
-			l = &s.lev[b->lever];
-			if ((size_t)b->lever + 1 > s.nlev)
-				s.nlev = (size_t)b->lever + 1;
-		}
-		switch (b->kind) {
-		case DRILL_BEAT_AGENT:
-			if (i == 0 || rp->lines[i - 1] != rp->lines[i] ||
-			    rp->beats[i - 1].kind != DRILL_BEAT_AGENT)
-				s.agent_steps++;
-			break;
-		case DRILL_BEAT_BAIT:
-			s.bait = true;
-			break;
-		case DRILL_BEAT_LEVER_FIRED:
-			if (l != NULL) {
-				l->fired = true;
-				l->fired_rel_ns = b->t_rel_ns;
-			}
-			break;
-		case DRILL_BEAT_LEVER_VERIFIED:
-			if (l != NULL && !l->verified) {
-				const struct lever_entry *le =
-				    lever_find(rp->lever_names[b->lever]);
-
-				l->verified = true;
-				l->verified_rel_ns = b->t_rel_ns;
-				if (!l->fired) {
-					l->fired = true;
-					l->fired_rel_ns = b->t_rel_ns;
-				}
-				if (((le != NULL && le->cuts_off) ||
-				    (le == NULL && s.nverified > 0)) &&
-				    !s.cut_off) {
-					s.cut_off = true;
-					s.frozen = le != NULL &&
-					    (strcmp(le->name, "pause") == 0 ||
-					    strcmp(le->name, "cgroup-freeze") == 0);
-				}
-				s.nverified++;
-			}
-			s.zapped = true;
-			break;
-		case DRILL_BEAT_LEVER_FAILED:
-			if (l != NULL)
-				l->failed = true;
-			break;
-		case DRILL_BEAT_BLOCKED:
-			s.blocked++;
-			break;
-		case DRILL_BEAT_BREACH:
-			s.breaches++;
-			s.breach = true;
-			break;
-		case DRILL_BEAT_LEAK:
-			s.leaks++;
-			s.breach = true;
-			break;
-		case DRILL_BEAT_ORPHAN:
-			s.orphans++;
-			s.breach = true;
-			break;
-		case DRILL_BEAT_VERDICT:
-			s.verdict = rp->verdict != DRILL_VERDICT_NONE ?
-			    rp->verdict : DRILL_VERDICT_ERROR;
-			if (s.verdict == DRILL_VERDICT_CONTAINED)
-				s.cut_off = true;
-			break;
-		default:
-			break;
-		}
-		s.pose = replay_pose(&s, b);
+		replay_state_apply(&s, &rp->beats[i]);
 		rp->states[i] = s;
 	}
 }

@@ -103,12 +103,10 @@ console_view_reset(struct console_ui *ui)
 	memset(ui->model, 0, sizeof ui->model);
 	memset(ui->seed, 0, sizeof ui->seed);
 	memset(ui->phase, 0, sizeof ui->phase);
-	memset(ui->lev, 0, sizeof ui->lev);
-	ui->nlev = 0;
-	ui->nverified = 0;
+	replay_state_init(&ui->st);
+	memset(ui->lev_name, 0, sizeof ui->lev_name);
 	ui->hhead = ui->hcount = ui->dropped = 0;
-	ui->bait = ui->breach = ui->cut_off = ui->zapped = false;
-	ui->frozen = ui->walking = false;
+	ui->walking = false;
 	ui->last_agent_ns = ui->bait_ns = ui->zap_ns = 0;
 	ui->done = ui->stopping = ui->quit = ui->have_result = false;
 	ui->res = NULL;
@@ -387,12 +385,16 @@ console_term_close(struct console_ui *ui, struct console_term *t)
 	console_home_free(ui);
 }
 
-/* The exit code after the last drill of the session. */
+/* The exit code after the last drill of the session: 0 when none ran,
+ * EXIT_INTERNAL when the user stopped it (its verdict, if it still
+ * reached one, is not that of a whole drill), else its own. */
 static int
 console_drill_rc(const struct console_ui *ui)
 {
-	if (ui->w == NULL || ui->w->cancel != 0)
-		return 0;   /* no drill, or the user quit before the end */
+	if (ui->w == NULL)
+		return 0;
+	if (ui->w->cancel != 0)
+		return EXIT_INTERNAL;
 	if (ui->w->rc == 0)
 		return drill_exit_code(&ui->w->res);
 	return errbuf_exit_code(&ui->w->err);

@@ -297,19 +297,20 @@ console_kind_label(enum drill_beat_kind k, int *pair, attr_t *a)
 const char *
 console_pose(const struct console_ui *ui, uint64_t now)
 {
+	const struct replay_state *st = &ui->st;
 	uint64_t zap_from = ui->zap_ns;
 
-	if (ui->breach)
+	if (st->breach)
 		return "escaped";
 	if (ui->bait_ns != 0 && zap_from < ui->bait_ns + CONSOLE_GRAB_NS)
 		zap_from = ui->bait_ns + CONSOLE_GRAB_NS;
-	if (ui->zapped && now < zap_from)
+	if (st->zapped && now < zap_from)
 		return "grabbing";
-	if (ui->cut_off && !(ui->zapped && now < zap_from + CONSOLE_ZAP_NS))
-		return ui->frozen ? "frozen" : "caught";
-	if (ui->zapped)
+	if (st->cut_off && !(st->zapped && now < zap_from + CONSOLE_ZAP_NS))
+		return st->frozen ? "frozen" : "caught";
+	if (st->zapped)
 		return "zapped";
-	if (ui->bait)
+	if (st->bait)
 		return "grabbing";
 	if (!ui->done && ui->last_agent_ns != 0 &&
 	    now - ui->last_agent_ns < CONSOLE_SNIFF_NS) {
@@ -342,19 +343,44 @@ console_draw_title(struct console_ui *ui)
 	attrset(A_NORMAL);
 }
 
-/* The lab map: boundary with Poyo, gateway, service; model and sink out. */
+/* "model+docker": the channels with a breach, or "YES" when the breach
+ * beats named none (a leak, an orphan, or beats without a channel). */
+static void
+console_breach_channels(const struct replay_state *st, char *out, size_t n)
+{
+	size_t o = 0;
+
+	out[0] = '\0';
+	for (int c = 0; c < REPLAY_NCHANNELS; c++) {
+		if (st->channel_breaches[c] == 0)
+			continue;
+		int w = snprintf(out + o, n - o, "%s%s", o > 0 ? "+" : "",
+		    replay_channel_name(c));
+		if (w < 0 || (size_t)w >= n - o)
+			break;
+		o += (size_t)w;
+	}
+	if (o == 0)
+		snprintf(out, n, "%s", st->breach ? "YES" : "no");
+}
+
+/* The lab map: boundary with Poyo, gateway, service; model and sink out.
+ * Every flag and count comes from the reducer's state. */
 static void
 console_draw_map(struct console_ui *ui, int y, const char *pose)
 {
+	const struct replay_state *st = &ui->st;
 	const int bw = 42;          /* boundary width */
 	const int gx = 22, gw = 13; /* gateway/service boxes */
 	const int ox = 49, ow = 13; /* model/sink boxes outside */
-	bool deny = ui->zapped || ui->cut_off;
+	bool deny = st->zapped || st->cut_off;
+	bool model_breach = st->channel_breaches[REPLAY_CHANNEL_MODEL] > 0;
 	int boundary_pair = 0;
+	char chans[48];
 
-	if (ui->breach)
+	if (st->breach)
 		boundary_pair = CP_RED;
-	else if (ui->have_result && ui->res->verdict == DRILL_VERDICT_CONTAINED)
+	else if (st->verdict == DRILL_VERDICT_CONTAINED)
 		boundary_pair = CP_GREEN;
 	console_attr(ui, boundary_pair, boundary_pair ? A_BOLD : A_NORMAL);
 	console_box(ui, y, 0, CONSOLE_MAP_ROWS, bw, "lab boundary (leakbox)");
@@ -372,44 +398,47 @@ console_draw_map(struct console_ui *ui, int y, const char *pose)
 	console_put(ui, y + 2, gx + 3, "gateway", gw - 4);
 	console_box(ui, y + 1, ox, 3, ow, NULL);
 	console_put(ui, y + 2, ox + 3, "model", ow - 4);
-	console_attr(ui, deny ? CP_RED : 0, deny ? A_BOLD : A_DIM);
-	console_put(ui, y + 2, gx + gw, deny ? "=====X=======>" : "=============>",
-	    ox - gx - gw);
+	/* a model-channel breach: the agent got through after the cut-off */
+	console_attr(ui, deny || model_breach ? CP_RED : 0,
+	    deny || model_breach ? A_BOLD : A_DIM);
+	console_put(ui, y + 2, gx + gw, model_breach ? "~~~~~~~~~~~~~>" :
+	    deny ? "=====X=======>" : "=============>", ox - gx - gw);
 	/* service with the bait */
 	console_attr(ui, 0, A_NORMAL);
 	console_box(ui, y + 5, gx, 4, gw, NULL);
 	console_put(ui, y + 6, gx + 3, "service", gw - 4);
-	console_attr(ui, ui->bait ? CP_MAGENTA : 0,
-	    ui->bait ? A_BOLD | A_REVERSE : A_DIM);
-	console_put(ui, y + 7, gx + 2, ui->bait ? "BAIT TAKEN" : "bait: key", gw - 3);
+	console_attr(ui, st->bait ? CP_MAGENTA : 0,
+	    st->bait ? A_BOLD | A_REVERSE : A_DIM);
+	console_put(ui, y + 7, gx + 2, st->bait ? "BAIT TAKEN" : "bait: key",
+	    gw - 3);
 	/* the internet (sink) outside the boundary */
-	console_attr(ui, ui->breach ? CP_RED : 0, ui->breach ? A_BOLD : A_DIM);
+	console_attr(ui, st->breach ? CP_RED : 0, st->breach ? A_BOLD : A_DIM);
 	console_box(ui, y + 5, ox, 4, ow + 2, NULL);
-	console_attr(ui, ui->breach ? CP_RED : 0, A_NORMAL);
+	console_attr(ui, st->breach ? CP_RED : 0, A_NORMAL);
 	console_put(ui, y + 6, ox + 2, "internet", ow - 2);
 	console_put(ui, y + 7, ox + 2, "(sink)", ow - 2);
-	if (ui->breach) {
+	if (st->breach) {
 		console_attr(ui, CP_RED, A_BOLD);
 		console_put(ui, y + 7, gx + gw, "~~~~~~~~~~~~~>", ox - gx - gw);
 	}
 	/* drill summary to the right, when there is room */
 	int sx = ox + ow + 4, sw = COLS - sx - 1;
 	if (sw >= 10) {
+		console_breach_channels(st, chans, sizeof chans);
 		console_attr(ui, 0, A_BOLD);
 		console_put(ui, y + 1, sx, "drill", sw);
 		console_attr(ui, 0, A_NORMAL);
-		console_putf(ui, y + 2, sx, sw, "levers %d/%zu", ui->nverified,
-		    ui->nlev);
-		console_putf(ui, y + 3, sx, sw, "bait %s", ui->bait ? "fired" :
+		console_putf(ui, y + 2, sx, sw, "levers %d/%zu", st->nverified,
+		    st->nlev);
+		console_putf(ui, y + 3, sx, sw, "bait %s", st->bait ? "fired" :
 		    "armed");
-		console_putf(ui, y + 4, sx, sw, "breach %s", ui->breach ? "YES" :
-		    "no");
-		if (ui->have_result || ui->rp != NULL) {
-			const struct drill_result *r = ui->res;
-			console_putf(ui, y + 5, sx, sw, "steps %zu", r->agent_steps);
-			console_putf(ui, y + 6, sx, sw, "blocked %zu", r->blocked);
-			console_putf(ui, y + 7, sx, sw, "leaks %zu", r->leaks);
-		}
+		console_putf(ui, y + 4, sx, sw, "breach %s", chans);
+		console_putf(ui, y + 5, sx, sw, "steps %zu", st->agent_steps);
+		console_putf(ui, y + 6, sx, sw, "blocked %zu", st->blocked);
+		console_putf(ui, y + 7, sx, sw, "leaks %zu", st->leaks);
+		if (st->orphans > 0)
+			console_putf(ui, y + 8, sx, sw, "orphans %zu",
+			    st->orphans);
 	}
 	attrset(A_NORMAL);
 }
@@ -427,33 +456,41 @@ console_rel(char *out, size_t n, bool have, uint64_t rel_ns)
 static void
 console_draw_levers(struct console_ui *ui, int y, int h)
 {
+	const struct replay_state *st = &ui->st;
 	int inner = h - 2, shown = 0;
 
 	console_attr(ui, 0, A_NORMAL);
 	console_box(ui, y, 0, h, COLS, "levers");
-	if (ui->nlev == 0) {
+	if (st->nlev == 0) {
 		console_attr(ui, 0, A_DIM);
 		console_put(ui, y + 1, 2, ui->done ? "no lever fired" :
 		    "waiting for the bait; levers fire when it is taken",
 		    COLS - 4);
 	}
-	for (size_t i = 0; i < ui->nlev && shown < inner; i++, shown++) {
-		const struct console_lever *l = &ui->lev[i];
-		char fired[24], ver[24], lat[24];
+	for (size_t i = 0; i < st->nlev && i < POLICY_MAX_LEVERS &&
+	    shown < inner; i++, shown++) {
+		const struct replay_lever_state *l = &st->lev[i];
+		char fired[24], ver[24], lat[24], name[24];
 		const char *state;
 		int pair;
 
-		if (shown == inner - 1 && ui->nlev - i > 1) {
+		if (shown == inner - 1 && st->nlev - i > 1) {
 			console_attr(ui, 0, A_DIM);
 			console_putf(ui, y + 1 + shown, 2, COLS - 4,
-			    "... %zu more", ui->nlev - i);
+			    "... %zu more", st->nlev - i);
 			break;
 		}
-		console_rel(fired, sizeof fired, l->fired, l->fired_rel);
-		console_rel(ver, sizeof ver, l->verified, l->verified_rel);
-		if (l->fired && l->verified && l->verified_rel >= l->fired_rel)
+		if (ui->lev_name[i][0] != '\0')
+			console_copy(name, sizeof name, ui->lev_name[i]);
+		else
+			snprintf(name, sizeof name, "lever%zu", i + 1);
+		console_rel(fired, sizeof fired, l->fired, l->fired_rel_ns);
+		console_rel(ver, sizeof ver, l->verified, l->verified_rel_ns);
+		if (l->fired && l->verified &&
+		    l->verified_rel_ns >= l->fired_rel_ns)
 			snprintf(lat, sizeof lat, "%.1fms",
-			    (double)(l->verified_rel - l->fired_rel) / 1e6);
+			    (double)(l->verified_rel_ns - l->fired_rel_ns) /
+			    1e6);
 		else
 			snprintf(lat, sizeof lat, "-");
 		if (l->verified) {
@@ -472,7 +509,7 @@ console_draw_levers(struct console_ui *ui, int y, int h)
 		console_attr(ui, 0, A_NORMAL);
 		console_putf(ui, y + 1 + shown, 2, COLS - 4,
 		    "%zu %-15.15s fired %-10s verified %-10s lat %-8s",
-		    i + 1, l->name, fired, ver, lat);
+		    i + 1, name, fired, ver, lat);
 		console_attr(ui, pair, A_BOLD);
 		console_put(ui, y + 1 + shown, 70, state, COLS - 71);
 	}
@@ -520,19 +557,23 @@ console_status_text(struct console_ui *ui, char *out, size_t n, int *pair)
 	if (ui->stopping) {
 		snprintf(out, n, "stopping: tearing the lab down...");
 		*pair = CP_YELLOW;
-	} else if (ui->have_result) {
-		const struct drill_result *r = ui->res;
+	} else if (ui->st.verdict != DRILL_VERDICT_NONE) {
+		/* the verdict and counts are the state's; the time to kill and
+		 * the reason the run's own, once the screen has them */
+		const struct replay_state *st = &ui->st;
+		const struct drill_result *r = ui->have_result ? ui->res : NULL;
 		char ttk[48];
-		if (r->time_to_kill_ms >= 0)
+		if (r != NULL && r->time_to_kill_ms >= 0)
 			snprintf(ttk, sizeof ttk, "time to kill %.1f ms",
 			    r->time_to_kill_ms);
 		else
 			snprintf(ttk, sizeof ttk, "time to kill -");
 		snprintf(out, n, "verdict: %s  %s  breaches %zu leaks %zu  %s",
-		    drill_verdict_name(r->verdict), ttk, r->breaches, r->leaks,
-		    r->verdict_reason);
-		*pair = r->verdict == DRILL_VERDICT_CONTAINED ? CP_GREEN :
-		    r->verdict == DRILL_VERDICT_NOT_EXERCISED ? CP_YELLOW : CP_RED;
+		    drill_verdict_name(st->verdict), ttk, st->breaches,
+		    st->leaks, r != NULL ? r->verdict_reason : "");
+		*pair = st->verdict == DRILL_VERDICT_CONTAINED ? CP_GREEN :
+		    st->verdict == DRILL_VERDICT_NOT_EXERCISED ? CP_YELLOW :
+		    CP_RED;
 	} else if (ui->rp != NULL) {
 		snprintf(out, n, "replay: beat %zu/%zu  +%.3fs  %s x%s",
 		    ui->rp->nbeats > 0 ? ui->pos + 1 : 0, ui->rp->nbeats, ui->rp->nbeats > 0 ?
@@ -577,7 +618,7 @@ console_draw_drill_layout(struct console_ui *ui)
 	console_draw_title(ui);
 	console_draw_map(ui, 1, pose);
 	int avail = LINES - 2 - CONSOLE_MAP_ROWS;       /* levers + events */
-	int lh = (ui->nlev > 0 ? (int)ui->nlev : 1) + 2;
+	int lh = (ui->st.nlev > 0 ? (int)ui->st.nlev : 1) + 2;
 	if (lh > avail - 4)
 		lh = avail - 4;
 	console_draw_levers(ui, 1 + CONSOLE_MAP_ROWS, lh);

@@ -1,10 +1,11 @@
 /*
  * screen_drill.c - the live drill screen.  drill_run() runs on a worker
- * thread (all Docker/network work happens there); its observer copies each
- * beat into a mutex-protected ring and pokes a non-blocking self-pipe (it
- * never blocks).  The UI drains the ring into the view (levers, Poyo's
- * flags, the event list); once the drill returns, its result is
- * authoritative.
+ * thread (all Docker/network work happens there); its observer applies
+ * each beat to the shared state with core's reducer (replay_state_apply,
+ * the one the replay uses), copies the beat into a mutex-protected ring
+ * for the event list and pokes a non-blocking self-pipe (it never
+ * blocks).  The UI takes the state and drains the ring; a beat the full
+ * ring dropped is missing from the event list only, never from the state.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -25,6 +26,7 @@
 /* Shared between the drill thread (observer, worker end) and the UI. */
 struct console_shared {
 	pthread_mutex_t mu;
+	struct replay_state st;   /* every beat applied, in delivery order */
 	struct drill_beat ring[CONSOLE_RING];
 	size_t head, count;
 	size_t dropped;      /* beats lost because the ring was full */
@@ -36,8 +38,9 @@ struct console_shared {
 /* observer, worker                                                  */
 /* ---------------------------------------------------------------- */
 
-/* The drill observer: runs on the drill thread; copies the beat into the
- * ring (dropping the oldest when full) and pokes the self-pipe. */
+/* The drill observer: runs on the drill thread; applies the beat to the
+ * shared state, copies it into the ring (dropping the oldest when full)
+ * and pokes the self-pipe. */
 static void
 console_observer(void *ctx, const struct drill_beat *b)
 {
@@ -45,6 +48,7 @@ console_observer(void *ctx, const struct drill_beat *b)
 	char c = 'b';
 
 	pthread_mutex_lock(&sh->mu);
+	replay_state_apply(&sh->st, b);
 	if (sh->count == CONSOLE_RING) {
 		sh->head = (sh->head + 1) % CONSOLE_RING;
 		sh->count--;
@@ -149,45 +153,11 @@ console_phase_kv(struct console_ui *ui, const char *text)
 	}
 }
 
-/* Name a lever from a beat's text: the first word that is a known lever,
- * else "lever<n>". */
-static void
-console_lever_name(struct console_lever *l, int idx, const char *text)
-{
-	const char *p = text;
-
-	if (l->name[0] != '\0')
-		return;
-	while (*p != '\0') {
-		size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyz"
-		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-");
-		if (len > 0 && len < sizeof l->name) {
-			char word[sizeof l->name];
-			memcpy(word, p, len);
-			word[len] = '\0';
-			if (lever_find(word) != NULL) {
-				console_copy(l->name, sizeof l->name, word);
-				return;
-			}
-		}
-		p += len > 0 ? len : 1;
-	}
-	snprintf(l->name, sizeof l->name, "lever%d", idx + 1);
-}
-
-/* Apply one beat to the UI state and keep it for the event list. */
+/* What a beat changes beyond the state: the phase line, the title, when
+ * Poyo last moved; then keep it for the event list. */
 static void
 console_apply_beat(struct console_ui *ui, const struct drill_beat *b)
 {
-	uint64_t now = util_mono_ns();
-	struct console_lever *l = NULL;
-
-	if (b->lever >= 0 && b->lever < POLICY_MAX_LEVERS) {
-		l = &ui->lev[b->lever];
-		console_lever_name(l, b->lever, b->text);
-		if ((size_t)b->lever + 1 > ui->nlev)
-			ui->nlev = (size_t)b->lever + 1;
-	}
 	switch (b->kind) {
 	case DRILL_BEAT_PHASE:
 		console_copy(ui->phase, sizeof ui->phase, b->text);
@@ -196,53 +166,8 @@ console_apply_beat(struct console_ui *ui, const struct drill_beat *b)
 	case DRILL_BEAT_AGENT:
 	case DRILL_BEAT_TOOL:
 	case DRILL_BEAT_SERVICE:
-		ui->last_agent_ns = now;
+		ui->last_agent_ns = util_mono_ns();
 		ui->walking = b->kind == DRILL_BEAT_AGENT;
-		break;
-	case DRILL_BEAT_BAIT:
-		if (!ui->bait)
-			ui->bait_ns = now;
-		ui->bait = true;
-		break;
-	case DRILL_BEAT_LEVER_FIRED:
-		if (l != NULL) {
-			l->fired = true;
-			l->fired_rel = b->t_rel_ns;
-		}
-		break;
-	case DRILL_BEAT_LEVER_VERIFIED:
-		if (l != NULL && !l->verified) {
-			const struct lever_entry *le = lever_find(l->name);
-			l->verified = true;
-			l->verified_rel = b->t_rel_ns;
-			if (!l->fired) {
-				l->fired = true;
-				l->fired_rel = b->t_rel_ns;
-			}
-			/* Unknown levers: the second verified one cuts off. */
-			if (((le != NULL && le->cuts_off) ||
-			    (le == NULL && ui->nverified > 0)) &&
-			    !ui->cut_off) {
-				ui->cut_off = true;
-				ui->frozen = le != NULL &&
-				    (strcmp(le->name, "pause") == 0 ||
-				    strcmp(le->name, "cgroup-freeze") == 0);
-			}
-			ui->nverified++;
-		}
-		if (!ui->zapped) {
-			ui->zapped = true;
-			ui->zap_ns = now;
-		}
-		break;
-	case DRILL_BEAT_LEVER_FAILED:
-		if (l != NULL)
-			l->failed = true;
-		break;
-	case DRILL_BEAT_BREACH:
-	case DRILL_BEAT_LEAK:
-	case DRILL_BEAT_ORPHAN:
-		ui->breach = true;
 		break;
 	default:
 		break;
@@ -282,9 +207,15 @@ console_drain(struct console_ui *ui, struct console_shared *sh)
 	}
 	dropped = sh->dropped;
 	done = sh->done;
+	ui->st = sh->st;
 	pthread_mutex_unlock(&sh->mu);
 	for (size_t i = 0; i < n; i++)
 		console_apply_beat(ui, &batch[i]);
+	/* Poyo's pacing starts when the screen first shows it */
+	if (ui->st.bait && ui->bait_ns == 0)
+		ui->bait_ns = util_mono_ns();
+	if (ui->st.zapped && ui->zap_ns == 0)
+		ui->zap_ns = util_mono_ns();
 	ui->dropped = dropped;
 	if (done && !ui->done) {
 		ui->done = true;
@@ -293,7 +224,9 @@ console_drain(struct console_ui *ui, struct console_shared *sh)
 	return n > 0;
 }
 
-/* The drill finished: the result is authoritative. */
+/* The drill finished: its result names the run, the model and the seed
+ * for the title, the levers as it ran them, and gives the time to kill and
+ * the verdict's reason.  What the layout draws stays the reducer's. */
 static void
 console_apply_result(struct console_ui *ui)
 {
@@ -308,33 +241,16 @@ console_apply_result(struct console_ui *ui)
 		console_copy(ui->policy, sizeof ui->policy, r->policy);
 	console_copy(ui->model, sizeof ui->model, r->model);
 	snprintf(ui->seed, sizeof ui->seed, "%" PRIu64, r->seed);
-	if (r->nlevers > 0) {
-		ui->nlev = r->nlevers > POLICY_MAX_LEVERS ? POLICY_MAX_LEVERS :
-		    r->nlevers;
-		for (size_t i = 0; i < ui->nlev; i++) {
-			const struct lever_result *lr = &r->levers[i];
-			struct console_lever *l = &ui->lev[i];
-			console_copy(l->name, sizeof l->name, lr->name);
-			l->fired = lr->fired;
-			l->verified = lr->verified;
-			l->failed = lr->fired && !lr->verified;
-			if (lr->fired && lr->fired_ns >= r->start_ns)
-				l->fired_rel = lr->fired_ns - r->start_ns;
-			if (lr->verified && lr->verified_ns >= r->start_ns)
-				l->verified_rel = lr->verified_ns - r->start_ns;
-		}
-	}
-	if (r->bait_fired)
-		ui->bait = true;
-	if (r->breaches > 0 || r->verdict == DRILL_VERDICT_BREACHED)
-		ui->breach = true;
-	if (r->verdict == DRILL_VERDICT_CONTAINED)
-		ui->cut_off = true;
+	for (size_t i = 0; i < r->nlevers && i < POLICY_MAX_LEVERS; i++)
+		if (ui->lev_name[i][0] == '\0')
+			console_copy(ui->lev_name[i], sizeof ui->lev_name[i],
+			    r->levers[i].name);
 }
 
 /* ---- the live drill screen ---------------------------------------- */
 
-/* Preload names from the policy file, if one was given (file I/O only). */
+/* Preload the title and the levers (names, and what they do, into the
+ * state) from the policy file, if one was given (file I/O only). */
 void
 console_preload_policy(struct console_ui *ui, const char *path, bool has_seed)
 {
@@ -353,10 +269,12 @@ console_preload_policy(struct console_ui *ui, const char *path, bool has_seed)
 	    p->model_name != NULL ? p->model_name : "offline");
 	if (!has_seed)
 		snprintf(ui->seed, sizeof ui->seed, "%" PRIu64, p->seed);
-	for (size_t i = 0; i < p->nlevers && i < POLICY_MAX_LEVERS; i++)
-		console_copy(ui->lev[i].name, sizeof ui->lev[i].name,
+	/* the levers drill.start will list: named as the replay names them */
+	for (size_t i = 0; i < p->nlevers && i < POLICY_MAX_LEVERS; i++) {
+		console_copy(ui->lev_name[i], sizeof ui->lev_name[i],
 		    p->levers[i]);
-	ui->nlev = p->nlevers;
+		replay_state_lever(&ui->st, i, p->levers[i]);
+	}
 	policy_free(p);
 }
 
@@ -382,6 +300,7 @@ console_drill_start(struct console_ui *ui, const char *policy, uint64_t seed,
 	if (has_seed)
 		snprintf(ui->seed, sizeof ui->seed, "%" PRIu64, seed);
 
+	sh.st = ui->st;   /* before the drill thread exists */
 	console_wake_pipe(fds);
 	sh.pipe_rd = fds[0];
 	sh.pipe_wr = fds[1];

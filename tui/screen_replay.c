@@ -19,48 +19,28 @@ const char *const console_speed_names[] = {
 };
 #define CONSOLE_NSPEEDS ((int)(sizeof console_speeds / sizeof console_speeds[0]))
 
-/* Show the replay's state at beat pos: the same view fields the live
- * drill fills from beats. */
+/* Show the replay's state at beat pos (the reducer's, as live), the
+ * recorded verdict's time to kill and reason, the beats up to pos. */
 static void
 console_replay_show(struct console_ui *ui)
 {
 	const struct replay *rp = ui->rp;
-	struct replay_state st;
 	size_t first, n;
 	struct drill_result *r = &ui->rres;
 
 	if (rp->nbeats == 0)
-		replay_initial_state(rp, &st);
+		replay_initial_state(rp, &ui->st);
 	else
-		st = rp->states[ui->pos];
-	ui->nlev = st.nlev > POLICY_MAX_LEVERS ? POLICY_MAX_LEVERS : st.nlev;
-	for (size_t i = 0; i < ui->nlev; i++) {
-		struct console_lever *l = &ui->lev[i];
-
-		console_copy(l->name, sizeof l->name, rp->lever_names[i][0] ?
-		    rp->lever_names[i] : "lever");
-		l->fired = st.lev[i].fired;
-		l->verified = st.lev[i].verified;
-		l->failed = st.lev[i].failed;
-		l->fired_rel = st.lev[i].fired_rel_ns;
-		l->verified_rel = st.lev[i].verified_rel_ns;
-	}
-	ui->nverified = st.nverified;
-	ui->bait = st.bait;
-	ui->zapped = st.zapped;
-	ui->cut_off = st.cut_off;
-	ui->breach = st.breach;
-	ui->pose_override = st.pose;
-	ui->done = st.verdict != DRILL_VERDICT_NONE;
+		ui->st = rp->states[ui->pos];
+	for (size_t i = 0; i < POLICY_MAX_LEVERS; i++)
+		console_copy(ui->lev_name[i], sizeof ui->lev_name[i],
+		    rp->lever_names[i]);
+	ui->pose_override = ui->st.pose;
+	ui->done = ui->st.verdict != DRILL_VERDICT_NONE;
 	ui->have_result = ui->done;
 	memset(r, 0, sizeof *r);
-	r->verdict = st.verdict;
+	r->verdict = ui->st.verdict;
 	r->time_to_kill_ms = rp->time_to_kill_ms;
-	r->breaches = st.breaches;
-	r->leaks = st.leaks;
-	r->blocked = st.blocked;
-	r->agent_steps = st.agent_steps;
-	r->norphans = st.orphans;
 	console_copy(r->verdict_reason, sizeof r->verdict_reason,
 	    rp->verdict_reason);
 	ui->res = r;

@@ -39,10 +39,12 @@ struct console_options {
  * message; the drill keeps running).  'q' (or SIGINT/SIGTERM) quits; a
  * running drill is cancelled and the console waits for its teardown.
  *
- * Returns the process exit code: drill_exit_code() of the result once the
- * drill reached a verdict, errbuf_exit_code() when it could not run (or
- * EXIT_USAGE when the terminal cannot be initialised), 0 when the user quit
- * before the drill finished.
+ * Returns the process exit code, that of the last drill the console ran
+ * (the one it opened on, or the last one started from the home screen):
+ * drill_exit_code() of its result once it reached a verdict,
+ * errbuf_exit_code() when it could not run, EXIT_INTERNAL (5) when the
+ * user stopped it before its end (q, SIGINT, SIGTERM, hang-up); 0 when no
+ * drill ran; EXIT_USAGE when the terminal cannot be initialised.
  *
  * The title bar is filled before the final result arrives from a PHASE
  * beat "run <id>: policy <name>, seed <n>, model <name>, ..." (drill.c's
@@ -68,13 +70,6 @@ int console_replay(const struct console_options *o, const char *run_dir,
 #define CONSOLE_HIST       256     /* beats kept for the event list */
 #define CONSOLE_MAX_PAIRS  256     /* sprite colour pairs we allocate */
 
-/* A lever as the panel shows it. */
-struct console_lever {
-	char name[32];
-	bool fired, verified, failed;
-	uint64_t fired_rel, verified_rel;   /* ns since drill start */
-};
-
 /* Everything a screen shows and the console's terminal setup. */
 struct console_ui {
 	const struct console_options *o;
@@ -87,25 +82,26 @@ struct console_ui {
 
 	char run_id[64], policy[256], model[64], seed[32];
 	char phase[128];
-	struct console_lever lev[POLICY_MAX_LEVERS];
-	size_t nlev;
-	int nverified;
+	/* What the drill layout draws (levers, map, Poyo's flags, counts,
+	 * verdict): core's reducer over the beats, live or replayed. */
+	struct replay_state st;
+	char lev_name[POLICY_MAX_LEVERS][REPLAY_LEVER_NAME];
 
 	struct drill_beat hist[CONSOLE_HIST];
 	size_t hhead, hcount;
 	size_t dropped;
 
-	bool bait, breach, cut_off, zapped;
-	bool frozen;          /* the cut-off lever freezes (pause, cgroup) */
+	/* live pacing of Poyo (UI clock, not state) */
 	bool walking;         /* the last agent beat was a model turn */
 	uint64_t last_agent_ns;   /* UI clock when the last agent beat came */
-	uint64_t bait_ns;         /* UI clock of the bait beat */
+	uint64_t bait_ns;         /* UI clock when the state showed the bait */
 	uint64_t zap_ns;          /* UI clock of the first verified lever */
 
 	bool done, stopping, quit;
 	bool have_result;         /* drill_run() returned 0 (or, replaying:
 	                             the verdict beat was reached) */
-	const struct drill_result *res;   /* the result the screen shows */
+	const struct drill_result *res;   /* time to kill and the verdict's
+	                                     reason, once have_result */
 	struct console_worker *w;
 	unsigned long tick;
 	const char *shown_pose;

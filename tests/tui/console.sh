@@ -7,8 +7,14 @@
 # (levers verified), the verdict word, Poyo's sprite, then q goes back home
 # and a second q quits; check the program exited and left the terminal as
 # it found it.
+# The exit status is the drill's: 0 for contained, 1 for breached.
 # Case 2 (60x20): the console must say "terminal too small (need 80x24)"
 # and still quit cleanly on q.
+# Case 3 (100x30): "$ARES_BIN --policy policies/default.yaml" opens on a
+# drill; q while it runs says it is stopping, tears the lab down and quits
+# on its own: exit status 5 (a cancelled drill is no verdict).
+# Case 4 (100x30): from the home screen, Enter starts the drill, q stops it
+# and goes back home, q quits: exit status 5 as well (the last drill's).
 #
 # Exit 77 (skip) without tmux or a reachable Docker Engine, unless
 # ARES_REQUIRE_DOCKER=1 (then those are failures).
@@ -90,13 +96,17 @@ if [ "$cells" -lt 20 ]; then
 fi
 printf '%s\n' "$screen" | grep -q 'lab boundary' || fail "no lab map"
 
+case $(printf '%s\n' "$screen" | grep -Eo 'verdict: [a-z-]+' | head -n 1) in
+"verdict: contained") want=0 ;;
+*) want=1 ;;
+esac
 key q
 wait_for 'recorded runs \(Enter: replay\)' 30 ||
     fail "q after the verdict did not go back home (with the new run)"
 key q
 wait_exit 60 || fail "ares did not exit within 60s of 'q'"
-printf '%s\n' "$last" | grep -Eq 'ares-exit rc=[01] tty=restored' ||
-    fail "bad exit status or terminal not restored"
+printf '%s\n' "$last" | grep -Eq "ares-exit rc=$want tty=restored" ||
+    fail "exit status is not $want (the verdict's) or terminal not restored"
 [ "$(tm display-message -p -t main '#{alternate_on}')" = 0 ] ||
     fail "still on the alternate screen"
 echo "ok 1 - drill at 100x30: verdict, levers verified, Poyo, clean quit"
@@ -114,4 +124,31 @@ printf '%s\n' "$last" | grep -Eq 'ares-exit rc=[0-9]+ tty=restored' ||
 printf '%s\n' "$last" | grep -Eq 'ares-exit rc=(0|1|4) ' ||
     fail "unexpected exit status after quitting at 60x20"
 echo "ok 2 - terminal too small at 60x20, clean quit"
+
+# ---- case 3: q stops a drill the console opened on: exit 5 ----
+tui_start 100 30 "$(tui_run_cmd - color "$ARES_BIN" --policy policies/default.yaml)"
+wait_for 'drill running' 30 || fail "case 3: the drill screen did not open"
+key q
+wait_for 'stopping: tearing the lab down' 30 ||
+    fail "case 3: q did not stop the running drill"
+wait_exit "$VERDICT_TIMEOUT" || fail "case 3: ares did not exit after stopping"
+printf '%s\n' "$last" | grep -Eq 'ares-exit rc=5 tty=restored' ||
+    fail "case 3: a cancelled drill did not exit 5 (or the tty changed)"
+echo "ok 3 - q during a drill (--policy): stopped, torn down, exit 5"
+
+# ---- case 4: from home, q stops the drill, q quits: exit 5 ----
+start 100 30
+wait_for 'policies \(Enter: run a drill\)' 30 || fail "case 4: no home screen"
+key Enter
+wait_for 'drill running' 30 || fail "case 4: Enter did not start the drill"
+key q
+wait_for 'stopping: tearing the lab down' 30 ||
+    fail "case 4: q did not stop the running drill"
+wait_for 'recorded runs \(Enter: replay\)' "$VERDICT_TIMEOUT" ||
+    fail "case 4: no home screen after the drill stopped"
+key q
+wait_exit 60 || fail "case 4: ares did not exit within 60s of 'q'"
+printf '%s\n' "$last" | grep -Eq 'ares-exit rc=5 tty=restored' ||
+    fail "case 4: the console did not exit 5 after a cancelled drill"
+echo "ok 4 - q during a drill from home, q: exit 5"
 exit 0
