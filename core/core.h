@@ -1887,6 +1887,13 @@ struct drill_beat {
 	char channel[16];        /* BREACH beats: the action's channel,
 	                            "model", "network", "docker" or "file"
 	                            (replay_channel_name); "" otherwise */
+	/* VERDICT beats: what the scorer counted from every chain (the
+	 * beats before it saw only what the bus delivered); the reducer
+	 * takes these as the final counts, so the screen says what `ares
+	 * verify` recomputes. */
+	bool scored;
+	size_t breaches, leaks, orphans;
+	size_t channel_breaches[4];      /* model, network, docker, file */
 };
 
 #define DRILL_MAX_ORPHANS 32

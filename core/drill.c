@@ -120,18 +120,26 @@ drill_exit_code(const struct drill_result *r)
 	}
 }
 
-/* Emit one beat to the observer; text is made inert first. */
+/* Emit one beat to the observer; text is made inert first.  channel
+ * (breach beats) and scored (the verdict beat: the scorer's counts) may
+ * be NULL. */
 static void
-drill_beat(struct drill_state *st, enum drill_beat_kind kind, int lever,
-    uint64_t t_ns, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+drill_beat_x(struct drill_state *st, enum drill_beat_kind kind, int lever,
+    uint64_t t_ns, const char *channel, const struct drill_result *scored,
+    const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+#define drill_beat(st, kind, lever, t_ns, ...) \
+	drill_beat_x((st), (kind), (lever), (t_ns), NULL, NULL, __VA_ARGS__)
 
 static void
-drill_beat(struct drill_state *st, enum drill_beat_kind kind, int lever,
-    uint64_t t_ns, const char *fmt, ...)
+drill_beat_x(struct drill_state *st, enum drill_beat_kind kind, int lever,
+    uint64_t t_ns, const char *channel, const struct drill_result *scored,
+    const char *fmt, ...)
 {
 	struct drill_beat b;
 	char raw[1024];
 	va_list ap;
+	size_t k;
 
 	if (st->o->observer == NULL)
 		return;
@@ -144,6 +152,16 @@ drill_beat(struct drill_state *st, enum drill_beat_kind kind, int lever,
 	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
 	util_sanitize(b.text, sizeof b.text, raw, strlen(raw), false);
+	if (channel != NULL)
+		snprintf(b.channel, sizeof b.channel, "%s", channel);
+	if (scored != NULL) {
+		b.scored = true;
+		b.breaches = scored->breaches;
+		b.leaks = scored->leaks;
+		b.orphans = scored->norphans;
+		for (k = 0; k < SCORE_CH_N && k < 4; k++)
+			b.channel_breaches[k] = scored->score.ch[k].breaches;
+	}
 	st->o->observer(st->o->observer_ctx, &b);
 }
 
@@ -438,7 +456,8 @@ drill_handle(struct drill_state *st, struct bus_event *ev)
 			cJSON_AddBoolToObject(f, "breach", true);
 			cJSON_AddStringToObject(f, "channel",
 			    score_channel_name(ch));
-			drill_beat(st, DRILL_BEAT_BREACH, -1, t, "BREACH (%s): %s "
+			drill_beat_x(st, DRILL_BEAT_BREACH, -1, t,
+			    score_channel_name(ch), NULL, "BREACH (%s): %s "
 			    "%s %.3f ms after the cut-off",
 			    score_channel_name(ch), src, kind,
 			    (double)(t - b) / 1e6);
@@ -1536,7 +1555,7 @@ out:
 			free(txt);
 			cJSON_Delete(j);
 		}
-		drill_beat(&st, DRILL_BEAT_VERDICT, -1, 0, "%s%s%s",
+		drill_beat_x(&st, DRILL_BEAT_VERDICT, -1, 0, NULL, r, "%s%s%s",
 		    drill_verdict_name(r->verdict),
 		    r->verdict_reason[0] != '\0' ? " - " : "",
 		    r->verdict_reason);

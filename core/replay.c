@@ -55,6 +55,16 @@ replay_num(const cJSON *o, const char *key, double dflt)
 	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
+/* A count member: the number when it is one in [0, 1e15), else 0 (the
+ * evidence is untrusted: casting anything else to size_t is undefined). */
+static size_t
+replay_count(const cJSON *o, const char *key)
+{
+	double d = replay_num(o, key, 0);
+
+	return d >= 0 && d < 1e15 ? (size_t)d : 0;
+}
+
 /* A number member as an int, or dflt when absent or outside int's range
  * (the evidence is untrusted: a cast of such a double is undefined). */
 static int
@@ -456,10 +466,28 @@ replay_line(struct replay_build *bd, const cJSON *o, uint32_t line)
 
 		/* the canonical name: what the reducer reads back (a value
 		 * that is not one reads as error, as rp->verdict does) */
-		replay_add(bd, DRILL_BEAT_VERDICT, -1, t, line, "%s%s%s",
+		struct drill_beat *b;
+
+		b = replay_add(bd, DRILL_BEAT_VERDICT, -1, t, line, "%s%s%s",
 		    drill_verdict_name(replay_verdict_parse(replay_str(o,
 		    "verdict", "error"))), reason[0] != '\0' ? " - " : "",
 		    reason);
+		/* the scorer's counts, when the line carries them */
+		if (b != NULL && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(
+		    o, "channels"))) {
+			const cJSON *chs = cJSON_GetObjectItemCaseSensitive(o,
+			    "channels");
+			int k;
+
+			b->scored = true;
+			b->breaches = replay_count(o, "breaches");
+			b->leaks = replay_count(o, "leaks");
+			b->orphans = replay_count(o, "orphans");
+			for (k = 0; k < 4 && k < REPLAY_NCHANNELS; k++)
+				b->channel_breaches[k] = replay_count(
+				    cJSON_GetObjectItemCaseSensitive(chs,
+				    replay_channel_name(k)), "breaches");
+		}
 	}
 	if (bd->nitems == before)
 		rp->skipped++;
@@ -647,6 +675,16 @@ replay_state_apply(struct replay_state *s, const struct drill_beat *b)
 		s->verdict = replay_beat_verdict(b->text);
 		if (s->verdict == DRILL_VERDICT_CONTAINED)
 			s->cut_off = true;
+		if (b->scored) {
+			int k;
+
+			s->breaches = b->breaches;
+			s->leaks = b->leaks;
+			s->orphans = b->orphans;
+			for (k = 0; k < 4 && k < REPLAY_NCHANNELS; k++)
+				s->channel_breaches[k] = b->channel_breaches[k];
+			s->breach = s->breaches + s->leaks + s->orphans > 0;
+		}
 		break;
 	default:
 		break;

@@ -210,7 +210,7 @@ struct sc_event {
 /* Fill ev from a chain line (kind = type) or a bus datagram (t_recv > 0). */
 static bool
 sc_event(struct sc_event *ev, const cJSON *o, const char *kind,
-    double t_recv, size_t chain, size_t line)
+    double t_recv, double t_line, size_t chain, size_t line)
 {
 	double tm = sc_num(o, "t_mono_ns"), tr = sc_num(o, "t_req_ns");
 
@@ -225,8 +225,9 @@ sc_event(struct sc_event *ev, const cJSON *o, const char *kind,
 	ev->chain = chain;
 	ev->line = line;
 	ev->t_mono = tm;
-	if (t_recv > 0 && (tm <= 0 || tm > t_recv))
-		ev->t = (uint64_t)t_recv;
+	if (chain == SC_MASTER && (tm <= 0 || (t_recv > 0 && tm > t_recv)))
+		ev->t = t_recv > 0 ? (uint64_t)t_recv :
+		    t_line > 0 ? (uint64_t)t_line : 0;
 	else if (tr > 0 && tm > 0 && tr <= tm)
 		ev->t = (uint64_t)tr;
 	else
@@ -584,7 +585,7 @@ sc_walk_chain(struct sc *c, size_t ci, sc_event_fn fn)
 			    lineno);
 			return;
 		}
-		if (lineno > 1 && sc_event(&ev, o, type, 0, ci, lineno))
+		if (lineno > 1 && sc_event(&ev, o, type, 0, 0, ci, lineno))
 			fn(c, &ev);
 		cJSON_Delete(o);
 	}
@@ -616,8 +617,8 @@ sc_walk_bus(struct sc *c, const char *master, size_t mlen, sc_event_fn fn)
 			    "event");
 			double tr = sc_num(o, "t_recv_ns");
 
-			if (cJSON_IsObject(e) && sc_event(&ev, e, NULL,
-			    tr > 0 ? tr : 1.7e19, SC_MASTER, lineno))
+			if (cJSON_IsObject(e) && sc_event(&ev, e, NULL, tr,
+			    sc_num(o, "t_mono_ns"), SC_MASTER, lineno))
 				fn(c, &ev);
 		}
 		cJSON_Delete(o);
