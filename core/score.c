@@ -42,7 +42,9 @@ struct sc_lever {
 struct sc_key {
 	uint64_t h;                  /* 0: empty slot */
 	double t;
-	bool matched;
+	bool from_chain;             /* a chain line has it (else bus only) */
+	bool matched;                /* the bus delivered it (chain keys) */
+	bool classified;             /* counted once already */
 };
 
 struct sc {
@@ -67,6 +69,8 @@ struct sc {
 	struct sc_key *keys;
 	size_t nkeys;                /* capacity (power of two) */
 	bool have_first_breach;
+	bool unpaired;               /* a cut-off before the bait */
+	size_t master_lines;
 };
 
 static const char *const sc_channel_names[SCORE_CH_N] = {
@@ -384,7 +388,8 @@ sc_classify(struct sc *c, const struct sc_event *ev)
 	    ev->line == c->trig_line)
 		return;                     /* the trigger itself */
 	cs->actions++;
-	if (!s->bait_fired || ev->t <= s->bait_ns || s->cutoff_ns == 0)
+	if (!s->bait_fired || ev->t <= s->bait_ns || s->cutoff_ns == 0 ||
+	    c->unpaired)
 		return;
 	boundary = cs->boundary_ns;
 	if (ev->t <= boundary) {
@@ -431,7 +436,12 @@ sc_master_line(struct sc *c, const cJSON *o, const char *type, size_t line)
 		}
 	} else if (strcmp(type, "bait") == 0) {
 		const char *b = sc_str(o, "bait");
+		const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
+		const char *k = sc_str(ev, "kind");
 
+		if (k == NULL || strcmp(k, "bait") != 0)
+			sc_error(c, "evidence.jsonl line %zu: a bait line whose "
+			    "event is not a bait", line);
 		s->bait_seen = true;
 		if (c->bait_t_master <= 0)
 			c->bait_t_master = sc_num(o, "t_mono_ns");
@@ -634,9 +644,16 @@ sc_pass2_chain(struct sc *c, struct sc_event *ev)
 	if (strcmp(ev->kind, "truncated") == 0)
 		sc_error(c, "%s line %zu: the sensor reached its evidence "
 		    "budget", sc_chain_path(ev->chain, c), ev->line);
-	i = sc_slot(c, sc_hash(ev->src, ev->kind), ev->t_mono);
-	c->keys[i].h = sc_hash(ev->src, ev->kind);
-	c->keys[i].t = ev->t_mono;
+	if (ev->t_mono > 0) {
+		/* events are a set keyed by (src, kind, t_mono_ns); one
+		 * without a time never merges */
+		i = sc_slot(c, sc_hash(ev->src, ev->kind), ev->t_mono);
+		if (c->keys[i].h != 0)
+			return;              /* the same event twice */
+		c->keys[i].h = sc_hash(ev->src, ev->kind);
+		c->keys[i].t = ev->t_mono;
+		c->keys[i].from_chain = true;
+	}
 	if (strcmp(ev->kind, "bait") == 0 && (!c->have_trig ||
 	    ev->t < c->s->bait_ns)) {
 		c->have_trig = true;
@@ -650,20 +667,18 @@ sc_pass2_chain(struct sc *c, struct sc_event *ev)
 	}
 }
 
-static bool
-sc_on_chain(struct sc *c, const struct sc_event *ev)
-{
-	size_t i = sc_slot(c, sc_hash(ev->src, ev->kind), ev->t_mono);
-
-	return c->keys[i].h != 0;
-}
-
-/* pass 2, bus: bait candidates among bus-only events */
+/* pass 2, bus: bait candidates among bus-only events (each once) */
 static void
 sc_pass2_bus(struct sc *c, struct sc_event *ev)
 {
-	if (sc_on_chain(c, ev))
-		return;
+	if (ev->t_mono > 0) {
+		size_t i = sc_slot(c, sc_hash(ev->src, ev->kind), ev->t_mono);
+
+		if (c->keys[i].h != 0)
+			return;      /* a chain holds it, or delivered twice */
+		c->keys[i].h = sc_hash(ev->src, ev->kind);
+		c->keys[i].t = ev->t_mono;
+	}
 	if (strcmp(ev->kind, "truncated") == 0)
 		sc_error(c, "evidence.jsonl line %zu: sensor %.40s reached its "
 		    "evidence budget", ev->line, ev->src);
@@ -701,8 +716,16 @@ sc_bus(struct sc *c, const char *src, const char *chain)
 static void
 sc_pass3_chain(struct sc *c, struct sc_event *ev)
 {
-	struct score_bus *b = sc_bus(c, ev->src, sc_chain_path(ev->chain, c));
+	struct score_bus *b;
 
+	if (ev->t_mono > 0) {
+		size_t i = sc_slot(c, sc_hash(ev->src, ev->kind), ev->t_mono);
+
+		if (c->keys[i].classified)
+			return;              /* the same event twice */
+		c->keys[i].classified = true;
+	}
+	b = sc_bus(c, ev->src, sc_chain_path(ev->chain, c));
 	if (b != NULL)
 		b->chain_events++;
 	sc_classify(c, ev);
@@ -711,14 +734,20 @@ sc_pass3_chain(struct sc *c, struct sc_event *ev)
 static void
 sc_pass3_bus(struct sc *c, struct sc_event *ev)
 {
-	size_t i = sc_slot(c, sc_hash(ev->src, ev->kind), ev->t_mono);
 	struct score_bus *b = sc_bus(c, ev->src, NULL);
 
-	if (c->keys[i].h != 0) {
-		if (!c->keys[i].matched && b != NULL)
-			b->delivered++;
-		c->keys[i].matched = true;
-		return;
+	if (ev->t_mono > 0) {
+		size_t i = sc_slot(c, sc_hash(ev->src, ev->kind), ev->t_mono);
+
+		if (c->keys[i].from_chain) {
+			if (!c->keys[i].matched && b != NULL)
+				b->delivered++;
+			c->keys[i].matched = true;
+			return;
+		}
+		if (c->keys[i].classified)
+			return;              /* delivered twice */
+		c->keys[i].classified = true;
 	}
 	if (b != NULL)
 		b->bus_only++;
@@ -772,9 +801,12 @@ sc_levers(struct sc *c)
 	if (t0 != 0 && t0 >= s->bait_ns)
 		s->time_to_kill_ms = (double)(kill - s->bait_ns) / 1e6;
 	if ((first != 0 && first < s->bait_ns) || (t0 != 0 &&
-	    t0 < s->bait_ns))
+	    t0 < s->bait_ns)) {
+		/* never a fast result, and nothing is judged against it */
+		c->unpaired = t0 != 0 && t0 < s->bait_ns;
 		sc_error(c, "a lever was verified before the bait event: "
 		    "unpaired timestamps");
+	}
 }
 
 /* "a, b and c" of the levers that fired (for the notes). */
@@ -959,6 +991,7 @@ sc_load_chains(struct sc *c, score_read_fn read, void *ctx)
 			lines += nl < ch->entries ? nl : ch->entries;
 		}
 	}
+	lines += c->master_lines;
 	while (cap < 2 * lines + 16)
 		cap *= 2;
 	c->nkeys = cap;
@@ -1009,6 +1042,7 @@ score_compute(const char *master, size_t mlen, score_read_fn read,
 	if (!genesis)
 		return errbuf_set(e, ERRBUF_INPUT, "evidence.jsonl: no genesis "
 		    "line: not an ares chain");
+	c.master_lines = lineno;
 	if (c.bait_t_master > 0) {
 		/* the kill path's bait: a candidate trigger in its own right
 		 * (found again in pass 2 through its bus event) */

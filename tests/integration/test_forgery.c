@@ -252,8 +252,9 @@ test_relabel(void **state)
 	snprintf(r->verdict_reason, sizeof r->verdict_reason, "bait fired, "
 	    "agent cut off quickly, no event after the cut-off");
 	fg_resign(d, r);
-	fg_refused(d, "report.json verdict: contained; evidence: breached, "
-	    "evidence/dockerproxy.jsonl line ");
+	/* the deciding line: the first Engine call after the cut-off, or
+	 * (when every call was in flight) the container it made */
+	fg_refused(d, "report.json verdict: contained; evidence: breached, ");
 	free(r);
 }
 
