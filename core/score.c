@@ -439,11 +439,14 @@ sc_master_line(struct sc *c, const cJSON *o, const char *type, size_t line)
 		const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
 		const char *k = sc_str(ev, "kind");
 
-		if (k == NULL || strcmp(k, "bait") != 0)
+		s->bait_seen = true;
+		if (k == NULL || strcmp(k, "bait") != 0) {
+			/* the bait has no time then: nothing is judged */
 			sc_error(c, "evidence.jsonl line %zu: a bait line whose "
 			    "event is not a bait", line);
-		s->bait_seen = true;
-		if (c->bait_t_master <= 0)
+			c->unpaired = true;
+			s->bait_fired = true;
+		} else if (c->bait_t_master <= 0)
 			c->bait_t_master = sc_num(o, "t_mono_ns");
 		if (b != NULL && s->bait_name[0] == '\0')
 			util_sanitize(s->bait_name, sizeof s->bait_name, b,
@@ -794,7 +797,7 @@ sc_levers(struct sc *c)
 			    c->cut_line[k] : c->t0_line);
 		}
 	}
-	if (!s->bait_fired)
+	if (!s->bait_fired || c->unpaired)
 		return;
 	if (first != 0 && first >= s->bait_ns)
 		s->time_to_first_lever_ms = (double)(first - s->bait_ns) / 1e6;

@@ -61,25 +61,17 @@ for d in "$tmp"/crafted/*/; do
 done
 echo "ok ares verify accepts the chains of the $n crafted runs (unsigned: signature only)"
 
-# 2. The bundled replays.  Recorded by an older ares they lack the lines the
-# chain scorer writes (sweep, chain, verdict with orphans...): such a replay
-# cannot agree until it is re-recorded, and is skipped, loudly.
-stale=0
+# 2. The bundled replays: each must agree with its own chains (they are
+# re-recorded with replays/record.sh whenever the evidence changes).
 for d in "$SRC"/replays/*/; do
 	[ -f "$d/evidence.jsonl" ] || continue
 	name=$(basename "$d")
-	if ! grep -q '"type":"sweep"' "$d/evidence.jsonl"; then
-		stale=$((stale + 1))
-		echo "*** SKIP replay $name: its evidence.jsonl has no sweep line; it was"
-		echo "*** recorded before the chain scorer and must be re-recorded. What the"
-		echo "*** recomputation says of it today:"
-		python3 "$score" "$d" | sed 's/^/***   /'
-		continue
-	fi
 	python3 "$score" "$d" >"$tmp/replay" 2>&1; rc=$?
 	cat "$tmp/replay"
 	[ $rc -eq 0 ] || fail "replay $name: the recomputation disagrees (exit $rc)"
-	echo "ok replay $name agrees"
+	"$ARES" verify "$d" --pub "$SRC/replays/demo.pub" >"$tmp/verify" 2>&1 ||
+	    fail "replay $name: ares verify: $(tail -3 "$tmp/verify")"
+	echo "ok replay $name agrees (and ares verify recomputes the same)"
 done
 
 # 3. Fresh drills.
@@ -88,7 +80,6 @@ if ! curl -s --max-time 3 --unix-socket $sock http://localhost/_ping 2>/dev/null
 	[ "$require" = 1 ] && fail "ARES_REQUIRE_DOCKER=1 but no engine at $sock"
 	echo "skip: no Docker Engine for the fresh drills"; exit 77
 fi
-pre=0
 for case in default:0:contained flaw-docker-socket:1:breached; do
 	policy=${case%%:*}; rest=${case#*:}; want_rc=${rest%%:*}; want=${rest#*:}
 	"$ARES" drill --policy "$SRC/policies/$policy.yaml" --json "$tmp/$policy.json" \
@@ -103,19 +94,13 @@ for case in default:0:contained flaw-docker-socket:1:breached; do
 	# Integrity holds whatever the scorer: every chain verifies with its signed count and head.
 	! grep -q 'DISAGREE.*\(chains\|does not verify\|chain line\|evidence:\)' "$tmp/$policy.score" ||
 	    fail "$policy: the chains do not match the signed report"
-	if ! grep -q '"type":"sweep"' "$rdir/evidence.jsonl" &&
-	    ! grep -q '"channels"' "$rdir/drill.json"; then
-		pre=$((pre + 1))
-		echo "*** SKIP agreement for $policy: this ares predates the chain scorer (no sweep"
-		echo "*** line, no channels in drill.json); only the chains' integrity was checked."
-		continue
-	fi
+
 	[ $rc -eq "$want_rc" ] || fail "$policy: drill exit $rc, want $want_rc"
 	[ $src -eq 0 ] || fail "$policy: the recomputation disagrees with the drill"
+	"$ARES" verify "$rdir" >"$tmp/verify" 2>&1 ||
+	    fail "$policy: ares verify: $(tail -3 "$tmp/verify")"
 	grep -q "^verdict = \"$want\"\$" "$tmp/$policy.score" ||
 	    fail "$policy: recomputed verdict is not $want"
 	echo "ok drill $policy: $want, the recomputation agrees with drill.json and report.json"
 done
-[ $stale -eq 0 ] || echo "*** $stale bundled replay(s) skipped: recorded before the chain scorer"
-[ $pre -eq 0 ] || echo "*** $pre fresh drill(s) only checked for integrity: ares predates the chain scorer"
 echo "ok: crafted cases agree and every lie is rejected"

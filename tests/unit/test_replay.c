@@ -133,6 +133,9 @@ setup(void **state)
 	cJSON_AddStringToObject(f, "bait", "tickets-admin-token");
 	cJSON_AddStringToObject(f, "src", "service:tickets");
 	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "src", "service:tickets");
+	cJSON_AddStringToObject(o, "kind", "bait");
+	cJSON_AddStringToObject(o, "bait", "tickets-admin-token");
 	cJSON_AddStringToObject(o, "via", "bearer");
 	cJSON_AddStringToObject(o, "path", "/api/tickets");
 	cJSON_AddItemToObject(f, "event", o);
