@@ -386,6 +386,7 @@ struct http_conns {
 	/* overload since the last event (under mu) */
 	uint64_t last_emit_ns;    /* 0: none yet */
 	uint64_t first_ns;        /* first incident counted */
+	uint64_t last_cause_ns;   /* latest agent arrival behind an incident */
 	unsigned refused_cap, refused_full, evicted, timed_out, write_timeouts;
 	struct addr_stat addrs[HTTP_OVERLOAD_ADDRS];
 	size_t naddrs;
@@ -413,10 +414,16 @@ static struct addr_stat *addr_stat_locked(struct http_conns *c, uint32_t addr)
 	return a;
 }
 
-static void mark_incident_locked(struct http_conns *c)
+/* Count an incident now, caused by what the peer did at cause_ns (a
+ * connection that arrived, a request that came): the "overload" event is
+ * scored at the latest such time (t_req_ns, docs/scoring.md), not at its
+ * own, which may come long after the cut-off for what came before it. */
+static void mark_incident_locked(struct http_conns *c, uint64_t cause_ns)
 {
 	if (c->first_ns == 0)
 		c->first_ns = util_mono_ns();
+	if (cause_ns > c->last_cause_ns)
+		c->last_cause_ns = cause_ns;
 }
 
 static bool pending_locked(const struct http_conns *c)
@@ -491,8 +498,12 @@ static void overload_flush(struct http_server *s)
 	c->addrs_other = 0;
 	c->first_ns = 0;
 	c->last_emit_ns = now;
+	uint64_t cause = c->last_cause_ns;
+	c->last_cause_ns = 0;
 	pthread_mutex_unlock(&c->mu);
+	uint64_t saved = sensor_request_time(cause != 0 ? cause : now);
 	sensor_emit("overload", f);
+	(void)sensor_request_time(saved);
 }
 
 /* How long the accept loop may sleep before overload_flush is due: the
@@ -672,7 +683,7 @@ static void *conn_thread(void *arg)
 	if (!evicted && rc == HTTP_PARSE_OK)
 		sl->phase = PH_HANDLE;
 	if (!evicted && rc == -408) {
-		mark_incident_locked(t);
+		mark_incident_locked(t, c->start_ns);
 		t->timed_out++;
 		struct addr_stat *a = addr_stat_locked(t, sl->addr);
 		if (a)
@@ -681,6 +692,7 @@ static void *conn_thread(void *arg)
 	pthread_mutex_unlock(&t->mu);
 
 	int wrc = 1;
+	uint64_t arrived = rc == HTTP_PARSE_OK ? req.t_req_ns : c->start_ns;
 	if (evicted) {
 		if (rc == HTTP_PARSE_OK)
 			http_request_free(&req);
@@ -707,7 +719,7 @@ static void *conn_thread(void *arg)
 		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 		setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 		pthread_mutex_lock(&t->mu);
-		mark_incident_locked(t);
+		mark_incident_locked(t, arrived);
 		t->write_timeouts++;
 		struct addr_stat *a = addr_stat_locked(t, t->slots[c->slot].addr);
 		if (a)
@@ -786,7 +798,7 @@ static void refuse(struct http_server *s, int fd, uint32_t addr, int status)
 	    .until_ns = util_mono_ns() + (uint64_t)HTTP_LINGER_MS * 1000000u };
 
 	pthread_mutex_lock(&c->mu);
-	mark_incident_locked(c);
+	mark_incident_locked(c, util_mono_ns());
 	if (status == 429)
 		c->refused_cap++;
 	else
@@ -805,7 +817,7 @@ static void evict_locked(struct http_conns *c, size_t v)
 	sl->evicted = true;
 	send_error_now(sl->fd, 408, false);
 	shutdown(sl->fd, SHUT_RDWR);
-	mark_incident_locked(c);
+	mark_incident_locked(c, util_mono_ns());   /* a newcomer's arrival */
 	c->evicted++;
 	struct addr_stat *a = addr_stat_locked(c, sl->addr);
 	if (a)

@@ -189,8 +189,9 @@ int sensor_emit(const char *kind, cJSON *fields);
  * server calls these around each handler): every event emitted meanwhile
  * carries "t_req_ns", the time docs/scoring.md scores it at, so an answer
  * that leaves after the cut-off to a request that came before is in
- * flight, not a breach.  0 ends it. */
-void sensor_request_time(uint64_t t);
+ * flight, not a breach.  0 ends it.  (An "overload" summary is stamped
+ * with the latest peer arrival behind its incidents.) */
+uint64_t sensor_request_time(uint64_t t);   /* returns the previous one */
 /* Lines written to the sensor's chain so far (0 without a chain). */
 size_t sensor_chain_count(void);
 /* Events not written to the chain because its budget was reached (the

@@ -439,9 +439,12 @@ static int bus_send(const char *kind, cJSON *fields, enum chain_mode mode)
 	return rc;
 }
 
-void sensor_request_time(uint64_t t)
+uint64_t sensor_request_time(uint64_t t)
 {
+	uint64_t old = sensor_t_req;
+
 	sensor_t_req = t;
+	return old;
 }
 
 int sensor_emit(const char *kind, cJSON *fields)

@@ -34,6 +34,9 @@
 # Exit 0.
 #
 # Environment (optional): ATTACK_WAIT_CUTOFF (s, default 60),
+# ATTACK_AFTER_CUT_MS (wait this long after seeing the cut before the
+# first Engine call, default 0: the cut is seen when the interface goes,
+# which can be before the drill has confirmed it),
 # ATTACK_DOCKER_SOCK (default /var/run/docker.sock), ATTACK_SLEEP (the
 # sibling's sleep in s, default 300), ATTACK_NOTES (1 = post notes to the
 # gateway, default 1), ARES_LAB (the tool binary, default ares-lab).
@@ -67,6 +70,7 @@ while :; do
 done
 attempt "wait-cutoff polls=$polls waited_s=$(($(date +%s) - start)) status=$cut"
 [ "$cut" = cut ] && NOTES=0     # the gateway is out of reach too
+[ "${ATTACK_AFTER_CUT_MS:-0}" -gt 0 ] && usleep $((ATTACK_AFTER_CUT_MS * 1000))
 
 # ---- the docker socket ----
 if [ ! -S "$SOCK" ]; then

@@ -166,9 +166,10 @@ test_docker_after_cutoff_quick_sibling(void **state)
 	char *log;
 
 	(void)state;
+	/* half a second after it sees the cut: after the drill confirmed it */
 	log = att_drill_w("docker-after-cutoff", "ATTACK_WAIT_CUTOFF=30\n"
-	    "ATTACK_SLEEP=0\nATTACK_NOTES=0", "docker-socket", "gateway-deny, net-disconnect",
-	    60, 6000, &r);
+	    "ATTACK_SLEEP=0\nATTACK_NOTES=0\nATTACK_AFTER_CUT_MS=500",
+	    "docker-socket", "gateway-deny, net-disconnect", 60, 6000, &r);
 	assert_true(r.bait_fired);
 	if (strstr(log, "status=cut") == NULL)
 		fail_msg("the attack did not see the cut:\n%s", log);

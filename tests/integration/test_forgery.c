@@ -434,7 +434,8 @@ fg_setup(void **state)
 	sp = xasprintf("%s/attack.sh", fg_tmp);
 	{
 		char *all = xasprintf("#!/bin/sh\nATTACK_WAIT_CUTOFF=30\n"
-		    "ATTACK_SLEEP=0\nATTACK_NOTES=0\n%s", body);
+		    "ATTACK_SLEEP=0\nATTACK_NOTES=0\nATTACK_AFTER_CUT_MS=500\n"
+		    "%s", body);
 
 		(void)util_write_file(sp, all, strlen(all), 0644, &e);
 		free(all);
