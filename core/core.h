@@ -1240,7 +1240,10 @@ struct probe_row {
 	/* Optional host-side observation after the exec (caller frees the
 	 * text); NULL + e when it cannot be made. */
 	char *(*host)(const struct probe_ctx *c, struct errbuf *e);
-	/* Pure: the verdict and the observed text (written to obs). */
+	/* Pure: the verdict and the observed text (written to obs).  Of c
+	 * it may use only the facts PROBE_OBS_FILE records (sink_ip,
+	 * exfil_host, service, service_port, host_port, real_key): ares
+	 * verify evaluates the row again from them. */
 	enum probe_outcome (*eval)(const struct probe_ctx *c,
 	    const struct probe_exec *x, char *obs, size_t obslen);
 };

@@ -75,7 +75,8 @@ cmd_verify(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char usage[] =
-	    "usage: ares verify RUN_DIR [--pub FILE] [--json FILE|-]\n";
+	    "usage: ares verify RUN_DIR|TRIAL_DIR|PROBE_RUN_DIR|FIX_DIR "
+	    "[--pub FILE] [--json FILE|-]\n";
 	struct report_verify_result res;
 	struct errbuf e = { 0 };
 	const char *pub = NULL, *json = NULL, *run_dir;
