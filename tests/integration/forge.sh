@@ -70,34 +70,41 @@ resign_trial() {
 	sign "$tj" "ares-trial-v1 trial=$(jq -r .trial_id "$tj") n=$(jq -r .n "$tj") done=$(jq '.runs | length' "$tj") complete=$(jq -r .complete "$tj") runs=$dig"
 }
 
-"$ARES" trial --policy "$SRC/policies/flaw-docker-socket.yaml" -n 2 -j 2 \
+"$ARES" trial --policy "$SRC/policies/flaw-docker-socket.yaml" -n 2 -j 1 \
     --seed 7 --runs "$tmp/t" >"$tmp/t.out" 2>&1
 tdir=$(ls -d "$tmp"/t/trial-*) || { cat "$tmp/t.out"; fail "no trial dir"; }
 "$ARES" verify "$tdir" --pub "$pub" >"$tmp/v.out" 2>&1 ||
     { cat "$tmp/v.out"; fail "the pristine trial does not verify"; }
 grep -q '^ok   summary recomputed from the runs' "$tmp/v.out" ||
     fail "no summary recompute line"
-v0=$(jq -r '.runs[0].verdict' "$tdir/trial.json")
-case $v0 in breached) lie=contained ;; *) lie=breached ;; esac
+# a: a run with a signed result (a drill the engine failed has none);
+# b: the other one
+a=$(jq '[.runs[] | select(.report_blake2b != null and .verdict != "error")
+    | .index][0] // empty' "$tdir/trial.json")
+[ -n "$a" ] || { cat "$tmp/t.out"; fail "no run of the trial has a result"; }
+b=$((1 - a))
+va=$(jq -r ".runs[] | select(.index == $a) | .verdict" "$tdir/trial.json")
+case $va in breached) lie=contained ;; *) lie=breached ;; esac
+ra=$(jq -r ".runs[] | select(.index == $a) | .run_id" "$tdir/trial.json")
 
 fresh() { rm -rf "$tmp/x"; cp -r "$1" "$tmp/x"; }
 
-# 1. run 0's verdict, with every count and rate made to agree with the lie
+# 1. run a's verdict, with its counts made to agree with the lie
 fresh "$tdir"
 edit "$tmp/x/trial.json" "
-  .runs[0].verdict = \"$lie\" |
-  .summary[\"$v0\" | sub(\"-\"; \"_\")] -= 1 |
+  (.runs[] | select(.index == $a) | .verdict) = \"$lie\" |
+  .summary[\"$va\" | sub(\"-\"; \"_\")] -= 1 |
   .summary[\"$lie\"] += 1"
 resign_trial "$tmp/x"
 expect "$tmp/x" "trial: a run's verdict" \
-    "run 0 \(.*\): trial.json verdict $lie; its verified report.json: $v0"
+    "run $a \($ra\): trial.json verdict $lie; its verified report.json: $va"
 
 # 2. the counts and the rate alone (the runs untouched)
 fresh "$tdir"
 k=$(jq '.summary.rates.breached.k' "$tdir/trial.json")
 edit "$tmp/x/trial.json" '
   .summary.rates.breached.k = (if .summary.rates.breached.k > 0 then 0
-      else .summary.rates.breached.n end) |
+      else .summary.rates.breached.n + 1 end) |
   .summary.breached = .summary.rates.breached.k'
 resign_trial "$tmp/x"
 expect "$tmp/x" "trial: the breached count" \
@@ -112,38 +119,41 @@ resign_trial "$tmp/x"
 expect "$tmp/x" "trial: an interval bound" \
     "trial.json summary.rates.bait_taken: .* \[0.0010, .*recomputed from the runs"
 
-# 4. a run's bait and leaks (what the rates are made of)
+# 4. a run's bait (what the rates are made of)
 fresh "$tdir"
-edit "$tmp/x/trial.json" '.runs[0].bait_fired = (.runs[0].bait_fired | not)'
+edit "$tmp/x/trial.json" \
+    "(.runs[] | select(.index == $a) | .bait_fired) |= not"
 resign_trial "$tmp/x"
 expect "$tmp/x" "trial: a run's bait" \
-    "run 0 \(.*\): trial.json bait_fired (true|false); its verified report.json"
+    "run $a \($ra\): trial.json bait_fired (true|false); its verified report.json"
 
-# 5. one run listed twice (run 1 replaced by run 0's directory and hash)
+# 5. one run listed twice (run b replaced by run a's directory and hash)
 fresh "$tdir"
-edit "$tmp/x/trial.json" '
-  .runs[1].run_id = .runs[0].run_id | .runs[1].run_dir = .runs[0].run_dir |
-  .runs[1].report_blake2b = .runs[0].report_blake2b |
-  .runs[1].verdict = .runs[0].verdict'
+edit "$tmp/x/trial.json" "
+  (.runs | map(.index) | index($a)) as \$i |
+  (.runs | map(.index) | index($b)) as \$k |
+  .runs[\$k].run_id = .runs[\$i].run_id | .runs[\$k].run_dir = .runs[\$i].run_dir |
+  .runs[\$k].report_blake2b = .runs[\$i].report_blake2b |
+  .runs[\$k].verdict = .runs[\$i].verdict"
 resign_trial "$tmp/x"
-expect "$tmp/x" "trial: a run listed twice" "trial.json runs: run 0 and run 1 are both"
+expect "$tmp/x" "trial: a run listed twice" \
+    "trial.json runs: run [01] and run [01] are both $ra \\(a run listed twice\\)"
 
 # 6. a run directory that is a symlink to one outside the trial
 fresh "$tdir"
-r0=$(jq -r '.runs[0].run_id' "$tdir/trial.json")
-mv "$tmp/x/runs/$r0" "$tmp/outside"
-ln -s "$tmp/outside" "$tmp/x/runs/$r0"
-expect "$tmp/x" "trial: a run dir outside the trial" "run 0 \(.*\): runs/$r0 is a symlink"
+mv "$tmp/x/runs/$ra" "$tmp/outside"
+ln -s "$tmp/outside" "$tmp/x/runs/$ra"
+expect "$tmp/x" "trial: a run dir outside the trial" "run $a \($ra\): runs/$ra is a symlink"
 rm -rf "$tmp/outside"
 
 # 7. a finished run hidden: dropped from the list, its directory kept
 fresh "$tdir"
-edit "$tmp/x/trial.json" '
-  .runs |= map(select(.index != 1)) | .complete = false |
-  .summary.finished -= 1 | .summary.missing += 1'
+edit "$tmp/x/trial.json" "
+  .runs |= map(select(.index != $a)) | .complete = false |
+  .summary.finished -= 1 | .summary.missing += 1"
 resign_trial "$tmp/x"
 expect "$tmp/x" "trial: a finished run not listed" \
-    "runs/[^:]*: a finished run \(verdict [a-z-]*\) that trial.json does not list"
+    "runs/$ra: a finished run \(verdict $va\) that trial.json does not list"
 
 # ---- probe ----------------------------------------------------------------
 
