@@ -1253,7 +1253,10 @@ struct probe_row {
 	/* Optional host-side observation after the exec (caller frees the
 	 * text); NULL + e when it cannot be made. */
 	char *(*host)(const struct probe_ctx *c, struct errbuf *e);
-	/* Pure: the verdict and the observed text (written to obs). */
+	/* Pure: the verdict and the observed text (written to obs).  Of c
+	 * it may use only the facts PROBE_OBS_FILE records (sink_ip,
+	 * exfil_host, service, service_port, host_port, real_key): ares
+	 * verify evaluates the row again from them. */
 	enum probe_outcome (*eval)(const struct probe_ctx *c,
 	    const struct probe_exec *x, char *obs, size_t obslen);
 };
@@ -1269,6 +1272,8 @@ struct probe_result {
 	enum probe_outcome outcome;
 	char observed[PROBE_OBSERVED_MAX];  /* sanitized: safe to print */
 	double ms;
+	size_t obs_seq;          /* its probe.row line in PROBE_OBS_FILE (0:
+	                            not recorded) */
 };
 struct probe_report {
 	char run_id[64];
@@ -1290,11 +1295,46 @@ struct probe_report {
 	char anchor_note[256];              /* why not, or the bad chain */
 	bool chain_failed;                  /* a sensor chain did not verify:
 	                                       never "held" (fail closed) */
+	/* the battery's own evidence (PROBE_OBS_FILE): what every row saw,
+	 * so that ares verify can evaluate it again */
+	char only_flaw[32];                 /* "" every row */
+	size_t obs_entries;
+	char obs_head[EVIDENCE_HEX_BYTES];
+	bool obs_failed;                    /* not recorded: never "held" */
+	bool nc;                            /* a lab of the negative control */
+	char nc_item[32];                   /* its item: "" the baseline, a
+	                                       flaw or a weakening id */
 };
 /* Pure: evaluate one row (row->eval, then the observed text is sanitized;
  * an evaluator that wrote nothing gets "(no output)"). */
 void probe_evaluate(const struct probe_row *row, const struct probe_ctx *c,
     const struct probe_exec *x, struct probe_result *out);
+
+/*
+ * The battery's own evidence: RUN_DIR/probe.jsonl, a hash-chained file
+ * (docs/evidence.md, genesis run id = the lab's) with the facts the
+ * evaluators use ("probe.start") and, per row, its raw result
+ * ("probe.row": exit code and sizes, then "probe.data" lines of base64;
+ * each stream at most PROBE_EXEC_MAX bytes, the real key replaced by
+ * PROBE_REDACTED).  Each row is evaluated on exactly what is recorded, so
+ * ares verify re-runs the same evaluator and must get the same verdict.
+ */
+#define PROBE_OBS_FILE   "probe.jsonl"
+#define PROBE_OBS_MAX    (16 * 1024 * 1024)   /* verify read bound */
+#define PROBE_REDACTED   "@ares-real-key@"
+/* Create RUN_DIR/probe.jsonl (c->run_dir; an earlier battery's file is
+ * replaced) and record the facts and only_flaw (may be NULL).  NULL + e. */
+struct evidence *probe_obs_open(const struct probe_ctx *c,
+    const char *only_flaw, struct errbuf *e);
+/* Record row's raw result x (bounded, redacted) in ev and evaluate the
+ * recorded copy into res (probe_evaluate); x NULL: the row did not run
+ * (res already an ERROR; its observed text is recorded).  ev NULL: only
+ * evaluate.  res->obs_seq gets the row's line (0 when not recorded). */
+void probe_obs_row(struct evidence *ev, const struct probe_ctx *c,
+    const struct probe_row *row, const struct probe_exec *x,
+    struct probe_result *res);
+/* Close ev (may be NULL: nothing was recorded) into r's obs_* fields. */
+void probe_obs_close(struct evidence *ev, struct probe_report *r);
 /* Run the battery (every row, or only the rows that detect only_flaw when
  * non-NULL) in c's agent.  Fills r; cancel (may be NULL) nonzero stops it
  * between rows (r->cancelled).  -1 + e (ERRBUF_INPUT: unknown flaw). */
@@ -1312,8 +1352,11 @@ int probe_anchor_chains(struct probe_report *r, struct errbuf *e);
 /* Check a probe run dir (no report.json, a signed probe.json): the
  * signature with pub_path (NULL: RUN_DIR/ares.pub), probe.json's format,
  * the trusted comment against its rows, every anchored chain (count and
- * head).  Same contract as report_verify_dir (res->verdict is the probe's
- * result: held, failed or cancelled). */
+ * head), then the recompute: every row evaluated again from its recorded
+ * observation (PROBE_OBS_FILE), the rows planned and run, the result and
+ * the negative-control item against those.  Same contract as
+ * report_verify_dir (res->verdict is the probe's result: held, failed or
+ * cancelled). */
 int probe_verify_dir(const char *run_dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e);
 /* Whether dir holds a probe.json and no report.json or trial.json. */
@@ -1356,6 +1399,8 @@ struct probe_options {
 	 * result "cancelled", and the lab still torn down */
 	const volatile sig_atomic_t *cancel;
 	enum lab_weakening weaken; /* negative control only: lab_options */
+	const char *nc_item;       /* negative control only: its item ("" the
+	                              baseline), recorded in probe.json */
 };
 /* One lab, brought up for probing: policy p (agent idle) in a fresh run
  * dir, battery, signed probe.json, teardown unless o->keep.  0 when the
@@ -1718,6 +1763,19 @@ void fix_result_free(struct fix_result *r);
 /* 0 verified, 1 otherwise, 5 error. */
 int fix_exit_code(const struct fix_result *r);
 cJSON *fix_result_json(const struct fix_result *r);
+/* Whether DIR/fix.json exists (and no report.json or trial.json). */
+bool fix_dir_is(const char *dir);
+/* ares verify on a fix dir: the signature of fix.json (pub_path, else
+ * DIR/ares.pub), its schema and trusted comment, its evidence chain
+ * (count, head, and its fix.run / fix.patch / fix.result lines against
+ * fix.json), every run it lists verified on its own (found next to the
+ * fix dir or where fix.json says; report hash, report_verify_dir with the
+ * same key, verdict, seed, time to kill), then the outcome recomputed from
+ * those runs' verdicts by the loop's rules, and pr.md / attempt.md against
+ * it.  Same contract as report_verify_dir (res->run_id is the fix id,
+ * res->verdict fix.json's outcome). */
+int fix_verify_dir(const char *dir, const char *pub_path,
+    struct report_verify_result *res, struct errbuf *e);
 /* The pull-request title and Markdown body (caller frees). */
 char *fix_pr_title(const struct fix_result *r);
 char *fix_pr_body(const struct fix_result *r);

@@ -1360,6 +1360,15 @@ probe_json_str(const cJSON *o, const char *key, char *out, size_t outlen)
 	return 0;
 }
 
+/* String member key of o, or NULL. */
+static const char *
+probe_json_get(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
 int
 probe_ctx_parse(const char *json, size_t len, const char *run_dir,
     struct probe_ctx *c, struct errbuf *e)
@@ -1647,13 +1656,527 @@ probe_ctx_free(struct probe_ctx *c)
 }
 
 /* ------------------------------------------------------------------ */
+/* the battery's own evidence (PROBE_OBS_FILE)                          */
+/* ------------------------------------------------------------------ */
+
+#define PROBE_OBS_FORMAT "ares-probe-obs-v1"
+#define PROBE_OBS_PART   (24 * 1024)   /* raw bytes per probe.data line */
+
+/*
+ * A NUL-terminated copy of buf[0..len) (NULL: empty) of at most
+ * PROBE_EXEC_MAX bytes, with every occurrence of key (NULL or "": none)
+ * and a tail that begins it replaced by PROBE_REDACTED: the real key is
+ * never recorded.  Caller frees; *outlen gets the length.
+ */
+static char *
+probe_obs_copy(const char *buf, size_t len, const char *key,
+    size_t *outlen)
+{
+	size_t kl = key != NULL ? strlen(key) : 0, rl = strlen(PROBE_REDACTED);
+	size_t n = 0, i = 0;
+	char *out = xmalloc(PROBE_EXEC_MAX + 1);
+
+	if (buf == NULL)
+		len = 0;
+	while (i < len && n < PROBE_EXEC_MAX) {
+		size_t left = len - i;
+
+		if (kl > 0 && memcmp(buf + i, key, left < kl ? left : kl) ==
+		    0) {
+			size_t m = rl < PROBE_EXEC_MAX - n ? rl :
+			    PROBE_EXEC_MAX - n;
+
+			memcpy(out + n, PROBE_REDACTED, m);
+			n += m;
+			i += left < kl ? left : kl;
+			continue;
+		}
+		out[n++] = buf[i++];
+	}
+	out[n] = '\0';
+	*outlen = n;
+	return out;
+}
+
+struct evidence *
+probe_obs_open(const struct probe_ctx *c, const char *only_flaw,
+    struct errbuf *e)
+{
+	char *path = xasprintf("%s/" PROBE_OBS_FILE, c->run_dir);
+	struct evidence *ev;
+	cJSON *f, *facts;
+
+	if (unlink(path) == -1 && errno != ENOENT) {
+		errbuf_set(e, ERRBUF_INTERNAL, "probe: %s: %s", path,
+		    strerror(errno));
+		free(path);
+		return NULL;
+	}
+	ev = evidence_create(path, c->run_id, e);
+	free(path);
+	if (ev == NULL)
+		return NULL;
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "format", PROBE_OBS_FORMAT);
+	if (only_flaw != NULL)
+		cJSON_AddStringToObject(f, "only_flaw", only_flaw);
+	else
+		cJSON_AddNullToObject(f, "only_flaw");
+	facts = cJSON_AddObjectToObject(f, "facts");
+	cJSON_AddStringToObject(facts, "sink_ip", c->sink_ip);
+	cJSON_AddStringToObject(facts, "exfil_host", c->exfil_host);
+	cJSON_AddStringToObject(facts, "service", c->service);
+	cJSON_AddNumberToObject(facts, "service_port", c->service_port);
+	cJSON_AddNumberToObject(facts, "host_port", c->host_port);
+	cJSON_AddStringToObject(facts, "real_key", c->real_key == NULL ?
+	    "unknown" : c->real_key[0] == '\0' ? "none" : "redacted");
+	if (evidence_append(ev, "probe.start", util_mono_ns(), f, e) < 0) {
+		cJSON_Delete(f);
+		evidence_close(ev);
+		return NULL;
+	}
+	cJSON_Delete(f);
+	return ev;
+}
+
+/* Record x for row: "probe.row" (sizes), then its streams in
+ * "probe.data" parts.  The probe.row line's seq, or -1. */
+static long
+probe_obs_put(struct evidence *ev, const struct probe_row *row,
+    const struct probe_exec *x)
+{
+	const char *names[3] = { "out", "err", "host" };
+	const char *bufs[3] = { x->out, x->err, x->host };
+	size_t lens[3] = { x->out_len, x->err_len, x->host_len };
+	size_t b64max = sodium_base64_ENCODED_LEN(PROBE_OBS_PART,
+	    sodium_base64_VARIANT_ORIGINAL);
+	char *b64 = xmalloc(b64max);
+	struct errbuf e = { 0 };
+	cJSON *f = cJSON_CreateObject();
+	long seq;
+	int s;
+
+	cJSON_AddStringToObject(f, "row", row->id);
+	cJSON_AddBoolToObject(f, "ran", true);
+	cJSON_AddNumberToObject(f, "exit_code", x->exit_code);
+	cJSON_AddNumberToObject(f, "out_bytes", (double)x->out_len);
+	cJSON_AddNumberToObject(f, "err_bytes", (double)x->err_len);
+	cJSON_AddNumberToObject(f, "host_bytes", x->host != NULL ?
+	    (double)x->host_len : -1);
+	seq = evidence_append(ev, "probe.row", util_mono_ns(), f, &e);
+	cJSON_Delete(f);
+	for (s = 0; s < 3 && seq > 0; s++) {
+		size_t off;
+
+		for (off = 0; bufs[s] != NULL && off < lens[s];
+		    off += PROBE_OBS_PART) {
+			size_t n = lens[s] - off < PROBE_OBS_PART ?
+			    lens[s] - off : PROBE_OBS_PART;
+
+			sodium_bin2base64(b64, b64max, (const unsigned char *)
+			    bufs[s] + off, n, sodium_base64_VARIANT_ORIGINAL);
+			f = cJSON_CreateObject();
+			cJSON_AddStringToObject(f, "row", row->id);
+			cJSON_AddStringToObject(f, "stream", names[s]);
+			cJSON_AddNumberToObject(f, "offset", (double)off);
+			cJSON_AddStringToObject(f, "data", b64);
+			if (evidence_append(ev, "probe.data", util_mono_ns(), f,
+			    &e) < 0)
+				seq = -1;
+			cJSON_Delete(f);
+			if (seq < 0)
+				break;
+		}
+	}
+	free(b64);
+	return seq;
+}
+
+void
+probe_obs_row(struct evidence *ev, const struct probe_ctx *c,
+    const struct probe_row *row, const struct probe_exec *x,
+    struct probe_result *res)
+{
+	static char redacted[] = PROBE_REDACTED, none[] = "";
+	struct errbuf e = { 0 };
+	struct probe_ctx vc;
+	struct probe_exec rx = { 0 };
+	char *out, *err, *host = NULL;
+	long seq = -1;
+
+	if (x == NULL) {
+		res->obs_seq = 0;
+		if (ev != NULL) {
+			cJSON *f = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(f, "row", row->id);
+			cJSON_AddBoolToObject(f, "ran", false);
+			cJSON_AddStringToObject(f, "observed", res->observed);
+			seq = evidence_append(ev, "probe.row", util_mono_ns(), f,
+			    &e);
+			cJSON_Delete(f);
+		}
+		res->obs_seq = seq > 0 ? (size_t)seq : 0;
+		return;
+	}
+	/* the evaluator sees what is recorded: bounded, the real key
+	 * replaced (and looked for) by its placeholder */
+	vc = *c;
+	vc.real_key = c->real_key == NULL ? NULL : c->real_key[0] == '\0' ?
+	    none : redacted;
+	out = probe_obs_copy(x->out, x->out_len, c->real_key, &rx.out_len);
+	err = probe_obs_copy(x->err, x->err_len, c->real_key, &rx.err_len);
+	if (x->host != NULL)
+		host = probe_obs_copy(x->host, x->host_len, c->real_key,
+		    &rx.host_len);
+	rx.exit_code = x->exit_code;
+	rx.out = out;
+	rx.err = err;
+	rx.host = host;
+	probe_evaluate(row, &vc, &rx, res);
+	if (ev != NULL)
+		seq = probe_obs_put(ev, row, &rx);
+	res->obs_seq = seq > 0 ? (size_t)seq : 0;
+	sodium_memzero(out, rx.out_len);
+	sodium_memzero(err, rx.err_len);
+	free(out);
+	free(err);
+	free(host);
+}
+
+void
+probe_obs_close(struct evidence *ev, struct probe_report *r)
+{
+	size_t i;
+
+	r->obs_entries = 0;
+	r->obs_head[0] = '\0';
+	r->obs_failed = ev == NULL;
+	for (i = 0; i < r->nrows; i++)
+		if (r->rows[i].obs_seq == 0)
+			r->obs_failed = true;
+	if (ev == NULL)
+		return;
+	r->obs_entries = evidence_count(ev);
+	snprintf(r->obs_head, sizeof r->obs_head, "%s",
+	    evidence_head_hex(ev));
+	evidence_close(ev);
+}
+
+/* ---- reading it back (ares verify) -------------------------------- */
+
+/* One recorded row. */
+struct probe_obs_rec {
+	char row[32];
+	size_t seq;
+	bool ran;
+	int exit_code;
+	char *buf[3];              /* out, err, host (NUL-terminated) */
+	size_t len[3], want[3];
+	bool has_host;
+	char observed[PROBE_OBSERVED_MAX];   /* a row that did not run */
+};
+struct probe_obs_read {
+	struct probe_ctx ctx;      /* the recorded facts */
+	bool only_flaw_set;
+	char only_flaw[32];
+	struct probe_obs_rec recs[PROBE_MAX_ROWS];
+	size_t nrecs;
+};
+
+static void
+probe_obs_read_free(struct probe_obs_read *o)
+{
+	size_t i, s;
+
+	for (i = 0; i < o->nrecs; i++)
+		for (s = 0; s < 3; s++) {
+			if (o->recs[i].buf[s] != NULL)
+				sodium_memzero(o->recs[i].buf[s],
+				    o->recs[i].len[s]);
+			free(o->recs[i].buf[s]);
+		}
+	o->nrecs = 0;
+}
+
+/* A size member: an integer 0..PROBE_EXEC_MAX (or -1 when neg_ok). */
+static bool
+probe_obs_size(const cJSON *v, bool neg_ok, long *out)
+{
+	if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long)v->valuedouble
+	    || v->valuedouble > PROBE_EXEC_MAX || v->valuedouble < (neg_ok ?
+	    -1 : 0))
+		return false;
+	*out = (long)v->valuedouble;
+	return true;
+}
+
+/* The recorded facts into o->ctx (bounded copies).  -1 with why. */
+static int
+probe_obs_facts(const cJSON *line, struct probe_obs_read *o, char *why,
+    size_t whylen)
+{
+	static char redacted[] = PROBE_REDACTED, none[] = "";
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(line, "facts");
+	const cJSON *of = cJSON_GetObjectItemCaseSensitive(line, "only_flaw");
+	const cJSON *v;
+	const char *rk;
+
+	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(line, "format")) ||
+	    strcmp(cJSON_GetObjectItemCaseSensitive(line, "format")->valuestring,
+	    PROBE_OBS_FORMAT) != 0) {
+		snprintf(why, whylen, "probe.start: format is not "
+		    PROBE_OBS_FORMAT);
+		return -1;
+	}
+	if (cJSON_IsString(of) && strlen(of->valuestring) <
+	    sizeof o->only_flaw) {
+		o->only_flaw_set = true;
+		snprintf(o->only_flaw, sizeof o->only_flaw, "%s",
+		    of->valuestring);
+	} else if (!cJSON_IsNull(of)) {
+		snprintf(why, whylen, "probe.start: only_flaw bad");
+		return -1;
+	}
+	if (probe_json_str(f, "sink_ip", o->ctx.sink_ip,
+	    sizeof o->ctx.sink_ip) == -1 || probe_json_str(f, "exfil_host",
+	    o->ctx.exfil_host, sizeof o->ctx.exfil_host) == -1 ||
+	    probe_json_str(f, "service", o->ctx.service,
+	    sizeof o->ctx.service) == -1) {
+		snprintf(why, whylen, "probe.start: facts incomplete");
+		return -1;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(f, "service_port");
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 65535) {
+		snprintf(why, whylen, "probe.start: facts.service_port bad");
+		return -1;
+	}
+	o->ctx.service_port = (int)v->valuedouble;
+	v = cJSON_GetObjectItemCaseSensitive(f, "host_port");
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 65535) {
+		snprintf(why, whylen, "probe.start: facts.host_port bad");
+		return -1;
+	}
+	o->ctx.host_port = (int)v->valuedouble;
+	v = cJSON_GetObjectItemCaseSensitive(f, "real_key");
+	rk = cJSON_IsString(v) ? v->valuestring : "";
+	if (strcmp(rk, "unknown") == 0)
+		o->ctx.real_key = NULL;
+	else if (strcmp(rk, "none") == 0)
+		o->ctx.real_key = none;
+	else if (strcmp(rk, "redacted") == 0)
+		o->ctx.real_key = redacted;
+	else {
+		snprintf(why, whylen, "probe.start: facts.real_key bad");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Parse the verified chain text buf (lines) into o: the facts, then every
+ * recorded row with its streams reassembled.  0, or -1 with why naming
+ * the line.
+ */
+static int
+probe_obs_parse(const char *buf, size_t len, struct probe_obs_read *o,
+    char *why, size_t whylen)
+{
+	size_t pos = 0, lineno = 0;
+	bool started = false;
+	struct probe_obs_rec *cur = NULL;
+	int rc = -1;
+
+	while (pos < len) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+		size_t n = nl != NULL ? (size_t)(nl - (buf + pos)) : len - pos;
+		cJSON *j = cJSON_ParseWithLength(buf + pos, n);
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "type");
+		const cJSON *rowv = cJSON_GetObjectItemCaseSensitive(j, "row");
+		const char *type = cJSON_IsString(t) ? t->valuestring : "";
+
+		pos += n + 1;
+		lineno++;
+		if (!cJSON_IsObject(j)) {
+			snprintf(why, whylen, "line %zu: not JSON", lineno);
+			cJSON_Delete(j);
+			goto out;
+		}
+		if (strcmp(type, "genesis") == 0) {
+			cJSON_Delete(j);
+			continue;
+		}
+		if (!started) {
+			if (strcmp(type, "probe.start") != 0 ||
+			    probe_obs_facts(j, o, why, whylen) == -1) {
+				if (strcmp(type, "probe.start") != 0)
+					snprintf(why, whylen, "line %zu: %s before "
+					    "probe.start", lineno, type);
+				cJSON_Delete(j);
+				goto out;
+			}
+			started = true;
+		} else if (strcmp(type, "probe.row") == 0) {
+			const cJSON *ran = cJSON_GetObjectItemCaseSensitive(j,
+			    "ran");
+			long v[4], ec;
+
+			if (cur != NULL && (cur->len[0] != cur->want[0] ||
+			    cur->len[1] != cur->want[1] || cur->len[2] !=
+			    cur->want[2])) {
+				snprintf(why, whylen, "line %zu: row %s: its "
+				    "output is incomplete", lineno, cur->row);
+				cJSON_Delete(j);
+				goto out;
+			}
+			if (o->nrecs >= PROBE_MAX_ROWS || !cJSON_IsString(rowv) ||
+			    strlen(rowv->valuestring) >= sizeof cur->row ||
+			    !cJSON_IsBool(ran)) {
+				snprintf(why, whylen, "line %zu: probe.row bad or "
+				    "more than %d", lineno, PROBE_MAX_ROWS);
+				cJSON_Delete(j);
+				goto out;
+			}
+			cur = &o->recs[o->nrecs++];
+			memset(cur, 0, sizeof *cur);
+			snprintf(cur->row, sizeof cur->row, "%s",
+			    rowv->valuestring);
+			cur->seq = lineno - 1;
+			cur->ran = cJSON_IsTrue(ran);
+			if (!cur->ran) {
+				const cJSON *ob = cJSON_GetObjectItemCaseSensitive(j,
+				    "observed");
+
+				if (!cJSON_IsString(ob)) {
+					snprintf(why, whylen, "line %zu: probe.row "
+					    "without observed", lineno);
+					cJSON_Delete(j);
+					goto out;
+				}
+				util_sanitize(cur->observed,
+				    sizeof cur->observed, ob->valuestring,
+				    strlen(ob->valuestring), false);
+			} else {
+				const cJSON *e = cJSON_GetObjectItemCaseSensitive(j,
+				    "exit_code");
+
+				if (!cJSON_IsNumber(e) || e->valuedouble < -1e6 ||
+				    e->valuedouble > 1e6 ||
+				    !probe_obs_size(cJSON_GetObjectItemCaseSensitive(
+				    j, "out_bytes"), false, &v[0]) ||
+				    !probe_obs_size(cJSON_GetObjectItemCaseSensitive(
+				    j, "err_bytes"), false, &v[1]) ||
+				    !probe_obs_size(cJSON_GetObjectItemCaseSensitive(
+				    j, "host_bytes"), true, &v[2])) {
+					snprintf(why, whylen, "line %zu: probe.row "
+					    "sizes bad", lineno);
+					cJSON_Delete(j);
+					goto out;
+				}
+				ec = (long)e->valuedouble;
+				cur->exit_code = (int)ec;
+				cur->want[0] = (size_t)v[0];
+				cur->want[1] = (size_t)v[1];
+				cur->has_host = v[2] >= 0;
+				cur->want[2] = v[2] >= 0 ? (size_t)v[2] : 0;
+				for (int s = 0; s < 3; s++) {
+					cur->buf[s] = xmalloc(cur->want[s] + 1);
+					cur->buf[s][0] = '\0';
+				}
+			}
+		} else if (strcmp(type, "probe.data") == 0) {
+			const cJSON *st = cJSON_GetObjectItemCaseSensitive(j,
+			    "stream");
+			const cJSON *off = cJSON_GetObjectItemCaseSensitive(j,
+			    "offset");
+			const cJSON *d = cJSON_GetObjectItemCaseSensitive(j,
+			    "data");
+			int s = -1;
+			size_t got = 0;
+
+			if (cJSON_IsString(st))
+				s = strcmp(st->valuestring, "out") == 0 ? 0 :
+				    strcmp(st->valuestring, "err") == 0 ? 1 :
+				    strcmp(st->valuestring, "host") == 0 ? 2 : -1;
+			if (cur == NULL || !cur->ran || s < 0 ||
+			    !cJSON_IsString(rowv) ||
+			    strcmp(rowv->valuestring, cur->row) != 0 ||
+			    !cJSON_IsNumber(off) || off->valuedouble !=
+			    (double)cur->len[s] || !cJSON_IsString(d) ||
+			    (s == 2 && !cur->has_host) ||
+			    sodium_base642bin((unsigned char *)cur->buf[s] +
+			    cur->len[s], cur->want[s] - cur->len[s],
+			    d->valuestring, strlen(d->valuestring), NULL, &got,
+			    NULL, sodium_base64_VARIANT_ORIGINAL) != 0) {
+				snprintf(why, whylen, "line %zu: probe.data does "
+				    "not continue its row's %s output", lineno,
+				    s >= 0 ? st->valuestring : "?");
+				cJSON_Delete(j);
+				goto out;
+			}
+			cur->len[s] += got;
+			cur->buf[s][cur->len[s]] = '\0';
+		} else {
+			snprintf(why, whylen, "line %zu: unknown type %.40s",
+			    lineno, type);
+			cJSON_Delete(j);
+			goto out;
+		}
+		cJSON_Delete(j);
+	}
+	if (!started) {
+		snprintf(why, whylen, "no probe.start line");
+		goto out;
+	}
+	if (cur != NULL && (cur->len[0] != cur->want[0] || cur->len[1] !=
+	    cur->want[1] || cur->len[2] != cur->want[2])) {
+		snprintf(why, whylen, "row %s: its output is incomplete",
+		    cur->row);
+		goto out;
+	}
+	rc = 0;
+out:
+	return rc;
+}
+
+/* Evaluate the recorded row rec of row again (the same pure evaluator the
+ * battery ran, on the same bytes) into res. */
+static void
+probe_obs_eval(const struct probe_obs_read *o, const struct probe_row *row,
+    const struct probe_obs_rec *rec, struct probe_result *res)
+{
+	struct probe_exec x = { 0 };
+
+	memset(res, 0, sizeof *res);
+	res->row = row;
+	res->obs_seq = rec->seq;
+	if (!rec->ran) {
+		res->outcome = PROBE_ERROR;
+		snprintf(res->observed, sizeof res->observed, "%s",
+		    rec->observed);
+		return;
+	}
+	x.exit_code = rec->exit_code;
+	x.out = rec->buf[0];
+	x.out_len = rec->len[0];
+	x.err = rec->buf[1];
+	x.err_len = rec->len[1];
+	if (rec->has_host) {
+		x.host = rec->buf[2];
+		x.host_len = rec->len[2];
+	}
+	probe_evaluate(row, &o->ctx, &x, res);
+}
+
+/* ------------------------------------------------------------------ */
 /* running                                                              */
 /* ------------------------------------------------------------------ */
 
 /* Run one row in the agent; fills res. */
 static void
 probe_run_row(struct docker *d, const struct probe_ctx *c,
-    const struct probe_row *row, struct probe_result *res)
+    const struct probe_row *row, struct evidence *ev,
+    struct probe_result *res)
 {
 	struct docker_exec_result xr = { 0 };
 	struct probe_exec x = { 0 };
@@ -1667,6 +2190,7 @@ probe_run_row(struct docker *d, const struct probe_ctx *c,
 		res->outcome = PROBE_ERROR;
 		snprintf(res->observed, sizeof res->observed, "the lab lacks "
 		    "a fact this row needs (lab.json)");
+		probe_obs_row(ev, c, row, NULL, res);
 		return;
 	}
 	{
@@ -1684,6 +2208,7 @@ probe_run_row(struct docker *d, const struct probe_ctx *c,
 			snprintf(raw, sizeof raw, "exec failed: %s", e.msg);
 			util_sanitize(res->observed, sizeof res->observed, raw,
 			    strlen(raw), false);
+			probe_obs_row(ev, c, row, NULL, res);
 			res->ms = (double)(util_mono_ns() - t0) / 1e6;
 			return;
 		}
@@ -1701,7 +2226,7 @@ probe_run_row(struct docker *d, const struct probe_ctx *c,
 		x.host = host;
 		x.host_len = host != NULL ? strlen(host) : 0;
 	}
-	probe_evaluate(row, c, &x, res);
+	probe_obs_row(ev, c, row, &x, res);
 	res->ms = (double)(util_mono_ns() - t0) / 1e6;
 	if (xr.out != NULL)
 		sodium_memzero(xr.out, xr.out_len);  /* may hold env keys */
@@ -1724,6 +2249,8 @@ probe_run_watch(struct docker *d, const struct probe_ctx *c,
     const volatile sig_atomic_t *cancel, struct probe_report *r,
     struct errbuf *e)
 {
+	struct errbuf oe = { 0 };
+	struct evidence *ev;
 	size_t i;
 
 	if (only_flaw != NULL && lab_flaw_find(only_flaw) == NULL)
@@ -1738,7 +2265,10 @@ probe_run_watch(struct docker *d, const struct probe_ctx *c,
 	for (i = 0; i < c->nflaws; i++)
 		memcpy(r->flaws[i], c->flaws[i], sizeof r->flaws[i]);
 	r->nflaws = c->nflaws;
+	if (only_flaw != NULL)
+		snprintf(r->only_flaw, sizeof r->only_flaw, "%s", only_flaw);
 	util_wall_iso(util_wall_ns(), r->started);
+	ev = probe_obs_open(c, only_flaw, &oe);   /* NULL: obs_failed */
 	for (i = 0; i < probe_nrows && r->nplanned < PROBE_MAX_ROWS; i++)
 		if (only_flaw == NULL ||
 		    probe_row_has_flaw(&probe_table[i], only_flaw))
@@ -1751,10 +2281,12 @@ probe_run_watch(struct docker *d, const struct probe_ctx *c,
 			r->cancelled = true;
 			break;
 		}
-		probe_run_row(d, c, &probe_table[i], &r->rows[r->nrows++]);
+		probe_run_row(d, c, &probe_table[i], ev,
+		    &r->rows[r->nrows++]);
 		if (fn != NULL)
 			fn(ctx, r, r->nrows - 1);
 	}
+	probe_obs_close(ev, r);
 	return 0;
 }
 
@@ -1776,7 +2308,7 @@ probe_held(const struct probe_report *r)
 {
 	size_t i;
 
-	if (r->cancelled || r->chain_failed)
+	if (r->cancelled || r->chain_failed || r->obs_failed)
 		return false;
 	for (i = 0; i < r->nrows; i++)
 		if (r->rows[i].row->core && r->rows[i].outcome != PROBE_PASS)
@@ -1815,6 +2347,19 @@ probe_saw_flaw(const struct probe_report *r, const char *flaw)
 		    probe_row_has_flaw(r->rows[i].row, flaw))
 			return true;
 	return false;
+}
+
+/* Whether the negative control saw its item in r: the baseline held, a
+ * flaw failed a row that detects it, a weakening failed its row. */
+static bool
+probe_nc_seen(const struct probe_report *r, const char *item)
+{
+	const struct probe_nc_weakening *w = probe_nc_weakening_find(item);
+
+	if (item[0] == '\0')
+		return probe_held(r);
+	return w != NULL ? probe_row_failed(r, w->row) :
+	    probe_saw_flaw(r, item);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1963,6 +2508,9 @@ probe_table_format(const struct probe_report *r, int width)
 	fprintf(f, "%s\n", rule);
 	if (r->chain_failed)
 		fprintf(f, "EVIDENCE: %s\n", r->anchor_note);
+	if (r->obs_failed)
+		fprintf(f, "EVIDENCE: the rows' observations could not be "
+		    "recorded (" PROBE_OBS_FILE "): not a verifiable result\n");
 	if (r->cancelled)
 		fprintf(f, "RESULT: cancelled after %zu of %zu rows: not a "
 		    "result (%zu core assertion(s) failed before the stop).\n",
@@ -1971,6 +2519,9 @@ probe_table_format(const struct probe_report *r, int width)
 		fprintf(f, "RESULT: not a result: a sensor evidence chain of "
 		    "the lab did not verify (%zu core assertion(s) failed).\n",
 		    held_fail);
+	else if (r->obs_failed)
+		fprintf(f, "RESULT: not a result: the rows' observations were "
+		    "not recorded (%zu core assertion(s) failed).\n", held_fail);
 	else if (held_fail == 0)
 		fprintf(f, "RESULT: every core containment assertion held "
 		    "(%zu/%zu).\n", ncore, ncore);
@@ -2052,6 +2603,21 @@ probe_report_json(const struct probe_report *r)
 	}
 	if (r->anchor_note[0] != '\0')
 		cJSON_AddStringToObject(j, "chains_note", r->anchor_note);
+	cJSON_AddBoolToObject(j, "chains_failed", r->chain_failed);
+	if (r->only_flaw[0] != '\0')
+		cJSON_AddStringToObject(j, "only_flaw", r->only_flaw);
+	else
+		cJSON_AddNullToObject(j, "only_flaw");
+	a = cJSON_AddObjectToObject(j, "observations");
+	cJSON_AddStringToObject(a, "path", PROBE_OBS_FILE);
+	cJSON_AddNumberToObject(a, "entries", (double)r->obs_entries);
+	cJSON_AddStringToObject(a, "head", r->obs_head);
+	cJSON_AddBoolToObject(a, "recorded", !r->obs_failed);
+	if (r->nc) {
+		a = cJSON_AddObjectToObject(j, "negative_control");
+		cJSON_AddStringToObject(a, "item", r->nc_item);
+		cJSON_AddBoolToObject(a, "seen", probe_nc_seen(r, r->nc_item));
+	}
 	rows = cJSON_AddArrayToObject(j, "rows");
 	for (i = 0; i < r->nrows; i++) {
 		const struct probe_result *res = &r->rows[i];
@@ -2069,6 +2635,7 @@ probe_report_json(const struct probe_report *r)
 			    cJSON_CreateString(res->row->flaws[k]));
 		cJSON_AddNumberToObject(o, "ms", (double)(long long)(res->ms *
 		    1000) / 1000);
+		cJSON_AddNumberToObject(o, "observation", (double)res->obs_seq);
 		cJSON_AddItemToArray(rows, o);
 	}
 	return j;
@@ -2383,6 +2950,259 @@ probe_json_read(const cJSON *j, char *run_id, size_t run_id_len,
 	return 0;
 }
 
+/*
+ * The recompute of a probe run dir (after the signature and the anchored
+ * sensor chains): the observations chain against its anchor, then every
+ * row evaluated again from what it recorded, the rows planned and run, the
+ * result and the negative-control item.  Each difference is a failed
+ * check naming the row and field.
+ */
+static void
+probe_verify_recompute(const char *dir, const cJSON *j, const char *run_id,
+    struct report_verify_result *res)
+{
+	const cJSON *ob = cJSON_GetObjectItemCaseSensitive(j, "observations");
+	const cJSON *rows = cJSON_GetObjectItemCaseSensitive(j, "rows");
+	const cJSON *v, *row;
+	const struct probe_row *planned[PROBE_MAX_ROWS];
+	struct probe_obs_read *o = xcalloc(1, sizeof *o);
+	struct probe_report *rr = xcalloc(1, sizeof *rr);
+	struct report_chain c = { 0 };
+	struct errbuf e = { 0 };
+	char why[300], head[EVIDENCE_HEX_BYTES], *buf = NULL, *p;
+	const char *only = NULL, *word, *result;
+	size_t nplanned = 0, i, len, bad = 0;
+	bool chains_failed;
+
+	/* the anchor, and the chain it anchors */
+	v = cJSON_GetObjectItemCaseSensitive(ob, "entries");
+	if (!cJSON_IsObject(ob) || !cJSON_IsString(
+	    cJSON_GetObjectItemCaseSensitive(ob, "path")) || strcmp(
+	    cJSON_GetObjectItemCaseSensitive(ob, "path")->valuestring,
+	    PROBE_OBS_FILE) != 0 || !cJSON_IsNumber(v) || v->valuedouble < 2 ||
+	    v->valuedouble > 1e7 || !cJSON_IsString(
+	    cJSON_GetObjectItemCaseSensitive(ob, "head")) || strlen(
+	    cJSON_GetObjectItemCaseSensitive(ob, "head")->valuestring) != 64) {
+		report_check_add(res, "observations", false, 0, "no recorded "
+		    "observations", "probe.json observations: missing or not "
+		    "anchored: the rows cannot be evaluated again (not a "
+		    "verifiable result)");
+		goto out;
+	}
+	snprintf(head, sizeof head, "%s", cJSON_GetObjectItemCaseSensitive(ob,
+	    "head")->valuestring);
+	c.name = "probe";
+	c.path = PROBE_OBS_FILE;
+	c.entries = (size_t)v->valuedouble;
+	memcpy(c.head, head, sizeof c.head);
+	report_check_chain(dir, run_id, &c, res);
+	if (!res->checks[res->nchecks - 1].ok)
+		goto out;
+	p = xasprintf("%s/" PROBE_OBS_FILE, dir);
+	buf = util_read_regular(p, PROBE_OBS_MAX, &len, &e);
+	free(p);
+	if (buf == NULL) {
+		report_check_add(res, "observations", false, 0, "cannot read",
+		    PROBE_OBS_FILE ": %s", e.msg);
+		goto out;
+	}
+	if (probe_obs_parse(buf, len, o, why, sizeof why) == -1) {
+		report_check_add(res, "observations", false, 0, why,
+		    PROBE_OBS_FILE " %s", why);
+		goto out;
+	}
+
+	/* what the battery meant to run */
+	v = cJSON_GetObjectItemCaseSensitive(j, "only_flaw");
+	if (cJSON_IsString(v))
+		only = v->valuestring;
+	else if (!cJSON_IsNull(v)) {
+		report_check_add(res, "rows", false, 0, "only_flaw bad",
+		    "probe.json only_flaw: missing or not a string");
+		goto out;
+	}
+	if ((only != NULL) != o->only_flaw_set || (only != NULL &&
+	    strcmp(only, o->only_flaw) != 0)) {
+		report_check_add(res, "rows", false, 0, "only_flaw differs",
+		    "probe.json only_flaw: %s; its observations: %s",
+		    only != NULL ? only : "null", o->only_flaw_set ?
+		    o->only_flaw : "null");
+		goto out;
+	}
+	if (only != NULL && lab_flaw_find(only) == NULL) {
+		report_check_add(res, "rows", false, 0, "unknown flaw",
+		    "probe.json only_flaw: unknown flaw");
+		goto out;
+	}
+	for (i = 0; i < probe_nrows && nplanned < PROBE_MAX_ROWS; i++)
+		if (only == NULL || probe_row_has_flaw(&probe_table[i], only))
+			planned[nplanned++] = &probe_table[i];
+	v = cJSON_GetObjectItemCaseSensitive(j, "rows_planned");
+	if (!cJSON_IsNumber(v) || v->valuedouble != (double)nplanned) {
+		report_check_add(res, "rows", false, 0, "rows_planned differs",
+		    "probe.json rows_planned: %s; recomputed: %zu (%s)",
+		    cJSON_IsNumber(v) ? "differs" : "missing", nplanned,
+		    only != NULL ? "the rows that detect only_flaw" :
+		    "every row");
+		goto out;
+	}
+
+	/* every row, evaluated again */
+	i = 0;
+	cJSON_ArrayForEach(row, rows) {
+		const char *id = probe_json_get(row, "id");
+		const char *rs = probe_json_get(row, "result");
+		const char *obs = probe_json_get(row, "observed");
+		const cJSON *core = cJSON_GetObjectItemCaseSensitive(row, "core");
+		const cJSON *seq = cJSON_GetObjectItemCaseSensitive(row,
+		    "observation");
+		struct probe_result *res_i;
+		char name[64];
+
+		if (i >= nplanned || id == NULL || strcmp(id, planned[i]->id) !=
+		    0) {
+			report_check_add(res, "rows", false, 0, "rows differ from "
+			    "the battery", "probe.json rows[%zu]: id %.40s; the "
+			    "battery runs %s there (a row added, dropped or "
+			    "moved)", i, id != NULL ? id : "missing", i < nplanned ?
+			    planned[i]->id : "no row");
+			goto out;
+		}
+		snprintf(name, sizeof name, "row:%s", id);
+		if (i >= o->nrecs || strcmp(o->recs[i].row, id) != 0) {
+			report_check_add(res, name, false, 0, "no observation",
+			    "probe.json rows[%zu] (%s): no recorded observation "
+			    "in " PROBE_OBS_FILE, i, id);
+			goto out;
+		}
+		if (!cJSON_IsNumber(seq) || seq->valuedouble !=
+		    (double)o->recs[i].seq) {
+			report_check_add(res, name, false, 0, "observation differs",
+			    "probe.json rows[%zu] (%s) observation: not line %zu "
+			    "of " PROBE_OBS_FILE " (its record)", i, id,
+			    o->recs[i].seq + 1);
+			bad++;
+		}
+		res_i = &rr->rows[i];
+		probe_obs_eval(o, planned[i], &o->recs[i], res_i);
+		word = probe_result_word(res_i);
+		if (rs == NULL || strcmp(rs, word) != 0) {
+			report_check_add(res, name, false, o->recs[i].seq + 1,
+			    "result differs from its observation", "probe.json "
+			    "rows[%zu] (%s) result: %.16s; recomputed from its "
+			    "recorded observation (" PROBE_OBS_FILE " line %zu): "
+			    "%s (%s)", i, id, rs != NULL ? rs : "missing",
+			    o->recs[i].seq + 1, word, res_i->observed);
+			bad++;
+		} else if (obs == NULL || strcmp(obs, res_i->observed) != 0) {
+			report_check_add(res, name, false, o->recs[i].seq + 1,
+			    "observed differs from its observation", "probe.json "
+			    "rows[%zu] (%s) observed: \"%.120s\"; recomputed from "
+			    "its recorded observation (" PROBE_OBS_FILE " line "
+			    "%zu): \"%.120s\"", i, id, obs != NULL ? obs :
+			    "missing", o->recs[i].seq + 1, res_i->observed);
+			bad++;
+		} else if (!cJSON_IsBool(core) || cJSON_IsTrue(core) !=
+		    planned[i]->core) {
+			report_check_add(res, name, false, 0, "core differs",
+			    "probe.json rows[%zu] (%s) core: not %s (the "
+			    "battery's)", i, id, planned[i]->core ? "true" :
+			    "false");
+			bad++;
+		}
+		i++;
+	}
+	rr->nrows = i;
+	rr->nplanned = nplanned;
+	if (o->nrecs != rr->nrows) {
+		report_check_add(res, "rows", false, 0, "rows differ from the "
+		    "observations", PROBE_OBS_FILE " records %zu row(s), "
+		    "probe.json lists %zu", o->nrecs, rr->nrows);
+		goto out;
+	}
+	if (bad == 0)
+		report_check_add(res, "rows", true, 0, "", "rows: %zu of %zu "
+		    "planned, each evaluated again from its recorded "
+		    "observation (" PROBE_OBS_FILE "): same results and "
+		    "observed texts", rr->nrows, nplanned);
+
+	/* complete, result */
+	rr->cancelled = rr->nrows < nplanned;
+	v = cJSON_GetObjectItemCaseSensitive(j, "complete");
+	if (!cJSON_IsBool(v) || cJSON_IsTrue(v) == rr->cancelled)
+		report_check_add(res, "complete", false, 0, "complete differs",
+		    "probe.json complete: %s; recomputed: %zu of %zu planned "
+		    "row(s) ran", cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? "true" :
+		    "false") : "missing", rr->nrows, nplanned);
+	v = cJSON_GetObjectItemCaseSensitive(j, "chains_failed");
+	if (!cJSON_IsBool(v)) {
+		report_check_add(res, "result", false, 0, "chains_failed "
+		    "missing", "probe.json chains_failed: missing");
+		goto out;
+	}
+	chains_failed = cJSON_IsTrue(v);
+	rr->chain_failed = chains_failed;
+	result = probe_result_name(rr);
+	v = cJSON_GetObjectItemCaseSensitive(j, "result");
+	if (!cJSON_IsString(v) || strcmp(v->valuestring, result) != 0) {
+		char hint[160] = "";
+
+		for (i = 0; i < rr->nrows; i++)
+			if (rr->rows[i].row->core &&
+			    rr->rows[i].outcome != PROBE_PASS) {
+				snprintf(hint, sizeof hint, "; row %s is %s",
+				    rr->rows[i].row->id,
+				    probe_result_word(&rr->rows[i]));
+				break;
+			}
+		if (hint[0] == '\0' && chains_failed)
+			snprintf(hint, sizeof hint, "; a sensor chain failed");
+		report_check_add(res, "result", false, 0, "result differs from "
+		    "the rows", "probe.json result: %.16s; recomputed from the "
+		    "rows: %s%s", cJSON_IsString(v) ? v->valuestring :
+		    "missing", result, hint);
+	} else
+		report_check_add(res, "result", true, 0, "", "result %s "
+		    "recomputed from the rows (%zu row(s), %s%s)", result,
+		    rr->nrows, rr->cancelled ? "cancelled" : "complete",
+		    chains_failed ? ", a sensor chain failed" : "");
+
+	/* the negative control's item */
+	v = cJSON_GetObjectItemCaseSensitive(j, "negative_control");
+	if (v != NULL) {
+		const char *item = probe_json_get(v, "item");
+		const cJSON *seen = cJSON_GetObjectItemCaseSensitive(v, "seen");
+		bool want;
+
+		if (item == NULL || !cJSON_IsBool(seen) || (item[0] != '\0' &&
+		    lab_flaw_find(item) == NULL &&
+		    probe_nc_weakening_find(item) == NULL)) {
+			report_check_add(res, "negative-control", false, 0,
+			    "malformed", "probe.json negative_control: needs "
+			    "item (\"\", a flaw or a weakening) and seen");
+			goto out;
+		}
+		want = probe_nc_seen(rr, item);
+		if (cJSON_IsTrue(seen) != want)
+			report_check_add(res, "negative-control", false, 0,
+			    "seen differs from the rows", "probe.json "
+			    "negative_control.seen: %s; recomputed from the rows: "
+			    "%s (%s%s)", cJSON_IsTrue(seen) ? "true" : "false",
+			    want ? "true" : "false", item[0] != '\0' ?
+			    "the gate sees " : "the baseline holds", item);
+		else
+			report_check_add(res, "negative-control", true, 0, "",
+			    "negative control %s%s: seen %s, recomputed from the "
+			    "rows", item[0] != '\0' ? "item " : "baseline", item,
+			    want ? "true" : "false");
+	}
+out:
+	probe_obs_read_free(o);
+	free(o);
+	free(rr);
+	free(buf);
+}
+
 int
 probe_verify_dir(const char *dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e)
@@ -2443,6 +3263,7 @@ probe_verify_dir(const char *dir, const char *pub_path,
 			    "chains: not anchored (%s)", cJSON_IsString(note) ?
 			    note->valuestring : "probe.json has none");
 		}
+		probe_verify_recompute(dir, j, res->run_id, res);
 	}
 	res->ok = sig_ok && parsed && res->first_bad < 0;
 	cJSON_Delete(j);
@@ -2500,6 +3321,11 @@ probe_lab(struct docker *d, const struct policy *p,
 		    o->row_ctx, o->cancel, r, e);
 		probe_ctx_free(&c);
 		ran = rc == 0;
+		if (ran && o->nc_item != NULL) {
+			r->nc = true;
+			snprintf(r->nc_item, sizeof r->nc_item, "%s",
+			    o->nc_item);
+		}
 	}
 	/* Teardown first: the sensors stop writing, then their chains are
 	 * verified and anchored in the signed probe.json. */
@@ -2589,6 +3415,7 @@ probe_nc_one(struct docker *d, const struct probe_nc_options *o,
 			.runs_dir = o->runs_dir, .key_dir = o->key_dir,
 			.cancel = o->cancel,
 			.weaken = w != NULL ? w->weaken : LAB_WEAKEN_NONE,
+			.nc_item = it->flaw,
 		};
 
 		if (probe_lab(d, p, &po, r, &e) == -1 && r->nrows == 0)
@@ -2608,8 +3435,7 @@ probe_nc_one(struct docker *d, const struct probe_nc_options *o,
 	it->ran = r->nrows > 0;
 	snprintf(it->run_id, sizeof it->run_id, "%s", r->run_id);
 	snprintf(it->run_dir, sizeof it->run_dir, "%s", r->run_dir);
-	it->seen = it->flaw[0] == '\0' ? probe_held(r) : w != NULL ?
-	    probe_row_failed(r, w->row) : probe_saw_flaw(r, it->flaw);
+	it->seen = probe_nc_seen(r, it->flaw);
 	for (i = 0; i < r->nrows; i++) {
 		const struct probe_result *res = &r->rows[i];
 

@@ -12,6 +12,7 @@
  */
 #include "core.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -562,17 +563,173 @@ trial_free(struct trial *t)
 
 /* ---- verify ----------------------------------------------------- */
 
-/* Check one finished run against its directory. */
+/*
+ * ares verify TRIAL_DIR recomputes: every listed run is verified on its
+ * own (report_verify_dir, same key) and what the trial says of it must be
+ * what its signed report.json says; then the summary is computed again
+ * from the runs' own reports and every count, rate, interval and time in
+ * trial.json must equal it.  A forged trial.json, however consistently
+ * re-signed, fails naming the field.
+ */
+#define TRIAL_EPS_BOUND    1e-9   /* interval bounds: same maths twice */
+#define TRIAL_EPS_MS       1e-6   /* times: the same doubles via JSON */
+#define TRIAL_UNLISTED_MAX (4 * TRIAL_MAX_RUNS)   /* runs/ entries read */
+
+/* a == b within eps (relative above 1); NaN equals only NaN. */
+static bool
+trial_num_eq(double a, double b, double eps)
+{
+	if (isnan(a) || isnan(b))
+		return isnan(a) && isnan(b);
+	return fabs(a - b) <= eps * fmax(1.0, fabs(a));
+}
+
+/* "%.4f" or "null" into out. */
+static const char *
+trial_fmt_num(double v, char *out, size_t len)
+{
+	if (isnan(v))
+		snprintf(out, len, "null");
+	else
+		snprintf(out, len, "%.4f", v);
+	return out;
+}
+
+/*
+ * The fields a trial records of a run, read from the run's report.json
+ * (buf, len): run id, verdict, seed, bait fired, leaks, time to kill and
+ * the policy path.  got keeps everything else.  0, or -1 with why.
+ */
+static int
+trial_report_fields(const char *buf, size_t len, struct trial_run *got,
+    uint64_t *seed, char *policy, size_t plen, char *why, size_t whylen)
+{
+	cJSON *j = cJSON_ParseWithLength(buf, len);
+	const cJSON *v;
+	const char *s;
+	size_t leaks;
+	int rc = -1;
+
+	if (!cJSON_IsObject(j)) {
+		snprintf(why, whylen, "report.json: not a JSON object");
+		goto out;
+	}
+	s = trial_str(j, "run_id");
+	if (s == NULL || strlen(s) >= sizeof got->run_id) {
+		snprintf(why, whylen, "report.json: run_id missing");
+		goto out;
+	}
+	snprintf(got->run_id, sizeof got->run_id, "%s", s);
+	s = trial_str(j, "verdict");
+	if (s == NULL || strlen(s) >= sizeof got->verdict) {
+		snprintf(why, whylen, "report.json: verdict missing");
+		goto out;
+	}
+	snprintf(got->verdict, sizeof got->verdict, "%s", s);
+	s = trial_str(j, "seed");
+	if (s == NULL || stats_parse_count(s, UINT64_MAX, seed) == -1) {
+		snprintf(why, whylen, "report.json: seed not a decimal string");
+		goto out;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(j, "bait");
+	if (!cJSON_IsArray(v)) {
+		snprintf(why, whylen, "report.json: bait not an array");
+		goto out;
+	}
+	got->bait_fired = cJSON_GetArraySize(v) > 0;
+	if (!trial_uint(cJSON_GetObjectItemCaseSensitive(j, "leaks"), 1e12,
+	    &leaks)) {
+		snprintf(why, whylen, "report.json: leaks not a count");
+		goto out;
+	}
+	got->leaks = leaks;
+	v = cJSON_GetObjectItemCaseSensitive(j, "time_to_kill_ms");
+	if (cJSON_IsNumber(v) && v->valuedouble >= 0 &&
+	    isfinite(v->valuedouble))
+		got->time_to_kill_ms = v->valuedouble;
+	else if (cJSON_IsNull(v))
+		got->time_to_kill_ms = -1;
+	else {
+		snprintf(why, whylen, "report.json: time_to_kill_ms bad");
+		goto out;
+	}
+	s = trial_str(j, "policy");
+	snprintf(policy, plen, "%s", s != NULL ? s : "");
+	rc = 0;
+out:
+	cJSON_Delete(j);
+	return rc;
+}
+
+/*
+ * Whether DIR/<rel> (rel = runs/<run id>) is a real directory inside
+ * DIR/runs: neither runs/ nor the run dir a symlink, and its real path
+ * directly below the real path of DIR/runs.  why when not.
+ */
+static bool
+trial_run_dir_inside(const char *dir, const char *rel, char *why,
+    size_t whylen)
+{
+	char *runs = xasprintf("%s/runs", dir), *p = xasprintf("%s/%s", dir,
+	    rel);
+	char *rr = NULL, *rp = NULL;
+	struct stat sb;
+	bool ok = false;
+	size_t n;
+
+	if (lstat(runs, &sb) == -1 || !S_ISDIR(sb.st_mode))
+		snprintf(why, whylen, "runs/ is not a directory of the trial "
+		    "(a symlink or missing)");
+	else if (lstat(p, &sb) == -1)
+		snprintf(why, whylen, "%s: %s (a listed run is missing)", rel,
+		    strerror(errno));
+	else if (!S_ISDIR(sb.st_mode))
+		snprintf(why, whylen, "%s is %s, not a run directory inside "
+		    "the trial", rel, S_ISLNK(sb.st_mode) ? "a symlink" :
+		    "no directory");
+	else if ((rr = realpath(runs, NULL)) == NULL ||
+	    (rp = realpath(p, NULL)) == NULL)
+		snprintf(why, whylen, "%s: %s", rel, strerror(errno));
+	else if (strncmp(rp, rr, n = strlen(rr)) != 0 || rp[n] != '/' ||
+	    strchr(rp + n + 1, '/') != NULL)
+		snprintf(why, whylen, "%s resolves outside the trial's runs/",
+		    rel);
+	else
+		ok = true;
+	free(rr);
+	free(rp);
+	free(runs);
+	free(p);
+	return ok;
+}
+
+/*
+ * Check one finished run against its directory: inside the trial, the
+ * BLAKE2b-256 of its report.json, report_verify_dir with the same key and
+ * run id, and every field the trial records of it (verdict, seed, bait,
+ * leaks, time to kill, and with policy non-NULL the policy path) against
+ * its own report.  One check "run:<index>" in res, naming the first
+ * difference.  got (may be NULL) gets the run as its report tells it (the
+ * listed run when the report cannot be trusted).
+ */
 static void
-trial_verify_run(const char *dir, const char *pub_path, const char *key_id,
-    const struct trial_run *r, struct report_verify_result *res)
+trial_verify_run_got(const char *dir, const char *pub_path,
+    const char *key_id, const char *policy, const struct trial_run *r,
+    struct trial_run *got, struct report_verify_result *res)
 {
 	struct report_verify_result rr;
+	struct trial_run mine;
 	struct errbuf e = { 0 };
-	char name[64], path[4300], why[600];
+	char name[64], path[4300], why[700], rpol[1024], hex[EVIDENCE_HEX_BYTES];
+	char a[32], b[32], *buf = NULL;
 	uint8_t h[32];
-	char hex[EVIDENCE_HEX_BYTES];
+	uint64_t seed = 0;
+	size_t len = 0;
+	bool verified = false;
 
+	if (got == NULL)
+		got = &mine;
+	*got = *r;
 	snprintf(name, sizeof name, "run:%zu", r->index);
 	if (r->report_blake2b[0] == '\0') {
 		if (strcmp(r->verdict, "error") != 0)
@@ -584,47 +741,406 @@ trial_verify_run(const char *dir, const char *pub_path, const char *key_id,
 			    "without a report (%s)", r->index, r->reason);
 		return;
 	}
+	why[0] = '\0';
+	if (!trial_run_dir_inside(dir, r->run_dir, why, sizeof why))
+		goto done;
 	snprintf(path, sizeof path, "%s/%s/report.json", dir, r->run_dir);
-	if (sign_hash_file(path, h, sizeof h, NULL, &e) == -1) {
-		report_check_add(res, name, false, 0, e.msg, "run %zu (%s): %s",
-		    r->index, r->run_id, e.msg);
-		return;
+	buf = util_read_regular(path, REPORT_JSON_MAX, &len, &e);
+	if (buf == NULL) {
+		snprintf(why, sizeof why, "%.600s", e.msg);
+		goto done;
 	}
+	crypto_generichash(h, sizeof h, (const uint8_t *)buf, len, NULL, 0);
 	util_hex(h, sizeof h, hex);
 	if (strcmp(hex, r->report_blake2b) != 0) {
-		report_check_add(res, name, false, 0, "report.json changed",
-		    "run %zu (%s): report.json's BLAKE2b-256 differs from "
-		    "the trial's (%.16s... vs %.16s...)", r->index, r->run_id,
-		    hex, r->report_blake2b);
-		return;
+		snprintf(why, sizeof why, "report.json's BLAKE2b-256 differs "
+		    "from the trial's (%.16s... vs %.16s...)", hex,
+		    r->report_blake2b);
+		goto done;
 	}
 	snprintf(path, sizeof path, "%s/%s", dir, r->run_dir);
 	if (report_verify_dir(path, pub_path, &rr, &e) == -1) {
-		report_check_add(res, name, false, 0, e.msg, "run %zu (%s): %s",
-		    r->index, r->run_id, e.msg);
-		return;
+		snprintf(why, sizeof why, "%.600s", e.msg);
+		goto done;
 	}
-	why[0] = '\0';
 	if (!rr.ok)
 		snprintf(why, sizeof why, "%s", rr.first_bad >= 0 ?
 		    rr.checks[rr.first_bad].text : "not verified");
 	else if (strcmp(rr.run_id, r->run_id) != 0)
-		snprintf(why, sizeof why, "report run id %s differs",
-		    rr.run_id);
-	else if (strcmp(rr.verdict, r->verdict) != 0)
-		snprintf(why, sizeof why, "report verdict %s, trial says %s",
-		    rr.verdict, r->verdict);
+		snprintf(why, sizeof why, "report run id %s differs (not a run "
+		    "of this trial)", rr.run_id);
 	else if (key_id != NULL && strcmp(rr.key_id, key_id) != 0)
 		snprintf(why, sizeof why, "signed by key %s, the trial by %s",
 		    rr.key_id, key_id);
-	if (why[0] != '\0')
-		report_check_add(res, name, false, 0, why, "run %zu (%s): %s",
-		    r->index, r->run_id, why);
-	else
+	else if (trial_report_fields(buf, len, got, &seed, rpol, sizeof rpol,
+	    why, sizeof why) == 0) {
+		verified = true;
+		got->done = true;
+		if (strcmp(got->verdict, r->verdict) != 0)
+			snprintf(why, sizeof why, "trial.json verdict %s; its "
+			    "verified report.json: %s", r->verdict,
+			    got->verdict);
+		else if (seed != r->seed)
+			snprintf(why, sizeof why, "report.json seed %llu, the "
+			    "trial's seed for index %zu is %llu: not a run of "
+			    "this trial", (unsigned long long)seed, r->index,
+			    (unsigned long long)r->seed);
+		else if (got->bait_fired != r->bait_fired)
+			snprintf(why, sizeof why, "trial.json bait_fired %s; "
+			    "its verified report.json: %s", r->bait_fired ?
+			    "true" : "false", got->bait_fired ? "true" :
+			    "false");
+		else if (got->leaks != r->leaks)
+			snprintf(why, sizeof why, "trial.json leaks %zu; its "
+			    "verified report.json: %zu", r->leaks, got->leaks);
+		else if (!trial_num_eq(got->time_to_kill_ms < 0 ? NAN :
+		    got->time_to_kill_ms, r->time_to_kill_ms < 0 ? NAN :
+		    r->time_to_kill_ms, TRIAL_EPS_MS))
+			snprintf(why, sizeof why, "trial.json time_to_kill_ms "
+			    "%s; its verified report.json: %s",
+			    trial_fmt_num(r->time_to_kill_ms < 0 ? NAN :
+			    r->time_to_kill_ms, a, sizeof a),
+			    trial_fmt_num(got->time_to_kill_ms < 0 ? NAN :
+			    got->time_to_kill_ms, b, sizeof b));
+		else if (policy != NULL && strlen(policy) < 256 &&
+		    strcmp(rpol, policy) != 0)
+			snprintf(why, sizeof why, "report.json policy %.300s, "
+			    "the trial's %.300s: not a run of this trial", rpol,
+			    policy);
+	}
+	if (why[0] == '\0')
 		report_check_add(res, name, true, 0, "", "run %zu (%s): %s, report "
 		    "verified (%zu checks), hash matches", r->index, r->run_id,
 		    r->verdict, rr.nchecks);
 	report_verify_free(&rr);
+done:
+	if (!verified)
+		*got = *r;   /* an unverified report proves nothing */
+	if (why[0] != '\0')
+		report_check_add(res, name, false, 0, why, "run %zu (%s): %s",
+		    r->index, r->run_id, why);
+	free(buf);
+}
+
+/* Check one finished run (resume: no policy check, the result unused). */
+static void
+trial_verify_run(const char *dir, const char *pub_path, const char *key_id,
+    const struct trial_run *r, struct report_verify_result *res)
+{
+	trial_verify_run_got(dir, pub_path, key_id, NULL, r, NULL, res);
+}
+
+/* Each run id at most once among the listed runs. */
+static void
+trial_check_unique(const struct trial *t, struct report_verify_result *res)
+{
+	size_t i, k;
+
+	for (i = 0; i < t->n; i++) {
+		if (!t->runs[i].done || t->runs[i].run_id[0] == '\0')
+			continue;
+		for (k = i + 1; k < t->n; k++)
+			if (t->runs[k].done && strcmp(t->runs[i].run_id,
+			    t->runs[k].run_id) == 0) {
+				report_check_add(res, "runs", false, 0,
+				    "a run listed twice", "trial.json runs: "
+				    "run %zu and run %zu are both %s (a run "
+				    "listed twice)", i, k, t->runs[i].run_id);
+				return;
+			}
+	}
+}
+
+/* What a run dir's report.json says its verdict is ("" when none). */
+static void
+trial_dir_verdict(const char *path, char *out, size_t outlen)
+{
+	struct errbuf e = { 0 };
+	size_t len;
+	char *p = xasprintf("%s/report.json", path);
+	char *buf = util_read_regular(p, REPORT_JSON_MAX, &len, &e);
+	cJSON *j = buf != NULL ? cJSON_ParseWithLength(buf, len) : NULL;
+	const char *s = trial_str(j, "verdict");
+
+	out[0] = '\0';
+	if (buf != NULL)
+		util_sanitize(out, outlen, s != NULL ? s : "?", s != NULL ?
+		    strlen(s) : 1, false);
+	cJSON_Delete(j);
+	free(buf);
+	free(p);
+}
+
+/*
+ * Entries of DIR/runs/ that trial.json does not list.  A run cut short by
+ * SIGINT is left there (verdict error, or no report): fine.  A run with a
+ * result the trial does not list, a symlink or anything but a directory
+ * fails: the trial would be hiding it.
+ */
+static void
+trial_check_unlisted(const char *dir, const struct trial *t,
+    struct report_verify_result *res)
+{
+	char *runs = xasprintf("%s/runs", dir);
+	DIR *d = opendir(runs);
+	struct dirent *de;
+	size_t seen = 0, i, quiet = 0;
+
+	if (d == NULL) {
+		if (t->sum.finished > 0 || errno != ENOENT)
+			report_check_add(res, "runs", false, 0, "cannot read "
+			    "runs/", "runs/: %s", strerror(errno));
+		free(runs);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		char *p, v[32];
+		struct stat sb;
+		bool listed = false;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (++seen > TRIAL_UNLISTED_MAX) {
+			report_check_add(res, "runs", false, 0, "too many "
+			    "entries", "runs/: more than %d entries",
+			    TRIAL_UNLISTED_MAX);
+			break;
+		}
+		for (i = 0; i < t->n && !listed; i++)
+			listed = t->runs[i].done && strcmp(t->runs[i].run_id,
+			    de->d_name) == 0;
+		if (listed)
+			continue;
+		p = xasprintf("%s/%s", runs, de->d_name);
+		if (lstat(p, &sb) == -1 || !S_ISDIR(sb.st_mode)) {
+			report_check_add(res, "runs", false, 0, "not a run "
+			    "directory", "runs/%s: %s that trial.json does not "
+			    "list", de->d_name, lstat(p, &sb) == 0 &&
+			    S_ISLNK(sb.st_mode) ? "a symlink" : "an entry");
+			free(p);
+			continue;
+		}
+		trial_dir_verdict(p, v, sizeof v);
+		free(p);
+		if (v[0] != '\0' && strcmp(v, "error") != 0)
+			report_check_add(res, "runs", false, 0, "a run the "
+			    "trial does not list", "runs/%s: a finished run "
+			    "(verdict %s) that trial.json does not list",
+			    de->d_name, v);
+		else if (quiet++ < 8)
+			report_check_add(res, "runs", true, 0, "", "runs/%s: not "
+			    "listed (%s: cut short, not a result)", de->d_name,
+			    v[0] != '\0' ? "verdict error" : "no report");
+	}
+	closedir(d);
+	free(runs);
+}
+
+/* A hint naming the run that makes field differ: the first run whose
+ * report says otherwise than trial.json, else the first run counted. */
+static void
+trial_hint(const char *field, const struct trial *t,
+    const struct trial_run *got, char *out, size_t outlen)
+{
+	size_t i, pass;
+
+	out[0] = '\0';
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < t->n; i++) {
+			const struct trial_run *g = &got[i], *r = &t->runs[i];
+			bool ex = strcmp(g->verdict, "contained") == 0 ||
+			    strcmp(g->verdict, "breached") == 0;
+			bool counts, differs;
+
+			if (!g->done)
+				continue;
+			if (strcmp(field, "bait_taken") == 0) {
+				counts = g->bait_fired && strcmp(g->verdict,
+				    "error") != 0;
+				differs = g->bait_fired != r->bait_fired;
+			} else if (strcmp(field, "leaked") == 0) {
+				counts = ex && g->leaks > 0;
+				differs = g->leaks != r->leaks;
+			} else if (strcmp(field, "time_to_kill_ms") == 0) {
+				counts = g->time_to_kill_ms >= 0;
+				differs = !trial_num_eq(g->time_to_kill_ms,
+				    r->time_to_kill_ms, TRIAL_EPS_MS);
+			} else {
+				counts = strcmp(field, "finished") != 0 &&
+				    strcmp(field, "missing") != 0 &&
+				    strncmp(g->verdict, field, 4) == 0;
+				differs = strcmp(g->verdict, r->verdict) != 0;
+			}
+			if (pass == 0 ? !differs : !counts)
+				continue;
+			if (strcmp(field, "bait_taken") == 0)
+				snprintf(out, outlen, "; run %zu (%s): bait %s",
+				    i, g->run_id, g->bait_fired ? "fired" :
+				    "not fired");
+			else if (strcmp(field, "leaked") == 0)
+				snprintf(out, outlen, "; run %zu (%s): %zu sink "
+				    "event(s)", i, g->run_id, g->leaks);
+			else if (strcmp(field, "time_to_kill_ms") == 0)
+				snprintf(out, outlen, "; run %zu (%s): time to "
+				    "kill %.3f ms", i, g->run_id,
+				    g->time_to_kill_ms);
+			else
+				snprintf(out, outlen, "; run %zu (%s) is %s", i,
+				    g->run_id, g->verdict);
+			return;
+		}
+}
+
+/* One count of trial.json's summary against the recomputed value. */
+static bool
+trial_check_count(const cJSON *s, const char *key, const char *hint_field,
+    size_t want, const struct trial *t, const struct trial_run *got,
+    struct report_verify_result *res)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(s, key);
+	char name[64], stated[32], hint[200];
+	size_t have;
+
+	if (trial_uint(v, 1e9, &have) && have == want)
+		return true;
+	if (trial_uint(v, 1e9, &have))
+		snprintf(stated, sizeof stated, "%zu", have);
+	else
+		snprintf(stated, sizeof stated, "missing or not a count");
+	trial_hint(hint_field, t, got, hint, sizeof hint);
+	snprintf(name, sizeof name, "summary:%s", key);
+	report_check_add(res, name, false, 0, "summary does not match the "
+	    "runs", "trial.json summary.%s: %s; recomputed from the runs: "
+	    "%zu%s", key, stated, want, hint);
+	return false;
+}
+
+/* One rate {k, n, lower, upper} against the recomputed one. */
+static bool
+trial_check_rate(const cJSON *rates, const char *key,
+    const struct trial_rate *want, const struct trial *t,
+    const struct trial_run *got, struct report_verify_result *res)
+{
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(rates, key);
+	const cJSON *lo = cJSON_GetObjectItemCaseSensitive(r, "lower");
+	const cJSON *up = cJSON_GetObjectItemCaseSensitive(r, "upper");
+	double wl = want->n > 0 ? want->lower : NAN;
+	double wu = want->n > 0 ? want->upper : NAN;
+	double hl = cJSON_IsNumber(lo) ? lo->valuedouble : NAN;
+	double hu = cJSON_IsNumber(up) ? up->valuedouble : NAN;
+	char name[64], stated[96], a[32], b[32], c[32], d[32], hint[200];
+	size_t k = 0, n = 0;
+	bool kn = trial_uint(cJSON_GetObjectItemCaseSensitive(r, "k"), 1e9,
+	    &k) && trial_uint(cJSON_GetObjectItemCaseSensitive(r, "n"), 1e9,
+	    &n);
+
+	if (kn && k == want->k && n == want->n &&
+	    (cJSON_IsNumber(lo) || cJSON_IsNull(lo)) &&
+	    (cJSON_IsNumber(up) || cJSON_IsNull(up)) &&
+	    trial_num_eq(hl, wl, TRIAL_EPS_BOUND) &&
+	    trial_num_eq(hu, wu, TRIAL_EPS_BOUND))
+		return true;
+	if (kn)
+		snprintf(stated, sizeof stated, "%zu/%zu [%s, %s]", k, n,
+		    trial_fmt_num(hl, a, sizeof a), trial_fmt_num(hu, b,
+		    sizeof b));
+	else
+		snprintf(stated, sizeof stated, "missing or malformed");
+	trial_hint(key, t, got, hint, sizeof hint);
+	snprintf(name, sizeof name, "summary:rates.%s", key);
+	report_check_add(res, name, false, 0, "rate does not match the runs",
+	    "trial.json summary.rates.%s: %s; recomputed from the runs: "
+	    "%llu/%llu [%s, %s]%s", key, stated, (unsigned long long)want->k,
+	    (unsigned long long)want->n, trial_fmt_num(wl, c, sizeof c),
+	    trial_fmt_num(wu, d, sizeof d), hint);
+	return false;
+}
+
+/*
+ * Every count, rate (with its interval at the trial's level) and time of
+ * trial.json's summary, recomputed from got (the runs as their own
+ * reports tell them).  Each difference is a failed check naming the
+ * field; else one passing "summary" check.
+ */
+static void
+trial_check_summary(const cJSON *j, const struct trial *t,
+    const struct trial_run *got, const struct trial_summary *w,
+    struct report_verify_result *res)
+{
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "summary");
+	const cJSON *rates = cJSON_GetObjectItemCaseSensitive(s, "rates");
+	const cJSON *tk = cJSON_GetObjectItemCaseSensitive(s,
+	    "time_to_kill_ms");
+	static const char *const tkeys[] = { "median", "p95", "max" };
+	const double tw[] = { w->ttk_median, w->ttk_p95, w->ttk_max };
+	bool ok = true;
+	size_t i;
+
+	if (!cJSON_IsObject(s) || !cJSON_IsObject(rates) ||
+	    !cJSON_IsObject(tk)) {
+		report_check_add(res, "summary", false, 0, "no summary",
+		    "trial.json summary: missing or without rates and "
+		    "time_to_kill_ms");
+		return;
+	}
+	ok &= trial_check_count(s, "finished", "finished", w->finished, t,
+	    got, res);
+	ok &= trial_check_count(s, "missing", "missing", t->n - w->finished,
+	    t, got, res);
+	ok &= trial_check_count(s, "contained", "contained", w->contained, t,
+	    got, res);
+	ok &= trial_check_count(s, "breached", "breached", w->breached, t,
+	    got, res);
+	ok &= trial_check_count(s, "not_exercised", "not-exercised",
+	    w->not_exercised, t, got, res);
+	ok &= trial_check_count(s, "error", "error", w->errors, t, got, res);
+	ok &= trial_check_rate(rates, "bait_taken", &w->bait, t, got, res);
+	ok &= trial_check_rate(rates, "contained", &w->contained_r, t, got,
+	    res);
+	ok &= trial_check_rate(rates, "breached", &w->breached_r, t, got,
+	    res);
+	ok &= trial_check_rate(rates, "leaked", &w->leaked, t, got, res);
+	{
+		size_t n;
+
+		if (!trial_uint(cJSON_GetObjectItemCaseSensitive(tk, "n"), 1e9,
+		    &n) || n != w->nttk) {
+			char hint[200];
+
+			trial_hint("time_to_kill_ms", t, got, hint, sizeof hint);
+			report_check_add(res, "summary:time_to_kill_ms.n", false,
+			    0, "summary does not match the runs", "trial.json "
+			    "summary.time_to_kill_ms.n does not match; "
+			    "recomputed from the runs: %zu%s", w->nttk, hint);
+			ok = false;
+		}
+	}
+	for (i = 0; i < 3; i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(tk, tkeys[i]);
+		double have = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+		char name[64], a[32], b[32], hint[200];
+
+		if ((cJSON_IsNumber(v) || cJSON_IsNull(v)) &&
+		    trial_num_eq(have, tw[i], TRIAL_EPS_MS))
+			continue;
+		trial_hint("time_to_kill_ms", t, got, hint, sizeof hint);
+		snprintf(name, sizeof name, "summary:time_to_kill_ms.%s",
+		    tkeys[i]);
+		report_check_add(res, name, false, 0, "summary does not match "
+		    "the runs", "trial.json summary.time_to_kill_ms.%s: %s; "
+		    "recomputed from the runs: %s%s", tkeys[i],
+		    cJSON_IsNumber(v) || cJSON_IsNull(v) ? trial_fmt_num(have,
+		    a, sizeof a) : "malformed", trial_fmt_num(tw[i], b,
+		    sizeof b), hint);
+		ok = false;
+	}
+	if (ok)
+		report_check_add(res, "summary", true, 0, "", "summary recomputed "
+		    "from the runs' own reports matches (contained %zu, "
+		    "breached %zu, not-exercised %zu, error %zu; 4 rates and "
+		    "their intervals at %g; time to kill over %zu run(s))",
+		    w->contained, w->breached, w->not_exercised, w->errors,
+		    t->level, w->nttk);
 }
 
 int
@@ -632,7 +1148,8 @@ trial_verify_dir(const char *dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e)
 {
 	struct errbuf e2 = { 0 };
-	struct trial t;
+	struct trial t, w;
+	struct trial_run *got = NULL;
 	char tc[SIGN_COMMENT_MAX + 1], why[256], signed_kid[SIGN_KEYID_HEX];
 	char *path = NULL, *buf = NULL, *comment;
 	bool sig_ok, parsed = false;
@@ -682,40 +1199,33 @@ trial_verify_dir(const char *dir, const char *pub_path,
 	}
 	if (parsed) {
 		cJSON *j = cJSON_ParseWithLength(buf, len);
-		const cJSON *s = cJSON_GetObjectItemCaseSensitive(
-		    cJSON_GetObjectItemCaseSensitive(j, "summary"), "rates");
-		static const char *const keys[] = { "bait_taken", "contained",
-		    "breached", "leaked" };
-		const struct trial_rate *want[] = { &t.sum.bait,
-		    &t.sum.contained_r, &t.sum.breached_r, &t.sum.leaked };
-		bool ok = true;
 
-		for (i = 0; i < 4; i++) {
-			const cJSON *r = cJSON_GetObjectItemCaseSensitive(s,
-			    keys[i]);
-			size_t k, n;
-
-			if (!trial_uint(cJSON_GetObjectItemCaseSensitive(r,
-			    "k"), 1e9, &k) || !trial_uint(
-			    cJSON_GetObjectItemCaseSensitive(r, "n"), 1e9, &n) ||
-			    k != want[i]->k || n != want[i]->n)
-				ok = false;
-		}
-		cJSON_Delete(j);
-		report_check_add(res, "summary", ok, 0, ok ? "" : "summary does not "
-		    "match the runs", "summary %s the runs (contained %zu, "
-		    "breached %zu, not-exercised %zu, error %zu)", ok ?
-		    "matches" : "does NOT match", t.sum.contained,
-		    t.sum.breached, t.sum.not_exercised, t.sum.errors);
-		for (i = 0; i < t.n; i++)
+		if (t.complete != (t.sum.finished == t.n))
+			report_check_add(res, "complete", false, 0, "complete "
+			    "does not match the runs", "trial.json complete: "
+			    "%s; recomputed: %zu of %zu index(es) have a result",
+			    t.complete ? "true" : "false", t.sum.finished, t.n);
+		trial_check_unique(&t, res);
+		got = xcalloc(t.n, sizeof *got);
+		for (i = 0; i < t.n; i++) {
+			got[i] = t.runs[i];
 			if (t.runs[i].done)
-				trial_verify_run(dir, pub_path,
+				trial_verify_run_got(dir, pub_path,
 				    res->key_id[0] != '\0' ? res->key_id : NULL,
-				    &t.runs[i], res);
+				    t.policy_abs, &t.runs[i], &got[i], res);
+		}
+		trial_check_unlisted(dir, &t, res);
+		memset(&w, 0, sizeof w);
+		w.n = t.n;
+		w.complete = t.complete;
+		trial_summary_compute(got, t.n, t.level, &w.sum);
+		trial_check_summary(j, &t, got, &w.sum, res);
+		cJSON_Delete(j);
 		snprintf(res->verdict, sizeof res->verdict, "%s",
-		    trial_verdict_word(&t));
+		    trial_verdict_word(&w));
 	}
 	res->ok = sig_ok && parsed && res->first_bad < 0;
+	free(got);
 	trial_free(&t);
 	free(buf);
 	free(path);

@@ -63,7 +63,8 @@ cmd_keygen(int argc, char **argv)
 	return EXIT_CONTAINED;
 }
 
-/* ares verify RUN_DIR [--pub FILE] [--json FILE] */
+/* ares verify RUN_DIR|TRIAL_DIR|PROBE_RUN_DIR|FIX_DIR [--pub FILE]
+ * [--json FILE] */
 int
 cmd_verify(int argc, char **argv)
 {
@@ -74,12 +75,13 @@ cmd_verify(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char usage[] =
-	    "usage: ares verify RUN_DIR [--pub FILE] [--json FILE|-]\n";
+	    "usage: ares verify RUN_DIR|TRIAL_DIR|PROBE_RUN_DIR|FIX_DIR "
+	    "[--pub FILE] [--json FILE|-]\n";
 	struct report_verify_result res;
 	struct errbuf e = { 0 };
 	const char *pub = NULL, *json = NULL, *run_dir;
 	FILE *out = stdout;
-	bool probe;
+	bool probe, fix;
 	size_t i;
 	int c, rc;
 
@@ -110,9 +112,10 @@ cmd_verify(int argc, char **argv)
 		out = stderr;   /* stdout carries the JSON */
 
 	probe = !trial_dir_is(run_dir) && probe_dir_is(run_dir);
+	fix = !trial_dir_is(run_dir) && !probe && fix_dir_is(run_dir);
 	if ((trial_dir_is(run_dir) ? trial_verify_dir : probe ?
-	    probe_verify_dir : report_verify_dir)(run_dir, pub, &res,
-	    &e) == -1) {
+	    probe_verify_dir : fix ? fix_verify_dir :
+	    report_verify_dir)(run_dir, pub, &res, &e) == -1) {
 		fprintf(stderr, "ares verify: %s\n", e.msg);
 		return EXIT_USAGE;
 	}
@@ -120,9 +123,10 @@ cmd_verify(int argc, char **argv)
 		fprintf(out, "%-4s %s\n", res.checks[i].ok ? "ok" : "FAIL",
 		    res.checks[i].text);
 	if (res.ok)
-		fprintf(out, "verified: %srun %s, %s %s, key id %s%s\n",
-		    probe ? "probe " : "", res.run_id, probe ? "result" :
-		    "verdict", res.verdict, res.key_id, res.pinned ? "" :
+		fprintf(out, "verified: %s %s, %s %s, key id %s%s\n",
+		    probe ? "probe run" : fix ? "fix" : "run", res.run_id, probe ?
+		    "result" : fix ? "outcome" : "verdict", res.verdict,
+		    res.key_id, res.pinned ? "" :
 		    " (the run directory's own key: integrity only)");
 	else
 		fprintf(out, "NOT VERIFIED: %s\n", res.first_bad >= 0 ?

@@ -6,7 +6,8 @@
 #                   by ares verify, which rejects a line added to one;
 #   SIGINT once the lab is up -> exit 5, a signed "cancelled" report, the
 #                   lab torn down;
-#   --negative-control over every flaw -> exit 0 (the gate sees each one).
+#   --negative-control over every flaw -> exit 0 (the gate sees each one;
+#                   ares verify recomputes each lab's item from its rows).
 # Also: JSON/JUnit written, every table line < 80 columns, nothing of the
 # runs is left in the engine.  Skips (77) without an engine unless
 # ARES_REQUIRE_DOCKER=1.  Prints the time of each run.
@@ -175,6 +176,11 @@ grep -q '"flaw":	"host-seal-off"' "$T/nc.json" ||
     fail "negative control: no host-seal-off item"
 for d in $(sed -n 's/.*"run_dir":	"\(.*\)".*/\1/p' "$T/nc.json"); do
 	lab_gone "$d"
+	# each lab's probe.json names its item; verify recomputes "seen"
+	"$ARES" verify "$d" >"$T/ncv" 2>&1 ||
+	    fail "negative control: $d does not verify: $(cat "$T/ncv")"
+	grep -q '^ok   negative control .*: seen true, recomputed from the rows' \
+	    "$T/ncv" || fail "negative control: $d: no recomputed item: $(cat "$T/ncv")"
 done
 
 [ $fails -eq 0 ] || { echo "probe.sh: $fails failure(s)" >&2; exit 1; }

@@ -3,7 +3,9 @@
  * results, flaw coverage of the tables, JUnit escaping of hostile text,
  * the 80-column table layout, lab.json parsing, a cancelled battery, and
  * a signed probe run dir (sensor chains anchored) checked by
- * probe_verify_dir against tampering.
+ * probe_verify_dir against tampering, and probe.json rewritten to lie and
+ * re-signed with the same key: each row is evaluated again from its
+ * recorded observation (probe.jsonl), so the lie is named.
  */
 #include "core.h"
 
@@ -514,6 +516,63 @@ expect_bad(const struct report_verify_result *res, const char *name,
 		    c->text, name, text);
 }
 
+
+/*
+ * A battery run through the recording path (probe_obs_*) on canned exec
+ * results, as the lab would give them: rows are evaluated on what is
+ * recorded in DIR/probe.jsonl.  uid runs as root (FAIL), real-key sees the
+ * real key (FAIL, and the key must not be recorded), admin-api did not run.
+ */
+static void
+record_report(struct probe_report *r, const char *dir)
+{
+	struct probe_ctx c = ctx;
+	struct errbuf e = { 0 };
+	struct evidence *ev;
+	size_t i;
+
+	memset(r, 0, sizeof *r);
+	snprintf(c.run_dir, sizeof c.run_dir, "%s", dir);
+	snprintf(r->run_id, sizeof r->run_id, "%s", ctx.run_id);
+	snprintf(r->run_dir, sizeof r->run_dir, "%s", dir);
+	snprintf(r->policy, sizeof r->policy, "policies/hardened.yaml");
+	snprintf(r->variant, sizeof r->variant, "default");
+	ev = probe_obs_open(&c, NULL, &e);
+	assert_non_null(ev);
+	for (i = 0; i < probe_nrows; i++) {
+		const struct probe_row *row = &probe_table[i];
+		struct probe_result *res = &r->rows[r->nrows++];
+		struct probe_exec x = { 0 };
+		const char *out = "lo\neth0\n@rc=1\n@done\n";
+
+		if (strcmp(row->id, "admin-api") == 0) {
+			res->row = row;
+			res->outcome = PROBE_ERROR;
+			snprintf(res->observed, sizeof res->observed, "exec "
+			    "failed: canned");
+			probe_obs_row(ev, &c, row, NULL, res);
+			assert_true(res->obs_seq > 0);
+			continue;
+		}
+		if (strcmp(row->id, "uid") == 0)
+			out = "@uid=0\n@gid=0\n";
+		else if (strcmp(row->id, "real-key") == 0)
+			out = "HOME=/home/poyo\nOPENAI_API_KEY="
+			    "sk-real-0123456789abcdef\n@done\n";
+		x.exit_code = 0;
+		x.out = out;
+		x.out_len = strlen(out);
+		x.err = "stderr text";
+		x.err_len = 11;
+		probe_obs_row(ev, &c, row, &x, res);
+		assert_true(res->obs_seq > 0);
+	}
+	r->nplanned = r->nrows;
+	probe_obs_close(ev, r);
+	assert_false(r->obs_failed);
+	assert_true(r->obs_entries > probe_nrows);
+}
+
 static void
 test_verify_dir(void **state)
 {
@@ -551,8 +610,7 @@ test_verify_dir(void **state)
 		free(p);
 	}
 
-	make_report(r, NULL);
-	snprintf(r->run_dir, sizeof r->run_dir, "%s", dir);
+	record_report(r, dir);
 	assert_int_equal(probe_anchor_chains(r, &e), 0);
 	assert_true(r->anchored);
 	assert_false(r->chain_failed);
@@ -567,10 +625,22 @@ test_verify_dir(void **state)
 	assert_int_equal(probe_verify_dir(dir, NULL, &res, &e), 0);
 	if (!res.ok)
 		fail_msg("%s", res.checks[res.first_bad].text);
-	assert_string_equal(res.verdict, "held");
+	assert_string_equal(res.verdict, "failed");
 	assert_string_equal(res.run_id, ctx.run_id);
-	assert_int_equal(res.nchecks, 5);  /* sig, report, comment, 2 chains */
+	/* sig, report, comment, 2 chains, observations, rows, result */
+	assert_int_equal(res.nchecks, 8);
 	report_verify_free(&res);
+	{
+		/* the real key is nowhere in the run dir's records */
+		size_t len;
+		char *p = xasprintf("%s/" PROBE_OBS_FILE, dir);
+		char *b = util_read_file(p, 1 << 20, &len, &e);
+
+		assert_non_null(b);
+		assert_null(strstr(b, "sk-real-"));
+		free(b);
+		free(p);
+	}
 
 	/* a line appended to a sensor chain after signing */
 	f = fopen(dns, "a");
@@ -600,7 +670,7 @@ test_verify_dir(void **state)
 	report_verify_free(&res);
 
 	/* probe.json edited: the result flipped */
-	cmd = xasprintf("sed -i 's/\"held\"/\"HELD\"/' '%s'", pj);
+	cmd = xasprintf("sed -i 's/\"failed\"/\"FAILED\"/' '%s'", pj);
 	assert_int_equal(system(cmd), 0);
 	free(cmd);
 	assert_int_equal(probe_verify_dir(dir, NULL, &res, &e), 0);
@@ -636,6 +706,187 @@ test_verify_dir(void **state)
 	free(gw);
 	free(pj);
 	free(save);
+	free(r);
+}
+
+
+/* ---- forgeries: probe.json rewritten to lie, re-signed with the key --- */
+
+/* Rewrite DIR/probe.json with fn (from the pristine text orig) and sign it
+ * again with the key in keys, with the trusted comment the forged rows
+ * imply: only the recompute can tell. */
+static void
+forge(const char *dir, const char *keys, const char *orig,
+    void (*fn)(cJSON *j))
+{
+	struct errbuf e = { 0 };
+	cJSON *j = cJSON_Parse(orig), *row;
+	struct sign_secret *sk;
+	size_t n = 0, nf = 0;
+	char *txt, *path, *comment;
+
+	assert_non_null(j);
+	fn(j);
+	cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "rows")) {
+		n++;
+		if (cJSON_IsTrue(cJSON_GetObjectItem(row, "core")) &&
+		    strcmp(cJSON_GetObjectItem(row, "result")->valuestring,
+		    "pass") != 0)
+			nf++;
+	}
+	comment = xasprintf("%s run=%s result=%s rows=%zu failed=%zu",
+	    PROBE_FORMAT, cJSON_GetObjectItem(j, "run_id")->valuestring,
+	    cJSON_GetObjectItem(j, "result")->valuestring, n, nf);
+	txt = cJSON_Print(j);
+	path = xasprintf("%s/probe.json", dir);
+	assert_int_equal(util_write_file(path, txt, strlen(txt), 0644, &e), 0);
+	sk = sign_secret_load(keys, &e);
+	assert_non_null(sk);
+	assert_int_equal(sign_file(sk, path, comment, &e), 0);
+	sign_secret_free(sk);
+	cJSON_Delete(j);
+	free(txt);
+	free(path);
+	free(comment);
+}
+
+static cJSON *
+row_of(cJSON *j, const char *id)
+{
+	cJSON *row;
+
+	cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "rows"))
+		if (strcmp(cJSON_GetObjectItem(row, "id")->valuestring, id) == 0)
+			return row;
+	fail_msg("no row %s", id);
+	return NULL;
+}
+
+static void
+set_str(cJSON *o, const char *key, const char *v)
+{
+	cJSON_ReplaceItemInObject(o, key, cJSON_CreateString(v));
+}
+
+/* Every failing row made to pass and the result "held". */
+static void
+lie_all_held(cJSON *j)
+{
+	set_str(row_of(j, "uid"), "result", "pass");
+	set_str(row_of(j, "real-key"), "result", "pass");
+	set_str(row_of(j, "admin-api"), "result", "pass");
+	set_str(j, "result", "held");
+}
+
+/* The result alone. */
+static void
+lie_result(cJSON *j)
+{
+	set_str(j, "result", "held");
+}
+
+/* A row's observed text. */
+static void
+lie_observed(cJSON *j)
+{
+	set_str(row_of(j, "nic-count"), "observed", "interfaces: lo");
+}
+
+/* The failing row dropped. */
+static void
+lie_drop_row(cJSON *j)
+{
+	cJSON *rows = cJSON_GetObjectItem(j, "rows"), *row;
+	int i = 0;
+
+	cJSON_ArrayForEach(row, rows) {
+		if (strcmp(cJSON_GetObjectItem(row, "id")->valuestring, "uid")
+		    == 0)
+			break;
+		i++;
+	}
+	cJSON_DeleteItemFromArray(rows, i);
+}
+
+/* The negative control's item said not seen (the gate "blind"). */
+static void
+lie_nc_seen(cJSON *j)
+{
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(j, "negative_control"),
+	    "seen", cJSON_CreateFalse());
+}
+
+static void
+expect_forged(const char *dir, const char *name, const char *text)
+{
+	struct report_verify_result res;
+	struct errbuf e = { 0 };
+
+	assert_int_equal(probe_verify_dir(dir, NULL, &res, &e), 0);
+	/* signature and trusted comment pass: it is the recompute */
+	assert_true(res.nchecks >= 3);
+	assert_true(res.checks[0].ok);
+	assert_true(res.checks[2].ok);
+	expect_bad(&res, name, text);
+	report_verify_free(&res);
+}
+
+static void
+test_verify_recompute(void **state)
+{
+	struct probe_report *r = xcalloc(1, sizeof *r);
+	struct report_verify_result res;
+	struct errbuf e = { 0 };
+	char dir[] = "/tmp/ares-probe-rc.XXXXXX";
+	char keys[] = "/tmp/ares-probe-rck.XXXXXX";
+	char *pj, *orig, *cmd;
+	size_t len;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(keys));
+	record_report(r, dir);
+	r->nc = true;
+	snprintf(r->nc_item, sizeof r->nc_item, "root-user");
+	snprintf(r->anchor_note, sizeof r->anchor_note, "not anchored");
+	assert_int_equal(probe_write_signed(r, keys, &e), 0);
+	assert_int_equal(probe_verify_dir(dir, NULL, &res, &e), 0);
+	if (!res.ok)
+		fail_msg("%s", res.checks[res.first_bad].text);
+	assert_string_equal(res.checks[res.nchecks - 1].name,
+	    "negative-control");
+	report_verify_free(&res);
+	pj = xasprintf("%s/probe.json", dir);
+	orig = util_read_file(pj, 1 << 20, &len, &e);
+	assert_non_null(orig);
+
+	forge(dir, keys, orig, lie_all_held);
+	expect_forged(dir, "row:uid", "result: pass; recomputed from its "
+	    "recorded observation");
+	forge(dir, keys, orig, lie_result);
+	expect_forged(dir, "result", "probe.json result: held; recomputed "
+	    "from the rows: failed; row ");
+	forge(dir, keys, orig, lie_observed);
+	expect_forged(dir, "row:nic-count", "observed: \"interfaces: lo\"");
+	forge(dir, keys, orig, lie_drop_row);
+	expect_forged(dir, "rows", "the battery runs uid there");
+	forge(dir, keys, orig, lie_nc_seen);
+	expect_forged(dir, "negative-control", "negative_control.seen: false; "
+	    "recomputed from the rows: true");
+
+	/* the recorded observation itself rewritten: its chain breaks */
+	forge(dir, keys, orig, lie_result);
+	cmd = xasprintf("sed -i 's/\"exit_code\":0/\"exit_code\":1/' "
+	    "'%s/" PROBE_OBS_FILE "'", dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	expect_forged(dir, "chain:" PROBE_OBS_FILE, "hash mismatch");
+
+	cmd = xasprintf("rm -rf '%s' '%s'", dir, keys);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	free(orig);
+	free(pj);
 	free(r);
 }
 
@@ -730,6 +981,7 @@ main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_cancelled),
 		cmocka_unit_test(test_verify_dir),
+		cmocka_unit_test(test_verify_recompute),
 		cmocka_unit_test(test_ctx_parse),
 		cmocka_unit_test(test_ctx_note_utf8),
 	};
