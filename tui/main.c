@@ -48,8 +48,9 @@ static const struct cmd_entry cmd_table[] = {
 	    "[--no-color] [--ascii]",
 	    "replay a recorded run beat by beat (no Docker needed)",
 	    cmd_replay },
-	{ "verify", "verify RUN_DIR [--pub FILE] [--json FILE|-]",
-	    "check a run's signed report and every evidence chain", cmd_verify },
+	{ "verify", "verify DIR [--pub FILE] [--json FILE|-]",
+	    "check a run, trial, probe or fix dir: signatures, every chain, "
+	    "and that every verdict follows from the evidence", cmd_verify },
 	{ "keygen", "keygen [--key-dir DIR] [--force]",
 	    "write the key pair that signs reports", cmd_keygen },
 	{ "trial", "trial --policy FILE -n N [-j J] [--seed S] [--level L] "

@@ -193,8 +193,13 @@ att_docker_cut_by(const char *lever)
 	char *log, *levers = xasprintf("gateway-deny, net-disconnect, %s",
 	    lever);
 
+	/* the same attack as above: the Engine calls half a second after
+	 * it saw the cut (a pause that comes after net-disconnect's
+	 * verification leaves a window before it, which an attacker acting
+	 * at once can use: put pause first to close it) */
 	log = att_drill_w("docker-after-cutoff", "ATTACK_WAIT_CUTOFF=30\n"
-	    "ATTACK_SLEEP=0\nATTACK_NOTES=0", "docker-socket", levers, 60, 3000, &r);
+	    "ATTACK_SLEEP=0\nATTACK_NOTES=0\nATTACK_AFTER_CUT_MS=500",
+	    "docker-socket", levers, 60, 3000, &r);
 	assert_true(r.bait_fired);
 	if (r.verdict != DRILL_VERDICT_CONTAINED)
 		fail_msg("%s: %s: %s\n%s", lever, drill_verdict_name(r.verdict),
