@@ -552,6 +552,7 @@ lab_create(struct docker *d, struct lab *lab, struct lab_container *c,
 	spec->image = lab->image;
 	spec->run_id = lab->run_id;
 	spec->role = role;
+	spec->lease = lab->lease_path;   /* owner: docker.c adds ares.owner */
 	spec->hostname = role;
 	/* Every container of the lab is bounded (docs/security.md). */
 	if (spec->memory_bytes == 0)
@@ -994,6 +995,10 @@ lab_write_json(const struct lab *lab, const struct policy *p,
 	cJSON_AddStringToObject(j, "variant", lab->variant);
 	cJSON_AddStringToObject(j, "image", lab->image);
 	cJSON_AddBoolToObject(j, "agent_idle", lab->agent_idle);
+	/* who owns the lab's objects (core/gc.c) */
+	cJSON_AddStringToObject(j, "owner", gc_owner());
+	if (lab->lease_path != NULL)
+		cJSON_AddStringToObject(j, "lease", lab->lease_path);
 	o = cJSON_AddObjectToObject(j, "agent");
 	cJSON_AddStringToObject(o, "kind", policy_agent_kind_name(
 	    p->agent_kind));
@@ -1102,6 +1107,7 @@ lab_networks(struct docker *d, struct lab *lab, const struct lab_options *o,
 		struct docker_network_spec ns = {
 			.name = name, .run_id = lab->run_id, .internal = true,
 			.bridge_name = br[i], .no_host_address = sealed,
+			.lease = lab->lease_path,
 		};
 		struct errbuf qe = { 0 };
 
@@ -1133,7 +1139,7 @@ lab_networks(struct docker *d, struct lab *lab, const struct lab_options *o,
 		char *n_eg = xasprintf("ares-%s-egress", lab->run_id);
 		struct docker_network_spec ns = {
 			.name = n_eg, .run_id = lab->run_id,
-			.internal = !real_model,
+			.internal = !real_model, .lease = lab->lease_path,
 		};
 
 		lab->net_egress = docker_network_create(d, &ns, e);
@@ -1395,6 +1401,21 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 		goto fail;
 	if (lab_plant_home(lab, v, p, home, e) == -1)
 		goto fail;
+	if (o->lease) {
+		/* A lab that outlives this process: the lease file owns its
+		 * objects (ares.lease); ares lab down removes it. */
+		char *abs = realpath(run_dir, NULL);
+
+		if (abs == NULL) {
+			errbuf_set(e, ERRBUF_INTERNAL, "lab: realpath %s: %s",
+			    run_dir, strerror(errno));
+			goto fail;
+		}
+		lab->lease_path = xasprintf("%s/" GC_LEASE_NAME, abs);
+		free(abs);
+		if (gc_lease_write(run_dir, run_id, e) == -1)
+			goto fail;
+	}
 	if (f_docker) {
 		/* The proxy makes its socket here; the agent (another uid)
 		 * gets the folder as /var/run.  0755 under the 0700 run dir:
@@ -1634,6 +1655,11 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 		lab_sensor_env(lab, &env_px, "dockerproxy.jsonl",
 		    LAB_CHAIN_BYTES);
 		lab_strv_add(&env_px, "LAB_IMAGE=%s", lab->image);
+		/* The owner labels of the siblings the agent makes (core/gc.c):
+		 * ours, set here, never the agent's to choose. */
+		lab_strv_add(&env_px, "OWNER=%s", gc_owner());
+		if (lab->lease_path != NULL)
+			lab_strv_add(&env_px, "LEASE=%s", lab->lease_path);
 		s.env = lab_strv(&env_px);
 		lab_spec_harden(&s);
 		if (lab_create(d, lab, &lab->dockerproxy, "dockerproxy", &s,
@@ -1837,7 +1863,11 @@ lab_teardown(struct docker *d, const char *run_id, struct errbuf *e)
 
 	list = docker_containers_by_label(d, label, e);
 	if (list == NULL) {
+		/* No engine: still take the rules of the bridges that never
+		 * came to be (lab up failed before them); a bridge that
+		 * exists keeps its rules until gc removes its network. */
 		free(label);
+		(void)hostfw_unseal(run_id, NULL);
 		return -1;
 	}
 	cJSON_ArrayForEach(it, list) {
@@ -1853,8 +1883,10 @@ lab_teardown(struct docker *d, const char *run_id, struct errbuf *e)
 	cJSON_Delete(list);
 	list = docker_networks_by_label(d, label, e);
 	free(label);
-	if (list == NULL)
+	if (list == NULL) {
+		(void)hostfw_unseal(run_id, NULL);
 		return -1;
+	}
 	cJSON_ArrayForEach(it, list) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "Id");
 
@@ -1931,6 +1963,7 @@ lab_free(struct lab *lab)
 	free(lab->tripwire_path);
 	free(lab->privileged_degraded);
 	free(lab->host_seal);
+	free(lab->lease_path);
 	for (i = 0; i < lab->nchains; i++)
 		free(lab->chains[i]);
 	free(lab);
