@@ -647,6 +647,17 @@ int lab_check_chains(const char *run_dir, const char *run_id,
  * created (agent, gateway, service, model, dns, sink, dockerproxy); the
  * orphan sweep treats every other container of the run as the agent's. */
 bool lab_owns(const struct lab *lab, const char *id);
+/*
+ * Without the engine (it stopped answering): stop every container the lab
+ * created by its cgroup (freeze, SIGKILL every task, thaw; cgroup v1
+ * freezer or v2 cgroup.freeze; a dir found from agent_cgroup_dir, the
+ * agent's cgroup dir as the levers found it (may be NULL), else docker's
+ * usual layouts), so that no sensor writes to its chain any more and the
+ * agent stops.  Waits (at most about 2 s) until the cgroups are empty.
+ * Returns the number of containers stopped; what failed goes to note.
+ */
+int lab_kill_local(const struct lab *lab, const char *agent_cgroup_dir,
+    char *note, size_t notelen);
 /* Remove every container and network labelled ares.run=<run_id>, then the
  * run's host firewall rules.  Returns the number of objects removed, or
  * -1 + e if any removal failed. */

@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -1967,4 +1968,157 @@ lab_free(struct lab *lab)
 	for (i = 0; i < lab->nchains; i++)
 		free(lab->chains[i]);
 	free(lab);
+}
+
+/* The cgroup dir of container id: the agent's dir with the agent's id
+ * replaced in its last component, else docker's usual layouts.  *version
+ * gets 1 (v1 freezer), 2 (v2) or 0 (a v1 dir without the freezer).
+ * false when none exists. */
+static bool
+lab_cgroup_of(const struct lab *lab, const char *agent_dir, const char *id,
+    char *out, size_t outlen, int *version)
+{
+	static const char *const fmts[] = {
+		"/sys/fs/cgroup/freezer/docker/%s",
+		"/sys/fs/cgroup/docker/%s",
+		"/sys/fs/cgroup/system.slice/docker-%s.scope",
+		"/sys/fs/cgroup/pids/docker/%s",
+	};
+	const char *base, *at;
+	size_t i;
+
+	if (agent_dir != NULL && lab->agent.id != NULL &&
+	    (base = strrchr(agent_dir, '/')) != NULL &&
+	    (at = strstr(base, lab->agent.id)) != NULL) {
+		snprintf(out, outlen, "%.*s%s%s", (int)(at - agent_dir),
+		    agent_dir, id, at + strlen(lab->agent.id));
+		if (access(out, F_OK) == 0)
+			goto found;
+	}
+	for (i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+		snprintf(out, outlen, fmts[i], id);
+		if (access(out, F_OK) == 0)
+			goto found;
+	}
+	return false;
+found:
+	{
+		char *f = xasprintf("%s/freezer.state", out);
+
+		*version = access(f, W_OK) == 0 ? 1 : 0;
+		free(f);
+		if (*version == 0) {
+			f = xasprintf("%s/cgroup.freeze", out);
+			*version = access(f, W_OK) == 0 ? 2 : 0;
+			free(f);
+		}
+	}
+	return true;
+}
+
+/* Write s to dir/name.  0 or -1. */
+static int
+lab_cg_write(const char *dir, const char *name, const char *s)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	int fd = open(p, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n = -1;
+
+	free(p);
+	if (fd == -1)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* SIGKILL every task listed in dir/cgroup.procs (bounded).  Returns the
+ * number of tasks seen, -1 when the list is unreadable. */
+static int
+lab_cg_kill(const char *dir)
+{
+	char *p = xasprintf("%s/cgroup.procs", dir), *txt, *s, *save = NULL;
+	struct errbuf e = { 0 };
+	size_t len;
+	int n = 0;
+
+	txt = util_read_file(p, 256 * 1024, &len, &e);
+	free(p);
+	if (txt == NULL)
+		return -1;
+	for (s = strtok_r(txt, "\n", &save); s != NULL;
+	    s = strtok_r(NULL, "\n", &save)) {
+		long pid = strtol(s, NULL, 10);
+
+		if (pid > 1 && pid != (long)getpid()) {
+			(void)kill((pid_t)pid, SIGKILL);
+			n++;
+		}
+	}
+	free(txt);
+	return n;
+}
+
+int
+lab_kill_local(const struct lab *lab, const char *agent_cgroup_dir,
+    char *note, size_t notelen)
+{
+	const struct lab_container *cs[] = { &lab->agent, &lab->gateway,
+	    &lab->service, &lab->model, &lab->dns, &lab->sink,
+	    &lab->dockerproxy };
+	char dirs[7][1024];
+	int vers[7];
+	bool have[7] = { false };
+	size_t i, nmiss = 0;
+	int stopped = 0, round;
+
+	if (note != NULL && notelen > 0)
+		note[0] = '\0';
+	for (i = 0; i < 7; i++) {
+		if (cs[i]->id == NULL)
+			continue;
+		have[i] = lab_cgroup_of(lab, agent_cgroup_dir, cs[i]->id,
+		    dirs[i], sizeof dirs[i], &vers[i]);
+		if (!have[i]) {
+			nmiss++;
+			continue;
+		}
+		/* frozen first, so that no task forks while we kill */
+		if (vers[i] == 1)
+			(void)lab_cg_write(dirs[i], "freezer.state", "FROZEN");
+		else if (vers[i] == 2)
+			(void)lab_cg_write(dirs[i], "cgroup.freeze", "1");
+	}
+	for (i = 0; i < 7; i++) {
+		if (!have[i])
+			continue;
+		(void)lab_cg_kill(dirs[i]);
+		/* a SIGKILL pending in a frozen task acts as it thaws */
+		if (vers[i] == 1)
+			(void)lab_cg_write(dirs[i], "freezer.state", "THAWED");
+		else if (vers[i] == 2)
+			(void)lab_cg_write(dirs[i], "cgroup.freeze", "0");
+	}
+	/* until every cgroup is empty (what a kill could not reach yet) */
+	for (round = 0; round < 100; round++) {
+		int left = 0;
+
+		for (i = 0; i < 7; i++)
+			if (have[i]) {
+				int n = lab_cg_kill(dirs[i]);
+
+				left += n > 0 ? n : 0;
+			}
+		if (left == 0)
+			break;
+		usleep(20000);
+	}
+	for (i = 0; i < 7; i++)
+		if (have[i])
+			stopped++;
+	if (note != NULL && notelen > 0 && (nmiss > 0 || round == 100))
+		snprintf(note, notelen, "%zu container(s) without a cgroup "
+		    "found%s", nmiss, round == 100 ? "; tasks still listed "
+		    "after 2 s" : "");
+	return stopped;
 }
