@@ -1197,7 +1197,10 @@ struct trial {
 	size_t n, jobs;
 	double level;
 	bool complete;
-	bool engine_down;          /* a drill reported the engine unreachable */
+	bool engine_down;          /* a drill reported the engine unreachable
+	                              or lost: no further run starts */
+	struct gc_report *gc;      /* the start-of-trial sweep (core/gc.c),
+	                              or NULL; trial_free frees it */
 	char key_id[SIGN_KEYID_HEX];
 	struct trial_run *runs;    /* n entries, by index (xcalloc'd) */
 	size_t ncancelled;         /* runs stopped by a hard cancel */
@@ -1377,6 +1380,13 @@ struct probe_report {
 	char anchor_note[256];              /* why not, or the bad chain */
 	bool chain_failed;                  /* a sensor chain did not verify:
 	                                       never "held" (fail closed) */
+	bool engine_lost;                   /* the engine stopped answering:
+	                                       the battery stopped, never
+	                                       "held" */
+	char engine_error[256];             /* what the engine call said */
+	bool gc_ran;                        /* gc holds the start-of-probe
+	                                       sweep (core/gc.c) */
+	struct gc_report gc;
 };
 /* Pure: evaluate one row (row->eval, then the observed text is sanitized;
  * an evaluator that wrote nothing gets "(no output)"). */

@@ -157,29 +157,21 @@ matrix="phase       exit  verdict  verify  end_s  left(c/n/fw)
 start_engine || fail "the second dockerd did not come up"
 export DOCKER_HOST="unix://$sock"
 
-for phase in $PHASES; do
-	hook="$base/hook-$phase"
-	mkdir -p "$hook"
-	# every other phase passes at once
-	for p in $PHASES; do
-		[ "$p" = "$phase" ] || : >"$hook/$p.go"
-	done
-	ARES_TEST_HOOK="$hook" inns "$ARES" drill --policy "$POLICY" \
-	    --json "$base/$phase.json" >"$base/$phase.out" 2>&1 &
-	apid=$!
+# Wait until the ares process $3 reaches hook $2 in dir $1, kill -9 the
+# engine (and make sure its containerd went with it), then let ares go on.
+# Sets t0 (the time of the kill).
+kill_at() {
 	i=0
-	while [ ! -e "$hook/$phase" ]; do
+	while [ ! -e "$1/$2" ]; do
 		i=$((i + 1))
-		if [ $i -gt 1200 ] || ! kill -0 $apid 2>/dev/null; then
-			kill $apid 2>/dev/null
-			cat "$base/$phase.out" >&2
-			fail "$phase: the drill never reached the phase"
+		if [ $i -gt 1200 ] || ! kill -0 "$3" 2>/dev/null; then
+			kill "$3" 2>/dev/null
+			fail "$2: ares never reached the phase"
 		fi
 		sleep 0.1
 	done
-	# kill -9 the engine, then let the drill go on
 	p=$(engine_pid)
-	[ -n "$p" ] || fail "$phase: no dockerd pid"
+	[ -n "$p" ] || fail "$2: no dockerd pid"
 	cpid=$(cat "$base/exec/containerd/containerd.pid" 2>/dev/null)
 	kill -KILL "$p"
 	while kill -0 "$p" 2>/dev/null; do sleep 0.05; done
@@ -193,14 +185,53 @@ for phase in $PHASES; do
 		kill -KILL "$cpid" 2>/dev/null
 	fi
 	t0=$(date +%s.%N)
-	: >"$hook/$phase.go"
+	: >"$1/$2.go"
+}
+
+# Seconds since t0, checked against BOUND_S (what names the case).
+ended() {
+	end=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+	awk -v e="$end" -v b="$BOUND_S" 'BEGIN { exit !(e <= b) }' ||
+		fail "$1: ares took ${end} s after the kill (bound $BOUND_S s)"
+}
+
+# The engine comes back on the same data-root; ares gc takes what is left
+# and nothing with an ares label (nor a firewall rule of run $2) remains.
+# Sets left ("c/n/fw").
+restart_and_gc() {
+	start_engine || fail "$1: the engine did not come back"
+	inns "$ARES" gc >"$base/$1.gc" 2>&1; grc=$?
+	[ $grc -eq 0 ] || fail "$1: ares gc exit $grc: $(cat "$base/$1.gc")"
+	c=$(left_containers)
+	n=$(left_networks)
+	f=0
+	for r in $2; do
+		f=$((f + $(left_rules "$r")))
+	done
+	[ "$c" = 0 ] && [ "$n" = 0 ] && [ "$f" = 0 ] ||
+		fail "$1: left after restart + gc: $c container(s), $n network(s), $f firewall rule(s): $(cat "$base/$1.gc")"
+	left="$c/$n/$f"
+}
+
+# A hook dir where every phase but $2 passes at once.
+hook_dir() {
+	mkdir -p "$1"
+	for p in $PHASES battery; do
+		[ "$p" = "$2" ] || : >"$1/$p.go"
+	done
+}
+
+for phase in $PHASES; do
+	hook="$base/hook-$phase"
+	hook_dir "$hook" "$phase"
+	ARES_TEST_HOOK="$hook" inns "$ARES" drill --policy "$POLICY" \
+	    --json "$base/$phase.json" >"$base/$phase.out" 2>&1 &
+	apid=$!
+	kill_at "$hook" "$phase" $apid
 	wait $apid; rc=$?
-	t1=$(date +%s.%N)
-	end=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+	ended "$phase"
 	out=$(cat "$base/$phase.out")
 	[ $rc -eq 5 ] || fail "$phase: exit $rc, want 5: $out"
-	awk -v e="$end" -v b="$BOUND_S" 'BEGIN { exit !(e <= b) }' ||
-		fail "$phase: the drill took ${end} s after the kill (bound $BOUND_S s)"
 	j="$base/$phase.json"
 	grep -q '"verdict":[[:space:]]*"error"' "$j" || fail "$phase: verdict not error"
 	grep -q "the engine stopped answering during $phase" "$j" ||
@@ -208,31 +239,84 @@ for phase in $PHASES; do
 	run=$(sed -n 's/.*"run_id":[[:space:]]*"\([^"]*\)".*/\1/p' "$j")
 	rdir=$(sed -n 's/.*"run_dir":[[:space:]]*"\([^"]*\)".*/\1/p' "$j")
 	[ -n "$run" ] && [ -d "$rdir" ] || fail "$phase: no run dir"
-	grep -q '"type":"engine.lost"' "$rdir/evidence.jsonl" ||
-		fail "$phase: no engine.lost line"
 	grep '"type":"engine.lost"' "$rdir/evidence.jsonl" |
-	    grep -q "\"phase\":\"$phase\"" || fail "$phase: engine.lost names another phase"
+	    grep -q "\"phase\":\"$phase\"" || fail "$phase: no engine.lost line of the phase"
 	grep -q '"type":"gc"' "$rdir/evidence.jsonl" || fail "$phase: no gc line"
 	[ -s "$rdir/report.json.minisig" ] || fail "$phase: report not signed"
 	grep -q '"verdict":[[:space:]]*"error"' "$rdir/drill.json" ||
 		fail "$phase: run dir's drill.json verdict not error"
 	"$ARES" verify --pub "$rdir/ares.pub" "$rdir" >"$base/$phase.verify" 2>&1 ||
 		fail "$phase: ares verify: $(cat "$base/$phase.verify")"
-	verify=ok
-
-	# the engine comes back on the same data-root; gc takes what is left
-	start_engine || fail "$phase: the engine did not come back"
-	inns "$ARES" gc >"$base/$phase.gc" 2>&1; grc=$?
-	[ $grc -eq 0 ] || fail "$phase: ares gc exit $grc: $(cat "$base/$phase.gc")"
-	c=$(left_containers)
-	n=$(left_networks)
-	f=$(left_rules "$run")
-	[ "$c" = 0 ] && [ "$n" = 0 ] && [ "$f" = 0 ] ||
-		fail "$phase: left after restart + gc: $c container(s), $n network(s), $f firewall rule(s): $(cat "$base/$phase.gc")"
+	restart_and_gc "$phase" "$run"
 	matrix="$matrix
-$(printf '%-12s %4s  %-7s  %-6s  %5s  %s/%s/%s' "$phase" "$rc" error "$verify" "$end" "$c" "$n" "$f")"
+$(printf '%-12s %4s  %-7s  %-6s  %5s  %s' "$phase" "$rc" error ok "$end" "$left")"
 	echo "ok: $phase: exit $rc, verdict error, verify ok, ended ${end} s after the kill, nothing left after gc"
 done
+
+# ---- a trial: the drill that lost the engine ends it, exit 5 --------------
+hook="$base/hook-trial"
+hook_dir "$hook" agent
+ARES_TEST_HOOK="$hook" inns "$ARES" trial --policy "$POLICY" -n 3 -j 1 \
+    --json "$base/trial.json" >"$base/trial.out" 2>&1 &
+apid=$!
+kill_at "$hook" agent $apid
+wait $apid; rc=$?
+ended trial
+[ $rc -eq 5 ] || fail "trial: exit $rc, want 5: $(cat "$base/trial.out")"
+tid=$(sed -n 's/.*"trial_id":[[:space:]]*"\([^"]*\)".*/\1/p' "$base/trial.json")
+tdir="$ARES_RUNS/$tid"
+[ -n "$tid" ] && [ -s "$tdir/trial.json.minisig" ] || fail "trial: no signed trial.json"
+grep -q '"complete":[[:space:]]*false' "$tdir/trial.json" || fail "trial: complete"
+n=$(ls "$tdir/runs" | wc -l)
+[ "$n" = 1 ] || fail "trial: $n drills started, want 1 (none after the loss)"
+grep -q '"verdict":[[:space:]]*"error"' "$tdir/trial.json" || fail "trial: no error run"
+grep -q '"gc":' "$tdir/trial.json" || fail "trial: no gc report"
+"$ARES" verify --pub "$tdir/ares.pub" "$tdir" >"$base/trial.verify" 2>&1 ||
+	fail "trial: ares verify: $(cat "$base/trial.verify")"
+restart_and_gc trial "$(ls "$tdir/runs")"
+matrix="$matrix
+$(printf '%-12s %4s  %-7s  %-6s  %5s  %s' trial "$rc" error ok "$end" "$left")"
+echo "ok: trial: exit 5 after one drill, signed, verify ok, nothing left after gc"
+
+# ---- a probe: the battery stops, the partial report is signed, exit 5 -----
+hook="$base/hook-probe"
+hook_dir "$hook" battery
+ARES_TEST_HOOK="$hook" inns "$ARES" probe --policy "$POLICY" \
+    --json "$base/probe.json" >"$base/probe.out" 2>&1 &
+apid=$!
+kill_at "$hook" battery $apid
+wait $apid; rc=$?
+ended probe
+[ $rc -eq 5 ] || fail "probe: exit $rc, want 5: $(cat "$base/probe.out")"
+pdir=$(sed -n 's/^run dir *//p' "$base/probe.out" | head -n 1)
+[ -n "$pdir" ] && [ -s "$pdir/probe.json.minisig" ] || fail "probe: no signed probe.json: $(cat "$base/probe.out")"
+grep -q '"engine_lost":' "$pdir/probe.json" || fail "probe: engine_lost not recorded"
+grep -q '"result":[[:space:]]*"failed"' "$pdir/probe.json" || fail "probe: result not failed"
+"$ARES" verify --pub "$pdir/ares.pub" "$pdir" >"$base/probe.verify" 2>&1 ||
+	fail "probe: ares verify: $(cat "$base/probe.verify")"
+restart_and_gc probe "$(basename "$pdir")"
+matrix="$matrix
+$(printf '%-12s %4s  %-7s  %-6s  %5s  %s' probe "$rc" failed ok "$end" "$left")"
+echo "ok: probe: exit 5, partial battery signed, verify ok, nothing left after gc"
+
+# ---- fix: its drill loses the engine, the fix ends in error, exit 5 -------
+hook="$base/hook-fix"
+hook_dir "$hook" agent
+ARES_TEST_HOOK="$hook" inns "$ARES" fix --policy "$POLICY" \
+    >"$base/fix.out" 2>&1 &
+apid=$!
+kill_at "$hook" agent $apid
+wait $apid; rc=$?
+ended fix
+[ $rc -eq 5 ] || fail "fix: exit $rc, want 5: $(cat "$base/fix.out")"
+fdir=$(ls -d "$ARES_RUNS"/fix-* | head -n 1)
+[ -s "$fdir/fix.json" ] || fail "fix: no fix.json"
+grep -q '"outcome":[[:space:]]*"error"' "$fdir/fix.json" || fail "fix: outcome not error"
+frun=$(ls -t "$ARES_RUNS" | grep -v '^fix-\|^trial-' | head -n 1)
+restart_and_gc fix "$frun"
+matrix="$matrix
+$(printf '%-12s %4s  %-7s  %-6s  %5s  %s' fix "$rc" error -  "$end" "$left")"
+echo "ok: fix: exit 5, outcome error, nothing left after gc"
 
 echo
 echo "engine-loss matrix (bound: the drill ends within $BOUND_S s of kill -9):"
