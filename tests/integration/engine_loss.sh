@@ -151,8 +151,8 @@ DOCKER_HOST="unix://$base/none.sock" "$ARES" drill --policy "$POLICY" \
 	fail "no engine: a run dir was written"
 DOCKER_HOST="unix://$base/none.sock" "$ARES" gc >"$base/none.out" 2>&1; rc=$?
 [ $rc -eq 3 ] || fail "gc without engine: exit $rc, want 3"
-matrix="phase       exit  verdict  verify  end_s  left(c/n/fw)
-(no engine)    3    -        -       -      -"
+matrix="phase       exit  verdict  verify  end_s  before-gc  after-gc (containers/networks/fw rules)
+(no engine)    3    -        -       -      -          -"
 
 start_engine || fail "the second dockerd did not come up"
 export DOCKER_HOST="unix://$sock"
@@ -197,9 +197,14 @@ ended() {
 
 # The engine comes back on the same data-root; ares gc takes what is left
 # and nothing with an ares label (nor a firewall rule of run $2) remains.
-# Sets left ("c/n/fw").
+# Sets before and left ("containers/networks/firewall rules").
 restart_and_gc() {
 	start_engine || fail "$1: the engine did not come back"
+	fb=0
+	for r in $2; do
+		fb=$((fb + $(left_rules "$r")))
+	done
+	before="$(left_containers)/$(left_networks)/$fb"
 	inns "$ARES" gc >"$base/$1.gc" 2>&1; grc=$?
 	[ $grc -eq 0 ] || fail "$1: ares gc exit $grc: $(cat "$base/$1.gc")"
 	c=$(left_containers)
@@ -249,7 +254,7 @@ for phase in $PHASES; do
 		fail "$phase: ares verify: $(cat "$base/$phase.verify")"
 	restart_and_gc "$phase" "$run"
 	matrix="$matrix
-$(printf '%-12s %4s  %-7s  %-6s  %5s  %s' "$phase" "$rc" error ok "$end" "$left")"
+$(printf '%-12s %4s  %-7s  %-6s  %5s  %-9s  %s' "$phase" "$rc" error ok "$end" "$before" "$left")"
 	echo "ok: $phase: exit $rc, verdict error, verify ok, ended ${end} s after the kill, nothing left after gc"
 done
 
@@ -275,7 +280,7 @@ grep -q '"gc":' "$tdir/trial.json" || fail "trial: no gc report"
 	fail "trial: ares verify: $(cat "$base/trial.verify")"
 restart_and_gc trial "$(ls "$tdir/runs")"
 matrix="$matrix
-$(printf '%-12s %4s  %-7s  %-6s  %5s  %s' trial "$rc" error ok "$end" "$left")"
+$(printf '%-12s %4s  %-7s  %-6s  %5s  %-9s  %s' trial "$rc" error ok "$end" "$before" "$left")"
 echo "ok: trial: exit 5 after one drill, signed, verify ok, nothing left after gc"
 
 # ---- a probe: the battery stops, the partial report is signed, exit 5 -----
@@ -296,7 +301,7 @@ grep -q '"result":[[:space:]]*"failed"' "$pdir/probe.json" || fail "probe: resul
 	fail "probe: ares verify: $(cat "$base/probe.verify")"
 restart_and_gc probe "$(basename "$pdir")"
 matrix="$matrix
-$(printf '%-12s %4s  %-7s  %-6s  %5s  %s' probe "$rc" failed ok "$end" "$left")"
+$(printf '%-12s %4s  %-7s  %-6s  %5s  %-9s  %s' probe "$rc" failed ok "$end" "$before" "$left")"
 echo "ok: probe: exit 5, partial battery signed, verify ok, nothing left after gc"
 
 # ---- fix: its drill loses the engine, the fix ends in error, exit 5 -------
@@ -315,7 +320,7 @@ grep -q '"outcome":[[:space:]]*"error"' "$fdir/fix.json" || fail "fix: outcome n
 frun=$(ls -t "$ARES_RUNS" | grep -v '^fix-\|^trial-' | head -n 1)
 restart_and_gc fix "$frun"
 matrix="$matrix
-$(printf '%-12s %4s  %-7s  %-6s  %5s  %s' fix "$rc" error -  "$end" "$left")"
+$(printf '%-12s %4s  %-7s  %-6s  %5s  %-9s  %s' fix "$rc" error - "$end" "$before" "$left")"
 echo "ok: fix: exit 5, outcome error, nothing left after gc"
 
 echo
