@@ -18,6 +18,8 @@
  *     the freezer, as on this project's 6.x, the engine could remove it
  *     anyway: docs/levers.md).  The container must really be frozen
  *     before the sweep.
+ * Another sweep (a drill's, beside this test) may remove a gone owner's
+ * objects first: the checks are on what is left, not on who removed it.
  * Everything the test makes is removed at the end, also on failure.
  * Skips (exit 77) without an engine, unless ARES_REQUIRE_DOCKER=1.
  */
@@ -206,17 +208,14 @@ test_dead_owner_removed(void **state)
 	id2 = container(run2, other, NULL, false);
 	if (root)
 		assert_true(rules_of(run) >= 1);
+	/* The start-of-run sweep of a drill running beside this test may
+	 * take them first: what counts is that they are gone. */
 	r = sweep();
-	assert_true(removed(r, "container", run));
-	assert_true(removed(r, "network", run));
-	assert_true(removed(r, "container", run2));
 	assert_int_equal(count(run, false), 0);
 	assert_int_equal(count(run, true), 0);
 	assert_int_equal(count(run2, false), 0);
-	if (root) {
-		assert_true(removed(r, "firewall", run));
+	if (root)
 		assert_int_equal(rules_of(run), 0);
-	}
 	free(r);
 	free(id);
 	free(id2);
@@ -245,7 +244,6 @@ test_lease_kept(void **state)
 	/* the lease goes (ares lab down, or the run dir deleted) */
 	gc_lease_remove(dir);
 	r = sweep();
-	assert_true(removed(r, "container", run));
 	assert_int_equal(count(run, false), 0);
 	free(r);
 	assert_int_equal(rmdir(dir), 0);
@@ -328,10 +326,9 @@ test_frozen_dead_owner(void **state)
 	}
 	lever_kernel_release(&c);   /* nothing frozen by us: closes only */
 	r = sweep();
-	if (!removed(r, "container", run))
+	if (count(run, false) != 0)
 		fail_msg("the frozen container stayed: %s", r->nfailed > 0 ?
 		    r->failed[0].error : "(not even tried)");
-	assert_int_equal(count(run, false), 0);
 	free(r);
 	free(id);
 }
