@@ -254,6 +254,7 @@ struct gc_obj {
 struct gc_list {
 	struct gc_obj *v;
 	size_t n, cap;
+	size_t nkind[2];        /* objects of each kind kept */
 	bool truncated;
 };
 
@@ -326,10 +327,11 @@ gc_collect(struct gc_list *l, enum gc_kind kind, const cJSON *arr)
 				break;
 		if (i < l->n)
 			continue;
-		if (l->n >= GC_LIST_MAX * 2) {
+		if (l->nkind[kind] >= GC_LIST_MAX) {
 			l->truncated = true;
 			return;
 		}
+		l->nkind[kind]++;
 		if (l->n == l->cap) {
 			l->cap = l->cap ? l->cap * 2 : 32;
 			l->v = xrealloc(l->v, l->cap * sizeof *l->v);
