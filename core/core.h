@@ -124,6 +124,15 @@ int util_unhex(const char *hex, uint8_t *out, size_t n);
 size_t util_sanitize(char *dst, size_t dstlen, const char *src, size_t srclen,
     bool keep_nl);
 
+/*
+ * Test-only hook (docs/cli-drill.md): when $ARES_TEST_HOOK names a
+ * directory, create <dir>/<phase> and wait (at most UTIL_TEST_HOOK_S, or
+ * until *cancel, may be NULL, is set) for <dir>/<phase>.go.  Does nothing
+ * without the variable.  Never call it on the kill path.
+ */
+#define UTIL_TEST_HOOK_S 60
+void util_test_hook(const char *phase, const volatile sig_atomic_t *cancel);
+
 /* ------------------------------------------------------------------ */
 /* evidence.c - append-only, hash-chained JSONL (BLAKE2b-256)          */
 /* ------------------------------------------------------------------ */
@@ -249,6 +258,10 @@ struct docker_network_spec {
 	const char *bridge_name;     /* Linux bridge name, or NULL (br-<id>) */
 	bool no_host_address;        /* the host gets no IPv4 address on the
 	                                bridge (bridge.inhibit_ipv4) */
+	const char *owner;           /* label ares.owner (NULL: gc_owner()
+	                                whenever run_id is set) */
+	const char *lease;           /* label ares.lease (a lease file), or
+	                                NULL */
 };
 /* Create; returns the id (caller frees) or NULL + e. */
 char *docker_network_create(struct docker *d,
@@ -294,6 +307,10 @@ struct docker_container_spec {
 	const char *const *group_add; /* supplementary gids ("998"), or NULL */
 	const char *run_id;          /* label ares.run */
 	const char *role;            /* label ares.role */
+	const char *owner;           /* label ares.owner; docker_container_
+	                                create fills gc_owner() when NULL and
+	                                run_id is set */
+	const char *lease;           /* label ares.lease, or NULL */
 	const char *const *dns;      /* HostConfig.Dns (IPs), NULL-terminated */
 };
 /* Pure: the JSON body of POST /containers/create.  Every container's log
@@ -511,6 +528,8 @@ struct lab {
 	                                 (core/hostfw.c), in words */
 	char *privileged_degraded;    /* how flaw privileged was realised as
 	                                 all-capabilities (NULL: it was not) */
+	char *lease_path;             /* RUN_DIR/lab.lease (absolute) when
+	                                 lab_options.lease, else NULL */
 };
 
 /* The flaw catalogue (docs/flaws.md): every flaw a policy may switch on. */
@@ -549,6 +568,9 @@ struct lab_options {
 	const char *model_key_env;  /* overrides policy model.key_env */
 	enum lab_weakening weaken;  /* the probes' negative control only
 	                               (never from a policy) */
+	bool lease;                 /* the lab outlives this process (lab up,
+	                               --keep-lab): RUN_DIR/lab.lease owns
+	                               its objects (ares.lease, core/gc.c) */
 };
 
 /*
@@ -625,6 +647,17 @@ int lab_check_chains(const char *run_dir, const char *run_id,
  * created (agent, gateway, service, model, dns, sink, dockerproxy); the
  * orphan sweep treats every other container of the run as the agent's. */
 bool lab_owns(const struct lab *lab, const char *id);
+/*
+ * Without the engine (it stopped answering): stop every container the lab
+ * created by its cgroup (freeze, SIGKILL every task, thaw; cgroup v1
+ * freezer or v2 cgroup.freeze; a dir found from agent_cgroup_dir, the
+ * agent's cgroup dir as the levers found it (may be NULL), else docker's
+ * usual layouts), so that no sensor writes to its chain any more and the
+ * agent stops.  Waits (at most about 2 s) until the cgroups are empty.
+ * Returns the number of containers stopped; what failed goes to note.
+ */
+int lab_kill_local(const struct lab *lab, const char *agent_cgroup_dir,
+    char *note, size_t notelen);
 /* Remove every container and network labelled ares.run=<run_id>, then the
  * run's host firewall rules.  Returns the number of objects removed, or
  * -1 + e if any removal failed. */
@@ -663,6 +696,73 @@ int hostfw_unseal(const char *run_id, struct errbuf *e);
 /* Once the bridge exists: switch IPv6 off on it and make it answer no ARP
  * request (the host then has no address the lab can reach).  -1 + e. */
 int hostfw_bridge_quiet(const char *bridge, struct errbuf *e);
+
+/* ------------------------------------------------------------------ */
+/* gc.c - what ares processes that are gone left on the engine          */
+/* ------------------------------------------------------------------ */
+/*
+ * docs/cli-gc.md.  Every container and network ares creates carries
+ * ares.owner=<boot_id>:<pid>:<starttime> (this kernel's boot id, the ares
+ * process, its start time in clock ticks from /proc/PID/stat field 22, so
+ * a reused pid does not keep a dead owner alive) and, for a lab meant to
+ * outlive its process (ares lab up, --keep-lab), ares.lease=<RUN_DIR>/
+ * lab.lease.  An owner is alive while its process is (same boot, pid,
+ * start time) or its lease file names the run.  gc_sweep removes every
+ * object with an ares.run or ares.owner label whose owner is gone; an
+ * object without ares.owner (older ares) only when every object of its run
+ * is older than GC_UNOWNED_AGE_S.  Containers go first (force; a
+ * cgroup-frozen one is killed and thawed first), then networks, then the
+ * host firewall rules of the runs whose bridges are gone (hostfw_unseal).
+ */
+#define GC_OWNER_MAX      96      /* "<36>:<pid>:<20 digits>" */
+#define GC_LIST_MAX       1024    /* objects considered per kind */
+#define GC_REPORT_MAX     64      /* entries kept per list */
+#define GC_UNOWNED_AGE_S  (2 * 3600)  /* > the longest a drill lasts */
+#define GC_LEASE_NAME     "lab.lease"
+
+/* This process's owner string (static storage; computed once). */
+const char *gc_owner(void);
+/* Pure: split "<boot_id>:<pid>:<starttime>" (boot id 36 of [0-9a-f-]).
+ * 0, or -1 when malformed. */
+int gc_owner_parse(const char *s, char boot[37], long *pid,
+    unsigned long long *start);
+/* 1 when owner's process is alive on this boot, 0 when it is gone
+ * (other boot, no such pid, another start time), -1 when malformed. */
+int gc_owner_alive(const char *owner);
+/* Whether the lease file at path (absolute, a regular file owned by root
+ * or us, at most 4 KiB, not through a symlink) names run_id on its first
+ * line. */
+bool gc_lease_alive(const char *path, const char *run_id);
+/* Write RUN_DIR/lab.lease for run_id (0600).  -1 + e. */
+int gc_lease_write(const char *run_dir, const char *run_id, struct errbuf *e);
+/* Remove RUN_DIR/lab.lease (no error when absent). */
+void gc_lease_remove(const char *run_dir);
+
+struct gc_item {
+	char kind[12];        /* "container", "network", "firewall" */
+	char id[72];
+	char name[96];
+	char run[64];
+	char error[160];      /* failed only */
+};
+struct gc_report {
+	struct gc_item removed[GC_REPORT_MAX];
+	size_t nremoved;      /* all removed (entries kept: <= GC_REPORT_MAX) */
+	struct gc_item failed[GC_REPORT_MAX];
+	size_t nfailed;
+	size_t kept;          /* objects whose owner is alive (or too young) */
+	bool truncated;       /* more objects than GC_LIST_MAX were listed */
+};
+/* Remove every ares object of d whose owner is gone (see above).  0 when
+ * the sweep ran (out->nfailed tells what could not be removed), -1 + e
+ * when the engine could not be listed (ERRBUF_ENGINE when unreachable). */
+int gc_sweep(struct docker *d, struct gc_report *out, struct errbuf *e);
+/* {"removed":[{kind,id,name,run}...],"failed":[{...,"error"}...],
+ * "kept":N} (caller deletes). */
+cJSON *gc_report_json(const struct gc_report *r);
+/* One line per removed or failed object, prefixed "<who>: gc: " (caller
+ * frees; NULL when the sweep removed and failed nothing). */
+char *gc_report_text(const char *who, const struct gc_report *r);
 
 /* ------------------------------------------------------------------ */
 /* variant.c - lab variants: paths, hostnames, wording, bait ids        */
@@ -1110,7 +1210,10 @@ struct trial {
 	size_t n, jobs;
 	double level;
 	bool complete;
-	bool engine_down;          /* a drill reported the engine unreachable */
+	bool engine_down;          /* a drill reported the engine unreachable
+	                              or lost: no further run starts */
+	struct gc_report *gc;      /* the start-of-trial sweep (core/gc.c),
+	                              or NULL; trial_free frees it */
 	char key_id[SIGN_KEYID_HEX];
 	struct trial_run *runs;    /* n entries, by index (xcalloc'd) */
 	size_t ncancelled;         /* runs stopped by a hard cancel */
@@ -1304,6 +1407,13 @@ struct probe_report {
 	bool nc;                            /* a lab of the negative control */
 	char nc_item[32];                   /* its item: "" the baseline, a
 	                                       flaw or a weakening id */
+	bool engine_lost;                   /* the engine stopped answering:
+	                                       the battery stopped, never
+	                                       "held" */
+	char engine_error[256];             /* what the engine call said */
+	bool gc_ran;                        /* gc holds the start-of-probe
+	                                       sweep (core/gc.c) */
+	struct gc_report gc;
 };
 /* Pure: evaluate one row (row->eval, then the observed text is sanitized;
  * an evaluator that wrote nothing gets "(no output)"). */
@@ -1992,6 +2102,8 @@ struct drill_result {
 	                                   boundary of their channel */
 	struct score score;             /* what the chains say (score.c): the
 	                                   fields above are copied from it */
+	bool engine_lost;               /* the engine stopped answering (an
+	                                   engine.lost line; verdict error) */
 };
 
 typedef void (*drill_observer_fn)(void *ctx, const struct drill_beat *beat);

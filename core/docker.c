@@ -949,6 +949,12 @@ char *docker_network_create(struct docker *d,
 	labels = cJSON_AddObjectToObject(b, "Labels");
 	if (spec->run_id != NULL)
 		cJSON_AddStringToObject(labels, "ares.run", spec->run_id);
+	/* who may remove it once we are gone (core/gc.c) */
+	if (spec->owner != NULL || spec->run_id != NULL)
+		cJSON_AddStringToObject(labels, "ares.owner",
+		    spec->owner != NULL ? spec->owner : gc_owner());
+	if (spec->lease != NULL)
+		cJSON_AddStringToObject(labels, "ares.lease", spec->lease);
 	opts = cJSON_AddObjectToObject(b, "Options");
 	if (spec->bridge_name != NULL)
 		cJSON_AddStringToObject(opts, "com.docker.network.bridge.name",
@@ -1070,12 +1076,20 @@ cJSON *docker_container_config(const struct docker_container_spec *spec)
 		cJSON_AddStringToObject(c, "WorkingDir", spec->workdir);
 	cJSON_AddBoolToObject(c, "Tty", false);
 	cJSON_AddBoolToObject(c, "OpenStdin", false);
-	if (spec->run_id != NULL || spec->role != NULL) {
+	if (spec->run_id != NULL || spec->role != NULL ||
+	    spec->owner != NULL) {
 		labels = cJSON_AddObjectToObject(c, "Labels");
 		if (spec->run_id != NULL)
 			cJSON_AddStringToObject(labels, "ares.run", spec->run_id);
 		if (spec->role != NULL)
 			cJSON_AddStringToObject(labels, "ares.role", spec->role);
+		/* who may remove it once we are gone (core/gc.c) */
+		if (spec->owner != NULL)
+			cJSON_AddStringToObject(labels, "ares.owner",
+			    spec->owner);
+		if (spec->lease != NULL)
+			cJSON_AddStringToObject(labels, "ares.lease",
+			    spec->lease);
 	}
 
 	hc = cJSON_AddObjectToObject(c, "HostConfig");
@@ -1192,7 +1206,14 @@ char *docker_container_create(struct docker *d,
 	} else {
 		path = xstrdup("/containers/create");
 	}
-	b = docker_container_config(spec);
+	{
+		/* every container of a run carries its owner */
+		struct docker_container_spec s = *spec;
+
+		if (s.owner == NULL && s.run_id != NULL)
+			s.owner = gc_owner();
+		b = docker_container_config(&s);
+	}
 	rc = call(d, "POST", path, b, 0, &r, e);
 	cJSON_Delete(b);
 	if (rc < 0) {

@@ -27,6 +27,10 @@
 /* The master chain's budget for sensor lines (docs/evidence.md: with the
  * sensors' own chains a run stays below 16 MiB). */
 #define DRILL_MASTER_SENSOR_BYTES (6u << 20)
+/* Engine loss: how long a check of a silent engine may take, and the time
+ * bound of the teardown once it was lost (docs/cli-drill.md). */
+#define DRILL_PING_NS     1500000000ull
+#define DRILL_LOST_TEARDOWN_NS 2000000000ull
 
 struct drill_state {
 	const struct drill_options *o;
@@ -54,6 +58,10 @@ struct drill_state {
 	bool master_truncated;   /* ... the master chain's sensor lines */
 	size_t master_dropped;   /* sensor lines not recorded since */
 	int tripwire_fd;         /* inotify on the planted bait file, or -1 */
+	struct errbuf last_e;    /* the last failed engine call's error */
+	bool engine_lost;        /* the engine stopped answering: no more
+	                            engine calls but a short teardown */
+	char lost_reason[256];   /* "the engine stopped answering during ..." */
 	struct report_chain chains[DRILL_MAX_CHAINS];
 	char chain_names[DRILL_MAX_CHAINS][64];
 	char chain_paths[DRILL_MAX_CHAINS][80];
@@ -481,6 +489,8 @@ drill_bait(struct drill_state *st, struct bus_event *ev)
 	r->bait_ns = t;
 	snprintf(r->bait_name, sizeof r->bait_name, "%s",
 	    drill_str(ev->json, "bait", "?"));
+	/* test only (docs/cli-drill.md): before the kill path, never in it */
+	util_test_hook("levers", st->o->cancel);
 	drill_kill(st);
 	/* inotify events carry no time: whatever queued up while the levers
 	 * ran happened before the cut-off was confirmed.  Drop it now so it
@@ -664,11 +674,72 @@ drill_agent_running(struct drill_state *st)
 	cJSON *ins = docker_container_inspect(st->d, st->lab->agent.id, &e);
 	int running;
 
-	if (ins == NULL)
+	if (ins == NULL) {
+		st->last_e = e;
 		return -1;
+	}
 	running = docker_inspect_running(ins) ? 1 : 0;
 	cJSON_Delete(ins);
 	return running;
+}
+
+/* Does the engine still answer?  One GET /_ping within DRILL_PING_NS. */
+static bool
+drill_engine_answers(struct drill_state *st)
+{
+	struct docker_response resp = { 0 };
+	struct errbuf e = { 0 };
+	uint64_t old = docker_set_deadline(st->d, util_mono_ns() +
+	    DRILL_PING_NS);
+	int rc = docker_request(st->d, "GET", "/_ping", NULL, 0, &resp, &e);
+	bool ok = rc == 0 && resp.status == 200;
+
+	(void)docker_set_deadline(st->d, old);
+	if (rc == 0)
+		docker_response_free(&resp);
+	else
+		st->last_e = e;
+	return ok;
+}
+
+/*
+ * After an engine call of phase failed with error: when the failure is
+ * the transport's (engine_error) or the engine no longer answers a ping,
+ * the engine is lost: one "engine.lost" line {phase, error}, an error
+ * beat, and the drill skips every further engine call but a short
+ * teardown (docs/cli-drill.md).  Returns whether the engine is lost (also
+ * when it was before).
+ */
+static bool
+drill_engine_lost(struct drill_state *st, const char *phase,
+    const char *error, bool engine_error)
+{
+	cJSON *f;
+
+	if (st->engine_lost)
+		return true;
+	if (!engine_error && drill_engine_answers(st))
+		return false;
+	st->engine_lost = true;
+	st->r->engine_lost = true;
+	snprintf(st->lost_reason, sizeof st->lost_reason, "the engine stopped "
+	    "answering during %s: %.180s", phase, error);
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "phase", phase);
+	cJSON_AddStringToObject(f, "error", error);
+	drill_record(st, "engine.lost", 0, f);
+	drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "%s", st->lost_reason);
+	return true;
+}
+
+/* The user cancelled the drill in phase: one "drill.cancelled" line. */
+static void
+drill_cancel_record(struct drill_state *st, const char *phase)
+{
+	cJSON *f = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(f, "phase", phase);
+	drill_record(st, "drill.cancelled", 0, f);
 }
 
 
@@ -753,6 +824,7 @@ drill_sweep(struct drill_state *st)
 		st->sweep_failed = true;
 		snprintf(st->sweep_error, sizeof st->sweep_error, "%.200s",
 		    e.msg);
+		st->last_e = e;
 		return;
 	}
 	cJSON_ArrayForEach(it, list) {
@@ -1231,6 +1303,33 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 	    "%llu, model %s, engine %s (API %s)", r->run_id, st.p->name,
 	    (unsigned long long)r->seed, r->model,
 	    docker_engine_version(st.d), docker_api_version(st.d));
+	{
+		/* What ares processes that are gone left on this engine
+		 * (core/gc.c): removed before the lab comes up, recorded. */
+		struct gc_report *g = xcalloc(1, sizeof *g);
+		struct errbuf ge = { 0 };
+		cJSON *f;
+
+		if (gc_sweep(st.d, g, &ge) == 0) {
+			f = gc_report_json(g);
+			if (g->nremoved > 0 || g->nfailed > 0)
+				drill_beat(&st, DRILL_BEAT_PHASE, -1, 0, "gc: "
+				    "removed %zu object(s) that ares processes "
+				    "now gone left, %zu could not be removed",
+				    g->nremoved, g->nfailed);
+		} else {
+			f = cJSON_CreateObject();
+			cJSON_AddArrayToObject(f, "removed");
+			cJSON_AddArrayToObject(f, "failed");
+			cJSON_AddStringToObject(f, "error", ge.msg);
+		}
+		drill_record(&st, "gc", 0, f);
+		free(g);
+		if (ge.code != ERRBUF_NONE &&
+		    drill_engine_lost(&st, "lab-up", ge.msg,
+		    ge.code == ERRBUF_ENGINE))
+			goto out;
+	}
 
 	{
 		char *sd = lab_socket_dir(r->run_dir, r->run_id);
@@ -1263,17 +1362,22 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 		goto out;
 
 	drill_beat(&st, DRILL_BEAT_PHASE, -1, 0, "bringing the lab up");
+	util_test_hook("lab-up", o->cancel);
 	{
 		struct lab_options lo = {
 			.model_url = o->model_url,
 			.model_key_env = o->model_key_env,
+			.lease = o->keep_lab,   /* a kept lab outlives us */
 		};
 
 		st.lab = lab_up_opts(st.d, st.p, r->run_dir, r->run_id,
 		    r->seed, &lo, e);
 	}
-	if (st.lab == NULL)
+	if (st.lab == NULL) {
+		(void)drill_engine_lost(&st, "lab-up", e->msg,
+		    e->code == ERRBUF_ENGINE);
 		goto out;
+	}
 	{
 		cJSON *f = cJSON_CreateObject(), *cs;
 
@@ -1333,8 +1437,11 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 			goto out;
 		}
 	}
-	if (lab_start_agent(st.d, st.lab, e) == -1)
+	if (lab_start_agent(st.d, st.lab, e) == -1) {
+		(void)drill_engine_lost(&st, "agent", e->msg,
+		    e->code == ERRBUF_ENGINE);
 		goto out;
+	}
 	{
 		struct errbuf e2 = { 0 };
 		cJSON *f = cJSON_CreateObject();
@@ -1350,6 +1457,9 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 			    st.lc.kernel_why != NULL ? st.lc.kernel_why :
 			    "available");
 		drill_record(&st, "agent.start", 0, f);
+		if (e2.code != ERRBUF_NONE && drill_engine_lost(&st, "agent",
+		    e2.msg, e2.code == ERRBUF_ENGINE))
+			goto out;
 	}
 	if (st.p->agent_kind == POLICY_AGENT_SCRIPT) {
 		const char *base = strrchr(st.p->agent_script, '/');
@@ -1362,6 +1472,11 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 		drill_beat(&st, DRILL_BEAT_PHASE, -1, 0, "agent Poyo started "
 		    "(uid 65532, read-only rootfs, no capabilities)");
 
+	util_test_hook("agent", o->cancel);
+	/* Before any datagram is read: does the engine still answer? */
+	if (drill_agent_running(&st) == -1 && drill_engine_lost(&st, "agent",
+	    st.last_e.msg, st.last_e.code == ERRBUF_ENGINE))
+		goto out;
 	deadline = util_mono_ns() + (uint64_t)st.p->max_seconds * 1000000000ull;
 	next_inspect = util_mono_ns() + DRILL_INSPECT_NS;
 	for (;;) {
@@ -1370,13 +1485,10 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 		if (drill_wait(&st, 50))
 			break;
 		if (drill_cancelled(&st)) {
-			cJSON *f = cJSON_CreateObject();
-
 			errored = true;
-			cJSON_AddStringToObject(f, "phase", "agent");
-			drill_record(&st, "drill.cancelled", 0, f);
 			snprintf(r->verdict_reason, sizeof r->verdict_reason,
 			    "cancelled by the user");
+			drill_cancel_record(&st, "agent");
 			break;
 		}
 		now = util_mono_ns();
@@ -1394,6 +1506,9 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 			int running = drill_agent_running(&st);
 
 			next_inspect = now + DRILL_INSPECT_NS;
+			if (running == -1 && drill_engine_lost(&st, "agent",
+			    st.last_e.msg, st.last_e.code == ERRBUF_ENGINE))
+				break;
 			if (running == 0) {
 				/* Let the last datagrams arrive. */
 				(void)drill_wait(&st, 300);
@@ -1405,10 +1520,27 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 		}
 	}
 
+	if (st.engine_lost)
+		goto out;
 	if (r->bait_fired) {
-		uint64_t end = util_mono_ns() +
-		    (uint64_t)st.p->observe_ms * 1000000ull;
+		/* A lever that failed: was it the engine going away? */
+		for (size_t i = 0; i < r->nlevers; i++)
+			if (!r->levers[i].verified) {
+				char why[LEVER_NAME_MAX + 280];
 
+				snprintf(why, sizeof why, "lever %s: %s",
+				    r->levers[i].name, r->levers[i].detail);
+				if (drill_engine_lost(&st, "levers", why, false))
+					goto out;
+				break;
+			}
+	}
+	if (r->bait_fired) {
+		uint64_t end, next_ping;
+
+		util_test_hook("observe", o->cancel);
+		end = util_mono_ns() + (uint64_t)st.p->observe_ms * 1000000ull;
+		next_ping = util_mono_ns() + DRILL_INSPECT_NS;
 		drill_beat(&st, DRILL_BEAT_PHASE, -1, 0, "observing for %d ms "
 		    "after the kill", st.p->observe_ms);
 		while (util_mono_ns() < end && !drill_cancelled(&st)) {
@@ -1416,15 +1548,24 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 
 			(void)drill_wait(&st, left > 50000000ull ? 50 :
 			    (int)(left / 1000000ull) + 1);
+			/* the engine answers all along, or the window ends */
+			if (util_mono_ns() >= next_ping) {
+				next_ping = util_mono_ns() + DRILL_INSPECT_NS;
+				if (!drill_engine_answers(&st) &&
+				    drill_engine_lost(&st, "observe",
+				    st.last_e.msg, true))
+					break;
+			}
+		}
+		if (drill_cancelled(&st) && !st.engine_lost) {
+			errored = true;
+			snprintf(r->verdict_reason, sizeof r->verdict_reason,
+			    "cancelled by the user");
+			drill_cancel_record(&st, "observe");
 		}
 		(void)drill_drain(&st);
-		if (drill_cancelled(&st) && !errored) {
-			cJSON *f = cJSON_CreateObject();
-
-			errored = true;
-			cJSON_AddStringToObject(f, "phase", "observe");
-			drill_record(&st, "drill.cancelled", 0, f);
-		}
+		if (st.engine_lost)
+			goto out;
 		{
 			cJSON *f = cJSON_CreateObject();
 
@@ -1442,14 +1583,21 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 	rc = 0;
 
 out:
+	/* A lost engine ends the drill with a verdict (error) and a signed
+	 * report over what was recorded, never without one. */
+	if (st.engine_lost)
+		rc = 0;
 	if (st.lab != NULL) {
 		struct errbuf e2 = { 0 };
+		char *agent_cg = st.lc.cgroup_dir != NULL ?
+		    xstrdup(st.lc.cgroup_dir) : NULL;
 		int removed;
 
-		if (rc == 0 && r->bait_fired) {
+		if (rc == 0 && r->bait_fired && !st.engine_lost) {
 			cJSON *f = cJSON_CreateObject();
 			size_t before = r->norphans;
 
+			util_test_hook("sweep", o->cancel);
 			drill_sweep(&st);
 			cJSON_AddBoolToObject(f, "ok", !st.sweep_failed);
 			cJSON_AddNumberToObject(f, "orphans",
@@ -1469,19 +1617,31 @@ out:
 				    st.sweep_error[0] != '\0' ? st.sweep_error :
 				    "?");
 			drill_record(&st, "sweep", 0, f);
+			if (st.sweep_failed)
+				(void)drill_engine_lost(&st, "sweep",
+				    st.last_e.msg,
+				    st.last_e.code == ERRBUF_ENGINE);
 		}
-		drill_save_agent_log(&st);
+		if (!st.engine_lost)
+			drill_save_agent_log(&st);
 		if (o->keep_lab) {
 			cJSON *f = cJSON_CreateObject();
 
 			cJSON_AddBoolToObject(f, "kept", true);
 			drill_record(&st, "lab.teardown", 0, f);
 		} else {
+			bool lost_before = st.engine_lost;
+
+			if (!lost_before)
+				util_test_hook("teardown", o->cancel);
 			/* A cgroup-frozen agent: SIGKILL + thaw, so the
 			 * engine can remove it; closes the netns fd. */
 			lever_ctx_release(&st.lc);
 			drill_beat(&st, DRILL_BEAT_PHASE, -1, 0,
 			    "tearing the lab down");
+			if (lost_before)
+				(void)docker_set_deadline(st.d, util_mono_ns() +
+				    DRILL_LOST_TEARDOWN_NS);
 			removed = lab_teardown(st.d, r->run_id, &e2);
 			{
 				cJSON *f = cJSON_CreateObject();
@@ -1496,8 +1656,38 @@ out:
 				st.teardown_failed = true;
 				drill_beat(&st, DRILL_BEAT_ERROR, -1, 0,
 				    "teardown: %s", e2.msg);
+				(void)drill_engine_lost(&st, "teardown", e2.msg,
+				    e2.code == ERRBUF_ENGINE);
+				rc = st.engine_lost ? 0 : rc;
+			}
+			if (st.engine_lost) {
+				/* No engine to stop the lab: stop it by its
+				 * cgroups, so that no sensor writes to its
+				 * chain after it was anchored and the agent
+				 * acts no more (gc removes the rest once the
+				 * engine is back). */
+				char note[256];
+				int n = lab_kill_local(st.lab, agent_cg, note,
+				    sizeof note);
+				cJSON *f = cJSON_CreateObject();
+
+				cJSON_AddNumberToObject(f, "stopped", n);
+				if (note[0] != '\0')
+					cJSON_AddStringToObject(f, "note", note);
+				drill_record(&st, "lab.stopped", 0, f);
+				drill_beat(&st, DRILL_BEAT_PHASE, -1, 0, "the "
+				    "engine is gone: %d lab container(s) "
+				    "stopped by their cgroups%s%s", n,
+				    note[0] != '\0' ? "; " : "", note);
+				(void)drill_wait(&st, 100);
 			}
 		}
+		free(agent_cg);
+	}
+	if (st.engine_lost) {
+		errored = true;
+		snprintf(r->verdict_reason, sizeof r->verdict_reason, "%s",
+		    st.lost_reason);
 	}
 	if (st.bus_fd != -1) {
 		close(st.bus_fd);

@@ -1468,6 +1468,7 @@ struct fix_state {
 	struct fix_result *r;
 	struct evidence *ev;
 	uint64_t t0;
+	bool engine_seen;   /* a drill of this fix reached the engine */
 };
 
 static void fix_beat(struct fix_state *st, const char *type, cJSON *fields,
@@ -1565,8 +1566,17 @@ fix_drill_until_exercised(struct fix_state *st, const char *policy_path,
 		fix_beat(st, "fix.drill", NULL, "%s drill on variant %s, seed "
 		    "%llu ...", role, variant, (unsigned long long)o.seed);
 		memset(d, 0, sizeof *d);
-		if (drill_run(&o, d, e) == -1)
+		if (drill_run(&o, d, e) == -1) {
+			/* the engine answered an earlier drill of this fix:
+			 * its loss now fails the fix (5), it is not
+			 * "unreachable" (3) */
+			if (e->code == ERRBUF_ENGINE && st->engine_seen) {
+				e->code = ERRBUF_INTERNAL;
+				errbuf_prefix(e, "the engine stopped answering");
+			}
 			return -1;
+		}
+		st->engine_seen = true;
 		{
 			cJSON *f = cJSON_CreateObject();
 			struct fix_run_ref *x = fix_add_run(st, role, variant, d);

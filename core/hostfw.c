@@ -24,6 +24,7 @@
 #include "core.h"
 
 #include <errno.h>
+#include <net/if.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,14 +141,15 @@ hostfw_unseal(const char *run_id, struct errbuf *e)
 		    !hostfw_tool_exists(tools[t]))
 			continue;
 		for (r = 0; r < HOSTFW_NROLES; r++) {
-			char br[HOSTFW_IFNAME_MAX], out[256], sys[64];
+			char br[HOSTFW_IFNAME_MAX], out[256];
 			int guard;
 
 			hostfw_bridge_name(run_id, hostfw_roles[r], br);
 			/* a bridge that still exists keeps its rules: a lab
-			 * that survived its teardown stays sealed */
-			snprintf(sys, sizeof sys, "/sys/class/net/%s", br);
-			if (access(sys, F_OK) == 0) {
+			 * that survived its teardown stays sealed.  Asked of
+			 * the kernel for our own network namespace (sysfs
+			 * shows the one of whoever mounted it). */
+			if (if_nametoindex(br) != 0) {
 				if (t == 0)
 					kept++;
 				snprintf(last, sizeof last, "bridge %s still "

@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -552,6 +553,7 @@ lab_create(struct docker *d, struct lab *lab, struct lab_container *c,
 	spec->image = lab->image;
 	spec->run_id = lab->run_id;
 	spec->role = role;
+	spec->lease = lab->lease_path;   /* owner: docker.c adds ares.owner */
 	spec->hostname = role;
 	/* Every container of the lab is bounded (docs/security.md). */
 	if (spec->memory_bytes == 0)
@@ -1028,6 +1030,10 @@ lab_write_json(const struct lab *lab, const struct policy *p,
 	cJSON_AddStringToObject(j, "variant", lab->variant);
 	cJSON_AddStringToObject(j, "image", lab->image);
 	cJSON_AddBoolToObject(j, "agent_idle", lab->agent_idle);
+	/* who owns the lab's objects (core/gc.c) */
+	cJSON_AddStringToObject(j, "owner", gc_owner());
+	if (lab->lease_path != NULL)
+		cJSON_AddStringToObject(j, "lease", lab->lease_path);
 	o = cJSON_AddObjectToObject(j, "agent");
 	cJSON_AddStringToObject(o, "kind", policy_agent_kind_name(
 	    p->agent_kind));
@@ -1136,6 +1142,7 @@ lab_networks(struct docker *d, struct lab *lab, const struct lab_options *o,
 		struct docker_network_spec ns = {
 			.name = name, .run_id = lab->run_id, .internal = true,
 			.bridge_name = br[i], .no_host_address = sealed,
+			.lease = lab->lease_path,
 		};
 		struct errbuf qe = { 0 };
 
@@ -1167,7 +1174,7 @@ lab_networks(struct docker *d, struct lab *lab, const struct lab_options *o,
 		char *n_eg = xasprintf("ares-%s-egress", lab->run_id);
 		struct docker_network_spec ns = {
 			.name = n_eg, .run_id = lab->run_id,
-			.internal = !real_model,
+			.internal = !real_model, .lease = lab->lease_path,
 		};
 
 		lab->net_egress = docker_network_create(d, &ns, e);
@@ -1429,6 +1436,21 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 		goto fail;
 	if (lab_plant_home(lab, v, p, home, e) == -1)
 		goto fail;
+	if (o->lease) {
+		/* A lab that outlives this process: the lease file owns its
+		 * objects (ares.lease); ares lab down removes it. */
+		char *abs = realpath(run_dir, NULL);
+
+		if (abs == NULL) {
+			errbuf_set(e, ERRBUF_INTERNAL, "lab: realpath %s: %s",
+			    run_dir, strerror(errno));
+			goto fail;
+		}
+		lab->lease_path = xasprintf("%s/" GC_LEASE_NAME, abs);
+		free(abs);
+		if (gc_lease_write(run_dir, run_id, e) == -1)
+			goto fail;
+	}
 	if (f_docker) {
 		/* The proxy makes its socket here; the agent (another uid)
 		 * gets the folder as /var/run.  0755 under the 0700 run dir:
@@ -1668,6 +1690,11 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 		lab_sensor_env(lab, &env_px, "dockerproxy.jsonl",
 		    LAB_CHAIN_BYTES);
 		lab_strv_add(&env_px, "LAB_IMAGE=%s", lab->image);
+		/* The owner labels of the siblings the agent makes (core/gc.c):
+		 * ours, set here, never the agent's to choose. */
+		lab_strv_add(&env_px, "OWNER=%s", gc_owner());
+		if (lab->lease_path != NULL)
+			lab_strv_add(&env_px, "LEASE=%s", lab->lease_path);
 		s.env = lab_strv(&env_px);
 		lab_spec_harden(&s);
 		if (lab_create(d, lab, &lab->dockerproxy, "dockerproxy", &s,
@@ -1871,7 +1898,11 @@ lab_teardown(struct docker *d, const char *run_id, struct errbuf *e)
 
 	list = docker_containers_by_label(d, label, e);
 	if (list == NULL) {
+		/* No engine: still take the rules of the bridges that never
+		 * came to be (lab up failed before them); a bridge that
+		 * exists keeps its rules until gc removes its network. */
 		free(label);
+		(void)hostfw_unseal(run_id, NULL);
 		return -1;
 	}
 	cJSON_ArrayForEach(it, list) {
@@ -1887,8 +1918,10 @@ lab_teardown(struct docker *d, const char *run_id, struct errbuf *e)
 	cJSON_Delete(list);
 	list = docker_networks_by_label(d, label, e);
 	free(label);
-	if (list == NULL)
+	if (list == NULL) {
+		(void)hostfw_unseal(run_id, NULL);
 		return -1;
+	}
 	cJSON_ArrayForEach(it, list) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "Id");
 
@@ -1965,7 +1998,161 @@ lab_free(struct lab *lab)
 	free(lab->tripwire_path);
 	free(lab->privileged_degraded);
 	free(lab->host_seal);
+	free(lab->lease_path);
 	for (i = 0; i < lab->nchains; i++)
 		free(lab->chains[i]);
 	free(lab);
+}
+
+/* The cgroup dir of container id: the agent's dir with the agent's id
+ * replaced in its last component, else docker's usual layouts.  *version
+ * gets 1 (v1 freezer), 2 (v2) or 0 (a v1 dir without the freezer).
+ * false when none exists. */
+static bool
+lab_cgroup_of(const struct lab *lab, const char *agent_dir, const char *id,
+    char *out, size_t outlen, int *version)
+{
+	static const char *const fmts[] = {
+		"/sys/fs/cgroup/freezer/docker/%s",
+		"/sys/fs/cgroup/docker/%s",
+		"/sys/fs/cgroup/system.slice/docker-%s.scope",
+		"/sys/fs/cgroup/pids/docker/%s",
+	};
+	const char *base, *at;
+	size_t i;
+
+	if (agent_dir != NULL && lab->agent.id != NULL &&
+	    (base = strrchr(agent_dir, '/')) != NULL &&
+	    (at = strstr(base, lab->agent.id)) != NULL) {
+		snprintf(out, outlen, "%.*s%s%s", (int)(at - agent_dir),
+		    agent_dir, id, at + strlen(lab->agent.id));
+		if (access(out, F_OK) == 0)
+			goto found;
+	}
+	for (i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+		snprintf(out, outlen, fmts[i], id);
+		if (access(out, F_OK) == 0)
+			goto found;
+	}
+	return false;
+found:
+	{
+		char *f = xasprintf("%s/freezer.state", out);
+
+		*version = access(f, W_OK) == 0 ? 1 : 0;
+		free(f);
+		if (*version == 0) {
+			f = xasprintf("%s/cgroup.freeze", out);
+			*version = access(f, W_OK) == 0 ? 2 : 0;
+			free(f);
+		}
+	}
+	return true;
+}
+
+/* Write s to dir/name.  0 or -1. */
+static int
+lab_cg_write(const char *dir, const char *name, const char *s)
+{
+	char *p = xasprintf("%s/%s", dir, name);
+	int fd = open(p, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n = -1;
+
+	free(p);
+	if (fd == -1)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* SIGKILL every task listed in dir/cgroup.procs (bounded).  Returns the
+ * number of tasks seen, -1 when the list is unreadable. */
+static int
+lab_cg_kill(const char *dir)
+{
+	char *p = xasprintf("%s/cgroup.procs", dir), *txt, *s, *save = NULL;
+	struct errbuf e = { 0 };
+	size_t len;
+	int n = 0;
+
+	txt = util_read_file(p, 256 * 1024, &len, &e);
+	free(p);
+	if (txt == NULL)
+		return -1;
+	for (s = strtok_r(txt, "\n", &save); s != NULL;
+	    s = strtok_r(NULL, "\n", &save)) {
+		long pid = strtol(s, NULL, 10);
+
+		if (pid > 1 && pid != (long)getpid()) {
+			(void)kill((pid_t)pid, SIGKILL);
+			n++;
+		}
+	}
+	free(txt);
+	return n;
+}
+
+int
+lab_kill_local(const struct lab *lab, const char *agent_cgroup_dir,
+    char *note, size_t notelen)
+{
+	const struct lab_container *cs[] = { &lab->agent, &lab->gateway,
+	    &lab->service, &lab->model, &lab->dns, &lab->sink,
+	    &lab->dockerproxy };
+	char dirs[7][1024];
+	int vers[7];
+	bool have[7] = { false };
+	size_t i, nmiss = 0;
+	int stopped = 0, round;
+
+	if (note != NULL && notelen > 0)
+		note[0] = '\0';
+	for (i = 0; i < 7; i++) {
+		if (cs[i]->id == NULL)
+			continue;
+		have[i] = lab_cgroup_of(lab, agent_cgroup_dir, cs[i]->id,
+		    dirs[i], sizeof dirs[i], &vers[i]);
+		if (!have[i]) {
+			nmiss++;
+			continue;
+		}
+		/* frozen first, so that no task forks while we kill */
+		if (vers[i] == 1)
+			(void)lab_cg_write(dirs[i], "freezer.state", "FROZEN");
+		else if (vers[i] == 2)
+			(void)lab_cg_write(dirs[i], "cgroup.freeze", "1");
+	}
+	for (i = 0; i < 7; i++) {
+		if (!have[i])
+			continue;
+		(void)lab_cg_kill(dirs[i]);
+		/* a SIGKILL pending in a frozen task acts as it thaws */
+		if (vers[i] == 1)
+			(void)lab_cg_write(dirs[i], "freezer.state", "THAWED");
+		else if (vers[i] == 2)
+			(void)lab_cg_write(dirs[i], "cgroup.freeze", "0");
+	}
+	/* until every cgroup is empty (what a kill could not reach yet) */
+	for (round = 0; round < 100; round++) {
+		int left = 0;
+
+		for (i = 0; i < 7; i++)
+			if (have[i]) {
+				int n = lab_cg_kill(dirs[i]);
+
+				left += n > 0 ? n : 0;
+			}
+		if (left == 0)
+			break;
+		usleep(20000);
+	}
+	for (i = 0; i < 7; i++)
+		if (have[i])
+			stopped++;
+	if (note != NULL && notelen > 0 && (nmiss > 0 || round == 100))
+		snprintf(note, notelen, "%zu container(s) without a cgroup "
+		    "found%s", nmiss, round == 100 ? "; tasks still listed "
+		    "after 2 s" : "");
+	return stopped;
 }

@@ -2172,11 +2172,12 @@ probe_obs_eval(const struct probe_obs_read *o, const struct probe_row *row,
 /* running                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Run one row in the agent; fills res. */
+/* Run one row in the agent; fills res.  *xe gets the error of an exec
+ * that failed (untouched otherwise). */
 static void
 probe_run_row(struct docker *d, const struct probe_ctx *c,
     const struct probe_row *row, struct evidence *ev,
-    struct probe_result *res)
+    struct probe_result *res, struct errbuf *xe)
 {
 	struct docker_exec_result xr = { 0 };
 	struct probe_exec x = { 0 };
@@ -2202,6 +2203,7 @@ probe_run_row(struct docker *d, const struct probe_ctx *c,
 		    &xr, &e) == -1) {
 			char raw[sizeof e.msg + 16];
 
+			*xe = e;
 			free(script);
 			res->outcome = PROBE_ERROR;
 			/* sanitized last: a %.Ns cut could split UTF-8 */
@@ -2241,6 +2243,22 @@ probe_cancelled(const volatile sig_atomic_t *cancel)
 	return cancel != NULL && *cancel != 0;
 }
 
+/* Does the engine still answer?  One GET /_ping within 1.5 s. */
+static bool
+probe_engine_answers(struct docker *d)
+{
+	struct docker_response resp = { 0 };
+	struct errbuf e = { 0 };
+	uint64_t old = docker_set_deadline(d, util_mono_ns() + 1500000000ull);
+	int rc = docker_request(d, "GET", "/_ping", NULL, 0, &resp, &e);
+	bool ok = rc == 0 && resp.status == 200;
+
+	(void)docker_set_deadline(d, old);
+	if (rc == 0)
+		docker_response_free(&resp);
+	return ok;
+}
+
 /* probe_run with fn (may be NULL) called after each row and cancel (may be
  * NULL) checked before each row. */
 static int
@@ -2273,6 +2291,8 @@ probe_run_watch(struct docker *d, const struct probe_ctx *c,
 		if (only_flaw == NULL ||
 		    probe_row_has_flaw(&probe_table[i], only_flaw))
 			r->nplanned++;
+	/* test only (docs/cli-probe.md): a stop before the first row */
+	util_test_hook("battery", cancel);
 	for (i = 0; i < probe_nrows && r->nrows < PROBE_MAX_ROWS; i++) {
 		if (only_flaw != NULL &&
 		    !probe_row_has_flaw(&probe_table[i], only_flaw))
@@ -2281,10 +2301,21 @@ probe_run_watch(struct docker *d, const struct probe_ctx *c,
 			r->cancelled = true;
 			break;
 		}
+		struct errbuf xe = { 0 };
+
 		probe_run_row(d, c, &probe_table[i], ev,
-		    &r->rows[r->nrows++]);
+		    &r->rows[r->nrows++], &xe);
 		if (fn != NULL)
 			fn(ctx, r, r->nrows - 1);
+		/* an exec the engine did not serve: when the engine is gone,
+		 * every further row would fail the same way; stop */
+		if (xe.code != ERRBUF_NONE && (xe.code == ERRBUF_ENGINE ||
+		    !probe_engine_answers(d))) {
+			r->engine_lost = true;
+			util_sanitize(r->engine_error, sizeof r->engine_error,
+			    xe.msg, strlen(xe.msg), false);
+			break;
+		}
 	}
 	probe_obs_close(ev, r);
 	return 0;
@@ -2308,7 +2339,8 @@ probe_held(const struct probe_report *r)
 {
 	size_t i;
 
-	if (r->cancelled || r->chain_failed || r->obs_failed)
+	if (r->cancelled || r->chain_failed || r->obs_failed ||
+	    r->engine_lost)
 		return false;
 	for (i = 0; i < r->nrows; i++)
 		if (r->rows[i].row->core && r->rows[i].outcome != PROBE_PASS)
@@ -2515,6 +2547,10 @@ probe_table_format(const struct probe_report *r, int width)
 		fprintf(f, "RESULT: cancelled after %zu of %zu rows: not a "
 		    "result (%zu core assertion(s) failed before the stop).\n",
 		    r->nrows, r->nplanned, held_fail);
+	else if (r->engine_lost)
+		fprintf(f, "RESULT: not a result: the engine stopped answering "
+		    "after %zu of %zu rows (%.160s).\n", r->nrows, r->nplanned,
+		    r->engine_error);
 	else if (r->chain_failed)
 		fprintf(f, "RESULT: not a result: a sensor evidence chain of "
 		    "the lab did not verify (%zu core assertion(s) failed).\n",
@@ -2587,7 +2623,15 @@ probe_report_json(const struct probe_report *r)
 	if (r->note[0] != '\0')
 		cJSON_AddStringToObject(j, "note", r->note);
 	cJSON_AddStringToObject(j, "result", probe_result_name(r));
-	cJSON_AddBoolToObject(j, "complete", !r->cancelled);
+	cJSON_AddBoolToObject(j, "complete", !r->cancelled && !r->engine_lost);
+	if (r->engine_lost) {
+		cJSON *el = cJSON_AddObjectToObject(j, "engine_lost");
+
+		cJSON_AddStringToObject(el, "phase", "battery");
+		cJSON_AddStringToObject(el, "error", r->engine_error);
+	}
+	if (r->gc_ran)   /* the start-of-probe sweep (core/gc.c) */
+		cJSON_AddItemToObject(j, "gc", gc_report_json(&r->gc));
 	cJSON_AddNumberToObject(j, "rows_planned", (double)r->nplanned);
 	cJSON_AddBoolToObject(j, "chains_anchored", r->anchored);
 	a = cJSON_AddArrayToObject(j, "chains");
@@ -3288,8 +3332,9 @@ probe_lab(struct docker *d, const struct policy *p,
 	const char *runs_dir = o->runs_dir;
 	struct probe_ctx c;
 	struct lab *lab;
+	struct gc_report *gc;
 	char run_id[64], *dir, *abs;
-	bool ran = false;
+	bool ran = false, gc_ok;
 	int rc;
 
 	if (runs_dir == NULL || runs_dir[0] == '\0')
@@ -3307,14 +3352,30 @@ probe_lab(struct docker *d, const struct policy *p,
 	if (abs == NULL)
 		return errbuf_set(e, ERRBUF_INTERNAL, "probe: realpath of the "
 		    "run dir: %s", strerror(errno));
+	/* What ares processes that are gone left on this engine. */
+	gc = xcalloc(1, sizeof *gc);
+	gc_ok = gc_sweep(d, gc, e) == 0;
+	if (!gc_ok && e->code == ERRBUF_ENGINE) {
+		snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
+		snprintf(r->run_dir, sizeof r->run_dir, "%s", abs);
+		free(abs);
+		free(gc);
+		return -1;
+	}
+	memset(e, 0, sizeof *e);
+	lo.lease = o->keep;   /* a kept lab outlives us (ares lab down) */
 	lab = lab_up_opts(d, p, abs, run_id, p->seed, &lo, e);
 	if (lab == NULL) {
 		snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
 		snprintf(r->run_dir, sizeof r->run_dir, "%s", abs);
+		if (gc_ok) {
+			r->gc = *gc;
+			r->gc_ran = true;
+		}
+		free(gc);
 		free(abs);
 		return -1;
 	}
-	lab_free(lab);
 	rc = probe_ctx_load(d, abs, &c, e);
 	if (rc == 0) {
 		rc = probe_run_watch(d, &c, o->only_flaw, o->row_fn,
@@ -3327,9 +3388,37 @@ probe_lab(struct docker *d, const struct policy *p,
 			    o->nc_item);
 		}
 	}
+	if (gc_ok) {
+		r->gc = *gc;
+		r->gc_ran = true;
+	}
+	free(gc);
+	if (r->engine_lost) {
+		/* No engine: a short teardown, then the lab's containers are
+		 * stopped by their cgroups so that their chains stop growing
+		 * and can be anchored; gc removes the rest once the engine is
+		 * back.  The partial battery is still signed. */
+		struct errbuf te = { 0 };
+		char note[256];
+
+		(void)docker_set_deadline(d, util_mono_ns() + 2000000000ull);
+		(void)lab_teardown(d, run_id, &te);
+		(void)docker_set_deadline(d, 0);
+		if (!o->keep)
+			(void)lab_kill_local(lab, NULL, note, sizeof note);
+		errbuf_set(e, ERRBUF_INTERNAL, "probe: the engine stopped "
+		    "answering during the battery: %s", r->engine_error);
+		rc = -1;
+		if (!o->keep && probe_anchor_chains(r, &te) == -1)
+			snprintf(r->anchor_note, sizeof r->anchor_note, "not "
+			    "anchored: %.200s", te.msg);
+	}
+	lab_free(lab);
 	/* Teardown first: the sensors stop writing, then their chains are
 	 * verified and anchored in the signed probe.json. */
-	if (!o->keep) {
+	if (r->engine_lost) {
+		/* done above */
+	} else if (!o->keep) {
 		struct errbuf te = { 0 };
 
 		if (lab_teardown(d, run_id, &te) < 0 && rc == 0) {

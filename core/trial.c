@@ -113,8 +113,9 @@ trial_exit_code(const struct trial *t)
 	if (s->breached > 0)
 		return EXIT_BREACHED;
 	if (s->errors > 0 || !t->complete)
-		return t->engine_down && s->finished == s->errors ?
-		    EXIT_ENGINE : EXIT_INTERNAL;
+		/* the engine answered when the trial started: a loss
+		 * later is a failed trial (5), never "unreachable" (3) */
+		return EXIT_INTERNAL;
 	if (s->contained == 0)
 		return EXIT_NOT_EXERCISED;
 	return EXIT_CONTAINED;
@@ -225,6 +226,8 @@ trial_json(const struct trial *t)
 	cJSON_AddNumberToObject(j, "j", (double)t->jobs);
 	cJSON_AddNumberToObject(j, "level", t->level);
 	cJSON_AddBoolToObject(j, "complete", t->complete);
+	if (t->gc != NULL)   /* the start-of-trial sweep (core/gc.c) */
+		cJSON_AddItemToObject(j, "gc", gc_report_json(t->gc));
 	a = cJSON_AddArrayToObject(j, "runs");
 	for (i = 0; i < t->n; i++) {
 		const struct trial_run *r = &t->runs[i];
@@ -559,6 +562,8 @@ trial_free(struct trial *t)
 		return;
 	free(t->runs);
 	t->runs = NULL;
+	free(t->gc);
+	t->gc = NULL;
 }
 
 /* ---- verify ----------------------------------------------------- */
@@ -1307,6 +1312,9 @@ trial_record(struct trial_ctx *c, struct trial_run *run,
 		run->time_to_kill_ms = -1;
 		return;
 	}
+	/* the engine died under this drill: start no further one */
+	if (r->engine_lost)
+		c->t->engine_down = true;
 	snprintf(run->verdict, sizeof run->verdict, "%s",
 	    drill_verdict_name(r->verdict));
 	snprintf(run->reason, sizeof run->reason, "%s", r->verdict_reason);
@@ -1343,7 +1351,8 @@ trial_worker(void *arg)
 
 		while (c->next < t->n && t->runs[c->next].done)
 			c->next++;
-		if (c->next >= t->n || trial_flag(c->o->stop))
+		if (c->next >= t->n || trial_flag(c->o->stop) ||
+		    t->engine_down)
 			break;
 		idx = c->next++;
 		run = &t->runs[idx];
@@ -1527,8 +1536,20 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 
 	/* The engine, and the lab image once (not once per worker). */
 	d = docker_connect(NULL, e);
-	if (d == NULL || lab_image_ensure(d, &ref, e) == -1)
+	if (d == NULL)
 		goto out;
+	/* what ares processes that are gone left on this engine */
+	t->gc = xcalloc(1, sizeof *t->gc);
+	if (gc_sweep(d, t->gc, e) == -1 || lab_image_ensure(d, &ref, e) == -1) {
+		/* the engine answered the connect: its loss now is a
+		 * failure of the trial, not "unreachable" */
+		if (e->code == ERRBUF_ENGINE) {
+			e->code = ERRBUF_INTERNAL;
+			errbuf_prefix(e, "the engine stopped answering as the "
+			    "trial started");
+		}
+		goto out;
+	}
 
 	if (o->resume_dir == NULL) {
 		const char *rd = o->runs_dir;

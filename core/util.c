@@ -710,3 +710,30 @@ util_run(const char *const *argv, const char *const *extra_env,
 		return WEXITSTATUS(status);
 	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 128;
 }
+
+void
+util_test_hook(const char *phase, const volatile sig_atomic_t *cancel)
+{
+	const char *dir = getenv("ARES_TEST_HOOK");
+	char *at, *go;
+	uint64_t end;
+	int fd;
+
+	if (dir == NULL || dir[0] != '/' || phase == NULL ||
+	    strchr(phase, '/') != NULL)
+		return;
+	at = xasprintf("%s/%s", dir, phase);
+	go = xasprintf("%s/%s.go", dir, phase);
+	fd = open(at, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd != -1)
+		close(fd);
+	end = util_mono_ns() + (uint64_t)UTIL_TEST_HOOK_S * 1000000000ull;
+	while (access(go, F_OK) == -1 && util_mono_ns() < end &&
+	    (cancel == NULL || *cancel == 0)) {
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+	free(at);
+	free(go);
+}

@@ -46,6 +46,8 @@ struct dproxy {
 	const char *engine;         /* engine socket path */
 	const char *run_id;
 	const char *lab_image;      /* the only image a sibling may use */
+	const char *owner;          /* ares.owner of every sibling (OWNER) */
+	const char *lease;          /* ares.lease, or NULL (LEASE) */
 	char api[16];               /* the API version every request uses */
 	pthread_mutex_t create_mu;  /* count + create of siblings, atomically */
 };
@@ -370,6 +372,30 @@ static bool pct_decode(const char *s, size_t n, char *out, size_t outlen)
 		out[o++] = (char)c;
 	}
 	out[o] = '\0';
+	return true;
+}
+
+bool dockerproxy_owner_ok(const char *s)
+{
+	size_t n = strlen(s), a, b;
+	if (n < 40 || n > 95 || s[36] != ':' ||
+	    strspn(s, "0123456789abcdef-") != 36)
+		return false;
+	a = strspn(s + 37, "0123456789");
+	if (a == 0 || a > 10 || s[37 + a] != ':')
+		return false;
+	b = strspn(s + 38 + a, "0123456789");
+	return b > 0 && b <= 20 && 38 + a + b == n;
+}
+
+bool dockerproxy_lease_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 1024 || s[0] != '/' || strstr(s, "/../"))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < 0x21 || s[i] > 0x7e)
+			return false;
 	return true;
 }
 
@@ -852,8 +878,8 @@ static const char *const cmember_names[CM_COUNT] = {
 };
 
 cJSON *dockerproxy_compose_create(const char *body, size_t len,
-    const char *run_id, const char *lab_image, cJSON **asked,
-    struct errbuf *e)
+    const char *run_id, const char *lab_image, const char *owner,
+    const char *lease, cJSON **asked, struct errbuf *e)
 {
 	if (asked)
 		*asked = NULL;
@@ -957,6 +983,10 @@ cJSON *dockerproxy_compose_create(const char *body, size_t len,
 	cJSON *labels = cJSON_AddObjectToObject(out, "Labels");
 	cJSON_AddStringToObject(labels, "ares.run", run_id);
 	cJSON_AddStringToObject(labels, "ares.origin", "agent");
+	if (owner)
+		cJSON_AddStringToObject(labels, "ares.owner", owner);
+	if (lease)
+		cJSON_AddStringToObject(labels, "ares.lease", lease);
 	if (v[CM_LABELS])
 		for (cJSON *l = v[CM_LABELS]->child; l; l = l->next)
 			cJSON_AddStringToObject(labels, l->string, l->valuestring);
@@ -1721,7 +1751,7 @@ static void handle_create(struct call *c, const char *q)
 	cJSON_AddStringToObject(c->ev, "engine_name", en);
 	/* the cap is checked under create_mu below */
 	cJSON *body = dockerproxy_compose_create(c->req->body, c->req->body_len,
-	    d->run_id, d->lab_image, &asked, &e);
+	    d->run_id, d->lab_image, d->owner, d->lease, &asked, &e);
 	if (asked)
 		cJSON_AddItemToObject(c->ev, "asked", asked);
 	if (!body) {
@@ -1994,11 +2024,21 @@ int dockerproxy_main(void)
 	d.engine = env_or("ENGINE_SOCK", "/engine/docker.sock");
 	d.run_id = env_or("RUN_ID", "");
 	d.lab_image = env_or("LAB_IMAGE", "");
+	d.owner = env_or("OWNER", "");
+	d.lease = getenv("LEASE") && *getenv("LEASE") ? getenv("LEASE") : NULL;
 	pthread_mutex_init(&d.create_mu, NULL);
 	const char *sock = env_or("PROXY_SOCK", "/proxy/docker.sock");
 	if (!*d.run_id || !*d.lab_image) {
 		fprintf(stderr, "dockerproxy: %s unset: refusing to run (it labels "
 		    "and scopes everything)\n", *d.run_id ? "LAB_IMAGE" : "RUN_ID");
+		return EXIT_USAGE;
+	}
+	/* every sibling carries the control plane's owner (core/gc.c):
+	 * without it, a crash of ares would leave them behind for good */
+	if (!dockerproxy_owner_ok(d.owner) ||
+	    (d.lease && !dockerproxy_lease_ok(d.lease))) {
+		fprintf(stderr, "dockerproxy: OWNER (or LEASE) unset or "
+		    "malformed: refusing to run (it labels every sibling)\n");
 		return EXIT_USAGE;
 	}
 	if (!dockerproxy_run_id_ok(d.run_id)) {

@@ -528,15 +528,22 @@ cJSON *dockerproxy_parse_body(const char *body, size_t len, struct errbuf *e);
  * with at most Memory, NanoCpus, PidsLimit within the caps.  Member names
  * must be byte-exactly canonical; unknown, duplicate or ill-typed members
  * are refused.  The result carries Labels ares.run=run_id,
- * ares.origin=agent, NetworkDisabled and dockerproxy_hostconfig().
- * Returns the body (caller deletes) or NULL + e (ERRBUF_INPUT; the reason
- * names the member, escaped).  *asked (if asked is non-NULL) gets
- * dockerproxy_record() of the agent's body whenever it parsed (caller
- * deletes), else NULL.
+ * ares.origin=agent, ares.owner=owner and ares.lease=lease (each when
+ * non-NULL: the control plane's, from the proxy's environment, core/gc.c),
+ * NetworkDisabled and dockerproxy_hostconfig().  Returns the body (caller
+ * deletes) or NULL + e (ERRBUF_INPUT; the reason names the member,
+ * escaped).  *asked (if asked is non-NULL) gets dockerproxy_record() of
+ * the agent's body whenever it parsed (caller deletes), else NULL.
  */
 cJSON *dockerproxy_compose_create(const char *body, size_t len,
-    const char *run_id, const char *lab_image, cJSON **asked,
-    struct errbuf *e);
+    const char *run_id, const char *lab_image, const char *owner,
+    const char *lease, cJSON **asked, struct errbuf *e);
+/* Pure: is s an owner label value as core/gc.c writes it
+ * ("<36 of [0-9a-f-]>:<pid>:<start time>")? */
+bool dockerproxy_owner_ok(const char *s);
+/* Pure: is s a lease path (absolute, 1..1024 printable ASCII bytes, no
+ * "/../")? */
+bool dockerproxy_lease_ok(const char *s);
 /* Pure: the HostConfig of every sibling (NetworkMode none, no privileges,
  * CapDrop ALL, read-only rootfs, no-new-privileges, the given memory (=
  * MemorySwap), CPU and pids limits, no OOM tweaks, DOCKERPROXY_SHM, a

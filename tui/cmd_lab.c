@@ -144,6 +144,7 @@ cmd_lab_up(const struct cmd_lab_args *a)
 		return cmd_lab_fail("up", &e);
 	}
 	lo.agent_idle = true;
+	lo.lease = true;   /* the lab outlives us: RUN_DIR/lab.lease owns it */
 	lo.model_url = a->model_url;
 	lo.model_key_env = a->model_key_env;
 	lab = lab_up_opts(d, p, run_dir, run_id, a->has_seed ? a->seed :
@@ -286,6 +287,7 @@ cmd_lab_down(const struct cmd_lab_args *a)
 	if (removed < 0)
 		return cmd_lab_fail("down", &e);
 	(void)lab_remove_sockets(a->run, run_id);
+	gc_lease_remove(a->run);   /* nothing of the lab is left to own */
 	printf("run %s: removed %d object(s)\n", run_id, removed);
 	return 0;
 }

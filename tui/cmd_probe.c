@@ -107,8 +107,22 @@ cmd_probe_finish(const struct cmd_probe_args *a, const struct probe_report *r)
 	printf("signed     probe.json (+ probe.json.minisig, ares.pub)\n");
 	printf("check      minisign -Vm probe.json -p ares.pub  (in the run "
 	    "dir)\n");
+	if (r->gc_ran) {
+		/* what the start-of-probe sweep removed */
+		char *g = gc_report_text("ares probe", &r->gc);
+
+		if (g != NULL)
+			fputs(g, stderr);
+		free(g);
+	}
 	if (cmd_probe_outputs(a, r, &e) == -1)
 		return cmd_probe_fail(&e);
+	if (r->engine_lost) {
+		fprintf(stderr, "ares probe: the engine stopped answering after "
+		    "%zu of %zu rows (the partial report is signed): %s\n",
+		    r->nrows, r->nplanned, r->engine_error);
+		return EXIT_INTERNAL;
+	}
 	if (r->cancelled) {
 		fprintf(stderr, "ares probe: cancelled after %zu of %zu rows "
 		    "(the partial report is signed, result \"cancelled\")\n",
@@ -126,15 +140,29 @@ cmd_probe_existing(const struct cmd_probe_args *a)
 	struct errbuf e = { 0 };
 	struct probe_ctx c;
 	struct docker *d = docker_connect(NULL, &e);
+	struct gc_report *g;
+	bool gc_ok;
 	int rc;
 
 	if (d == NULL) {
 		free(r);
 		return cmd_probe_fail(&e);
 	}
-	if (probe_ctx_load(d, a->run, &c, &e) == -1 ||
-	    probe_run(d, &c, a->flaw, &cmd_probe_cancel, r, &e) == -1 ||
-	    probe_write_signed(r, a->key_dir, &e) == -1) {
+	/* the same start-of-probe sweep as a fresh lab's (a lab brought up
+	 * by ares lab up holds a lease: it stays) */
+	g = xcalloc(1, sizeof *g);
+	gc_ok = gc_sweep(d, g, &e) == 0;
+	memset(&e, 0, sizeof e);
+	rc = probe_ctx_load(d, a->run, &c, &e);
+	if (rc == 0)
+		rc = probe_run(d, &c, a->flaw, &cmd_probe_cancel, r, &e);
+	if (rc == 0) {
+		r->gc = *g;   /* probe_run starts r afresh */
+		r->gc_ran = gc_ok;
+		rc = probe_write_signed(r, a->key_dir, &e);
+	}
+	free(g);
+	if (rc == -1) {
 		probe_ctx_free(&c);
 		docker_close(d);
 		free(r);

@@ -266,6 +266,17 @@ cmd_trial(int argc, char **argv)
 		trial_free(&t);
 		return errbuf_exit_code(&e);
 	}
+	if (t.gc != NULL) {
+		/* what the start-of-trial sweep removed */
+		char *g = gc_report_text("ares trial", t.gc);
+
+		if (g != NULL)
+			fputs(g, stderr);
+		free(g);
+	}
+	if (t.engine_down)
+		fprintf(stderr, "ares trial: the engine stopped answering: no "
+		    "further drill was started\n");
 	trial_summarize(&t);
 	code = trial_exit_code(&t);
 	trial_print(out, &t, code);

@@ -62,6 +62,9 @@ static const struct cmd_entry cmd_table[] = {
 	    "[--github OWNER/REPO] [--slack-webhook URL] (ares fix --help)",
 	    "attribute a breach, turn the flaw off, rerun, propose the fix",
 	    cmd_fix },
+	{ "gc", "gc [--json FILE|-]",
+	    "remove the containers and networks of ares processes that are "
+	    "gone", cmd_gc },
 	{ "help", "help", "show this help", cmd_help },
 	{ "version", "version", "print the version", cmd_version },
 };

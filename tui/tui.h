@@ -380,6 +380,13 @@ int cmd_keygen(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 
 /* ------------------------------------------------------------------ */
+/* cmd_gc.c - ares gc                                                   */
+/* ------------------------------------------------------------------ */
+/* ares gc [--json FILE|-]: remove every ares object of the engine whose
+ * owner is gone (docs/cli-gc.md).  0, 3 no engine, 5 something stayed. */
+int cmd_gc(int argc, char **argv);
+
+/* ------------------------------------------------------------------ */
 /* cmd_lab.c - ares lab up|status|down                                 */
 /* ------------------------------------------------------------------ */
 

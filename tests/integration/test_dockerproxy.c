@@ -496,7 +496,8 @@ start_proxy(void)
 	env[3] = xasprintf("LAB_IMAGE=%s", T.image);
 	env[4] = xasprintf("EVIDENCE=%s", T.evidence);
 	env[5] = xasprintf("PATH=%s", getenv("PATH") ? getenv("PATH") : "/bin");
-	env[6] = NULL;
+	env[6] = xasprintf("OWNER=%s", gc_owner());
+	env[7] = NULL;
 	argv[0] = bin;
 	T.proxy = fork();
 	assert_true(T.proxy >= 0);
@@ -510,7 +511,7 @@ start_proxy(void)
 		execve(bin, argv, env);
 		_exit(127);
 	}
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < 8; i++)
 		free(env[i]);
 	free(bin);
 	for (int i = 0; i < 100; i++) {
@@ -831,6 +832,8 @@ test_benign_create(void **state)
 	l = cJSON_GetObjectItemCaseSensitive(cfg, "Labels");
 	assert_string_equal(jstr(l, "ares.run"), T.run_id);
 	assert_string_equal(jstr(l, "ares.origin"), "agent");
+	/* its owner is the control plane that started the proxy (gc) */
+	assert_string_equal(jstr(l, "ares.owner"), gc_owner());
 	assert_string_equal(jstr(l, "purpose"), "benign");
 	{
 		/* the engine-side name is in the run's namespace */

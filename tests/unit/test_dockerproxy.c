@@ -101,12 +101,61 @@ static void test_route(void **state)
 static char *compose(const char *body, size_t len, struct errbuf *e,
     cJSON **asked)
 {
-	cJSON *j = dockerproxy_compose_create(body, len, RUN, IMG, asked, e);
+	cJSON *j = dockerproxy_compose_create(body, len, RUN, IMG, NULL, NULL,
+	    asked, e);
 	if (!j)
 		return NULL;
 	char *s = cJSON_PrintUnformatted(j);
 	cJSON_Delete(j);
 	return s;
+}
+
+/* The owner labels come from the control plane (the proxy's environment),
+ * after the proxy's own ares.run/ares.origin; the agent cannot set them. */
+static void test_create_owner(void **state)
+{
+	(void)state;
+	struct errbuf e = { 0 };
+	const char *owner = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0:4242:987654";
+	const char *body = "{\"Image\":\"" IMG "\",\"Labels\":{\"purpose\":\"x\"}}";
+	cJSON *j = dockerproxy_compose_create(body, strlen(body), RUN, IMG,
+	    owner, "/runs/r1/lab.lease", NULL, &e);
+	if (!j)
+		fail_msg("refused: %s", e.msg);
+	char *out = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(j,
+	    "Labels"));
+	assert_string_equal(out, "{\"ares.run\":\"" RUN "\",\"ares.origin\":"
+	    "\"agent\",\"ares.owner\":\"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0:"
+	    "4242:987654\",\"ares.lease\":\"/runs/r1/lab.lease\",\"purpose\":"
+	    "\"x\"}");
+	free(out);
+	cJSON_Delete(j);
+	/* the agent naming an owner is refused, whatever the case */
+	const char *forged = "{\"Image\":\"" IMG "\",\"Labels\":{\"ARES.OWNER\":"
+	    "\"x\"}}";
+	assert_null(dockerproxy_compose_create(forged, strlen(forged), RUN, IMG,
+	    owner, NULL, NULL, &e));
+	assert_non_null(strstr(e.msg, "the ares.* labels are the proxy's"));
+
+	assert_true(dockerproxy_owner_ok(owner));
+	assert_true(dockerproxy_owner_ok(
+	    "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0:1:0"));
+	assert_false(dockerproxy_owner_ok(""));
+	assert_false(dockerproxy_owner_ok(
+	    "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0:4242"));
+	assert_false(dockerproxy_owner_ok(
+	    "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0::5"));
+	assert_false(dockerproxy_owner_ok(
+	    "0F1E2D3C-4b5a-6978-8796-a5b4c3d2e1f0:1:5"));
+	assert_false(dockerproxy_owner_ok(
+	    "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0:1:5:6"));
+	assert_false(dockerproxy_owner_ok(
+	    "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0:1:5 "));
+	assert_true(dockerproxy_lease_ok("/runs/r1/lab.lease"));
+	assert_false(dockerproxy_lease_ok("runs/r1/lab.lease"));
+	assert_false(dockerproxy_lease_ok("/runs/../etc/passwd"));
+	assert_false(dockerproxy_lease_ok("/runs/a b"));
+	assert_false(dockerproxy_lease_ok(""));
 }
 
 static void test_create_benign(void **state)
@@ -961,7 +1010,7 @@ static void test_record_bounded(void **state)
 	struct errbuf e = { 0 };
 	cJSON *asked = NULL;
 	cJSON *got = dockerproxy_compose_create(body, strlen(body), RUN, IMG,
-	    &asked, &e);
+	    NULL, NULL, &asked, &e);
 	if (!got)
 		fail_msg("refused: %s", e.msg);
 	cJSON *ev = cJSON_CreateObject();
@@ -1012,6 +1061,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_route),
 		cmocka_unit_test(test_create_benign),
+		cmocka_unit_test(test_create_owner),
 		cmocka_unit_test(test_create_refused),
 		cmocka_unit_test(test_reason_bounded),
 		cmocka_unit_test(test_query),
