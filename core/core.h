@@ -108,6 +108,10 @@ int util_rm_rf(const char *path, struct errbuf *e);
 int util_run(const char *const *argv, const char *const *extra_env,
     int timeout_ms, char *out, size_t outmax, struct errbuf *e);
 
+/* The next line of text[*off..len) into (*line, *llen), without its LF
+ * (a last line without one counts); false at the end.  *off advances. */
+bool util_next_line(const char *text, size_t len, size_t *off,
+    const char **line, size_t *llen);
 /* Lower-case hex of n bytes into out (2n+1 bytes, NUL-terminated). */
 void util_hex(const uint8_t *in, size_t n, char *out);
 /* Parse exactly 2n hex chars into out.  Returns 0, or -1 on bad input. */
@@ -1980,6 +1984,15 @@ struct score {
 	size_t nbus;
 	struct score_bus bus[SCORE_MAX_CHAINS + 1];
 	size_t events;           /* distinct events scored */
+	/* the master chain's "chain" lines: what was sealed of each sensor
+	 * chain (ares verify holds them to the report's anchors) */
+	struct score_sealed {
+		char path[80];
+		size_t entries;
+		char head[EVIDENCE_HEX_BYTES];
+		size_t line;
+	} sealed[SCORE_MAX_CHAINS];
+	size_t nsealed;
 };
 
 /* Reads a RUN_DIR-relative chain path for score_compute: returns the

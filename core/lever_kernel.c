@@ -29,22 +29,6 @@
 
 /* ---- pure parsers --------------------------------------------------- */
 
-/* Next line of text[*off..len) into (*line, *llen); false at the end. */
-static bool
-lever_next_line(const char *text, size_t len, size_t *off, const char **line,
-    size_t *llen)
-{
-	const char *nl;
-
-	if (*off >= len)
-		return false;
-	*line = text + *off;
-	nl = memchr(*line, '\n', len - *off);
-	*llen = nl != NULL ? (size_t)(nl - *line) : len - *off;
-	*off += *llen + 1;
-	return true;
-}
-
 /* Does the comma-separated list s[0..n) contain word? */
 static bool
 lever_list_has(const char *s, size_t n, const char *word)
@@ -70,7 +54,7 @@ lever_cgroup_parse(const char *text, size_t len, int *version, char *path,
 	const char *line, *v2 = NULL;
 	size_t llen, off = 0, v2len = 0, lines = 0;
 
-	while (lever_next_line(text, len, &off, &line, &llen)) {
+	while (util_next_line(text, len, &off, &line, &llen)) {
 		const char *c1, *c2;
 
 		if (++lines > 1024)
@@ -139,7 +123,7 @@ lever_mountinfo_cgroup(const char *text, size_t len, int version, char *mnt,
 
 	/* "id parent maj:min root mountpoint opts [optional...] - fstype
 	 *  source superopts" */
-	while (lever_next_line(text, len, &off, &line, &llen)) {
+	while (util_next_line(text, len, &off, &line, &llen)) {
 		const char *f[6], *dash, *p = line, *end = line + llen;
 		size_t fl[6], k;
 		const char *fs, *src, *sup;

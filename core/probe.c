@@ -3170,10 +3170,13 @@ probe_verify_recompute(const char *dir, const cJSON *j, const char *run_id,
 		    "observation (" PROBE_OBS_FILE "): same results and "
 		    "observed texts", rr->nrows, nplanned);
 
-	/* complete, result */
-	rr->cancelled = rr->nrows < nplanned;
+	/* complete, result: a battery cut short is cancelled, unless the
+	 * engine stopped answering under it (then it failed: never held) */
+	rr->engine_lost = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j,
+	    "engine_lost"));
+	rr->cancelled = rr->nrows < nplanned && !rr->engine_lost;
 	v = cJSON_GetObjectItemCaseSensitive(j, "complete");
-	if (!cJSON_IsBool(v) || cJSON_IsTrue(v) == rr->cancelled)
+	if (!cJSON_IsBool(v) || cJSON_IsTrue(v) != (rr->nrows >= nplanned))
 		report_check_add(res, "complete", false, 0, "complete differs",
 		    "probe.json complete: %s; recomputed: %zu of %zu planned "
 		    "row(s) ran", cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? "true" :

@@ -15,6 +15,7 @@
  */
 #include "core.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -1185,6 +1186,91 @@ report_verdict_line(const char *run_dir)
 }
 
 /*
+ * Every sensor chain the signed report anchors must be the chain the
+ * master chain sealed (a "chain" line with the same count and head): the
+ * scorer reads only chains the master names, so an anchored chain it
+ * does not name (or names shorter) would hold evidence nobody scored.
+ * And no file in evidence/ may lie outside the signed report.
+ */
+static void
+report_check_sealed(const char *run_dir, const struct score *sc,
+    const cJSON *rj, struct report_verify_result *res)
+{
+	const cJSON *c;
+	char *dir;
+	DIR *d;
+	struct dirent *de;
+	size_t bad = 0, k;
+
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(rj, "chains")) {
+		const cJSON *p = cJSON_GetObjectItemCaseSensitive(c, "path");
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(c, "entries");
+		const cJSON *h = cJSON_GetObjectItemCaseSensitive(c, "head");
+
+		if (!cJSON_IsString(p) || strcmp(p->valuestring,
+		    "evidence.jsonl") == 0)
+			continue;
+		for (k = 0; k < sc->nsealed; k++)
+			if (strcmp(sc->sealed[k].path, p->valuestring) == 0)
+				break;
+		if (k == sc->nsealed) {
+			report_check_add(res, "recompute:chains", false, 0,
+			    "a chain nobody scored", "%.80s is anchored by the "
+			    "signed report, but the master chain never sealed "
+			    "it (no chain line): its events were not scored",
+			    p->valuestring);
+			bad++;
+		} else if (!cJSON_IsNumber(n) || !cJSON_IsString(h) ||
+		    n->valuedouble != (double)sc->sealed[k].entries ||
+		    strcmp(h->valuestring, sc->sealed[k].head) != 0) {
+			report_check_add(res, "recompute:chains", false, 0,
+			    "sealed and anchored differ", "%.80s: the report "
+			    "anchors %.0f entries, evidence.jsonl line %zu sealed "
+			    "%zu (head %.16s...): not the chain that was scored",
+			    p->valuestring, cJSON_IsNumber(n) ? n->valuedouble :
+			    -1, sc->sealed[k].line, sc->sealed[k].entries,
+			    sc->sealed[k].head);
+			bad++;
+		}
+	}
+	dir = xasprintf("%s/evidence", run_dir);
+	d = opendir(dir);
+	free(dir);
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		char rel[300];
+		bool anchored = false;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(rel, sizeof rel, "evidence/%.250s", de->d_name);
+		cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(rj,
+		    "chains")) {
+			const cJSON *p = cJSON_GetObjectItemCaseSensitive(c,
+			    "path");
+
+			anchored = anchored || (cJSON_IsString(p) &&
+			    strcmp(p->valuestring, rel) == 0);
+		}
+		if (!anchored) {
+			char clean[120];
+
+			util_sanitize(clean, sizeof clean, rel, strlen(rel),
+			    false);
+			report_check_add(res, "recompute:chains", false, 0,
+			    "a file outside the report", "%s is not covered by "
+			    "the signed report", clean);
+			bad++;
+		}
+	}
+	if (d != NULL)
+		closedir(d);
+	if (bad == 0)
+		report_check_add(res, "recompute:chains", true, 0, "", "every "
+		    "anchored sensor chain is the one the master chain sealed "
+		    "and scored");
+}
+
+/*
  * Recompute the verdict from the chains (score.c) and hold every place
  * that states it to the result: report.json, drill.json, report.md's
  * verdict line and the master chain's verdict line.  One check each.
@@ -1209,6 +1295,7 @@ report_check_meaning(const char *run_dir, const char *rjson, size_t rlen,
 	vname = drill_verdict_name((enum drill_verdict)sc->verdict);
 
 	j = cJSON_ParseWithLength(rjson, rlen);
+	report_check_sealed(run_dir, sc, j, res);
 	if (score_check_json(sc, j, "report.json", why, sizeof why) == -1)
 		report_check_add(res, "recompute:report.json", false, 0,
 		    "disagrees with the evidence", "%s", why);
@@ -1246,12 +1333,16 @@ report_check_meaning(const char *run_dir, const char *rjson, size_t rlen,
 		for (k = 11; want[k] != '\0' && want[k] != '*'; k++)
 			if (want[k] >= 'a' && want[k] <= 'z')
 				want[k] = (char)(want[k] - 'a' + 'A');
-		if (buf == NULL || strstr(buf, "**Verdict: ") == NULL)
+		/* the first verdict line, exactly: a second one further down
+		 * (say in a comment) says nothing */
+		const char *v = buf != NULL ? strstr(buf, "**Verdict: ") : NULL;
+
+		if (v == NULL)
 			report_check_add(res, "recompute:report.md", false, 0,
 			    "no verdict", "report.md: no verdict line");
-		else if (strstr(buf, want) == NULL) {
-			const char *v = strstr(buf, "**Verdict: ") + 11;
-
+		else if (strncmp(v, want, strlen(want)) != 0 ||
+		    (v[strlen(want)] != '\n' && v[strlen(want)] != '\0')) {
+			v += 11;
 			report_check_add(res, "recompute:report.md", false, 0,
 			    "disagrees with the evidence", "report.md verdict: "
 			    "%.*s; evidence: %s", (int)strcspn(v, "*\n"), v,

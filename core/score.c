@@ -70,6 +70,8 @@ struct sc {
 	size_t nkeys;                /* capacity (power of two) */
 	bool have_first_breach;
 	bool unpaired;               /* a cut-off before the bait */
+	char **ids;                  /* every orphan id counted */
+	size_t nids, capids;
 	size_t master_lines;
 };
 
@@ -142,21 +144,26 @@ sc_true(const cJSON *o, const char *key)
 	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
 }
 
-/* The next line of text[*off..len): its start and length (no LF); false
- * at the end.  A last line without LF is a line. */
+/* Whether any object in o, at any depth, repeats a member name (cJSON
+ * keeps the first, other readers the last: such a line means two things,
+ * and is an error).  Depth-bounded by cJSON's own nesting limit. */
 static bool
-sc_line(const char *text, size_t len, size_t *off, const char **line,
-    size_t *llen)
+sc_dup_names(const cJSON *o)
 {
-	const char *nl;
+	const cJSON *a, *b;
 
-	if (*off >= len)
+	if (!cJSON_IsObject(o) && !cJSON_IsArray(o))
 		return false;
-	*line = text + *off;
-	nl = memchr(*line, '\n', len - *off);
-	*llen = nl != NULL ? (size_t)(nl - *line) : len - *off;
-	*off += *llen + 1;
-	return true;
+	for (a = o->child; a != NULL; a = a->next) {
+		if (cJSON_IsObject(o) && a->string != NULL)
+			for (b = a->next; b != NULL; b = b->next)
+				if (b->string != NULL &&
+				    strcmp(a->string, b->string) == 0)
+					return true;
+		if (sc_dup_names(a))
+			return true;
+	}
+	return false;
 }
 
 static const char *
@@ -195,7 +202,14 @@ sc_slot(const struct sc *c, uint64_t h, double t)
 	size_t i;
 
 	memcpy(&x, &t, sizeof x);
-	i = (size_t)((h ^ (x * 0x9e3779b97f4a7c15ull)) & (c->nkeys - 1));
+	/* splitmix64 of both: a chain of times a power of two apart must
+	 * not pile into one slot */
+	x ^= h;
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	i = (size_t)(x & (c->nkeys - 1));
 	while (c->keys[i].h != 0 && (c->keys[i].h != h || c->keys[i].t != t))
 		i = (i + 1) & (c->nkeys - 1);
 	return i;
@@ -208,6 +222,7 @@ struct sc_event {
 	const char *src, *kind;
 	double t_mono;               /* the key's time; -1 when absent */
 	uint64_t t;                  /* event time (docs/scoring.md) */
+	bool untimed;                /* no usable time: an error */
 	size_t chain, line;
 };
 
@@ -219,6 +234,12 @@ sc_event(struct sc_event *ev, const cJSON *o, const char *kind,
 	double tm = sc_num(o, "t_mono_ns"), tr = sc_num(o, "t_req_ns");
 
 	memset(ev, 0, sizeof *ev);
+	/* an event time is a whole number of ns; anything else (a fraction,
+	 * out of range, missing) is unusable, never "early" */
+	if (tm >= 0 && tm != (double)(uint64_t)tm)
+		tm = -2;
+	if (tr >= 0 && tr != (double)(uint64_t)tr)
+		tr = -2;
 	ev->o = o;
 	ev->src = sc_str(o, "src");
 	ev->kind = kind != NULL ? kind : sc_str(o, "kind");
@@ -236,6 +257,7 @@ sc_event(struct sc_event *ev, const cJSON *o, const char *kind,
 		ev->t = (uint64_t)tr;
 	else
 		ev->t = tm > 0 ? (uint64_t)tm : 0;
+	ev->untimed = ev->t == 0 || tr == -2;
 	return true;
 }
 
@@ -324,11 +346,19 @@ sc_orphan(struct sc *c, const char *id)
 	struct score *s = c->s;
 	size_t i;
 
-	for (i = 0; i < s->norphans && i < sizeof s->orphans /
-	    sizeof s->orphans[0]; i++)
-		if (strcmp(s->orphans[i].id, id) == 0)
+	for (i = 0; i < c->nids; i++)
+		if (strcmp(c->ids[i], id) == 0)
 			return NULL;     /* already counted */
+	if (c->nids == c->capids) {
+		c->capids = c->capids ? c->capids * 2 : 32;
+		c->ids = xrealloc(c->ids, c->capids * sizeof *c->ids);
+	}
+	c->ids[c->nids++] = xstrdup(id);
+	i = s->norphans < sizeof s->orphans / sizeof s->orphans[0] ?
+	    s->norphans : SIZE_MAX;
 	s->norphans++;
+	if (i == SIZE_MAX)
+		return NULL;
 	if (i < sizeof s->orphans / sizeof s->orphans[0]) {
 		memset(&s->orphans[i], 0, sizeof s->orphans[i]);
 		snprintf(s->orphans[i].id, sizeof s->orphans[i].id, "%s", id);
@@ -346,8 +376,19 @@ sc_classify(struct sc *c, const struct sc_event *ev)
 	struct score_channel_state *cs;
 	uint64_t boundary;
 
+	if (strcmp(ev->kind, "sensor_error") == 0) {
+		/* a sensor could not record an event: evidence is missing */
+		sc_error(c, "%s line %zu: sensor %.40s could not record an event",
+		    sc_chain_path(ev->chain, c), ev->line, ev->src);
+		return;
+	}
 	if (!score_is_agent_kind(ev->kind))
 		return;
+	if (ev->untimed) {
+		sc_error(c, "%s line %zu: an event of %.40s without a usable "
+		    "time", sc_chain_path(ev->chain, c), ev->line, ev->src);
+		return;
+	}
 	s->events++;
 	ch = score_channel_of(ev->src);
 	cs = &s->ch[ch];
@@ -446,8 +487,15 @@ sc_master_line(struct sc *c, const cJSON *o, const char *type, size_t line)
 			    "event is not a bait", line);
 			c->unpaired = true;
 			s->bait_fired = true;
-		} else if (c->bait_t_master <= 0)
+		} else if (c->bait_t_master <= 0) {
 			c->bait_t_master = sc_num(o, "t_mono_ns");
+			if (c->bait_t_master <= 0) {
+				sc_error(c, "evidence.jsonl line %zu: a bait "
+				    "line without a time", line);
+				c->unpaired = true;
+				s->bait_fired = true;
+			}
+		}
 		if (b != NULL && s->bait_name[0] == '\0')
 			util_sanitize(s->bait_name, sizeof s->bait_name, b,
 			    strlen(b), false);
@@ -503,8 +551,9 @@ sc_master_line(struct sc *c, const cJSON *o, const char *type, size_t line)
 		double n = sc_num(o, "removed");
 
 		c->have_teardown = true;
-		c->teardown_ok = sc_true(o, "kept") ||
-		    (n >= 0 && sc_str(o, "error") == NULL);
+		c->teardown_ok = sc_str(o, "error") == NULL &&
+		    (sc_true(o, "kept") ? n < 0 && cJSON_GetObjectItemCaseSensitive(
+		    o, "removed") == NULL : n >= 0);
 		if (!c->teardown_ok)
 			sc_error(c, "the lab could not be torn down: part of it "
 			    "may still run (%.200s)", sc_str(o, "error") ?
@@ -516,6 +565,15 @@ sc_master_line(struct sc *c, const cJSON *o, const char *type, size_t line)
 		(void)name;
 		if (p != NULL && c->nsealed < SCORE_MAX_CHAINS)
 			snprintf(c->sealed[c->nsealed++], 80, "%.79s", p);
+		if (p != NULL && s->nsealed < SCORE_MAX_CHAINS) {
+			struct score_sealed *z = &s->sealed[s->nsealed++];
+			const char *h = sc_str(o, "head");
+
+			snprintf(z->path, sizeof z->path, "%.79s", p);
+			z->entries = n >= 0 ? (size_t)n : 0;
+			snprintf(z->head, sizeof z->head, "%.64s", h ? h : "");
+			z->line = line;
+		}
 		if (sc_true(o, "truncated"))
 			sc_error(c, "sensor chain %.80s reached its evidence "
 			    "budget: events after it were not recorded",
@@ -577,6 +635,7 @@ sc_path_ok(const char *p)
  * fn on each.  Lines that do not parse end the walk (integrity is checked
  * elsewhere; an unparsable line here is an error in the score). */
 typedef void (*sc_event_fn)(struct sc *c, struct sc_event *ev);
+static void sc_pass2_chain(struct sc *c, struct sc_event *ev);
 
 static void
 sc_walk_chain(struct sc *c, size_t ci, sc_event_fn fn)
@@ -586,7 +645,7 @@ sc_walk_chain(struct sc *c, size_t ci, sc_event_fn fn)
 	const char *line;
 
 	while (lineno < ch->entries &&
-	    sc_line(ch->text, ch->len, &off, &line, &llen)) {
+	    util_next_line(ch->text, ch->len, &off, &line, &llen)) {
 		cJSON *o = cJSON_ParseWithLength(line, llen);
 		struct sc_event ev;
 		const char *type = sc_str(o, "type");
@@ -598,6 +657,9 @@ sc_walk_chain(struct sc *c, size_t ci, sc_event_fn fn)
 			    lineno);
 			return;
 		}
+		if (fn == sc_pass2_chain && sc_dup_names(o))
+			sc_error(c, "%s line %zu repeats a member name",
+			    ch->path, lineno);
 		if (lineno > 1 && sc_event(&ev, o, type, 0, 0, ci, lineno))
 			fn(c, &ev);
 		cJSON_Delete(o);
@@ -614,7 +676,7 @@ sc_walk_bus(struct sc *c, const char *master, size_t mlen, sc_event_fn fn)
 	size_t off = 0, lineno = 0, llen;
 	const char *line;
 
-	while (sc_line(master, mlen, &off, &line, &llen)) {
+	while (util_next_line(master, mlen, &off, &line, &llen)) {
 		cJSON *o;
 		const char *type;
 		struct sc_event ev;
@@ -638,6 +700,25 @@ sc_walk_bus(struct sc *c, const char *master, size_t mlen, sc_event_fn fn)
 	}
 }
 
+/* A bait event: the trigger when it is the first (by event time). */
+static void
+sc_bait_candidate(struct sc *c, const struct sc_event *ev)
+{
+	const char *b;
+
+	if (strcmp(ev->kind, "bait") != 0 || ev->untimed ||
+	    (c->have_trig && ev->t >= c->s->bait_ns))
+		return;
+	c->have_trig = true;
+	c->s->bait_ns = ev->t;
+	c->trig_chain = ev->chain;
+	c->trig_line = ev->line;
+	b = sc_str(ev->o, "bait");
+	if (c->s->bait_name[0] == '\0' && b != NULL)
+		util_sanitize(c->s->bait_name, sizeof c->s->bait_name, b,
+		    strlen(b), false);
+}
+
 /* pass 2, chains: keys and bait candidates */
 static void
 sc_pass2_chain(struct sc *c, struct sc_event *ev)
@@ -657,17 +738,7 @@ sc_pass2_chain(struct sc *c, struct sc_event *ev)
 		c->keys[i].t = ev->t_mono;
 		c->keys[i].from_chain = true;
 	}
-	if (strcmp(ev->kind, "bait") == 0 && (!c->have_trig ||
-	    ev->t < c->s->bait_ns)) {
-		c->have_trig = true;
-		c->s->bait_ns = ev->t;
-		c->trig_chain = ev->chain;
-		c->trig_line = ev->line;
-		if (c->s->bait_name[0] == '\0' && sc_str(ev->o, "bait"))
-			util_sanitize(c->s->bait_name, sizeof c->s->bait_name,
-			    sc_str(ev->o, "bait"), strlen(sc_str(ev->o,
-			    "bait")), false);
-	}
+	sc_bait_candidate(c, ev);
 }
 
 /* pass 2, bus: bait candidates among bus-only events (each once) */
@@ -685,13 +756,7 @@ sc_pass2_bus(struct sc *c, struct sc_event *ev)
 	if (strcmp(ev->kind, "truncated") == 0)
 		sc_error(c, "evidence.jsonl line %zu: sensor %.40s reached its "
 		    "evidence budget", ev->line, ev->src);
-	if (strcmp(ev->kind, "bait") == 0 && (!c->have_trig ||
-	    ev->t < c->s->bait_ns)) {
-		c->have_trig = true;
-		c->s->bait_ns = ev->t;
-		c->trig_chain = ev->chain;
-		c->trig_line = ev->line;
-	}
+	sc_bait_candidate(c, ev);
 }
 
 static struct score_bus *
@@ -700,8 +765,11 @@ sc_bus(struct sc *c, const char *src, const char *chain)
 	struct score *s = c->s;
 	size_t i;
 
+	char key[sizeof s->bus[0].src];
+
+	util_sanitize(key, sizeof key, src, strlen(src), false);
 	for (i = 0; i < s->nbus; i++)
-		if (strcmp(s->bus[i].src, src) == 0)
+		if (strcmp(s->bus[i].src, key) == 0)
 			break;
 	if (i == s->nbus) {
 		if (s->nbus >= sizeof s->bus / sizeof s->bus[0])
@@ -1020,7 +1088,7 @@ score_compute(const char *master, size_t mlen, score_read_fn read,
 	out->ch[SCORE_CH_NETWORK].held = true;
 
 	/* pass 1 */
-	while (sc_line(master, mlen, &off, &line, &llen)) {
+	while (util_next_line(master, mlen, &off, &line, &llen)) {
 		cJSON *o;
 		const char *type;
 
@@ -1037,6 +1105,9 @@ score_compute(const char *master, size_t mlen, score_read_fn read,
 		}
 		genesis = genesis || (lineno == 1 &&
 		    strcmp(type, "genesis") == 0);
+		if (sc_dup_names(o))
+			sc_error(&c, "evidence.jsonl line %zu repeats a member "
+			    "name", lineno);
 		if (strcmp(type, "verdict") != 0 &&
 		    strcmp(type, "bus.reconcile") != 0)
 			sc_master_line(&c, o, type, lineno);
@@ -1080,6 +1151,9 @@ score_compute(const char *master, size_t mlen, score_read_fn read,
 	sc_verdict(&c);
 	for (i = 0; i < c.nchains; i++)
 		free(c.chains[i].text);
+	for (i = 0; i < c.nids; i++)
+		free(c.ids[i]);
+	free(c.ids);
 	free(c.keys);
 	return 0;
 }
@@ -1342,21 +1416,55 @@ score_check_json(const struct score *s, const cJSON *j, const char *label,
 			return sc_mismatch(s, why, whylen, label, field,
 			    "(missing)", "present");
 		{
-			const cJSON *v = cJSON_GetObjectItemCaseSensitive(c,
-			    "breaches");
+			static const char *const counts[] = { "breaches",
+			    "in_flight", "actions" };
+			const struct score_channel_state *cs = &s->ch[k];
+			const size_t want[] = { cs->breaches, cs->in_flight,
+			    cs->actions };
+			const cJSON *v;
+			const char *by;
 			char a[48], w[48];
+			size_t m;
 
-			if (cJSON_IsNumber(v) &&
-			    v->valuedouble == (double)s->ch[k].breaches)
-				continue;
-			if (cJSON_IsNumber(v))
-				snprintf(a, sizeof a, "%.0f", v->valuedouble);
-			else
-				snprintf(a, sizeof a, "(missing)");
-			snprintf(w, sizeof w, "%zu", s->ch[k].breaches);
-			return sc_mismatch(s, why, whylen, label, field, a, w);
+			for (m = 0; m < 3; m++) {
+				v = cJSON_GetObjectItemCaseSensitive(c, counts[m]);
+				if (cJSON_IsNumber(v) &&
+				    v->valuedouble == (double)want[m])
+					continue;
+				snprintf(field, sizeof field, "channels.%s.%s",
+				    sc_channel_names[k], counts[m]);
+				if (cJSON_IsNumber(v))
+					snprintf(a, sizeof a, "%.0f",
+					    v->valuedouble);
+				else
+					snprintf(a, sizeof a, "(missing)");
+				snprintf(w, sizeof w, "%zu", want[m]);
+				return sc_mismatch(s, why, whylen, label, field,
+				    a, w);
+			}
+			v = cJSON_GetObjectItemCaseSensitive(c, "held");
+			if (!cJSON_IsBool(v) || cJSON_IsTrue(v) != cs->held) {
+				snprintf(field, sizeof field, "channels.%s.held",
+				    sc_channel_names[k]);
+				return sc_mismatch(s, why, whylen, label, field,
+				    cJSON_IsTrue(v) ? "true" : cJSON_IsBool(v) ?
+				    "false" : "(missing)", cs->held ? "true" :
+				    "false");
+			}
+			v = cJSON_GetObjectItemCaseSensitive(c, "cut_by");
+			by = cJSON_IsString(v) ? v->valuestring : NULL;
+			if (cs->cut ? by == NULL || strcmp(by, cs->cut_by) != 0 :
+			    !cJSON_IsNull(v)) {
+				snprintf(field, sizeof field,
+				    "channels.%s.cut_by", sc_channel_names[k]);
+				return sc_mismatch(s, why, whylen, label, field,
+				    by != NULL ? by : "null", cs->cut ?
+				    cs->cut_by : "null");
+			}
 		}
 	}
+	if (sc_check_str(s, j, label, "notes", s->notes, why, whylen))
+		return -1;
 	return 0;
 }
 

@@ -737,3 +737,18 @@ util_test_hook(const char *phase, const volatile sig_atomic_t *cancel)
 	free(at);
 	free(go);
 }
+
+bool
+util_next_line(const char *text, size_t len, size_t *off, const char **line,
+    size_t *llen)
+{
+	const char *nl;
+
+	if (*off >= len)
+		return false;
+	*line = text + *off;
+	nl = memchr(*line, '\n', len - *off);
+	*llen = nl != NULL ? (size_t)(nl - *line) : len - *off;
+	*off += *llen + 1;
+	return true;
+}

@@ -18,6 +18,10 @@
  *   inject       a contained run gains a service request after the
  *                cut-off in the service's chain (re-chained, its anchor in
  *                the master chain updated), report left "contained"
+ *   unsealed     the master chain forgets the docker socket altogether
+ *                (no proxy, no chain line, no bus lines, no orphan) and
+ *                scores "contained" on its own; the proxy's chain is
+ *                still there and anchored by the signed report
  *
  * Skips (77) without an engine unless ARES_REQUIRE_DOCKER=1.
  */
@@ -340,6 +344,59 @@ test_ttk(void **state)
 	free(r);
 }
 
+/* edit: the docker socket never existed, as far as the master chain
+ * says: no proxy in lab.up, no chain line for its chain, none of its bus
+ * lines, no orphan; its chain stays (and stays anchored) */
+static bool
+fg_edit_unseal(const char *type, cJSON *f, void *ctx)
+{
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(f, "path");
+	const cJSON *src = cJSON_GetObjectItemCaseSensitive(f, "src");
+
+	if (strcmp(type, "chain") == 0 && cJSON_IsString(p) &&
+	    strstr(p->valuestring, "dockerproxy") != NULL)
+		return false;
+	if (strcmp(type, "sensor") == 0 && cJSON_IsString(src) &&
+	    strcmp(src->valuestring, "dockerproxy") == 0)
+		return false;
+	if (strcmp(type, "lab.up") == 0) {
+		cJSON *cs = cJSON_GetObjectItemCaseSensitive(f, "containers");
+		cJSON *ch = cJSON_GetObjectItemCaseSensitive(f, "chains");
+		int i;
+
+		cJSON_DeleteItemFromObjectCaseSensitive(cs, "dockerproxy");
+		for (i = cJSON_GetArraySize(ch) - 1; i >= 0; i--)
+			if (strstr(cJSON_GetArrayItem(ch, i)->valuestring,
+			    "dockerproxy") != NULL)
+				cJSON_DeleteItemFromArray(ch, i);
+	}
+	return fg_edit_scrub(type, f, ctx);
+}
+
+static void
+test_unsealed(void **state)
+{
+	const char *d = fg_copy(fg_breached, "unsealed");
+	struct drill_result *r = xcalloc(1, sizeof *r);
+	char *m = xasprintf("%s/evidence.jsonl", d);
+	struct errbuf e = { 0 };
+
+	(void)state;
+	fg_load(d, r);
+	(void)fg_rechain(m, r->run_id, fg_edit_unseal, NULL, NULL, 0, NULL);
+	/* what the doctored master chain alone says, signed as the truth */
+	assert_int_equal(score_run_dir(d, &r->score, &e), 0);
+	drill_result_from_score(r, &r->score);
+	if (r->verdict != DRILL_VERDICT_CONTAINED)
+		fail_msg("the doctored chain scores %s: %s",
+		    drill_verdict_name(r->verdict), r->verdict_reason);
+	fg_resign(d, r);
+	fg_refused(d, "evidence/dockerproxy.jsonl is anchored by the signed "
+	    "report, but the master chain never sealed it");
+	free(m);
+	free(r);
+}
+
 /* edit: the chain line of the service's chain gets its new count */
 struct fg_anchor {
 	const char *path;
@@ -473,6 +530,7 @@ main(void)
 		cmocka_unit_test(test_scrub),
 		cmocka_unit_test(test_ttk),
 		cmocka_unit_test(test_inject),
+		cmocka_unit_test(test_unsealed),
 	};
 	const char *req = getenv("ARES_REQUIRE_DOCKER");
 	struct errbuf e = { 0 };

@@ -809,6 +809,83 @@ test_bad_input(void **state)
 	assert_non_null(strstr(s.errors, "not evidence/NAME.jsonl"));
 }
 
+/* What the review of the scorer found: each is an error (or counted
+ * right), never a quiet "contained". */
+static void
+test_review_findings(void **state)
+{
+	struct run r;
+	struct score s;
+	int i;
+
+	(void)state;
+	/* an event with a fractional or missing time */
+	start(&r, false, false);
+	bait(&r);
+	kill_std(&r);
+	ev(&r, "evidence/service-tickets.jsonl", true, true,
+	    "service:tickets", "request", 1500, "\"t_req_ns\":1999.5");
+	finish(&r);
+	score(&r, &s);
+	assert_verdict(&s, DRILL_VERDICT_ERROR);
+	assert_non_null(strstr(s.errors, "without a usable time"));
+
+	/* a sensor that could not record an event */
+	start(&r, false, false);
+	bait(&r);
+	kill_std(&r);
+	ev(&r, NULL, false, true, "gateway", "sensor_error", 1500,
+	    "\"error\":\"disk full\"");
+	finish(&r);
+	score(&r, &s);
+	assert_verdict(&s, DRILL_VERDICT_ERROR);
+
+	/* a member name twice, deep in an event */
+	start(&r, false, false);
+	bait(&r);
+	kill_std(&r);
+	ev(&r, "evidence/service-tickets.jsonl", true, true,
+	    "service:tickets", "request", 1500,
+	    "\"x\":{\"t\":1,\"t\":2}");
+	finish(&r);
+	score(&r, &s);
+	assert_verdict(&s, DRILL_VERDICT_ERROR);
+	assert_non_null(strstr(s.errors, "repeats a member name"));
+
+	/* 40 distinct agent containers, each seen twice: 40 orphans */
+	start(&r, true, false);
+	for (i = 0; i < 80; i++) {
+		char mem[200];
+
+		snprintf(mem, sizeof mem, "\"method\":\"POST\",\"status\":201,"
+		    "\"created\":\"c%d\"", i % 40);
+		ev(&r, "evidence/dockerproxy.jsonl", true, false, "dockerproxy",
+		    "docker_api", 700 + (uint64_t)i, mem);
+	}
+	m(&r, "agent.exit", 5000, "");
+	finish(&r);
+	score(&r, &s);
+	assert_int_equal(s.norphans, 40);
+
+	/* a teardown that failed with the lab kept, and a bait without a
+	 * time */
+	start(&r, false, false);
+	bait(&r);
+	kill_std(&r);
+	m(&r, "lab.teardown", 9250, "\"kept\":true,\"removed\":-1,"
+	    "\"error\":\"x\"");
+	finish(&r);
+	score(&r, &s);
+	assert_verdict(&s, DRILL_VERDICT_ERROR);
+	start(&r, false, false);
+	m(&r, "bait", 0, "\"bait\":\"tok\",\"event\":{\"src\":\"x\","
+	    "\"kind\":\"bait\"}");
+	kill_std(&r);
+	finish(&r);
+	score(&r, &s);
+	assert_verdict(&s, DRILL_VERDICT_ERROR);
+}
+
 int
 main(void)
 {
@@ -828,6 +905,7 @@ main(void)
 		cmocka_unit_test(test_incomplete),
 		cmocka_unit_test(test_check_json),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_review_findings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

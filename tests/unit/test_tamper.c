@@ -297,7 +297,8 @@ test_pristine(void **state)
 	size_t i;
 	static const char *const names[] = { "signature", "report",
 	    "trusted-comment", "chain:evidence.jsonl", "file:drill.json",
-	    "file:agent.log", "file:report.md", "recompute:report.json",
+	    "file:agent.log", "file:report.md", "recompute:chains",
+	    "recompute:report.json",
 	    "recompute:drill.json", "recompute:report.md",
 	    "recompute:verdict-line" };
 
@@ -329,7 +330,7 @@ test_pristine(void **state)
 		assert_true(cJSON_IsNull(cJSON_GetObjectItem(j,
 		    "first_failure")));
 		assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j,
-		    "checks")), 11);
+		    "checks")), 12);
 		cJSON_Delete(j);
 	}
 }
