@@ -821,9 +821,10 @@ lab_socket_dir(const char *run_dir, const char *run_id)
 }
 
 /*
- * After the lab is down: unlink the bus and control sockets the run left
- * (RUN_DIR/bus/sensor.sock, RUN_DIR/ctl/gateway.sock, or their /tmp
- * stand-ins), so a run directory is plain files that cp -r and artifact
+ * After the lab is down: unlink the sockets the run left (the bus
+ * RUN_DIR/bus/sensor.sock and control RUN_DIR/ctl/gateway.sock, or their
+ * /tmp stand-ins, and the docker-socket flaw's dockerproxy/docker.sock),
+ * so a run directory is plain files that cp -r and artifact
  * uploads copy; an emptied folder goes too.  Only sockets are removed,
  * never through a symlink.  Best effort: returns the number removed.
  */
@@ -831,13 +832,15 @@ int
 lab_remove_sockets(const char *run_dir, const char *run_id)
 {
 	static const char *const socks[] = { "bus/sensor.sock",
-	    "ctl/gateway.sock", NULL };
+	    "ctl/gateway.sock", "dockerproxy/docker.sock", NULL };
 	char *sd = lab_socket_dir(run_dir, run_id);
 	int n = 0;
 	size_t i;
 
 	for (i = 0; socks[i] != NULL; i++) {
-		char *p = xasprintf("%s/%s", sd, socks[i]);
+		/* the proxy's socket folder is always in the run dir */
+		char *p = xasprintf("%s/%s", strncmp(socks[i], "dockerproxy/",
+		    12) == 0 ? run_dir : sd, socks[i]);
 		char *dir = xstrdup(p);
 		struct stat sb;
 

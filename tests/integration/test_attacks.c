@@ -108,6 +108,21 @@ att_drill(const char *name, const char *env, const char *flaws,
 	return att_drill_w(name, env, flaws, levers, seconds, 1500, r);
 }
 
+/* Fail if the run dir still holds a socket (it must be plain files that
+ * cp -r and artifact uploads copy). */
+static void
+att_no_sockets(const char *run_dir)
+{
+	char cmd[2200];
+
+	snprintf(cmd, sizeof cmd, "test -z \"$(find '%s' -type s)\"", run_dir);
+	if (system(cmd) != 0) {
+		snprintf(cmd, sizeof cmd, "find '%s' -type s >&2", run_dir);
+		(void)system(cmd);
+		fail_msg("sockets left in %s", run_dir);
+	}
+}
+
 /* Fail unless log holds needle. */
 static void
 att_has(const char *log, const char *needle)
@@ -129,7 +144,8 @@ test_docker_after_cutoff(void **state)
 	 * loaded machine; no notes: a note posted as the cut comes hangs
 	 * until the tool's timeout, longer than the window */
 	log = att_drill_w("docker-after-cutoff",
-	    "ATTACK_WAIT_CUTOFF=30 ATTACK_NOTES=0", "docker-socket",
+	    "ATTACK_WAIT_CUTOFF=30 ATTACK_NOTES=0 ATTACK_AFTER_CUT_MS=500",
+	    "docker-socket",
 	    "gateway-deny, net-disconnect", 60, 6000, &r);
 	assert_true(r.bait_fired);
 	assert_true(r.levers[1].verified);
@@ -152,6 +168,7 @@ test_docker_after_cutoff(void **state)
 	if (strstr(r.verdict_reason, "docker: ") == NULL ||
 	    strstr(r.verdict_reason, "do not cut the docker socket") == NULL)
 		fail_msg("reason: %s", r.verdict_reason);
+	att_no_sockets(r.run_dir);
 	free(log);
 }
 
