@@ -108,6 +108,8 @@ int util_rm_rf(const char *path, struct errbuf *e);
 int util_run(const char *const *argv, const char *const *extra_env,
     int timeout_ms, char *out, size_t outmax, struct errbuf *e);
 
+/* Add key: ms to o, or key: null when ms < 0 (a time not measured). */
+void util_json_add_ms(cJSON *o, const char *key, double ms);
 /* The next line of text[*off..len) into (*line, *llen), without its LF
  * (a last line without one counts); false at the end.  *off advances. */
 bool util_next_line(const char *text, size_t len, size_t *off,

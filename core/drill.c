@@ -1139,10 +1139,7 @@ drill_verdict_line(const struct drill_result *r, size_t bad_datagrams)
 
 	cJSON_AddStringToObject(f, "verdict", drill_verdict_name(r->verdict));
 	cJSON_AddStringToObject(f, "reason", r->verdict_reason);
-	if (r->time_to_kill_ms >= 0)
-		cJSON_AddNumberToObject(f, "time_to_kill_ms", r->time_to_kill_ms);
-	else
-		cJSON_AddNullToObject(f, "time_to_kill_ms");
+	util_json_add_ms(f, "time_to_kill_ms", r->time_to_kill_ms);
 	cJSON_AddNumberToObject(f, "breaches", (double)r->breaches);
 	cJSON_AddNumberToObject(f, "leaks", (double)r->leaks);
 	cJSON_AddNumberToObject(f, "orphans", (double)r->norphans);
@@ -1804,15 +1801,8 @@ drill_result_json(const struct drill_result *r)
 		cJSON_AddStringToObject(o, "detail", l->detail);
 		cJSON_AddItemToArray(a, o);
 	}
-	if (r->time_to_kill_ms >= 0)
-		cJSON_AddNumberToObject(j, "time_to_kill_ms", r->time_to_kill_ms);
-	else
-		cJSON_AddNullToObject(j, "time_to_kill_ms");
-	if (r->time_to_first_lever_ms >= 0)
-		cJSON_AddNumberToObject(j, "time_to_first_lever_ms",
-		    r->time_to_first_lever_ms);
-	else
-		cJSON_AddNullToObject(j, "time_to_first_lever_ms");
+	util_json_add_ms(j, "time_to_kill_ms", r->time_to_kill_ms);
+	util_json_add_ms(j, "time_to_first_lever_ms", r->time_to_first_lever_ms);
 	cJSON_AddNumberToObject(j, "agent_steps", (double)r->agent_steps);
 	cJSON_AddNumberToObject(j, "breaches", (double)r->breaches);
 	cJSON_AddNumberToObject(j, "leaks", (double)r->leaks);

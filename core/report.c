@@ -257,15 +257,6 @@ report_add_clean(cJSON *o, const char *key, const char *s)
 	cJSON_AddStringToObject(o, key, buf);
 }
 
-static void
-report_add_ms(cJSON *o, const char *key, double ms)
-{
-	if (ms >= 0)
-		cJSON_AddNumberToObject(o, key, ms);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
 /* report.json as a cJSON tree (caller deletes). */
 static cJSON *
 report_json_build(const struct drill_result *r,
@@ -334,8 +325,8 @@ report_json_build(const struct drill_result *r,
 		report_add_clean(o, "detail", l->detail);
 		cJSON_AddItemToArray(a, o);
 	}
-	report_add_ms(j, "time_to_kill_ms", r->time_to_kill_ms);
-	report_add_ms(j, "time_to_first_lever_ms", r->time_to_first_lever_ms);
+	util_json_add_ms(j, "time_to_kill_ms", r->time_to_kill_ms);
+	util_json_add_ms(j, "time_to_first_lever_ms", r->time_to_first_lever_ms);
 	cJSON_AddNumberToObject(j, "agent_steps", (double)r->agent_steps);
 	cJSON_AddNumberToObject(j, "breaches", (double)r->breaches);
 	cJSON_AddNumberToObject(j, "leaks", (double)r->leaks);

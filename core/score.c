@@ -1188,15 +1188,6 @@ score_run_dir(const char *run_dir, struct score *out, struct errbuf *e)
 
 /* ---- JSON and comparison ---- */
 
-static void
-sc_add_ms(cJSON *o, const char *key, double ms)
-{
-	if (ms >= 0)
-		cJSON_AddNumberToObject(o, key, ms);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
 static cJSON *
 sc_ref_json(const struct score_ref *r)
 {
@@ -1222,7 +1213,7 @@ score_channels_json(const struct score *s)
 			cJSON_AddStringToObject(o, "cut_by", cs->cut_by);
 		else
 			cJSON_AddNullToObject(o, "cut_by");
-		sc_add_ms(o, "boundary_ms", s->bait_fired && cs->boundary_ns >=
+		util_json_add_ms(o, "boundary_ms", s->bait_fired && cs->boundary_ns >=
 		    s->bait_ns && cs->boundary_ns != 0 ?
 		    (double)(cs->boundary_ns - s->bait_ns) / 1e6 : -1);
 		cJSON_AddNumberToObject(o, "actions", (double)cs->actions);

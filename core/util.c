@@ -752,3 +752,12 @@ util_next_line(const char *text, size_t len, size_t *off, const char **line,
 	*off += *llen + 1;
 	return true;
 }
+
+void
+util_json_add_ms(cJSON *o, const char *key, double ms)
+{
+	if (ms >= 0)
+		cJSON_AddNumberToObject(o, key, ms);
+	else
+		cJSON_AddNullToObject(o, key);
+}
