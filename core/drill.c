@@ -43,6 +43,7 @@ struct drill_state {
 	bool killed;             /* the kill path ran */
 	uint64_t cutoff_ns;      /* confirmed cut-off; 0 if never */
 	uint64_t boundary_ns[SCORE_CH_N];  /* per channel (docs/scoring.md) */
+	bool test_hook;          /* ARES_TEST_HOOK is set (read once) */
 	size_t in_flight;        /* agent events between bait and cut-off */
 	size_t bad_datagrams;
 	bool evidence_failed;    /* an evidence line could not be written */
@@ -489,8 +490,10 @@ drill_bait(struct drill_state *st, struct bus_event *ev)
 	r->bait_ns = t;
 	snprintf(r->bait_name, sizeof r->bait_name, "%s",
 	    drill_str(ev->json, "bait", "?"));
-	/* test only (docs/cli-drill.md): before the kill path, never in it */
-	util_test_hook("levers", st->o->cancel);
+	/* test only (docs/cli-drill.md): before the kill path, never in it;
+	 * the environment was read at the start, not here */
+	if (st->test_hook)
+		util_test_hook("levers", st->o->cancel);
 	drill_kill(st);
 	/* inotify events carry no time: whatever queued up while the levers
 	 * ran happened before the cut-off was confirmed.  Drop it now so it
@@ -1227,6 +1230,7 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 	st.r = r;
 	st.bus_fd = -1;
 	st.tripwire_fd = -1;
+	st.test_hook = getenv("ARES_TEST_HOOK") != NULL;
 	r->time_to_kill_ms = -1;
 	r->time_to_first_lever_ms = -1;
 	r->start_ns = util_mono_ns();
