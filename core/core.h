@@ -110,6 +110,16 @@ int util_run(const char *const *argv, const char *const *extra_env,
 
 /* Add key: ms to o, or key: null when ms < 0 (a time not measured). */
 void util_json_add_ms(cJSON *o, const char *key, double ms);
+/* Getters of untrusted JSON (every reader of evidence, reports and API
+ * answers uses these; o may be NULL).  A string member, or dflt. */
+const char *util_json_str(const cJSON *o, const char *key, const char *dflt);
+/* A number member, or dflt. */
+double util_json_num(const cJSON *o, const char *key, double dflt);
+/* A number member as an int, or dflt when absent or outside int's range
+ * (a cast of such a double is undefined). */
+int util_json_int(const cJSON *o, const char *key, int dflt);
+/* Whether member key is JSON true. */
+bool util_json_true(const cJSON *o, const char *key);
 /* The next line of text[*off..len) into (*line, *llen), without its LF
  * (a last line without one counts); false at the end.  *off advances. */
 bool util_next_line(const char *text, size_t len, size_t *off,

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -760,4 +761,34 @@ util_json_add_ms(cJSON *o, const char *key, double ms)
 		cJSON_AddNumberToObject(o, key, ms);
 	else
 		cJSON_AddNullToObject(o, key);
+}
+
+const char *
+util_json_str(const cJSON *o, const char *key, const char *dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : dflt;
+}
+
+double
+util_json_num(const cJSON *o, const char *key, double dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+int
+util_json_int(const cJSON *o, const char *key, int dflt)
+{
+	double d = util_json_num(o, key, dflt);
+
+	return d >= INT_MIN && d <= INT_MAX ? (int)d : dflt;
+}
+
+bool
+util_json_true(const cJSON *o, const char *key)
+{
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
 }
