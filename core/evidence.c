@@ -19,12 +19,13 @@
  * is one valid JSON object with unique top-level member names, and
  * recomputes every hash.  It never re-serialises JSON.
  */
-#include "core.h"
+#include "evidence.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

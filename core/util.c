@@ -1,7 +1,7 @@
 /*
  * util.c - allocation, errors, clocks, files, hex and untrusted text.
  */
-#include "core.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -18,7 +18,8 @@
 
 #include <cJSON.h>
 
-#include "../core/core.h"
+#include "../core/util.h"
+#include "../core/evidence.h"
 
 /* ------------------------------------------------------------------ */
 /* http.c - tiny bounded HTTP/1.1 server + helpers                     */

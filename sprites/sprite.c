@@ -4,6 +4,7 @@
  * mapping).  No curses here: tui/ draws what this produces.
  */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

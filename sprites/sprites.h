@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core.h"   /* struct errbuf */
+#include "util.h"   /* struct errbuf */
 
 /* Bounds of the (untrusted) sheet parser. */
 #define SPRITE_MAX_BYTES   (256 * 1024)  /* whole sheet file */
