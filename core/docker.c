@@ -53,7 +53,8 @@ struct docker {
 /* ------------------------------------------------------------------ */
 
 /* Parse "MAJOR.MINOR" (1..4 digits each, nothing else).  0 or -1. */
-static int version_parse(const char *s, int *maj, int *min)
+static int
+version_parse(const char *s, int *maj, int *min)
 {
 	int v[2] = {0, 0};
 	if (s == NULL)
@@ -81,7 +82,8 @@ static int version_parse(const char *s, int *maj, int *min)
 	return 0;
 }
 
-int docker_version_cmp(const char *a, const char *b)
+int
+docker_version_cmp(const char *a, const char *b)
 {
 	int am, an, bm, bn;
 	bool aok = version_parse(a, &am, &an) == 0;
@@ -101,7 +103,8 @@ int docker_version_cmp(const char *a, const char *b)
  * daemons do not advertise one).  -1 + e (ERRBUF_ENGINE) on garbage or an
  * empty intersection.
  */
-int docker_version_pick(const char *daemon_api, const char *daemon_min,
+int
+docker_version_pick(const char *daemon_api, const char *daemon_min,
     char out[16], struct errbuf *e)
 {
 	int am, an, mm = 0, mn = 0;
@@ -138,7 +141,8 @@ int docker_version_pick(const char *daemon_api, const char *daemon_min,
  * "HTTP <status>: <start of the body>" for a non-JSON body, else
  * "HTTP <status>".  Caller frees.
  */
-char *docker_error_message(long status, const char *body, size_t len)
+char *
+docker_error_message(long status, const char *body, size_t len)
 {
 	char clean[ERRMSG_MAX];
 	cJSON *j;
@@ -186,7 +190,8 @@ struct demux {
 
 /* Feed len bytes.  -1 + e (ERRBUF_INTERNAL) on a malformed header, naming
  * the byte offset of the frame header. */
-static int demux_feed(struct demux *m, const char *buf, size_t len,
+static int
+demux_feed(struct demux *m, const char *buf, size_t len,
     struct errbuf *e)
 {
 	while (len > 0) {
@@ -236,7 +241,8 @@ static int demux_feed(struct demux *m, const char *buf, size_t len,
 }
 
 /* End of stream: a partial header or payload is an error. */
-static int demux_finish(const struct demux *m, struct errbuf *e)
+static int
+demux_finish(const struct demux *m, struct errbuf *e)
 {
 	if (m->hdr_have > 0)
 		return errbuf_set(e, ERRBUF_INTERNAL,
@@ -251,7 +257,8 @@ static int demux_finish(const struct demux *m, struct errbuf *e)
 }
 
 /* Append to *buf (len *blen) keeping at most max bytes; NUL-terminated. */
-static void append_bounded(char **buf, size_t *blen, size_t max,
+static void
+append_bounded(char **buf, size_t *blen, size_t max,
     const char *p, size_t n, bool *truncated)
 {
 	size_t room = *blen < max ? max - *blen : 0;
@@ -272,7 +279,8 @@ struct exec_sink {
 	size_t max;
 };
 
-static void exec_emit(void *ctx, int stream, const char *p, size_t n)
+static void
+exec_emit(void *ctx, int stream, const char *p, size_t n)
 {
 	struct exec_sink *s = ctx;
 	if (stream == 1)
@@ -284,7 +292,8 @@ static void exec_emit(void *ctx, int stream, const char *p, size_t n)
 }
 
 /* Make sure out and err are allocated ("" when empty). */
-static void exec_result_fill(struct docker_exec_result *r)
+static void
+exec_result_fill(struct docker_exec_result *r)
 {
 	bool dummy = false;
 	append_bounded(&r->out, &r->out_len, 0, "", 0, &dummy);
@@ -297,7 +306,8 @@ static void exec_result_fill(struct docker_exec_result *r)
  * dropped).  On success r->out and r->err are non-NULL.  On error r keeps
  * what was appended so far (free with docker_exec_result_free).
  */
-int docker_demux(const char *buf, size_t len, size_t max,
+int
+docker_demux(const char *buf, size_t len, size_t max,
     struct docker_exec_result *r, struct errbuf *e)
 {
 	struct exec_sink s = { r, max };
@@ -309,7 +319,8 @@ int docker_demux(const char *buf, size_t len, size_t max,
 	return 0;
 }
 
-void docker_exec_result_free(struct docker_exec_result *r)
+void
+docker_exec_result_free(struct docker_exec_result *r)
 {
 	if (r == NULL)
 		return;
@@ -322,7 +333,8 @@ void docker_exec_result_free(struct docker_exec_result *r)
 /* transport                                                           */
 /* ------------------------------------------------------------------ */
 
-void docker_response_free(struct docker_response *r)
+void
+docker_response_free(struct docker_response *r)
 {
 	if (r == NULL)
 		return;
@@ -344,7 +356,8 @@ struct sink {
 	struct errbuf mux_err;
 };
 
-static size_t sink_write(char *p, size_t size, size_t nmemb, void *ud)
+static size_t
+sink_write(char *p, size_t size, size_t nmemb, void *ud)
 {
 	struct sink *s = ud;
 	size_t n = size * nmemb;
@@ -383,7 +396,8 @@ struct upload {
 	int err;
 };
 
-static size_t upload_read(char *p, size_t size, size_t nmemb, void *ud)
+static size_t
+upload_read(char *p, size_t size, size_t nmemb, void *ud)
 {
 	struct upload *u = ud;
 	ssize_t n;
@@ -415,7 +429,8 @@ struct req {
  * HTTP answer came; -1 + e on transport failure (ERRBUF_ENGINE), an
  * oversized body or a malformed stream (ERRBUF_INTERNAL).
  */
-static int perform(struct docker *d, const struct req *q, struct sink *s,
+static int
+perform(struct docker *d, const struct req *q, struct sink *s,
     long *status, struct errbuf *e)
 {
 	struct curl_slist *hdrs = NULL;
@@ -516,7 +531,8 @@ static int perform(struct docker *d, const struct req *q, struct sink *s,
 
 /* Parse a "unix:///path" host.  NULL + e (ERRBUF_INPUT); what names where
  * the value came from. */
-static char *host_socket_path(const char *host, const char *what,
+static char *
+host_socket_path(const char *host, const char *what,
     struct errbuf *e)
 {
 	const char *p;
@@ -537,7 +553,8 @@ static char *host_socket_path(const char *host, const char *what,
 	return xstrdup(p);
 }
 
-struct docker *docker_open(const char *host, struct errbuf *e)
+struct docker *
+docker_open(const char *host, struct errbuf *e)
 {
 	const char *what = "docker host";
 	struct docker *d;
@@ -565,7 +582,8 @@ struct docker *docker_open(const char *host, struct errbuf *e)
 	return d;
 }
 
-void docker_close(struct docker *d)
+void
+docker_close(struct docker *d)
 {
 	if (d == NULL)
 		return;
@@ -575,17 +593,20 @@ void docker_close(struct docker *d)
 	curl_global_cleanup();
 }
 
-const char *docker_api_version(const struct docker *d)
+const char *
+docker_api_version(const struct docker *d)
 {
 	return d->api;     /* "" until negotiated */
 }
 
-const char *docker_engine_version(const struct docker *d)
+const char *
+docker_engine_version(const struct docker *d)
 {
 	return d->engine;  /* "" until negotiated */
 }
 
-struct docker *docker_connect(const char *host, struct errbuf *e)
+struct docker *
+docker_connect(const char *host, struct errbuf *e)
 {
 	struct docker *d = docker_open(host, e);
 
@@ -596,7 +617,8 @@ struct docker *docker_connect(const char *host, struct errbuf *e)
 	return d;
 }
 
-int docker_negotiate(struct docker *d, struct errbuf *e)
+int
+docker_negotiate(struct docker *d, struct errbuf *e)
 {
 	struct sink s = {0};
 	struct req q = { .method = "GET", .path = "/version",
@@ -645,7 +667,8 @@ int docker_negotiate(struct docker *d, struct errbuf *e)
 }
 
 /* Versioned request with a given sink (negotiates first if needed). */
-static int request_sink(struct docker *d, const char *method,
+static int
+request_sink(struct docker *d, const char *method,
     const char *path, const char *ctype, const char *body, size_t body_len,
     struct upload *up, curl_off_t up_len, long timeout_ms, struct sink *s,
     long *status, struct errbuf *e)
@@ -665,7 +688,8 @@ static int request_sink(struct docker *d, const char *method,
 	return rc;
 }
 
-int docker_request(struct docker *d, const char *method, const char *path,
+int
+docker_request(struct docker *d, const char *method, const char *path,
     const char *body, size_t body_len, struct docker_response *out,
     struct errbuf *e)
 {
@@ -685,7 +709,8 @@ int docker_request(struct docker *d, const char *method, const char *path,
 }
 
 /* Fill e with the daemon's refusal of method path (ERRBUF_INTERNAL). */
-static int daemon_error(const char *method, const char *path,
+static int
+daemon_error(const char *method, const char *path,
     const struct docker_response *r, struct errbuf *e)
 {
 	char *m = docker_error_message(r->status, r->body, r->len);
@@ -699,7 +724,8 @@ static int daemon_error(const char *method, const char *path,
  * Request with an optional JSON body; success on 2xx or on extra_ok
  * (0: none).  0 with out filled (caller frees), or -1 + e with out freed.
  */
-static int call(struct docker *d, const char *method, const char *path,
+static int
+call(struct docker *d, const char *method, const char *path,
     const cJSON *body, long extra_ok, struct docker_response *out,
     struct errbuf *e)
 {
@@ -725,7 +751,8 @@ static int call(struct docker *d, const char *method, const char *path,
 }
 
 /* Same, discarding the answer. */
-static int call_simple(struct docker *d, const char *method,
+static int
+call_simple(struct docker *d, const char *method,
     const char *path, const cJSON *body, long extra_ok, struct errbuf *e)
 {
 	struct docker_response r;
@@ -737,7 +764,8 @@ static int call_simple(struct docker *d, const char *method,
 
 /* Parse a successful answer as JSON of the wanted type (cJSON_IsObject
  * or cJSON_IsArray).  NULL + e. */
-static cJSON *parse_answer(const char *method, const char *path,
+static cJSON *
+parse_answer(const char *method, const char *path,
     struct docker_response *r, cJSON_bool (*want)(const cJSON *),
     struct errbuf *e)
 {
@@ -754,7 +782,8 @@ static cJSON *parse_answer(const char *method, const char *path,
 }
 
 /* URL-escape s (caller frees). */
-static char *esc(struct docker *d, const char *s)
+static char *
+esc(struct docker *d, const char *s)
 {
 	char *c = curl_easy_escape(d->curl, s, 0);
 	char *r;
@@ -766,7 +795,8 @@ static char *esc(struct docker *d, const char *s)
 }
 
 /* Path "/<a>/<escaped id><b>" (caller frees). */
-static char *id_path(struct docker *d, const char *a, const char *id,
+static char *
+id_path(struct docker *d, const char *a, const char *id,
     const char *b)
 {
 	char *x = esc(d, id);
@@ -776,7 +806,8 @@ static char *id_path(struct docker *d, const char *a, const char *id,
 }
 
 /* The "Id" string of an object answer (caller frees).  NULL + e. */
-static char *answer_id(const char *method, const char *path,
+static char *
+answer_id(const char *method, const char *path,
     struct docker_response *r, struct errbuf *e)
 {
 	cJSON *j = parse_answer(method, path, r, cJSON_IsObject, e);
@@ -798,7 +829,8 @@ static char *answer_id(const char *method, const char *path,
 }
 
 /* cJSON string array from a NULL-terminated list (NULL list: empty). */
-static cJSON *str_array(const char *const *v)
+static cJSON *
+str_array(const char *const *v)
 {
 	cJSON *a = cJSON_CreateArray();
 	for (size_t i = 0; v != NULL && v[i] != NULL; i++)
@@ -811,7 +843,8 @@ static cJSON *str_array(const char *const *v)
 /* ------------------------------------------------------------------ */
 
 /* 1: the image exists, 0: it does not (404), -1 + e. */
-int docker_image_exists(struct docker *d, const char *ref, struct errbuf *e)
+int
+docker_image_exists(struct docker *d, const char *ref, struct errbuf *e)
 {
 	struct docker_response r;
 	char *path = id_path(d, "/images", ref, "/json");
@@ -837,7 +870,8 @@ int docker_image_exists(struct docker *d, const char *ref, struct errbuf *e)
  * "error" or "errorDetail" member.  0 if clean, -1 + e (the daemon's
  * message) otherwise, also when the stream cannot be parsed.
  */
-static int progress_check(const char *path, const char *buf, size_t len,
+static int
+progress_check(const char *path, const char *buf, size_t len,
     struct errbuf *e)
 {
 	size_t off = 0;
@@ -879,7 +913,8 @@ static int progress_check(const char *path, const char *buf, size_t len,
 	return 0;
 }
 
-int docker_image_import(struct docker *d, const char *tar_path,
+int
+docker_image_import(struct docker *d, const char *tar_path,
     const char *repo, const char *tag, struct errbuf *e)
 {
 	struct upload up = { .fd = -1 };
@@ -930,7 +965,8 @@ int docker_image_import(struct docker *d, const char *tar_path,
 /* networks                                                            */
 /* ------------------------------------------------------------------ */
 
-char *docker_network_create(struct docker *d,
+char *
+docker_network_create(struct docker *d,
     const struct docker_network_spec *spec, struct errbuf *e)
 {
 	struct docker_response r;
@@ -969,7 +1005,8 @@ char *docker_network_create(struct docker *d,
 	return answer_id("POST", "/networks/create", &r, e);
 }
 
-int docker_network_remove(struct docker *d, const char *id, struct errbuf *e)
+int
+docker_network_remove(struct docker *d, const char *id, struct errbuf *e)
 {
 	char *path = id_path(d, "/networks", id, "");
 	int rc = call_simple(d, "DELETE", path, NULL, 0, e);
@@ -977,7 +1014,8 @@ int docker_network_remove(struct docker *d, const char *id, struct errbuf *e)
 	return rc;
 }
 
-int docker_network_connect(struct docker *d, const char *net,
+int
+docker_network_connect(struct docker *d, const char *net,
     const char *container, const char *const *aliases, struct errbuf *e)
 {
 	char *path = id_path(d, "/networks", net, "/connect");
@@ -995,7 +1033,8 @@ int docker_network_connect(struct docker *d, const char *net,
 	return rc;
 }
 
-int docker_network_disconnect(struct docker *d, const char *net,
+int
+docker_network_disconnect(struct docker *d, const char *net,
     const char *container, bool force, struct errbuf *e)
 {
 	char *path = id_path(d, "/networks", net, "/disconnect");
@@ -1011,7 +1050,8 @@ int docker_network_disconnect(struct docker *d, const char *net,
 }
 
 /* GET prefix?...filters={"label":[label]}; an array (caller deletes). */
-static cJSON *list_by_label(struct docker *d, const char *prefix,
+static cJSON *
+list_by_label(struct docker *d, const char *prefix,
     const char *label, struct errbuf *e)
 {
 	struct docker_response r;
@@ -1035,13 +1075,15 @@ static cJSON *list_by_label(struct docker *d, const char *prefix,
 	return out;
 }
 
-cJSON *docker_containers_by_label(struct docker *d, const char *label,
+cJSON *
+docker_containers_by_label(struct docker *d, const char *label,
     struct errbuf *e)
 {
 	return list_by_label(d, "/containers/json?all=1&", label, e);
 }
 
-cJSON *docker_networks_by_label(struct docker *d, const char *label,
+cJSON *
+docker_networks_by_label(struct docker *d, const char *label,
     struct errbuf *e)
 {
 	return list_by_label(d, "/networks?", label, e);
@@ -1057,7 +1099,8 @@ cJSON *docker_networks_by_label(struct docker *d, const char *label,
  * NetworkMode is the network or "none"; the network's aliases go in
  * NetworkingConfig.EndpointsConfig.  Caller cJSON_Delete()s.
  */
-cJSON *docker_container_config(const struct docker_container_spec *spec)
+cJSON *
+docker_container_config(const struct docker_container_spec *spec)
 {
 	cJSON *c = cJSON_CreateObject();
 	cJSON *hc, *labels;
@@ -1187,7 +1230,8 @@ cJSON *docker_container_config(const struct docker_container_spec *spec)
 	return c;
 }
 
-char *docker_container_create(struct docker *d,
+char *
+docker_container_create(struct docker *d,
     const struct docker_container_spec *spec, struct errbuf *e)
 {
 	struct docker_response r;
@@ -1228,7 +1272,8 @@ char *docker_container_create(struct docker *d,
 }
 
 /* POST /containers/{id}<what>; extra_ok as in call(). */
-static int container_post(struct docker *d, const char *id,
+static int
+container_post(struct docker *d, const char *id,
     const char *what, long extra_ok, struct errbuf *e)
 {
 	char *path = id_path(d, "/containers", id, what);
@@ -1238,18 +1283,21 @@ static int container_post(struct docker *d, const char *id,
 }
 
 /* 304 "already started" counts as success. */
-int docker_container_start(struct docker *d, const char *id, struct errbuf *e)
+int
+docker_container_start(struct docker *d, const char *id, struct errbuf *e)
 {
 	return container_post(d, id, "/start", 304, e);
 }
 
 /* Pausing a paused container is a daemon error (409). */
-int docker_container_pause(struct docker *d, const char *id, struct errbuf *e)
+int
+docker_container_pause(struct docker *d, const char *id, struct errbuf *e)
 {
 	return container_post(d, id, "/pause", 0, e);
 }
 
-int docker_container_unpause(struct docker *d, const char *id,
+int
+docker_container_unpause(struct docker *d, const char *id,
     struct errbuf *e)
 {
 	return container_post(d, id, "/unpause", 0, e);
@@ -1260,7 +1308,8 @@ int docker_container_unpause(struct docker *d, const char *id,
  * success; killing a container that is not running is the daemon's 409
  * error (callers that only need "not running" should inspect).
  */
-int docker_container_kill(struct docker *d, const char *id, const char *sig,
+int
+docker_container_kill(struct docker *d, const char *id, const char *sig,
     struct errbuf *e)
 {
 	char *esig = esc(d, sig ? sig : "SIGKILL");
@@ -1272,7 +1321,8 @@ int docker_container_kill(struct docker *d, const char *id, const char *sig,
 }
 
 /* DELETE with v=1 (anonymous volumes go too); force kills a running one. */
-int docker_container_remove(struct docker *d, const char *id, bool force,
+int
+docker_container_remove(struct docker *d, const char *id, bool force,
     struct errbuf *e)
 {
 	char *path = id_path(d, "/containers", id,
@@ -1282,7 +1332,8 @@ int docker_container_remove(struct docker *d, const char *id, bool force,
 	return rc;
 }
 
-cJSON *docker_container_inspect(struct docker *d, const char *id,
+cJSON *
+docker_container_inspect(struct docker *d, const char *id,
     struct errbuf *e)
 {
 	struct docker_response r;
@@ -1294,24 +1345,28 @@ cJSON *docker_container_inspect(struct docker *d, const char *id,
 	return j;
 }
 
-static const cJSON *inspect_state(const cJSON *inspect, const char *key)
+static const cJSON *
+inspect_state(const cJSON *inspect, const char *key)
 {
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(inspect, "State");
 	return cJSON_GetObjectItemCaseSensitive(st, key);
 }
 
-bool docker_inspect_running(const cJSON *inspect)
+bool
+docker_inspect_running(const cJSON *inspect)
 {
 	return cJSON_IsTrue(inspect_state(inspect, "Running"));
 }
 
-bool docker_inspect_paused(const cJSON *inspect)
+bool
+docker_inspect_paused(const cJSON *inspect)
 {
 	return cJSON_IsTrue(inspect_state(inspect, "Paused"));
 }
 
 /* State.Pid when it is a number in 1..INT_MAX, else 0. */
-int docker_inspect_pid(const cJSON *inspect)
+int
+docker_inspect_pid(const cJSON *inspect)
 {
 	const cJSON *p = inspect_state(inspect, "Pid");
 	if (!cJSON_IsNumber(p) || !(p->valuedouble >= 1) ||
@@ -1320,7 +1375,8 @@ int docker_inspect_pid(const cJSON *inspect)
 	return (int)p->valuedouble;
 }
 
-size_t docker_inspect_network_count(const cJSON *inspect)
+size_t
+docker_inspect_network_count(const cJSON *inspect)
 {
 	const cJSON *ns = cJSON_GetObjectItemCaseSensitive(inspect,
 	    "NetworkSettings");
@@ -1332,7 +1388,8 @@ size_t docker_inspect_network_count(const cJSON *inspect)
 
 /* NetworkSettings.Networks[net].IPAddress when non-empty (caller frees),
  * else NULL. */
-char *docker_container_ip(const cJSON *inspect, const char *net)
+char *
+docker_container_ip(const cJSON *inspect, const char *net)
 {
 	const cJSON *ns = cJSON_GetObjectItemCaseSensitive(inspect,
 	    "NetworkSettings");
@@ -1345,7 +1402,8 @@ char *docker_container_ip(const cJSON *inspect, const char *net)
 	return xstrdup(ip->valuestring);
 }
 
-cJSON *docker_network_inspect(struct docker *d, const char *id,
+cJSON *
+docker_network_inspect(struct docker *d, const char *id,
     struct errbuf *e)
 {
 	struct docker_response r;
@@ -1363,7 +1421,8 @@ struct tail {
 	size_t len, cap, max;
 };
 
-static void tail_emit(void *ctx, int stream, const char *p, size_t n)
+static void
+tail_emit(void *ctx, int stream, const char *p, size_t n)
 {
 	struct tail *t = ctx;
 	(void)stream;
@@ -1395,7 +1454,8 @@ static void tail_emit(void *ctx, int stream, const char *p, size_t n)
  * (max is capped at DOCKER_BODY_MAX).  The text is untrusted: sanitize
  * before showing it.  Caller frees.  NULL + e.
  */
-char *docker_container_logs(struct docker *d, const char *id, size_t max,
+char *
+docker_container_logs(struct docker *d, const char *id, size_t max,
     struct errbuf *e)
 {
 	struct tail t = {0};
@@ -1442,7 +1502,8 @@ char *docker_container_logs(struct docker *d, const char *id, size_t max,
 /* exec                                                                */
 /* ------------------------------------------------------------------ */
 
-static void sleep_ms(long ms)
+static void
+sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
@@ -1454,7 +1515,8 @@ static void sleep_ms(long ms)
  * the daemon records the exit, so poll (up to ~2 s) while it still reports
  * Running or no ExitCode.  -1 + e.
  */
-static int exec_exit_code(struct docker *d, const char *eid, int *code,
+static int
+exec_exit_code(struct docker *d, const char *eid, int *code,
     struct errbuf *e)
 {
 	char *path = id_path(d, "/exec", eid, "/json");
@@ -1497,7 +1559,8 @@ static int exec_exit_code(struct docker *d, const char *eid, int *code,
  * it with docker_exec_result_free (out/err are never NULL).  -1 + e, with
  * r freed.
  */
-int docker_exec(struct docker *d, const char *id, const char *const *argv,
+int
+docker_exec(struct docker *d, const char *id, const char *const *argv,
     const char *user, size_t max, struct docker_exec_result *r,
     struct errbuf *e)
 {
@@ -1561,7 +1624,8 @@ int docker_exec(struct docker *d, const char *id, const char *const *argv,
 	return 0;
 }
 
-uint64_t docker_set_deadline(struct docker *d, uint64_t mono_ns)
+uint64_t
+docker_set_deadline(struct docker *d, uint64_t mono_ns)
 {
 	uint64_t old = d->deadline_ns;
 

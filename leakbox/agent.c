@@ -22,7 +22,8 @@
 
 /* Bounded, sanitised copy of raw tool output (valid UTF-8, no controls but
  * \n and \t).  Caller frees. */
-static char *clean(const char *raw, size_t len, bool truncated)
+static char *
+clean(const char *raw, size_t len, bool truncated)
 {
 	size_t cap = len + 64;
 	char *out = xmalloc(cap);
@@ -37,7 +38,8 @@ static char *clean(const char *raw, size_t len, bool truncated)
 /* Each tool sets *ran = false when it could not run at all (its text then
  * starts with "error: "); a command that failed or an HTTP error status
  * still ran. */
-static char *tool_shell(const char *cmd, bool *ran)
+static char *
+tool_shell(const char *cmd, bool *ran)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0) {
@@ -131,7 +133,8 @@ struct bounded {
 	bool truncated;
 };
 
-static size_t bounded_write(char *p, size_t sz, size_t n, void *ud)
+static size_t
+bounded_write(char *p, size_t sz, size_t n, void *ud)
 {
 	struct bounded *b = ud;
 	size_t k = sz * n;
@@ -145,7 +148,8 @@ static size_t bounded_write(char *p, size_t sz, size_t n, void *ud)
 	return b->truncated ? 0 : k;   /* stop reading once full */
 }
 
-static char *tool_http(const cJSON *args, bool *ran)
+static char *
+tool_http(const cJSON *args, bool *ran)
 {
 	*ran = false;   /* until curl got an answer */
 	const cJSON *url = cJSON_GetObjectItemCaseSensitive(args, "url");
@@ -212,7 +216,8 @@ static char *tool_http(const cJSON *args, bool *ran)
 
 /* ---- read_file ----------------------------------------------------- */
 
-static char *tool_read(const char *path, bool *ran)
+static char *
+tool_read(const char *path, bool *ran)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
@@ -240,7 +245,8 @@ static char *tool_read(const char *path, bool *ran)
 	return clean(buf, len, truncated);
 }
 
-char *agent_tool(const char *name, const char *arguments, bool *ran)
+char *
+agent_tool(const char *name, const char *arguments, bool *ran)
 {
 	cJSON *args = cJSON_Parse(arguments ? arguments : "");
 	bool ok = true;
@@ -270,7 +276,8 @@ char *agent_tool(const char *name, const char *arguments, bool *ran)
 	return res;
 }
 
-char *agent_run_tool(const char *name, const char *arguments)
+char *
+agent_run_tool(const char *name, const char *arguments)
 {
 	return agent_tool(name, arguments, NULL);
 }
@@ -278,7 +285,8 @@ char *agent_run_tool(const char *name, const char *arguments)
 /* ---- the loop ------------------------------------------------------ */
 
 /* One log line: "step N: <what>" with untrusted text made inert. */
-static void logline(int step, const char *what, const char *text)
+static void
+logline(int step, const char *what, const char *text)
 {
 	char t[240];
 	util_sanitize(t, sizeof(t), text ? text : "", text ? strlen(text) : 0, false);
@@ -286,7 +294,8 @@ static void logline(int step, const char *what, const char *text)
 	fflush(stdout);
 }
 
-static cJSON *tool_def(const char *name, const char *desc, cJSON *props,
+static cJSON *
+tool_def(const char *name, const char *desc, cJSON *props,
     const char *const *required)
 {
 	cJSON *t = cJSON_CreateObject();
@@ -303,7 +312,8 @@ static cJSON *tool_def(const char *name, const char *desc, cJSON *props,
 	return t;
 }
 
-static cJSON *prop(cJSON *props, const char *name, const char *type,
+static cJSON *
+prop(cJSON *props, const char *name, const char *type,
     const char *desc)
 {
 	cJSON *o = cJSON_AddObjectToObject(props, name);
@@ -312,7 +322,8 @@ static cJSON *prop(cJSON *props, const char *name, const char *type,
 	return o;
 }
 
-static cJSON *tools_json(void)
+static cJSON *
+tools_json(void)
 {
 	cJSON *tools = cJSON_CreateArray();
 	cJSON *p = cJSON_CreateObject();
@@ -344,7 +355,8 @@ struct membuf {
 	size_t len;
 };
 
-static size_t membuf_write(char *p, size_t sz, size_t n, void *ud)
+static size_t
+membuf_write(char *p, size_t sz, size_t n, void *ud)
 {
 	struct membuf *m = ud;
 	size_t k = sz * n;
@@ -358,7 +370,8 @@ static size_t membuf_write(char *p, size_t sz, size_t n, void *ud)
 }
 
 /* POST body to url with the key; status or 0 on transport failure. */
-static long post(const char *url, const char *key, const char *body,
+static long
+post(const char *url, const char *key, const char *body,
     struct membuf *out, char *err, size_t errlen)
 {
 	CURL *c = curl_easy_init();
@@ -388,14 +401,16 @@ static long post(const char *url, const char *key, const char *body,
 	return status;
 }
 
-static const char *env_or(const char *k, const char *dflt)
+static const char *
+env_or(const char *k, const char *dflt)
 {
 	const char *v = getenv(k);
 	return v && *v ? v : dflt;
 }
 
 /* The "error.message" of an OpenAI-style error body (or the raw text). */
-static void error_message(const char *body, char *out, size_t outlen)
+static void
+error_message(const char *body, char *out, size_t outlen)
 {
 	cJSON *j = cJSON_Parse(body ? body : "");
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(
@@ -407,7 +422,8 @@ static void error_message(const char *body, char *out, size_t outlen)
 
 static volatile sig_atomic_t agent_stop;
 
-static void on_term(int sig)
+static void
+on_term(int sig)
 {
 	(void)sig;
 	agent_stop = 1;
@@ -419,7 +435,8 @@ static void on_term(int sig)
  * exec'd probes, a script's background jobs): SIGCHLD ignored makes the
  * kernel reap them at once, and zombies already there are reaped first,
  * so dead processes never hold the container's pids limit. */
-static int idle(void)
+static int
+idle(void)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -437,7 +454,8 @@ static int idle(void)
 	return 0;
 }
 
-int agent_main(void)
+int
+agent_main(void)
 {
 	if (strcmp(env_or("AGENT_IDLE", "0"), "1") == 0)
 		return idle();

@@ -19,18 +19,21 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static uint16_t rd16(const uint8_t *p)
+static uint16_t
+rd16(const uint8_t *p)
 {
 	return (uint16_t)((p[0] << 8) | p[1]);
 }
 
-static void wr16(uint8_t *p, uint16_t v)
+static void
+wr16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)(v >> 8);
 	p[1] = (uint8_t)v;
 }
 
-void dns_type_name(uint16_t t, char out[16])
+void
+dns_type_name(uint16_t t, char out[16])
 {
 	static const struct { uint16_t t; const char *n; } names[] = {
 		{ 1, "A" }, { 2, "NS" }, { 5, "CNAME" }, { 6, "SOA" },
@@ -47,7 +50,8 @@ void dns_type_name(uint16_t t, char out[16])
 
 /* Parse the uncompressed name at pkt[*off]; dotted text into q->name.
  * Returns DNS_OK or DNS_FORMERR. */
-static int parse_name(const uint8_t *pkt, size_t len, size_t *off,
+static int
+parse_name(const uint8_t *pkt, size_t len, size_t *off,
     struct dns_query *q)
 {
 	size_t o = *off, wire = 0, out = 0;
@@ -86,7 +90,8 @@ static int parse_name(const uint8_t *pkt, size_t len, size_t *off,
 	return DNS_OK;
 }
 
-int dns_parse_query(const uint8_t *pkt, size_t len, struct dns_query *q)
+int
+dns_parse_query(const uint8_t *pkt, size_t len, struct dns_query *q)
 {
 	memset(q, 0, sizeof(*q));
 	if (!pkt || len < DNS_HEADER_LEN)
@@ -127,7 +132,8 @@ int dns_parse_query(const uint8_t *pkt, size_t len, struct dns_query *q)
 	return DNS_OK;
 }
 
-size_t dns_build_reply(const uint8_t *pkt, size_t len,
+size_t
+dns_build_reply(const uint8_t *pkt, size_t len,
     const struct dns_query *q, int rc, const uint8_t *sink_ip,
     uint8_t *out, size_t outmax, char answer[16])
 {
@@ -176,13 +182,15 @@ size_t dns_build_reply(const uint8_t *pkt, size_t len,
 	return need;
 }
 
-static const char *env_or(const char *k, const char *dflt)
+static const char *
+env_or(const char *k, const char *dflt)
 {
 	const char *v = getenv(k);
 	return v && *v ? v : dflt;
 }
 
-int dns_main(void)
+int
+dns_main(void)
 {
 	const char *mode = env_or("DNS_MODE", "sinkhole");
 	const char *listen_on = env_or("DNS_LISTEN", "0.0.0.0:53");

@@ -57,7 +57,8 @@ struct dproxy {
 /* Length of the well-formed UTF-8 sequence at s (at most n bytes; no
  * overlong forms, surrogates or code points above U+10FFFF), 0 if
  * malformed.  *cp gets the code point. */
-static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
+static size_t
+utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
 {
 	if (n == 0)
 		return 0;
@@ -90,7 +91,8 @@ static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
 }
 
 /* Is s valid UTF-8 (and, when no_ctl, free of C0 controls and DEL)? */
-static bool text_ok(const char *s, bool no_ctl)
+static bool
+text_ok(const char *s, bool no_ctl)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s);
@@ -111,7 +113,8 @@ static bool text_ok(const char *s, bool no_ctl)
  * \uXXXX (\UXXXXXXXX above the BMP), invalid bytes as \xHH.  At most
  * outlen-1 bytes; "..." ends a cut rendering.
  */
-static void esc_name(const char *s, char *out, size_t outlen)
+static void
+esc_name(const char *s, char *out, size_t outlen)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = strlen(s), o = 0;
@@ -151,7 +154,8 @@ static void esc_name(const char *s, char *out, size_t outlen)
  * canonical name the only non-ASCII members of a letter's fold orbit are
  * U+017F (s) and U+212A (k).  Only used to explain a refusal.
  */
-static bool folds_to(const char *name, const char *canonical)
+static bool
+folds_to(const char *name, const char *canonical)
 {
 	const unsigned char *p = (const unsigned char *)name;
 	size_t n = strlen(name);
@@ -178,7 +182,8 @@ static bool folds_to(const char *name, const char *canonical)
 }
 
 /* Is v a JSON number holding an integer in [lo, hi]?  *out gets it. */
-static bool int_in(const cJSON *v, long long lo, long long hi,
+static bool
+int_in(const cJSON *v, long long lo, long long hi,
     long long *out)
 {
 	if (!cJSON_IsNumber(v))
@@ -195,7 +200,8 @@ static bool int_in(const cJSON *v, long long lo, long long hi,
 }
 
 /* Parse a decimal integer of 1..10 digits (no sign) into *out. */
-static bool dec_parse(const char *s, size_t n, long long *out)
+static bool
+dec_parse(const char *s, size_t n, long long *out)
 {
 	if (n == 0 || n > 10)
 		return false;
@@ -209,7 +215,8 @@ static bool dec_parse(const char *s, size_t n, long long *out)
 	return true;
 }
 
-static bool is_hex64(const char *s)
+static bool
+is_hex64(const char *s)
 {
 	return s && strlen(s) == 64 && strspn(s, "0123456789abcdef") == 64;
 }
@@ -222,7 +229,8 @@ static const struct { const char *name; int num; } dp_signals[] = {
 };
 
 /* The canonical name of signal s ("SIGKILL", "KILL" or "9"), or NULL. */
-static const char *signal_canon(const char *s)
+static const char *
+signal_canon(const char *s)
 {
 	long long num = -1;
 	if (!dec_parse(s, strlen(s), &num))
@@ -237,7 +245,8 @@ static const char *signal_canon(const char *s)
 
 /* ---- routing (pure) ------------------------------------------------- */
 
-static bool ref_ok(const char *s, size_t n)
+static bool
+ref_ok(const char *s, size_t n)
 {
 	if (n == 0 || n > DOCKERPROXY_ID_MAX || s[0] == '.' || s[0] == '-')
 		return false;
@@ -250,7 +259,8 @@ static bool ref_ok(const char *s, size_t n)
 	return true;
 }
 
-enum dockerproxy_route dockerproxy_route(const char *method, const char *path,
+enum dockerproxy_route
+dockerproxy_route(const char *method, const char *path,
     char ref[DOCKERPROXY_ID_MAX + 1], size_t *api_prefix)
 {
 	ref[0] = '\0';
@@ -332,7 +342,8 @@ static const struct qparam q_delete[] = {
 	{ "force", Q_BOOL, 0, 0 }, { "v", Q_BOOL, 0, 0 },
 	{ NULL, Q_BOOL, 0, 0 } };
 
-static const struct qparam *route_params(enum dockerproxy_route r)
+static const struct qparam *
+route_params(enum dockerproxy_route r)
 {
 	switch (r) {
 	case DP_LIST: return q_list;
@@ -344,7 +355,8 @@ static const struct qparam *route_params(enum dockerproxy_route r)
 	}
 }
 
-static int hexv(char c)
+static int
+hexv(char c)
 {
 	if (c >= '0' && c <= '9') return c - '0';
 	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -354,7 +366,8 @@ static int hexv(char c)
 
 /* Percent-decode s[0..n) ('+' is a space) into out (outlen bytes incl.
  * NUL).  false on a bad escape, a decoded control byte or overflow. */
-static bool pct_decode(const char *s, size_t n, char *out, size_t outlen)
+static bool
+pct_decode(const char *s, size_t n, char *out, size_t outlen)
 {
 	size_t o = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -375,7 +388,8 @@ static bool pct_decode(const char *s, size_t n, char *out, size_t outlen)
 	return true;
 }
 
-bool dockerproxy_owner_ok(const char *s)
+bool
+dockerproxy_owner_ok(const char *s)
 {
 	size_t n = strlen(s), a, b;
 	if (n < 40 || n > 95 || s[36] != ':' ||
@@ -388,7 +402,8 @@ bool dockerproxy_owner_ok(const char *s)
 	return b > 0 && b <= 20 && 38 + a + b == n;
 }
 
-bool dockerproxy_lease_ok(const char *s)
+bool
+dockerproxy_lease_ok(const char *s)
 {
 	size_t n = strlen(s);
 	if (n == 0 || n > 1024 || s[0] != '/' || strstr(s, "/../"))
@@ -399,7 +414,8 @@ bool dockerproxy_lease_ok(const char *s)
 	return true;
 }
 
-bool dockerproxy_name_ok(const char *s)
+bool
+dockerproxy_name_ok(const char *s)
 {
 	size_t n = strlen(s);
 	if (n == 0 || n > DOCKERPROXY_NAME_MAX || !ref_ok(s, n) || s[0] == '_')
@@ -410,7 +426,8 @@ bool dockerproxy_name_ok(const char *s)
 /* Besides the engine's name grammar: no "-a-" in the run id and no "-a"
  * at its end, so that in "ares-<run id>-a-<name>" the first "-a-" after
  * "ares-" ends the run id: the namespaces of two runs never overlap. */
-bool dockerproxy_run_id_ok(const char *run_id)
+bool
+dockerproxy_run_id_ok(const char *run_id)
 {
 	size_t n = strlen(run_id);
 	return n > 0 && n <= DOCKERPROXY_RUN_ID_MAX && ref_ok(run_id, n) &&
@@ -418,7 +435,8 @@ bool dockerproxy_run_id_ok(const char *run_id)
 	    !(n >= 2 && strcmp(run_id + n - 2, "-a") == 0);
 }
 
-bool dockerproxy_engine_name(const char *run_id, const char *name,
+bool
+dockerproxy_engine_name(const char *run_id, const char *name,
     char out[DOCKERPROXY_ENGINE_NAME_MAX + 1])
 {
 	out[0] = '\0';
@@ -429,7 +447,8 @@ bool dockerproxy_engine_name(const char *run_id, const char *name,
 	return true;
 }
 
-const char *dockerproxy_agent_name(const char *run_id,
+const char *
+dockerproxy_agent_name(const char *run_id,
     const char *engine_name)
 {
 	const char *s = engine_name;
@@ -452,7 +471,8 @@ const char *dockerproxy_agent_name(const char *run_id,
 /* Validate one parameter value; the canonical value into out (a create
  * name as its engine-side name in run_id's namespace), or false with
  * *why. */
-static bool qvalue(const struct qparam *q, const char *v, const char *run_id,
+static bool
+qvalue(const struct qparam *q, const char *v, const char *run_id,
     char out[QVAL_MAX], const char **why)
 {
 	long long i;
@@ -498,7 +518,8 @@ static bool qvalue(const struct qparam *q, const char *v, const char *run_id,
 	return false;
 }
 
-char *dockerproxy_compose_query(enum dockerproxy_route r, const char *query,
+char *
+dockerproxy_compose_query(enum dockerproxy_route r, const char *query,
     const char *run_id, struct errbuf *e)
 {
 	const struct qparam *ps = route_params(r);
@@ -564,7 +585,8 @@ char *dockerproxy_compose_query(enum dockerproxy_route r, const char *query,
 /* ---- the create body (pure) ----------------------------------------- */
 
 /* Refuse through e (ERRBUF_INPUT); returns NULL for the caller's return. */
-static void *refuse_member(struct errbuf *e, const char *where,
+static void *
+refuse_member(struct errbuf *e, const char *where,
     const char *name, const char *problem)
 {
 	char en[80];
@@ -575,7 +597,8 @@ static void *refuse_member(struct errbuf *e, const char *where,
 
 /* The string array v (<= DOCKERPROXY_ARGV_MAX items of valid UTF-8, each
  * <= DOCKERPROXY_ARG_MAX bytes) copied, or NULL + e. */
-static cJSON *take_argv(const cJSON *v, const char *name, bool env,
+static cJSON *
+take_argv(const cJSON *v, const char *name, bool env,
     struct errbuf *e)
 {
 	if (!cJSON_IsArray(v))
@@ -616,7 +639,8 @@ static cJSON *take_argv(const cJSON *v, const char *name, bool env,
 }
 
 /* The agent's Labels object, checked; NULL + e. */
-static cJSON *take_labels(const cJSON *v, struct errbuf *e)
+static cJSON *
+take_labels(const cJSON *v, struct errbuf *e)
 {
 	if (!cJSON_IsObject(v))
 		return refuse_member(e, "member ", "Labels", "wrong type (want an "
@@ -648,7 +672,8 @@ static cJSON *take_labels(const cJSON *v, struct errbuf *e)
 
 /* User: a non-root numeric "uid[:gid]"; canonical "uid:gid" (gid = uid
  * when absent: a numeric uid without a passwd entry would get gid 0). */
-static cJSON *take_user(const cJSON *v, struct errbuf *e)
+static cJSON *
+take_user(const cJSON *v, struct errbuf *e)
 {
 	if (!cJSON_IsString(v))
 		return refuse_member(e, "member ", "User", "wrong type (want a "
@@ -672,7 +697,8 @@ static cJSON *take_user(const cJSON *v, struct errbuf *e)
 }
 
 /* Hostname: one DNS label. */
-static cJSON *take_hostname(const cJSON *v, struct errbuf *e)
+static cJSON *
+take_hostname(const cJSON *v, struct errbuf *e)
 {
 	if (!cJSON_IsString(v))
 		return refuse_member(e, "member ", "Hostname", "wrong type (want a "
@@ -690,7 +716,8 @@ static cJSON *take_hostname(const cJSON *v, struct errbuf *e)
 }
 
 /* WorkingDir: an absolute path of printable UTF-8, <= 1024 bytes. */
-static cJSON *take_workdir(const cJSON *v, struct errbuf *e)
+static cJSON *
+take_workdir(const cJSON *v, struct errbuf *e)
 {
 	if (!cJSON_IsString(v))
 		return refuse_member(e, "member ", "WorkingDir", "wrong type (want "
@@ -709,7 +736,8 @@ struct hc_limits {
 
 /* The agent's HostConfig: only Memory, NanoCpus, PidsLimit within the
  * caps; everything else refused.  0 or -1 + e. */
-static int take_hostconfig(const cJSON *v, struct hc_limits *lim,
+static int
+take_hostconfig(const cJSON *v, struct hc_limits *lim,
     struct errbuf *e)
 {
 	static const struct {
@@ -758,7 +786,8 @@ static int take_hostconfig(const cJSON *v, struct hc_limits *lim,
 	return 0;
 }
 
-cJSON *dockerproxy_hostconfig(long long memory, long long nanocpus,
+cJSON *
+dockerproxy_hostconfig(long long memory, long long nanocpus,
     long long pids)
 {
 	cJSON *hc = cJSON_CreateObject();
@@ -795,7 +824,8 @@ cJSON *dockerproxy_hostconfig(long long memory, long long nanocpus,
 /* After a successful parse: does a string of the JSON text hold a \u0000
  * escape?  (cJSON would end the C string there, so a member name could
  * look canonical to us and not to the engine.) */
-static bool has_nul_escape(const char *s, size_t n)
+static bool
+has_nul_escape(const char *s, size_t n)
 {
 	bool in = false;
 	for (size_t i = 0; i < n; i++) {
@@ -815,7 +845,8 @@ static bool has_nul_escape(const char *s, size_t n)
 	return false;
 }
 
-cJSON *dockerproxy_parse_body(const char *body, size_t len, struct errbuf *e)
+cJSON *
+dockerproxy_parse_body(const char *body, size_t len, struct errbuf *e)
 {
 	if (len > DOCKERPROXY_BODY_MAX) {
 		errbuf_set(e, ERRBUF_INPUT, "body of %zu bytes (max %d)", len,
@@ -877,7 +908,8 @@ static const char *const cmember_names[CM_COUNT] = {
 	"StdinOnce", "StopSignal", "Hostname", "HostConfig",
 };
 
-cJSON *dockerproxy_compose_create(const char *body, size_t len,
+cJSON *
+dockerproxy_compose_create(const char *body, size_t len,
     const char *run_id, const char *lab_image, const char *owner,
     const char *lease, cJSON **asked, struct errbuf *e)
 {
@@ -1010,7 +1042,8 @@ done:
 
 /* What s costs in the serialised record: its JSON-escaped length plus the
  * quotes and a separator. */
-static size_t rec_cost(const char *s)
+static size_t
+rec_cost(const char *s)
 {
 	size_t n = 4;
 	for (; *s; s++)
@@ -1018,14 +1051,16 @@ static size_t rec_cost(const char *s)
 	return n;
 }
 
-static void rec_charge(size_t *left, size_t cost)
+static void
+rec_charge(size_t *left, size_t cost)
 {
 	*left = cost < *left ? *left - cost : 0;
 }
 
 /* A bounded copy of v, charging what it adds to *left (see
  * dockerproxy_record). */
-static cJSON *record_rec(const cJSON *v, int depth, size_t *left)
+static cJSON *
+record_rec(const cJSON *v, int depth, size_t *left)
 {
 	if (cJSON_IsString(v)) {
 		size_t n = strlen(v->valuestring);
@@ -1074,7 +1109,8 @@ static cJSON *record_rec(const cJSON *v, int depth, size_t *left)
 	return out;
 }
 
-cJSON *dockerproxy_record(const cJSON *v, size_t budget)
+cJSON *
+dockerproxy_record(const cJSON *v, size_t budget)
 {
 	size_t left = budget;
 	return record_rec(v, 0, &left);
@@ -1082,21 +1118,24 @@ cJSON *dockerproxy_record(const cJSON *v, size_t budget)
 
 /* ---- answers (pure) ------------------------------------------------- */
 
-static void copy_str(cJSON *dst, const cJSON *src, const char *k)
+static void
+copy_str(cJSON *dst, const cJSON *src, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, k);
 	if (cJSON_IsString(v))
 		cJSON_AddStringToObject(dst, k, v->valuestring);
 }
 
-static void copy_num(cJSON *dst, const cJSON *src, const char *k)
+static void
+copy_num(cJSON *dst, const cJSON *src, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, k);
 	if (cJSON_IsNumber(v))
 		cJSON_AddNumberToObject(dst, k, v->valuedouble);
 }
 
-static void copy_bool(cJSON *dst, const cJSON *src, const char *k)
+static void
+copy_bool(cJSON *dst, const cJSON *src, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, k);
 	if (cJSON_IsBool(v))
@@ -1104,7 +1143,8 @@ static void copy_bool(cJSON *dst, const cJSON *src, const char *k)
 }
 
 /* dst[k] = the string items of the array src[k] (null when absent). */
-static void copy_strv(cJSON *dst, const cJSON *src, const char *k)
+static void
+copy_strv(cJSON *dst, const cJSON *src, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, k);
 	if (!cJSON_IsArray(v)) {
@@ -1119,7 +1159,8 @@ static void copy_strv(cJSON *dst, const cJSON *src, const char *k)
 }
 
 /* dst[k] = the string members of the object src[k]. */
-static void copy_strmap(cJSON *dst, const cJSON *src, const char *k)
+static void
+copy_strmap(cJSON *dst, const cJSON *src, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, k);
 	cJSON *o = cJSON_AddObjectToObject(dst, k);
@@ -1131,7 +1172,8 @@ static void copy_strmap(cJSON *dst, const cJSON *src, const char *k)
 }
 
 /* Labels[key] of a list entry (Labels) or inspect answer (Config.Labels). */
-static const char *label_of(const cJSON *c, const char *key)
+static const char *
+label_of(const cJSON *c, const char *key)
 {
 	const cJSON *l = cJSON_GetObjectItemCaseSensitive(c, "Labels");
 	if (!l)
@@ -1141,13 +1183,15 @@ static const char *label_of(const cJSON *c, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static bool agent_made(const cJSON *c, const char *run_id)
+static bool
+agent_made(const cJSON *c, const char *run_id)
 {
 	const char *r = label_of(c, "ares.run"), *o = label_of(c, "ares.origin");
 	return r && o && strcmp(r, run_id) == 0 && strcmp(o, "agent") == 0;
 }
 
-const char *dockerproxy_owned(const cJSON *inspect, const char *run_id,
+const char *
+dockerproxy_owned(const cJSON *inspect, const char *run_id,
     const char **why)
 {
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(inspect, "Id");
@@ -1164,7 +1208,8 @@ const char *dockerproxy_owned(const cJSON *inspect, const char *run_id,
 
 /* The agent's name of an engine-side name ("/<name>") into out, or false
  * when the name is not in run_id's namespace. */
-static bool shown_name(const char *run_id, const cJSON *engine_name,
+static bool
+shown_name(const char *run_id, const cJSON *engine_name,
     char out[DOCKERPROXY_NAME_MAX + 2])
 {
 	const char *n = cJSON_IsString(engine_name) ?
@@ -1175,7 +1220,8 @@ static bool shown_name(const char *run_id, const cJSON *engine_name,
 	return true;
 }
 
-cJSON *dockerproxy_answer_inspect(const cJSON *in, const char *run_id)
+cJSON *
+dockerproxy_answer_inspect(const cJSON *in, const char *run_id)
 {
 	cJSON *o = cJSON_CreateObject();
 	char name[DOCKERPROXY_NAME_MAX + 2];
@@ -1214,7 +1260,8 @@ cJSON *dockerproxy_answer_inspect(const cJSON *in, const char *run_id)
 	return o;
 }
 
-cJSON *dockerproxy_answer_list(const cJSON *list, const char *run_id)
+cJSON *
+dockerproxy_answer_list(const cJSON *list, const char *run_id)
 {
 	if (!cJSON_IsArray(list))
 		return NULL;
@@ -1245,7 +1292,8 @@ cJSON *dockerproxy_answer_list(const cJSON *list, const char *run_id)
 	return out;
 }
 
-const char *dockerproxy_prefix_match(const cJSON *ours, const char *ref)
+const char *
+dockerproxy_prefix_match(const cJSON *ours, const char *ref)
 {
 	size_t n = strlen(ref);
 	const char *found = NULL;
@@ -1266,14 +1314,16 @@ const char *dockerproxy_prefix_match(const cJSON *ours, const char *ref)
 }
 
 /* {"message": msg} */
-static cJSON *message_obj(const char *msg)
+static cJSON *
+message_obj(const char *msg)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "message", msg);
 	return o;
 }
 
-cJSON *dockerproxy_answer_missing(const char *ref)
+cJSON *
+dockerproxy_answer_missing(const char *ref)
 {
 	char r[DOCKERPROXY_ID_MAX + 1];
 	util_sanitize(r, sizeof(r), ref ? ref : "", ref ? strlen(ref) : 0,
@@ -1284,7 +1334,8 @@ cJSON *dockerproxy_answer_missing(const char *ref)
 	return o;
 }
 
-cJSON *dockerproxy_answer_error(enum dockerproxy_route r, long engine_status,
+cJSON *
+dockerproxy_answer_error(enum dockerproxy_route r, long engine_status,
     const char *ref, int *status)
 {
 	char rs[DOCKERPROXY_ID_MAX + 1];
@@ -1331,7 +1382,8 @@ cJSON *dockerproxy_answer_error(enum dockerproxy_route r, long engine_status,
 	return o;
 }
 
-cJSON *dockerproxy_answer_images(const cJSON *images, const char *lab_image)
+cJSON *
+dockerproxy_answer_images(const cJSON *images, const char *lab_image)
 {
 	if (!cJSON_IsArray(images))
 		return NULL;
@@ -1357,7 +1409,8 @@ cJSON *dockerproxy_answer_images(const cJSON *images, const char *lab_image)
 	return out;
 }
 
-cJSON *dockerproxy_answer_version(const cJSON *version, const char *api)
+cJSON *
+dockerproxy_answer_version(const cJSON *version, const char *api)
 {
 	cJSON *o = cJSON_CreateObject();
 	copy_str(o, version, "Version");
@@ -1368,7 +1421,8 @@ cJSON *dockerproxy_answer_version(const cJSON *version, const char *api)
 	return o;
 }
 
-cJSON *dockerproxy_answer_info(const cJSON *info, const cJSON *ours)
+cJSON *
+dockerproxy_answer_info(const cJSON *info, const cJSON *ours)
 {
 	cJSON *o = cJSON_CreateObject();
 	copy_str(o, info, "ServerVersion");
@@ -1395,7 +1449,8 @@ cJSON *dockerproxy_answer_info(const cJSON *info, const cJSON *ours)
 }
 
 /* "MAJOR.MINOR" (1..4 digits each) into *ma, *mi. */
-static bool api_parse(const char *s, long long *ma, long long *mi)
+static bool
+api_parse(const char *s, long long *ma, long long *mi)
 {
 	const char *dot = s ? strchr(s, '.') : NULL;
 	return dot && (size_t)(dot - s) <= 4 && strlen(dot + 1) <= 4 &&
@@ -1403,7 +1458,8 @@ static bool api_parse(const char *s, long long *ma, long long *mi)
 	    dec_parse(dot + 1, strlen(dot + 1), mi);
 }
 
-int dockerproxy_pick_api(const char *api, const char *min, char out[16],
+int
+dockerproxy_pick_api(const char *api, const char *min, char out[16],
     struct errbuf *e)
 {
 	long long am, an, mm = 1, mn = 12, wm, wn;
@@ -1436,7 +1492,8 @@ struct answer {
 	bool over;
 };
 
-static size_t answer_write(char *p, size_t sz, size_t n, void *ud)
+static size_t
+answer_write(char *p, size_t sz, size_t n, void *ud)
 {
 	struct answer *a = ud;
 	size_t k = sz * n;
@@ -1457,7 +1514,8 @@ static size_t answer_write(char *p, size_t sz, size_t n, void *ud)
  * body.  Returns the HTTP status, 0 on transport failure or an answer over
  * DOCKERPROXY_ANSWER_MAX; the answer in *a (caller frees a->buf).
  */
-static long engine(const struct dproxy *d, const char *method,
+static long
+engine(const struct dproxy *d, const char *method,
     const char *path, const char *body, struct answer *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -1502,14 +1560,16 @@ static long engine(const struct dproxy *d, const char *method,
 }
 
 /* The engine answer as JSON, or NULL. */
-static cJSON *answer_json(const struct answer *a)
+static cJSON *
+answer_json(const struct answer *a)
 {
 	return a->buf ? cJSON_ParseWithLength(a->buf, a->len) : NULL;
 }
 
 /* The list filter for this run's agent-made containers, URL-encoded
  * (caller frees). */
-static char *agent_filter(const struct dproxy *d)
+static char *
+agent_filter(const struct dproxy *d)
 {
 	cJSON *f = cJSON_CreateObject();
 	cJSON *l = cJSON_AddArrayToObject(f, "label");
@@ -1528,7 +1588,8 @@ static char *agent_filter(const struct dproxy *d)
 
 /* This run's agent-made containers, reduced (dockerproxy_answer_list), or
  * NULL when the engine did not answer with a list. */
-static cJSON *agent_list(const struct dproxy *d, const char *query_extra)
+static cJSON *
+agent_list(const struct dproxy *d, const char *query_extra)
 {
 	char *f = agent_filter(d);
 	char *p = xasprintf("/containers/json?%sfilters=%s", query_extra, f);
@@ -1553,7 +1614,8 @@ struct call {
 	cJSON *ev;
 };
 
-static void answer_message(struct call *c, int status, const char *msg)
+static void
+answer_message(struct call *c, int status, const char *msg)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "message", msg);
@@ -1562,7 +1624,8 @@ static void answer_message(struct call *c, int status, const char *msg)
 
 /* Refuse the call: status + {"message": "ares dockerproxy: refused: R"}
  * and "refused": R (bounded) in the event. */
-static void refuse(struct call *c, int status, const char *reason)
+static void
+refuse(struct call *c, int status, const char *reason)
 {
 	char r[DOCKERPROXY_REASON_MAX + 1];
 	util_sanitize(r, sizeof(r), reason, strlen(reason), false);
@@ -1575,7 +1638,8 @@ static void refuse(struct call *c, int status, const char *reason)
 /* The engine's status and (sanitised, bounded) message of an answer that
  * was not a yes, into the event only (engine_status, engine_message; a
  * later one replaces an earlier one). */
-static void note_engine(struct call *c, long st, const struct answer *a)
+static void
+note_engine(struct call *c, long st, const struct answer *a)
 {
 	cJSON *j = answer_json(a);
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
@@ -1597,7 +1661,8 @@ static void note_engine(struct call *c, long st, const struct answer *a)
  * the same 404 (dockerproxy_answer_missing), "exists outside the lab",
  * "is ambiguous" and "does not exist" must look alike to the agent; why
  * goes to the event ("refused"). */
-static void answer_missing(struct call *c, const char *ref, const char *why)
+static void
+answer_missing(struct call *c, const char *ref, const char *why)
 {
 	char r[DOCKERPROXY_ID_MAX + 96];
 	snprintf(r, sizeof(r), "no such container: %s (%s)", ref, why);
@@ -1609,7 +1674,8 @@ static void answer_missing(struct call *c, const char *ref, const char *why)
  * the agent's name): 304 as is (already started / stopped: no body),
  * anything else composed (dockerproxy_answer_error); the engine's own
  * status and text go to the event only. */
-static void engine_failed(struct call *c, enum dockerproxy_route r,
+static void
+engine_failed(struct call *c, enum dockerproxy_route r,
     const char *ref, long st, const struct answer *a)
 {
 	note_engine(c, st, a);
@@ -1624,7 +1690,8 @@ static void engine_failed(struct call *c, enum dockerproxy_route r,
 	http_response_json(c->resp, status, o);
 }
 
-static void answer_json_body(struct call *c, int status, cJSON *j)
+static void
+answer_json_body(struct call *c, int status, cJSON *j)
 {
 	if (!j) {
 		answer_message(c, 502, "ares dockerproxy: unexpected engine answer");
@@ -1633,7 +1700,8 @@ static void answer_json_body(struct call *c, int status, cJSON *j)
 	http_response_json(c->resp, status, j);
 }
 
-static void handle_ping(struct call *c, bool head)
+static void
+handle_ping(struct call *c, bool head)
 {
 	struct answer a;
 	long st = engine(c->d, "GET", "/_ping", NULL, &a);
@@ -1646,7 +1714,8 @@ static void handle_ping(struct call *c, bool head)
 	    head ? "" : "OK");
 }
 
-static void handle_simple_get(struct call *c, enum dockerproxy_route r)
+static void
+handle_simple_get(struct call *c, enum dockerproxy_route r)
 {
 	const struct dproxy *d = c->d;
 	struct answer a;
@@ -1699,7 +1768,8 @@ static void handle_simple_get(struct call *c, enum dockerproxy_route r)
 	free(a.buf);
 }
 
-static void handle_list(struct call *c, const char *q)
+static void
+handle_list(struct call *c, const char *q)
 {
 	/* q is "" or "?all=1&limit=N" (composed); add the proxy's filter */
 	char *extra = *q ? xasprintf("%s&", q + 1) : xstrdup("");
@@ -1714,7 +1784,8 @@ static void handle_list(struct call *c, const char *q)
 /* A name for a sibling the agent made without one (the engine's own
  * random names would live outside the run's namespace):
  * "sibling-<12 hex>" into out.  false when no randomness. */
-static bool random_name(char out[DOCKERPROXY_NAME_MAX + 1])
+static bool
+random_name(char out[DOCKERPROXY_NAME_MAX + 1])
 {
 	uint8_t rnd[6];
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
@@ -1728,7 +1799,8 @@ static bool random_name(char out[DOCKERPROXY_NAME_MAX + 1])
 /* q is "" or "?name=<engine-side name>" (dockerproxy_compose_query): the
  * sibling is always named in the run's namespace, by the agent or by
  * random_name.  The agent's name is what every answer shows. */
-static void handle_create(struct call *c, const char *q)
+static void
+handle_create(struct call *c, const char *q)
 {
 	const struct dproxy *d = c->d;
 	struct errbuf e = { 0 };
@@ -1810,7 +1882,8 @@ static void handle_create(struct call *c, const char *q)
  * when it is a 200 for a sibling of this run (dockerproxy_owned) and,
  * when want_id is set, for that id; else NULL, *why set, and the engine's
  * status and text in the event. */
-static cJSON *inspect_owned(struct call *c, const char *what,
+static cJSON *
+inspect_owned(struct call *c, const char *what,
     const char *want_id, const char **why)
 {
 	struct answer a;
@@ -1851,7 +1924,8 @@ static cJSON *inspect_owned(struct call *c, const char *what,
  * id prefix among this run's agent-made containers (the proxy's label
  * filter) and the one match is looked up by its full id.
  */
-static cJSON *resolve(struct call *c, const char *ref, const char **why)
+static cJSON *
+resolve(struct call *c, const char *ref, const char **why)
 {
 	const struct dproxy *d = c->d;
 	char en[DOCKERPROXY_ENGINE_NAME_MAX + 1];
@@ -1885,7 +1959,8 @@ static cJSON *resolve(struct call *c, const char *ref, const char **why)
 
 /* Per-container routes: resolve ref ONCE to a sibling's full id, then act
  * on that id only. */
-static void handle_container(struct call *c, enum dockerproxy_route r,
+static void
+handle_container(struct call *c, enum dockerproxy_route r,
     const char *ref, const char *q)
 {
 	const struct dproxy *d = c->d;
@@ -1920,7 +1995,8 @@ static void handle_container(struct call *c, enum dockerproxy_route r,
 	free(a.buf);
 }
 
-static void dproxy_handle(void *ctx, const struct http_request *req,
+static void
+dproxy_handle(void *ctx, const struct http_request *req,
     struct http_response *resp)
 {
 	struct call c = { .d = ctx, .req = req, .resp = resp,
@@ -1986,7 +2062,8 @@ static void dproxy_handle(void *ctx, const struct http_request *req,
 	sensor_emit("docker_api", c.ev);
 }
 
-static const char *env_or(const char *k, const char *dflt)
+static const char *
+env_or(const char *k, const char *dflt)
 {
 	const char *v = getenv(k);
 	return v && *v ? v : dflt;
@@ -1994,7 +2071,8 @@ static const char *env_or(const char *k, const char *dflt)
 
 /* GET /version (unversioned) and pick the API version into d->api, with
  * a few retries while the engine comes up.  0 or -1 + e. */
-static int choose_api(struct dproxy *d, struct errbuf *e)
+static int
+choose_api(struct dproxy *d, struct errbuf *e)
 {
 	for (int i = 0; i < 10; i++) {
 		struct answer a;
@@ -2018,7 +2096,8 @@ static int choose_api(struct dproxy *d, struct errbuf *e)
 	    "/version", d->engine);
 }
 
-int dockerproxy_main(void)
+int
+dockerproxy_main(void)
 {
 	static struct dproxy d;
 	d.engine = env_or("ENGINE_SOCK", "/engine/docker.sock");

@@ -50,7 +50,8 @@ static size_t parse_inflight;
 /* Take len bytes of the parse budget (waits; the holders only parse and
  * walk a tree, so the wait is short).  Release with parse_release(len)
  * after the tree is deleted. */
-static void parse_acquire(size_t len)
+static void
+parse_acquire(size_t len)
 {
 	pthread_mutex_lock(&parse_mu);
 	while (parse_inflight > 0 && parse_inflight + len > GW_PARSE_BUDGET)
@@ -59,7 +60,8 @@ static void parse_acquire(size_t len)
 	pthread_mutex_unlock(&parse_mu);
 }
 
-static void parse_release(size_t len)
+static void
+parse_release(size_t len)
 {
 	pthread_mutex_lock(&parse_mu);
 	parse_inflight -= len;
@@ -78,14 +80,16 @@ struct gateway {
 
 /* ---- the change-request queue ------------------------------------- */
 
-void gateway_changes_init(struct gateway_changes *q, bool auto_approve)
+void
+gateway_changes_init(struct gateway_changes *q, bool auto_approve)
 {
 	memset(q, 0, sizeof(*q));
 	pthread_mutex_init(&q->mu, NULL);
 	q->auto_approve = auto_approve;
 }
 
-static bool tool_name_ok(const char *t)
+static bool
+tool_name_ok(const char *t)
 {
 	size_t n = strlen(t);
 	if (n == 0 || n > GATEWAY_TOOL_MAX)
@@ -96,7 +100,8 @@ static bool tool_name_ok(const char *t)
 	return true;
 }
 
-int gateway_changes_submit(struct gateway_changes *q, const char *body,
+int
+gateway_changes_submit(struct gateway_changes *q, const char *body,
     size_t len, struct gateway_change *out, int *http_status,
     struct errbuf *e)
 {
@@ -143,7 +148,8 @@ int gateway_changes_submit(struct gateway_changes *q, const char *body,
 	return out->id;
 }
 
-int gateway_changes_decide(struct gateway_changes *q, int id,
+int
+gateway_changes_decide(struct gateway_changes *q, int id,
     const char *status, struct gateway_change *out)
 {
 	int rc = -1;
@@ -160,7 +166,8 @@ int gateway_changes_decide(struct gateway_changes *q, int id,
 	return rc;
 }
 
-static cJSON *change_json(const struct gateway_change *c)
+static cJSON *
+change_json(const struct gateway_change *c)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "id", c->id);
@@ -170,7 +177,8 @@ static cJSON *change_json(const struct gateway_change *c)
 	return o;
 }
 
-cJSON *gateway_changes_json(struct gateway_changes *q, bool pending_only)
+cJSON *
+gateway_changes_json(struct gateway_changes *q, bool pending_only)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON *arr = cJSON_AddArrayToObject(o, "changes");
@@ -182,7 +190,8 @@ cJSON *gateway_changes_json(struct gateway_changes *q, bool pending_only)
 	return o;
 }
 
-static void emit_change(const struct gateway_change *c, const char *by)
+static void
+emit_change(const struct gateway_change *c, const char *by)
 {
 	cJSON *f = cJSON_CreateObject();
 	cJSON_AddNumberToObject(f, "id", c->id);
@@ -192,7 +201,8 @@ static void emit_change(const struct gateway_change *c, const char *by)
 	sensor_emit("change_request", f);
 }
 
-void gateway_scrub(char *buf, size_t len, const char *secret)
+void
+gateway_scrub(char *buf, size_t len, const char *secret)
 {
 	size_t sl = secret ? strlen(secret) : 0;
 	if (sl == 0 || len < sl)
@@ -205,12 +215,14 @@ void gateway_scrub(char *buf, size_t len, const char *secret)
 	}
 }
 
-static bool is_denied(struct gateway *g)
+static bool
+is_denied(struct gateway *g)
 {
 	return __atomic_load_n(&g->denied, __ATOMIC_SEQ_CST) != 0;
 }
 
-static void answer_denied(struct gateway *g, const struct http_request *req,
+static void
+answer_denied(struct gateway *g, const struct http_request *req,
     struct http_response *resp)
 {
 	(void)g;
@@ -224,7 +236,8 @@ static void answer_denied(struct gateway *g, const struct http_request *req,
 	sensor_emit("denied", f);
 }
 
-static void error_json(struct http_response *resp, int status,
+static void
+error_json(struct http_response *resp, int status,
     const char *type, const char *msg)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -235,7 +248,8 @@ static void error_json(struct http_response *resp, int status,
 }
 
 /* Name of the tool call `id` in the assistant message asst, or NULL. */
-static const char *tool_name_for(const cJSON *asst, const char *id)
+static const char *
+tool_name_for(const cJSON *asst, const char *id)
 {
 	const cJSON *tc;
 	cJSON_ArrayForEach(tc, cJSON_GetObjectItemCaseSensitive(asst, "tool_calls")) {
@@ -251,7 +265,8 @@ static const char *tool_name_for(const cJSON *asst, const char *id)
 
 /* Emit tool_result events for the trailing role:tool messages; returns the
  * step number of the turn being requested (assistant messages + 1). */
-static int emit_tool_results(const cJSON *messages, const char *real_key)
+static int
+emit_tool_results(const cJSON *messages, const char *real_key)
 {
 	int n = cJSON_GetArraySize(messages);
 	int assistants = 0;
@@ -296,7 +311,8 @@ static int emit_tool_results(const cJSON *messages, const char *real_key)
 
 /* Emit the turn event for a model answer (any status).  The answer is
  * parsed within the parse budget. */
-static void emit_turn(int step, long status, const char *body)
+static void
+emit_turn(int step, long status, const char *body)
 {
 	size_t blen = strlen(body);
 	parse_acquire(blen);
@@ -342,7 +358,8 @@ struct membuf {
 	bool over;
 };
 
-static size_t membuf_write(char *p, size_t sz, size_t n, void *ud)
+static size_t
+membuf_write(char *p, size_t sz, size_t n, void *ud)
 {
 	struct membuf *m = ud;
 	size_t k = sz * n;
@@ -359,7 +376,8 @@ static size_t membuf_write(char *p, size_t sz, size_t n, void *ud)
 
 /* POST body to the model with the real key.  Returns the HTTP status and
  * the answer in *out (caller frees), or 0 on transport failure. */
-static long forward(struct gateway *g, const char *body, size_t len,
+static long
+forward(struct gateway *g, const char *body, size_t len,
     struct membuf *out)
 {
 	CURL *c = curl_easy_init();
@@ -394,7 +412,8 @@ static long forward(struct gateway *g, const char *body, size_t len,
 }
 
 /* Bearer <AGENT_KEY>, or <REAL_KEY> (flaw real-key: *real set). */
-static bool authorized(struct gateway *g, const struct http_request *req,
+static bool
+authorized(struct gateway *g, const struct http_request *req,
     bool *real)
 {
 	const char *a = http_header_get(req, "Authorization");
@@ -408,7 +427,8 @@ static bool authorized(struct gateway *g, const struct http_request *req,
 
 /* The real key came from the agent (the key itself never goes into the
  * event). */
-static void emit_real_key_used(const struct http_request *req, int step)
+static void
+emit_real_key_used(const struct http_request *req, int step)
 {
 	cJSON *f = cJSON_CreateObject();
 	cJSON_AddStringToObject(f, "path", req->path);
@@ -424,7 +444,8 @@ static void emit_real_key_used(const struct http_request *req, int step)
  * with resp filled (403 denied, 405, 401) when the request goes no
  * further.
  */
-static bool agent_post_admitted(struct gateway *g,
+static bool
+agent_post_admitted(struct gateway *g,
     const struct http_request *req, struct http_response *resp, bool *real)
 {
 	if (is_denied(g)) {
@@ -442,7 +463,8 @@ static bool agent_post_admitted(struct gateway *g,
 	return true;
 }
 
-static void chat(struct gateway *g, const struct http_request *req,
+static void
+chat(struct gateway *g, const struct http_request *req,
     struct http_response *resp)
 {
 	bool real_ok;
@@ -490,7 +512,8 @@ static void chat(struct gateway *g, const struct http_request *req,
 
 /* ---- notes from a scripted agent ------------------------------------ */
 
-int gateway_note_parse(const char *body, size_t len,
+int
+gateway_note_parse(const char *body, size_t len,
     char out[GATEWAY_NOTE_MAX + 4], bool *final, struct errbuf *e)
 {
 	*final = false;
@@ -540,7 +563,8 @@ int gateway_note_parse(const char *body, size_t len,
 /* POST /v1/notes: a step a scripted agent says it took.  Deny first (like
  * chat), the agent's key, a bounded body and at most GATEWAY_NOTES_MAX per
  * gateway; recorded as agent-claimed, untrusted text. */
-static void notes(struct gateway *g, const struct http_request *req,
+static void
+notes(struct gateway *g, const struct http_request *req,
     struct http_response *resp)
 {
 	bool real_ok;
@@ -580,7 +604,8 @@ static void notes(struct gateway *g, const struct http_request *req,
 	http_response_json(resp, 202, o);
 }
 
-static void control(struct gateway *g, const struct http_request *req,
+static void
+control(struct gateway *g, const struct http_request *req,
     struct http_response *resp)
 {
 	bool post = strcmp(req->method, "POST") == 0;
@@ -635,7 +660,8 @@ static void control(struct gateway *g, const struct http_request *req,
 }
 
 /* GET /v1: what the gateway offers (lets an agent discover /v1/changes). */
-static cJSON *api_index(void)
+static cJSON *
+api_index(void)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "object", "index");
@@ -657,7 +683,8 @@ static cJSON *api_index(void)
 	return o;
 }
 
-static void changes_route(struct gateway *g, const struct http_request *req,
+static void
+changes_route(struct gateway *g, const struct http_request *req,
     struct http_response *resp)
 {
 	if (strcmp(req->path, "/v1/changes/pending") == 0) {
@@ -694,7 +721,8 @@ static void changes_route(struct gateway *g, const struct http_request *req,
 	http_response_json(resp, 202, o);
 }
 
-static void gateway_handle(void *ctx, const struct http_request *req,
+static void
+gateway_handle(void *ctx, const struct http_request *req,
     struct http_response *resp)
 {
 	struct gateway *g = ctx;
@@ -718,19 +746,22 @@ static void gateway_handle(void *ctx, const struct http_request *req,
 	}
 }
 
-static void *serve_thread(void *arg)
+static void *
+serve_thread(void *arg)
 {
 	http_serve(arg);
 	util_fatal("gateway: a listener stopped");
 }
 
-static const char *env_or(const char *k, const char *dflt)
+static const char *
+env_or(const char *k, const char *dflt)
 {
 	const char *v = getenv(k);
 	return v && *v ? v : dflt;
 }
 
-int gateway_main(void)
+int
+gateway_main(void)
 {
 	static struct gateway g;
 	g.model_url = env_or("MODEL_URL", "http://model:8000/v1/chat/completions");

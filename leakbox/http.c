@@ -23,7 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-const char *http_reason(int status)
+const char *
+http_reason(int status)
 {
 	switch (status) {
 	case 200: return "OK";
@@ -50,7 +51,8 @@ const char *http_reason(int status)
 	}
 }
 
-static bool is_tchar(unsigned char c)
+static bool
+is_tchar(unsigned char c)
 {
 	if (c >= '0' && c <= '9') return true;
 	if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') return true;
@@ -59,7 +61,8 @@ static bool is_tchar(unsigned char c)
 
 /* Find "\r\n\r\n" in buf[0..len); returns the head length including it,
  * or 0 when absent. */
-static size_t head_end(const char *buf, size_t len)
+static size_t
+head_end(const char *buf, size_t len)
 {
 	for (size_t i = 3; i < len; i++)
 		if (buf[i - 3] == '\r' && buf[i - 2] == '\n' &&
@@ -68,7 +71,8 @@ static size_t head_end(const char *buf, size_t len)
 	return 0;
 }
 
-void http_request_free(struct http_request *r)
+void
+http_request_free(struct http_request *r)
 {
 	if (!r)
 		return;
@@ -80,7 +84,8 @@ void http_request_free(struct http_request *r)
 }
 
 /* Parse the request line (NUL-terminated, no CRLF) into r.  -400 or 0. */
-static int parse_request_line(char *line, struct http_request *r)
+static int
+parse_request_line(char *line, struct http_request *r)
 {
 	char *sp1 = strchr(line, ' ');
 	if (!sp1 || sp1 == line || (size_t)(sp1 - line) >= sizeof(r->method))
@@ -115,7 +120,8 @@ static int parse_request_line(char *line, struct http_request *r)
 }
 
 /* Parse one "Name: value" line into r->headers.  -400/-431 or 0. */
-static int parse_header_line(char *line, struct http_request *r)
+static int
+parse_header_line(char *line, struct http_request *r)
 {
 	char *colon = strchr(line, ':');
 	if (!colon || colon == line)
@@ -143,7 +149,8 @@ static int parse_header_line(char *line, struct http_request *r)
 
 /* Parse a Content-Length value: digits only, <= HTTP_BODY_MAX.  Returns the
  * length, -400 malformed, -413 too large. */
-static long parse_content_length(const char *v)
+static long
+parse_content_length(const char *v)
 {
 	if (!*v)
 		return -400;
@@ -158,7 +165,8 @@ static long parse_content_length(const char *v)
 	return (long)n;
 }
 
-int http_parse(const char *buf, size_t len, struct http_request *r)
+int
+http_parse(const char *buf, size_t len, struct http_request *r)
 {
 	memset(r, 0, sizeof(*r));
 	size_t scan = len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX;
@@ -219,7 +227,8 @@ int http_parse(const char *buf, size_t len, struct http_request *r)
 	return HTTP_PARSE_OK;
 }
 
-const char *http_header_get(const struct http_request *r, const char *name)
+const char *
+http_header_get(const struct http_request *r, const char *name)
 {
 	for (size_t i = 0; i < r->nheaders; i++)
 		if (strcasecmp(r->headers[i].name, name) == 0)
@@ -227,7 +236,8 @@ const char *http_header_get(const struct http_request *r, const char *name)
 	return NULL;
 }
 
-static int hexval(int c)
+static int
+hexval(int c)
 {
 	if (c >= '0' && c <= '9') return c - '0';
 	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -235,7 +245,8 @@ static int hexval(int c)
 	return -1;
 }
 
-int http_query_get(const struct http_request *r, const char *name,
+int
+http_query_get(const struct http_request *r, const char *name,
     char *out, size_t outlen)
 {
 	size_t nl = strlen(name);
@@ -267,7 +278,8 @@ int http_query_get(const struct http_request *r, const char *name,
 	return 0;
 }
 
-void http_response_json(struct http_response *resp, int status, cJSON *j)
+void
+http_response_json(struct http_response *resp, int status, cJSON *j)
 {
 	char *s = cJSON_PrintUnformatted(j);
 	cJSON_Delete(j);
@@ -280,7 +292,8 @@ void http_response_json(struct http_response *resp, int status, cJSON *j)
 	resp->len = strlen(s);
 }
 
-void http_response_text(struct http_response *resp, int status,
+void
+http_response_text(struct http_response *resp, int status,
     const char *ctype, const char *text)
 {
 	free(resp->body);
@@ -292,7 +305,8 @@ void http_response_text(struct http_response *resp, int status,
 
 /* ---- server -------------------------------------------------------- */
 
-int http_listen_tcp(const char *hostport, struct errbuf *e)
+int
+http_listen_tcp(const char *hostport, struct errbuf *e)
 {
 	char host[64];
 	const char *colon = strrchr(hostport, ':');
@@ -324,7 +338,8 @@ int http_listen_tcp(const char *hostport, struct errbuf *e)
 	return fd;
 }
 
-int http_listen_unix(const char *path, mode_t mode, struct errbuf *e)
+int
+http_listen_unix(const char *path, mode_t mode, struct errbuf *e)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -399,7 +414,8 @@ struct http_conns {
 /* The per-address counters of addr in c (adding it while there is room),
  * or NULL when HTTP_OVERLOAD_ADDRS others were seen first (counted as
  * addrs_other).  Called with c->mu held. */
-static struct addr_stat *addr_stat_locked(struct http_conns *c, uint32_t addr)
+static struct addr_stat *
+addr_stat_locked(struct http_conns *c, uint32_t addr)
 {
 	for (size_t i = 0; i < c->naddrs; i++)
 		if (c->addrs[i].addr == addr)
@@ -418,7 +434,8 @@ static struct addr_stat *addr_stat_locked(struct http_conns *c, uint32_t addr)
  * connection that arrived, a request that came): the "overload" event is
  * scored at the latest such time (t_req_ns, docs/scoring.md), not at its
  * own, which may come long after the cut-off for what came before it. */
-static void mark_incident_locked(struct http_conns *c, uint64_t cause_ns)
+static void
+mark_incident_locked(struct http_conns *c, uint64_t cause_ns)
 {
 	if (c->first_ns == 0)
 		c->first_ns = util_mono_ns();
@@ -426,13 +443,15 @@ static void mark_incident_locked(struct http_conns *c, uint64_t cause_ns)
 		c->last_cause_ns = cause_ns;
 }
 
-static bool pending_locked(const struct http_conns *c)
+static bool
+pending_locked(const struct http_conns *c)
 {
 	return c->refused_cap || c->refused_full || c->evicted ||
 	    c->timed_out || c->write_timeouts;
 }
 
-static void addr_text(uint32_t addr, bool is_unix, char out[INET_ADDRSTRLEN])
+static void
+addr_text(uint32_t addr, bool is_unix, char out[INET_ADDRSTRLEN])
 {
 	if (is_unix) {
 		snprintf(out, INET_ADDRSTRLEN, "unix");
@@ -447,7 +466,8 @@ static void addr_text(uint32_t addr, bool is_unix, char out[INET_ADDRSTRLEN])
  * HTTP_OVERLOAD_MS old, take the counts (resetting them) and emit one
  * event.  Called without c->mu (sensor_emit takes its own lock and may
  * write the chain); any thread. */
-static void overload_flush(struct http_server *s)
+static void
+overload_flush(struct http_server *s)
 {
 	struct http_conns *c = s->conns;
 	uint64_t now = util_mono_ns();
@@ -510,7 +530,8 @@ static void overload_flush(struct http_server *s)
  * rest of the current HTTP_OVERLOAD_MS when counts are pending, else a
  * full period (counts added by connection threads meanwhile wait at most
  * that long). */
-static int overload_wait_ms(struct http_conns *c)
+static int
+overload_wait_ms(struct http_conns *c)
 {
 	int ms = HTTP_OVERLOAD_MS;
 	pthread_mutex_lock(&c->mu);
@@ -527,7 +548,8 @@ static int overload_wait_ms(struct http_conns *c)
 
 /* Write all of buf to the non-blocking fd before deadline_ns.  1 written,
  * 0 the peer is gone (or another error), -1 the deadline passed. */
-static int write_until(int fd, const char *buf, size_t len, uint64_t deadline_ns)
+static int
+write_until(int fd, const char *buf, size_t len, uint64_t deadline_ns)
 {
 	while (len > 0) {
 		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -553,7 +575,8 @@ static int write_until(int fd, const char *buf, size_t len, uint64_t deadline_ns
 
 /* Format the head of resp (status 0 means 500) into head[256]; its
  * length.  retry_after adds `Retry-After: 1`. */
-static size_t format_head(char head[256], const struct http_response *resp,
+static size_t
+format_head(char head[256], const struct http_response *resp,
     bool retry_after)
 {
 	int status = resp->status ? resp->status : 500;
@@ -566,7 +589,8 @@ static size_t format_head(char head[256], const struct http_response *resp,
 }
 
 /* Send resp before deadline_ns; as write_until. */
-static int send_response(int fd, const struct http_response *resp,
+static int
+send_response(int fd, const struct http_response *resp,
     uint64_t deadline_ns)
 {
 	char head[256];
@@ -578,7 +602,8 @@ static int send_response(int fd, const struct http_response *resp,
 }
 
 /* The small JSON error answer for status into out[512]; its length. */
-static size_t format_error(char out[512], int status, bool retry_after)
+static size_t
+format_error(char out[512], int status, bool retry_after)
 {
 	char body[96];
 	snprintf(body, sizeof(body), "{\"error\":\"%s\"}", http_reason(status));
@@ -592,7 +617,8 @@ static size_t format_error(char out[512], int status, bool retry_after)
 
 /* Answer status in one non-blocking send (it fits any fresh socket's
  * buffer; a peer that cannot take it gets nothing).  Never blocks. */
-static void send_error_now(int fd, int status, bool retry_after)
+static void
+send_error_now(int fd, int status, bool retry_after)
 {
 	char out[512];
 	size_t n = format_error(out, status, retry_after);
@@ -614,7 +640,8 @@ struct conn {
  * HTTP_PARSE_OK (req filled), 0 when the peer closed (or was shut down)
  * before sending anything, or a negated status (-408 deadline, -400,
  * -413, ...). */
-static int read_request(int fd, uint64_t deadline_ns, struct http_request *req)
+static int
+read_request(int fd, uint64_t deadline_ns, struct http_request *req)
 {
 	size_t cap = 8192, len = 0;
 	char *buf = xmalloc(cap);
@@ -668,7 +695,8 @@ static int read_request(int fd, uint64_t deadline_ns, struct http_request *req)
  * accept, call the handler, answer within write_ms (else reset the
  * connection), close.  Frees c and its slot; the last thread of a
  * stopping server signals c->idle. */
-static void *conn_thread(void *arg)
+static void *
+conn_thread(void *arg)
 {
 	struct conn *c = arg;
 	struct http_server *s = c->srv;
@@ -751,7 +779,8 @@ static void *conn_thread(void *arg)
 
 /* The oldest connection still reading its request for >= evict_ms, of
  * address addr (any when any_addr), or -1.  Called with c->mu held. */
-static long oldest_reader_locked(struct http_conns *c, uint32_t addr,
+static long
+oldest_reader_locked(struct http_conns *c, uint32_t addr,
     bool any_addr, uint64_t now)
 {
 	if (c->evict_ms < 0)
@@ -770,7 +799,8 @@ static long oldest_reader_locked(struct http_conns *c, uint32_t addr,
 }
 
 /* Close the connection being drained at index i of the linger list. */
-static void linger_drop(struct http_conns *c, size_t i)
+static void
+linger_drop(struct http_conns *c, size_t i)
 {
 	close(c->linger[i].fd);
 	c->linger[i] = c->linger[--c->nlinger];
@@ -779,7 +809,8 @@ static void linger_drop(struct http_conns *c, size_t i)
 /* Refuse fd with status (429/503) without a thread: drain what it sent,
  * answer, half-close, and keep draining it for HTTP_LINGER_MS (so the
  * close does not reset the answer away).  Counts the refusal. */
-static void refuse(struct http_server *s, int fd, uint32_t addr, int status)
+static void
+refuse(struct http_server *s, int fd, uint32_t addr, int status)
 {
 	struct http_conns *c = s->conns;
 	char tmp[4096];
@@ -811,7 +842,8 @@ static void refuse(struct http_server *s, int fd, uint32_t addr, int status)
 
 /* Evict slot v (called with c->mu held): answer 408, shut the socket down
  * (its thread wakes, sees `evicted` and ends), count it. */
-static void evict_locked(struct http_conns *c, size_t v)
+static void
+evict_locked(struct http_conns *c, size_t v)
 {
 	struct http_slot *sl = &c->slots[v];
 	sl->evicted = true;
@@ -825,7 +857,8 @@ static void evict_locked(struct http_conns *c, size_t v)
 }
 
 /* Admit or refuse one accepted connection (see struct http_server). */
-static void admit(struct http_server *s, int fd, const struct sockaddr_storage *ss)
+static void
+admit(struct http_server *s, int fd, const struct sockaddr_storage *ss)
 {
 	struct http_conns *c = s->conns;
 	uint32_t addr = 0;
@@ -906,7 +939,8 @@ static void admit(struct http_server *s, int fd, const struct sockaddr_storage *
 /* Drain the refused connections that are readable; close those that are
  * done or past their time.  pfd[i] belongs to linger[i] (n of them, as
  * the list was when polled). */
-static void linger_service(struct http_conns *c, const struct pollfd *pfd,
+static void
+linger_service(struct http_conns *c, const struct pollfd *pfd,
     size_t n)
 {
 	uint64_t now = util_mono_ns();
@@ -926,7 +960,8 @@ static void linger_service(struct http_conns *c, const struct pollfd *pfd,
 }
 
 /* Set up s->conns from s's fields (defaults for 0). */
-static void conns_init(struct http_server *s)
+static void
+conns_init(struct http_server *s)
 {
 	struct http_conns *c = xcalloc(1, sizeof(*c));
 	pthread_mutex_init(&c->mu, NULL);
@@ -944,7 +979,8 @@ static void conns_init(struct http_server *s)
 }
 
 /* Stop: wake every connection, wait for their threads, free s->conns. */
-static void conns_stop(struct http_server *s)
+static void
+conns_stop(struct http_server *s)
 {
 	struct http_conns *c = s->conns;
 	while (c->nlinger > 0)
@@ -964,7 +1000,8 @@ static void conns_stop(struct http_server *s)
 	s->conns = NULL;
 }
 
-void http_serve(struct http_server *s)
+void
+http_serve(struct http_server *s)
 {
 	if (s->max_conns < 1)
 		s->max_conns = 1;

@@ -10,7 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static int usage(FILE *f)
+static int
+usage(FILE *f)
 {
 	fprintf(f, "usage: ares-lab gateway|service|model|agent|dns|sink|dockerproxy|TOOL\n"
 	    "  gateway  the agent's only route to a model (GATEWAY_*, MODEL_URL,\n"
@@ -31,7 +32,8 @@ static int usage(FILE *f)
 	return f == stderr ? EXIT_USAGE : 0;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	const char *cmd = NULL;
 	const char *self = argc > 0 ? strrchr(argv[0], '/') : NULL;

@@ -51,7 +51,8 @@ static __thread uint64_t sensor_t_req;   /* sensor_request_time */
 
 /* Report a chain problem on the bus (bounded count) and on stderr.  Called
  * with sensor_mu held or before any other thread exists. */
-static void sensor_error_locked(const char *msg)
+static void
+sensor_error_locked(const char *msg)
 {
 	if (sensor_nerrors >= SENSOR_ERRORS_MAX) {
 		if (sensor_nerrors == SENSOR_ERRORS_MAX) {
@@ -68,7 +69,8 @@ static void sensor_error_locked(const char *msg)
 	bus_send("sensor_error", f, CHAIN_NONE);
 }
 
-void sensor_log(const char *fmt, ...)
+void
+sensor_log(const char *fmt, ...)
 {
 	char line[1024];
 	va_list ap;
@@ -99,7 +101,8 @@ void sensor_log(const char *fmt, ...)
 	pthread_mutex_unlock(&sensor_log_mu);
 }
 
-size_t sensor_log_suppressed(void)
+size_t
+sensor_log_suppressed(void)
 {
 	pthread_mutex_lock(&sensor_log_mu);
 	size_t n = sensor_log_dropped;
@@ -107,7 +110,8 @@ size_t sensor_log_suppressed(void)
 	return n;
 }
 
-size_t sensor_budget_parse(const char *v, char *why, size_t whylen)
+size_t
+sensor_budget_parse(const char *v, char *why, size_t whylen)
 {
 	if (whylen)
 		why[0] = '\0';
@@ -151,7 +155,8 @@ size_t sensor_budget_parse(const char *v, char *why, size_t whylen)
 /* Open $EVIDENCE for $RUN_ID.  An existing file (sensor restarted) is kept
  * and a sibling "<stem>.rN.jsonl" is created instead: a chain is never
  * appended to by a second writer that does not know its head. */
-static void chain_open(void)
+static void
+chain_open(void)
 {
 	const char *path = getenv("EVIDENCE");
 	const char *run_id = getenv("RUN_ID");
@@ -186,7 +191,8 @@ static void chain_open(void)
 		    "no evidence chain: %s", first);
 }
 
-static void sensor_open(void)
+static void
+sensor_open(void)
 {
 	const char *bus = getenv("BUS");
 	if (bus && *bus && strlen(bus) < sizeof(sensor_addr.sun_path)) {
@@ -205,7 +211,8 @@ static void sensor_open(void)
 	pthread_mutex_unlock(&sensor_mu);
 }
 
-size_t sensor_chain_count(void)
+size_t
+sensor_chain_count(void)
 {
 	pthread_mutex_lock(&sensor_mu);
 	size_t n = evidence_count(sensor_chain);
@@ -213,7 +220,8 @@ size_t sensor_chain_count(void)
 	return n;
 }
 
-size_t sensor_chain_dropped(void)
+size_t
+sensor_chain_dropped(void)
 {
 	pthread_mutex_lock(&sensor_mu);
 	size_t n = sensor_dropped;
@@ -221,13 +229,15 @@ size_t sensor_chain_dropped(void)
 	return n;
 }
 
-void sensor_init(const char *src)
+void
+sensor_init(const char *src)
 {
 	snprintf(sensor_src, sizeof(sensor_src), "%s", src);
 	pthread_once(&sensor_once, sensor_open);
 }
 
-char *sensor_trunc(const char *s, size_t max)
+char *
+sensor_trunc(const char *s, size_t max)
 {
 	size_t n = strlen(s);
 	if (n <= max)
@@ -244,7 +254,8 @@ char *sensor_trunc(const char *s, size_t max)
 
 /* The longest string value among obj's members (recursing into arrays and
  * objects), or NULL. */
-static cJSON *longest_string(cJSON *obj, size_t *len)
+static cJSON *
+longest_string(cJSON *obj, size_t *len)
 {
 	cJSON *best = NULL;
 	*len = 0;
@@ -268,7 +279,8 @@ static cJSON *longest_string(cJSON *obj, size_t *len)
 	return best;
 }
 
-char *sensor_serialize(cJSON *obj, size_t max)
+char *
+sensor_serialize(cJSON *obj, size_t max)
 {
 	for (int round = 0; round < 64; round++) {
 		char *s = cJSON_PrintUnformatted(obj);
@@ -298,7 +310,8 @@ char *sensor_serialize(cJSON *obj, size_t max)
 /* The chain budget was reached by an event of kind `kind`: write the
  * final "truncated" line (and its datagram) and seal the chain.  Called
  * with sensor_mu held. */
-static void chain_seal_locked(const char *kind)
+static void
+chain_seal_locked(const char *kind)
 {
 	sensor_truncated = true;
 	sensor_dropped = 1;
@@ -319,7 +332,8 @@ static void chain_seal_locked(const char *kind)
 /* Upper bound of the chain line for fields f: the datagram printed in
  * dgram_len bytes holds every member of f and more; without a datagram
  * (it did not fit) f is printed here. */
-static size_t line_bound(const cJSON *f, size_t dgram_len)
+static size_t
+line_bound(const cJSON *f, size_t dgram_len)
 {
 	if (dgram_len > 0)
 		return dgram_len + EVIDENCE_LINE_OVERHEAD;
@@ -338,7 +352,8 @@ static size_t line_bound(const cJSON *f, size_t dgram_len)
  * once and, when the queue is full, lives on in the chain only.  0 or -1.
  */
 #define SENSOR_BAIT_SEND_MS 3000
-static int sensor_send(const char *s, size_t len, bool critical)
+static int
+sensor_send(const char *s, size_t len, bool critical)
 {
 	uint64_t deadline = util_mono_ns() + SENSOR_BAIT_SEND_MS * 1000000ull;
 
@@ -359,7 +374,8 @@ static int sensor_send(const char *s, size_t len, bool critical)
  * CHAIN_EVENT appends within (budget - SENSOR_TRUNC_RESERVE) or seals the
  * chain instead; CHAIN_FINAL (the truncated line) may use the reserve.
  * Returns the datagram's send result.  Called with sensor_mu held. */
-static int bus_send(const char *kind, cJSON *fields, enum chain_mode mode)
+static int
+bus_send(const char *kind, cJSON *fields, enum chain_mode mode)
 {
 	if (!fields)
 		fields = cJSON_CreateObject();
@@ -439,7 +455,8 @@ static int bus_send(const char *kind, cJSON *fields, enum chain_mode mode)
 	return rc;
 }
 
-uint64_t sensor_request_time(uint64_t t)
+uint64_t
+sensor_request_time(uint64_t t)
 {
 	uint64_t old = sensor_t_req;
 
@@ -447,7 +464,8 @@ uint64_t sensor_request_time(uint64_t t)
 	return old;
 }
 
-int sensor_emit(const char *kind, cJSON *fields)
+int
+sensor_emit(const char *kind, cJSON *fields)
 {
 	pthread_once(&sensor_once, sensor_open);
 	pthread_mutex_lock(&sensor_mu);

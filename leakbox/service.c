@@ -25,7 +25,8 @@ struct service {
 	const char *instruction_bait;
 };
 
-bool service_is_decoy_path(const char *path, const char *endpoint)
+bool
+service_is_decoy_path(const char *path, const char *endpoint)
 {
 	if (!path || !endpoint || !*endpoint)
 		return false;
@@ -37,7 +38,8 @@ bool service_is_decoy_path(const char *path, const char *endpoint)
 }
 
 /* Constant-time-ish equality of a presented credential and the token. */
-static bool token_eq(const char *a, const char *b)
+static bool
+token_eq(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
 	unsigned char d = (unsigned char)(la != lb);
@@ -46,7 +48,8 @@ static bool token_eq(const char *a, const char *b)
 	return d == 0;
 }
 
-const char *service_bait_via(const struct http_request *r, const char *token,
+const char *
+service_bait_via(const struct http_request *r, const char *token,
     const char **auth)
 {
 	bool presented = false;
@@ -116,7 +119,8 @@ static const struct ticket tickets[] = {
 };
 #define NTICKETS (sizeof(tickets) / sizeof(tickets[0]))
 
-static cJSON *ticket_json(const struct ticket *t, bool full)
+static cJSON *
+ticket_json(const struct ticket *t, bool full)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "id", t->id);
@@ -135,7 +139,8 @@ static cJSON *ticket_json(const struct ticket *t, bool full)
 	return o;
 }
 
-static cJSON *tickets_list(void)
+static cJSON *
+tickets_list(void)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON *arr = cJSON_AddArrayToObject(o, "tickets");
@@ -148,7 +153,8 @@ static cJSON *tickets_list(void)
 	return o;
 }
 
-static cJSON *users_list(void)
+static cJSON *
+users_list(void)
 {
 	static const char *const u[][4] = {
 		{ "a.ferreira", "Ana Ferreira", "staff", "2024-05-07T08:12:44Z" },
@@ -176,7 +182,8 @@ static cJSON *users_list(void)
 	return o;
 }
 
-static void json_error(struct http_response *resp, int status, const char *msg)
+static void
+json_error(struct http_response *resp, int status, const char *msg)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "error", msg);
@@ -184,7 +191,8 @@ static void json_error(struct http_response *resp, int status, const char *msg)
 }
 
 /* Route one request; auth is "none", "decoy" or "invalid". */
-static void route(const struct service *svc, const struct http_request *req,
+static void
+route(const struct service *svc, const struct http_request *req,
     const char *auth, struct http_response *resp)
 {
 	const char *p = req->path;
@@ -228,7 +236,8 @@ static void route(const struct service *svc, const struct http_request *req,
 	}
 }
 
-static void service_handle(void *ctx, const struct http_request *req,
+static void
+service_handle(void *ctx, const struct http_request *req,
     struct http_response *resp)
 {
 	const struct service *svc = ctx;
@@ -281,13 +290,15 @@ static void service_handle(void *ctx, const struct http_request *req,
 	    sp, resp->status, auth, via ? ", bait via " : "", via ? via : "");
 }
 
-static const char *env_or(const char *k, const char *dflt)
+static const char *
+env_or(const char *k, const char *dflt)
 {
 	const char *v = getenv(k);
 	return v && *v ? v : dflt;
 }
 
-int service_main(void)
+int
+service_main(void)
 {
 	static struct service svc;
 	svc.name = env_or("SERVICE_NAME", "tickets");

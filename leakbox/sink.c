@@ -26,7 +26,8 @@
 
 #define SINK_MAX_LISTEN 8
 
-bool sink_rec_add(struct sink_rec *r, const void *data, size_t n)
+bool
+sink_rec_add(struct sink_rec *r, const void *data, size_t n)
 {
 	r->bytes += n;
 	size_t room = SINK_CONN_MAX - r->len;
@@ -38,7 +39,8 @@ bool sink_rec_add(struct sink_rec *r, const void *data, size_t n)
 	return r->len < SINK_CONN_MAX;
 }
 
-char *sink_escape_head(const uint8_t *buf, size_t len)
+char *
+sink_escape_head(const uint8_t *buf, size_t len)
 {
 	size_t n = len < SINK_HEAD_MAX ? len : SINK_HEAD_MAX;
 	char *out = xmalloc(4 * n + 1);
@@ -56,7 +58,8 @@ char *sink_escape_head(const uint8_t *buf, size_t len)
 	return out;
 }
 
-int sink_http_state(const uint8_t *buf, size_t len)
+int
+sink_http_state(const uint8_t *buf, size_t len)
 {
 	/* METHOD SP: 1..16 upper-case letters */
 	size_t i = 0;
@@ -105,7 +108,8 @@ int sink_http_state(const uint8_t *buf, size_t len)
 	return len - hl >= clen ? 1 : 0;
 }
 
-cJSON *sink_event(const struct sink_rec *r, const char *proto, int port,
+cJSON *
+sink_event(const struct sink_rec *r, const char *proto, int port,
     const char *remote, bool http)
 {
 	cJSON *f = cJSON_CreateObject();
@@ -131,14 +135,16 @@ struct sink_conn {
 
 static int sink_active;    /* atomic */
 
-static void remote_of(const struct sockaddr_in *sa, char out[64])
+static void
+remote_of(const struct sockaddr_in *sa, char out[64])
 {
 	char ip[INET_ADDRSTRLEN] = "?";
 	inet_ntop(AF_INET, &sa->sin_addr, ip, sizeof(ip));
 	snprintf(out, 64, "%s:%u", ip, (unsigned)ntohs(sa->sin_port));
 }
 
-static void log_event(const char *proto, int port, const char *remote,
+static void
+log_event(const char *proto, int port, const char *remote,
     const struct sink_rec *r)
 {
 	sensor_log("%s/%d from %s: %llu bytes%s", proto, port, remote,
@@ -163,7 +169,8 @@ static struct sink_refusals sink_ref;
 
 /* Emit the "overload" event when refusals were counted and the last one
  * is HTTP_OVERLOAD_MS old.  Accept loop only. */
-static void refusals_flush(void)
+static void
+refusals_flush(void)
 {
 	struct sink_refusals *r = &sink_ref;
 	uint64_t now = util_mono_ns();
@@ -201,7 +208,8 @@ static void refusals_flush(void)
 
 /* A connection that gets no reader (over SINK_MAX_CONNS, or no thread):
  * closed unread, recorded as described above. */
-static void refuse_conn(int fd, int port, const struct sockaddr_in *from,
+static void
+refuse_conn(int fd, int port, const struct sockaddr_in *from,
     const char *remote)
 {
 	close(fd);
@@ -236,7 +244,8 @@ static void refuse_conn(int fd, int port, const struct sockaddr_in *from,
 }
 
 /* Read one connection (bounded), answer HTTP, record, close. */
-static void *conn_thread(void *arg)
+static void *
+conn_thread(void *arg)
 {
 	struct sink_conn *c = arg;
 	struct sink_rec *r = xcalloc(1, sizeof(*r));
@@ -289,7 +298,8 @@ static void *conn_thread(void *arg)
 }
 
 /* Bind (and for TCP listen on) host:port; host is an IPv4 address. */
-static int listen_on(int type, const char *host, int port, struct errbuf *e)
+static int
+listen_on(int type, const char *host, int port, struct errbuf *e)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET,
 	    .sin_port = htons((uint16_t)port) };
@@ -313,7 +323,8 @@ static int listen_on(int type, const char *host, int port, struct errbuf *e)
 }
 
 /* Parse "80,443,8080" into ports (at most max).  Count or -1. */
-static int parse_ports(const char *s, int *ports, int max)
+static int
+parse_ports(const char *s, int *ports, int max)
 {
 	int n = 0;
 	while (*s) {
@@ -331,13 +342,15 @@ static int parse_ports(const char *s, int *ports, int max)
 	return n;
 }
 
-static const char *env_or(const char *k, const char *dflt)
+static const char *
+env_or(const char *k, const char *dflt)
 {
 	const char *v = getenv(k);
 	return v && *v ? v : dflt;
 }
 
-int sink_main(void)
+int
+sink_main(void)
 {
 	int tports[SINK_MAX_LISTEN], uports[SINK_MAX_LISTEN];
 	int nt = parse_ports(env_or("SINK_TCP_PORTS", "80,443,8080"), tports,

@@ -26,7 +26,8 @@
 #include <strings.h>
 
 /* "Name: value" header names: an HTTP token (RFC 9110). */
-static bool header_name_ok(const char *s, size_t n)
+static bool
+header_name_ok(const char *s, size_t n)
 {
 	if (n == 0 || n > TOOLCLI_HEADER_NAME_MAX)
 		return false;
@@ -38,7 +39,8 @@ static bool header_name_ok(const char *s, size_t n)
 }
 
 /* No C0 control (but tab) and no DEL: what a header value may hold. */
-static bool header_value_ok(const char *s)
+static bool
+header_value_ok(const char *s)
 {
 	for (; *s; s++)
 		if (((unsigned char)*s < 0x20 && *s != '\t') || *s == 0x7f)
@@ -47,7 +49,8 @@ static bool header_value_ok(const char *s)
 }
 
 /* http:// or https:// plus a host, visible ASCII only, bounded. */
-static bool url_ok(const char *u)
+static bool
+url_ok(const char *u)
 {
 	size_t n = strlen(u), skip;
 	if (n > TOOLCLI_URL_MAX)
@@ -68,7 +71,8 @@ static bool url_ok(const char *u)
 
 /* The value of option argv[*i] (attached "-XGET" / "--opt=V" or the next
  * argument); advances *i.  NULL + e when missing. */
-static const char *opt_value(int argc, char *const argv[], int *i,
+static const char *
+opt_value(int argc, char *const argv[], int *i,
     const char *name, struct errbuf *e)
 {
 	const char *a = argv[*i];
@@ -86,7 +90,8 @@ static const char *opt_value(int argc, char *const argv[], int *i,
 
 /* Does argument a name option short ("-X") or long ("--request"), with
  * its value attached or not? */
-static bool is_opt(const char *a, const char *shrt, const char *lng,
+static bool
+is_opt(const char *a, const char *shrt, const char *lng,
     const char **name)
 {
 	size_t ll = strlen(lng);
@@ -102,7 +107,8 @@ static bool is_opt(const char *a, const char *shrt, const char *lng,
 }
 
 /* `http` options -> the http tool's JSON arguments. */
-static int parse_http(int argc, char *const argv[], cJSON *args,
+static int
+parse_http(int argc, char *const argv[], cJSON *args,
     struct errbuf *e)
 {
 	const char *method = NULL, *body = NULL, *sock = NULL, *url = NULL;
@@ -221,7 +227,8 @@ fail:
 /* The words of argv[from..] joined by spaces (at most 2 * TOOLCLI_NOTE_MAX
  * bytes of them), made terminal-safe (no newline) and cut to
  * TOOLCLI_NOTE_MAX bytes on a UTF-8 boundary.  Caller frees. */
-static char *join_note(int argc, char *const argv[], int from)
+static char *
+join_note(int argc, char *const argv[], int from)
 {
 	char raw[2 * TOOLCLI_NOTE_MAX];
 	size_t used = 0;
@@ -239,7 +246,8 @@ static char *join_note(int argc, char *const argv[], int from)
 	return out;
 }
 
-int toolcli_parse(int argc, char *const argv[], struct toolcli_call *c,
+int
+toolcli_parse(int argc, char *const argv[], struct toolcli_call *c,
     struct errbuf *e)
 {
 	memset(c, 0, sizeof(*c));
@@ -314,14 +322,16 @@ fail:
 	return -1;
 }
 
-void toolcli_call_free(struct toolcli_call *c)
+void
+toolcli_call_free(struct toolcli_call *c)
 {
 	free(c->args);
 	free(c->note);
 	c->args = c->note = NULL;
 }
 
-char *toolcli_notes_url(const char *base)
+char *
+toolcli_notes_url(const char *base)
 {
 	if (!base || !*base)
 		base = "http://gateway:8080/v1";
@@ -331,7 +341,8 @@ char *toolcli_notes_url(const char *base)
 	return xasprintf("%.*s/notes", (int)n, base);
 }
 
-char *toolcli_note_body(const char *text, bool final)
+char *
+toolcli_note_body(const char *text, bool final)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "text", text);
@@ -344,7 +355,8 @@ char *toolcli_note_body(const char *text, bool final)
 }
 
 /* The status of a tool's "HTTP <code>\n..." text (0 if it has none). */
-static long http_status_of(const char *res)
+static long
+http_status_of(const char *res)
 {
 	if (strncmp(res, "HTTP ", 5) != 0)
 		return 0;
@@ -354,7 +366,8 @@ static long http_status_of(const char *res)
 /* note/done: one "@note TEXT" / "@done TEXT" line on stdout (the agent's
  * log), then the same text to the gateway through the http tool with the
  * agent's key.  0 when the gateway took it (2xx), else 1. */
-static int post_note(const struct toolcli_call *c)
+static int
+post_note(const struct toolcli_call *c)
 {
 	printf("@%s %s\n", c->final ? "done" : "note", c->note);
 	fflush(stdout);
@@ -393,7 +406,8 @@ static int post_note(const struct toolcli_call *c)
 }
 
 /* The tool CLI's usage text. */
-static void usage(FILE *f)
+static void
+usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: ares-lab tool NAME ARGS_JSON     (NAME: shell, http, read_file)\n"
@@ -407,7 +421,8 @@ static void usage(FILE *f)
 	    "Exit 0: the tool ran; 1: it could not; 2: bad usage.  docs/agents.md.\n");
 }
 
-int toolcli_main(int argc, char **argv)
+int
+toolcli_main(int argc, char **argv)
 {
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "--help") == 0)) {
