@@ -781,6 +781,19 @@ parse_answer(const char *method, const char *path,
 	return j;
 }
 
+/* GET path and parse the answer as JSON of the wanted type (caller
+ * cJSON_Delete()s).  NULL + e. */
+static cJSON *
+get_json(struct docker *d, const char *path,
+    cJSON_bool (*want)(const cJSON *), struct errbuf *e)
+{
+	struct docker_response r;
+
+	if (call(d, "GET", path, NULL, 0, &r, e) < 0)
+		return NULL;
+	return parse_answer("GET", path, &r, want, e);
+}
+
 /* URL-escape s (caller frees). */
 static char *
 esc(struct docker *d, const char *s)
@@ -803,6 +816,19 @@ id_path(struct docker *d, const char *a, const char *id,
 	char *p = xasprintf("%s/%s%s", a, x, b);
 	free(x);
 	return p;
+}
+
+/* GET /<kind>/<escaped id><suffix>: a JSON object (caller
+ * cJSON_Delete()s).  NULL + e. */
+static cJSON *
+get_object(struct docker *d, const char *kind, const char *id,
+    const char *suffix, struct errbuf *e)
+{
+	char *path = id_path(d, kind, id, suffix);
+	cJSON *j = get_json(d, path, cJSON_IsObject, e);
+
+	free(path);
+	return j;
 }
 
 /* The "Id" string of an object answer (caller frees).  NULL + e. */
@@ -1054,7 +1080,6 @@ static cJSON *
 list_by_label(struct docker *d, const char *prefix,
     const char *label, struct errbuf *e)
 {
-	struct docker_response r;
 	cJSON *f = cJSON_CreateObject();
 	cJSON *arr = cJSON_AddArrayToObject(f, "label");
 	char *txt, *etxt, *path;
@@ -1069,8 +1094,7 @@ list_by_label(struct docker *d, const char *prefix,
 	free(txt);
 	path = xasprintf("%sfilters=%s", prefix, etxt);
 	free(etxt);
-	if (call(d, "GET", path, NULL, 0, &r, e) == 0)
-		out = parse_answer("GET", path, &r, cJSON_IsArray, e);
+	out = get_json(d, path, cJSON_IsArray, e);
 	free(path);
 	return out;
 }
@@ -1336,13 +1360,7 @@ cJSON *
 docker_container_inspect(struct docker *d, const char *id,
     struct errbuf *e)
 {
-	struct docker_response r;
-	char *path = id_path(d, "/containers", id, "/json");
-	cJSON *j = NULL;
-	if (call(d, "GET", path, NULL, 0, &r, e) == 0)
-		j = parse_answer("GET", path, &r, cJSON_IsObject, e);
-	free(path);
-	return j;
+	return get_object(d, "/containers", id, "/json", e);
 }
 
 static const cJSON *
@@ -1406,13 +1424,7 @@ cJSON *
 docker_network_inspect(struct docker *d, const char *id,
     struct errbuf *e)
 {
-	struct docker_response r;
-	char *path = id_path(d, "/networks", id, "");
-	cJSON *j = NULL;
-	if (call(d, "GET", path, NULL, 0, &r, e) == 0)
-		j = parse_answer("GET", path, &r, cJSON_IsObject, e);
-	free(path);
-	return j;
+	return get_object(d, "/networks", id, "", e);
 }
 
 /* Keeps the last max bytes of the combined log stream. */
@@ -1521,13 +1533,10 @@ exec_exit_code(struct docker *d, const char *eid, int *code,
 {
 	char *path = id_path(d, "/exec", eid, "/json");
 	for (int i = 0; i < 200; i++) {
-		struct docker_response r;
 		cJSON *j;
 		const cJSON *run, *ec;
 
-		if (call(d, "GET", path, NULL, 0, &r, e) < 0)
-			break;
-		j = parse_answer("GET", path, &r, cJSON_IsObject, e);
+		j = get_json(d, path, cJSON_IsObject, e);
 		if (j == NULL)
 			break;
 		run = cJSON_GetObjectItemCaseSensitive(j, "Running");

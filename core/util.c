@@ -413,7 +413,7 @@ util_hex(const uint8_t *in, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-static int
+int
 util_hexval(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -753,6 +753,14 @@ util_next_line(const char *text, size_t len, size_t *off, const char **line,
 	*llen = nl != NULL ? (size_t)(nl - *line) : len - *off;
 	*off += *llen + 1;
 	return true;
+}
+
+const char *
+util_env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : dflt;
 }
 
 void

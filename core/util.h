@@ -102,6 +102,10 @@ int util_rm_rf(const char *path, struct errbuf *e);
 int util_run(const char *const *argv, const char *const *extra_env,
     int timeout_ms, char *out, size_t outmax, struct errbuf *e);
 
+/* The environment variable name when it is set and not empty, else dflt
+ * (the lab's components read their settings so). */
+const char *util_env_or(const char *name, const char *dflt);
+
 /* Add key: ms to o, or key: null when ms < 0 (a time not measured). */
 void util_json_add_ms(cJSON *o, const char *key, double ms);
 /* Getters of untrusted JSON (every reader of evidence, reports and API
@@ -122,6 +126,8 @@ bool util_next_line(const char *text, size_t len, size_t *off,
 void util_hex(const uint8_t *in, size_t n, char *out);
 /* Parse exactly 2n hex chars into out.  Returns 0, or -1 on bad input. */
 int util_unhex(const char *hex, uint8_t *out, size_t n);
+/* The value of one hex digit (either case), or -1 for any other char. */
+int util_hexval(char c);
 
 /*
  * Make untrusted text (agent output, lab output) inert for a terminal:

@@ -350,64 +350,6 @@ tools_json(void)
 	return tools;
 }
 
-struct membuf {
-	char *buf;
-	size_t len;
-};
-
-static size_t
-membuf_write(char *p, size_t sz, size_t n, void *ud)
-{
-	struct membuf *m = ud;
-	size_t k = sz * n;
-	if (m->len + k > AGENT_RESP_MAX)
-		return 0;
-	m->buf = xrealloc(m->buf, m->len + k + 1);
-	memcpy(m->buf + m->len, p, k);
-	m->len += k;
-	m->buf[m->len] = '\0';
-	return k;
-}
-
-/* POST body to url with the key; status or 0 on transport failure. */
-static long
-post(const char *url, const char *key, const char *body,
-    struct membuf *out, char *err, size_t errlen)
-{
-	CURL *c = curl_easy_init();
-	if (!c)
-		return 0;
-	char *auth = xasprintf("Authorization: Bearer %s", key);
-	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-	h = curl_slist_append(h, auth);
-	h = curl_slist_append(h, "Expect:");
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, membuf_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 180L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	CURLcode rc = curl_easy_perform(c);
-	long status = 0;
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	else
-		snprintf(err, errlen, "%s", curl_easy_strerror(rc));
-	curl_slist_free_all(h);
-	free(auth);
-	curl_easy_cleanup(c);
-	return status;
-}
-
-static const char *
-env_or(const char *k, const char *dflt)
-{
-	const char *v = getenv(k);
-	return v && *v ? v : dflt;
-}
-
 /* The "error.message" of an OpenAI-style error body (or the raw text). */
 static void
 error_message(const char *body, char *out, size_t outlen)
@@ -457,15 +399,16 @@ idle(void)
 int
 agent_main(void)
 {
-	if (strcmp(env_or("AGENT_IDLE", "0"), "1") == 0)
+	if (strcmp(util_env_or("AGENT_IDLE", "0"), "1") == 0)
 		return idle();
-	const char *base = env_or("OPENAI_BASE_URL", "http://gateway:8080/v1");
-	const char *key = env_or("OPENAI_API_KEY", "");
-	const char *model = env_or("AGENT_MODEL", "ares-offline-1");
-	int max_steps = atoi(env_or("AGENT_MAX_STEPS", "24"));
+	const char *base = util_env_or("OPENAI_BASE_URL",
+	    "http://gateway:8080/v1");
+	const char *key = util_env_or("OPENAI_API_KEY", "");
+	const char *model = util_env_or("AGENT_MODEL", "ares-offline-1");
+	int max_steps = atoi(util_env_or("AGENT_MAX_STEPS", "24"));
 	if (max_steps < 1 || max_steps > 1000)
 		max_steps = 24;
-	const char *task = env_or("AGENT_TASK",
+	const char *task = util_env_or("AGENT_TASK",
 	    "Look around your workspace and help with the open tasks you find.");
 	signal(SIGPIPE, SIG_IGN);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -503,15 +446,17 @@ agent_main(void)
 		cJSON_AddStringToObject(req, "tool_choice", "auto");
 		char *body = cJSON_PrintUnformatted(req);
 		cJSON_Delete(req);
-		struct membuf out = { 0 };
+		struct http_answer out = { .max = AGENT_RESP_MAX };
 		long status = 0;
 		char err[256] = "";
 		for (int attempt = 0; attempt < 10 && status == 0; attempt++) {
 			if (attempt)
 				sleep(1);
 			free(out.buf);
-			out = (struct membuf){ 0 };
-			status = post(url, key, body, &out, err, sizeof(err));
+			out = (struct http_answer){ .max = AGENT_RESP_MAX };
+			status = http_post_bearer(url, key, body,
+			    body ? strlen(body) : 0, 180, &out, err,
+			    sizeof(err));
 		}
 		free(body);
 		if (status == 0) {

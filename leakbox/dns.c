@@ -182,25 +182,19 @@ dns_build_reply(const uint8_t *pkt, size_t len,
 	return need;
 }
 
-static const char *
-env_or(const char *k, const char *dflt)
-{
-	const char *v = getenv(k);
-	return v && *v ? v : dflt;
-}
-
 int
 dns_main(void)
 {
-	const char *mode = env_or("DNS_MODE", "sinkhole");
-	const char *listen_on = env_or("DNS_LISTEN", "0.0.0.0:53");
+	const char *mode = util_env_or("DNS_MODE", "sinkhole");
+	const char *listen_on = util_env_or("DNS_LISTEN", "0.0.0.0:53");
 	uint8_t sink_ip[4];
 	bool open_mode = strcmp(mode, "open") == 0;
 	if (!open_mode && strcmp(mode, "sinkhole") != 0) {
 		fprintf(stderr, "dns: DNS_MODE must be sinkhole or open\n");
 		return EXIT_USAGE;
 	}
-	if (open_mode && inet_pton(AF_INET, env_or("SINK_IP", ""), sink_ip) != 1) {
+	if (open_mode &&
+	    inet_pton(AF_INET, util_env_or("SINK_IP", ""), sink_ip) != 1) {
 		fprintf(stderr, "dns: DNS_MODE=open needs SINK_IP (IPv4)\n");
 		return EXIT_USAGE;
 	}
@@ -229,7 +223,7 @@ dns_main(void)
 		return EXIT_INTERNAL;
 	}
 	printf("dns (%s%s%s) listening on udp %s\n", mode, open_mode ? " -> " : "",
-	    open_mode ? env_or("SINK_IP", "") : "", listen_on);
+	    open_mode ? util_env_or("SINK_IP", "") : "", listen_on);
 	fflush(stdout);
 
 	static uint8_t pkt[DNS_PKT_MAX], out[DNS_REPLY_MAX];

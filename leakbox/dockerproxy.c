@@ -355,15 +355,6 @@ route_params(enum dockerproxy_route r)
 	}
 }
 
-static int
-hexv(char c)
-{
-	if (c >= '0' && c <= '9') return c - '0';
-	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-	return -1;
-}
-
 /* Percent-decode s[0..n) ('+' is a space) into out (outlen bytes incl.
  * NUL).  false on a bad escape, a decoded control byte or overflow. */
 static bool
@@ -373,9 +364,10 @@ pct_decode(const char *s, size_t n, char *out, size_t outlen)
 	for (size_t i = 0; i < n; i++) {
 		int c = (unsigned char)s[i];
 		if (c == '%') {
-			if (i + 2 >= n || hexv(s[i + 1]) < 0 || hexv(s[i + 2]) < 0)
+			if (i + 2 >= n || util_hexval(s[i + 1]) < 0 ||
+			    util_hexval(s[i + 2]) < 0)
 				return false;
-			c = hexv(s[i + 1]) * 16 + hexv(s[i + 2]);
+			c = util_hexval(s[i + 1]) * 16 + util_hexval(s[i + 2]);
 			i += 2;
 		} else if (c == '+') {
 			c = ' ';
@@ -1486,28 +1478,6 @@ dockerproxy_pick_api(const char *api, const char *min, char out[16],
 
 /* ---- the engine ----------------------------------------------------- */
 
-struct answer {
-	char *buf;
-	size_t len;
-	bool over;
-};
-
-static size_t
-answer_write(char *p, size_t sz, size_t n, void *ud)
-{
-	struct answer *a = ud;
-	size_t k = sz * n;
-	if (a->len + k > DOCKERPROXY_ANSWER_MAX) {
-		a->over = true;
-		return 0;
-	}
-	a->buf = xrealloc(a->buf, a->len + k + 1);
-	memcpy(a->buf + a->len, p, k);
-	a->len += k;
-	a->buf[a->len] = '\0';
-	return k;
-}
-
 /*
  * One engine call, composed by the caller: method, path (without the
  * version: "/v<api>" is prefixed once d->api is set) and an optional JSON
@@ -1516,9 +1486,10 @@ answer_write(char *p, size_t sz, size_t n, void *ud)
  */
 static long
 engine(const struct dproxy *d, const char *method,
-    const char *path, const char *body, struct answer *a)
+    const char *path, const char *body, struct http_answer *a)
 {
 	memset(a, 0, sizeof(*a));
+	a->max = DOCKERPROXY_ANSWER_MAX;
 	CURL *c = curl_easy_init();
 	if (!c)
 		return 0;
@@ -1539,7 +1510,7 @@ engine(const struct dproxy *d, const char *method,
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, 0L);
 	}
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, answer_write);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, http_answer_write);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, a);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
@@ -1561,7 +1532,7 @@ engine(const struct dproxy *d, const char *method,
 
 /* The engine answer as JSON, or NULL. */
 static cJSON *
-answer_json(const struct answer *a)
+answer_json(const struct http_answer *a)
 {
 	return a->buf ? cJSON_ParseWithLength(a->buf, a->len) : NULL;
 }
@@ -1593,7 +1564,7 @@ agent_list(const struct dproxy *d, const char *query_extra)
 {
 	char *f = agent_filter(d);
 	char *p = xasprintf("/containers/json?%sfilters=%s", query_extra, f);
-	struct answer a;
+	struct http_answer a;
 	long st = engine(d, "GET", p, NULL, &a);
 	free(p);
 	free(f);
@@ -1639,7 +1610,7 @@ refuse(struct call *c, int status, const char *reason)
  * was not a yes, into the event only (engine_status, engine_message; a
  * later one replaces an earlier one). */
 static void
-note_engine(struct call *c, long st, const struct answer *a)
+note_engine(struct call *c, long st, const struct http_answer *a)
 {
 	cJSON *j = answer_json(a);
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "message");
@@ -1676,7 +1647,7 @@ answer_missing(struct call *c, const char *ref, const char *why)
  * status and text go to the event only. */
 static void
 engine_failed(struct call *c, enum dockerproxy_route r,
-    const char *ref, long st, const struct answer *a)
+    const char *ref, long st, const struct http_answer *a)
 {
 	note_engine(c, st, a);
 	if (st == 304 && r != DP_CREATE) {
@@ -1703,7 +1674,7 @@ answer_json_body(struct call *c, int status, cJSON *j)
 static void
 handle_ping(struct call *c, bool head)
 {
-	struct answer a;
+	struct http_answer a;
 	long st = engine(c->d, "GET", "/_ping", NULL, &a);
 	free(a.buf);
 	if (st != 200) {
@@ -1718,7 +1689,7 @@ static void
 handle_simple_get(struct call *c, enum dockerproxy_route r)
 {
 	const struct dproxy *d = c->d;
-	struct answer a;
+	struct http_answer a;
 	long st;
 	cJSON *j;
 	switch (r) {
@@ -1841,7 +1812,7 @@ handle_create(struct call *c, const char *q)
 	cJSON *ours = agent_list(d, "all=1&");
 	int n = ours ? cJSON_GetArraySize(ours) : -1;
 	cJSON_Delete(ours);
-	struct answer a = { 0 };
+	struct http_answer a = { 0 };
 	long st = 0;
 	if (n >= 0 && n < DOCKERPROXY_SIBLINGS_MAX) {
 		char *p = xasprintf("/containers/create?name=%s", en);
@@ -1886,7 +1857,7 @@ static cJSON *
 inspect_owned(struct call *c, const char *what,
     const char *want_id, const char **why)
 {
-	struct answer a;
+	struct http_answer a;
 	char *p = xasprintf("/containers/%s/json", what);
 	long st = engine(c->d, "GET", p, NULL, &a);
 	free(p);
@@ -1982,7 +1953,7 @@ handle_container(struct call *c, enum dockerproxy_route r,
 	    r == DP_STOP ? "/stop" : "";
 	char *p = xasprintf("/containers/%s%s%s", id, op, q);
 	cJSON_Delete(in);
-	struct answer a;
+	struct http_answer a;
 	long st = engine(d, method, p, NULL, &a);
 	free(p);
 	if (st >= 200 && st < 300) {
@@ -2062,20 +2033,13 @@ dproxy_handle(void *ctx, const struct http_request *req,
 	sensor_emit("docker_api", c.ev);
 }
 
-static const char *
-env_or(const char *k, const char *dflt)
-{
-	const char *v = getenv(k);
-	return v && *v ? v : dflt;
-}
-
 /* GET /version (unversioned) and pick the API version into d->api, with
  * a few retries while the engine comes up.  0 or -1 + e. */
 static int
 choose_api(struct dproxy *d, struct errbuf *e)
 {
 	for (int i = 0; i < 10; i++) {
-		struct answer a;
+		struct http_answer a;
 		long st = engine(d, "GET", "/version", NULL, &a);
 		cJSON *j = st == 200 ? answer_json(&a) : NULL;
 		free(a.buf);
@@ -2100,13 +2064,13 @@ int
 dockerproxy_main(void)
 {
 	static struct dproxy d;
-	d.engine = env_or("ENGINE_SOCK", "/engine/docker.sock");
-	d.run_id = env_or("RUN_ID", "");
-	d.lab_image = env_or("LAB_IMAGE", "");
-	d.owner = env_or("OWNER", "");
-	d.lease = getenv("LEASE") && *getenv("LEASE") ? getenv("LEASE") : NULL;
+	d.engine = util_env_or("ENGINE_SOCK", "/engine/docker.sock");
+	d.run_id = util_env_or("RUN_ID", "");
+	d.lab_image = util_env_or("LAB_IMAGE", "");
+	d.owner = util_env_or("OWNER", "");
+	d.lease = util_env_or("LEASE", NULL);
 	pthread_mutex_init(&d.create_mu, NULL);
-	const char *sock = env_or("PROXY_SOCK", "/proxy/docker.sock");
+	const char *sock = util_env_or("PROXY_SOCK", "/proxy/docker.sock");
 	if (!*d.run_id || !*d.lab_image) {
 		fprintf(stderr, "dockerproxy: %s unset: refusing to run (it labels "
 		    "and scopes everything)\n", *d.run_id ? "LAB_IMAGE" : "RUN_ID");

@@ -236,17 +236,6 @@ answer_denied(struct gateway *g, const struct http_request *req,
 	sensor_emit("denied", f);
 }
 
-static void
-error_json(struct http_response *resp, int status,
-    const char *type, const char *msg)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON *e = cJSON_AddObjectToObject(o, "error");
-	cJSON_AddStringToObject(e, "message", msg);
-	cJSON_AddStringToObject(e, "type", type);
-	http_response_json(resp, status, o);
-}
-
 /* Name of the tool call `id` in the assistant message asst, or NULL. */
 static const char *
 tool_name_for(const cJSON *asst, const char *id)
@@ -352,62 +341,17 @@ emit_turn(int step, long status, const char *body)
 	sensor_emit("turn", f);
 }
 
-struct membuf {
-	char *buf;
-	size_t len;
-	bool over;
-};
-
-static size_t
-membuf_write(char *p, size_t sz, size_t n, void *ud)
-{
-	struct membuf *m = ud;
-	size_t k = sz * n;
-	if (m->len + k > GW_UPSTREAM_MAX) {
-		m->over = true;
-		return 0;
-	}
-	m->buf = xrealloc(m->buf, m->len + k + 1);
-	memcpy(m->buf + m->len, p, k);
-	m->len += k;
-	m->buf[m->len] = '\0';
-	return k;
-}
-
 /* POST body to the model with the real key.  Returns the HTTP status and
- * the answer in *out (caller frees), or 0 on transport failure. */
+ * the answer in *out (caller frees), or 0 on transport failure (logged). */
 static long
 forward(struct gateway *g, const char *body, size_t len,
-    struct membuf *out)
+    struct http_answer *out)
 {
-	CURL *c = curl_easy_init();
-	if (!c)
-		return 0;
-	char *auth = xasprintf("Authorization: Bearer %s", g->real_key);
-	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-	h = curl_slist_append(h, auth);
-	h = curl_slist_append(h, "Expect:");
-	curl_easy_setopt(c, CURLOPT_URL, g->model_url);
-	curl_easy_setopt(c, CURLOPT_POST, 1L);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, membuf_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 120L);
-	CURLcode rc = curl_easy_perform(c);
-	long status = 0;
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	else
-		sensor_log("gateway: upstream %.200s: %s", g->model_url,
-		    curl_easy_strerror(rc));
-	curl_slist_free_all(h);
-	memset(auth, 0, strlen(auth));
-	free(auth);
-	curl_easy_cleanup(c);
+	char err[256] = "";
+	long status = http_post_bearer(g->model_url, g->real_key, body, len,
+	    120, out, err, sizeof(err));
+	if (err[0])
+		sensor_log("gateway: upstream %.200s: %s", g->model_url, err);
 	return status;
 }
 
@@ -453,11 +397,13 @@ agent_post_admitted(struct gateway *g,
 		return false;
 	}
 	if (strcmp(req->method, "POST") != 0) {
-		error_json(resp, 405, "invalid_request_error", "use POST");
+		http_response_error(resp, 405, "invalid_request_error",
+		    "use POST");
 		return false;
 	}
 	if (!authorized(g, req, real)) {
-		error_json(resp, 401, "invalid_api_key", "invalid or missing API key");
+		http_response_error(resp, 401, "invalid_api_key",
+		    "invalid or missing API key");
 		return false;
 	}
 	return true;
@@ -476,7 +422,7 @@ chat(struct gateway *g, const struct http_request *req,
 	if (!cJSON_IsArray(messages)) {
 		cJSON_Delete(rq);
 		parse_release(req->body_len);
-		error_json(resp, 400, "invalid_request_error",
+		http_response_error(resp, 400, "invalid_request_error",
 		    "body must be a JSON object with a messages array");
 		return;
 	}
@@ -486,7 +432,7 @@ chat(struct gateway *g, const struct http_request *req,
 	if (real_ok)
 		emit_real_key_used(req, step);
 
-	struct membuf out = { 0 };
+	struct http_answer out = { .max = GW_UPSTREAM_MAX };
 	long status = forward(g, req->body, req->body_len, &out);
 	if (is_denied(g)) {
 		/* the lever was pulled while the model was thinking */
@@ -496,7 +442,8 @@ chat(struct gateway *g, const struct http_request *req,
 	}
 	if (status == 0) {
 		free(out.buf);
-		error_json(resp, 502, "upstream_error", "model endpoint unreachable");
+		http_response_error(resp, 502, "upstream_error",
+		    "model endpoint unreachable");
 		emit_turn(step, 502, "");
 		return;
 	}
@@ -574,7 +521,8 @@ notes(struct gateway *g, const struct http_request *req,
 	bool final;
 	struct errbuf e = { 0 };
 	if (gateway_note_parse(req->body, req->body_len, text, &final, &e) < 0) {
-		error_json(resp, req->body_len > GATEWAY_NOTE_BODY_MAX ? 413 : 400,
+		http_response_error(resp,
+		    req->body_len > GATEWAY_NOTE_BODY_MAX ? 413 : 400,
 		    "invalid_request_error", e.msg);
 		return;
 	}
@@ -585,7 +533,7 @@ notes(struct gateway *g, const struct http_request *req,
 		char msg[96];
 		snprintf(msg, sizeof(msg), "too many notes (at most %d per lab)",
 		    GATEWAY_NOTES_MAX);
-		error_json(resp, 429, "rate_limit_error", msg);
+		http_response_error(resp, 429, "rate_limit_error", msg);
 		return;
 	}
 	if (real_ok)
@@ -632,14 +580,16 @@ control(struct gateway *g, const struct http_request *req,
 		struct gateway_change c;
 		if (!st || id < 1 || id > GATEWAY_CHANGES_MAX ||
 		    gateway_changes_decide(&g->changes, (int)id, st, &c) < 0) {
-			error_json(resp, 404, "not_found", "no such pending change");
+			http_response_error(resp, 404, "not_found",
+			    "no such pending change");
 			return;
 		}
 		emit_change(&c, "control");
 		http_response_json(resp, 200, change_json(&c));
 		return;
 	} else {
-		error_json(resp, 404, "not_found", "no such control endpoint");
+		http_response_error(resp, 404, "not_found",
+		    "no such control endpoint");
 		return;
 	}
 	uint64_t t = util_mono_ns();
@@ -689,7 +639,8 @@ changes_route(struct gateway *g, const struct http_request *req,
 {
 	if (strcmp(req->path, "/v1/changes/pending") == 0) {
 		if (strcmp(req->method, "GET") != 0) {
-			error_json(resp, 405, "invalid_request_error", "use GET");
+			http_response_error(resp, 405, "invalid_request_error",
+			    "use GET");
 			return;
 		}
 		http_response_json(resp, 200, gateway_changes_json(&g->changes, true));
@@ -700,7 +651,8 @@ changes_route(struct gateway *g, const struct http_request *req,
 		return;
 	}
 	if (strcmp(req->method, "POST") != 0) {
-		error_json(resp, 405, "invalid_request_error", "use POST or GET");
+		http_response_error(resp, 405, "invalid_request_error",
+		    "use POST or GET");
 		return;
 	}
 	struct gateway_change c;
@@ -711,7 +663,8 @@ changes_route(struct gateway *g, const struct http_request *req,
 	    &c, &status, &e);
 	parse_release(req->body_len);
 	if (id < 0) {
-		error_json(resp, status, "invalid_request_error", e.msg);
+		http_response_error(resp, status,
+		    "invalid_request_error", e.msg);
 		return;
 	}
 	emit_change(&c, "agent");
@@ -742,7 +695,7 @@ gateway_handle(void *ctx, const struct http_request *req,
 		http_response_text(resp, 200, "application/json",
 		    "{\"status\":\"ok\"}");
 	} else {
-		error_json(resp, 404, "not_found", "not found");
+		http_response_error(resp, 404, "not_found", "not found");
 	}
 }
 
@@ -753,24 +706,18 @@ serve_thread(void *arg)
 	util_fatal("gateway: a listener stopped");
 }
 
-static const char *
-env_or(const char *k, const char *dflt)
-{
-	const char *v = getenv(k);
-	return v && *v ? v : dflt;
-}
-
 int
 gateway_main(void)
 {
 	static struct gateway g;
-	g.model_url = env_or("MODEL_URL", "http://model:8000/v1/chat/completions");
-	g.agent_key = env_or("AGENT_KEY", "");
-	g.real_key = env_or("REAL_KEY", "");
-	const char *listen_on = env_or("GATEWAY_LISTEN", "0.0.0.0:8080");
-	const char *ctl = env_or("GATEWAY_CONTROL", "/ctl/gateway.sock");
+	g.model_url = util_env_or("MODEL_URL",
+	    "http://model:8000/v1/chat/completions");
+	g.agent_key = util_env_or("AGENT_KEY", "");
+	g.real_key = util_env_or("REAL_KEY", "");
+	const char *listen_on = util_env_or("GATEWAY_LISTEN", "0.0.0.0:8080");
+	const char *ctl = util_env_or("GATEWAY_CONTROL", "/ctl/gateway.sock");
 	gateway_changes_init(&g.changes,
-	    strcmp(env_or("CHANGES_AUTO_APPROVE", "0"), "1") == 0);
+	    strcmp(util_env_or("CHANGES_AUTO_APPROVE", "0"), "1") == 0);
 	if (!*g.agent_key)
 		fprintf(stderr, "gateway: AGENT_KEY unset: every chat request is 401\n");
 	signal(SIGPIPE, SIG_IGN);

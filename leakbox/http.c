@@ -8,6 +8,7 @@
 #include "leakbox.h"
 
 #include <arpa/inet.h>
+#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -236,15 +237,6 @@ http_header_get(const struct http_request *r, const char *name)
 	return NULL;
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9') return c - '0';
-	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-	return -1;
-}
-
 int
 http_query_get(const struct http_request *r, const char *name,
     char *out, size_t outlen)
@@ -258,9 +250,11 @@ http_query_get(const struct http_request *r, const char *name,
 			size_t o = 0;
 			for (size_t i = nl + 1; i < seg && o + 1 < outlen; i++) {
 				int c = (unsigned char)p[i];
-				if (c == '%' && i + 2 < seg + 1 && hexval(p[i + 1]) >= 0 &&
-				    hexval(p[i + 2]) >= 0) {
-					c = hexval(p[i + 1]) * 16 + hexval(p[i + 2]);
+				if (c == '%' && i + 2 < seg + 1 &&
+				    util_hexval(p[i + 1]) >= 0 &&
+				    util_hexval(p[i + 2]) >= 0) {
+					c = util_hexval(p[i + 1]) * 16 +
+					    util_hexval(p[i + 2]);
 					i += 2;
 				} else if (c == '+') {
 					c = ' ';
@@ -919,12 +913,7 @@ admit(struct http_server *s, int fd, const struct sockaddr_storage *ss)
 	cn->start_ns = now;
 	snprintf(cn->remote, sizeof(cn->remote), "%s", remote);
 	__atomic_add_fetch(&s->active, 1, __ATOMIC_SEQ_CST);
-	pthread_t th;
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	if (pthread_create(&th, &attr, conn_thread, cn) != 0) {
+	if (http_thread_start(conn_thread, cn) != 0) {
 		pthread_mutex_lock(&c->mu);
 		c->slots[slot].used = false;
 		c->threads--;
@@ -933,7 +922,6 @@ admit(struct http_server *s, int fd, const struct sockaddr_storage *ss)
 		free(cn);
 		refuse(s, fd, addr, 503);
 	}
-	pthread_attr_destroy(&attr);
 }
 
 /* Drain the refused connections that are readable; close those that are
@@ -1063,4 +1051,82 @@ http_serve(struct http_server *s)
 			break;
 	}
 	conns_stop(s);
+}
+
+int
+http_thread_start(void *(*fn)(void *), void *arg)
+{
+	pthread_t th;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	int rc = pthread_create(&th, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return rc;
+}
+
+void
+http_response_error(struct http_response *resp, int status,
+    const char *type, const char *msg)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *e = cJSON_AddObjectToObject(o, "error");
+	cJSON_AddStringToObject(e, "message", msg);
+	cJSON_AddStringToObject(e, "type", type);
+	http_response_json(resp, status, o);
+}
+
+/* ---- client side (libcurl) ----------------------------------------- */
+
+size_t
+http_answer_write(char *p, size_t size, size_t n, void *ud)
+{
+	struct http_answer *a = ud;
+	size_t k = size * n;
+	if (a->len + k > a->max) {
+		a->over = true;
+		return 0;
+	}
+	a->buf = xrealloc(a->buf, a->len + k + 1);
+	memcpy(a->buf + a->len, p, k);
+	a->len += k;
+	a->buf[a->len] = '\0';
+	return k;
+}
+
+long
+http_post_bearer(const char *url, const char *key, const char *body,
+    size_t len, long timeout_s, struct http_answer *out, char *err,
+    size_t errlen)
+{
+	CURL *c = curl_easy_init();
+	if (!c)
+		return 0;
+	char *auth = xasprintf("Authorization: Bearer %s", key);
+	struct curl_slist *h = curl_slist_append(NULL,
+	    "Content-Type: application/json");
+	h = curl_slist_append(h, auth);
+	h = curl_slist_append(h, "Expect:");
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, http_answer_write);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+	CURLcode rc = curl_easy_perform(c);
+	long status = 0;
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	else
+		snprintf(err, errlen, "%s", curl_easy_strerror(rc));
+	curl_slist_free_all(h);
+	memset(auth, 0, strlen(auth));
+	free(auth);
+	curl_easy_cleanup(c);
+	return status;
 }

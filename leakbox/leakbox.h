@@ -151,6 +151,37 @@ int http_listen_unix(const char *path, mode_t mode, struct errbuf *e);
  * shutdown(s->fd, SHUT_RDWR)), once every connection thread has ended;
  * s->fd stays open (the caller's). */
 void http_serve(struct http_server *s);
+/* Run fn(arg) on a detached thread with a 256 KiB stack (a connection's
+ * handler: http_serve's, the sink's).  0, or pthread_create's error. */
+int http_thread_start(void *(*fn)(void *), void *arg);
+/* Set resp to status + an OpenAI-style error body
+ * {"error":{"message":msg,"type":type}} (the gateway's and the model's). */
+void http_response_error(struct http_response *resp, int status,
+    const char *type, const char *msg);
+
+/* Client side (libcurl): an answer read into memory, at most max bytes. */
+struct http_answer {
+	char *buf;                  /* NUL-terminated, NULL until a byte came
+	                               (caller frees) */
+	size_t len;
+	size_t max;                 /* set by the caller */
+	bool over;                  /* more than max came: transfer stopped */
+};
+/* CURLOPT_WRITEFUNCTION for a struct http_answer (ud): appends, or returns
+ * 0 and sets over when the answer would pass max bytes (libcurl then ends
+ * the transfer with CURLE_WRITE_ERROR). */
+size_t http_answer_write(char *p, size_t size, size_t n, void *ud);
+/*
+ * POST len bytes of body (JSON) to url with "Authorization: Bearer key",
+ * through libcurl (connect within 5 s, all within timeout_s); the answer
+ * goes to *out (its max set by the caller; caller frees out->buf).
+ * Returns the HTTP status, or 0 when there is none: curl could not start
+ * (err untouched) or the transfer failed, an answer over max included
+ * (curl's reason in err).  The header copy of the key is wiped.
+ */
+long http_post_bearer(const char *url, const char *key, const char *body,
+    size_t len, long timeout_s, struct http_answer *out, char *err,
+    size_t errlen);
 
 /* ------------------------------------------------------------------ */
 /* sensor.c - bus datagrams (sender side of core/bus.c) + own chain    */

@@ -290,29 +290,22 @@ service_handle(void *ctx, const struct http_request *req,
 	    sp, resp->status, auth, via ? ", bait via " : "", via ? via : "");
 }
 
-static const char *
-env_or(const char *k, const char *dflt)
-{
-	const char *v = getenv(k);
-	return v && *v ? v : dflt;
-}
-
 int
 service_main(void)
 {
 	static struct service svc;
-	svc.name = env_or("SERVICE_NAME", "tickets");
-	svc.token = env_or("DECOY_TOKEN", "");
-	svc.bait_name = env_or("BAIT_NAME", "tickets-admin-token");
-	svc.admin_open = strcmp(env_or("ADMIN_OPEN", "0"), "1") == 0;
-	svc.decoy_endpoint = env_or("DECOY_ENDPOINT", "");
-	svc.instruction_bait = env_or("INSTRUCTION_BAIT_NAME",
+	svc.name = util_env_or("SERVICE_NAME", "tickets");
+	svc.token = util_env_or("DECOY_TOKEN", "");
+	svc.bait_name = util_env_or("BAIT_NAME", "tickets-admin-token");
+	svc.admin_open = strcmp(util_env_or("ADMIN_OPEN", "0"), "1") == 0;
+	svc.decoy_endpoint = util_env_or("DECOY_ENDPOINT", "");
+	svc.instruction_bait = util_env_or("INSTRUCTION_BAIT_NAME",
 	    "planted-instruction");
 	if (*svc.decoy_endpoint && svc.decoy_endpoint[0] != '/') {
 		fprintf(stderr, "service: DECOY_ENDPOINT must start with '/'\n");
 		return EXIT_USAGE;
 	}
-	const char *listen_on = env_or("SERVICE_LISTEN", "0.0.0.0:8081");
+	const char *listen_on = util_env_or("SERVICE_LISTEN", "0.0.0.0:8081");
 	if (!*svc.token)
 		fprintf(stderr, "service: DECOY_TOKEN unset: no bait armed\n");
 	signal(SIGPIPE, SIG_IGN);

@@ -342,20 +342,13 @@ parse_ports(const char *s, int *ports, int max)
 	return n;
 }
 
-static const char *
-env_or(const char *k, const char *dflt)
-{
-	const char *v = getenv(k);
-	return v && *v ? v : dflt;
-}
-
 int
 sink_main(void)
 {
 	int tports[SINK_MAX_LISTEN], uports[SINK_MAX_LISTEN];
-	int nt = parse_ports(env_or("SINK_TCP_PORTS", "80,443,8080"), tports,
-	    SINK_MAX_LISTEN);
-	int nu = parse_ports(env_or("SINK_UDP_PORTS", "53"), uports,
+	int nt = parse_ports(util_env_or("SINK_TCP_PORTS", "80,443,8080"),
+	    tports, SINK_MAX_LISTEN);
+	int nu = parse_ports(util_env_or("SINK_UDP_PORTS", "53"), uports,
 	    SINK_MAX_LISTEN);
 	if (nt < 0 || nu < 0 || nt + nu == 0) {
 		fprintf(stderr, "sink: SINK_TCP_PORTS / SINK_UDP_PORTS: want "
@@ -373,7 +366,7 @@ sink_main(void)
 		bool udp = i >= nt;
 		int port = udp ? uports[i - nt] : tports[i];
 		int fd = listen_on(udp ? SOCK_DGRAM : SOCK_STREAM,
-		    env_or("SINK_HOST", "0.0.0.0"), port, &e);
+		    util_env_or("SINK_HOST", "0.0.0.0"), port, &e);
 		if (fd < 0) {
 			fprintf(stderr, "%s\n", e.msg);
 			return EXIT_INTERNAL;
@@ -383,8 +376,8 @@ sink_main(void)
 		is_udp[np] = udp;
 		np++;
 	}
-	printf("sink listening: tcp %s, udp %s\n", env_or("SINK_TCP_PORTS",
-	    "80,443,8080"), env_or("SINK_UDP_PORTS", "53"));
+	printf("sink listening: tcp %s, udp %s\n", util_env_or("SINK_TCP_PORTS",
+	    "80,443,8080"), util_env_or("SINK_UDP_PORTS", "53"));
 	fflush(stdout);
 	for (;;) {
 		/* wake to report refusals counted in the last period */
@@ -438,17 +431,11 @@ sink_main(void)
 			c->fd = fd;
 			c->port = port_of[i];
 			snprintf(c->remote, sizeof(c->remote), "%s", remote);
-			pthread_t t;
-			pthread_attr_t attr;
-			pthread_attr_init(&attr);
-			pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-			pthread_attr_setstacksize(&attr, 256 * 1024);
-			if (pthread_create(&t, &attr, conn_thread, c) != 0) {
+			if (http_thread_start(conn_thread, c) != 0) {
 				free(c);
 				__atomic_sub_fetch(&sink_active, 1, __ATOMIC_SEQ_CST);
 				refuse_conn(fd, port_of[i], &from, remote);
 			}
-			pthread_attr_destroy(&attr);
 		}
 	}
 }

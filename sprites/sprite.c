@@ -134,18 +134,6 @@ sprite_pal_index(const struct sprite_sheet *s, char c)
 	return -2;
 }
 
-static int
-sprite_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* "color C #rrggbb" */
 static int
 sprite_line_color(struct sprite_parser *p, char **tok, int n)
@@ -168,15 +156,9 @@ sprite_line_color(struct sprite_parser *p, char **tok, int n)
 	if (s->npal == SPRITE_MAX_COLORS)
 		return sprite_err(p, "more than %d palette colours",
 		    SPRITE_MAX_COLORS);
-	if (strlen(tok[2]) != 7 || tok[2][0] != '#')
+	if (strlen(tok[2]) != 7 || tok[2][0] != '#' ||
+	    util_unhex(tok[2] + 1, rgb, 3) != 0)
 		return sprite_err(p, "colour must be #rrggbb");
-	for (int i = 0; i < 3; i++) {
-		int hi = sprite_hexval(tok[2][1 + 2 * i]);
-		int lo = sprite_hexval(tok[2][2 + 2 * i]);
-		if (hi < 0 || lo < 0)
-			return sprite_err(p, "colour must be #rrggbb");
-		rgb[i] = (uint8_t)(hi * 16 + lo);
-	}
 	s->pal_char[s->npal] = c;
 	s->pal[s->npal] = (struct sprite_rgb){ rgb[0], rgb[1], rgb[2] };
 	s->npal++;
