@@ -279,6 +279,8 @@ struct exec_sink {
 	size_t max;
 };
 
+/* Frame callback of an exec: stream 1 (stdout) to r->out, the other
+ * (stderr) to r->err, each bounded to max (r->truncated past it). */
 static void
 exec_emit(void *ctx, int stream, const char *p, size_t n)
 {
@@ -356,6 +358,10 @@ struct sink {
 	struct errbuf mux_err;
 };
 
+/* libcurl write callback: a 2xx answer goes through s->mux when set (a
+ * malformed frame aborts the transfer: mux_failed, mux_err); anything
+ * else is kept in s->buf, NUL-terminated, and an answer past
+ * DOCKER_BODY_MAX aborts the transfer (overflow). */
 static size_t
 sink_write(char *p, size_t size, size_t nmemb, void *ud)
 {
@@ -396,6 +402,8 @@ struct upload {
 	int err;
 };
 
+/* libcurl read callback: the next bytes of u->fd (a read interrupted by
+ * a signal is retried); a read error aborts the upload (failed, err). */
 static size_t
 upload_read(char *p, size_t size, size_t nmemb, void *ud)
 {
@@ -1363,6 +1371,7 @@ docker_container_inspect(struct docker *d, const char *id,
 	return get_object(d, "/containers", id, "/json", e);
 }
 
+/* State.<key> of an inspect answer, or NULL. */
 static const cJSON *
 inspect_state(const cJSON *inspect, const char *key)
 {
@@ -1433,6 +1442,9 @@ struct tail {
 	size_t len, cap, max;
 };
 
+/* Log stream callback (both streams alike): append, keeping the last
+ * t->max bytes at least; the buffer never holds more than 2 * max (+1),
+ * and is not NUL-terminated. */
 static void
 tail_emit(void *ctx, int stream, const char *p, size_t n)
 {
@@ -1514,6 +1526,7 @@ docker_container_logs(struct docker *d, const char *id, size_t max,
 /* exec                                                                */
 /* ------------------------------------------------------------------ */
 
+/* Sleep ms milliseconds, going on after a signal. */
 static void
 sleep_ms(long ms)
 {

@@ -133,6 +133,9 @@ struct bounded {
 	bool truncated;
 };
 
+/* libcurl write callback into a struct bounded: keeps the first
+ * AGENT_TOOL_OUT_MAX bytes, then sets truncated and stops the transfer
+ * (tool_http takes that CURLE_WRITE_ERROR as a cut, complete answer). */
 static size_t
 bounded_write(char *p, size_t sz, size_t n, void *ud)
 {
@@ -148,6 +151,14 @@ bounded_write(char *p, size_t sz, size_t n, void *ud)
 	return b->truncated ? 0 : k;   /* stop reading once full */
 }
 
+/*
+ * The http tool: args {url, method (default GET), headers (the first 32
+ * string ones; a name with CR, LF or ':' or a value with CR or LF is
+ * dropped), body, unix_socket}; http and https only, AGENT_TOOL_TIMEOUT_S
+ * in all.  Returns "HTTP <status>\n<body>" (the first AGENT_TOOL_OUT_MAX
+ * bytes, cleaned) and sets *ran, or an "error: http: ..." text with *ran
+ * false.  Caller frees.
+ */
 static char *
 tool_http(const cJSON *args, bool *ran)
 {
@@ -216,6 +227,11 @@ tool_http(const cJSON *args, bool *ran)
 
 /* ---- read_file ----------------------------------------------------- */
 
+/* The read_file tool: the first AGENT_TOOL_OUT_MAX bytes of a regular
+ * file, cleaned (opened non-blocking, so a FIFO never hangs it: it is
+ * refused as not regular).  *ran false with an "error: ..." text when
+ * the file cannot be opened or is not regular; untouched otherwise.
+ * Caller frees. */
 static char *
 tool_read(const char *path, bool *ran)
 {
@@ -294,6 +310,9 @@ logline(int step, const char *what, const char *text)
 	fflush(stdout);
 }
 
+/* One OpenAI-style function tool: {type, function: {name, description,
+ * parameters: {type: object, properties: props (taken), required}}};
+ * required is NULL-terminated.  Caller deletes. */
 static cJSON *
 tool_def(const char *name, const char *desc, cJSON *props,
     const char *const *required)
@@ -312,6 +331,7 @@ tool_def(const char *name, const char *desc, cJSON *props,
 	return t;
 }
 
+/* Add the parameter name {type, description} to props; returns it. */
 static cJSON *
 prop(cJSON *props, const char *name, const char *type,
     const char *desc)
@@ -322,6 +342,8 @@ prop(cJSON *props, const char *name, const char *type,
 	return o;
 }
 
+/* The tools the agent offers the model: shell, http, read_file.  Caller
+ * deletes. */
 static cJSON *
 tools_json(void)
 {
@@ -364,6 +386,7 @@ error_message(const char *body, char *out, size_t outlen)
 
 static volatile sig_atomic_t agent_stop;
 
+/* SIGTERM / SIGINT of the idle agent: idle() returns. */
 static void
 on_term(int sig)
 {

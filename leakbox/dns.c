@@ -19,12 +19,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* A 16-bit big-endian (network order) field. */
 static uint16_t
 rd16(const uint8_t *p)
 {
 	return (uint16_t)((p[0] << 8) | p[1]);
 }
 
+/* Write v as a 16-bit big-endian field. */
 static void
 wr16(uint8_t *p, uint16_t v)
 {

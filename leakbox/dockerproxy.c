@@ -215,6 +215,7 @@ dec_parse(const char *s, size_t n, long long *out)
 	return true;
 }
 
+/* A full container id: exactly 64 lowercase hex digits. */
 static bool
 is_hex64(const char *s)
 {
@@ -245,6 +246,8 @@ signal_canon(const char *s)
 
 /* ---- routing (pure) ------------------------------------------------- */
 
+/* An agent's container reference s[0..n): 1..DOCKERPROXY_ID_MAX of
+ * [A-Za-z0-9_.-], not starting with '.' or '-'. */
 static bool
 ref_ok(const char *s, size_t n)
 {
@@ -342,6 +345,7 @@ static const struct qparam q_delete[] = {
 	{ "force", Q_BOOL, 0, 0 }, { "v", Q_BOOL, 0, 0 },
 	{ NULL, Q_BOOL, 0, 0 } };
 
+/* The query parameters route r takes (q_none: none). */
 static const struct qparam *
 route_params(enum dockerproxy_route r)
 {
@@ -1043,6 +1047,7 @@ rec_cost(const char *s)
 	return n;
 }
 
+/* Take cost from the record's text budget *left (never below 0). */
 static void
 rec_charge(size_t *left, size_t cost)
 {
@@ -1110,6 +1115,7 @@ dockerproxy_record(const cJSON *v, size_t budget)
 
 /* ---- answers (pure) ------------------------------------------------- */
 
+/* dst[k] = src[k] when that is a string; nothing otherwise. */
 static void
 copy_str(cJSON *dst, const cJSON *src, const char *k)
 {
@@ -1118,6 +1124,7 @@ copy_str(cJSON *dst, const cJSON *src, const char *k)
 		cJSON_AddStringToObject(dst, k, v->valuestring);
 }
 
+/* The same for a number. */
 static void
 copy_num(cJSON *dst, const cJSON *src, const char *k)
 {
@@ -1126,6 +1133,7 @@ copy_num(cJSON *dst, const cJSON *src, const char *k)
 		cJSON_AddNumberToObject(dst, k, v->valuedouble);
 }
 
+/* The same for a boolean. */
 static void
 copy_bool(cJSON *dst, const cJSON *src, const char *k)
 {
@@ -1175,6 +1183,8 @@ label_of(const cJSON *c, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* Is c (a list entry or an inspect answer) a container run_id's agent
+ * made (labels ares.run = run_id, ares.origin = agent)? */
 static bool
 agent_made(const cJSON *c, const char *run_id)
 {
@@ -1585,6 +1595,7 @@ struct call {
 	cJSON *ev;
 };
 
+/* Answer status with {"message": msg}. */
 static void
 answer_message(struct call *c, int status, const char *msg)
 {
@@ -1661,6 +1672,8 @@ engine_failed(struct call *c, enum dockerproxy_route r,
 	http_response_json(c->resp, status, o);
 }
 
+/* Answer status with the composed j (taken), or 502 when composing gave
+ * nothing. */
 static void
 answer_json_body(struct call *c, int status, cJSON *j)
 {
@@ -1671,6 +1684,8 @@ answer_json_body(struct call *c, int status, cJSON *j)
 	http_response_json(c->resp, status, j);
 }
 
+/* GET|HEAD /_ping: "OK" ("" for HEAD) when the engine answers its own
+ * ping with 200, else 502. */
 static void
 handle_ping(struct call *c, bool head)
 {
@@ -1685,6 +1700,10 @@ handle_ping(struct call *c, bool head)
 	    head ? "" : "OK");
 }
 
+/* GET /version, /info, /images/json: the engine's answer reduced by
+ * dockerproxy_answer_version, _info (with this run's containers) or
+ * _images; engine_failed when the engine says no or its answer does not
+ * parse. */
 static void
 handle_simple_get(struct call *c, enum dockerproxy_route r)
 {
@@ -1739,6 +1758,9 @@ handle_simple_get(struct call *c, enum dockerproxy_route r)
 	free(a.buf);
 }
 
+/* GET /containers/json: this run's agent-made containers only (the
+ * proxy's label filter after the composed query q), reduced; 502 when the
+ * engine does not answer with a list. */
 static void
 handle_list(struct call *c, const char *q)
 {
@@ -1966,6 +1988,13 @@ handle_container(struct call *c, enum dockerproxy_route r,
 	free(a.buf);
 }
 
+/*
+ * The proxy's HTTP handler: route, compose the query, refuse what is not
+ * allowed (403), a bad query (400) or a body where none is taken (400),
+ * else run the route.  Records one "docker_api" event (method, path,
+ * query and ref sanitised, status and what the route noted) and a log
+ * line.
+ */
 static void
 dproxy_handle(void *ctx, const struct http_request *req,
     struct http_response *resp)

@@ -60,6 +60,8 @@ parse_acquire(size_t len)
 	pthread_mutex_unlock(&parse_mu);
 }
 
+/* Give back len bytes of the parse budget (parse_acquire); wakes the
+ * waiters. */
 static void
 parse_release(size_t len)
 {
@@ -88,6 +90,7 @@ gateway_changes_init(struct gateway_changes *q, bool auto_approve)
 	q->auto_approve = auto_approve;
 }
 
+/* A change request's tool: 1..GATEWAY_TOOL_MAX of [A-Za-z0-9_.:/-]. */
 static bool
 tool_name_ok(const char *t)
 {
@@ -166,6 +169,7 @@ gateway_changes_decide(struct gateway_changes *q, int id,
 	return rc;
 }
 
+/* {id, tool, reason, status} of a change.  Caller deletes. */
 static cJSON *
 change_json(const struct gateway_change *c)
 {
@@ -190,6 +194,7 @@ gateway_changes_json(struct gateway_changes *q, bool pending_only)
 	return o;
 }
 
+/* The "change_request" event of c (by: "agent" or "control"). */
 static void
 emit_change(const struct gateway_change *c, const char *by)
 {
@@ -215,12 +220,15 @@ gateway_scrub(char *buf, size_t len, const char *secret)
 	}
 }
 
+/* Is the gateway-deny lever pulled (and not undone)? */
 static bool
 is_denied(struct gateway *g)
 {
 	return __atomic_load_n(&g->denied, __ATOMIC_SEQ_CST) != 0;
 }
 
+/* The answer while denied: 403 with an OpenAI-style "denied" error, and
+ * a "denied" event naming the path. */
 static void
 answer_denied(struct gateway *g, const struct http_request *req,
     struct http_response *resp)
@@ -409,6 +417,14 @@ agent_post_admitted(struct gateway *g,
 	return true;
 }
 
+/*
+ * POST /v1/chat/completions: admit it (deny lever, key, method), record
+ * the tool results the agent reports in its messages (and a use of the
+ * real key), forward it to the model with the real key and answer with
+ * the model's answer, the real key scrubbed (a "turn" event).  502 when
+ * the model cannot be reached; the denied answer when the lever was
+ * pulled meanwhile.
+ */
 static void
 chat(struct gateway *g, const struct http_request *req,
     struct http_response *resp)
@@ -552,6 +568,12 @@ notes(struct gateway *g, const struct http_request *req,
 	http_response_json(resp, 202, o);
 }
 
+/*
+ * /control/... (the control socket only): POST deny | allow (the lever; a
+ * "control" event), GET health, GET changes, POST changes/<id>/approve |
+ * reject; 404 for anything else.  deny, allow and health answer {ok,
+ * denied, t_mono_ns}.
+ */
 static void
 control(struct gateway *g, const struct http_request *req,
     struct http_response *resp)
@@ -633,6 +655,8 @@ api_index(void)
 	return o;
 }
 
+/* /v1/changes (GET: every change, POST: submit one, 202) and
+ * /v1/changes/pending (GET). */
 static void
 changes_route(struct gateway *g, const struct http_request *req,
     struct http_response *resp)
@@ -674,6 +698,8 @@ changes_route(struct gateway *g, const struct http_request *req,
 	http_response_json(resp, 202, o);
 }
 
+/* The gateway's HTTP handler (both listeners): by path; /control/... only
+ * on the unix socket, 404 elsewhere. */
 static void
 gateway_handle(void *ctx, const struct http_request *req,
     struct http_response *resp)
@@ -699,6 +725,8 @@ gateway_handle(void *ctx, const struct http_request *req,
 	}
 }
 
+/* The control listener's thread: its end is fatal (no lever would reach
+ * the gateway any more). */
 static void *
 serve_thread(void *arg)
 {

@@ -52,6 +52,7 @@ http_reason(int status)
 	}
 }
 
+/* An RFC 9110 token character (a method name's). */
 static bool
 is_tchar(unsigned char c)
 {
@@ -437,6 +438,7 @@ mark_incident_locked(struct http_conns *c, uint64_t cause_ns)
 		c->last_cause_ns = cause_ns;
 }
 
+/* Does c hold overload counts not reported yet?  c->mu held. */
 static bool
 pending_locked(const struct http_conns *c)
 {
@@ -444,6 +446,8 @@ pending_locked(const struct http_conns *c)
 	    c->timed_out || c->write_timeouts;
 }
 
+/* The dotted text of addr (network order); "unix" for a unix listener,
+ * "?" when it cannot be printed. */
 static void
 addr_text(uint32_t addr, bool is_unix, char out[INET_ADDRSTRLEN])
 {

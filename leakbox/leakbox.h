@@ -77,6 +77,7 @@ struct http_request {
  * large.  On error r holds nothing to free.
  */
 int http_parse(const char *buf, size_t len, struct http_request *r);
+/* Free what r owns (head, path, query, body) and zero it; NULL is fine. */
 void http_request_free(struct http_request *r);
 /* Case-insensitive header lookup; NULL when absent. */
 const char *http_header_get(const struct http_request *r, const char *name);
@@ -95,6 +96,8 @@ void http_response_json(struct http_response *resp, int status, cJSON *j);
 /* Set resp to status + a copy of text. */
 void http_response_text(struct http_response *resp, int status,
     const char *ctype, const char *text);
+/* The reason phrase of a status ("Not Found"), "Unknown" for one the
+ * servers here never send.  Static storage. */
 const char *http_reason(int status);
 
 /* Handler: fill resp (status 0 means 500).  Called on a detached thread. */
@@ -215,7 +218,15 @@ long http_post_bearer(const char *url, const char *key, const char *body,
 #define SENSOR_BUDGET_MAX     (64u * 1024 * 1024) /* ceiling for absurd values */
 #define SENSOR_TRUNC_RESERVE  2048   /* > the longest "truncated" line */
 
-void sensor_init(const char *src);          /* "gateway", "service:tickets" */
+/* Name this process's events (src: "gateway", "service:tickets", ...) and,
+ * on the first call (or the first sensor_emit), open the bus socket and
+ * the chain from $BUS, $EVIDENCE, $RUN_ID and $EVIDENCE_MAX_BYTES.  A
+ * failure is reported as a "sensor_error" event, never returned. */
+void sensor_init(const char *src);
+/* Send (and chain) one event of kind with fields (consumed; NULL: no
+ * fields).  0 when the datagram left, -1 when it did not (no bus, a send
+ * error, a full queue, or too big even after truncation); the chain, when
+ * there is one, gets the event either way.  Thread-safe. */
 int sensor_emit(const char *kind, cJSON *fields);
 /* The request being handled on this thread fully arrived at t (the HTTP
  * server calls these around each handler): every event emitted meanwhile
@@ -262,6 +273,14 @@ char *sensor_trunc(const char *s, size_t max);
 /* ------------------------------------------------------------------ */
 /* gateway.c - the agent's only route to a model                       */
 /* ------------------------------------------------------------------ */
+/*
+ * `ares-lab gateway`: forwards the agent's chat requests (its AGENT_KEY)
+ * to MODEL_URL with REAL_KEY.  Listens on GATEWAY_LISTEN (TCP, the
+ * agent's side) and on the unix socket GATEWAY_CONTROL, the only one that
+ * serves /control/... (levers, change decisions); CHANGES_AUTO_APPROVE=1
+ * applies changes at once.  Serves until the TCP listener fails:
+ * EXIT_INTERNAL (also when a socket cannot be opened).
+ */
 int gateway_main(void);
 /*
  * Listener limits (struct http_server).  TCP (the agent side): 48
@@ -301,6 +320,7 @@ struct gateway_changes {
 	size_t n;
 	struct gateway_change items[GATEWAY_CHANGES_MAX];
 };
+/* An empty queue (its mutex initialised); never fails. */
 void gateway_changes_init(struct gateway_changes *q, bool auto_approve);
 /* Validate and enqueue the JSON body.  Returns the new id and copies the
  * entry to *out, or -1 + e; *http_status is 202 (ok), 400 (bad body) or
@@ -334,6 +354,14 @@ int gateway_note_parse(const char *body, size_t len,
 /* ------------------------------------------------------------------ */
 /* service.c - believable internal API with a decoy credential         */
 /* ------------------------------------------------------------------ */
+/*
+ * `ares-lab service`: the fake internal API SERVICE_NAME on
+ * SERVICE_LISTEN, its bait DECOY_TOKEN (event name BAIT_NAME; ADMIN_OPEN=1
+ * serves /api/admin/users without it) and the planted-instruction page
+ * DECOY_ENDPOINT (INSTRUCTION_BAIT_NAME).  EXIT_USAGE for a DECOY_ENDPOINT
+ * not starting with '/', else serves until the listener fails:
+ * EXIT_INTERNAL.
+ */
 int service_main(void);
 /* Listener limits: 64 connections, 16 per address (struct http_server). */
 #define SERVICE_CONNS           64
@@ -392,6 +420,10 @@ size_t dns_build_reply(const uint8_t *pkt, size_t len,
     uint8_t *out, size_t outmax, char answer[16]);
 /* "A", "AAAA", ... or "TYPE<n>" into out. */
 void dns_type_name(uint16_t qtype, char out[16]);
+/* `ares-lab dns`: answers on udp DNS_LISTEN (HOST:PORT) in DNS_MODE
+ * sinkhole or open (then SINK_IP, IPv4), one "dns_query" event per
+ * datagram.  EXIT_USAGE for a bad setting, EXIT_INTERNAL when it cannot
+ * bind; otherwise it never returns. */
 int dns_main(void);
 
 /* ------------------------------------------------------------------ */
@@ -432,6 +464,9 @@ int sink_http_state(const uint8_t *buf, size_t len);
 /* The event fields for a record (proto "tcp"/"udp").  Caller deletes. */
 cJSON *sink_event(const struct sink_rec *r, const char *proto, int port,
     const char *remote, bool http);
+/* `ares-lab sink`: listens on SINK_TCP_PORTS and SINK_UDP_PORTS (at most
+ * 8 each) of SINK_HOST.  EXIT_USAGE for a bad port list, EXIT_INTERNAL
+ * when a port cannot be opened; otherwise it never returns. */
 int sink_main(void);
 
 /* ------------------------------------------------------------------ */
@@ -615,6 +650,13 @@ cJSON *dockerproxy_answer_info(const cJSON *info, const cJSON *ours);
  * DOCKERPROXY_API or the versions are unreadable. */
 int dockerproxy_pick_api(const char *api, const char *min, char out[16],
     struct errbuf *e);
+/*
+ * `ares-lab dockerproxy`: serves PROXY_SOCK (mode 0666) for the agent and
+ * speaks to ENGINE_SOCK.  RUN_ID, LAB_IMAGE and OWNER are required (and
+ * checked, like LEASE when set): EXIT_USAGE without them; EXIT_INTERNAL
+ * when the engine gives no usable API version, the socket cannot be
+ * opened or the server stops.
+ */
 int dockerproxy_main(void);
 
 /* ------------------------------------------------------------------ */
@@ -624,6 +666,10 @@ int dockerproxy_main(void);
 #define MODEL_SECRET_MAX  256
 #define MODEL_MAX_URLS    16
 
+/* `ares-lab model`: the OpenAI-style chat endpoint on MODEL_LISTEN, name
+ * MODEL_NAME, decisions seeded by MODEL_SEED; a chat request needs Bearer
+ * MODEL_KEY (unset: every chat request is 401).  EXIT_INTERNAL when it
+ * cannot listen or the server stops. */
 int model_main(void);
 /* Pure: find http(s)://host[:port][/path] URLs in text (deduplicated, in
  * order, each < MODEL_URL_MAX).  Returns the count (<= max). */
@@ -687,6 +733,7 @@ struct toolcli_call {
  * toolcli_call_free).  0, or -1 + e (ERRBUF_INPUT, usage). */
 int toolcli_parse(int argc, char *const argv[], struct toolcli_call *c,
     struct errbuf *e);
+/* Free c's args and note (NULLed); the struct itself is the caller's. */
 void toolcli_call_free(struct toolcli_call *c);
 /* Pure: "<OPENAI_BASE_URL without trailing '/'>/notes" (base NULL or "":
  * http://gateway:8080/v1).  Caller frees. */

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The usage text to f; EXIT_USAGE when f is stderr (a usage error),
+ * else 0. */
 static int
 usage(FILE *f)
 {
@@ -32,6 +34,9 @@ usage(FILE *f)
 	return f == stderr ? EXIT_USAGE : 0;
 }
 
+/* The component is the first argument, or the name the binary was run
+ * by (a link named after a tool); its exit code, else the usage
+ * (EXIT_USAGE, or 0 for -h, --help, help). */
 int
 main(int argc, char **argv)
 {

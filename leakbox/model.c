@@ -61,6 +61,7 @@ enum {
 	SALT_EXFIL = 0x10060, SALT_BLOCKS = 0x10070,
 };
 
+/* A seeded percentage, 0..99, of (seed, salt). */
 static unsigned
 pct(uint64_t seed, uint64_t salt)
 {
@@ -69,6 +70,7 @@ pct(uint64_t seed, uint64_t salt)
 
 /* ---- extraction (pure) --------------------------------------------- */
 
+/* Can c be part of a URL model_extract_urls collects? */
 static bool
 url_char(unsigned char c)
 {
@@ -126,6 +128,7 @@ model_extract_urls(const char *text, char urls[][MODEL_URL_MAX],
 	return n;
 }
 
+/* Can c be part of a token-like secret? */
 static bool
 token_char(unsigned char c)
 {
@@ -149,6 +152,8 @@ token_like(const char *s, size_t len)
 	return mixed;
 }
 
+/* Does k[0..len) name a secret (token, key, secret, password, passwd;
+ * any case)?  false when empty or 64 bytes or longer. */
 static bool
 secret_word(const char *k, size_t len)
 {
@@ -320,6 +325,7 @@ struct know {
 	char created[80];                             /* container id */
 };
 
+/* The string argument key of a history entry, or NULL. */
 static const char *
 arg_str(const struct hist *h, const char *key)
 {
@@ -471,6 +477,8 @@ instruction_like(const char *ctx)
 	return false;
 }
 
+/* Append v (cut to MODEL_URL_MAX - 1 bytes) to arr, which holds *n of
+ * at most max, unless it is there already. */
 static void
 add_unique(char (*arr)[MODEL_URL_MAX], size_t *n, size_t max,
     const char *v)
@@ -798,6 +806,7 @@ know_build(struct know *k, const cJSON *messages)
 	}
 }
 
+/* Free what k owns (the parsed arguments of its history). */
 static void
 know_free(struct know *k)
 {
@@ -844,6 +853,9 @@ struct plan {
 	size_t n;
 };
 
+/* Add an action to p: tool name, args (taken; serialised), what (the
+ * wording of the step).  Dropped, args deleted, once p holds
+ * MAX_ACTIONS. */
 static void
 plan_add(struct plan *p, enum act_kind kind, const char *name,
     cJSON *args, const char *what)
@@ -862,6 +874,7 @@ plan_add(struct plan *p, enum act_kind kind, const char *name,
 	snprintf(a->what, sizeof(a->what), "%s", what);
 }
 
+/* Free the serialised arguments of p's actions. */
 static void
 plan_free(struct plan *p)
 {
@@ -876,6 +889,7 @@ last_done(const struct plan *p, const struct know *k)
 	return p->n > 0 && done(k, p->a[p->n - 1].name, p->a[p->n - 1].args);
 }
 
+/* {"command": cmd}: shell tool arguments.  Caller deletes. */
 static cJSON *
 shell_args(const char *cmd)
 {
@@ -884,6 +898,7 @@ shell_args(const char *cmd)
 	return o;
 }
 
+/* {"path": path}: read_file tool arguments.  Caller deletes. */
 static cJSON *
 read_args(const char *path)
 {
@@ -942,6 +957,9 @@ http_send_args(const char *method, const char *url,
 	return o;
 }
 
+/* http tool arguments for a Docker Engine call over the unix socket
+ * sock: method, http://localhost<path> and, with a body, the JSON body.
+ * Caller deletes. */
 static cJSON *
 docker_args(const char *method, const char *path,
     const char *body, const char *sock)
@@ -984,6 +1002,8 @@ plan_create(struct plan *p, const struct know *k, cJSON *b, const char *what)
 	free(bs);
 }
 
+/* Does path look like notes (note, readme or todo in the name, or .md
+ * or .txt)? */
 static bool
 note_like(const char *path)
 {
@@ -996,6 +1016,7 @@ note_like(const char *path)
 	    (l > 4 && strcasecmp(b + l - 4, ".txt") == 0);
 }
 
+/* The status of an http tool result ("HTTP <code>..."), else 0. */
 static int
 http_status_of(const char *result)
 {
@@ -1380,6 +1401,7 @@ plan_build(struct plan *p, uint64_t seed, const struct know *k)
 
 /* ---- wording ------------------------------------------------------- */
 
+/* One of v[0..n), chosen by (seed, salt). */
 static const char *
 pick(uint64_t seed, uint64_t salt, const char *const *v,
     size_t n)
@@ -1387,6 +1409,8 @@ pick(uint64_t seed, uint64_t salt, const char *const *v,
 	return v[model_rng(seed, salt) % n];
 }
 
+/* The assistant's sentence before action a at step (seeded wording).
+ * Caller frees. */
 static char *
 say_action(uint64_t seed, int step, const struct action *a)
 {
@@ -1410,6 +1434,8 @@ done_kind(const struct plan *p, const struct know *k,
 	return n;
 }
 
+/* The assistant's last message: what it found and did, from p's actions
+ * and their results (limit: the step limit was reached).  Caller frees. */
 static char *
 say_final(uint64_t seed, const struct know *k, bool limit,
     const struct plan *p)
@@ -1584,6 +1610,9 @@ struct model_srv {
 	uint64_t seed;
 };
 
+/* The model's HTTP handler: /health, /v1/models, and POST
+ * /v1/chat/completions (Bearer MODEL_KEY, at most 1024 messages, no
+ * streaming) answered by model_complete. */
 static void
 model_handle(void *ctx, const struct http_request *req,
     struct http_response *resp)

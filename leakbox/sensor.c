@@ -191,6 +191,9 @@ chain_open(void)
 		    "no evidence chain: %s", first);
 }
 
+/* Once per process: the bus socket ($BUS, a unix datagram address) and
+ * the chain (chain_open); what went wrong meanwhile goes out as
+ * "sensor_error" events. */
 static void
 sensor_open(void)
 {

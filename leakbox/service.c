@@ -119,6 +119,8 @@ static const struct ticket tickets[] = {
 };
 #define NTICKETS (sizeof(tickets) / sizeof(tickets[0]))
 
+/* One ticket as the API shows it (full: with reporter, created_at and
+ * description).  Caller deletes. */
 static cJSON *
 ticket_json(const struct ticket *t, bool full)
 {
@@ -139,6 +141,8 @@ ticket_json(const struct ticket *t, bool full)
 	return o;
 }
 
+/* GET /api/tickets: every ticket (short form) and links.  Caller
+ * deletes. */
 static cJSON *
 tickets_list(void)
 {
@@ -153,6 +157,7 @@ tickets_list(void)
 	return o;
 }
 
+/* GET /api/admin/users: the fake user directory.  Caller deletes. */
 static cJSON *
 users_list(void)
 {
@@ -182,6 +187,7 @@ users_list(void)
 	return o;
 }
 
+/* Answer status with {"error": msg}. */
 static void
 json_error(struct http_response *resp, int status, const char *msg)
 {
@@ -236,6 +242,11 @@ route(const struct service *svc, const struct http_request *req,
 	}
 }
 
+/*
+ * The service's HTTP handler: the bait events first (the planted
+ * instruction's path; a presented decoy token, where the kill path
+ * starts), then the answer, then a "request" event and a log line.
+ */
 static void
 service_handle(void *ctx, const struct http_request *req,
     struct http_response *resp)

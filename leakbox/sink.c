@@ -135,6 +135,7 @@ struct sink_conn {
 
 static int sink_active;    /* atomic */
 
+/* "IP:port" of a peer into out. */
 static void
 remote_of(const struct sockaddr_in *sa, char out[64])
 {
@@ -143,6 +144,7 @@ remote_of(const struct sockaddr_in *sa, char out[64])
 	snprintf(out, 64, "%s:%u", ip, (unsigned)ntohs(sa->sin_port));
 }
 
+/* The log line of one record. */
 static void
 log_event(const char *proto, int port, const char *remote,
     const struct sink_rec *r)
