@@ -14,11 +14,42 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char trial_usage[] =
-    "usage: ares trial --policy FILE -n N [-j J] [--seed S] [--level L]\n"
-    "                  [--json FILE|-] [--runs DIR] [--key-dir DIR]\n"
-    "       ares trial --resume TRIAL_DIR [-j J] [--json FILE|-] "
-    "[--key-dir DIR]\n";
+static int cmd_trial_exec(const struct cmd_entry *, int, char **);
+static int cmd_stats_exec(const struct cmd_entry *, int, char **);
+
+static const struct option cmd_trial_longopts[] = {
+	{ "policy", required_argument, NULL, 'p' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "level", required_argument, NULL, 'l' },
+	{ "json", required_argument, NULL, 'J' },
+	{ "runs", required_argument, NULL, 'r' },
+	{ "resume", required_argument, NULL, 'R' },
+	{ "key-dir", required_argument, NULL, 'K' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct cmd_entry cmd_trial_entry = {
+	.name = "trial",
+	.optstring = "p:n:j:s:l:h",
+	.longopts = cmd_trial_longopts,
+	.summary = "N drills J at a time: rates with exact intervals",
+	.usage =
+	    "usage: ares trial --policy FILE -n N [-j J] [--seed S] "
+	    "[--level L]\n"
+	    "                  [--json FILE|-] [--runs DIR] [--key-dir DIR]\n"
+	    "       ares trial --resume TRIAL_DIR [-j J] [--json FILE|-] "
+	    "[--key-dir DIR]\n",
+	.exec = cmd_trial_exec,
+};
+
+/* stats parses its own arguments (K and N may look like options). */
+const struct cmd_entry cmd_stats_entry = {
+	.name = "stats",
+	.summary = "exact Clopper-Pearson interval of K in N",
+	.usage = "usage: ares stats ci K N [--level L]\n",
+	.exec = cmd_stats_exec,
+};
 
 static volatile sig_atomic_t trial_stop, trial_cancel;
 
@@ -148,20 +179,12 @@ trial_opt_count(const char *opt, const char *s, uint64_t max, size_t *out)
 	return 0;
 }
 
-int
-cmd_trial(int argc, char **argv)
+/* ares trial [options] | --resume DIR: 0 all exercised runs contained (at
+ * least one), 1 any breach, 2 usage, 3 engine unreachable, 4 none
+ * exercised, 5 error runs or an incomplete trial. */
+static int
+cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "level", required_argument, NULL, 'l' },
-		{ "json", required_argument, NULL, 'J' },
-		{ "runs", required_argument, NULL, 'r' },
-		{ "resume", required_argument, NULL, 'R' },
-		{ "key-dir", required_argument, NULL, 'K' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct trial_options o;
 	struct trial_printer pr = { 0 };
 	struct trial t;
@@ -169,15 +192,14 @@ cmd_trial(int argc, char **argv)
 	const char *json = NULL;
 	bool fixed = false;   /* an option --resume takes from trial.json */
 	FILE *out = stdout;
-	int c, code;
+	int c, code, rc;
 
 	memset(&o, 0, sizeof o);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:n:j:s:l:h", longopts,
-	    NULL)) != -1) {
-		uint64_t v;
-
+	while ((c = cmd_getopt(self, argc, argv, &rc)) != -1) {
 		switch (c) {
+		case CMD_OPT_EXIT:
+			return rc;
 		case 'p':
 			o.policy_path = optarg;
 			fixed = true;
@@ -194,12 +216,9 @@ cmd_trial(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 's':
-			if (stats_parse_count(optarg, UINT64_MAX, &v) == -1) {
-				fprintf(stderr, "ares trial: --seed: '%s' is not "
-				    "a non-negative integer\n", optarg);
+			if (cmd_opt_seed("ares trial", optarg, false,
+			    &o.seed) == -1)
 				return EXIT_USAGE;
-			}
-			o.seed = v;
 			o.has_seed = true;
 			fixed = true;
 			break;
@@ -225,17 +244,11 @@ cmd_trial(int argc, char **argv)
 		case 'K':
 			o.key_dir = optarg;
 			break;
-		case 'h':
-			fputs(trial_usage, stdout);
-			return EXIT_CONTAINED;
-		default:
-			fputs(trial_usage, stderr);
-			return EXIT_USAGE;
 		}
 	}
 	if (optind != argc) {
 		fprintf(stderr, "ares trial: unexpected argument '%s'\n%s",
-		    argv[optind], trial_usage);
+		    argv[optind], self->usage);
 		return EXIT_USAGE;
 	}
 	if (o.resume_dir != NULL && fixed) {
@@ -246,7 +259,7 @@ cmd_trial(int argc, char **argv)
 	}
 	if (o.resume_dir == NULL && (o.policy_path == NULL || o.n == 0)) {
 		fprintf(stderr, "ares trial: --policy FILE and -n N are "
-		    "required\n%s", trial_usage);
+		    "required\n%s", self->usage);
 		return EXIT_USAGE;
 	}
 	if (json != NULL && strcmp(json, "-") == 0)
@@ -280,33 +293,19 @@ cmd_trial(int argc, char **argv)
 	trial_summarize(&t);
 	code = trial_exit_code(&t);
 	trial_print(out, &t, code);
-	if (json != NULL) {
-		cJSON *j = trial_json(&t);
-		char *txt = cJSON_Print(j);
-
-		if (txt == NULL)
-			util_fatal("cJSON_Print failed");
-		if (strcmp(json, "-") == 0)
-			printf("%s\n", txt);
-		else if (util_write_file(json, txt, strlen(txt), 0644,
-		    &e) == -1) {
-			fprintf(stderr, "ares trial: --json: %s\n", e.msg);
-			if (code == EXIT_CONTAINED)
-				code = EXIT_INTERNAL;
-		}
-		cJSON_free(txt);
-		cJSON_Delete(j);
+	if (json != NULL && cmd_json_write(trial_json(&t), json, &e) == -1) {
+		fprintf(stderr, "ares trial: --json: %s\n", e.msg);
+		if (code == EXIT_CONTAINED)
+			code = EXIT_INTERNAL;
 	}
 	trial_free(&t);
 	return code;
 }
 
-static const char stats_usage[] =
-    "usage: ares stats ci K N [--level L]\n";
-
-/* ares stats ci K N [--level L]: print "lower upper". */
-int
-cmd_stats(int argc, char **argv)
+/* ares stats ci K N [--level L]: print "lower upper".  0, or 2 on bad
+ * input. */
+static int
+cmd_stats_exec(const struct cmd_entry *self, int argc, char **argv)
 {
 	const char *pos[3] = { NULL, NULL, NULL };
 	const char *level_s = NULL;
@@ -320,13 +319,13 @@ cmd_stats(int argc, char **argv)
 		const char *a = argv[i];
 
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			fputs(stats_usage, stdout);
+			cmd_usage(self, stdout);
 			return EXIT_CONTAINED;
 		}
 		if (strcmp(a, "--level") == 0 || strcmp(a, "-l") == 0) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "ares stats: --level needs a "
-				    "value\n%s", stats_usage);
+				    "value\n%s", self->usage);
 				return EXIT_USAGE;
 			}
 			level_s = argv[++i];
@@ -334,24 +333,24 @@ cmd_stats(int argc, char **argv)
 			level_s = a + 8;
 		else if (a[0] == '-' && (a[1] < '0' || a[1] > '9')) {
 			fprintf(stderr, "ares stats: unknown option '%s'\n%s", a,
-			    stats_usage);
+			    self->usage);
 			return EXIT_USAGE;
 		} else if (npos < 3)
 			pos[npos++] = a;
 		else {
 			fprintf(stderr, "ares stats: too many arguments\n%s",
-			    stats_usage);
+			    self->usage);
 			return EXIT_USAGE;
 		}
 	}
 	if (npos == 0 || strcmp(pos[0], "ci") != 0) {
 		fprintf(stderr, "ares stats: %s\n%s", npos == 0 ? "missing "
 		    "subcommand" : "unknown subcommand (only 'ci')",
-		    stats_usage);
+		    self->usage);
 		return EXIT_USAGE;
 	}
 	if (npos != 3) {
-		fprintf(stderr, "ares stats ci: want K and N\n%s", stats_usage);
+		fprintf(stderr, "ares stats ci: want K and N\n%s", self->usage);
 		return EXIT_USAGE;
 	}
 	if (stats_parse_count(pos[1], UINT64_MAX, &k) == -1) {

@@ -8,11 +8,13 @@
 #ifndef DRILL_TUI_H
 #define DRILL_TUI_H
 
+#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <curses.h>
 
@@ -368,69 +370,94 @@ int console_export_cast(const struct console_options *o, const char *run_dir,
     const char *pub_path, const char *cast_path);
 
 /* ------------------------------------------------------------------ */
-/* cmd_sign.c - ares keygen, ares verify                               */
+/* cmd.c - the command table; what the commands share                  */
 /* ------------------------------------------------------------------ */
 
-/* ares keygen [--key-dir DIR] [--force]: write a signing key pair
- * (docs/cli-keygen.md).  argv[0] is "keygen".  Returns the exit code. */
-int cmd_keygen(int argc, char **argv);
-/* ares verify RUN_DIR [--pub FILE] [--json FILE]: check a run directory's
- * signed report and evidence (docs/cli-verify.md).  Exit 0 all valid, 1
+/*
+ * One command (like tmux's cmd_entry): the only copy of its name, its
+ * options, its summary and its usage text.  `ares help` lists every
+ * entry (summary and the "ares NAME ..." lines of its usage); `ares help
+ * NAME`, `ares NAME --help` and `-h` print its usage to stdout (exit 0),
+ * a bad argument prints it to stderr (exit 2).  The usage is the
+ * synopsis of docs/cli-NAME.md.
+ */
+struct cmd_entry {
+	const char *name;
+	const char *alias;              /* another name for it, or NULL */
+	const char *optstring;          /* getopt_long's short options; NULL:
+	                                   the command parses its own argv */
+	const struct option *longopts;  /* getopt_long's long ones, or NULL */
+	const char *summary;            /* one line, for ares help */
+	const char *usage;              /* "usage: ares NAME ...\n..." */
+	/* Run it on argv (argv[0] is the command's name); the exit code. */
+	int (*exec)(const struct cmd_entry *self, int argc, char **argv);
+};
+
+/* The command named or aliased name, or NULL. */
+const struct cmd_entry *cmd_find(const char *name);
+/* Print e's usage text to f. */
+void cmd_usage(const struct cmd_entry *e, FILE *f);
+/* The next option of argv by self's optstring and longopts, -1 after the
+ * last (the caller sets optind = 1 first); CMD_OPT_EXIT with *rc set
+ * after --help / -h (usage on stdout, 0) or a bad option (usage on
+ * stderr, EXIT_USAGE): the command returns *rc. */
+#define CMD_OPT_EXIT 0x100
+int cmd_getopt(const struct cmd_entry *self, int argc, char **argv, int *rc);
+/* The whole help (ares help, ares --help): global usage, every command,
+ * exit codes, environment. */
+void cmd_help_all(FILE *f);
+/* The default policy file (./policies, the source tree's, the installed
+ * one); a static buffer. */
+const char *cmd_policy_default(void);
+/* --seed's value s for the command who ("ares drill"): decimal digits,
+ * at most UINT64_MAX; leading_zeros: any number of leading zeros (lab,
+ * fix), else at most 20 characters (drill, trial, the console).  0, or -1
+ * after printing "WHO: --seed: 'S' is not a non-negative integer". */
+int cmd_opt_seed(const char *who, const char *s, bool leading_zeros,
+    uint64_t *out);
+/* --model-url's value for who: http:// or https://.  0, or -1 after
+ * printing "WHO: --model-url: 'S' is not an http(s) URL". */
+int cmd_opt_url(const char *who, const char *s);
+/* --json PATH: j (freed here) printed to stdout for "-", else written to
+ * PATH.  0, or -1 + e. */
+int cmd_json_write(cJSON *j, const char *path, struct errbuf *e);
+
+/* ------------------------------------------------------------------ */
+/* cmd_*.c - one file per command, each defining its cmd_entry         */
+/* ------------------------------------------------------------------ */
+
+/* ares drill (cmd_drill.c, docs/cli-drill.md): one drill headless; exit
+ * with the verdict (drill_exit_code). */
+extern const struct cmd_entry cmd_drill_entry;
+/* ares lab up|status|down (cmd_lab.c, docs/cli-lab.md): 0 ok, 2 usage /
+ * bad input, 3 engine unreachable, 5 failure. */
+extern const struct cmd_entry cmd_lab_entry;
+/* ares probe (cmd_probe.c, docs/cli-probe.md): 0 held (negative control:
+ * every flaw seen), 1 a core row failed (the gate is blind), 2 usage,
+ * 3 engine unreachable, 5 lab or internal failure. */
+extern const struct cmd_entry cmd_probe_entry;
+/* ares replay RUN_DIR (cmd_replay.c, docs/cli-replay.md): the replay
+ * screen or --export-cast; no Docker. */
+extern const struct cmd_entry cmd_replay_entry;
+/* ares verify DIR (cmd_sign.c, docs/cli-verify.md): 0 all valid, 1
  * tampered or unverifiable, 2 usage / unreadable input. */
-int cmd_verify(int argc, char **argv);
-
-/* ------------------------------------------------------------------ */
-/* cmd_gc.c - ares gc                                                   */
-/* ------------------------------------------------------------------ */
-/* ares gc [--json FILE|-]: remove every ares object of the engine whose
- * owner is gone (docs/cli-gc.md).  0, 3 no engine, 5 something stayed. */
-int cmd_gc(int argc, char **argv);
-
-/* ------------------------------------------------------------------ */
-/* cmd_lab.c - ares lab up|status|down                                 */
-/* ------------------------------------------------------------------ */
-
-/* ares lab up --policy FILE [--run DIR] [--seed N] [--model-url URL
- * --model-key-env VAR] | status [--run DIR] | down --run DIR
- * (docs/cli-lab.md).  argv[0] is "lab".  Returns the exit code: 0 ok,
- * 2 usage / bad input, 3 engine unreachable, 5 failure. */
-int cmd_lab(int argc, char **argv);
-
-/* ------------------------------------------------------------------ */
-/* cmd_trial.c - ares trial, ares stats                                */
-/* ------------------------------------------------------------------ */
-
-/* ares trial --policy FILE -n N [-j J] [--seed S] [--level L] [--json FILE]
- * [--runs DIR] [--key-dir DIR] | --resume DIR (docs/cli-trial.md).
- * argv[0] is "trial".  Exit 0 all exercised runs contained (at least one),
- * 1 any breach, 2 usage, 3 engine unreachable, 4 none exercised, 5 error
- * runs or an incomplete trial. */
-int cmd_trial(int argc, char **argv);
-/* ares stats ci K N [--level L]: print "lower upper" of the exact
- * Clopper-Pearson interval (docs/cli-stats.md).  Exit 0, or 2 on bad
- * input. */
-int cmd_stats(int argc, char **argv);
-
-/* ------------------------------------------------------------------ */
-/* cmd_probe.c - ares probe                                            */
-/* ------------------------------------------------------------------ */
-
-/* ares probe [--policy FILE | --run DIR] [--flaw ID] [--json FILE]
- * [--junit FILE] [--key-dir DIR] [--runs DIR] [--keep-lab]
- * [--negative-control [--parallel 1|2]] (docs/cli-probe.md).  argv[0] is
- * "probe".  Returns the exit code: 0 held (negative control: every flaw
- * seen), 1 a core row failed (the gate is blind), 2 usage, 3 engine
- * unreachable, 5 lab or internal failure. */
-int cmd_probe(int argc, char **argv);
-
-/* ------------------------------------------------------------------ */
-/* cmd_fix.c - ares fix                                                */
-/* ------------------------------------------------------------------ */
-
-/* ares fix RUN_DIR | --policy FILE [--seed N] [...] (docs/cli-fix.md).
- * argv[0] is "fix".  Returns the exit code: 0 verified fix proposed,
- * 1 not a fix / unproven / unattributed, 2 usage or a tampered run dir,
- * 3 engine unreachable, 5 internal. */
-int cmd_fix(int argc, char **argv);
+extern const struct cmd_entry cmd_verify_entry;
+/* ares keygen (cmd_sign.c, docs/cli-keygen.md): write a signing key
+ * pair. */
+extern const struct cmd_entry cmd_keygen_entry;
+/* ares trial (cmd_trial.c, docs/cli-trial.md): 0 all exercised runs
+ * contained (at least one), 1 any breach, 2 usage, 3 engine unreachable,
+ * 4 none exercised, 5 error runs or an incomplete trial. */
+extern const struct cmd_entry cmd_trial_entry;
+/* ares stats ci K N (cmd_trial.c, docs/cli-stats.md): "lower upper";
+ * 0, or 2 on bad input. */
+extern const struct cmd_entry cmd_stats_entry;
+/* ares fix (cmd_fix.c, docs/cli-fix.md): 0 verified fix proposed, 1 not
+ * a fix / unproven / unattributed, 2 usage or a tampered run dir, 3
+ * engine unreachable, 5 internal. */
+extern const struct cmd_entry cmd_fix_entry;
+/* ares gc (cmd_gc.c, docs/cli-gc.md): 0 nothing failed, 2 usage, 3 no
+ * engine, 5 something stayed. */
+extern const struct cmd_entry cmd_gc_entry;
 
 #endif /* DRILL_TUI_H */
