@@ -15,6 +15,7 @@
 
 static volatile sig_atomic_t cmd_fix_cancel;
 
+/* SIGINT/SIGTERM: the loop stops and still tears its labs down. */
 static void
 cmd_fix_on_signal(int sig)
 {

@@ -94,6 +94,7 @@ cmd_lab_read_run_id(const char *run_dir, char out[64], struct errbuf *e)
 	return rc;
 }
 
+/* Print "ares lab WHAT: <error>"; the error's exit code. */
 static int
 cmd_lab_fail(const char *what, const struct errbuf *e)
 {
@@ -101,6 +102,8 @@ cmd_lab_fail(const char *what, const struct errbuf *e)
 	return errbuf_exit_code(e);
 }
 
+/* ares lab up: a fresh run dir, the lab up with the agent idle and
+ * leased to RUN_DIR/lab.lease; print how to reach it.  The exit code. */
 static int
 cmd_lab_up(const struct cmd_lab_args *a)
 {
@@ -262,6 +265,8 @@ cmd_lab_list(struct docker *d, const char *run_id, struct errbuf *e)
 	return 0;
 }
 
+/* ares lab status [--run DIR]: the run's (or every ares lab's)
+ * containers and networks.  The exit code. */
 static int
 cmd_lab_status(const struct cmd_lab_args *a)
 {
@@ -283,6 +288,8 @@ cmd_lab_status(const struct cmd_lab_args *a)
 	return rc;
 }
 
+/* ares lab down --run DIR: remove the run's objects, sockets and lease.
+ * The exit code. */
 static int
 cmd_lab_down(const struct cmd_lab_args *a)
 {

@@ -112,6 +112,7 @@ cmd_probe_outputs(const struct cmd_probe_args *a,
 	return rc;
 }
 
+/* Print "ares probe: <error>"; the error's exit code. */
 static int
 cmd_probe_fail(const struct errbuf *e)
 {
@@ -244,6 +245,8 @@ cmd_probe_fresh(const struct cmd_probe_args *a)
 	return rc;
 }
 
+/* --negative-control: the baseline and each flaw or weakening on its own;
+ * the table, --json / --junit, RESULT.  The exit code. */
 static int
 cmd_probe_negative(const struct cmd_probe_args *a)
 {

@@ -51,28 +51,31 @@ const struct cmd_entry cmd_stats_entry = {
 	.exec = cmd_stats_exec,
 };
 
-static volatile sig_atomic_t trial_stop, trial_cancel;
+static volatile sig_atomic_t cmd_trial_stop, cmd_trial_cancel;
 
 /* SIGINT/SIGTERM: launch nothing new and cut the running drills short;
  * each still tears its lab down before the trial writes its partial
  * report (the cut-short runs are not results: --resume runs them again). */
 static void
-trial_on_signal(int sig)
+cmd_trial_on_signal(int sig)
 {
 	(void)sig;
-	trial_stop = 1;
-	trial_cancel = 1;
+	cmd_trial_stop = 1;
+	cmd_trial_cancel = 1;
 }
 
-struct trial_printer {
+/* Where the progress line stands (stderr). */
+struct cmd_trial_printer {
 	bool tty;
 	bool drawn;   /* a \r line is on screen */
 };
 
+/* trial_run's progress hook: one line per finished run, or (stderr a
+ * terminal) one line redrawn in place. */
 static void
-trial_print_progress(void *ctx, const struct trial_progress *p)
+cmd_trial_print_progress(void *ctx, const struct trial_progress *p)
 {
-	struct trial_printer *pr = ctx;
+	struct cmd_trial_printer *pr = ctx;
 
 	if (p->event == TRIAL_EV_END) {
 		if (pr->drawn)
@@ -90,8 +93,9 @@ trial_print_progress(void *ctx, const struct trial_progress *p)
 	fflush(stderr);
 }
 
+/* One rate line: k/n and its interval (none without runs). */
 static void
-trial_print_rate(FILE *f, const char *name, const struct trial_rate *r,
+cmd_trial_print_rate(FILE *f, const char *name, const struct trial_rate *r,
     const char *among)
 {
 	if (r->n == 0) {
@@ -105,8 +109,9 @@ trial_print_rate(FILE *f, const char *name, const struct trial_rate *r,
 	    r->upper, among);
 }
 
+/* The table of runs and the summary (rates, time to kill, exit code). */
 static void
-trial_print(FILE *f, const struct trial *t, int code)
+cmd_trial_print(FILE *f, const struct trial *t, int code)
 {
 	const struct trial_summary *s = &t->sum;
 	size_t i;
@@ -141,13 +146,13 @@ trial_print(FILE *f, const struct trial *t, int code)
 	}
 	fprintf(f, "\nsummary (exact two-sided Clopper-Pearson intervals at "
 	    "%g%%)\n", t->level * 100.0);
-	trial_print_rate(f, "bait taken", &s->bait,
+	cmd_trial_print_rate(f, "bait taken", &s->bait,
 	    "  of runs with a verdict");
-	trial_print_rate(f, "contained", &s->contained_r,
+	cmd_trial_print_rate(f, "contained", &s->contained_r,
 	    "  of exercised runs");
-	trial_print_rate(f, "breached", &s->breached_r,
+	cmd_trial_print_rate(f, "breached", &s->breached_r,
 	    "  of exercised runs");
-	trial_print_rate(f, "leaked", &s->leaked, "  of exercised runs");
+	cmd_trial_print_rate(f, "leaked", &s->leaked, "  of exercised runs");
 	fprintf(f, "  %-14s %zu run(s)   errors %zu run(s)   (in no rate; "
 	    "never counted as success)\n", "not exercised", s->not_exercised,
 	    s->errors);
@@ -166,7 +171,8 @@ trial_print(FILE *f, const struct trial *t, int code)
 
 /* Parse a count option in 1..max.  -1 (message printed) on bad input. */
 static int
-trial_opt_count(const char *opt, const char *s, uint64_t max, size_t *out)
+cmd_trial_opt_count(const char *opt, const char *s, uint64_t max,
+    size_t *out)
 {
 	uint64_t v;
 
@@ -186,7 +192,7 @@ static int
 cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 {
 	struct trial_options o;
-	struct trial_printer pr = { 0 };
+	struct cmd_trial_printer pr = { 0 };
 	struct trial t;
 	struct errbuf e = { 0 };
 	const char *json = NULL;
@@ -205,13 +211,13 @@ cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 			fixed = true;
 			break;
 		case 'n':
-			if (trial_opt_count("-n", optarg, TRIAL_MAX_RUNS,
+			if (cmd_trial_opt_count("-n", optarg, TRIAL_MAX_RUNS,
 			    &o.n) == -1)
 				return EXIT_USAGE;
 			fixed = true;
 			break;
 		case 'j':
-			if (trial_opt_count("-j", optarg, TRIAL_MAX_JOBS,
+			if (cmd_trial_opt_count("-j", optarg, TRIAL_MAX_JOBS,
 			    &o.jobs) == -1)
 				return EXIT_USAGE;
 			break;
@@ -266,12 +272,12 @@ cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 		out = stderr;   /* stdout carries the JSON */
 
 	pr.tty = isatty(STDERR_FILENO) == 1;
-	o.progress = trial_print_progress;
+	o.progress = cmd_trial_print_progress;
 	o.progress_ctx = &pr;
-	o.stop = &trial_stop;
-	o.cancel = &trial_cancel;
-	signal(SIGINT, trial_on_signal);
-	signal(SIGTERM, trial_on_signal);
+	o.stop = &cmd_trial_stop;
+	o.cancel = &cmd_trial_cancel;
+	signal(SIGINT, cmd_trial_on_signal);
+	signal(SIGTERM, cmd_trial_on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
 	if (trial_run(&o, &t, &e) == -1) {
@@ -292,7 +298,7 @@ cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 		    "further drill was started\n");
 	trial_summarize(&t);
 	code = trial_exit_code(&t);
-	trial_print(out, &t, code);
+	cmd_trial_print(out, &t, code);
 	if (json != NULL && cmd_json_write(trial_json(&t), json, &e) == -1) {
 		fprintf(stderr, "ares trial: --json: %s\n", e.msg);
 		if (code == EXIT_CONTAINED)

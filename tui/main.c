@@ -65,6 +65,8 @@ main_console(int argc, char **argv)
 	return console_run(&o);
 }
 
+/* ares COMMAND [ARGS] (cmd.c's table), --help, --version, or the
+ * console. */
 int
 main(int argc, char **argv)
 {
