@@ -52,6 +52,9 @@ console_cast_frame(FILE *out, int fd, off_t *off, double t)
 	return 0;
 }
 
+/* ares replay RUN_DIR --export-cast FILE (tui.h): 0, or EXIT_USAGE when
+ * the run cannot be read, EXIT_INTERNAL when the file cannot be written
+ * (message on stderr). */
 int
 console_export_cast(const struct console_options *o, const char *run_dir,
     const char *pub_path, const char *cast_path)
@@ -59,6 +62,7 @@ console_export_cast(const struct console_options *o, const char *run_dir,
 	static struct console_ui ui;
 	struct errbuf e = { 0 };
 	struct replay *rp = replay_load(run_dir, pub_path, &e);
+	const struct replay *shown;
 	char tmpl[] = "/tmp/ares-cast.XXXXXX";
 	FILE *scrout, *scrin, *out;
 	SCREEN *scr;
@@ -127,15 +131,16 @@ console_export_cast(const struct console_options *o, const char *run_dir,
 	fprintf(out, "%s\n", h);
 	free(h);
 
+	shown = rp;
 	console_replay_enter(&ui, rp);
-	rp = NULL;   /* ui owns it */
-	for (size_t i = 0; i < (ui.rp->nbeats ? ui.rp->nbeats : 1); i++) {
-		console_replay_goto(&ui, i);
+	rp = NULL;   /* the replay screen owns it */
+	for (size_t i = 0; i < (shown->nbeats ? shown->nbeats : 1); i++) {
+		console_replay_goto(i);
 		console_draw(&ui);
 		fflush(scrout);
 		if (console_cast_frame(out, fd, &off, t) == -1)
 			goto out_scr;
-		t += (double)console_replay_gap(ui.rp, i, 1.0) / 1e9;
+		t += (double)console_replay_gap(shown, i, 1.0) / 1e9;
 	}
 	/* Hold the verdict.  endwin()'s output (leaving the alternate
 	 * screen) is not recorded: the recording ends on the verdict, with
@@ -161,8 +166,7 @@ out:
 	else
 		close(fd);
 	replay_free(rp);
-	replay_free(ui.rp);
-	ui.rp = NULL;
+	console_replay_close();
 	sprite_sheet_free(ui.sheet);
 	return rc;
 }

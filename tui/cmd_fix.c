@@ -15,6 +15,7 @@
 
 static volatile sig_atomic_t cmd_fix_cancel;
 
+/* SIGINT/SIGTERM: the loop stops and still tears its labs down. */
 static void
 cmd_fix_on_signal(int sig)
 {
@@ -31,13 +32,43 @@ cmd_fix_beat(void *ctx, double t_ms, const char *type, const char *text)
 	fflush(stdout);
 }
 
-static const char cmd_fix_usage[] =
-    "usage: ares fix RUN_DIR [--policy FILE] [--pub FILE] [options]\n"
-    "       ares fix --policy FILE [--seed N] [options]\n"
-    "options: [--runs DIR] [--key-dir DIR] [--heldout VARIANT]\n"
-    "         [--max-seeds N] [--max-iterations N] [--json FILE|-] [--quiet]\n"
-    "         [--github OWNER/REPO [--github-api URL] [--base BRANCH]]\n"
-    "         [--slack-webhook URL]\n";
+static int cmd_fix_exec(const struct cmd_entry *, int, char **);
+
+static const struct option cmd_fix_longopts[] = {
+	{ "policy", required_argument, NULL, 'p' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "pub", required_argument, NULL, 'P' },
+	{ "runs", required_argument, NULL, 'r' },
+	{ "key-dir", required_argument, NULL, 'K' },
+	{ "heldout", required_argument, NULL, 'H' },
+	{ "max-seeds", required_argument, NULL, 'S' },
+	{ "max-iterations", required_argument, NULL, 'I' },
+	{ "json", required_argument, NULL, 'j' },
+	{ "github", required_argument, NULL, 'g' },
+	{ "github-api", required_argument, NULL, 'a' },
+	{ "base", required_argument, NULL, 'b' },
+	{ "slack-webhook", required_argument, NULL, 'w' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct cmd_entry cmd_fix_entry = {
+	.name = "fix",
+	.optstring = "p:s:qh",
+	.longopts = cmd_fix_longopts,
+	.summary = "attribute a breach, turn the flaw off, rerun, propose the "
+	    "fix",
+	.usage =
+	    "usage: ares fix RUN_DIR [--policy FILE] [--pub FILE] [options]\n"
+	    "       ares fix --policy FILE [--seed N] [options]\n"
+	    "options: [--runs DIR] [--key-dir DIR] [--heldout VARIANT]\n"
+	    "         [--max-seeds N] [--max-iterations N] [--json FILE|-] "
+	    "[--quiet]\n"
+	    "         [--github OWNER/REPO [--github-api URL] [--base BRANCH]]\n"
+	    "         [--slack-webhook URL]\n",
+	.exec = cmd_fix_exec,
+};
 
 /* A small positive integer option.  -1 on bad input. */
 static int
@@ -53,27 +84,12 @@ cmd_fix_int(const char *s, int max)
 	return (int)v;
 }
 
-int
-cmd_fix(int argc, char **argv)
+/* ares fix RUN_DIR | --policy FILE [...]: fix_exit_code()'s exit code, or
+ * 2 (usage), errbuf_exit_code() when the loop could not run, 5 when
+ * --json could not be written. */
+static int
+cmd_fix_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "pub", required_argument, NULL, 'P' },
-		{ "runs", required_argument, NULL, 'r' },
-		{ "key-dir", required_argument, NULL, 'K' },
-		{ "heldout", required_argument, NULL, 'H' },
-		{ "max-seeds", required_argument, NULL, 'S' },
-		{ "max-iterations", required_argument, NULL, 'I' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "github", required_argument, NULL, 'g' },
-		{ "github-api", required_argument, NULL, 'a' },
-		{ "base", required_argument, NULL, 'b' },
-		{ "slack-webhook", required_argument, NULL, 'w' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct fix_options o = { 0 };
 	struct fix_result *r;
 	struct errbuf e = { 0 };
@@ -83,27 +99,18 @@ cmd_fix(int argc, char **argv)
 	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:s:qh", longopts, NULL)) != -1) {
+	while ((c = cmd_getopt(self, argc, argv, &rc)) != -1) {
 		switch (c) {
+		case CMD_OPT_EXIT:
+			return rc;
 		case 'p':
 			o.policy_path = optarg;
 			break;
-		case 's': {
-			char *end;
-			unsigned long long v;
-
-			errno = 0;
-			v = strtoull(optarg, &end, 10);
-			if (optarg[0] < '0' || optarg[0] > '9' || errno != 0 ||
-			    *end != '\0') {
-				fprintf(stderr, "ares fix: --seed: '%s' is not a "
-				    "non-negative integer\n", optarg);
+		case 's':
+			if (cmd_opt_seed("ares fix", optarg, true, &o.seed) == -1)
 				return EXIT_USAGE;
-			}
-			o.seed = v;
 			o.has_seed = true;
 			break;
-		}
 		case 'P':
 			o.pub_path = optarg;
 			break;
@@ -150,12 +157,6 @@ cmd_fix(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
-		case 'h':
-			fputs(cmd_fix_usage, stdout);
-			return EXIT_CONTAINED;
-		default:
-			fputs(cmd_fix_usage, stderr);
-			return EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
@@ -166,7 +167,7 @@ cmd_fix(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (o.run_dir == NULL && o.policy_path == NULL) {
-		fputs(cmd_fix_usage, stderr);
+		cmd_usage(self, stderr);
 		return EXIT_USAGE;
 	}
 	if (o.run_dir != NULL && o.has_seed) {
@@ -208,23 +209,12 @@ cmd_fix(int argc, char **argv)
 	if (r->pr_path[0] != '\0')
 		printf("pr         %s%s%s\n", r->pr_path,
 		    r->pr_url[0] ? "  " : "", r->pr_url);
-	if (json != NULL) {
-		cJSON *j = fix_result_json(r);
-		char *txt = cJSON_Print(j);
-
-		rc = 0;
-		if (strcmp(json, "-") == 0)
-			printf("%s\n", txt);
-		else
-			rc = util_write_file(json, txt, strlen(txt), 0644, &e);
-		free(txt);
-		cJSON_Delete(j);
-		if (rc == -1) {
-			fprintf(stderr, "ares fix: --json: %s\n", e.msg);
-			fix_result_free(r);
-			free(r);
-			return EXIT_INTERNAL;
-		}
+	if (json != NULL &&
+	    cmd_json_write(fix_result_json(r), json, &e) == -1) {
+		fprintf(stderr, "ares fix: --json: %s\n", e.msg);
+		fix_result_free(r);
+		free(r);
+		return EXIT_INTERNAL;
 	}
 	rc = fix_exit_code(r);
 	fix_result_free(r);

@@ -16,16 +16,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CMD_GC_USAGE "usage: ares gc [--json FILE|-]\n"
+static int cmd_gc_exec(const struct cmd_entry *, int, char **);
 
-int
-cmd_gc(int argc, char **argv)
+static const struct option cmd_gc_longopts[] = {
+	{ "json", required_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct cmd_entry cmd_gc_entry = {
+	.name = "gc",
+	.optstring = "h",
+	.longopts = cmd_gc_longopts,
+	.summary = "remove the containers and networks of ares processes that "
+	    "are gone",
+	.usage = "usage: ares gc [--json FILE|-]\n",
+	.exec = cmd_gc_exec,
+};
+
+/* ares gc [--json FILE|-]: 0 nothing failed, 2 usage, 3 no engine, 5
+ * something stayed. */
+static int
+cmd_gc_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", required_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct gc_report *r;
 	struct errbuf e = { 0 };
 	struct docker *d;
@@ -34,22 +47,18 @@ cmd_gc(int argc, char **argv)
 	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = cmd_getopt(self, argc, argv, &rc)) != -1) {
 		switch (c) {
+		case CMD_OPT_EXIT:
+			return rc;
 		case 'j':
 			json = optarg;
 			break;
-		case 'h':
-			fputs(CMD_GC_USAGE, stdout);
-			return 0;
-		default:
-			fputs(CMD_GC_USAGE, stderr);
-			return EXIT_USAGE;
 		}
 	}
 	if (optind != argc) {
 		fprintf(stderr, "ares gc: unexpected argument '%s'\n%s",
-		    argv[optind], CMD_GC_USAGE);
+		    argv[optind], self->usage);
 		return EXIT_USAGE;
 	}
 	d = docker_connect(NULL, &e);
@@ -76,18 +85,9 @@ cmd_gc(int argc, char **argv)
 		    r->truncated ? "; more objects than one sweep lists: run "
 		    "it again" : "");
 	rc = r->nfailed > 0 ? EXIT_INTERNAL : 0;
-	if (json != NULL) {
-		cJSON *j = gc_report_json(r);
-		char *s = cJSON_Print(j);
-
-		cJSON_Delete(j);
-		if (strcmp(json, "-") == 0)
-			printf("%s\n", s);
-		else if (util_write_file(json, s, strlen(s), 0644, &e) == -1) {
-			fprintf(stderr, "ares gc: --json: %s\n", e.msg);
-			rc = EXIT_INTERNAL;
-		}
-		free(s);
+	if (json != NULL && cmd_json_write(gc_report_json(r), json, &e) == -1) {
+		fprintf(stderr, "ares gc: --json: %s\n", e.msg);
+		rc = EXIT_INTERNAL;
 	}
 	free(r);
 	return rc;

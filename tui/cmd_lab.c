@@ -23,11 +23,30 @@
 
 #include <sodium.h>
 
-#define CMD_LAB_USAGE \
-	"usage: ares lab up --policy FILE [--run DIR] [--seed N]\n" \
-	"                   [--model-url URL --model-key-env VAR]\n" \
-	"       ares lab status [--run DIR]\n" \
-	"       ares lab down --run DIR\n"
+static int cmd_lab_exec(const struct cmd_entry *, int, char **);
+
+static const struct option cmd_lab_longopts[] = {
+	{ "policy", required_argument, NULL, 'p' },
+	{ "run", required_argument, NULL, 'r' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "model-url", required_argument, NULL, 'u' },
+	{ "model-key-env", required_argument, NULL, 'k' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct cmd_entry cmd_lab_entry = {
+	.name = "lab",
+	.optstring = "p:r:s:u:k:h",
+	.longopts = cmd_lab_longopts,
+	.summary = "bring a lab up with the agent idle, list it, tear it down",
+	.usage =
+	    "usage: ares lab up --policy FILE [--run DIR] [--seed N]\n"
+	    "                   [--model-url URL --model-key-env VAR]\n"
+	    "       ares lab status [--run DIR]\n"
+	    "       ares lab down --run DIR\n",
+	.exec = cmd_lab_exec,
+};
 
 struct cmd_lab_args {
 	const char *policy;
@@ -75,6 +94,7 @@ cmd_lab_read_run_id(const char *run_dir, char out[64], struct errbuf *e)
 	return rc;
 }
 
+/* Print "ares lab WHAT: <error>"; the error's exit code. */
 static int
 cmd_lab_fail(const char *what, const struct errbuf *e)
 {
@@ -82,6 +102,8 @@ cmd_lab_fail(const char *what, const struct errbuf *e)
 	return errbuf_exit_code(e);
 }
 
+/* ares lab up: a fresh run dir, the lab up with the agent idle and
+ * leased to RUN_DIR/lab.lease; print how to reach it.  The exit code. */
 static int
 cmd_lab_up(const struct cmd_lab_args *a)
 {
@@ -96,7 +118,7 @@ cmd_lab_up(const struct cmd_lab_args *a)
 
 	if (a->policy == NULL) {
 		fprintf(stderr, "ares lab up: --policy FILE is required\n%s",
-		    CMD_LAB_USAGE);
+		    cmd_lab_entry.usage);
 		return EXIT_USAGE;
 	}
 	p = policy_load(a->policy, &e);
@@ -243,6 +265,8 @@ cmd_lab_list(struct docker *d, const char *run_id, struct errbuf *e)
 	return 0;
 }
 
+/* ares lab status [--run DIR]: the run's (or every ares lab's)
+ * containers and networks.  The exit code. */
 static int
 cmd_lab_status(const struct cmd_lab_args *a)
 {
@@ -264,6 +288,8 @@ cmd_lab_status(const struct cmd_lab_args *a)
 	return rc;
 }
 
+/* ares lab down --run DIR: remove the run's objects, sockets and lease.
+ * The exit code. */
 static int
 cmd_lab_down(const struct cmd_lab_args *a)
 {
@@ -274,7 +300,7 @@ cmd_lab_down(const struct cmd_lab_args *a)
 
 	if (a->run == NULL) {
 		fprintf(stderr, "ares lab down: --run DIR is required\n%s",
-		    CMD_LAB_USAGE);
+		    cmd_lab_entry.usage);
 		return EXIT_USAGE;
 	}
 	if (cmd_lab_read_run_id(a->run, run_id, &e) == -1)
@@ -292,33 +318,26 @@ cmd_lab_down(const struct cmd_lab_args *a)
 	return 0;
 }
 
-int
-cmd_lab(int argc, char **argv)
+/* ares lab up|status|down [options]: 0 ok, 2 usage / bad input, 3 engine
+ * unreachable, 5 failure. */
+static int
+cmd_lab_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "run", required_argument, NULL, 'r' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "model-url", required_argument, NULL, 'u' },
-		{ "model-key-env", required_argument, NULL, 'k' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct cmd_lab_args a = { 0 };
 	const char *sub;
-	char *end;
-	int c;
+	int c, rc;
 
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0) {
-		fputs(CMD_LAB_USAGE, argc < 2 ? stderr : stdout);
+		cmd_usage(self, argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : 0;
 	}
 	sub = argv[1];
 	optind = 1;
-	while ((c = getopt_long(argc - 1, argv + 1, "p:r:s:u:k:h", longopts,
-	    NULL)) != -1) {
+	while ((c = cmd_getopt(self, argc - 1, argv + 1, &rc)) != -1) {
 		switch (c) {
+		case CMD_OPT_EXIT:
+			return rc;
 		case 'p':
 			a.policy = optarg;
 			break;
@@ -326,39 +345,23 @@ cmd_lab(int argc, char **argv)
 			a.run = optarg;
 			break;
 		case 's':
-			errno = 0;
-			a.seed = strtoull(optarg, &end, 10);
-			if (optarg[0] < '0' || optarg[0] > '9' || errno != 0 ||
-			    *end != '\0') {
-				fprintf(stderr, "ares lab: --seed: '%s' is not a "
-				    "non-negative integer\n", optarg);
+			if (cmd_opt_seed("ares lab", optarg, true, &a.seed) == -1)
 				return EXIT_USAGE;
-			}
 			a.has_seed = true;
 			break;
 		case 'u':
-			if (strncmp(optarg, "http://", 7) != 0 &&
-			    strncmp(optarg, "https://", 8) != 0) {
-				fprintf(stderr, "ares lab: --model-url: '%s' is "
-				    "not an http(s) URL\n", optarg);
+			if (cmd_opt_url("ares lab", optarg) == -1)
 				return EXIT_USAGE;
-			}
 			a.model_url = optarg;
 			break;
 		case 'k':
 			a.model_key_env = optarg;
 			break;
-		case 'h':
-			fputs(CMD_LAB_USAGE, stdout);
-			return 0;
-		default:
-			fputs(CMD_LAB_USAGE, stderr);
-			return EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "ares lab: unexpected argument '%s'\n%s",
-		    argv[optind + 1], CMD_LAB_USAGE);
+		    argv[optind + 1], self->usage);
 		return EXIT_USAGE;
 	}
 	if (strcmp(sub, "up") == 0)
@@ -368,6 +371,6 @@ cmd_lab(int argc, char **argv)
 	if (strcmp(sub, "down") == 0)
 		return cmd_lab_down(&a);
 	fprintf(stderr, "ares lab: unknown subcommand '%s'\n%s", sub,
-	    CMD_LAB_USAGE);
+	    self->usage);
 	return EXIT_USAGE;
 }

@@ -1,10 +1,7 @@
 /*
  * cmd_probe.c - ares probe (docs/cli-probe.md, docs/probes.md).
  *
- *   ares probe [--policy FILE | --run DIR] [--flaw ID] [--json FILE]
- *              [--junit FILE] [--key-dir DIR] [--runs DIR] [--keep-lab]
- *   ares probe --negative-control [--policy FILE] [--flaw ID]
- *              [--parallel 1|2] [--json FILE] [--junit FILE] ...
+ *   ares probe [--policy FILE | --run DIR] [...]   (cmd_probe_entry.usage)
  *
  * The inside-out battery: attacks run in the agent as its own uid, a
  * PASS/FAIL table, a signed RUN_DIR/probe.json.  Exit codes: 0 every core
@@ -23,13 +20,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CMD_PROBE_USAGE \
-	"usage: ares probe [--policy FILE | --run DIR] [--flaw ID]\n" \
-	"                  [--json FILE] [--junit FILE] [--key-dir DIR]\n" \
-	"                  [--runs DIR] [--keep-lab]\n" \
-	"       ares probe --negative-control [--policy FILE] [--flaw ID]\n" \
-	"                  [--parallel 1|2] [--json FILE] [--junit FILE]\n" \
-	"                  [--key-dir DIR] [--runs DIR]\n"
+static int cmd_probe_exec(const struct cmd_entry *, int, char **);
+
+static const struct option cmd_probe_longopts[] = {
+	{ "policy", required_argument, NULL, 'p' },
+	{ "run", required_argument, NULL, 'r' },
+	{ "flaw", required_argument, NULL, 'f' },
+	{ "json", required_argument, NULL, 'j' },
+	{ "junit", required_argument, NULL, 'J' },
+	{ "key-dir", required_argument, NULL, 'K' },
+	{ "runs", required_argument, NULL, 'R' },
+	{ "keep-lab", no_argument, NULL, 'k' },
+	{ "negative-control", no_argument, NULL, 'n' },
+	{ "parallel", required_argument, NULL, 'P' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The usage is docs/cli-probe.md's synopsis. */
+const struct cmd_entry cmd_probe_entry = {
+	.name = "probe",
+	.optstring = "p:r:f:j:J:K:R:knP:h",
+	.longopts = cmd_probe_longopts,
+	.summary = "attack a lab from inside the agent: PASS/FAIL table, CI "
+	    "gate",
+	.usage =
+	    "usage: ares probe [--policy FILE | --run DIR] [--flaw ID] "
+	    "[--json FILE]\n"
+	    "                  [--junit FILE] [--key-dir DIR] [--runs DIR] "
+	    "[--keep-lab]\n"
+	    "       ares probe --negative-control [--policy FILE] [--flaw ID] "
+	    "[--parallel 1|2]\n"
+	    "                  [--json FILE] [--junit FILE] [--key-dir DIR] "
+	    "[--runs DIR]\n",
+	.exec = cmd_probe_exec,
+};
 
 #define CMD_PROBE_DEFAULT_POLICY "policies/hardened.yaml"
 
@@ -87,6 +112,7 @@ cmd_probe_outputs(const struct cmd_probe_args *a,
 	return rc;
 }
 
+/* Print "ares probe: <error>"; the error's exit code. */
 static int
 cmd_probe_fail(const struct errbuf *e)
 {
@@ -219,6 +245,8 @@ cmd_probe_fresh(const struct cmd_probe_args *a)
 	return rc;
 }
 
+/* --negative-control: the baseline and each flaw or weakening on its own;
+ * the table, --json / --junit, RESULT.  The exit code. */
 static int
 cmd_probe_negative(const struct cmd_probe_args *a)
 {
@@ -299,30 +327,20 @@ cmd_probe_negative(const struct cmd_probe_args *a)
 	return ok ? EXIT_CONTAINED : EXIT_BREACHED;
 }
 
-int
-cmd_probe(int argc, char **argv)
+/* ares probe [options]: 0 held (negative control: every flaw seen), 1 a
+ * core row failed (the gate is blind), 2 usage, 3 engine unreachable,
+ * 5 lab or internal failure or cancelled. */
+static int
+cmd_probe_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "run", required_argument, NULL, 'r' },
-		{ "flaw", required_argument, NULL, 'f' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "junit", required_argument, NULL, 'J' },
-		{ "key-dir", required_argument, NULL, 'K' },
-		{ "runs", required_argument, NULL, 'R' },
-		{ "keep-lab", no_argument, NULL, 'k' },
-		{ "negative-control", no_argument, NULL, 'n' },
-		{ "parallel", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct cmd_probe_args a = { .parallel = 2 };
-	int c;
+	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:r:f:j:J:K:R:knP:h", longopts,
-	    NULL)) != -1) {
+	while ((c = cmd_getopt(self, argc, argv, &rc)) != -1) {
 		switch (c) {
+		case CMD_OPT_EXIT:
+			return rc;
 		case 'p': a.policy = optarg; break;
 		case 'r': a.run = optarg; break;
 		case 'f': a.flaw = optarg; break;
@@ -341,17 +359,11 @@ cmd_probe(int argc, char **argv)
 			}
 			a.parallel = optarg[0] - '0';
 			break;
-		case 'h':
-			fputs(CMD_PROBE_USAGE, stdout);
-			return 0;
-		default:
-			fputs(CMD_PROBE_USAGE, stderr);
-			return EXIT_USAGE;
 		}
 	}
 	if (optind != argc) {
 		fprintf(stderr, "ares probe: unexpected argument '%s'\n%s",
-		    argv[optind], CMD_PROBE_USAGE);
+		    argv[optind], self->usage);
 		return EXIT_USAGE;
 	}
 	if (a.flaw != NULL && lab_flaw_find(a.flaw) == NULL &&

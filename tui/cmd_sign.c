@@ -11,38 +11,65 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ares keygen [--key-dir DIR] [--force] */
-int
-cmd_keygen(int argc, char **argv)
+static int cmd_keygen_exec(const struct cmd_entry *, int, char **);
+static int cmd_verify_exec(const struct cmd_entry *, int, char **);
+
+static const struct option cmd_keygen_longopts[] = {
+	{ "key-dir", required_argument, NULL, 'd' },
+	{ "force", no_argument, NULL, 'f' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct cmd_entry cmd_keygen_entry = {
+	.name = "keygen",
+	.optstring = "d:fh",
+	.longopts = cmd_keygen_longopts,
+	.summary = "write the key pair that signs reports",
+	.usage = "usage: ares keygen [--key-dir DIR] [--force]\n",
+	.exec = cmd_keygen_exec,
+};
+
+static const struct option cmd_verify_longopts[] = {
+	{ "pub", required_argument, NULL, 'p' },
+	{ "json", required_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct cmd_entry cmd_verify_entry = {
+	.name = "verify",
+	.optstring = "p:j:h",
+	.longopts = cmd_verify_longopts,
+	.summary = "check a run, trial, probe or fix dir: signatures, every "
+	    "chain, and that every verdict follows from the evidence",
+	.usage = "usage: ares verify RUN_DIR|TRIAL_DIR|PROBE_RUN_DIR|FIX_DIR "
+	    "[--pub FILE] [--json FILE|-]\n",
+	.exec = cmd_verify_exec,
+};
+
+/* ares keygen [--key-dir DIR] [--force]: 0 written, 2 a key exists (no
+ * --force) or no key directory or bad usage, 5 not written. */
+static int
+cmd_keygen_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "key-dir", required_argument, NULL, 'd' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *flag_dir = NULL;
 	char dir[4096], keyid[SIGN_KEYID_HEX];
 	struct errbuf e = { 0 };
 	bool force = false;
-	int c;
+	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:fh", longopts, NULL)) != -1) {
+	while ((c = cmd_getopt(self, argc, argv, &rc)) != -1) {
 		switch (c) {
+		case CMD_OPT_EXIT:
+			return rc;
 		case 'd':
 			flag_dir = optarg;
 			break;
 		case 'f':
 			force = true;
 			break;
-		case 'h':
-			printf("usage: ares keygen [--key-dir DIR] [--force]\n");
-			return EXIT_CONTAINED;
-		default:
-			fprintf(stderr, "usage: ares keygen [--key-dir DIR] "
-			    "[--force]\n");
-			return EXIT_USAGE;
 		}
 	}
 	if (optind != argc) {
@@ -64,19 +91,11 @@ cmd_keygen(int argc, char **argv)
 }
 
 /* ares verify RUN_DIR|TRIAL_DIR|PROBE_RUN_DIR|FIX_DIR [--pub FILE]
- * [--json FILE] */
-int
-cmd_verify(int argc, char **argv)
+ * [--json FILE|-]: 0 all valid, 1 tampered or unverifiable, 2 usage /
+ * unreadable input. */
+static int
+cmd_verify_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "pub", required_argument, NULL, 'p' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	static const char usage[] =
-	    "usage: ares verify RUN_DIR|TRIAL_DIR|PROBE_RUN_DIR|FIX_DIR "
-	    "[--pub FILE] [--json FILE|-]\n";
 	struct report_verify_result res;
 	struct errbuf e = { 0 };
 	const char *pub = NULL, *json = NULL, *run_dir;
@@ -86,25 +105,21 @@ cmd_verify(int argc, char **argv)
 	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:j:h", longopts, NULL)) != -1) {
+	while ((c = cmd_getopt(self, argc, argv, &rc)) != -1) {
 		switch (c) {
+		case CMD_OPT_EXIT:
+			return rc;
 		case 'p':
 			pub = optarg;
 			break;
 		case 'j':
 			json = optarg;
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			return EXIT_CONTAINED;
-		default:
-			fputs(usage, stderr);
-			return EXIT_USAGE;
 		}
 	}
 	if (argc - optind != 1) {
 		fprintf(stderr, "ares verify: %s\n%s", argc - optind == 0 ?
-		    "missing RUN_DIR" : "too many arguments", usage);
+		    "missing RUN_DIR" : "too many arguments", self->usage);
 		return EXIT_USAGE;
 	}
 	run_dir = argv[optind];
@@ -133,21 +148,10 @@ cmd_verify(int argc, char **argv)
 		    res.checks[res.first_bad].text : "no valid signature");
 	rc = res.ok ? EXIT_CONTAINED : EXIT_BREACHED;
 
-	if (json != NULL) {
-		cJSON *j = report_verify_json(run_dir, &res);
-		char *txt = cJSON_Print(j);
-
-		if (txt == NULL)
-			util_fatal("cJSON_Print failed");
-		if (strcmp(json, "-") == 0)
-			printf("%s\n", txt);
-		else if (util_write_file(json, txt, strlen(txt), 0644,
-		    &e) == -1) {
-			fprintf(stderr, "ares verify: --json: %s\n", e.msg);
-			rc = EXIT_USAGE;
-		}
-		cJSON_free(txt);
-		cJSON_Delete(j);
+	if (json != NULL && cmd_json_write(report_verify_json(run_dir, &res),
+	    json, &e) == -1) {
+		fprintf(stderr, "ares verify: --json: %s\n", e.msg);
+		rc = EXIT_USAGE;
 	}
 	report_verify_free(&res);
 	return rc;

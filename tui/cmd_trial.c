@@ -14,34 +14,68 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char trial_usage[] =
-    "usage: ares trial --policy FILE -n N [-j J] [--seed S] [--level L]\n"
-    "                  [--json FILE|-] [--runs DIR] [--key-dir DIR]\n"
-    "       ares trial --resume TRIAL_DIR [-j J] [--json FILE|-] "
-    "[--key-dir DIR]\n";
+static int cmd_trial_exec(const struct cmd_entry *, int, char **);
+static int cmd_stats_exec(const struct cmd_entry *, int, char **);
 
-static volatile sig_atomic_t trial_stop, trial_cancel;
+static const struct option cmd_trial_longopts[] = {
+	{ "policy", required_argument, NULL, 'p' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "level", required_argument, NULL, 'l' },
+	{ "json", required_argument, NULL, 'J' },
+	{ "runs", required_argument, NULL, 'r' },
+	{ "resume", required_argument, NULL, 'R' },
+	{ "key-dir", required_argument, NULL, 'K' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct cmd_entry cmd_trial_entry = {
+	.name = "trial",
+	.optstring = "p:n:j:s:l:h",
+	.longopts = cmd_trial_longopts,
+	.summary = "N drills J at a time: rates with exact intervals",
+	.usage =
+	    "usage: ares trial --policy FILE -n N [-j J] [--seed S] "
+	    "[--level L]\n"
+	    "                  [--json FILE|-] [--runs DIR] [--key-dir DIR]\n"
+	    "       ares trial --resume TRIAL_DIR [-j J] [--json FILE|-] "
+	    "[--key-dir DIR]\n",
+	.exec = cmd_trial_exec,
+};
+
+/* stats parses its own arguments (K and N may look like options). */
+const struct cmd_entry cmd_stats_entry = {
+	.name = "stats",
+	.summary = "exact Clopper-Pearson interval of K in N",
+	.usage = "usage: ares stats ci K N [--level L]\n",
+	.exec = cmd_stats_exec,
+};
+
+static volatile sig_atomic_t cmd_trial_stop, cmd_trial_cancel;
 
 /* SIGINT/SIGTERM: launch nothing new and cut the running drills short;
  * each still tears its lab down before the trial writes its partial
  * report (the cut-short runs are not results: --resume runs them again). */
 static void
-trial_on_signal(int sig)
+cmd_trial_on_signal(int sig)
 {
 	(void)sig;
-	trial_stop = 1;
-	trial_cancel = 1;
+	cmd_trial_stop = 1;
+	cmd_trial_cancel = 1;
 }
 
-struct trial_printer {
+/* Where the progress line stands (stderr). */
+struct cmd_trial_printer {
 	bool tty;
 	bool drawn;   /* a \r line is on screen */
 };
 
+/* trial_run's progress hook: one line per finished run, or (stderr a
+ * terminal) one line redrawn in place. */
 static void
-trial_print_progress(void *ctx, const struct trial_progress *p)
+cmd_trial_print_progress(void *ctx, const struct trial_progress *p)
 {
-	struct trial_printer *pr = ctx;
+	struct cmd_trial_printer *pr = ctx;
 
 	if (p->event == TRIAL_EV_END) {
 		if (pr->drawn)
@@ -59,8 +93,9 @@ trial_print_progress(void *ctx, const struct trial_progress *p)
 	fflush(stderr);
 }
 
+/* One rate line: k/n and its interval (none without runs). */
 static void
-trial_print_rate(FILE *f, const char *name, const struct trial_rate *r,
+cmd_trial_print_rate(FILE *f, const char *name, const struct trial_rate *r,
     const char *among)
 {
 	if (r->n == 0) {
@@ -74,8 +109,9 @@ trial_print_rate(FILE *f, const char *name, const struct trial_rate *r,
 	    r->upper, among);
 }
 
+/* The table of runs and the summary (rates, time to kill, exit code). */
 static void
-trial_print(FILE *f, const struct trial *t, int code)
+cmd_trial_print(FILE *f, const struct trial *t, int code)
 {
 	const struct trial_summary *s = &t->sum;
 	size_t i;
@@ -110,13 +146,13 @@ trial_print(FILE *f, const struct trial *t, int code)
 	}
 	fprintf(f, "\nsummary (exact two-sided Clopper-Pearson intervals at "
 	    "%g%%)\n", t->level * 100.0);
-	trial_print_rate(f, "bait taken", &s->bait,
+	cmd_trial_print_rate(f, "bait taken", &s->bait,
 	    "  of runs with a verdict");
-	trial_print_rate(f, "contained", &s->contained_r,
+	cmd_trial_print_rate(f, "contained", &s->contained_r,
 	    "  of exercised runs");
-	trial_print_rate(f, "breached", &s->breached_r,
+	cmd_trial_print_rate(f, "breached", &s->breached_r,
 	    "  of exercised runs");
-	trial_print_rate(f, "leaked", &s->leaked, "  of exercised runs");
+	cmd_trial_print_rate(f, "leaked", &s->leaked, "  of exercised runs");
 	fprintf(f, "  %-14s %zu run(s)   errors %zu run(s)   (in no rate; "
 	    "never counted as success)\n", "not exercised", s->not_exercised,
 	    s->errors);
@@ -135,7 +171,8 @@ trial_print(FILE *f, const struct trial *t, int code)
 
 /* Parse a count option in 1..max.  -1 (message printed) on bad input. */
 static int
-trial_opt_count(const char *opt, const char *s, uint64_t max, size_t *out)
+cmd_trial_opt_count(const char *opt, const char *s, uint64_t max,
+    size_t *out)
 {
 	uint64_t v;
 
@@ -148,58 +185,46 @@ trial_opt_count(const char *opt, const char *s, uint64_t max, size_t *out)
 	return 0;
 }
 
-int
-cmd_trial(int argc, char **argv)
+/* ares trial [options] | --resume DIR: 0 all exercised runs contained (at
+ * least one), 1 any breach, 2 usage, 3 engine unreachable, 4 none
+ * exercised, 5 error runs or an incomplete trial. */
+static int
+cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "policy", required_argument, NULL, 'p' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "level", required_argument, NULL, 'l' },
-		{ "json", required_argument, NULL, 'J' },
-		{ "runs", required_argument, NULL, 'r' },
-		{ "resume", required_argument, NULL, 'R' },
-		{ "key-dir", required_argument, NULL, 'K' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct trial_options o;
-	struct trial_printer pr = { 0 };
+	struct cmd_trial_printer pr = { 0 };
 	struct trial t;
 	struct errbuf e = { 0 };
 	const char *json = NULL;
 	bool fixed = false;   /* an option --resume takes from trial.json */
 	FILE *out = stdout;
-	int c, code;
+	int c, code, rc;
 
 	memset(&o, 0, sizeof o);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:n:j:s:l:h", longopts,
-	    NULL)) != -1) {
-		uint64_t v;
-
+	while ((c = cmd_getopt(self, argc, argv, &rc)) != -1) {
 		switch (c) {
+		case CMD_OPT_EXIT:
+			return rc;
 		case 'p':
 			o.policy_path = optarg;
 			fixed = true;
 			break;
 		case 'n':
-			if (trial_opt_count("-n", optarg, TRIAL_MAX_RUNS,
+			if (cmd_trial_opt_count("-n", optarg, TRIAL_MAX_RUNS,
 			    &o.n) == -1)
 				return EXIT_USAGE;
 			fixed = true;
 			break;
 		case 'j':
-			if (trial_opt_count("-j", optarg, TRIAL_MAX_JOBS,
+			if (cmd_trial_opt_count("-j", optarg, TRIAL_MAX_JOBS,
 			    &o.jobs) == -1)
 				return EXIT_USAGE;
 			break;
 		case 's':
-			if (stats_parse_count(optarg, UINT64_MAX, &v) == -1) {
-				fprintf(stderr, "ares trial: --seed: '%s' is not "
-				    "a non-negative integer\n", optarg);
+			if (cmd_opt_seed("ares trial", optarg, false,
+			    &o.seed) == -1)
 				return EXIT_USAGE;
-			}
-			o.seed = v;
 			o.has_seed = true;
 			fixed = true;
 			break;
@@ -225,17 +250,11 @@ cmd_trial(int argc, char **argv)
 		case 'K':
 			o.key_dir = optarg;
 			break;
-		case 'h':
-			fputs(trial_usage, stdout);
-			return EXIT_CONTAINED;
-		default:
-			fputs(trial_usage, stderr);
-			return EXIT_USAGE;
 		}
 	}
 	if (optind != argc) {
 		fprintf(stderr, "ares trial: unexpected argument '%s'\n%s",
-		    argv[optind], trial_usage);
+		    argv[optind], self->usage);
 		return EXIT_USAGE;
 	}
 	if (o.resume_dir != NULL && fixed) {
@@ -246,19 +265,19 @@ cmd_trial(int argc, char **argv)
 	}
 	if (o.resume_dir == NULL && (o.policy_path == NULL || o.n == 0)) {
 		fprintf(stderr, "ares trial: --policy FILE and -n N are "
-		    "required\n%s", trial_usage);
+		    "required\n%s", self->usage);
 		return EXIT_USAGE;
 	}
 	if (json != NULL && strcmp(json, "-") == 0)
 		out = stderr;   /* stdout carries the JSON */
 
 	pr.tty = isatty(STDERR_FILENO) == 1;
-	o.progress = trial_print_progress;
+	o.progress = cmd_trial_print_progress;
 	o.progress_ctx = &pr;
-	o.stop = &trial_stop;
-	o.cancel = &trial_cancel;
-	signal(SIGINT, trial_on_signal);
-	signal(SIGTERM, trial_on_signal);
+	o.stop = &cmd_trial_stop;
+	o.cancel = &cmd_trial_cancel;
+	signal(SIGINT, cmd_trial_on_signal);
+	signal(SIGTERM, cmd_trial_on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
 	if (trial_run(&o, &t, &e) == -1) {
@@ -279,34 +298,20 @@ cmd_trial(int argc, char **argv)
 		    "further drill was started\n");
 	trial_summarize(&t);
 	code = trial_exit_code(&t);
-	trial_print(out, &t, code);
-	if (json != NULL) {
-		cJSON *j = trial_json(&t);
-		char *txt = cJSON_Print(j);
-
-		if (txt == NULL)
-			util_fatal("cJSON_Print failed");
-		if (strcmp(json, "-") == 0)
-			printf("%s\n", txt);
-		else if (util_write_file(json, txt, strlen(txt), 0644,
-		    &e) == -1) {
-			fprintf(stderr, "ares trial: --json: %s\n", e.msg);
-			if (code == EXIT_CONTAINED)
-				code = EXIT_INTERNAL;
-		}
-		cJSON_free(txt);
-		cJSON_Delete(j);
+	cmd_trial_print(out, &t, code);
+	if (json != NULL && cmd_json_write(trial_json(&t), json, &e) == -1) {
+		fprintf(stderr, "ares trial: --json: %s\n", e.msg);
+		if (code == EXIT_CONTAINED)
+			code = EXIT_INTERNAL;
 	}
 	trial_free(&t);
 	return code;
 }
 
-static const char stats_usage[] =
-    "usage: ares stats ci K N [--level L]\n";
-
-/* ares stats ci K N [--level L]: print "lower upper". */
-int
-cmd_stats(int argc, char **argv)
+/* ares stats ci K N [--level L]: print "lower upper".  0, or 2 on bad
+ * input. */
+static int
+cmd_stats_exec(const struct cmd_entry *self, int argc, char **argv)
 {
 	const char *pos[3] = { NULL, NULL, NULL };
 	const char *level_s = NULL;
@@ -320,13 +325,13 @@ cmd_stats(int argc, char **argv)
 		const char *a = argv[i];
 
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			fputs(stats_usage, stdout);
+			cmd_usage(self, stdout);
 			return EXIT_CONTAINED;
 		}
 		if (strcmp(a, "--level") == 0 || strcmp(a, "-l") == 0) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "ares stats: --level needs a "
-				    "value\n%s", stats_usage);
+				    "value\n%s", self->usage);
 				return EXIT_USAGE;
 			}
 			level_s = argv[++i];
@@ -334,24 +339,24 @@ cmd_stats(int argc, char **argv)
 			level_s = a + 8;
 		else if (a[0] == '-' && (a[1] < '0' || a[1] > '9')) {
 			fprintf(stderr, "ares stats: unknown option '%s'\n%s", a,
-			    stats_usage);
+			    self->usage);
 			return EXIT_USAGE;
 		} else if (npos < 3)
 			pos[npos++] = a;
 		else {
 			fprintf(stderr, "ares stats: too many arguments\n%s",
-			    stats_usage);
+			    self->usage);
 			return EXIT_USAGE;
 		}
 	}
 	if (npos == 0 || strcmp(pos[0], "ci") != 0) {
 		fprintf(stderr, "ares stats: %s\n%s", npos == 0 ? "missing "
 		    "subcommand" : "unknown subcommand (only 'ci')",
-		    stats_usage);
+		    self->usage);
 		return EXIT_USAGE;
 	}
 	if (npos != 3) {
-		fprintf(stderr, "ares stats ci: want K and N\n%s", stats_usage);
+		fprintf(stderr, "ares stats ci: want K and N\n%s", self->usage);
 		return EXIT_USAGE;
 	}
 	if (stats_parse_count(pos[1], UINT64_MAX, &k) == -1) {

@@ -8,16 +8,19 @@
  * only set flags.  The screen is redrawn at most once per loop iteration,
  * when something changed; a ~150 ms tick animates Poyo.
  *
- * This file: struct console_ui's lifecycle, the event loop, terminal setup
- * and the entry points.  Screens are tables of function pointers (struct
- * console_screen), one per screen_*.c; draw.c has the drawing shared by
- * them, job.c the trial/probe/fix worker, cast.c the asciicast export.
+ * This file: struct console_ui's lifecycle (what the screens share), the
+ * event loop, terminal setup and the entry points.  Screens are tables of
+ * function pointers (struct console_screen), one per screen_*.c, each
+ * with its own state; draw.c has the drawing shared by them, job.c the
+ * trial/probe/fix worker, screen_job.c what its three screens share,
+ * cast.c the asciicast export.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +48,7 @@ static volatile sig_atomic_t console_curses_on;
 /* signals, fatal hook                                               */
 /* ---------------------------------------------------------------- */
 
+/* SIGWINCH, SIGINT, SIGTERM, SIGHUP: set a flag for the loop. */
 static void
 console_on_signal(int sig)
 {
@@ -65,7 +69,7 @@ console_fatal_hook(void)
 }
 
 /* ---------------------------------------------------------------- */
-/* the view, shared by the screens                                   */
+/* what the screens share                                            */
 /* ---------------------------------------------------------------- */
 
 /* Copy at most n-1 bytes of src into dst (NUL-terminated). */
@@ -93,25 +97,36 @@ console_wake_pipe(int fds[2])
 	}
 }
 
-/* Forget the drill/replay view (levers, events, flags), keep the terminal
- * setup (colours, sprites, pairs). */
+/* Make sc the current screen, with its '?' overlay closed and no quit
+ * pending. */
 void
-console_view_reset(struct console_ui *ui)
+console_screen_open(struct console_ui *ui, const struct console_screen *sc)
 {
-	memset(ui->run_id, 0, sizeof ui->run_id);
-	memset(ui->policy, 0, sizeof ui->policy);
-	memset(ui->model, 0, sizeof ui->model);
-	memset(ui->seed, 0, sizeof ui->seed);
-	memset(ui->phase, 0, sizeof ui->phase);
-	replay_state_init(&ui->st);
-	memset(ui->lev_name, 0, sizeof ui->lev_name);
-	ui->hhead = ui->hcount = ui->dropped = 0;
-	ui->walking = false;
-	ui->last_agent_ns = ui->bait_ns = ui->zap_ns = 0;
-	ui->done = ui->stopping = ui->quit = ui->have_result = false;
-	ui->res = NULL;
-	ui->pose_override = NULL;
+	ui->screen = sc;
 	ui->help = false;
+	ui->quit = false;
+}
+
+/* Run fn(arg) on the worker thread.  The worker must not take the UI's
+ * signals: they are blocked while it is created (it inherits the mask).
+ * Fatal when no thread can be made. */
+void
+console_worker_start(struct console_ui *ui, void *(*fn)(void *), void *arg)
+{
+	sigset_t block, oldmask;
+	int perr;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGWINCH);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &oldmask);
+	perr = pthread_create(&ui->worker, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
+	if (perr != 0)
+		util_fatal("console: pthread_create: %s", strerror(perr));
+	ui->worker_running = true;
 }
 
 /* The fd hook of a screen with no worker to wait on. */
@@ -126,6 +141,7 @@ console_no_fd(const struct console_ui *ui)
 /* screens: one table entry per screen, one event loop               */
 /* ---------------------------------------------------------------- */
 
+/* "terminal too small": the screen's status line and how to leave. */
 static void
 console_draw_small(struct console_ui *ui)
 {
@@ -136,12 +152,8 @@ console_draw_small(struct console_ui *ui)
 		y = 0;
 	console_attr(ui, CP_YELLOW, A_BOLD);
 	console_put(ui, y, 1, "terminal too small (need 80x24)", COLS - 1);
-	if (console_is_job(ui)) {
-		console_job_status(ui, text, sizeof text, &pair);
-		console_attr(ui, pair, A_NORMAL);
-		console_put(ui, y + 1, 1, text, COLS - 1);
-	} else if (ui->screen != &console_screen_home) {
-		console_status_text(ui, text, sizeof text, &pair);
+	if (ui->screen->status != NULL) {
+		ui->screen->status(ui, text, sizeof text, &pair);
 		console_attr(ui, pair, A_NORMAL);
 		console_put(ui, y + 1, 1, text, COLS - 1);
 	}
@@ -225,6 +237,7 @@ console_keys(struct console_ui *ui)
 	return dirty;
 }
 
+/* Take the terminal's new size (after SIGWINCH). */
 static void
 console_resize(void)
 {
@@ -245,7 +258,7 @@ console_loop(struct console_ui *ui)
 	bool dirty = true, tty_gone = false;
 
 	for (;;) {
-		uint64_t now;
+		uint64_t now, wake;
 
 		if (console_sig_winch) {
 			console_sig_winch = 0;
@@ -265,8 +278,8 @@ console_loop(struct console_ui *ui)
 		if (now >= next_tick) {
 			ui->tick++;
 			next_tick = now + CONSOLE_TICK_NS;
-			if (ui->screen == &console_screen_drill &&
-			    console_pose(ui, now) != ui->shown_pose)
+			if (ui->screen->frame != NULL &&
+			    ui->screen->frame(ui, now))
 				dirty = true;
 		}
 		if (dirty) {
@@ -274,10 +287,10 @@ console_loop(struct console_ui *ui)
 			dirty = false;
 		}
 		int timeout = (int)((next_tick - now) / 1000000) + 1;
-		if (ui->playing && ui->screen == &console_screen_replay &&
-		    ui->next_beat_ns > now &&
-		    (ui->next_beat_ns - now) / 1000000 + 1 < (uint64_t)timeout)
-			timeout = (int)((ui->next_beat_ns - now) / 1000000) + 1;
+		wake = ui->screen->wake != NULL ? ui->screen->wake(ui) : 0;
+		if (wake > now &&
+		    (wake - now) / 1000000 + 1 < (uint64_t)timeout)
+			timeout = (int)((wake - now) / 1000000) + 1;
 		pfd[0].fd = tty_gone ? -1 : STDIN_FILENO;
 		pfd[0].events = POLLIN;
 		pfd[0].revents = 0;
@@ -306,8 +319,18 @@ struct console_term {
 	SCREEN *scr;
 };
 
-/* Sprites, locale, signals, curses.  -1 (message printed) when the
- * terminal cannot be initialised. */
+/* Put back the signal handlers console_term_open() replaced. */
+static void
+console_term_signals_restore(const struct console_term *t)
+{
+	sigaction(SIGWINCH, &t->old_winch, NULL);
+	sigaction(SIGINT, &t->old_int, NULL);
+	sigaction(SIGTERM, &t->old_term, NULL);
+	sigaction(SIGHUP, &t->old_hup, NULL);
+}
+
+/* Sprites, locale, signals, curses; ui starts afresh.  -1 (message
+ * printed) when the terminal cannot be initialised. */
 static int
 console_term_open(struct console_ui *ui, const struct console_options *o,
     struct console_term *t)
@@ -347,10 +370,7 @@ console_term_open(struct console_ui *ui, const struct console_options *o,
 		fprintf(stderr, "ares: cannot initialise the terminal "
 		    "(TERM=%s)\n", term != NULL ? term : "unset");
 		util_set_fatal_hook(NULL);
-		sigaction(SIGWINCH, &t->old_winch, NULL);
-		sigaction(SIGINT, &t->old_int, NULL);
-		sigaction(SIGTERM, &t->old_term, NULL);
-		sigaction(SIGHUP, &t->old_hup, NULL);
+		console_term_signals_restore(t);
 		sprite_sheet_free(ui->sheet);
 		return -1;
 	}
@@ -367,6 +387,8 @@ console_term_open(struct console_ui *ui, const struct console_options *o,
 	return 0;
 }
 
+/* Leave curses, put the terminal and the signals back, free what the
+ * screens still hold. */
 static void
 console_term_close(struct console_ui *ui, struct console_term *t)
 {
@@ -374,32 +396,15 @@ console_term_close(struct console_ui *ui, struct console_term *t)
 	endwin();
 	delscreen(t->scr);
 	util_set_fatal_hook(NULL);
-	sigaction(SIGWINCH, &t->old_winch, NULL);
-	sigaction(SIGINT, &t->old_int, NULL);
-	sigaction(SIGTERM, &t->old_term, NULL);
-	sigaction(SIGHUP, &t->old_hup, NULL);
+	console_term_signals_restore(t);
 	sprite_sheet_free(ui->sheet);
 	ui->sheet = NULL;
-	replay_free(ui->rp);
-	ui->rp = NULL;
-	console_home_free(ui);
+	console_replay_close();
+	console_home_free();
 }
 
-/* The exit code after the last drill of the session: 0 when none ran,
- * EXIT_INTERNAL when the user stopped it (its verdict, if it still
- * reached one, is not that of a whole drill), else its own. */
-static int
-console_drill_rc(const struct console_ui *ui)
-{
-	if (ui->w == NULL)
-		return 0;
-	if (ui->w->cancel != 0)
-		return EXIT_INTERNAL;
-	if (ui->w->rc == 0)
-		return drill_exit_code(&ui->w->res);
-	return errbuf_exit_code(&ui->w->err);
-}
-
+/* The console (tui.h): the home screen or a live drill; the exit code of
+ * the last drill it ran. */
 int
 console_run(const struct console_options *o)
 {
@@ -417,14 +422,14 @@ console_run(const struct console_options *o)
 	}
 	if (o->home)
 		ui.from_home = true;
-	ui.trial_n = CONSOLE_TRIAL_N;
 	console_loop(&ui);
 	console_job_free(&ui);
-	rc = console_drill_rc(&ui);
+	rc = console_drill_exit_code();
 	console_term_close(&ui, &t);
 	return rc;
 }
 
+/* ares replay RUN_DIR (tui.h): the replay screen.  0, or EXIT_USAGE. */
 int
 console_replay(const struct console_options *o, const char *run_dir,
     const char *pub_path)

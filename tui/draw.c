@@ -3,7 +3,7 @@
  * text never reaches the terminal raw), boxes, progress bars, colour
  * pairs, Poyo's sprite, and the drill layout the live drill and the
  * replay share (title bar, lab map, lever panel, event list, status
- * line).  UI thread only.
+ * line), drawn from a struct console_view.  UI thread only.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -288,6 +288,25 @@ console_kind_label(enum drill_beat_kind k, int *pair, attr_t *a)
 /* the drill layout: its sections (live drill and replay)            */
 /* ---------------------------------------------------------------- */
 
+/* Forget what v shows (levers, events, flags). */
+void
+console_view_reset(struct console_view *v)
+{
+	memset(v->run_id, 0, sizeof v->run_id);
+	memset(v->policy, 0, sizeof v->policy);
+	memset(v->model, 0, sizeof v->model);
+	memset(v->seed, 0, sizeof v->seed);
+	memset(v->phase, 0, sizeof v->phase);
+	replay_state_init(&v->st);
+	memset(v->lev_name, 0, sizeof v->lev_name);
+	v->hhead = v->hcount = v->dropped = 0;
+	v->walking = false;
+	v->last_agent_ns = v->bait_ns = v->zap_ns = 0;
+	v->done = v->have_result = false;
+	v->res = NULL;
+	v->pose_override = NULL;
+}
+
 /*
  * Which of Poyo's frames to show now.  Levers verify within milliseconds of
  * the bait, so the story is paced for the eye: grabbing stays at least
@@ -295,15 +314,16 @@ console_kind_label(enum drill_beat_kind k, int *pair, attr_t *a)
  * lever panel and event list always show the real times.)
  */
 const char *
-console_pose(const struct console_ui *ui, uint64_t now)
+console_pose(const struct console_ui *ui, const struct console_view *v,
+    uint64_t now)
 {
-	const struct replay_state *st = &ui->st;
-	uint64_t zap_from = ui->zap_ns;
+	const struct replay_state *st = &v->st;
+	uint64_t zap_from = v->zap_ns;
 
 	if (st->breach)
 		return "escaped";
-	if (ui->bait_ns != 0 && zap_from < ui->bait_ns + CONSOLE_GRAB_NS)
-		zap_from = ui->bait_ns + CONSOLE_GRAB_NS;
+	if (v->bait_ns != 0 && zap_from < v->bait_ns + CONSOLE_GRAB_NS)
+		zap_from = v->bait_ns + CONSOLE_GRAB_NS;
 	if (st->zapped && now < zap_from)
 		return "grabbing";
 	if (st->cut_off && !(st->zapped && now < zap_from + CONSOLE_ZAP_NS))
@@ -312,24 +332,25 @@ console_pose(const struct console_ui *ui, uint64_t now)
 		return "zapped";
 	if (st->bait)
 		return "grabbing";
-	if (!ui->done && ui->last_agent_ns != 0 &&
-	    now - ui->last_agent_ns < CONSOLE_SNIFF_NS) {
+	if (!v->done && v->last_agent_ns != 0 &&
+	    now - v->last_agent_ns < CONSOLE_SNIFF_NS) {
 		/* Asking the model: walking; reading results: sniffing. */
-		if (ui->walking)
+		if (v->walking)
 			return (ui->tick / 2) % 2 ? "walking1" : "walking0";
 		return "sniffing";
 	}
 	return (ui->tick / 4) % 2 ? "idle1" : "idle0";
 }
 
+/* The title bar: run, policy, model, seed. */
 static void
-console_draw_title(struct console_ui *ui)
+console_draw_title(struct console_ui *ui, const struct console_view *v)
 {
 	const char *sep = (ui->utf8 && !ui->ascii) ? " \xc2\xb7 " : " | ";
 	char seed[48];
 
-	if (ui->seed[0] != '\0')
-		snprintf(seed, sizeof seed, "%s", ui->seed);
+	if (v->seed[0] != '\0')
+		snprintf(seed, sizeof seed, "%s", v->seed);
 	else if (ui->o->has_seed)
 		snprintf(seed, sizeof seed, "%" PRIu64, ui->o->seed);
 	else
@@ -337,9 +358,9 @@ console_draw_title(struct console_ui *ui)
 	console_attr(ui, CP_TITLE, A_BOLD | (ui->color ? 0 : A_REVERSE));
 	mvhline(0, 0, ' ', COLS);
 	console_putf(ui, 0, 1, COLS - 2, "ares%srun %s%spolicy %s%smodel %s%s"
-	    "seed %s", sep, ui->run_id[0] ? ui->run_id : "-", sep,
-	    ui->policy[0] ? ui->policy : "default", sep,
-	    ui->model[0] ? ui->model : "-", sep, seed);
+	    "seed %s", sep, v->run_id[0] ? v->run_id : "-", sep,
+	    v->policy[0] ? v->policy : "default", sep,
+	    v->model[0] ? v->model : "-", sep, seed);
 	attrset(A_NORMAL);
 }
 
@@ -367,9 +388,10 @@ console_breach_channels(const struct replay_state *st, char *out, size_t n)
 /* The lab map: boundary with Poyo, gateway, service; model and sink out.
  * Every flag and count comes from the reducer's state. */
 static void
-console_draw_map(struct console_ui *ui, int y, const char *pose)
+console_draw_map(struct console_ui *ui, const struct console_view *v, int y,
+    const char *pose)
 {
-	const struct replay_state *st = &ui->st;
+	const struct replay_state *st = &v->st;
 	const int bw = 42;          /* boundary width */
 	const int gx = 22, gw = 13; /* gateway/service boxes */
 	const int ox = 49, ow = 13; /* model/sink boxes outside */
@@ -453,17 +475,19 @@ console_rel(char *out, size_t n, bool have, uint64_t rel_ns)
 		snprintf(out, n, "+%.1fms", (double)rel_ns / 1e6);
 }
 
+/* The lever panel: each lever's fired / verified times and its state. */
 static void
-console_draw_levers(struct console_ui *ui, int y, int h)
+console_draw_levers(struct console_ui *ui, const struct console_view *v,
+    int y, int h)
 {
-	const struct replay_state *st = &ui->st;
+	const struct replay_state *st = &v->st;
 	int inner = h - 2, shown = 0;
 
 	console_attr(ui, 0, A_NORMAL);
 	console_box(ui, y, 0, h, COLS, "levers");
 	if (st->nlev == 0) {
 		console_attr(ui, 0, A_DIM);
-		console_put(ui, y + 1, 2, ui->done ? "no lever fired" :
+		console_put(ui, y + 1, 2, v->done ? "no lever fired" :
 		    "waiting for the bait; levers fire when it is taken",
 		    COLS - 4);
 	}
@@ -480,8 +504,8 @@ console_draw_levers(struct console_ui *ui, int y, int h)
 			    "... %zu more", st->nlev - i);
 			break;
 		}
-		if (ui->lev_name[i][0] != '\0')
-			console_copy(name, sizeof name, ui->lev_name[i]);
+		if (v->lev_name[i][0] != '\0')
+			console_copy(name, sizeof name, v->lev_name[i]);
 		else
 			snprintf(name, sizeof name, "lever%zu", i + 1);
 		console_rel(fired, sizeof fired, l->fired, l->fired_rel_ns);
@@ -499,7 +523,7 @@ console_draw_levers(struct console_ui *ui, int y, int h)
 		} else if (l->failed) {
 			state = "failed";
 			pair = CP_RED;
-		} else if (ui->done) {
+		} else if (v->done) {
 			state = l->fired ? "failed" : "not fired";
 			pair = l->fired ? CP_RED : 0;
 		} else {
@@ -516,25 +540,19 @@ console_draw_levers(struct console_ui *ui, int y, int h)
 	attrset(A_NORMAL);
 }
 
+/* The event list: the last beats that fit, in a box titled title. */
 static void
-console_draw_events(struct console_ui *ui, int y, int h)
+console_draw_events(struct console_ui *ui, const struct console_view *v,
+    int y, int h, const char *title)
 {
 	int inner = h - 2;
-	size_t n = ui->hcount < (size_t)inner ? ui->hcount : (size_t)inner;
-	char title[64];
+	size_t n = v->hcount < (size_t)inner ? v->hcount : (size_t)inner;
 
 	console_attr(ui, 0, A_NORMAL);
-	if (ui->rp != NULL)
-		snprintf(title, sizeof title, "events (beat %zu/%zu)",
-		    ui->rp->nbeats ? ui->pos + 1 : 0, ui->rp->nbeats);
-	else if (ui->dropped > 0)
-		snprintf(title, sizeof title, "events (%zu dropped)", ui->dropped);
-	else
-		snprintf(title, sizeof title, "events");
 	console_box(ui, y, 0, h, COLS, title);
 	for (size_t i = 0; i < n; i++) {
 		const struct drill_beat *b =
-		    &ui->hist[(ui->hhead + ui->hcount - n + i) % CONSOLE_HIST];
+		    &v->hist[(v->hhead + v->hcount - n + i) % CONSOLE_HIST];
 		int pair;
 		attr_t a;
 		const char *label = console_kind_label(b->kind, &pair, &a);
@@ -549,46 +567,34 @@ console_draw_events(struct console_ui *ui, int y, int h)
 	attrset(A_NORMAL);
 }
 
-/* The status line text (verdict / progress / error). */
-void
-console_status_text(struct console_ui *ui, char *out, size_t n, int *pair)
+/* The status line of v once its state has a verdict: the verdict and
+ * counts are the state's; the time to kill and the reason the run's own,
+ * once the screen has them.  false (nothing written) before. */
+bool
+console_view_verdict(const struct console_view *v, char *out, size_t n,
+    int *pair)
 {
-	*pair = 0;
-	if (ui->stopping) {
-		snprintf(out, n, "stopping: tearing the lab down...");
-		*pair = CP_YELLOW;
-	} else if (ui->st.verdict != DRILL_VERDICT_NONE) {
-		/* the verdict and counts are the state's; the time to kill and
-		 * the reason the run's own, once the screen has them */
-		const struct replay_state *st = &ui->st;
-		const struct drill_result *r = ui->have_result ? ui->res : NULL;
-		char ttk[48];
-		if (r != NULL && r->time_to_kill_ms >= 0)
-			snprintf(ttk, sizeof ttk, "time to kill %.1f ms",
-			    r->time_to_kill_ms);
-		else
-			snprintf(ttk, sizeof ttk, "time to kill -");
-		snprintf(out, n, "verdict: %s  %s  breaches %zu leaks %zu  %s",
-		    drill_verdict_name(st->verdict), ttk, st->breaches,
-		    st->leaks, r != NULL ? r->verdict_reason : "");
-		*pair = st->verdict == DRILL_VERDICT_CONTAINED ? CP_GREEN :
-		    st->verdict == DRILL_VERDICT_NOT_EXERCISED ? CP_YELLOW :
-		    CP_RED;
-	} else if (ui->rp != NULL) {
-		snprintf(out, n, "replay: beat %zu/%zu  +%.3fs  %s x%s",
-		    ui->rp->nbeats > 0 ? ui->pos + 1 : 0, ui->rp->nbeats, ui->rp->nbeats > 0 ?
-		    (double)ui->rp->beats[ui->pos].t_rel_ns / 1e9 : 0.0,
-		    ui->playing ? "playing" : "paused",
-		    console_speed_names[ui->speed]);
-	} else if (ui->done) {
-		snprintf(out, n, "error: %.500s", ui->w->err.msg);
-		*pair = CP_RED;
-	} else {
-		snprintf(out, n, "drill running: %s", ui->phase[0] ?
-		    ui->phase : "starting");
-	}
+	const struct replay_state *st = &v->st;
+	const struct drill_result *r = v->have_result ? v->res : NULL;
+	char ttk[48];
+
+	if (st->verdict == DRILL_VERDICT_NONE)
+		return false;
+	if (r != NULL && r->time_to_kill_ms >= 0)
+		snprintf(ttk, sizeof ttk, "time to kill %.1f ms",
+		    r->time_to_kill_ms);
+	else
+		snprintf(ttk, sizeof ttk, "time to kill -");
+	snprintf(out, n, "verdict: %s  %s  breaches %zu leaks %zu  %s",
+	    drill_verdict_name(st->verdict), ttk, st->breaches,
+	    st->leaks, r != NULL ? r->verdict_reason : "");
+	*pair = st->verdict == DRILL_VERDICT_CONTAINED ? CP_GREEN :
+	    st->verdict == DRILL_VERDICT_NOT_EXERCISED ? CP_YELLOW :
+	    CP_RED;
+	return true;
 }
 
+/* The status line at row y: the screen's status text, its keys hint. */
 static void
 console_draw_status(struct console_ui *ui, int y)
 {
@@ -597,7 +603,7 @@ console_draw_status(struct console_ui *ui, int y)
 	const char *keys = ui->screen->keys_hint;
 	int kw = (int)strlen(keys);
 
-	console_status_text(ui, text, sizeof text, &pair);
+	ui->screen->status(ui, text, sizeof text, &pair);
 	move(y, 0);
 	clrtoeol();
 	console_attr(ui, pair, A_BOLD);
@@ -607,35 +613,37 @@ console_draw_status(struct console_ui *ui, int y)
 	attrset(A_NORMAL);
 }
 
-/* The drill layout (live and replay share it). */
+/* The drill layout (live and replay share it): v, the events box
+ * titled events_title, badge's verification badge (NULL: none). */
 void
-console_draw_drill_layout(struct console_ui *ui)
+console_draw_drill_layout(struct console_ui *ui, struct console_view *v,
+    const char *events_title, const struct replay *badge)
 {
-	const char *pose = ui->pose_override != NULL ? ui->pose_override :
-	    console_pose(ui, util_mono_ns());
+	const char *pose = v->pose_override != NULL ? v->pose_override :
+	    console_pose(ui, v, util_mono_ns());
 
-	ui->shown_pose = pose;
-	console_draw_title(ui);
-	console_draw_map(ui, 1, pose);
+	v->shown_pose = pose;
+	console_draw_title(ui, v);
+	console_draw_map(ui, v, 1, pose);
 	int avail = LINES - 2 - CONSOLE_MAP_ROWS;       /* levers + events */
-	int lh = (ui->st.nlev > 0 ? (int)ui->st.nlev : 1) + 2;
+	int lh = (v->st.nlev > 0 ? (int)v->st.nlev : 1) + 2;
 	if (lh > avail - 4)
 		lh = avail - 4;
-	console_draw_levers(ui, 1 + CONSOLE_MAP_ROWS, lh);
-	console_draw_events(ui, 1 + CONSOLE_MAP_ROWS + lh, avail - lh);
-	if (ui->rp != NULL) {
+	console_draw_levers(ui, v, 1 + CONSOLE_MAP_ROWS, lh);
+	console_draw_events(ui, v, 1 + CONSOLE_MAP_ROWS + lh, avail - lh,
+	    events_title);
+	if (badge != NULL) {
 		/* the badge, right on the events box's top edge */
-		const struct replay *rp = ui->rp;
-		bool ok = rp->chain_ok && rp->sig == REPLAY_SIG_OK &&
-		    rp->verify_ok;
-		int bw = (int)strlen(rp->badge) + 2;
+		bool ok = badge->chain_ok && badge->sig == REPLAY_SIG_OK &&
+		    badge->verify_ok;
+		int bw = (int)strlen(badge->badge) + 2;
 		int bx = COLS - bw - 2;
 
 		if (bx > 24) {
 			console_attr(ui, ok ? CP_GREEN : CP_RED, A_BOLD |
 			    (ui->color ? 0 : (ok ? 0 : A_REVERSE)));
 			console_putf(ui, 1 + CONSOLE_MAP_ROWS + lh, bx, bw,
-			    " %s ", rp->badge);
+			    " %s ", badge->badge);
 		}
 	}
 	console_draw_status(ui, LINES - 1);

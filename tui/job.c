@@ -1,18 +1,15 @@
 /*
  * job.c - the worker behind the trial, probe and fix screens (one at a
- * time, like the drill's): struct console_job, its thread (trial_run,
- * probe_lab or fix_run), the hooks that copy progress into the job under
- * its mutex, the self-pipe that wakes the UI, and what the three screens
- * share: start, quit, tick, keys, title bar and status line.
+ * time, like the drill's): struct console_job's lifecycle.  Start, its
+ * thread (trial_run, probe_lab or fix_run), the hooks that copy progress
+ * into the job under its mutex, the self-pipe that wakes the UI, stop,
+ * join, free.  What the three screens draw and do with it is in
+ * screen_job.c and screen_{trial,probe,fix}.c.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <curses.h>
 
 #include "core.h"
 #include "tui.h"
@@ -115,6 +112,7 @@ console_probe_job(struct console_job *j)
 	return rc;
 }
 
+/* The worker thread: run the job, mark it done, wake the UI. */
 static void *
 console_job_main(void *arg)
 {
@@ -152,15 +150,15 @@ console_job_main(void *arg)
 	return NULL;
 }
 
-/* Start a job of kind on policy (worker thread) and open its screen. */
+/* Start a job of kind on policy (n: the trial's N, 0 for the default) on
+ * the worker thread; ui->job is it from now on. */
 void
 console_job_start(struct console_ui *ui, enum console_job_kind kind,
-    const char *policy)
+    const char *policy, size_t n)
 {
 	static struct console_job job;
 	static bool inited;
-	sigset_t block, oldmask;
-	int fds[2], perr;
+	int fds[2];
 
 	if (inited) {
 		/* the previous job's worker was joined before going home */
@@ -171,35 +169,17 @@ console_job_start(struct console_ui *ui, enum console_job_kind kind,
 	}
 	inited = true;
 	memset(&job, 0, sizeof job);
-	console_view_reset(ui);
 	ui->job = &job;
-	ui->rp = NULL;
-	ui->job_top = 0;
-	ui->job_follow = true;
 	job.kind = kind;
-	job.n = ui->trial_n > 0 ? ui->trial_n : CONSOLE_TRIAL_N;
+	job.n = n > 0 ? n : CONSOLE_TRIAL_N;
 	job.jobs = CONSOLE_TRIAL_J;
 	job.t0 = util_mono_ns();
 	console_copy(job.policy, sizeof job.policy, policy);
-	console_preload_policy(ui, job.policy, false);
 	console_wake_pipe(fds);
 	job.pipe_rd = fds[0];
 	job.pipe_wr = fds[1];
 	pthread_mutex_init(&job.mu, NULL);
-	sigemptyset(&block);
-	sigaddset(&block, SIGWINCH);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &block, &oldmask);
-	perr = pthread_create(&ui->worker, NULL, console_job_main, &job);
-	pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
-	if (perr != 0)
-		util_fatal("console: pthread_create: %s", strerror(perr));
-	ui->worker_running = true;
-	ui->screen = kind == CONSOLE_JOB_TRIAL ? &console_screen_trial :
-	    kind == CONSOLE_JOB_PROBE ? &console_screen_probe :
-	    &console_screen_fix;
+	console_worker_start(ui, console_job_main, &job);
 }
 
 /* Free what the last (joined) job left: trial runs, fix result. */
@@ -217,165 +197,51 @@ console_job_free(struct console_ui *ui)
 	memset(&j->fr, 0, sizeof j->fr);
 }
 
-/* The job screens' fd: the job's self-pipe while its worker runs. */
+/* The job's self-pipe while its worker runs, else -1. */
 int
 console_job_fd(const struct console_ui *ui)
 {
 	return ui->worker_running ? ui->job->pipe_rd : -1;
 }
 
-/* q: a finished job goes home; a running one is stopped first (trial: no
- * new run, running drills cancelled; fix: cancelled; probe: no further
- * row starts; each still tears its lab down). */
+/* Ask the running job to stop (trial: no new run, running drills
+ * cancelled; fix: cancelled; probe: no further row starts; each still
+ * tears its lab down); once is enough. */
 void
-console_job_quit(struct console_ui *ui)
+console_job_stop(struct console_ui *ui)
 {
-	if (ui->done) {
-		ui->quit = true;
-	} else if (!ui->stopping) {
-		__atomic_store_n(&ui->job->stop, 1, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&ui->job->cancel, 1, __ATOMIC_SEQ_CST);
-		ui->stopping = true;
-	}
+	struct console_job *j = ui->job;
+
+	if (j->stopping)
+		return;
+	__atomic_store_n(&j->stop, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&j->cancel, 1, __ATOMIC_SEQ_CST);
+	j->stopping = true;
 }
 
-/* Join the worker once it is done (q while stopping then leaves), tick
- * the elapsed clock, go home after q. */
+/* Take the worker's wake-ups; join it once it returned (j->joined, how
+ * long it took).  Returns true when anything came. */
 bool
-console_job_tick(struct console_ui *ui, uint64_t now)
+console_job_reap(struct console_ui *ui)
 {
 	struct console_job *j = ui->job;
 	bool dirty = false, done;
 	char buf[256];
 
-	(void)now;
-	if (ui->worker_running) {
-		while (read(j->pipe_rd, buf, sizeof buf) > 0)
-			dirty = true;
-		pthread_mutex_lock(&j->mu);
-		done = j->done;
-		pthread_mutex_unlock(&j->mu);
-		if (done) {
-			pthread_join(ui->worker, NULL);
-			ui->worker_running = false;
-			close(j->pipe_rd);
-			close(j->pipe_wr);
-			ui->done = true;
-			ui->job_secs = (double)(util_mono_ns() - j->t0) / 1e9;
-			if (ui->stopping)
-				ui->quit = true;
-			ui->stopping = false;
-			dirty = true;
-		}
-	}
-	if (ui->tick != ui->job_tick) {   /* the elapsed clock, ~1/s */
-		ui->job_tick = ui->tick;
-		if (!ui->done && ui->tick % 7 == 0)
-			dirty = true;
-	}
-	if (ui->quit && !ui->worker_running && ui->from_home) {
-		console_home_enter(ui);
-		dirty = true;
-	}
-	return dirty;
-}
-
-/* q, and scrolling the probe and fix lists. */
-bool
-console_job_key(struct console_ui *ui, int ch)
-{
-	switch (ch) {
-	case 'q':
-	case 'Q':
-		console_job_quit(ui);
-		return true;
-	case KEY_UP:
-	case 'k':
-		ui->job_follow = false;
-		if (ui->job_top > 0)
-			ui->job_top--;
-		return true;
-	case KEY_DOWN:
-	case 'j':
-		ui->job_top++;     /* clamped when drawn */
-		return true;
-	case KEY_END:
-	case 'G':
-		ui->job_follow = true;
-		return true;
-	default:
+	if (!ui->worker_running)
 		return false;
-	}
+	while (read(j->pipe_rd, buf, sizeof buf) > 0)
+		dirty = true;
+	pthread_mutex_lock(&j->mu);
+	done = j->done;
+	pthread_mutex_unlock(&j->mu);
+	if (!done)
+		return dirty;
+	pthread_join(ui->worker, NULL);
+	ui->worker_running = false;
+	close(j->pipe_rd);
+	close(j->pipe_wr);
+	j->joined = true;
+	j->secs = (double)(util_mono_ns() - j->t0) / 1e9;
+	return true;
 }
-
-/* Whether the current screen is a trial, probe or fix screen. */
-bool
-console_is_job(const struct console_ui *ui)
-{
-	return ui->job != NULL && (ui->screen == &console_screen_trial ||
-	    ui->screen == &console_screen_probe ||
-	    ui->screen == &console_screen_fix);
-}
-
-/* The status line of a job screen (error text is core's, sanitized when
- * drawn by console_put). */
-void
-console_job_status(struct console_ui *ui, char *out, size_t n, int *pair)
-{
-	struct console_job *j = ui->job;
-	double secs = ui->done ? ui->job_secs :
-	    (double)(util_mono_ns() - j->t0) / 1e9;
-
-	if (ui->stopping) {
-		snprintf(out, n, "stopping: waiting for the work to end and "
-		    "the labs to be torn down (%.0fs)", secs);
-		*pair = CP_YELLOW;
-	} else if (!ui->done) {
-		static const char spin[] = "|/-\\";
-
-		snprintf(out, n, "%c running %.0fs", spin[ui->tick % 4], secs);
-		*pair = CP_CYAN;
-	} else if (j->rc == -1) {
-		snprintf(out, n, "could not run: %.280s", j->err.msg);
-		*pair = CP_RED;
-	} else {
-		snprintf(out, n, "finished in %.0fs (q: home)", secs);
-		*pair = CP_GREEN;
-	}
-}
-
-/* Title bar and status line of the job screens. */
-void
-console_job_frame(struct console_ui *ui, const char *what)
-{
-	const char *keys = ui->screen->keys_hint;
-	int kw = (int)strlen(keys);
-	char st[300];
-	int pair = 0;
-
-	console_attr(ui, CP_TITLE, A_BOLD | (ui->color ? 0 : A_REVERSE));
-	mvhline(0, 0, ' ', COLS);
-	console_putf(ui, 0, 1, COLS - 2, "ares %s  policy %s  seed %s", what,
-	    ui->policy, ui->seed);
-	attrset(A_NORMAL);
-	console_job_status(ui, st, sizeof st, &pair);
-	move(LINES - 1, 0);
-	clrtoeol();
-	console_attr(ui, pair, A_BOLD);
-	console_put(ui, LINES - 1, 1, st, COLS - kw - 4);
-	console_attr(ui, 0, A_REVERSE);
-	console_put(ui, LINES - 1, COLS - kw - 1, keys, kw);
-	attrset(A_NORMAL);
-}
-
-const struct console_key console_job_keys[] = {
-	{ "q", "home (stops a running job, tears its labs down)" },
-	{ "up / k", "scroll up (stops following)" },
-	{ "down / j", "scroll down" },
-	{ "G / end", "follow the newest lines" },
-	{ "?", "this help" },
-};
-
-/* The job screens' tables use CONSOLE_JOB_NKEYS (tui.h) as nkeys. */
-_Static_assert(sizeof console_job_keys / sizeof console_job_keys[0] ==
-    CONSOLE_JOB_NKEYS, "CONSOLE_JOB_NKEYS is not console_job_keys' size");

@@ -6,6 +6,7 @@
  * for the event list and pokes a non-blocking self-pipe (it never
  * blocks).  The UI takes the state and drains the ring; a beat the full
  * ring dropped is missing from the event list only, never from the state.
+ * The screen's state is struct console_drill_screen (one, below).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,6 +34,30 @@ struct console_shared {
 	bool done;           /* drill_run() returned */
 	int pipe_rd, pipe_wr;
 };
+
+/* A drill on the worker thread: drill_run()'s options, result and error
+ * (the UI reads them once it has joined the thread). */
+struct console_worker {
+	struct console_shared *sh;
+	struct drill_options dopt;
+	volatile sig_atomic_t cancel;
+	struct drill_result res;
+	struct errbuf err;
+	int rc;
+};
+
+/* The live drill screen's state. */
+struct console_drill_screen {
+	struct console_view view;      /* what the drill layout shows */
+	struct console_shared sh;      /* with the drill thread */
+	struct console_worker w;       /* the last drill's */
+	char policy_path[4096];
+	struct drill_beat batch[CONSOLE_RING];   /* console_drain()'s */
+	bool started;                  /* a drill ran: w holds its end */
+	bool stopping;                 /* cancelled, not joined yet */
+};
+
+static struct console_drill_screen console_drill_st;
 
 /* ---------------------------------------------------------------- */
 /* observer, worker                                                  */
@@ -62,6 +87,7 @@ console_observer(void *ctx, const struct drill_beat *b)
 	}
 }
 
+/* The drill thread: drill_run(), then mark the end and wake the UI. */
 static void *
 console_worker_main(void *arg)
 {
@@ -82,7 +108,7 @@ console_worker_main(void *arg)
 /* drill state from beats and the result                             */
 /* ---------------------------------------------------------------- */
 
-static void console_phase_kv(struct console_ui *ui, const char *text);
+static void console_phase_kv(struct console_view *v, const char *text);
 
 /* Copy one word (up to a blank, ',' or ':' after the first character)
  * into dst of size n. */
@@ -105,31 +131,31 @@ console_word(char *dst, size_t n, const char *p)
  * "key=value" words (see tui.h).
  */
 static void
-console_phase_keys(struct console_ui *ui, const char *text)
+console_phase_keys(struct console_view *v, const char *text)
 {
 	if (strncmp(text, "run ", 4) == 0 && strchr(text, '=') == NULL) {
 		const char *p;
-		console_word(ui->run_id, sizeof ui->run_id, text + 4);
+		console_word(v->run_id, sizeof v->run_id, text + 4);
 		if ((p = strstr(text, " policy ")) != NULL)
-			console_word(ui->policy, sizeof ui->policy, p + 8);
+			console_word(v->policy, sizeof v->policy, p + 8);
 		if ((p = strstr(text, " seed ")) != NULL)
-			console_word(ui->seed, sizeof ui->seed, p + 6);
+			console_word(v->seed, sizeof v->seed, p + 6);
 		if ((p = strstr(text, " model ")) != NULL)
-			console_word(ui->model, sizeof ui->model, p + 7);
+			console_word(v->model, sizeof v->model, p + 7);
 		return;
 	}
-	console_phase_kv(ui, text);
+	console_phase_kv(v, text);
 }
 
 /* Pick "key=value" words out of a PHASE beat. */
 static void
-console_phase_kv(struct console_ui *ui, const char *text)
+console_phase_kv(struct console_view *v, const char *text)
 {
 	static const struct { const char *key; size_t off, size; } keys[] = {
-		{ "run=", offsetof(struct console_ui, run_id), 64 },
-		{ "model=", offsetof(struct console_ui, model), 64 },
-		{ "policy=", offsetof(struct console_ui, policy), 256 },
-		{ "seed=", offsetof(struct console_ui, seed), 32 },
+		{ "run=", offsetof(struct console_view, run_id), 64 },
+		{ "model=", offsetof(struct console_view, model), 64 },
+		{ "policy=", offsetof(struct console_view, policy), 256 },
+		{ "seed=", offsetof(struct console_view, seed), 32 },
 	};
 	const char *p = text;
 
@@ -141,7 +167,7 @@ console_phase_kv(struct console_ui *ui, const char *text)
 		for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
 			size_t kl = strlen(keys[k].key);
 			if (len > kl && strncmp(p, keys[k].key, kl) == 0) {
-				char *dst = (char *)ui + keys[k].off;
+				char *dst = (char *)v + keys[k].off;
 				size_t vl = len - kl;
 				if (vl >= keys[k].size)
 					vl = keys[k].size - 1;
@@ -156,43 +182,45 @@ console_phase_kv(struct console_ui *ui, const char *text)
 /* What a beat changes beyond the state: the phase line, the title, when
  * Poyo last moved; then keep it for the event list. */
 static void
-console_apply_beat(struct console_ui *ui, const struct drill_beat *b)
+console_apply_beat(struct console_view *v, const struct drill_beat *b)
 {
 	switch (b->kind) {
 	case DRILL_BEAT_PHASE:
-		console_copy(ui->phase, sizeof ui->phase, b->text);
-		console_phase_keys(ui, b->text);
+		console_copy(v->phase, sizeof v->phase, b->text);
+		console_phase_keys(v, b->text);
 		break;
 	case DRILL_BEAT_AGENT:
 	case DRILL_BEAT_TOOL:
 	case DRILL_BEAT_SERVICE:
-		ui->last_agent_ns = util_mono_ns();
-		ui->walking = b->kind == DRILL_BEAT_AGENT;
+		v->last_agent_ns = util_mono_ns();
+		v->walking = b->kind == DRILL_BEAT_AGENT;
 		break;
 	default:
 		break;
 	}
 	/* Keep the list in time order: sensor beats can arrive after lever
 	 * beats that happened later. */
-	if (ui->hcount == CONSOLE_HIST) {
-		ui->hhead = (ui->hhead + 1) % CONSOLE_HIST;
-		ui->hcount--;
+	if (v->hcount == CONSOLE_HIST) {
+		v->hhead = (v->hhead + 1) % CONSOLE_HIST;
+		v->hcount--;
 	}
-	size_t i = ui->hcount++;
-	while (i > 0 && ui->hist[(ui->hhead + i - 1) % CONSOLE_HIST].t_ns >
+	size_t i = v->hcount++;
+	while (i > 0 && v->hist[(v->hhead + i - 1) % CONSOLE_HIST].t_ns >
 	    b->t_ns) {
-		ui->hist[(ui->hhead + i) % CONSOLE_HIST] =
-		    ui->hist[(ui->hhead + i - 1) % CONSOLE_HIST];
+		v->hist[(v->hhead + i) % CONSOLE_HIST] =
+		    v->hist[(v->hhead + i - 1) % CONSOLE_HIST];
 		i--;
 	}
-	ui->hist[(ui->hhead + i) % CONSOLE_HIST] = *b;
+	v->hist[(v->hhead + i) % CONSOLE_HIST] = *b;
 }
 
-/* Take everything from the shared ring.  Returns true if anything changed. */
+/* Take everything from the shared ring into d's view.  Returns true if
+ * anything changed. */
 static bool
-console_drain(struct console_ui *ui, struct console_shared *sh)
+console_drain(struct console_drill_screen *d)
 {
-	static struct drill_beat batch[CONSOLE_RING];  /* UI thread only */
+	struct console_shared *sh = &d->sh;
+	struct console_view *v = &d->view;
 	size_t n = 0, dropped;
 	bool done;
 	char buf[256];
@@ -201,24 +229,24 @@ console_drain(struct console_ui *ui, struct console_shared *sh)
 		;
 	pthread_mutex_lock(&sh->mu);
 	while (sh->count > 0) {
-		batch[n++] = sh->ring[sh->head];
+		d->batch[n++] = sh->ring[sh->head];
 		sh->head = (sh->head + 1) % CONSOLE_RING;
 		sh->count--;
 	}
 	dropped = sh->dropped;
 	done = sh->done;
-	ui->st = sh->st;
+	v->st = sh->st;
 	pthread_mutex_unlock(&sh->mu);
 	for (size_t i = 0; i < n; i++)
-		console_apply_beat(ui, &batch[i]);
+		console_apply_beat(v, &d->batch[i]);
 	/* Poyo's pacing starts when the screen first shows it */
-	if (ui->st.bait && ui->bait_ns == 0)
-		ui->bait_ns = util_mono_ns();
-	if (ui->st.zapped && ui->zap_ns == 0)
-		ui->zap_ns = util_mono_ns();
-	ui->dropped = dropped;
-	if (done && !ui->done) {
-		ui->done = true;
+	if (v->st.bait && v->bait_ns == 0)
+		v->bait_ns = util_mono_ns();
+	if (v->st.zapped && v->zap_ns == 0)
+		v->zap_ns = util_mono_ns();
+	v->dropped = dropped;
+	if (done && !v->done) {
+		v->done = true;
 		return true;
 	}
 	return n > 0;
@@ -228,52 +256,70 @@ console_drain(struct console_ui *ui, struct console_shared *sh)
  * for the title, the levers as it ran them, and gives the time to kill and
  * the verdict's reason.  What the layout draws stays the reducer's. */
 static void
-console_apply_result(struct console_ui *ui)
+console_apply_result(struct console_drill_screen *d)
 {
-	const struct drill_result *r = &ui->w->res;
+	struct console_view *v = &d->view;
+	const struct drill_result *r = &d->w.res;
 
-	if (ui->w->rc != 0)
+	if (d->w.rc != 0)
 		return;
-	ui->have_result = true;
-	ui->res = r;
-	console_copy(ui->run_id, sizeof ui->run_id, r->run_id);
-	if (ui->policy[0] == '\0')   /* keep the name; r->policy is a path */
-		console_copy(ui->policy, sizeof ui->policy, r->policy);
-	console_copy(ui->model, sizeof ui->model, r->model);
-	snprintf(ui->seed, sizeof ui->seed, "%" PRIu64, r->seed);
+	v->have_result = true;
+	v->res = r;
+	console_copy(v->run_id, sizeof v->run_id, r->run_id);
+	if (v->policy[0] == '\0')   /* keep the name; r->policy is a path */
+		console_copy(v->policy, sizeof v->policy, r->policy);
+	console_copy(v->model, sizeof v->model, r->model);
+	snprintf(v->seed, sizeof v->seed, "%" PRIu64, r->seed);
 	for (size_t i = 0; i < r->nlevers && i < POLICY_MAX_LEVERS; i++)
-		if (ui->lev_name[i][0] == '\0')
-			console_copy(ui->lev_name[i], sizeof ui->lev_name[i],
+		if (v->lev_name[i][0] == '\0')
+			console_copy(v->lev_name[i], sizeof v->lev_name[i],
 			    r->levers[i].name);
 }
 
 /* ---- the live drill screen ---------------------------------------- */
 
-/* Preload the title and the levers (names, and what they do, into the
- * state) from the policy file, if one was given (file I/O only). */
-void
-console_preload_policy(struct console_ui *ui, const char *path, bool has_seed)
+/* Load the policy at path for a title: its name (else the path) into
+ * name, its seed into seed unless has_seed.  The policy (the caller
+ * frees it), or NULL when it does not load (the run reports why). */
+struct policy *
+console_policy_title(const char *path, bool has_seed, char *name,
+    size_t nname, char *seed, size_t nseed)
 {
 	struct errbuf e = { 0 };
 	struct policy *p;
 
-	if (path == NULL)
-		return;
-	console_copy(ui->policy, sizeof ui->policy, path);
+	console_copy(name, nname, path);
 	p = policy_load(path, &e);
 	if (p == NULL)
-		return;   /* drill_run() reports the problem */
+		return NULL;
 	if (p->name != NULL)
-		console_copy(ui->policy, sizeof ui->policy, p->name);
-	console_copy(ui->model, sizeof ui->model,
-	    p->model_name != NULL ? p->model_name : "offline");
+		console_copy(name, nname, p->name);
 	if (!has_seed)
-		snprintf(ui->seed, sizeof ui->seed, "%" PRIu64, p->seed);
+		snprintf(seed, nseed, "%" PRIu64, p->seed);
+	return p;
+}
+
+/* Preload v's title and the levers (names, and what they do, into the
+ * state) from the policy file, if one was given (file I/O only). */
+static void
+console_preload_policy(struct console_view *v, const char *path,
+    bool has_seed)
+{
+	struct policy *p;
+
+	if (path == NULL)
+		return;
+	p = console_policy_title(path, has_seed, v->policy, sizeof v->policy,
+	    v->seed, sizeof v->seed);
+	if (p == NULL)
+		return;   /* drill_run() reports the problem */
+	console_copy(v->model, sizeof v->model,
+	    p->model_name != NULL ? p->model_name : "offline");
 	/* the levers drill.start will list: named as the replay names them */
 	for (size_t i = 0; i < p->nlevers && i < POLICY_MAX_LEVERS; i++) {
-		console_copy(ui->lev_name[i], sizeof ui->lev_name[i],
+		console_copy(v->lev_name[i], sizeof v->lev_name[i],
 		    p->levers[i]);
-		replay_state_lever(&ui->st, i, p->levers[i]);
+		replay_state_lever(&v->st, i, p->levers[i]);
 	}
 	policy_free(p);
 }
@@ -283,88 +329,95 @@ void
 console_drill_start(struct console_ui *ui, const char *policy, uint64_t seed,
     bool has_seed)
 {
-	static struct console_shared sh;
-	static struct console_worker w;
-	static char policy_path[4096];
-	sigset_t block, oldmask;
+	struct console_drill_screen *d = &console_drill_st;
 	int fds[2];
 
-	memset(&sh, 0, sizeof sh);
-	memset(&w, 0, sizeof w);
-	console_view_reset(ui);
-	ui->w = &w;
-	ui->sh = &sh;
-	ui->rp = NULL;
-	console_copy(policy_path, sizeof policy_path, policy);
-	console_preload_policy(ui, policy_path, has_seed);
+	memset(&d->sh, 0, sizeof d->sh);
+	memset(&d->w, 0, sizeof d->w);
+	console_view_reset(&d->view);
+	d->stopping = false;
+	d->started = true;
+	console_copy(d->policy_path, sizeof d->policy_path, policy);
+	console_preload_policy(&d->view, d->policy_path, has_seed);
 	if (has_seed)
-		snprintf(ui->seed, sizeof ui->seed, "%" PRIu64, seed);
+		snprintf(d->view.seed, sizeof d->view.seed, "%" PRIu64, seed);
 
-	sh.st = ui->st;   /* before the drill thread exists */
+	d->sh.st = d->view.st;   /* before the drill thread exists */
 	console_wake_pipe(fds);
-	sh.pipe_rd = fds[0];
-	sh.pipe_wr = fds[1];
-	pthread_mutex_init(&sh.mu, NULL);
+	d->sh.pipe_rd = fds[0];
+	d->sh.pipe_wr = fds[1];
+	pthread_mutex_init(&d->sh.mu, NULL);
 
-	w.sh = &sh;
-	w.dopt.policy_path = policy_path;
-	w.dopt.seed = seed;
-	w.dopt.has_seed = has_seed;
-	w.dopt.observer = console_observer;
-	w.dopt.observer_ctx = &sh;
-	w.dopt.cancel = &w.cancel;
-	/* The worker must not take the UI's signals. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGWINCH);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &block, &oldmask);
-	int perr = pthread_create(&ui->worker, NULL, console_worker_main, &w);
-	pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
-	if (perr != 0)
-		util_fatal("console: pthread_create: %s", strerror(perr));
-	ui->worker_running = true;
-	ui->screen = &console_screen_drill;
+	d->w.sh = &d->sh;
+	d->w.dopt.policy_path = d->policy_path;
+	d->w.dopt.seed = seed;
+	d->w.dopt.has_seed = has_seed;
+	d->w.dopt.observer = console_observer;
+	d->w.dopt.observer_ctx = &d->sh;
+	d->w.dopt.cancel = &d->w.cancel;
+	console_worker_start(ui, console_worker_main, &d->w);
+	console_screen_open(ui, &console_screen_drill);
 }
 
+/* The exit code after the last drill of the session: 0 when none ran,
+ * EXIT_INTERNAL when the user stopped it (its verdict, if it still
+ * reached one, is not that of a whole drill), else its own. */
+int
+console_drill_exit_code(void)
+{
+	const struct console_worker *w = &console_drill_st.w;
+
+	if (!console_drill_st.started)
+		return 0;
+	if (w->cancel != 0)
+		return EXIT_INTERNAL;
+	if (w->rc == 0)
+		return drill_exit_code(&w->res);
+	return errbuf_exit_code(&w->err);
+}
+
+/* The drill thread's self-pipe while it runs. */
 static int
 console_drill_fd(const struct console_ui *ui)
 {
-	return ui->worker_running ? ui->sh->pipe_rd : -1;
+	return ui->worker_running ? console_drill_st.sh.pipe_rd : -1;
 }
 
 /* Ask to quit: cancel a running drill (the worker still tears down). */
 static void
 console_drill_quit(struct console_ui *ui)
 {
-	if (ui->done) {
+	struct console_drill_screen *d = &console_drill_st;
+
+	if (d->view.done) {
 		ui->quit = true;
-	} else if (!ui->stopping) {
+	} else if (!d->stopping) {
 		/* The drill thread polls this flag (core.h's contract). */
-		__atomic_store_n(&ui->w->cancel, 1, __ATOMIC_SEQ_CST);
-		ui->stopping = true;
+		__atomic_store_n(&d->w.cancel, 1, __ATOMIC_SEQ_CST);
+		d->stopping = true;
 	}
 }
 
+/* Take the drill's beats; join it once it ended; back home after q. */
 static bool
 console_drill_tick(struct console_ui *ui, uint64_t now)
 {
+	struct console_drill_screen *d = &console_drill_st;
 	bool dirty = false;
 
 	(void)now;
-	if (ui->worker_running && console_drain(ui, ui->sh))
+	if (ui->worker_running && console_drain(d))
 		dirty = true;
-	if (ui->done && ui->worker_running) {
+	if (d->view.done && ui->worker_running) {
 		pthread_join(ui->worker, NULL);
 		ui->worker_running = false;
-		close(ui->sh->pipe_rd);
-		close(ui->sh->pipe_wr);
-		pthread_mutex_destroy(&ui->sh->mu);
-		console_apply_result(ui);
-		if (ui->stopping)
+		close(d->sh.pipe_rd);
+		close(d->sh.pipe_wr);
+		pthread_mutex_destroy(&d->sh.mu);
+		console_apply_result(d);
+		if (d->stopping)
 			ui->quit = true;
-		ui->stopping = false;
+		d->stopping = false;
 		dirty = true;
 	}
 	if (ui->quit && !ui->worker_running && ui->from_home) {
@@ -375,6 +428,7 @@ console_drill_tick(struct console_ui *ui, uint64_t now)
 	return dirty;
 }
 
+/* q stops (then leaves). */
 static bool
 console_drill_key(struct console_ui *ui, int ch)
 {
@@ -385,10 +439,49 @@ console_drill_key(struct console_ui *ui, int ch)
 	return false;
 }
 
+/* The status line: stopping, the verdict, the error, or the phase. */
+static void
+console_drill_status(struct console_ui *ui, char *out, size_t n, int *pair)
+{
+	const struct console_drill_screen *d = &console_drill_st;
+
+	(void)ui;
+	*pair = 0;
+	if (d->stopping) {
+		snprintf(out, n, "stopping: tearing the lab down...");
+		*pair = CP_YELLOW;
+	} else if (console_view_verdict(&d->view, out, n, pair)) {
+		/* the verdict */
+	} else if (d->view.done) {
+		snprintf(out, n, "error: %.500s", d->w.err.msg);
+		*pair = CP_RED;
+	} else {
+		snprintf(out, n, "drill running: %s", d->view.phase[0] ?
+		    d->view.phase : "starting");
+	}
+}
+
+/* The animation clock advanced: redraw when Poyo's frame changes. */
+static bool
+console_drill_frame(struct console_ui *ui, uint64_t now)
+{
+	return console_pose(ui, &console_drill_st.view, now) !=
+	    console_drill_st.view.shown_pose;
+}
+
+/* The drill layout; the events box says how many beats the ring
+ * dropped. */
 static void
 console_drill_draw(struct console_ui *ui)
 {
-	console_draw_drill_layout(ui);
+	struct console_view *v = &console_drill_st.view;
+	char title[64];
+
+	if (v->dropped > 0)
+		snprintf(title, sizeof title, "events (%zu dropped)", v->dropped);
+	else
+		snprintf(title, sizeof title, "events");
+	console_draw_drill_layout(ui, v, title, NULL);
 }
 
 static const struct console_key console_drill_keys[] = {
@@ -401,9 +494,12 @@ const struct console_screen console_screen_drill = {
 	.keys_hint = "q quit  ? help",
 	.keys = console_drill_keys,
 	.nkeys = sizeof console_drill_keys / sizeof console_drill_keys[0],
+	.state = &console_drill_st,
 	.key = console_drill_key,
 	.tick = console_drill_tick,
 	.draw = console_drill_draw,
 	.quit = console_drill_quit,
 	.fd = console_drill_fd,
+	.status = console_drill_status,
+	.frame = console_drill_frame,
 };

@@ -11,6 +11,16 @@
 #include "core.h"
 #include "tui.h"
 
+/* The fix screen's state: what the job screens share, and the beats it
+ * last took from the job (under the job's lock) to draw. */
+struct console_fix_screen {
+	struct console_job_view jv;   /* first: screen_job.c's part */
+	struct console_fix_beat beats[CONSOLE_FIX_BEATS];
+	size_t nbeats;
+};
+
+static struct console_fix_screen console_fix_st;
+
 /* The fix loop's stage from a beat type (0..6), -1 for others. */
 static int
 console_fix_stage(const struct console_fix_beat *b)
@@ -31,17 +41,21 @@ console_fix_stage(const struct console_fix_beat *b)
 	return -1;
 }
 
+/* The stage bar and the beats (scrolling), then the outcome, the runs
+ * and the proposal. */
 static void
 console_fix_draw(struct console_ui *ui)
 {
+	struct console_fix_screen *fs = &console_fix_st;
+	struct console_job_view *jv = &fs->jv;
 	struct console_job *j = ui->job;
-	static struct console_fix_beat beats[CONSOLE_FIX_BEATS];
+	const struct console_fix_beat *beats = fs->beats;
 	size_t nbeats, first, nshow;
 	int y = 2, stage = 0, avail;
 
 	pthread_mutex_lock(&j->mu);
-	nbeats = j->nbeats;
-	memcpy(beats, j->beats, sizeof beats);
+	fs->nbeats = nbeats = j->nbeats;
+	memcpy(fs->beats, j->beats, sizeof fs->beats);
 	pthread_mutex_unlock(&j->mu);
 	first = nbeats > CONSOLE_FIX_BEATS ? nbeats - CONSOLE_FIX_BEATS : 0;
 	for (size_t i = first; i < nbeats; i++) {
@@ -53,20 +67,20 @@ console_fix_draw(struct console_ui *ui)
 	console_job_frame(ui, "fix");
 	console_putf(ui, y++, 1, COLS - 2, "attribute the breach, patch the "
 	    "flaw, rerun, check a held-out variant, propose");
-	console_bar(ui, y, 1, COLS - 40, ui->done ? 9 : (size_t)stage, 9,
+	console_bar(ui, y, 1, COLS - 40, j->joined ? 9 : (size_t)stage, 9,
 	    CP_CYAN);
-	console_putf(ui, y, COLS - 38, 37, "stage: %s", ui->done ? "done" :
+	console_putf(ui, y, COLS - 38, 37, "stage: %s", j->joined ? "done" :
 	    stage <= 1 ? "drill" : stage == 2 ? "attribution" : stage == 3 ?
 	    "patch" : stage == 4 ? "rerun" : stage == 5 ? "held-out" :
 	    "proposal");
 	y += 2;
-	avail = LINES - 1 - y - (ui->done ? 5 : 0);
+	avail = LINES - 1 - y - (j->joined ? 5 : 0);
 	nshow = nbeats - first;
 	if (avail < 1)
 		avail = 1;
-	if (ui->job_follow || ui->job_top + (size_t)avail > nshow)
-		ui->job_top = nshow > (size_t)avail ? nshow - (size_t)avail : 0;
-	for (size_t i = first + ui->job_top; i < nbeats && avail-- > 0; i++) {
+	if (jv->follow || jv->top + (size_t)avail > nshow)
+		jv->top = nshow > (size_t)avail ? nshow - (size_t)avail : 0;
+	for (size_t i = first + jv->top; i < nbeats && avail-- > 0; i++) {
 		const struct console_fix_beat *b = &beats[i % CONSOLE_FIX_BEATS];
 		int pair = strcmp(b->type, "fix.verified") == 0 ? CP_GREEN :
 		    strcmp(b->type, "fix.error") == 0 ? CP_RED :
@@ -82,7 +96,7 @@ console_fix_draw(struct console_ui *ui)
 		console_put(ui, y, 25, b->text, COLS - 26);
 		y++;
 	}
-	if (!ui->done)
+	if (!j->joined)
 		return;
 	y = LINES - 6;
 	if (j->rc == 0) {
@@ -133,9 +147,11 @@ const struct console_screen console_screen_fix = {
 	.keys_hint = "q home  j/k scroll  ? help",
 	.keys = console_job_keys,
 	.nkeys = CONSOLE_JOB_NKEYS,
+	.state = &console_fix_st,
 	.key = console_job_key,
 	.tick = console_job_tick,
 	.draw = console_fix_draw,
 	.quit = console_job_quit,
 	.fd = console_job_fd,
+	.status = console_job_status,
 };

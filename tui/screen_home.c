@@ -19,7 +19,6 @@
 #define CONSOLE_HOME_MAX   256     /* policies + runs listed at home */
 #define CONSOLE_TRIAL_NMAX 200     /* the largest N of a trial ('+') */
 
-/* Free the lists (policies and runs). */
 /*
  * The engine check runs on its own detached thread, so that network I/O
  * (the /version request can take up to the client's request timeout on a
@@ -32,6 +31,22 @@ struct console_engine_check {
 	char msg[256];             /* "" reachable, else why not */
 };
 
+/* The home screen's state. */
+struct console_home_screen {
+	char **items;              /* policy paths, then run dirs */
+	size_t npolicies, nruns, cur, top;
+	char engine[256];          /* "" when reachable, else why not */
+	struct console_engine_check *engine_check;  /* running, or NULL */
+	bool auto_cur;             /* the cursor has not been moved yet */
+	char msg[256];
+	size_t trial_n;            /* N of the next trial ('+' / '-') */
+};
+
+static struct console_home_screen console_home_st = {
+	.trial_n = CONSOLE_TRIAL_N,
+};
+
+/* Let go of c: the last of the UI and the thread frees it. */
 static void
 console_engine_check_release(struct console_engine_check *c)
 {
@@ -53,6 +68,7 @@ console_engine_check_run(struct console_engine_check *c)
 	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
 }
 
+/* The check's detached thread. */
 static void *
 console_engine_check_main(void *arg)
 {
@@ -65,7 +81,7 @@ console_engine_check_main(void *arg)
 
 /* Start a check (dropping a running one); the home tick collects it. */
 static void
-console_engine_check_start(struct console_ui *ui)
+console_engine_check_start(struct console_home_screen *h)
 {
 	struct console_engine_check *c = xcalloc(1, sizeof *c);
 	pthread_attr_t attr;
@@ -73,9 +89,9 @@ console_engine_check_start(struct console_ui *ui)
 	sigset_t block, old;
 	int rc;
 
-	console_engine_check_release(ui->engine_check);
+	console_engine_check_release(h->engine_check);
 	c->refs = 2;
-	ui->engine_check = c;
+	h->engine_check = c;
 	/* the thread never takes the console's signals */
 	sigfillset(&block);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
@@ -94,29 +110,34 @@ static bool console_home_tick(struct console_ui *, uint64_t);
 
 /* Whether the engine check is still running. */
 static bool
-console_engine_checking(const struct console_ui *ui)
+console_engine_checking(const struct console_home_screen *h)
 {
-	return ui->engine_check != NULL;
+	return h->engine_check != NULL;
 }
 
+/* Free the lists (policies and runs) and let go of the engine check. */
 void
-console_home_free(struct console_ui *ui)
+console_home_free(void)
 {
-	for (size_t i = 0; i < ui->npolicies + ui->nruns; i++)
-		free(ui->home_items[i]);
-	free(ui->home_items);
-	ui->home_items = NULL;
-	ui->npolicies = ui->nruns = 0;
-	console_engine_check_release(ui->engine_check);
-	ui->engine_check = NULL;
+	struct console_home_screen *h = &console_home_st;
+
+	for (size_t i = 0; i < h->npolicies + h->nruns; i++)
+		free(h->items[i]);
+	free(h->items);
+	h->items = NULL;
+	h->npolicies = h->nruns = 0;
+	console_engine_check_release(h->engine_check);
+	h->engine_check = NULL;
 }
 
+/* qsort: paths in order. */
 static int
 console_strcmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* qsort: paths by their last component, newest (largest) first. */
 static int
 console_strcmp_rev(const void *a, const void *b)
 {
@@ -126,12 +147,13 @@ console_strcmp_rev(const void *a, const void *b)
 
 /* Whether a file named name (of the list so far) is already there. */
 static bool
-console_home_has(struct console_ui *ui, size_t from, const char *name)
+console_home_has(const struct console_home_screen *h, size_t from,
+    const char *name)
 {
-	for (size_t i = from; i < ui->npolicies + ui->nruns; i++) {
-		const char *b = strrchr(ui->home_items[i], '/');
+	for (size_t i = from; i < h->npolicies + h->nruns; i++) {
+		const char *b = strrchr(h->items[i], '/');
 
-		if (strcmp(b != NULL ? b + 1 : ui->home_items[i], name) == 0)
+		if (strcmp(b != NULL ? b + 1 : h->items[i], name) == 0)
 			return true;
 	}
 	return false;
@@ -139,7 +161,7 @@ console_home_has(struct console_ui *ui, size_t from, const char *name)
 
 /* Add dir's policies (*.yaml) or runs (subdirs with evidence.jsonl). */
 static void
-console_home_scan(struct console_ui *ui, const char *dir, bool runs)
+console_home_scan(struct console_home_screen *h, const char *dir, bool runs)
 {
 	struct dirent **names = NULL;
 	int n = scandir(dir, &names, NULL, alphasort);
@@ -147,11 +169,11 @@ console_home_scan(struct console_ui *ui, const char *dir, bool runs)
 	for (int i = 0; i < n; i++) {
 		const char *fn = names[i]->d_name;
 		size_t len = strlen(fn);
-		size_t total = ui->npolicies + ui->nruns;
+		size_t total = h->npolicies + h->nruns;
 		char *p;
 
 		if (fn[0] == '.' || total >= CONSOLE_HOME_MAX ||
-		    console_home_has(ui, runs ? ui->npolicies : 0, fn)) {
+		    console_home_has(h, runs ? h->npolicies : 0, fn)) {
 			free(names[i]);
 			continue;
 		}
@@ -171,11 +193,11 @@ console_home_scan(struct console_ui *ui, const char *dir, bool runs)
 			}
 			p = xasprintf("%s/%s", dir, fn);
 		}
-		ui->home_items[total] = p;
+		h->items[total] = p;
 		if (runs)
-			ui->nruns++;
+			h->nruns++;
 		else
-			ui->npolicies++;
+			h->npolicies++;
 		free(names[i]);
 	}
 	free(names);
@@ -186,50 +208,46 @@ console_home_scan(struct console_ui *ui, const char *dir, bool runs)
 void
 console_home_enter(struct console_ui *ui)
 {
+	struct console_home_screen *h = &console_home_st;
 	const char *runs = getenv("ARES_RUNS");
 
-	if (ui->rp != NULL) {
-		replay_free(ui->rp);
-		ui->rp = NULL;
-	}
-	console_view_reset(ui);
-	console_home_free(ui);
-	ui->screen = &console_screen_home;
-	ui->home_items = xcalloc(CONSOLE_HOME_MAX, sizeof *ui->home_items);
-	console_home_scan(ui, "policies", false);
+	console_home_free();
+	console_screen_open(ui, &console_screen_home);
+	h->items = xcalloc(CONSOLE_HOME_MAX, sizeof *h->items);
+	console_home_scan(h, "policies", false);
 #ifdef ARES_SRCDIR
-	console_home_scan(ui, ARES_SRCDIR "/policies", false);
+	console_home_scan(h, ARES_SRCDIR "/policies", false);
 #endif
 #ifdef ARES_DATADIR
-	console_home_scan(ui, ARES_DATADIR, false);
+	console_home_scan(h, ARES_DATADIR, false);
 #endif
-	qsort(ui->home_items, ui->npolicies, sizeof *ui->home_items,
-	    console_strcmp);
-	console_home_scan(ui, runs != NULL && runs[0] ? runs : "runs", true);
-	qsort(ui->home_items + ui->npolicies, ui->nruns,
-	    sizeof *ui->home_items, console_strcmp_rev);
-	console_home_scan(ui, "replays", true);
+	qsort(h->items, h->npolicies, sizeof *h->items, console_strcmp);
+	console_home_scan(h, runs != NULL && runs[0] ? runs : "runs", true);
+	qsort(h->items + h->npolicies, h->nruns, sizeof *h->items,
+	    console_strcmp_rev);
+	console_home_scan(h, "replays", true);
 #ifdef ARES_SRCDIR
-	console_home_scan(ui, ARES_SRCDIR "/replays", true);
+	console_home_scan(h, ARES_SRCDIR "/replays", true);
 #endif
 #ifdef ARES_DATADIR
-	console_home_scan(ui, ARES_DATADIR "/replays", true);
+	console_home_scan(h, ARES_DATADIR "/replays", true);
 #endif
 
-	ui->engine[0] = '\0';
-	console_engine_check_start(ui);
+	h->engine[0] = '\0';
+	console_engine_check_start(h);
 
-	ui->home_cur = 0;
-	ui->home_top = 0;
-	ui->home_auto_cur = true;
-	for (size_t i = 0; i < ui->npolicies; i++)
-		if (strstr(ui->home_items[i], "/default.yaml") != NULL) {
-			ui->home_cur = i;
+	h->cur = 0;
+	h->top = 0;
+	h->auto_cur = true;
+	for (size_t i = 0; i < h->npolicies; i++)
+		if (strstr(h->items[i], "/default.yaml") != NULL) {
+			h->cur = i;
 			break;
 		}
 	(void)console_home_tick(ui, 0);   /* a check that already ended */
 }
 
+/* q: quit. */
 static void
 console_home_quit(struct console_ui *ui)
 {
@@ -240,27 +258,27 @@ console_home_quit(struct console_ui *ui)
 static void
 console_home_open(struct console_ui *ui)
 {
+	struct console_home_screen *h = &console_home_st;
 	struct errbuf e = { 0 };
 
-	if (ui->npolicies + ui->nruns == 0)
+	if (h->npolicies + h->nruns == 0)
 		return;
-	if (ui->home_cur < ui->npolicies) {
-		if (ui->engine[0] != '\0') {
-			snprintf(ui->home_msg, sizeof ui->home_msg, "no Docker "
+	if (h->cur < h->npolicies) {
+		if (h->engine[0] != '\0') {
+			snprintf(h->msg, sizeof h->msg, "no Docker "
 			    "Engine: cannot run a drill; open a replay");
 			return;
 		}
-		ui->home_msg[0] = '\0';
-		console_drill_start(ui, ui->home_items[ui->home_cur], 0, false);
+		h->msg[0] = '\0';
+		console_drill_start(ui, h->items[h->cur], 0, false);
 	} else {
-		struct replay *rp = replay_load(ui->home_items[ui->home_cur],
-		    NULL, &e);
+		struct replay *rp = replay_load(h->items[h->cur], NULL, &e);
 
 		if (rp == NULL) {
-			console_copy(ui->home_msg, sizeof ui->home_msg, e.msg);
+			console_copy(h->msg, sizeof h->msg, e.msg);
 			return;
 		}
-		ui->home_msg[0] = '\0';
+		h->msg[0] = '\0';
 		console_replay_enter(ui, rp);
 	}
 }
@@ -269,25 +287,29 @@ console_home_open(struct console_ui *ui)
 static void
 console_home_job(struct console_ui *ui, enum console_job_kind kind)
 {
-	if (ui->home_cur >= ui->npolicies) {
-		snprintf(ui->home_msg, sizeof ui->home_msg, "t, p and f work on "
+	struct console_home_screen *h = &console_home_st;
+
+	if (h->cur >= h->npolicies) {
+		snprintf(h->msg, sizeof h->msg, "t, p and f work on "
 		    "a policy: move the cursor to one");
 		return;
 	}
-	if (ui->engine[0] != '\0') {
-		snprintf(ui->home_msg, sizeof ui->home_msg, "no Docker Engine: "
+	if (h->engine[0] != '\0') {
+		snprintf(h->msg, sizeof h->msg, "no Docker Engine: "
 		    "cannot run a %s", kind == CONSOLE_JOB_TRIAL ? "trial" :
 		    kind == CONSOLE_JOB_PROBE ? "probe" : "fix");
 		return;
 	}
-	ui->home_msg[0] = '\0';
-	console_job_start(ui, kind, ui->home_items[ui->home_cur]);
+	h->msg[0] = '\0';
+	console_job_open(ui, kind, h->items[h->cur], h->trial_n);
 }
 
+/* Move the cursor, open, start a job, change N, rescan, quit. */
 static bool
 console_home_key(struct console_ui *ui, int ch)
 {
-	size_t n = ui->npolicies + ui->nruns;
+	struct console_home_screen *h = &console_home_st;
+	size_t n = h->npolicies + h->nruns;
 
 	switch (ch) {
 	case 't':
@@ -301,40 +323,40 @@ console_home_key(struct console_ui *ui, int ch)
 		return true;
 	case '+':
 	case '=':
-		if (ui->trial_n < CONSOLE_TRIAL_NMAX)
-			ui->trial_n++;
+		if (h->trial_n < CONSOLE_TRIAL_NMAX)
+			h->trial_n++;
 		return true;
 	case '-':
-		if (ui->trial_n > 1)
-			ui->trial_n--;
+		if (h->trial_n > 1)
+			h->trial_n--;
 		return true;
 	case KEY_UP:
 	case 'k':
-		ui->home_auto_cur = false;
-		if (ui->home_cur > 0)
-			ui->home_cur--;
+		h->auto_cur = false;
+		if (h->cur > 0)
+			h->cur--;
 		return true;
 	case KEY_DOWN:
 	case 'j':
-		ui->home_auto_cur = false;
-		if (ui->home_cur + 1 < n)
-			ui->home_cur++;
+		h->auto_cur = false;
+		if (h->cur + 1 < n)
+			h->cur++;
 		return true;
 	case KEY_HOME:
 	case 'g':
-		ui->home_auto_cur = false;
-		ui->home_cur = 0;
+		h->auto_cur = false;
+		h->cur = 0;
 		return true;
 	case KEY_END:
 	case 'G':
-		ui->home_auto_cur = false;
-		ui->home_cur = n ? n - 1 : 0;
+		h->auto_cur = false;
+		h->cur = n ? n - 1 : 0;
 		return true;
 	case '\t':
 		/* jump between the two lists */
-		ui->home_auto_cur = false;
-		ui->home_cur = ui->home_cur < ui->npolicies && ui->nruns > 0 ?
-		    ui->npolicies : 0;
+		h->auto_cur = false;
+		h->cur = h->cur < h->npolicies && h->nruns > 0 ?
+		    h->npolicies : 0;
 		return true;
 	case '\r':
 	case '\n':
@@ -358,16 +380,18 @@ console_home_key(struct console_ui *ui, int ch)
 static bool
 console_home_tick(struct console_ui *ui, uint64_t now)
 {
-	struct console_engine_check *c = ui->engine_check;
+	struct console_home_screen *h = &console_home_st;
+	struct console_engine_check *c = h->engine_check;
 
+	(void)ui;
 	(void)now;
 	if (c == NULL || !__atomic_load_n(&c->done, __ATOMIC_ACQUIRE))
 		return false;
-	console_copy(ui->engine, sizeof ui->engine, c->msg);
+	console_copy(h->engine, sizeof h->engine, c->msg);
 	console_engine_check_release(c);
-	ui->engine_check = NULL;
-	if (ui->engine[0] != '\0' && ui->nruns > 0 && ui->home_auto_cur)
-		ui->home_cur = ui->npolicies;   /* first recorded run */
+	h->engine_check = NULL;
+	if (h->engine[0] != '\0' && h->nruns > 0 && h->auto_cur)
+		h->cur = h->npolicies;   /* first recorded run */
 	return true;
 }
 
@@ -375,9 +399,9 @@ console_home_tick(struct console_ui *ui, uint64_t now)
 static void
 console_home_row(struct console_ui *ui, int y, size_t i)
 {
-	const char *p = ui->home_items[i];
+	const char *p = console_home_st.items[i];
 	const char *b = strrchr(p, '/');
-	bool cur = i == ui->home_cur;
+	bool cur = i == console_home_st.cur;
 
 	console_attr(ui, cur ? CP_CYAN : 0, cur ? A_REVERSE | A_BOLD :
 	    A_NORMAL);
@@ -387,53 +411,55 @@ console_home_row(struct console_ui *ui, int y, size_t i)
 	attrset(A_NORMAL);
 }
 
+/* The title, the engine line, the two lists, the status line. */
 static void
 console_home_draw(struct console_ui *ui)
 {
+	struct console_home_screen *h = &console_home_st;
 	int y = 2, rows, listh;
-	size_t n = ui->npolicies + ui->nruns;
+	size_t n = h->npolicies + h->nruns;
 
 	console_attr(ui, CP_TITLE, A_BOLD | (ui->color ? 0 : A_REVERSE));
 	mvhline(0, 0, ' ', COLS);
 	console_put(ui, 0, 1, "ares - drill the containment around AI agents",
 	    COLS - 2);
 	attrset(A_NORMAL);
-	if (ui->engine[0] != '\0') {
+	if (h->engine[0] != '\0') {
 		console_attr(ui, CP_YELLOW, A_BOLD);
 		console_putf(ui, y++, 1, COLS - 2, "No Docker Engine reachable: "
 		    "drills cannot run here. Recorded replays work without it.");
 		console_attr(ui, 0, A_DIM);
-		console_putf(ui, y++, 1, COLS - 2, "(%s)", ui->engine);
-	} else if (console_engine_checking(ui)) {
+		console_putf(ui, y++, 1, COLS - 2, "(%s)", h->engine);
+	} else if (console_engine_checking(h)) {
 		console_attr(ui, 0, A_DIM);
 		console_putf(ui, y++, 1, COLS - 2, "Checking the Docker "
 		    "Engine... Policy: Enter drill, t trial (N=%zu J=%d, +/-), "
-		    "p probe, f fix", ui->trial_n, CONSOLE_TRIAL_J);
+		    "p probe, f fix", h->trial_n, CONSOLE_TRIAL_J);
 	} else {
 		console_attr(ui, CP_GREEN, A_NORMAL);
 		console_putf(ui, y++, 1, COLS - 2, "Engine ok. Policy: "
 		    "Enter drill, t trial (N=%zu J=%d, +/-), p probe, "
-		    "f fix", ui->trial_n, CONSOLE_TRIAL_J);
+		    "f fix", h->trial_n, CONSOLE_TRIAL_J);
 	}
 	y++;
 	/* one scrolling list: policies, then runs, with two headings */
 	rows = LINES - y - 3;
 	listh = rows - 2;
-	if (ui->home_cur < ui->home_top)
-		ui->home_top = ui->home_cur;
-	if (listh > 0 && ui->home_cur >= ui->home_top + (size_t)listh)
-		ui->home_top = ui->home_cur - (size_t)listh + 1;
+	if (h->cur < h->top)
+		h->top = h->cur;
+	if (listh > 0 && h->cur >= h->top + (size_t)listh)
+		h->top = h->cur - (size_t)listh + 1;
 	{
 		bool pol_head = false, run_head = false;
 		int r = 0;
 
-		for (size_t i = ui->home_top; i < n && r < rows; i++) {
-			if (i < ui->npolicies && !pol_head) {
+		for (size_t i = h->top; i < n && r < rows; i++) {
+			if (i < h->npolicies && !pol_head) {
 				console_attr(ui, 0, A_BOLD);
 				console_put(ui, y + r++, 1, "policies (Enter: "
 				    "run a drill)", COLS - 2);
 				pol_head = true;
-			} else if (i >= ui->npolicies && !run_head) {
+			} else if (i >= h->npolicies && !run_head) {
 				console_attr(ui, 0, A_BOLD);
 				console_put(ui, y + r++, 1, "recorded runs "
 				    "(Enter: replay)", COLS - 2);
@@ -442,7 +468,7 @@ console_home_draw(struct console_ui *ui)
 			if (r < rows)
 				console_home_row(ui, y + r++, i);
 		}
-		if (ui->nruns == 0 && r < rows) {
+		if (h->nruns == 0 && r < rows) {
 			console_attr(ui, 0, A_DIM);
 			console_put(ui, y + r, 1, "no recorded runs (./runs, "
 			    "$ARES_RUNS, replays/)", COLS - 2);
@@ -450,13 +476,13 @@ console_home_draw(struct console_ui *ui)
 	}
 	move(LINES - 1, 0);
 	clrtoeol();
-	if (ui->home_msg[0] != '\0') {
+	if (h->msg[0] != '\0') {
 		console_attr(ui, CP_RED, A_BOLD);
-		console_put(ui, LINES - 1, 1, ui->home_msg, COLS - 50);
+		console_put(ui, LINES - 1, 1, h->msg, COLS - 50);
 	} else {
 		console_attr(ui, 0, A_NORMAL);
 		console_putf(ui, LINES - 1, 1, COLS - 50, "%zu policies, %zu "
-		    "runs", ui->npolicies, ui->nruns);
+		    "runs", h->npolicies, h->nruns);
 	}
 	console_attr(ui, 0, A_REVERSE);
 	console_put(ui, LINES - 1, COLS - (int)strlen(ui->screen->keys_hint) -
@@ -484,6 +510,7 @@ const struct console_screen console_screen_home = {
 	.keys_hint = "enter drill t trial p probe f fix q quit ? help",
 	.keys = console_home_keys,
 	.nkeys = sizeof console_home_keys / sizeof console_home_keys[0],
+	.state = &console_home_st,
 	.key = console_home_key,
 	.tick = console_home_tick,
 	.draw = console_home_draw,

@@ -2,9 +2,11 @@
  * screen_replay.c - the replay screen: a recorded run (core's struct
  * replay: its beats and the state after each) shown beat by beat in the
  * live drill's layout; play / pause, step, markers, speed.  Needs no
- * Docker.
+ * Docker.  The screen's state is struct console_replay_screen (one,
+ * below).
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <curses.h>
@@ -14,60 +16,85 @@
 
 /* Replay speeds ('+' / '-'); index 2 is real time. */
 static const double console_speeds[] = { 0.25, 0.5, 1, 2, 4, 8, 16 };
-const char *const console_speed_names[] = {
+static const char *const console_speed_names[] = {
 	"0.25", "0.5", "1", "2", "4", "8", "16",
 };
 #define CONSOLE_NSPEEDS ((int)(sizeof console_speeds / sizeof console_speeds[0]))
 
+/* The replay screen's state. */
+struct console_replay_screen {
+	struct console_view view;   /* what the drill layout shows */
+	struct replay *rp;          /* the run (owned), or NULL */
+	size_t pos;                 /* current beat */
+	bool playing;
+	int speed;                  /* index into console_speeds */
+	uint64_t next_beat_ns;      /* playing: when to step */
+	struct drill_result rres;   /* summary at pos */
+};
+
+static struct console_replay_screen console_replay_st;
+
 /* Show the replay's state at beat pos (the reducer's, as live), the
  * recorded verdict's time to kill and reason, the beats up to pos. */
 static void
-console_replay_show(struct console_ui *ui)
+console_replay_show(struct console_replay_screen *r)
 {
-	const struct replay *rp = ui->rp;
+	const struct replay *rp = r->rp;
+	struct console_view *v = &r->view;
+	struct drill_result *res = &r->rres;
 	size_t first, n;
-	struct drill_result *r = &ui->rres;
 
 	if (rp->nbeats == 0)
-		replay_initial_state(rp, &ui->st);
+		replay_initial_state(rp, &v->st);
 	else
-		ui->st = rp->states[ui->pos];
+		v->st = rp->states[r->pos];
 	for (size_t i = 0; i < POLICY_MAX_LEVERS; i++)
-		console_copy(ui->lev_name[i], sizeof ui->lev_name[i],
+		console_copy(v->lev_name[i], sizeof v->lev_name[i],
 		    rp->lever_names[i]);
-	ui->pose_override = ui->st.pose;
-	ui->done = ui->st.verdict != DRILL_VERDICT_NONE;
-	ui->have_result = ui->done;
-	memset(r, 0, sizeof *r);
-	r->verdict = ui->st.verdict;
-	r->time_to_kill_ms = rp->time_to_kill_ms;
-	console_copy(r->verdict_reason, sizeof r->verdict_reason,
+	v->pose_override = v->st.pose;
+	v->done = v->st.verdict != DRILL_VERDICT_NONE;
+	v->have_result = v->done;
+	memset(res, 0, sizeof *res);
+	res->verdict = v->st.verdict;
+	res->time_to_kill_ms = rp->time_to_kill_ms;
+	console_copy(res->verdict_reason, sizeof res->verdict_reason,
 	    rp->verdict_reason);
-	ui->res = r;
+	v->res = res;
 	/* the event list: the beats up to pos */
-	n = rp->nbeats == 0 ? 0 : ui->pos + 1;
+	n = rp->nbeats == 0 ? 0 : r->pos + 1;
 	first = n > CONSOLE_HIST ? n - CONSOLE_HIST : 0;
-	ui->hhead = 0;
-	ui->hcount = n - first;
+	v->hhead = 0;
+	v->hcount = n - first;
 	for (size_t i = first; i < n; i++)
-		ui->hist[i - first] = rp->beats[i];
+		v->hist[i - first] = rp->beats[i];
 }
 
 /* Open rp (owned from now on) on the replay screen. */
 void
 console_replay_enter(struct console_ui *ui, struct replay *rp)
 {
-	console_view_reset(ui);
-	ui->rp = rp;
-	ui->pos = 0;
-	ui->playing = false;
-	ui->speed = 2;
-	console_copy(ui->run_id, sizeof ui->run_id, rp->run_id);
-	console_copy(ui->policy, sizeof ui->policy, rp->policy);
-	console_copy(ui->model, sizeof ui->model, rp->model);
-	console_copy(ui->seed, sizeof ui->seed, rp->seed);
-	ui->screen = &console_screen_replay;
-	console_replay_show(ui);
+	struct console_replay_screen *r = &console_replay_st;
+
+	console_view_reset(&r->view);
+	replay_free(r->rp);
+	r->rp = rp;
+	r->pos = 0;
+	r->playing = false;
+	r->speed = 2;
+	console_copy(r->view.run_id, sizeof r->view.run_id, rp->run_id);
+	console_copy(r->view.policy, sizeof r->view.policy, rp->policy);
+	console_copy(r->view.model, sizeof r->view.model, rp->model);
+	console_copy(r->view.seed, sizeof r->view.seed, rp->seed);
+	console_screen_open(ui, &console_screen_replay);
+	console_replay_show(r);
+}
+
+/* Free the replay the screen holds, if any. */
+void
+console_replay_close(void)
+{
+	replay_free(console_replay_st.rp);
+	console_replay_st.rp = NULL;
 }
 
 /* How long beat i stays before i+1 when playing at speed x: the real gap,
@@ -89,75 +116,81 @@ console_replay_gap(const struct replay *rp, size_t i, double x)
 /* Show beat pos (clamped to the last); playing, the next step is one
  * gap from now. */
 void
-console_replay_goto(struct console_ui *ui, size_t pos)
+console_replay_goto(size_t pos)
 {
-	if (ui->rp->nbeats == 0)
+	struct console_replay_screen *r = &console_replay_st;
+
+	if (r->rp->nbeats == 0)
 		pos = 0;
-	else if (pos >= ui->rp->nbeats)
-		pos = ui->rp->nbeats - 1;
-	ui->pos = pos;
-	console_replay_show(ui);
-	if (ui->playing)
-		ui->next_beat_ns = util_mono_ns() + console_replay_gap(ui->rp,
-		    ui->pos, console_speeds[ui->speed]);
+	else if (pos >= r->rp->nbeats)
+		pos = r->rp->nbeats - 1;
+	r->pos = pos;
+	console_replay_show(r);
+	if (r->playing)
+		r->next_beat_ns = util_mono_ns() + console_replay_gap(r->rp,
+		    r->pos, console_speeds[r->speed]);
 }
 
+/* q: back home (the replay is let go) or quit. */
 static void
 console_replay_quit(struct console_ui *ui)
 {
 	if (ui->from_home) {
+		console_replay_close();
 		console_home_enter(ui);
 		return;
 	}
 	ui->quit = true;
 }
 
+/* Play, step, jump between markers, change speed, quit. */
 static bool
 console_replay_key(struct console_ui *ui, int ch)
 {
-	size_t last = ui->rp->nbeats ? ui->rp->nbeats - 1 : 0;
+	struct console_replay_screen *r = &console_replay_st;
+	size_t last = r->rp->nbeats ? r->rp->nbeats - 1 : 0;
 
 	switch (ch) {
 	case ' ':
-		ui->playing = !ui->playing;
-		if (ui->playing && ui->pos >= last)
-			ui->pos = 0;   /* play again from the start */
-		console_replay_goto(ui, ui->pos);
+		r->playing = !r->playing;
+		if (r->playing && r->pos >= last)
+			r->pos = 0;   /* play again from the start */
+		console_replay_goto(r->pos);
 		return true;
 	case '.':
 	case KEY_RIGHT:
 	case 'l':
-		console_replay_goto(ui, ui->pos + 1);
+		console_replay_goto(r->pos + 1);
 		return true;
 	case ',':
 	case KEY_LEFT:
 	case 'h':
-		console_replay_goto(ui, ui->pos > 0 ? ui->pos - 1 : 0);
+		console_replay_goto(r->pos > 0 ? r->pos - 1 : 0);
 		return true;
 	case ']':
-		console_replay_goto(ui, replay_marker(ui->rp, ui->pos, 1));
+		console_replay_goto(replay_marker(r->rp, r->pos, 1));
 		return true;
 	case '[':
-		console_replay_goto(ui, replay_marker(ui->rp, ui->pos, -1));
+		console_replay_goto(replay_marker(r->rp, r->pos, -1));
 		return true;
 	case '+':
 	case '=':
-		if (ui->speed + 1 < CONSOLE_NSPEEDS)
-			ui->speed++;
+		if (r->speed + 1 < CONSOLE_NSPEEDS)
+			r->speed++;
 		return true;
 	case '-':
 	case '_':
-		if (ui->speed > 0)
-			ui->speed--;
+		if (r->speed > 0)
+			r->speed--;
 		return true;
 	case 'g':
 	case KEY_HOME:
-		console_replay_goto(ui, 0);
+		console_replay_goto(0);
 		return true;
 	case 'G':
 	case KEY_END:
-		ui->playing = false;
-		console_replay_goto(ui, last);
+		r->playing = false;
+		console_replay_goto(last);
 		return true;
 	case 'q':
 	case 'Q':
@@ -168,23 +201,60 @@ console_replay_key(struct console_ui *ui, int ch)
 	}
 }
 
+/* Playing: step when the beat's time is up; stop at the last one. */
 static bool
 console_replay_tick(struct console_ui *ui, uint64_t now)
 {
-	if (!ui->playing || now < ui->next_beat_ns)
+	struct console_replay_screen *r = &console_replay_st;
+
+	(void)ui;
+	if (!r->playing || now < r->next_beat_ns)
 		return false;
-	if (ui->pos + 1 >= ui->rp->nbeats) {
-		ui->playing = false;
+	if (r->pos + 1 >= r->rp->nbeats) {
+		r->playing = false;
 		return true;
 	}
-	console_replay_goto(ui, ui->pos + 1);
+	console_replay_goto(r->pos + 1);
 	return true;
 }
 
+/* Playing: the loop wakes up for the next step. */
+static uint64_t
+console_replay_wake(const struct console_ui *ui)
+{
+	(void)ui;
+	return console_replay_st.playing ? console_replay_st.next_beat_ns : 0;
+}
+
+/* The status line: the verdict, else where the replay is. */
+static void
+console_replay_status(struct console_ui *ui, char *out, size_t n, int *pair)
+{
+	const struct console_replay_screen *r = &console_replay_st;
+	const struct replay *rp = r->rp;
+
+	(void)ui;
+	*pair = 0;
+	if (console_view_verdict(&r->view, out, n, pair))
+		return;
+	snprintf(out, n, "replay: beat %zu/%zu  +%.3fs  %s x%s",
+	    rp->nbeats > 0 ? r->pos + 1 : 0, rp->nbeats, rp->nbeats > 0 ?
+	    (double)rp->beats[r->pos].t_rel_ns / 1e9 : 0.0,
+	    r->playing ? "playing" : "paused",
+	    console_speed_names[r->speed]);
+}
+
+/* The drill layout at the current beat, with the beat counter and the
+ * verification badge. */
 static void
 console_replay_draw(struct console_ui *ui)
 {
-	console_draw_drill_layout(ui);
+	struct console_replay_screen *r = &console_replay_st;
+	char title[64];
+
+	snprintf(title, sizeof title, "events (beat %zu/%zu)",
+	    r->rp->nbeats ? r->pos + 1 : 0, r->rp->nbeats);
+	console_draw_drill_layout(ui, &r->view, title, r->rp);
 }
 
 static const struct console_key console_replay_keys[] = {
@@ -204,9 +274,12 @@ const struct console_screen console_screen_replay = {
 	.keys_hint = "spc . , ] [ q ? help",
 	.keys = console_replay_keys,
 	.nkeys = sizeof console_replay_keys / sizeof console_replay_keys[0],
+	.state = &console_replay_st,
 	.key = console_replay_key,
 	.tick = console_replay_tick,
 	.draw = console_replay_draw,
 	.quit = console_replay_quit,
 	.fd = console_no_fd,
+	.status = console_replay_status,
+	.wake = console_replay_wake,
 };

@@ -11,6 +11,17 @@
 #include "core.h"
 #include "tui.h"
 
+/* The trial screen's state: what the job screens share, and what it last
+ * took from the job (under the job's lock) to draw. */
+struct console_trial_screen {
+	struct console_job_view jv;   /* first: screen_job.c's part */
+	struct trial_progress tp;
+	struct console_trial_fin fin[CONSOLE_TRIAL_LAST];
+	size_t nfin;
+};
+
+static struct console_trial_screen console_trial_st;
+
 /* "k/n [lo, hi]" of a rate (the cmd's numbers). */
 static void
 console_rate(const struct console_ui *ui, int y, const char *name,
@@ -29,38 +40,42 @@ console_rate(const struct console_ui *ui, int y, const char *name,
 		    r->lower, r->upper, among);
 }
 
+/* Progress and the latest runs while the trial runs; then the rates,
+ * the verdict and every run. */
 static void
 console_trial_draw(struct console_ui *ui)
 {
+	struct console_trial_screen *ts = &console_trial_st;
 	struct console_job *j = ui->job;
-	struct trial_progress tp;
-	struct console_trial_fin fin[CONSOLE_TRIAL_LAST];
+	const struct trial_progress *tp = &ts->tp;
+	const struct console_trial_fin *fin = ts->fin;
 	size_t nfin, nshow;
 	int y = 2;
 
 	pthread_mutex_lock(&j->mu);
-	tp = j->tp;
-	nfin = j->nfin;
-	memcpy(fin, j->fin, sizeof fin);
+	ts->tp = j->tp;
+	ts->nfin = j->nfin;
+	memcpy(ts->fin, j->fin, sizeof ts->fin);
 	pthread_mutex_unlock(&j->mu);
+	nfin = ts->nfin;
 	console_job_frame(ui, "trial");
 	console_putf(ui, y++, 1, COLS - 2, "N=%zu runs, J=%zu at a time "
 	    "(N: +/- on the home screen, default %d)", j->n, j->jobs,
 	    CONSOLE_TRIAL_N);
-	console_bar(ui, y, 1, COLS - 24, tp.done, j->n, CP_CYAN);
-	console_putf(ui, y++, COLS - 22, 21, "running %zu", tp.running);
+	console_bar(ui, y, 1, COLS - 24, tp->done, j->n, CP_CYAN);
+	console_putf(ui, y++, COLS - 22, 21, "running %zu", tp->running);
 	y++;
 	console_attr(ui, CP_GREEN, A_BOLD);
-	console_putf(ui, y, 2, 18, "contained %zu", tp.contained);
+	console_putf(ui, y, 2, 18, "contained %zu", tp->contained);
 	console_attr(ui, CP_RED, A_BOLD);
-	console_putf(ui, y, 20, 18, "breached %zu", tp.breached);
+	console_putf(ui, y, 20, 18, "breached %zu", tp->breached);
 	console_attr(ui, CP_YELLOW, A_BOLD);
-	console_putf(ui, y, 38, 22, "not-exercised %zu", tp.not_exercised);
+	console_putf(ui, y, 38, 22, "not-exercised %zu", tp->not_exercised);
 	console_attr(ui, CP_MAGENTA, A_BOLD);
-	console_putf(ui, y++, 60, COLS - 61, "errors %zu", tp.errors);
+	console_putf(ui, y++, 60, COLS - 61, "errors %zu", tp->errors);
 	attrset(A_NORMAL);
 	y++;
-	if (ui->done && j->rc == 0) {
+	if (j->joined && j->rc == 0) {
 		const struct trial *t = &j->t;
 		const struct trial_summary *s = &t->sum;
 		int code = trial_exit_code(t);
@@ -116,7 +131,7 @@ console_trial_draw(struct console_ui *ui)
 		}
 		return;
 	}
-	if (ui->done) {
+	if (j->joined) {
 		console_attr(ui, CP_RED, A_BOLD);
 		console_putf(ui, y++, 1, COLS - 2, "the trial could not run: "
 		    "%s", j->err.msg);
@@ -154,9 +169,11 @@ const struct console_screen console_screen_trial = {
 	.keys_hint = "q home  ? help",
 	.keys = console_job_keys,
 	.nkeys = CONSOLE_JOB_NKEYS,
+	.state = &console_trial_st,
 	.key = console_job_key,
 	.tick = console_job_tick,
 	.draw = console_trial_draw,
 	.quit = console_job_quit,
 	.fd = console_job_fd,
+	.status = console_job_status,
 };

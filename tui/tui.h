@@ -1,18 +1,20 @@
 /*
  * tui.h - the one header of tui/: the ncurses console (console.c, draw.c,
- * job.c, screen_*.c, cast.c) and the CLI (main.c, cmd_*.c).  Only tui/
- * includes curses; core/ and sprites/ never do.  The sections after
+ * job.c, screen_*.c, cast.c) and the CLI (main.c, cmd.c, cmd_*.c).  Only
+ * tui/ includes curses; core/ and sprites/ never do.  The sections after
  * console.c's entry points are the console's own, shared between its
  * files (UI thread only, unless a comment says otherwise).
  */
 #ifndef DRILL_TUI_H
 #define DRILL_TUI_H
 
+#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <curses.h>
 
@@ -70,7 +72,12 @@ int console_replay(const struct console_options *o, const char *run_dir,
 #define CONSOLE_HIST       256     /* beats kept for the event list */
 #define CONSOLE_MAX_PAIRS  256     /* sprite colour pairs we allocate */
 
-/* Everything a screen shows and the console's terminal setup. */
+/*
+ * What every screen shares: the terminal and its colours, the loop's
+ * flags, the current screen, the one worker thread and the job.  Each
+ * screen's own state is a struct in its screen_*.c, reached through its
+ * table entry (struct console_screen's state).
+ */
 struct console_ui {
 	const struct console_options *o;
 	bool color, c256, utf8, ascii, halfblock;
@@ -80,63 +87,18 @@ struct console_ui {
 	struct { short fg, bg; } pairs[CONSOLE_MAX_PAIRS];
 	int npairs;
 
-	char run_id[64], policy[256], model[64], seed[32];
-	char phase[128];
-	/* What the drill layout draws (levers, map, Poyo's flags, counts,
-	 * verdict): core's reducer over the beats, live or replayed. */
-	struct replay_state st;
-	char lev_name[POLICY_MAX_LEVERS][REPLAY_LEVER_NAME];
-
-	struct drill_beat hist[CONSOLE_HIST];
-	size_t hhead, hcount;
-	size_t dropped;
-
-	/* live pacing of Poyo (UI clock, not state) */
-	bool walking;         /* the last agent beat was a model turn */
-	uint64_t last_agent_ns;   /* UI clock when the last agent beat came */
-	uint64_t bait_ns;         /* UI clock when the state showed the bait */
-	uint64_t zap_ns;          /* UI clock of the first verified lever */
-
-	bool done, stopping, quit;
-	bool have_result;         /* drill_run() returned 0 (or, replaying:
-	                             the verdict beat was reached) */
-	const struct drill_result *res;   /* time to kill and the verdict's
-	                                     reason, once have_result */
-	struct console_worker *w;
-	unsigned long tick;
-	const char *shown_pose;
-	const char *pose_override;        /* replay: the beat's pose */
-
-	/* screens */
-	const struct console_screen *screen;
+	const struct console_screen *screen;   /* the current one */
+	unsigned long tick;        /* the animation clock (~150 ms) */
 	bool help;                 /* the '?' overlay is up */
-	bool from_home;            /* 'q' goes back to the home screen */
 	bool small;                /* last draw was "too small" */
-	/* live drill */
-	struct console_shared *sh;
+	bool quit;                 /* leave the screen (the loop ends once
+	                              no worker runs) */
+	bool from_home;            /* 'q' goes back to the home screen */
+	/* the one worker thread: a live drill's (screen_drill.c) or the
+	 * job's (job.c); the loop does not end while it runs */
 	pthread_t worker;
 	bool worker_running;
-	/* replay */
-	struct replay *rp;
-	size_t pos;                /* current beat */
-	bool playing;
-	int speed;                 /* index into console_speeds */
-	uint64_t next_beat_ns;     /* playing: when to step */
-	struct drill_result rres;  /* replay: summary at pos */
-	/* home */
-	char **home_items;         /* policy paths, then run dirs */
-	size_t npolicies, nruns, home_cur, home_top;
-	char engine[256];          /* "" when reachable, else why not */
-	struct console_engine_check *engine_check;  /* running, or NULL */
-	bool home_auto_cur;        /* the cursor has not been moved yet */
-	char home_msg[256];
-	size_t trial_n;            /* N of the next trial ('+' / '-') */
-	/* trial, probe, fix */
-	struct console_job *job;
-	size_t job_top;            /* first list row shown */
-	bool job_follow;           /* keep the newest rows in view */
-	double job_secs;           /* how long the finished job took */
-	unsigned long job_tick;
+	struct console_job *job;   /* the last job started, or NULL */
 };
 
 /* One line of a screen's '?' overlay. */
@@ -152,6 +114,9 @@ struct console_screen {
 	const char *keys_hint;               /* status line, right */
 	const struct console_key *keys;      /* the '?' overlay */
 	size_t nkeys;
+	/* This screen's state: a struct defined (and its one instance
+	 * owned) by the screen's file. */
+	void *state;
 	/* A key (not '?', not KEY_RESIZE).  Returns true to redraw. */
 	bool (*key)(struct console_ui *ui, int ch);
 	/* Called every loop turn: timers, workers.  Returns true to redraw. */
@@ -162,6 +127,14 @@ struct console_screen {
 	void (*quit)(struct console_ui *ui);
 	/* An fd to wait on besides the terminal, or -1. */
 	int (*fd)(const struct console_ui *ui);
+	/* The status line's text and colour pair, also shown under
+	 * "terminal too small"; NULL: the screen has none there. */
+	void (*status)(struct console_ui *ui, char *out, size_t n, int *pair);
+	/* The animation clock advanced: true to redraw (NULL: never). */
+	bool (*frame)(struct console_ui *ui, uint64_t now);
+	/* When (util_mono_ns()) the screen wants its next tick, if sooner
+	 * than the animation clock; 0 or NULL: no sooner. */
+	uint64_t (*wake)(const struct console_ui *ui);
 };
 
 /* Copy at most n-1 bytes of src into dst (NUL-terminated). */
@@ -169,9 +142,13 @@ void console_copy(char *dst, size_t n, const char *src);
 /* A non-blocking, close-on-exec self-pipe (fds[0] read end, fds[1] write
  * end) for a worker to wake the loop; fatal when none can be made. */
 void console_wake_pipe(int fds[2]);
-/* Forget the drill/replay view (levers, events, flags), keep the terminal
- * setup (colours, sprites, pairs). */
-void console_view_reset(struct console_ui *ui);
+/* Make sc the current screen, with its '?' overlay closed and no quit
+ * pending. */
+void console_screen_open(struct console_ui *ui, const struct console_screen *sc);
+/* Run fn(arg) on the worker thread (ui->worker, ui->worker_running),
+ * which never takes the console's signals; fatal when it cannot start. */
+void console_worker_start(struct console_ui *ui, void *(*fn)(void *),
+    void *arg);
 /* Redraw the whole screen: the current screen (and its '?' overlay), or
  * "terminal too small". */
 void console_draw(struct console_ui *ui);
@@ -206,55 +183,88 @@ void console_bar(const struct console_ui *ui, int y, int x, int w,
     size_t done, size_t total, int pair);
 /* Colour pairs and the sprite palette, when the terminal has colour. */
 void console_init_colors(struct console_ui *ui);
-/* Which of Poyo's frames to show now (now: util_mono_ns()). */
-const char *console_pose(const struct console_ui *ui, uint64_t now);
-/* The drill/replay status line text (verdict / progress / error). */
-void console_status_text(struct console_ui *ui, char *out, size_t n,
+
+/*
+ * What the drill layout shows, live (screen_drill.c) or replayed
+ * (screen_replay.c): the title, core's reducer state over the beats
+ * (levers, map, Poyo's flags, counts, verdict), the lever names, the
+ * event list, Poyo's pacing.  Each of the two screens has its own.
+ */
+struct console_view {
+	char run_id[64], policy[256], model[64], seed[32];
+	char phase[128];
+	struct replay_state st;
+	char lev_name[POLICY_MAX_LEVERS][REPLAY_LEVER_NAME];
+
+	struct drill_beat hist[CONSOLE_HIST];
+	size_t hhead, hcount;
+	size_t dropped;
+
+	/* live pacing of Poyo (UI clock, not state) */
+	bool walking;         /* the last agent beat was a model turn */
+	uint64_t last_agent_ns;   /* UI clock when the last agent beat came */
+	uint64_t bait_ns;         /* UI clock when the state showed the bait */
+	uint64_t zap_ns;          /* UI clock of the first verified lever */
+
+	bool done;                /* the drill ended (replaying: the verdict
+	                             beat is shown) */
+	bool have_result;         /* drill_run() returned 0 (or, replaying:
+	                             the verdict beat was reached) */
+	const struct drill_result *res;   /* time to kill and the verdict's
+	                                     reason, once have_result */
+	const char *shown_pose;
+	const char *pose_override;        /* replay: the beat's pose */
+};
+
+/* Forget what v shows (levers, events, flags). */
+void console_view_reset(struct console_view *v);
+/* Which of Poyo's frames v shows now (now: util_mono_ns()). */
+const char *console_pose(const struct console_ui *ui,
+    const struct console_view *v, uint64_t now);
+/* The status line of v once its state has a verdict ("verdict: ...",
+ * its pair): true; false (nothing written) before. */
+bool console_view_verdict(const struct console_view *v, char *out, size_t n,
     int *pair);
 /* The drill layout (live and replay share it): title, lab map, levers,
- * events, the replay's badge, status line. */
-void console_draw_drill_layout(struct console_ui *ui);
+ * the event list (its box titled events_title), the replay's badge when
+ * badge is not NULL, the status line (the screen's status hook). */
+void console_draw_drill_layout(struct console_ui *ui, struct console_view *v,
+    const char *events_title, const struct replay *badge);
 
 /* ------------------------------------------------------------------ */
 /* screen_drill.c - the live drill screen                              */
 /* ------------------------------------------------------------------ */
 
-/* A drill on the worker thread: drill_run()'s options, result and error
- * (the UI reads them once it has joined the thread). */
-struct console_worker {
-	struct console_shared *sh;
-	struct drill_options dopt;
-	volatile sig_atomic_t cancel;
-	struct drill_result res;
-	struct errbuf err;
-	int rc;
-};
-
-/* Preload the title and lever names from the policy file, if one was
- * given (file I/O only). */
-void console_preload_policy(struct console_ui *ui, const char *path,
-    bool has_seed);
+/* Load the policy at path for a title: its name (else the path) into
+ * name, its seed into seed unless has_seed.  Returns the policy (the
+ * caller frees it), or NULL when it does not load (the run says why). */
+struct policy *console_policy_title(const char *path, bool has_seed,
+    char *name, size_t nname, char *seed, size_t nseed);
 /* Start drill_run() on the worker thread and switch to the drill screen. */
 void console_drill_start(struct console_ui *ui, const char *policy,
     uint64_t seed, bool has_seed);
+/* The exit code after the last drill the console ran: 0 when none ran,
+ * EXIT_INTERNAL when the user stopped it, else its own (call once its
+ * worker was joined). */
+int console_drill_exit_code(void);
 extern const struct console_screen console_screen_drill;
 
 /* ------------------------------------------------------------------ */
 /* screen_replay.c - the replay screen                                 */
 /* ------------------------------------------------------------------ */
 
-/* Replay speed names, "0.25" to "16", by ui->speed. */
-extern const char *const console_speed_names[];
 /* Open rp (owned from now on) on the replay screen. */
 void console_replay_enter(struct console_ui *ui, struct replay *rp);
 /* How long beat i stays before i+1 when playing at speed x. */
 uint64_t console_replay_gap(const struct replay *rp, size_t i, double x);
 /* Show beat pos (clamped to the last one). */
-void console_replay_goto(struct console_ui *ui, size_t pos);
+void console_replay_goto(size_t pos);
+/* Free the replay the screen holds, if any. */
+void console_replay_close(void);
 extern const struct console_screen console_screen_replay;
 
 /* ------------------------------------------------------------------ */
-/* job.c - the trial, probe and fix worker and what its screens share  */
+/* job.c - the trial, probe and fix worker (the job's lifecycle)       */
 /* ------------------------------------------------------------------ */
 
 #define CONSOLE_FIX_BEATS  96      /* fix beats kept for the screen */
@@ -278,7 +288,8 @@ struct console_trial_fin {
 
 /* Shared between a job's worker and the UI.  Fields marked (mu) are
  * written by the worker's callbacks under mu; the result fields (t, pr,
- * fr, rc, err) belong to the worker until the UI has joined it. */
+ * fr, rc, err) belong to the worker until the UI has joined it; those
+ * marked (UI) only the UI thread touches. */
 struct console_job {
 	pthread_mutex_t mu;
 	int pipe_rd, pipe_wr;
@@ -290,6 +301,9 @@ struct console_job {
 	uint64_t t0;
 	int rc;
 	struct errbuf err;
+	bool joined;                        /* (UI) the worker was joined */
+	bool stopping;                      /* (UI) stopped, not joined yet */
+	double secs;                        /* (UI) how long it took */
 	/* trial */
 	struct trial_progress tp;           /* (mu) run pointer cleared */
 	bool have_tp;                       /* (mu) */
@@ -307,24 +321,46 @@ struct console_job {
 	struct fix_result fr;
 };
 
-/* Start a job of kind on policy (worker thread) and open its screen. */
+/* Start a job of kind on policy (n: the trial's N, 0 for the default) on
+ * the worker thread; ui->job is it from now on. */
 void console_job_start(struct console_ui *ui, enum console_job_kind kind,
-    const char *policy);
+    const char *policy, size_t n);
+/* Ask a running job to stop (trial: no new run, running drills cancelled;
+ * fix: cancelled; probe: no further row starts; each still tears its lab
+ * down). */
+void console_job_stop(struct console_ui *ui);
+/* Take the worker's wake-ups; join it once it returned (j->joined).
+ * Returns true when anything came. */
+bool console_job_reap(struct console_ui *ui);
 /* Free what the last (joined) job left: trial runs, fix result. */
 void console_job_free(struct console_ui *ui);
-/* Whether the current screen is a trial, probe or fix screen. */
-bool console_is_job(const struct console_ui *ui);
-/* The status line of a job screen. */
-void console_job_status(struct console_ui *ui, char *out, size_t n,
-    int *pair);
+/* The job's self-pipe while its worker runs, else -1 (a screen's fd). */
+int console_job_fd(const struct console_ui *ui);
+
+/* ------------------------------------------------------------------ */
+/* screen_job.c - what the trial, probe and fix screens share          */
+/* ------------------------------------------------------------------ */
+
+/* The part every job screen's state starts with (screen_job.c's hooks
+ * reach it through the current screen's entry). */
+struct console_job_view {
+	char policy[256], seed[32];   /* the title bar */
+	size_t top;                   /* first list row shown */
+	bool follow;                  /* keep the newest rows in view */
+};
+
+/* Start a job of kind on policy (n: the trial's N) and open its screen. */
+void console_job_open(struct console_ui *ui, enum console_job_kind kind,
+    const char *policy, size_t n);
 /* Title bar and status line of the job screens. */
 void console_job_frame(struct console_ui *ui, const char *what);
 /* The job screens' hooks (struct console_screen). */
-int console_job_fd(const struct console_ui *ui);
 void console_job_quit(struct console_ui *ui);
 bool console_job_tick(struct console_ui *ui, uint64_t now);
 bool console_job_key(struct console_ui *ui, int ch);
-/* Their '?' keys: CONSOLE_JOB_NKEYS entries (job.c checks it when built). */
+void console_job_status(struct console_ui *ui, char *out, size_t n,
+    int *pair);
+/* Their '?' keys: CONSOLE_JOB_NKEYS entries (screen_job.c checks it). */
 #define CONSOLE_JOB_NKEYS 5
 extern const struct console_key console_job_keys[];
 
@@ -353,7 +389,7 @@ extern const struct console_screen console_screen_fix;
 /* List policies and runs, check the engine, open the home screen. */
 void console_home_enter(struct console_ui *ui);
 /* Free the home screen's lists. */
-void console_home_free(struct console_ui *ui);
+void console_home_free(void);
 extern const struct console_screen console_screen_home;
 
 /* ------------------------------------------------------------------ */
@@ -368,69 +404,94 @@ int console_export_cast(const struct console_options *o, const char *run_dir,
     const char *pub_path, const char *cast_path);
 
 /* ------------------------------------------------------------------ */
-/* cmd_sign.c - ares keygen, ares verify                               */
+/* cmd.c - the command table; what the commands share                  */
 /* ------------------------------------------------------------------ */
 
-/* ares keygen [--key-dir DIR] [--force]: write a signing key pair
- * (docs/cli-keygen.md).  argv[0] is "keygen".  Returns the exit code. */
-int cmd_keygen(int argc, char **argv);
-/* ares verify RUN_DIR [--pub FILE] [--json FILE]: check a run directory's
- * signed report and evidence (docs/cli-verify.md).  Exit 0 all valid, 1
+/*
+ * One command (like tmux's cmd_entry): the only copy of its name, its
+ * options, its summary and its usage text.  `ares help` lists every
+ * entry (summary and the "ares NAME ..." lines of its usage); `ares help
+ * NAME`, `ares NAME --help` and `-h` print its usage to stdout (exit 0),
+ * a bad argument prints it to stderr (exit 2).  The usage is the
+ * synopsis of docs/cli-NAME.md.
+ */
+struct cmd_entry {
+	const char *name;
+	const char *alias;              /* another name for it, or NULL */
+	const char *optstring;          /* getopt_long's short options; NULL:
+	                                   the command parses its own argv */
+	const struct option *longopts;  /* getopt_long's long ones, or NULL */
+	const char *summary;            /* one line, for ares help */
+	const char *usage;              /* "usage: ares NAME ...\n..." */
+	/* Run it on argv (argv[0] is the command's name); the exit code. */
+	int (*exec)(const struct cmd_entry *self, int argc, char **argv);
+};
+
+/* The command named or aliased name, or NULL. */
+const struct cmd_entry *cmd_find(const char *name);
+/* Print e's usage text to f. */
+void cmd_usage(const struct cmd_entry *e, FILE *f);
+/* The next option of argv by self's optstring and longopts, -1 after the
+ * last (the caller sets optind = 1 first); CMD_OPT_EXIT with *rc set
+ * after --help / -h (usage on stdout, 0) or a bad option (usage on
+ * stderr, EXIT_USAGE): the command returns *rc. */
+#define CMD_OPT_EXIT 0x100
+int cmd_getopt(const struct cmd_entry *self, int argc, char **argv, int *rc);
+/* The whole help (ares help, ares --help): global usage, every command,
+ * exit codes, environment. */
+void cmd_help_all(FILE *f);
+/* The default policy file (./policies, the source tree's, the installed
+ * one); a static buffer. */
+const char *cmd_policy_default(void);
+/* --seed's value s for the command who ("ares drill"): decimal digits,
+ * at most UINT64_MAX; leading_zeros: any number of leading zeros (lab,
+ * fix), else at most 20 characters (drill, trial, the console).  0, or -1
+ * after printing "WHO: --seed: 'S' is not a non-negative integer". */
+int cmd_opt_seed(const char *who, const char *s, bool leading_zeros,
+    uint64_t *out);
+/* --model-url's value for who: http:// or https://.  0, or -1 after
+ * printing "WHO: --model-url: 'S' is not an http(s) URL". */
+int cmd_opt_url(const char *who, const char *s);
+/* --json PATH: j (freed here) printed to stdout for "-", else written to
+ * PATH.  0, or -1 + e. */
+int cmd_json_write(cJSON *j, const char *path, struct errbuf *e);
+
+/* ------------------------------------------------------------------ */
+/* cmd_*.c - one file per command, each defining its cmd_entry         */
+/* ------------------------------------------------------------------ */
+
+/* ares drill (cmd_drill.c, docs/cli-drill.md): one drill headless; exit
+ * with the verdict (drill_exit_code). */
+extern const struct cmd_entry cmd_drill_entry;
+/* ares lab up|status|down (cmd_lab.c, docs/cli-lab.md): 0 ok, 2 usage /
+ * bad input, 3 engine unreachable, 5 failure. */
+extern const struct cmd_entry cmd_lab_entry;
+/* ares probe (cmd_probe.c, docs/cli-probe.md): 0 held (negative control:
+ * every flaw seen), 1 a core row failed (the gate is blind), 2 usage,
+ * 3 engine unreachable, 5 lab or internal failure. */
+extern const struct cmd_entry cmd_probe_entry;
+/* ares replay RUN_DIR (cmd_replay.c, docs/cli-replay.md): the replay
+ * screen or --export-cast; no Docker. */
+extern const struct cmd_entry cmd_replay_entry;
+/* ares verify DIR (cmd_sign.c, docs/cli-verify.md): 0 all valid, 1
  * tampered or unverifiable, 2 usage / unreadable input. */
-int cmd_verify(int argc, char **argv);
-
-/* ------------------------------------------------------------------ */
-/* cmd_gc.c - ares gc                                                   */
-/* ------------------------------------------------------------------ */
-/* ares gc [--json FILE|-]: remove every ares object of the engine whose
- * owner is gone (docs/cli-gc.md).  0, 3 no engine, 5 something stayed. */
-int cmd_gc(int argc, char **argv);
-
-/* ------------------------------------------------------------------ */
-/* cmd_lab.c - ares lab up|status|down                                 */
-/* ------------------------------------------------------------------ */
-
-/* ares lab up --policy FILE [--run DIR] [--seed N] [--model-url URL
- * --model-key-env VAR] | status [--run DIR] | down --run DIR
- * (docs/cli-lab.md).  argv[0] is "lab".  Returns the exit code: 0 ok,
- * 2 usage / bad input, 3 engine unreachable, 5 failure. */
-int cmd_lab(int argc, char **argv);
-
-/* ------------------------------------------------------------------ */
-/* cmd_trial.c - ares trial, ares stats                                */
-/* ------------------------------------------------------------------ */
-
-/* ares trial --policy FILE -n N [-j J] [--seed S] [--level L] [--json FILE]
- * [--runs DIR] [--key-dir DIR] | --resume DIR (docs/cli-trial.md).
- * argv[0] is "trial".  Exit 0 all exercised runs contained (at least one),
- * 1 any breach, 2 usage, 3 engine unreachable, 4 none exercised, 5 error
- * runs or an incomplete trial. */
-int cmd_trial(int argc, char **argv);
-/* ares stats ci K N [--level L]: print "lower upper" of the exact
- * Clopper-Pearson interval (docs/cli-stats.md).  Exit 0, or 2 on bad
- * input. */
-int cmd_stats(int argc, char **argv);
-
-/* ------------------------------------------------------------------ */
-/* cmd_probe.c - ares probe                                            */
-/* ------------------------------------------------------------------ */
-
-/* ares probe [--policy FILE | --run DIR] [--flaw ID] [--json FILE]
- * [--junit FILE] [--key-dir DIR] [--runs DIR] [--keep-lab]
- * [--negative-control [--parallel 1|2]] (docs/cli-probe.md).  argv[0] is
- * "probe".  Returns the exit code: 0 held (negative control: every flaw
- * seen), 1 a core row failed (the gate is blind), 2 usage, 3 engine
- * unreachable, 5 lab or internal failure. */
-int cmd_probe(int argc, char **argv);
-
-/* ------------------------------------------------------------------ */
-/* cmd_fix.c - ares fix                                                */
-/* ------------------------------------------------------------------ */
-
-/* ares fix RUN_DIR | --policy FILE [--seed N] [...] (docs/cli-fix.md).
- * argv[0] is "fix".  Returns the exit code: 0 verified fix proposed,
- * 1 not a fix / unproven / unattributed, 2 usage or a tampered run dir,
- * 3 engine unreachable, 5 internal. */
-int cmd_fix(int argc, char **argv);
+extern const struct cmd_entry cmd_verify_entry;
+/* ares keygen (cmd_sign.c, docs/cli-keygen.md): write a signing key
+ * pair. */
+extern const struct cmd_entry cmd_keygen_entry;
+/* ares trial (cmd_trial.c, docs/cli-trial.md): 0 all exercised runs
+ * contained (at least one), 1 any breach, 2 usage, 3 engine unreachable,
+ * 4 none exercised, 5 error runs or an incomplete trial. */
+extern const struct cmd_entry cmd_trial_entry;
+/* ares stats ci K N (cmd_trial.c, docs/cli-stats.md): "lower upper";
+ * 0, or 2 on bad input. */
+extern const struct cmd_entry cmd_stats_entry;
+/* ares fix (cmd_fix.c, docs/cli-fix.md): 0 verified fix proposed, 1 not
+ * a fix / unproven / unattributed, 2 usage or a tampered run dir, 3
+ * engine unreachable, 5 internal. */
+extern const struct cmd_entry cmd_fix_entry;
+/* ares gc (cmd_gc.c, docs/cli-gc.md): 0 nothing failed, 2 usage, 3 no
+ * engine, 5 something stayed. */
+extern const struct cmd_entry cmd_gc_entry;
 
 #endif /* DRILL_TUI_H */
