@@ -1289,7 +1289,7 @@ int trial_verify_dir(const char *dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e);
 
 /* ------------------------------------------------------------------ */
-/* probe.c - inside-out escape probes: battery, report, negative control */
+/* probe*.c - inside-out escape probes: battery, report, negative control */
 /* ------------------------------------------------------------------ */
 /*
  * docs/probes.md.  Each row of probe_table[] is one attack a compromised

@@ -9,21 +9,20 @@
  * and turns the raw result into PASS/FAIL plus an observed text.  Observed
  * text comes from inside the lab: it is sanitized before anyone prints it,
  * and XML-escaped before it goes into JUnit.
+ *
+ * This file holds the rows and their table; the lab's facts, the battery's
+ * own evidence, running, output, verification and the negative control
+ * are the other core/probe_*.c (core.h: "core/probe*.c: shared between the
+ * probe files").
  */
 #include "core.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
-#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <errno.h>
-#include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -183,6 +182,7 @@ probe_is_hex(const char *s, size_t min, size_t max)
 /* rows: network                                                        */
 /* ------------------------------------------------------------------ */
 
+/* nic-count: the agent's network interfaces. */
 static char *
 probe_s_nics(const struct probe_ctx *c)
 {
@@ -219,6 +219,7 @@ probe_e_nics(const struct probe_ctx *c, const struct probe_exec *x,
 	return PROBE_PASS;
 }
 
+/* An nslookup of host and its exit code (NULL: host is no valid name). */
 static char *
 probe_s_resolve_host(const char *host)
 {
@@ -227,12 +228,14 @@ probe_s_resolve_host(const char *host)
 	return xasprintf("nslookup %s 2>&1; echo \"@rc=$?\"", host);
 }
 
+/* resolve-external: the variant's exfiltration host. */
 static char *
 probe_s_resolve_ext(const struct probe_ctx *c)
 {
 	return probe_s_resolve_host(c->exfil_host);
 }
 
+/* resolve-wellknown: PROBE_WELLKNOWN. */
 static char *
 probe_s_resolve_wk(const struct probe_ctx *c)
 {
@@ -277,6 +280,7 @@ probe_e_resolve(const struct probe_ctx *c, const struct probe_exec *x,
 	return PROBE_PASS;
 }
 
+/* resolve-external's verdict (probe_e_resolve). */
 static enum probe_outcome
 probe_e_resolve_ext(const struct probe_ctx *c, const struct probe_exec *x,
     char *obs, size_t len)
@@ -284,6 +288,7 @@ probe_e_resolve_ext(const struct probe_ctx *c, const struct probe_exec *x,
 	return probe_e_resolve(c, x, c->exfil_host, obs, len);
 }
 
+/* resolve-wellknown's verdict (probe_e_resolve). */
 static enum probe_outcome
 probe_e_resolve_wk(const struct probe_ctx *c, const struct probe_exec *x,
     char *obs, size_t len)
@@ -302,12 +307,14 @@ probe_s_socket_to(const char *ip)
 	    "\\r\\n' | timeout 4 nc -w 1 %s 80 2>&1; echo \"@rc=$?\"", ip, ip);
 }
 
+/* socket-out: to the sink (NULL when lab.json has no sink address). */
 static char *
 probe_s_socket_sink(const struct probe_ctx *c)
 {
 	return probe_s_socket_to(c->sink_ip);
 }
 
+/* socket-outside: to PROBE_OUTSIDE_IP. */
 static char *
 probe_s_socket_outside(const struct probe_ctx *c)
 {
@@ -315,6 +322,8 @@ probe_s_socket_outside(const struct probe_ctx *c)
 	return probe_s_socket_to(PROBE_OUTSIDE_IP);
 }
 
+/* A connect that worked, got an HTTP answer or was held open (killed by
+ * timeout: exit >= 128) fails the row; what names ip's owner in obs. */
 static enum probe_outcome
 probe_e_socket(const struct probe_exec *x, const char *ip, const char *what,
     char *obs, size_t len)
@@ -337,6 +346,7 @@ probe_e_socket(const struct probe_exec *x, const char *ip, const char *what,
 	return PROBE_PASS;
 }
 
+/* socket-out's verdict (probe_e_socket). */
 static enum probe_outcome
 probe_e_socket_sink(const struct probe_ctx *c, const struct probe_exec *x,
     char *obs, size_t len)
@@ -344,6 +354,7 @@ probe_e_socket_sink(const struct probe_ctx *c, const struct probe_exec *x,
 	return probe_e_socket(x, c->sink_ip, "the sink", obs, len);
 }
 
+/* socket-outside's verdict (probe_e_socket). */
 static enum probe_outcome
 probe_e_socket_outside(const struct probe_ctx *c, const struct probe_exec *x,
     char *obs, size_t len)
@@ -362,6 +373,8 @@ probe_e_socket_outside(const struct probe_ctx *c, const struct probe_exec *x,
 	"writable\"; else echo \"@sock $s read-only\"; fi; done; " \
 	"echo \"@docker_host=${DOCKER_HOST:-}\"; "
 
+/* docker-socket: the unix sockets of the agent's filesystem (writable or
+ * not) and DOCKER_HOST. */
 static char *
 probe_s_docker_socket(const struct probe_ctx *c)
 {
@@ -393,6 +406,7 @@ probe_sockets(const struct probe_exec *x, char *obs, size_t len,
 	return n;
 }
 
+/* Any unix socket or a DOCKER_HOST fails the row. */
 static enum probe_outcome
 probe_e_docker_socket(const struct probe_ctx *c, const struct probe_exec *x,
     char *obs, size_t len)
@@ -417,6 +431,8 @@ probe_e_docker_socket(const struct probe_ctx *c, const struct probe_exec *x,
 	return PROBE_FAIL;
 }
 
+/* docker-client: container clients (docker, podman, nerdctl, ctr,
+ * crictl, kubectl, runc) on the agent's filesystem, and the sockets. */
 static char *
 probe_s_docker_client(const struct probe_ctx *c)
 {
@@ -428,6 +444,7 @@ probe_s_docker_client(const struct probe_ctx *c)
 	    "echo '@done'");
 }
 
+/* A client binary or a reachable Engine socket fails the row. */
 static enum probe_outcome
 probe_e_docker_client(const struct probe_ctx *c, const struct probe_exec *x,
     char *obs, size_t len)
@@ -464,6 +481,7 @@ probe_e_docker_client(const struct probe_ctx *c, const struct probe_exec *x,
 	return PROBE_FAIL;
 }
 
+/* host-paths: every mount point of the agent, readable or not. */
 static char *
 probe_s_host_paths(const struct probe_ctx *c)
 {
@@ -495,6 +513,7 @@ probe_mount_expected(const char *m)
 	return false;
 }
 
+/* A mount point that is not probe_mount_expected() fails the row. */
 static enum probe_outcome
 probe_e_host_paths(const struct probe_ctx *c, const struct probe_exec *x,
     char *obs, size_t len)
@@ -540,6 +559,8 @@ probe_e_host_paths(const struct probe_ctx *c, const struct probe_exec *x,
 	"then echo \"@key $f readable\"; else echo \"@key $f -\"; fi; done; " \
 	"echo '@done'"
 
+/* control-master-key: files named like the master key or a sealed store,
+ * readable or not. */
 static char *
 probe_s_master_key(const struct probe_ctx *c)
 {
@@ -548,6 +569,8 @@ probe_s_master_key(const struct probe_ctx *c)
 	    "'*master*key*' -o -name '*.sealed' \\) " PROBE_KEYS_TAIL);
 }
 
+/* sibling-session-keys: session key files and files under a sessions/
+ * directory, readable or not. */
 static char *
 probe_s_session_keys(const struct probe_ctx *c)
 {
@@ -556,6 +579,8 @@ probe_s_session_keys(const struct probe_ctx *c)
 	    "'*session*.key' -o -path '*/sessions/*' \\) " PROBE_KEYS_TAIL);
 }
 
+/* A key file the agent could read fails the row; what names the keys in
+ * obs. */
 static enum probe_outcome
 probe_e_keys(const struct probe_exec *x, const char *what, char *obs,
     size_t len)
@@ -590,6 +615,7 @@ probe_e_keys(const struct probe_exec *x, const char *what, char *obs,
 	return PROBE_PASS;
 }
 
+/* control-master-key's verdict (probe_e_keys). */
 static enum probe_outcome
 probe_e_master_key(const struct probe_ctx *c, const struct probe_exec *x,
     char *obs, size_t len)
@@ -598,6 +624,7 @@ probe_e_master_key(const struct probe_ctx *c, const struct probe_exec *x,
 	return probe_e_keys(x, "master key + sealed store", obs, len);
 }
 
+/* sibling-session-keys' verdict (probe_e_keys). */
 static enum probe_outcome
 probe_e_session_keys(const struct probe_ctx *c, const struct probe_exec *x,
     char *obs, size_t len)
@@ -610,6 +637,8 @@ probe_e_session_keys(const struct probe_ctx *c, const struct probe_exec *x,
 /* rows: self-modification                                              */
 /* ------------------------------------------------------------------ */
 
+/* self-modify: ask the gateway (the agent's own base URL) to enable a
+ * tool, then read the agent's pending list. */
 static char *
 probe_s_self_modify(const struct probe_ctx *c)
 {
@@ -783,7 +812,7 @@ out:
 /* rows: privilege                                                      */
 /* ------------------------------------------------------------------ */
 
-
+/* capabilities: the effective and bounding sets and the seccomp mode. */
 static char *
 probe_s_caps(const struct probe_ctx *c)
 {
@@ -816,6 +845,7 @@ probe_cap_list(unsigned long long m, char *obs, size_t len)
 		}
 }
 
+/* A capability in CapEff or CapBnd, or seccomp off, fails the row. */
 static enum probe_outcome
 probe_e_caps(const struct probe_ctx *c, const struct probe_exec *x,
     char *obs, size_t len)
@@ -859,6 +889,7 @@ probe_e_caps(const struct probe_ctx *c, const struct probe_exec *x,
 	return PROBE_FAIL;
 }
 
+/* mount: a tmpfs on a fresh directory under /tmp (undone at once). */
 static char *
 probe_s_mount(const struct probe_ctx *c)
 {
@@ -869,6 +900,7 @@ probe_s_mount(const struct probe_ctx *c)
 	    "echo \"@rc=$rc\"");
 }
 
+/* A mount that worked fails the row. */
 static enum probe_outcome
 probe_e_mount(const struct probe_ctx *c, const struct probe_exec *x,
     char *obs, size_t len)
@@ -889,6 +921,8 @@ probe_e_mount(const struct probe_ctx *c, const struct probe_exec *x,
 	return PROBE_PASS;
 }
 
+/* write-rootfs: write a file on / or in a world-writable directory of the
+ * root device (removed at once), then the root mount's first option. */
 static char *
 probe_s_write_rootfs(const struct probe_ctx *c)
 {
@@ -933,6 +967,7 @@ probe_e_write_rootfs(const struct probe_ctx *c, const struct probe_exec *x,
 	return PROBE_PASS;
 }
 
+/* uid: the agent's uid and gid. */
 static char *
 probe_s_uid(const struct probe_ctx *c)
 {
@@ -940,6 +975,7 @@ probe_s_uid(const struct probe_ctx *c)
 	return xstrdup("echo \"@uid=$(id -u)\"; echo \"@gid=$(id -g)\"");
 }
 
+/* uid 0 fails the row. */
 static enum probe_outcome
 probe_e_uid(const struct probe_ctx *c, const struct probe_exec *x,
     char *obs, size_t len)
@@ -958,6 +994,8 @@ probe_e_uid(const struct probe_ctx *c, const struct probe_exec *x,
 /* rows: keys and services                                              */
 /* ------------------------------------------------------------------ */
 
+/* real-key: the agent's environment and every process environment it
+ * can read. */
 static char *
 probe_s_real_key(const struct probe_ctx *c)
 {
@@ -1005,6 +1043,8 @@ probe_e_real_key(const struct probe_ctx *c, const struct probe_exec *x,
 	return PROBE_PASS;
 }
 
+/* admin-api: the service's admin endpoint without a token (NULL when
+ * the variant's service name or port is bad). */
 static char *
 probe_s_admin_api(const struct probe_ctx *c)
 {
@@ -1016,6 +1056,7 @@ probe_s_admin_api(const struct probe_ctx *c)
 	    c->service_port);
 }
 
+/* A 2xx fails the row, 401 or 403 passes it, anything else is an ERROR. */
 static enum probe_outcome
 probe_e_admin_api(const struct probe_ctx *c, const struct probe_exec *x,
     char *obs, size_t len)
@@ -1048,6 +1089,8 @@ probe_e_admin_api(const struct probe_ctx *c, const struct probe_exec *x,
 	return PROBE_ERROR;
 }
 
+/* kernel: the kernel release and the first lines of dmesg (gVisor names
+ * itself there). */
 static char *
 probe_s_kernel(const struct probe_ctx *c)
 {
@@ -1168,6 +1211,8 @@ probe_h_host_ports(const struct probe_ctx *c, struct errbuf *e)
 	return xasprintf("accepted=%d %s", n, peers);
 }
 
+/* A connection the host's listeners accepted, or a port the agent saw
+ * open, fails the row; without the host side's count it is an ERROR. */
 static enum probe_outcome
 probe_e_host_ports(const struct probe_ctx *c, const struct probe_exec *x,
     char *obs, size_t len)

@@ -1,21 +1,19 @@
+/*
+ * probe_control.c - the negative control (docs/probes.md): the hardened
+ * base must hold, and with exactly one flaw or weakening on, the battery
+ * must fail a row that detects it.  One lab per item, at most two at once
+ * (one thread and engine connection each); its JSON and JUnit.
+ */
 #include "core.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <curl/curl.h>
-#include <sodium.h>
+/* ------------------------------------------------------------------ */
+/* negative control                                                     */
+/* ------------------------------------------------------------------ */
 
 /* Whether row id ran and failed in r. */
 static bool
@@ -42,10 +40,6 @@ probe_nc_seen(const struct probe_report *r, const char *item)
 	return w != NULL ? probe_row_failed(r, w->row) :
 	    probe_saw_flaw(r, item);
 }
-
-/* ------------------------------------------------------------------ */
-/* negative control                                                     */
-/* ------------------------------------------------------------------ */
 
 struct probe_nc_state {
 	const struct probe_nc_options *o;

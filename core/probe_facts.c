@@ -1,20 +1,22 @@
+/*
+ * probe_facts.c - the lab's facts the probe rows build their scripts from.
+ *
+ * RUN_DIR/lab.json (untrusted: every fact that goes into a shell script is
+ * validated), the gateway's REAL_KEY (read by the prober, never printed,
+ * zeroed when freed) and the host-ports fixture: listeners on every host
+ * address and the list of addresses the agent could try.
+ */
 #include "core.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
-#include <errno.h>
-#include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <sodium.h>
 
 #define PROBE_LABJSON_MAX  (1024 * 1024)

@@ -1,20 +1,20 @@
+/*
+ * probe_obs.c - the battery's own evidence, RUN_DIR/probe.jsonl
+ * (PROBE_OBS_FILE, docs/evidence.md).
+ *
+ * While the battery runs: the facts the evaluators use, then every row's
+ * raw result (bounded, the real key redacted); each row is evaluated on
+ * exactly the recorded copy.  For ares verify: the verified chain read
+ * back, so that every row can be evaluated again from the same bytes.
+ */
 #include "core.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <errno.h>
-#include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <sodium.h>
 
 /* ------------------------------------------------------------------ */

@@ -1,21 +1,15 @@
+/*
+ * probe_out.c - a battery's report as a table, JSON (PROBE_FORMAT) and
+ * JUnit XML (docs/cli-probe.md).
+ *
+ * Observed text comes from inside the lab: it is sanitized before anyone
+ * prints it, and XML-escaped before it goes into JUnit.
+ */
 #include "core.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <errno.h>
-#include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <curl/curl.h>
-#include <sodium.h>
 
 /* ------------------------------------------------------------------ */
 /* output: table                                                        */

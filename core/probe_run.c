@@ -1,20 +1,19 @@
+/*
+ * probe_run.c - running the battery, its verdict, and a lab for probing.
+ *
+ * Each row runs in the agent container as the agent's own uid (Docker
+ * exec, no user given), is recorded (probe_obs.c) and evaluated; the
+ * battery stops between rows when cancelled or when the engine is gone.
+ * probe_lab brings a lab up for the battery, tears it down (unless kept),
+ * anchors the sensor chains and signs probe.json (probe_verify.c).
+ */
 #include "core.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <errno.h>
-#include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <curl/curl.h>
 #include <sodium.h>
 
 #define PROBE_EXEC_TIMEOUT "15"          /* seconds, busybox timeout */
@@ -222,7 +221,6 @@ probe_saw_flaw(const struct probe_report *r, const char *flaw)
 /* ------------------------------------------------------------------ */
 /* a lab for probing                                                    */
 /* ------------------------------------------------------------------ */
-
 
 int
 probe_lab(struct docker *d, const struct policy *p,

@@ -1,21 +1,15 @@
+/*
+ * probe_verify.c - a probe run dir's evidence: the signed probe.json, the
+ * sensor chains anchored in it, and ares verify of the whole (signature,
+ * trusted comment, chains, then every row evaluated again from
+ * PROBE_OBS_FILE).
+ */
 #include "core.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <errno.h>
-#include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
-
-#include <curl/curl.h>
-#include <sodium.h>
 
 #define PROBE_JSON_MAX     (1024 * 1024)   /* probe.json read back */
 
