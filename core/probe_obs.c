@@ -316,6 +316,124 @@ probe_obs_facts(const cJSON *line, struct probe_obs_read *o, char *why,
 	return 0;
 }
 
+/* Whether rec (NULL: none yet) holds less of a stream than its probe.row
+ * line announced. */
+static bool
+probe_obs_short(const struct probe_obs_rec *rec)
+{
+	return rec != NULL && (rec->len[0] != rec->want[0] || rec->len[1] !=
+	    rec->want[1] || rec->len[2] != rec->want[2]);
+}
+
+/*
+ * A probe.row line j (its row member rowv, line lineno): the row before it
+ * must be complete; a new record in o becomes *cur, its streams allocated
+ * to the announced sizes.  0, or -1 with why naming the line.
+ */
+static int
+probe_obs_rec_start(const cJSON *j, const cJSON *rowv, size_t lineno,
+    struct probe_obs_read *o, struct probe_obs_rec **curp, char *why,
+    size_t whylen)
+{
+	const cJSON *ran = cJSON_GetObjectItemCaseSensitive(j, "ran");
+	struct probe_obs_rec *cur = *curp;
+	long v[4], ec;
+
+	if (probe_obs_short(cur)) {
+		snprintf(why, whylen, "line %zu: row %s: its output is "
+		    "incomplete", lineno, cur->row);
+		return -1;
+	}
+	if (o->nrecs >= PROBE_MAX_ROWS || !cJSON_IsString(rowv) ||
+	    strlen(rowv->valuestring) >= sizeof cur->row ||
+	    !cJSON_IsBool(ran)) {
+		snprintf(why, whylen, "line %zu: probe.row bad or more than %d",
+		    lineno, PROBE_MAX_ROWS);
+		return -1;
+	}
+	cur = *curp = &o->recs[o->nrecs++];
+	memset(cur, 0, sizeof *cur);
+	snprintf(cur->row, sizeof cur->row, "%s", rowv->valuestring);
+	cur->seq = lineno - 1;
+	cur->ran = cJSON_IsTrue(ran);
+	if (!cur->ran) {
+		const cJSON *ob = cJSON_GetObjectItemCaseSensitive(j,
+		    "observed");
+
+		if (!cJSON_IsString(ob)) {
+			snprintf(why, whylen, "line %zu: probe.row without "
+			    "observed", lineno);
+			return -1;
+		}
+		util_sanitize(cur->observed, sizeof cur->observed,
+		    ob->valuestring, strlen(ob->valuestring), false);
+	} else {
+		const cJSON *e = cJSON_GetObjectItemCaseSensitive(j,
+		    "exit_code");
+
+		if (!cJSON_IsNumber(e) || e->valuedouble < -1e6 ||
+		    e->valuedouble > 1e6 ||
+		    !probe_obs_size(cJSON_GetObjectItemCaseSensitive(j,
+		    "out_bytes"), false, &v[0]) ||
+		    !probe_obs_size(cJSON_GetObjectItemCaseSensitive(j,
+		    "err_bytes"), false, &v[1]) ||
+		    !probe_obs_size(cJSON_GetObjectItemCaseSensitive(j,
+		    "host_bytes"), true, &v[2])) {
+			snprintf(why, whylen, "line %zu: probe.row sizes bad",
+			    lineno);
+			return -1;
+		}
+		ec = (long)e->valuedouble;
+		cur->exit_code = (int)ec;
+		cur->want[0] = (size_t)v[0];
+		cur->want[1] = (size_t)v[1];
+		cur->has_host = v[2] >= 0;
+		cur->want[2] = v[2] >= 0 ? (size_t)v[2] : 0;
+		for (int s = 0; s < 3; s++) {
+			cur->buf[s] = xmalloc(cur->want[s] + 1);
+			cur->buf[s][0] = '\0';
+		}
+	}
+	return 0;
+}
+
+/*
+ * A probe.data line j (its row member rowv, line lineno): the next part
+ * of one stream of cur (the row that ran last), decoded onto its end.
+ * 0, or -1 with why naming the line.
+ */
+static int
+probe_obs_rec_data(const cJSON *j, const cJSON *rowv, size_t lineno,
+    struct probe_obs_rec *cur, char *why, size_t whylen)
+{
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "stream");
+	const cJSON *off = cJSON_GetObjectItemCaseSensitive(j, "offset");
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "data");
+	int s = -1;
+	size_t got = 0;
+
+	if (cJSON_IsString(st))
+		s = strcmp(st->valuestring, "out") == 0 ? 0 :
+		    strcmp(st->valuestring, "err") == 0 ? 1 :
+		    strcmp(st->valuestring, "host") == 0 ? 2 : -1;
+	if (cur == NULL || !cur->ran || s < 0 || !cJSON_IsString(rowv) ||
+	    strcmp(rowv->valuestring, cur->row) != 0 ||
+	    !cJSON_IsNumber(off) || off->valuedouble != (double)cur->len[s] ||
+	    !cJSON_IsString(d) || (s == 2 && !cur->has_host) ||
+	    sodium_base642bin((unsigned char *)cur->buf[s] + cur->len[s],
+	    cur->want[s] - cur->len[s], d->valuestring,
+	    strlen(d->valuestring), NULL, &got, NULL,
+	    sodium_base64_VARIANT_ORIGINAL) != 0) {
+		snprintf(why, whylen, "line %zu: probe.data does not continue "
+		    "its row's %s output", lineno, s >= 0 ? st->valuestring :
+		    "?");
+		return -1;
+	}
+	cur->len[s] += got;
+	cur->buf[s][cur->len[s]] = '\0';
+	return 0;
+}
+
 /*
  * Parse the verified chain text buf (lines) into o: the facts, then every
  * recorded row with its streams reassembled.  0, or -1 with why naming
@@ -360,105 +478,17 @@ probe_obs_parse(const char *buf, size_t len, struct probe_obs_read *o,
 			}
 			started = true;
 		} else if (strcmp(type, "probe.row") == 0) {
-			const cJSON *ran = cJSON_GetObjectItemCaseSensitive(j,
-			    "ran");
-			long v[4], ec;
-
-			if (cur != NULL && (cur->len[0] != cur->want[0] ||
-			    cur->len[1] != cur->want[1] || cur->len[2] !=
-			    cur->want[2])) {
-				snprintf(why, whylen, "line %zu: row %s: its "
-				    "output is incomplete", lineno, cur->row);
+			if (probe_obs_rec_start(j, rowv, lineno, o, &cur, why,
+			    whylen) == -1) {
 				cJSON_Delete(j);
 				goto out;
-			}
-			if (o->nrecs >= PROBE_MAX_ROWS || !cJSON_IsString(rowv) ||
-			    strlen(rowv->valuestring) >= sizeof cur->row ||
-			    !cJSON_IsBool(ran)) {
-				snprintf(why, whylen, "line %zu: probe.row bad or "
-				    "more than %d", lineno, PROBE_MAX_ROWS);
-				cJSON_Delete(j);
-				goto out;
-			}
-			cur = &o->recs[o->nrecs++];
-			memset(cur, 0, sizeof *cur);
-			snprintf(cur->row, sizeof cur->row, "%s",
-			    rowv->valuestring);
-			cur->seq = lineno - 1;
-			cur->ran = cJSON_IsTrue(ran);
-			if (!cur->ran) {
-				const cJSON *ob = cJSON_GetObjectItemCaseSensitive(j,
-				    "observed");
-
-				if (!cJSON_IsString(ob)) {
-					snprintf(why, whylen, "line %zu: probe.row "
-					    "without observed", lineno);
-					cJSON_Delete(j);
-					goto out;
-				}
-				util_sanitize(cur->observed,
-				    sizeof cur->observed, ob->valuestring,
-				    strlen(ob->valuestring), false);
-			} else {
-				const cJSON *e = cJSON_GetObjectItemCaseSensitive(j,
-				    "exit_code");
-
-				if (!cJSON_IsNumber(e) || e->valuedouble < -1e6 ||
-				    e->valuedouble > 1e6 ||
-				    !probe_obs_size(cJSON_GetObjectItemCaseSensitive(
-				    j, "out_bytes"), false, &v[0]) ||
-				    !probe_obs_size(cJSON_GetObjectItemCaseSensitive(
-				    j, "err_bytes"), false, &v[1]) ||
-				    !probe_obs_size(cJSON_GetObjectItemCaseSensitive(
-				    j, "host_bytes"), true, &v[2])) {
-					snprintf(why, whylen, "line %zu: probe.row "
-					    "sizes bad", lineno);
-					cJSON_Delete(j);
-					goto out;
-				}
-				ec = (long)e->valuedouble;
-				cur->exit_code = (int)ec;
-				cur->want[0] = (size_t)v[0];
-				cur->want[1] = (size_t)v[1];
-				cur->has_host = v[2] >= 0;
-				cur->want[2] = v[2] >= 0 ? (size_t)v[2] : 0;
-				for (int s = 0; s < 3; s++) {
-					cur->buf[s] = xmalloc(cur->want[s] + 1);
-					cur->buf[s][0] = '\0';
-				}
 			}
 		} else if (strcmp(type, "probe.data") == 0) {
-			const cJSON *st = cJSON_GetObjectItemCaseSensitive(j,
-			    "stream");
-			const cJSON *off = cJSON_GetObjectItemCaseSensitive(j,
-			    "offset");
-			const cJSON *d = cJSON_GetObjectItemCaseSensitive(j,
-			    "data");
-			int s = -1;
-			size_t got = 0;
-
-			if (cJSON_IsString(st))
-				s = strcmp(st->valuestring, "out") == 0 ? 0 :
-				    strcmp(st->valuestring, "err") == 0 ? 1 :
-				    strcmp(st->valuestring, "host") == 0 ? 2 : -1;
-			if (cur == NULL || !cur->ran || s < 0 ||
-			    !cJSON_IsString(rowv) ||
-			    strcmp(rowv->valuestring, cur->row) != 0 ||
-			    !cJSON_IsNumber(off) || off->valuedouble !=
-			    (double)cur->len[s] || !cJSON_IsString(d) ||
-			    (s == 2 && !cur->has_host) ||
-			    sodium_base642bin((unsigned char *)cur->buf[s] +
-			    cur->len[s], cur->want[s] - cur->len[s],
-			    d->valuestring, strlen(d->valuestring), NULL, &got,
-			    NULL, sodium_base64_VARIANT_ORIGINAL) != 0) {
-				snprintf(why, whylen, "line %zu: probe.data does "
-				    "not continue its row's %s output", lineno,
-				    s >= 0 ? st->valuestring : "?");
+			if (probe_obs_rec_data(j, rowv, lineno, cur, why,
+			    whylen) == -1) {
 				cJSON_Delete(j);
 				goto out;
 			}
-			cur->len[s] += got;
-			cur->buf[s][cur->len[s]] = '\0';
 		} else {
 			snprintf(why, whylen, "line %zu: unknown type %.40s",
 			    lineno, type);
@@ -471,8 +501,7 @@ probe_obs_parse(const char *buf, size_t len, struct probe_obs_read *o,
 		snprintf(why, whylen, "no probe.start line");
 		goto out;
 	}
-	if (cur != NULL && (cur->len[0] != cur->want[0] || cur->len[1] !=
-	    cur->want[1] || cur->len[2] != cur->want[2])) {
+	if (probe_obs_short(cur)) {
 		snprintf(why, whylen, "row %s: its output is incomplete",
 		    cur->row);
 		goto out;

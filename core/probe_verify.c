@@ -193,30 +193,23 @@ probe_json_read(const cJSON *j, char *run_id, size_t run_id_len,
 }
 
 /*
- * The recompute of a probe run dir (after the signature and the anchored
- * sensor chains): the observations chain against its anchor, then every
- * row evaluated again from what it recorded, the rows planned and run, the
- * result and the negative-control item.  Each difference is a failed
- * check naming the row and field.
+ * The observations' anchor in probe.json (j), the chain it anchors checked
+ * against it, then that chain (PROBE_OBS_FILE) read and parsed into o.
+ * 0, or -1 after a failed check (o may be partly filled: the caller frees
+ * it).
  */
-static void
-probe_verify_recompute(const char *dir, const cJSON *j, const char *run_id,
-    struct report_verify_result *res)
+static int
+probe_verify_obs(const char *dir, const cJSON *j, const char *run_id,
+    struct probe_obs_read *o, struct report_verify_result *res)
 {
 	const cJSON *ob = cJSON_GetObjectItemCaseSensitive(j, "observations");
-	const cJSON *rows = cJSON_GetObjectItemCaseSensitive(j, "rows");
-	const cJSON *v, *row;
-	const struct probe_row *planned[PROBE_MAX_ROWS];
-	struct probe_obs_read *o = xcalloc(1, sizeof *o);
-	struct probe_report *rr = xcalloc(1, sizeof *rr);
+	const cJSON *v;
 	struct report_chain c = { 0 };
 	struct errbuf e = { 0 };
-	char why[300], head[EVIDENCE_HEX_BYTES], *buf = NULL, *p;
-	const char *only = NULL, *word, *result;
-	size_t nplanned = 0, i, len, bad = 0;
-	bool chains_failed;
+	char why[300], head[EVIDENCE_HEX_BYTES], *buf, *p;
+	size_t len;
+	int rc;
 
-	/* the anchor, and the chain it anchors */
 	v = cJSON_GetObjectItemCaseSensitive(ob, "entries");
 	if (!cJSON_IsObject(ob) || !cJSON_IsString(
 	    cJSON_GetObjectItemCaseSensitive(ob, "path")) || strcmp(
@@ -229,7 +222,7 @@ probe_verify_recompute(const char *dir, const cJSON *j, const char *run_id,
 		    "observations", "probe.json observations: missing or not "
 		    "anchored: the rows cannot be evaluated again (not a "
 		    "verifiable result)");
-		goto out;
+		return -1;
 	}
 	snprintf(head, sizeof head, "%s", cJSON_GetObjectItemCaseSensitive(ob,
 	    "head")->valuestring);
@@ -239,29 +232,45 @@ probe_verify_recompute(const char *dir, const cJSON *j, const char *run_id,
 	memcpy(c.head, head, sizeof c.head);
 	report_check_chain(dir, run_id, &c, res);
 	if (!res->checks[res->nchecks - 1].ok)
-		goto out;
+		return -1;
 	p = xasprintf("%s/" PROBE_OBS_FILE, dir);
 	buf = util_read_regular(p, PROBE_OBS_MAX, &len, &e);
 	free(p);
 	if (buf == NULL) {
 		report_check_add(res, "observations", false, 0, "cannot read",
 		    PROBE_OBS_FILE ": %s", e.msg);
-		goto out;
+		return -1;
 	}
-	if (probe_obs_parse(buf, len, o, why, sizeof why) == -1) {
+	rc = probe_obs_parse(buf, len, o, why, sizeof why);
+	if (rc == -1)
 		report_check_add(res, "observations", false, 0, why,
 		    PROBE_OBS_FILE " %s", why);
-		goto out;
-	}
+	free(buf);
+	return rc;
+}
 
-	/* what the battery meant to run */
+/*
+ * What the battery meant to run: probe.json's only_flaw (j; it must be the
+ * one its observations o recorded) picks the rows of probe_table, in
+ * order, into planned (room for PROBE_MAX_ROWS); *np gets their count,
+ * which rows_planned must equal.  0, or -1 after a failed check.
+ */
+static int
+probe_verify_planned(const cJSON *j, const struct probe_obs_read *o,
+    const struct probe_row **planned, size_t *np,
+    struct report_verify_result *res)
+{
+	const cJSON *v;
+	const char *only = NULL;
+	size_t nplanned = 0, i;
+
 	v = cJSON_GetObjectItemCaseSensitive(j, "only_flaw");
 	if (cJSON_IsString(v))
 		only = v->valuestring;
 	else if (!cJSON_IsNull(v)) {
 		report_check_add(res, "rows", false, 0, "only_flaw bad",
 		    "probe.json only_flaw: missing or not a string");
-		goto out;
+		return -1;
 	}
 	if ((only != NULL) != o->only_flaw_set || (only != NULL &&
 	    strcmp(only, o->only_flaw) != 0)) {
@@ -269,12 +278,12 @@ probe_verify_recompute(const char *dir, const cJSON *j, const char *run_id,
 		    "probe.json only_flaw: %s; its observations: %s",
 		    only != NULL ? only : "null", o->only_flaw_set ?
 		    o->only_flaw : "null");
-		goto out;
+		return -1;
 	}
 	if (only != NULL && lab_flaw_find(only) == NULL) {
 		report_check_add(res, "rows", false, 0, "unknown flaw",
 		    "probe.json only_flaw: unknown flaw");
-		goto out;
+		return -1;
 	}
 	for (i = 0; i < probe_nrows && nplanned < PROBE_MAX_ROWS; i++)
 		if (only == NULL || probe_row_has_flaw(&probe_table[i], only))
@@ -286,10 +295,28 @@ probe_verify_recompute(const char *dir, const cJSON *j, const char *run_id,
 		    cJSON_IsNumber(v) ? "differs" : "missing", nplanned,
 		    only != NULL ? "the rows that detect only_flaw" :
 		    "every row");
-		goto out;
+		return -1;
 	}
+	*np = nplanned;
+	return 0;
+}
 
-	/* every row, evaluated again */
+/*
+ * Every row of probe.json (j) against the battery's plan (planned,
+ * nplanned) and evaluated again from its record in o, into rr (rows,
+ * nrows, nplanned).  A row that differs is a failed check naming it; 0,
+ * or -1 when the rows cannot be matched to the plan or the observations.
+ */
+static int
+probe_verify_rows(const cJSON *j, const struct probe_obs_read *o,
+    const struct probe_row *const *planned, size_t nplanned,
+    struct probe_report *rr, struct report_verify_result *res)
+{
+	const cJSON *rows = cJSON_GetObjectItemCaseSensitive(j, "rows");
+	const cJSON *row;
+	const char *word;
+	size_t i, bad = 0;
+
 	i = 0;
 	cJSON_ArrayForEach(row, rows) {
 		const char *id = probe_json_get(row, "id");
@@ -308,14 +335,14 @@ probe_verify_recompute(const char *dir, const cJSON *j, const char *run_id,
 			    "battery runs %s there (a row added, dropped or "
 			    "moved)", i, id != NULL ? id : "missing", i < nplanned ?
 			    planned[i]->id : "no row");
-			goto out;
+			return -1;
 		}
 		snprintf(name, sizeof name, "row:%s", id);
 		if (i >= o->nrecs || strcmp(o->recs[i].row, id) != 0) {
 			report_check_add(res, name, false, 0, "no observation",
 			    "probe.json rows[%zu] (%s): no recorded observation "
 			    "in " PROBE_OBS_FILE, i, id);
-			goto out;
+			return -1;
 		}
 		if (!cJSON_IsNumber(seq) || seq->valuedouble !=
 		    (double)o->recs[i].seq) {
@@ -360,16 +387,32 @@ probe_verify_recompute(const char *dir, const cJSON *j, const char *run_id,
 		report_check_add(res, "rows", false, 0, "rows differ from the "
 		    "observations", PROBE_OBS_FILE " records %zu row(s), "
 		    "probe.json lists %zu", o->nrecs, rr->nrows);
-		goto out;
+		return -1;
 	}
 	if (bad == 0)
 		report_check_add(res, "rows", true, 0, "", "rows: %zu of %zu "
 		    "planned, each evaluated again from its recorded "
 		    "observation (" PROBE_OBS_FILE "): same results and "
 		    "observed texts", rr->nrows, nplanned);
+	return 0;
+}
 
-	/* complete, result: a battery cut short is cancelled, unless the
-	 * engine stopped answering under it (then it failed: never held) */
+/*
+ * complete and result of probe.json (j) against the rows evaluated again
+ * (rr, of nplanned): a battery cut short is cancelled, unless the engine
+ * stopped answering under it (then it failed: never held).  Sets rr's
+ * engine_lost, cancelled and chain_failed.  0, or -1 when chains_failed
+ * is missing.
+ */
+static int
+probe_verify_result(const cJSON *j, struct probe_report *rr,
+    size_t nplanned, struct report_verify_result *res)
+{
+	const cJSON *v;
+	const char *result;
+	size_t i;
+	bool chains_failed;
+
 	rr->engine_lost = cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j,
 	    "engine_lost"));
 	rr->cancelled = rr->nrows < nplanned && !rr->engine_lost;
@@ -383,7 +426,7 @@ probe_verify_recompute(const char *dir, const cJSON *j, const char *run_id,
 	if (!cJSON_IsBool(v)) {
 		report_check_add(res, "result", false, 0, "chains_failed "
 		    "missing", "probe.json chains_failed: missing");
-		goto out;
+		return -1;
 	}
 	chains_failed = cJSON_IsTrue(v);
 	rr->chain_failed = chains_failed;
@@ -411,41 +454,72 @@ probe_verify_recompute(const char *dir, const cJSON *j, const char *run_id,
 		    "recomputed from the rows (%zu row(s), %s%s)", result,
 		    rr->nrows, rr->cancelled ? "cancelled" : "complete",
 		    chains_failed ? ", a sensor chain failed" : "");
+	return 0;
+}
 
-	/* the negative control's item */
-	v = cJSON_GetObjectItemCaseSensitive(j, "negative_control");
-	if (v != NULL) {
-		const char *item = probe_json_get(v, "item");
-		const cJSON *seen = cJSON_GetObjectItemCaseSensitive(v, "seen");
-		bool want;
+/* The negative control's item of probe.json (j), when it has one: well
+ * formed, and its seen recomputed from the rows evaluated again (rr). */
+static void
+probe_verify_nc(const cJSON *j, const struct probe_report *rr,
+    struct report_verify_result *res)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j,
+	    "negative_control");
+	const cJSON *seen;
+	const char *item;
+	bool want;
 
-		if (item == NULL || !cJSON_IsBool(seen) || (item[0] != '\0' &&
-		    lab_flaw_find(item) == NULL &&
-		    probe_nc_weakening_find(item) == NULL)) {
-			report_check_add(res, "negative-control", false, 0,
-			    "malformed", "probe.json negative_control: needs "
-			    "item (\"\", a flaw or a weakening) and seen");
-			goto out;
-		}
-		want = probe_nc_seen(rr, item);
-		if (cJSON_IsTrue(seen) != want)
-			report_check_add(res, "negative-control", false, 0,
-			    "seen differs from the rows", "probe.json "
-			    "negative_control.seen: %s; recomputed from the rows: "
-			    "%s (%s%s)", cJSON_IsTrue(seen) ? "true" : "false",
-			    want ? "true" : "false", item[0] != '\0' ?
-			    "the gate sees " : "the baseline holds", item);
-		else
-			report_check_add(res, "negative-control", true, 0, "",
-			    "negative control %s%s: seen %s, recomputed from the "
-			    "rows", item[0] != '\0' ? "item " : "baseline", item,
-			    want ? "true" : "false");
+	if (v == NULL)
+		return;
+	item = probe_json_get(v, "item");
+	seen = cJSON_GetObjectItemCaseSensitive(v, "seen");
+	if (item == NULL || !cJSON_IsBool(seen) || (item[0] != '\0' &&
+	    lab_flaw_find(item) == NULL &&
+	    probe_nc_weakening_find(item) == NULL)) {
+		report_check_add(res, "negative-control", false, 0,
+		    "malformed", "probe.json negative_control: needs "
+		    "item (\"\", a flaw or a weakening) and seen");
+		return;
 	}
-out:
+	want = probe_nc_seen(rr, item);
+	if (cJSON_IsTrue(seen) != want)
+		report_check_add(res, "negative-control", false, 0,
+		    "seen differs from the rows", "probe.json "
+		    "negative_control.seen: %s; recomputed from the rows: "
+		    "%s (%s%s)", cJSON_IsTrue(seen) ? "true" : "false",
+		    want ? "true" : "false", item[0] != '\0' ?
+		    "the gate sees " : "the baseline holds", item);
+	else
+		report_check_add(res, "negative-control", true, 0, "",
+		    "negative control %s%s: seen %s, recomputed from the "
+		    "rows", item[0] != '\0' ? "item " : "baseline", item,
+		    want ? "true" : "false");
+}
+
+/*
+ * The recompute of a probe run dir (after the signature and the anchored
+ * sensor chains): the observations chain against its anchor, then every
+ * row evaluated again from what it recorded, the rows planned and run, the
+ * result and the negative-control item.  Each difference is a failed
+ * check naming the row and field; a step that fails ends it.
+ */
+static void
+probe_verify_recompute(const char *dir, const cJSON *j, const char *run_id,
+    struct report_verify_result *res)
+{
+	const struct probe_row *planned[PROBE_MAX_ROWS];
+	struct probe_obs_read *o = xcalloc(1, sizeof *o);
+	struct probe_report *rr = xcalloc(1, sizeof *rr);
+	size_t nplanned = 0;
+
+	if (probe_verify_obs(dir, j, run_id, o, res) == 0 &&
+	    probe_verify_planned(j, o, planned, &nplanned, res) == 0 &&
+	    probe_verify_rows(j, o, planned, nplanned, rr, res) == 0 &&
+	    probe_verify_result(j, rr, nplanned, res) == 0)
+		probe_verify_nc(j, rr, res);
 	probe_obs_read_free(o);
 	free(o);
 	free(rr);
-	free(buf);
 }
 
 int
