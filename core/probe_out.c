@@ -71,7 +71,8 @@ probe_wrap_next(const char **p, size_t width, char *out, size_t outlen)
 	return true;
 }
 
-/* Append to a growing string (open_memstream). */
+/* The results table (core.h), written to a growing string (open_memstream);
+ * the padding of empty cells is trimmed from the ends of lines. */
 char *
 probe_table_format(const struct probe_report *r, int width)
 {
