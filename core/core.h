@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <signal.h>
 #include <sys/types.h>
 
@@ -1089,7 +1090,7 @@ int trial_verify_dir(const char *dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e);
 
 /* ------------------------------------------------------------------ */
-/* probe.c - inside-out escape probes: battery, report, negative control */
+/* probe*.c - inside-out escape probes: battery, report, negative control */
 /* ------------------------------------------------------------------ */
 /*
  * docs/probes.md.  Each row of probe_table[] is one attack a compromised
@@ -1388,6 +1389,81 @@ bool probe_nc_ok(const struct probe_nc_item *items, size_t n);
 cJSON *probe_nc_json(const char *policy, const struct probe_nc_item *items,
     size_t n);
 char *probe_nc_junit(const struct probe_nc_item *items, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* core/probe*.c: shared between the probe files, not for callers      */
+/* ------------------------------------------------------------------ */
+/*
+ * probe.c the rows and probe_table, probe_facts.c the lab's facts,
+ * probe_obs.c the battery's own evidence (PROBE_OBS_FILE), probe_run.c the
+ * battery and a lab for probing, probe_out.c the table, JSON and JUnit,
+ * probe_verify.c signing, anchoring and ares verify, probe_control.c the
+ * negative control.
+ */
+#define PROBE_EXEC_MAX     (64 * 1024)   /* stdout/stderr kept per row */
+
+/* Append formatted text to obs (bounded, always NUL-terminated). */
+void probe_cat(char *obs, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Validators for facts that go into shell scripts: a dotted IPv4, a name
+ * of [A-Za-z0-9._-] shorter than max (not starting with '-'), lower-case
+ * hex of min..max digits. */
+bool probe_is_ipv4(const char *s);
+bool probe_is_name(const char *s, size_t max);
+bool probe_is_hex(const char *s, size_t min, size_t max);
+
+/* Copy a validated string member of o into out.  -1 when absent/bad. */
+int probe_json_str(const cJSON *o, const char *key, char *out,
+    size_t outlen);
+/* String member key of o, or NULL. */
+const char *probe_json_get(const cJSON *o, const char *key);
+
+/* PROBE_OBS_FILE read back (ares verify). */
+/* One recorded row. */
+struct probe_obs_rec {
+	char row[32];
+	size_t seq;
+	bool ran;
+	int exit_code;
+	char *buf[3];              /* out, err, host (NUL-terminated) */
+	size_t len[3], want[3];
+	bool has_host;
+	char observed[PROBE_OBSERVED_MAX];   /* a row that did not run */
+};
+struct probe_obs_read {
+	struct probe_ctx ctx;      /* the recorded facts */
+	bool only_flaw_set;
+	char only_flaw[32];
+	struct probe_obs_rec recs[PROBE_MAX_ROWS];
+	size_t nrecs;
+};
+/* Free what probe_obs_parse allocated in o (the streams are zeroed). */
+void probe_obs_read_free(struct probe_obs_read *o);
+/* Parse the verified chain text buf (lines) into o: the facts, then every
+ * recorded row with its streams reassembled.  0, or -1 with why naming
+ * the line.  Free o with probe_obs_read_free either way. */
+int probe_obs_parse(const char *buf, size_t len, struct probe_obs_read *o,
+    char *why, size_t whylen);
+/* Evaluate the recorded row rec of row again (the same pure evaluator the
+ * battery ran, on the same bytes) into res. */
+void probe_obs_eval(const struct probe_obs_read *o,
+    const struct probe_row *row, const struct probe_obs_rec *rec,
+    struct probe_result *res);
+
+/* Whether *cancel asks to stop (NULL: never). */
+bool probe_cancelled(const volatile sig_atomic_t *cancel);
+
+/* A row's result in JSON and JUnit: "pass", "fail", "warn" (a non-core
+ * failure) or "error". */
+const char *probe_result_word(const struct probe_result *res);
+/* One JUnit <testcase> to f; kind NULL when it passed, else "failure" or
+ * "error" with message and body.  Text is sanitized then XML-escaped. */
+void probe_junit_case(FILE *f, const char *cls, const char *name,
+    double secs, const char *kind, const char *message, const char *body);
+
+/* Whether the negative control saw its item in r: the baseline ("") held,
+ * a flaw failed a row that detects it, a weakening failed its row. */
+bool probe_nc_seen(const struct probe_report *r, const char *item);
 
 /* ------------------------------------------------------------------ */
 /* replay.c - a recorded run as a timeline of beats (no Docker)        */
