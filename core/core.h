@@ -1907,6 +1907,14 @@ char *fix_pr_title(const struct fix_result *r);
 char *fix_pr_body(const struct fix_result *r);
 
 /* ------------------------------------------------------------------ */
+/* fix internals: shared by fix*.c, not for other callers              */
+/* ------------------------------------------------------------------ */
+#define FIX_FILE_MAX       (16u * 1024 * 1024)  /* a run's evidence files,
+                                                   all together */
+/* A string member or NULL. */
+const char *fix_str(const cJSON *o, const char *key);
+
+/* ------------------------------------------------------------------ */
 /* score.c - the one scorer: a run's chains -> its verdict             */
 /* ------------------------------------------------------------------ */
 /*
