@@ -1,8 +1,8 @@
 /*
  * fix_yaml.c - the fix loop's minimal policy edits (docs/fix.md): turn a
  * flaw off or set the variant by splicing the policy text at the byte
- * ranges libyaml gives, so comments and layout stay; and the unified diff
- * of the edit.
+ * ranges policy.c's parser gives (policy_find_key), so comments and layout
+ * stay; and the unified diff of the edit.
  */
 #include "core.h"
 
@@ -10,153 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <yaml.h>
-
 /* ---- minimal YAML edits ---------------------------------------------- */
 
-/* Byte offset of libyaml mark m in buf: libyaml counts characters, so walk
- * UTF-8 when the text has multi-byte characters.  It counts none for a
- * UTF-8 byte order mark (policy_parse accepts one): start after it. */
-static size_t
-fix_mark_byte(const char *buf, size_t len, const yaml_mark_t *m)
-{
-	size_t b = 0, chars = 0;
-
-	if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
-		b = 3;
-
-	while (b < len && chars < m->index) {
-		unsigned char c = (unsigned char)buf[b];
-
-		b += c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-		chars++;
-	}
-	return b > len ? len : b;
-}
-
-/* One scalar of the document with its byte range. */
-struct fix_scalar {
-	size_t start, end;   /* [start, end) of the scalar's text */
-	char text[64];
-};
-
-/* Where a top-level key's value is. */
-struct fix_keyval {
-	bool found;
-	size_t key_end;             /* byte after the key scalar */
-	bool is_seq, flow;
-	size_t seq_start, seq_end;  /* the sequence's range */
-	struct fix_scalar items[POLICY_MAX_FLAWS + POLICY_MAX_BAIT];
-	size_t nitems;
-	struct fix_scalar value;    /* a scalar value */
-	bool has_value;
-};
-
-/* Locate the top-level key's value in buf (libyaml events).  -1 + e. */
+/* Locate the top-level key's value in buf, with policy.c's parser.
+ * -1 + e ("policy:LINE:COL: ..."). */
 static int
 fix_yaml_find(const char *buf, size_t len, const char *key,
-    struct fix_keyval *kv, struct errbuf *e)
+    struct policy_keyval *kv, struct errbuf *e)
 {
-	yaml_parser_t p;
-	yaml_event_t ev;
-	int depth = 0, rc = -1;
-	bool in_key = true, want = false, done = false;
-	int seq_depth = 0;
-
-	memset(kv, 0, sizeof *kv);
-	if (!yaml_parser_initialize(&p))
-		return errbuf_set(e, ERRBUF_INTERNAL, "yaml: init failed");
-	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
-	while (!done) {
-		if (!yaml_parser_parse(&p, &ev)) {
-			errbuf_set(e, ERRBUF_INPUT, "policy:%zu:%zu: %s",
-			    p.problem_mark.line + 1, p.problem_mark.column + 1,
-			    p.problem ? p.problem : "YAML error");
-			goto out;
-		}
-		switch (ev.type) {
-		case YAML_STREAM_END_EVENT:
-			done = true;
-			break;
-		case YAML_MAPPING_START_EVENT:
-		case YAML_SEQUENCE_START_EVENT:
-			if (want && depth == 1 &&
-			    ev.type == YAML_SEQUENCE_START_EVENT) {
-				kv->is_seq = true;
-				kv->flow = ev.data.sequence_start.style ==
-				    YAML_FLOW_SEQUENCE_STYLE;
-				kv->seq_start = fix_mark_byte(buf, len,
-				    &ev.start_mark);
-				seq_depth = depth + 1;
-			}
-			depth++;
-			if (depth > POLICY_MAX_DEPTH) {
-				errbuf_set(e, ERRBUF_INPUT, "policy: too deep");
-				yaml_event_delete(&ev);
-				goto out;
-			}
-			break;
-		case YAML_MAPPING_END_EVENT:
-		case YAML_SEQUENCE_END_EVENT:
-			if (seq_depth != 0 && depth == seq_depth) {
-				kv->seq_end = fix_mark_byte(buf, len,
-				    &ev.end_mark);
-				seq_depth = 0;
-				want = false;
-				in_key = true;
-			}
-			depth--;
-			if (depth == 1 && !want)
-				in_key = true;
-			break;
-		case YAML_SCALAR_EVENT:
-			if (seq_depth != 0 && depth == seq_depth) {
-				struct fix_scalar *s;
-
-				if (kv->nitems >= sizeof kv->items /
-				    sizeof kv->items[0])
-					break;
-				s = &kv->items[kv->nitems++];
-				s->start = fix_mark_byte(buf, len,
-				    &ev.start_mark);
-				s->end = fix_mark_byte(buf, len, &ev.end_mark);
-				snprintf(s->text, sizeof s->text, "%.*s",
-				    (int)ev.data.scalar.length,
-				    (const char *)ev.data.scalar.value);
-			} else if (depth == 1 && in_key) {
-				if (strcmp((const char *)ev.data.scalar.value,
-				    key) == 0) {
-					kv->found = true;
-					kv->key_end = fix_mark_byte(buf, len,
-					    &ev.end_mark);
-					want = true;
-				}
-				in_key = false;
-			} else if (depth == 1) {
-				if (want) {
-					kv->has_value = true;
-					kv->value.start = fix_mark_byte(buf,
-					    len, &ev.start_mark);
-					kv->value.end = fix_mark_byte(buf, len,
-					    &ev.end_mark);
-					snprintf(kv->value.text,
-					    sizeof kv->value.text, "%.*s",
-					    (int)ev.data.scalar.length,
-					    (const char *)ev.data.scalar.value);
-					want = false;
-				}
-				in_key = true;
-			}
-			break;
-		default:
-			break;
-		}
-		yaml_event_delete(&ev);
-	}
-	rc = 0;
-out:
-	yaml_parser_delete(&p);
-	return rc;
+	return policy_find_key("policy", buf, len, key, kv, e);
 }
 
 /* buf with [a, b) replaced by rep.  Caller frees. */
@@ -171,7 +33,7 @@ char *
 fix_policy_remove_flaw(const char *buf, size_t len, const char *flaw,
     struct errbuf *e)
 {
-	struct fix_keyval kv;
+	struct policy_keyval kv;
 	size_t i, a, b;
 
 	if (fix_yaml_find(buf, len, "flaws", &kv, e) == -1)
@@ -232,7 +94,7 @@ fix_policy_set_variant(const char *buf, size_t len, const char *variant,
     struct errbuf *e)
 {
 	const struct variant *to = variant_find(variant), *from;
-	struct fix_keyval kv, kb;
+	struct policy_keyval kv, kb;
 	char *cur, *next;
 	size_t i;
 
