@@ -536,6 +536,18 @@ struct fix_state {
 	struct evidence *ev;
 	uint64_t t0;
 	bool engine_seen;   /* a drill of this fix reached the engine */
+	/* the loop's work */
+	struct drill_result *d;     /* the last drill */
+	char *orig;                 /* the policy text as given */
+	char *text;                 /* it with the flaws turned off so far */
+	struct policy *cur;         /* text, parsed */
+	char training[40];          /* the policy's variant */
+	const char *heldout;        /* the variant it is re-checked on */
+	uint64_t seed;
+	char run_dir[1024];         /* the breached run to attribute */
+	char cur_path[1200];        /* where text is written */
+	char given_policy[1024];    /* the given run's policy (o->policy_path
+	                               when the options name none) */
 };
 
 static void fix_beat(struct fix_state *st, const char *type, cJSON *fields,
@@ -684,8 +696,8 @@ fix_write_policy(struct fix_state *st, const char *name, const char *text,
 
 /* Attribute from a run dir's evidence among the flaws still on. */
 static int
-fix_attribute_run(struct fix_state *st, const char *run_dir,
-    const struct policy *p, struct fix_attribution *a, struct errbuf *e)
+fix_attribute_run(const char *run_dir, const struct policy *p,
+    struct fix_attribution *a, struct errbuf *e)
 {
 	cJSON *lines = fix_load_evidence(run_dir, e);
 	int n;
@@ -694,7 +706,6 @@ fix_attribute_run(struct fix_state *st, const char *run_dir,
 		return -1;
 	n = fix_attribute(lines, (const char *const *)p->flaws, p->nflaws, a);
 	cJSON_Delete(lines);
-	(void)st;
 	return n;
 }
 
@@ -799,33 +810,31 @@ fix_result_json(const struct fix_result *r)
 }
 
 
-/* The proposal: pr.md, policy patch, git commit, GitHub, Slack. */
+/* The branch of the proposal: ares/fix-<first flaw>-<8 hex of the fix
+ * id>.  Caller frees. */
+static char *
+fix_branch_name(const struct fix_result *r)
+{
+	char shortid[9];
+
+	snprintf(shortid, sizeof shortid, "%.8s", strrchr(r->fix_id, '-') ?
+	    strrchr(r->fix_id, '-') + 1 : r->fix_id);
+	return xasprintf("ares/fix-%s-%s", r->removed[0], shortid);
+}
+
+/* The patched policy as a commit on a new branch (fix_git_commit) and its
+ * fix.git beat: committed, failed, or not in a work tree. */
 static void
-fix_propose(struct fix_state *st, const char *orig_text,
-    const char *patched)
+fix_propose_git(struct fix_state *st, const char *patched,
+    const char *branch, const char *msg)
 {
 	struct fix_result *r = st->r;
 	struct errbuf e = { 0 };
-	char *title = fix_pr_title(r), *body, *path, *branch, *msg, *slack;
-	const char *token = getenv("GITHUB_TOKEN");
-	const char *api = st->o->github_api;
-	const char *hook = st->o->slack_webhook;
-	const char *base;
-	char shortid[9];
 
-	/* The branch: ares/fix-<first flaw>-<8 hex of the fix id>. */
-	snprintf(shortid, sizeof shortid, "%.8s", strrchr(r->fix_id, '-') ?
-	    strrchr(r->fix_id, '-') + 1 : r->fix_id);
-	branch = xasprintf("ares/fix-%s-%s", r->removed[0], shortid);
-	msg = xasprintf("%s\n\nFound and checked by the ares fix loop %s:\n"
-	    "attributed from the evidence of run %s, rerun contained on the "
-	    "training and held-out variants (fix.json in %s).\n", title,
-	    r->fix_id, r->nruns ? r->runs[0].run_id : "?", r->fix_dir);
 	if (fix_git_commit(r->policy_path, patched, strlen(patched), branch,
 	    msg, &r->git, &e) == -1) {
 		fix_beat(st, "fix.git", NULL, "git: %s (the patched policy and "
 		    "the patch are in the fix dir)", e.msg);
-		e.msg[0] = '\0';
 	} else if (r->git.committed) {
 		cJSON *f = cJSON_CreateObject();
 
@@ -840,26 +849,44 @@ fix_propose(struct fix_state *st, const char *orig_text,
 		fix_beat(st, "fix.git", NULL, "%s is not in a git work tree: "
 		    "wrote the patched policy %s and the patch %s instead",
 		    r->policy_path, r->patched_path, r->patch_path);
-	(void)orig_text;
-	body = fix_pr_body(r);
-	path = xasprintf("%s/pr.md", r->fix_dir);
-	{
-		char *md = xasprintf("# %s\n\n%s%s%s%s", title, body,
-		    r->git.committed ? "\nBranch: `" : "",
-		    r->git.committed ? r->git.branch : "",
-		    r->git.committed ? "`\n" : "");
+}
 
-		if (util_write_file(path, md, strlen(md), 0644, &e) == -1)
-			fix_beat(st, "fix.pr", NULL, "pr.md: %s", e.msg);
-		else
-			fix_beat(st, "fix.pr", NULL, "pull request text "
-			    "written to %s", path);
-		free(md);
-	}
+/* FIX_DIR/pr.md: the title, the body and the branch when committed; its
+ * fix.pr beat.  r->pr_path names it (even when it could not be written). */
+static void
+fix_write_pr(struct fix_state *st, const char *title, const char *body)
+{
+	struct fix_result *r = st->r;
+	struct errbuf e = { 0 };
+	char *path = xasprintf("%s/pr.md", r->fix_dir);
+	char *md = xasprintf("# %s\n\n%s%s%s%s", title, body,
+	    r->git.committed ? "\nBranch: `" : "",
+	    r->git.committed ? r->git.branch : "",
+	    r->git.committed ? "`\n" : "");
+
+	if (util_write_file(path, md, strlen(md), 0644, &e) == -1)
+		fix_beat(st, "fix.pr", NULL, "pr.md: %s", e.msg);
+	else
+		fix_beat(st, "fix.pr", NULL, "pull request text "
+		    "written to %s", path);
+	free(md);
 	free(path);
 	snprintf(r->pr_path, sizeof r->pr_path, "%s/pr.md", r->fix_dir);
+}
 
-	/* GitHub: only with a token and --github. */
+/* The GitHub pull request: sent only with a token and --github; either
+ * way FIX_DIR/github-request.json says what is (or would be) sent. */
+static void
+fix_propose_github(struct fix_state *st, const char *branch,
+    const char *title, const char *body)
+{
+	struct fix_result *r = st->r;
+	struct errbuf e = { 0 };
+	const char *token = getenv("GITHUB_TOKEN");
+	const char *api = st->o->github_api;
+	const char *base;
+	char *path;
+
 	base = st->o->github_base ? st->o->github_base :
 	    r->git.base_branch[0] && strcmp(r->git.base_branch, "HEAD") != 0 ?
 	    r->git.base_branch : "main";
@@ -882,7 +909,18 @@ fix_propose(struct fix_state *st, const char *orig_text,
 		    "no --github OWNER/REPO" : "GITHUB_TOKEN unset", path);
 	}
 	free(path);
-	e.msg[0] = '\0';
+}
+
+/* The Slack message: posted only with a webhook; either way
+ * FIX_DIR/slack-request.json says what is (or would be) sent. */
+static void
+fix_propose_slack(struct fix_state *st, const char *title)
+{
+	struct fix_result *r = st->r;
+	struct errbuf e = { 0 };
+	const char *hook = st->o->slack_webhook;
+	char *slack, *path;
+
 	slack = xasprintf("ares fix %s: %s. %s. Branch %s. Runs: %s (%s)%s%s",
 	    r->fix_id, title, r->reason, r->git.committed ? r->git.branch :
 	    "(none)", r->nruns ? r->runs[0].run_id : "?",
@@ -903,399 +941,645 @@ fix_propose(struct fix_state *st, const char *orig_text,
 	}
 	free(path);
 	free(slack);
+}
+
+/* The proposal of a verified fix, in order: git commit, pr.md, GitHub,
+ * Slack (each one's failure is a beat, not an error of the loop). */
+static void
+fix_propose(struct fix_state *st, const char *patched)
+{
+	struct fix_result *r = st->r;
+	char *title = fix_pr_title(r), *body, *branch, *msg;
+
+	branch = fix_branch_name(r);
+	msg = xasprintf("%s\n\nFound and checked by the ares fix loop %s:\n"
+	    "attributed from the evidence of run %s, rerun contained on the "
+	    "training and held-out variants (fix.json in %s).\n", title,
+	    r->fix_id, r->nruns ? r->runs[0].run_id : "?", r->fix_dir);
+	fix_propose_git(st, patched, branch, msg);
+	body = fix_pr_body(r);
+	fix_write_pr(st, title, body);
+	fix_propose_github(st, branch, title, body);
+	fix_propose_slack(st, title);
 	free(body);
 	free(msg);
 	free(branch);
 	free(title);
 }
 
+/* What a step of the loop tells fix_run to do next. */
+enum fix_step {
+	FIX_STEP_FAIL = -1,    /* an error: e says it */
+	FIX_STEP_NEXT = 0,     /* go on to the next step */
+	FIX_STEP_DONE,         /* an outcome is reached (r->outcome) */
+	FIX_STEP_AGAIN,        /* still breached: attribute again */
+	FIX_STEP_VERIFIED,     /* contained on training and held-out */
+};
+
+/* The limits of the options, clamped, and the environment's defaults. */
+static void
+fix_options_defaults(struct fix_options *o)
+{
+	if (o->max_seeds <= 0 || o->max_seeds > FIX_MAX_SEEDS)
+		o->max_seeds = FIX_MAX_SEEDS;
+	if (o->max_iterations <= 0 || o->max_iterations > FIX_MAX_ITERATIONS)
+		o->max_iterations = FIX_MAX_ITERATIONS;
+	if (o->github_api == NULL)
+		o->github_api = getenv("ARES_GITHUB_API");
+	if (o->slack_webhook == NULL)
+		o->slack_webhook = getenv("ARES_SLACK_WEBHOOK");
+}
+
+/*
+ * The breached run given with o->run_dir: it must verify (o->pub_path)
+ * and have ended breached.  It fills in what o leaves open: the policy
+ * (its drill.start's, copied to st->given_policy) and the seed;
+ * st->run_dir names it.  -1 + e.
+ */
+static int
+fix_given_run(struct fix_state *st, struct fix_options *o, struct errbuf *e)
+{
+	struct report_verify_result vr;
+	struct fix_run_info info;
+	cJSON *lines;
+
+	if (report_verify_dir(o->run_dir, o->pub_path, &vr, e) == -1)
+		return -1;
+	if (!vr.ok) {
+		errbuf_set(e, ERRBUF_INPUT, "%s does not verify (%s): "
+		    "the fix loop refuses a tampered run; see ares "
+		    "verify %s", o->run_dir, vr.first_bad >= 0 ?
+		    vr.checks[vr.first_bad].text : "?", o->run_dir);
+		report_verify_free(&vr);
+		return -1;
+	}
+	report_verify_free(&vr);
+	lines = fix_load_evidence(o->run_dir, e);
+	if (lines == NULL)
+		return -1;
+	if (fix_run_info(lines, &info) == -1) {
+		cJSON_Delete(lines);
+		return errbuf_set(e, ERRBUF_INPUT, "%s/evidence.jsonl: no "
+		    "drill.start, lab.up or verdict line", o->run_dir);
+	}
+	cJSON_Delete(lines);
+	if (o->policy_path == NULL) {
+		snprintf(st->given_policy, sizeof st->given_policy, "%s",
+		    info.policy);
+		o->policy_path = st->given_policy;
+	}
+	snprintf(st->run_dir, sizeof st->run_dir, "%s", o->run_dir);
+	if (!o->has_seed) {
+		o->seed = info.seed;
+		o->has_seed = true;
+	}
+	if (strcmp(info.verdict, "breached") != 0)
+		return errbuf_set(e, ERRBUF_INPUT, "%s ended %s, not breached: "
+		    "nothing to fix", o->run_dir, info.verdict);
+	return 0;
+}
+
+/*
+ * The policy to fix: read and parsed (st->orig, st->cur), its name and
+ * variant (st->training), the held-out variant to re-check on
+ * (st->heldout) and the seed (st->seed).  -1 + e.
+ */
+static int
+fix_load_policy(struct fix_state *st, struct errbuf *e)
+{
+	const struct fix_options *o = st->o;
+	struct fix_result *r = st->r;
+	size_t len;
+
+	if (o->policy_path == NULL)
+		return errbuf_set(e, ERRBUF_INPUT, "no policy (--policy FILE)");
+	st->orig = util_read_file(o->policy_path, POLICY_MAX_BYTES, &len, e);
+	if (st->orig == NULL)
+		return -1;
+	st->cur = policy_parse(st->orig, len, o->policy_path, e);
+	if (st->cur == NULL)
+		return -1;
+	snprintf(r->policy_path, sizeof r->policy_path, "%s", o->policy_path);
+	snprintf(r->policy_name, sizeof r->policy_name, "%s", st->cur->name);
+	snprintf(st->training, sizeof st->training, "%s", st->cur->variant ?
+	    st->cur->variant : "default");
+	st->heldout = fix_heldout_variant(o, st->training);
+	if (st->heldout == NULL || variant_find(st->heldout) == NULL ||
+	    strcmp(st->heldout, st->training) == 0)
+		return errbuf_set(e, ERRBUF_INPUT, "no held-out variant to "
+		    "re-check on (training %s, known: %s)", st->training,
+		    variant_ids());
+	st->seed = o->has_seed ? o->seed : st->cur->seed;
+	return 0;
+}
+
+/* The runs directory (runs_dir, else $ARES_RUNS, else ./runs), made when
+ * missing: its real path (caller frees), or NULL + e. */
+static char *
+fix_runs_dir(const char *runs_dir, struct errbuf *e)
+{
+	const char *runs = runs_dir ? runs_dir : getenv("ARES_RUNS");
+	char *runs_abs;
+
+	if (runs == NULL || runs[0] == '\0')
+		runs = "runs";
+	if (util_mkdir_p(runs, 0755, e) == -1)
+		return NULL;
+	runs_abs = realpath(runs, NULL);
+	if (runs_abs == NULL)
+		errbuf_set(e, ERRBUF_INPUT, "runs directory %s: %s", runs,
+		    strerror(errno));
+	return runs_abs;
+}
+
+/* The fix dir RUNS/fix-<id> and its chain, and the fix.start beat.
+ * -1 + e. */
+static int
+fix_start(struct fix_state *st, struct errbuf *e)
+{
+	struct fix_result *r = st->r;
+	cJSON *f;
+	char *path;
+
+	util_new_id(r->fix_id);
+	snprintf(r->fix_dir, sizeof r->fix_dir, "%s/fix-%s", st->o->runs_dir,
+	    r->fix_id);
+	if (util_mkdir_p(r->fix_dir, 0755, e) == -1)
+		return -1;
+	path = xasprintf("%s/evidence.jsonl", r->fix_dir);
+	st->ev = evidence_create(path, r->fix_id, e);
+	free(path);
+	if (st->ev == NULL)
+		return -1;
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "policy", st->o->policy_path);
+	cJSON_AddStringToObject(f, "variant", st->training);
+	cJSON_AddStringToObject(f, "heldout", st->heldout);
+	cJSON_AddNumberToObject(f, "seed", (double)st->seed);
+	if (st->run_dir[0] != '\0')
+		cJSON_AddStringToObject(f, "run_dir", st->run_dir);
+	fix_beat(st, "fix.start", f, "fix %s: policy %s (variant %s, "
+	    "held-out %s), seed %llu", r->fix_id, st->o->policy_path,
+	    st->training, st->heldout, (unsigned long long)st->seed);
+	return 0;
+}
+
+/* The original run drilled now (no run dir given): NEXT when it breached
+ * (st->run_dir, st->seed name it), DONE when there is nothing to attribute
+ * (never exercised, contained, error), FAIL + e. */
+static enum fix_step
+fix_drill_original(struct fix_state *st, struct errbuf *e)
+{
+	struct fix_result *r = st->r;
+	struct drill_result *d = st->d;
+
+	if (fix_drill_until_exercised(st, st->o->policy_path, "original",
+	    st->training, st->seed, d, e) == -1)
+		return FIX_STEP_FAIL;
+	snprintf(st->run_dir, sizeof st->run_dir, "%s", d->run_dir);
+	st->seed = d->seed;
+	if (d->verdict == DRILL_VERDICT_NOT_EXERCISED) {
+		r->outcome = FIX_OUTCOME_UNPROVEN;
+		snprintf(r->reason, sizeof r->reason, "the bait never "
+		    "fired in %d seeds: no breach to attribute",
+		    st->o->max_seeds);
+		return FIX_STEP_DONE;
+	}
+	if (d->verdict != DRILL_VERDICT_BREACHED) {
+		r->outcome = d->verdict == DRILL_VERDICT_CONTAINED ?
+		    FIX_OUTCOME_NOTHING : FIX_OUTCOME_ERROR;
+		snprintf(r->reason, sizeof r->reason, "the drill ended "
+		    "%s: %.400s", drill_verdict_name(d->verdict),
+		    d->verdict_reason);
+		return FIX_STEP_DONE;
+	}
+	return FIX_STEP_NEXT;
+}
+
+/* Record the given (verified) run as the original, from its report.json,
+ * and its fix.run beat. */
+static void
+fix_record_given(struct fix_state *st, struct errbuf *e)
+{
+	struct fix_result *r = st->r;
+	struct fix_run_ref *x = &r->runs[r->nruns++];
+	char *p = xasprintf("%s/report.json", st->run_dir);
+	size_t len;
+	char *rj = util_read_file(p, REPORT_JSON_MAX, &len, e);
+	cJSON *j = rj ? cJSON_ParseWithLength(rj, len) : NULL;
+
+	memset(x, 0, sizeof *x);
+	snprintf(x->role, sizeof x->role, "original");
+	snprintf(x->run_dir, sizeof x->run_dir, "%s", st->run_dir);
+	snprintf(x->run_id, sizeof x->run_id, "%s",
+	    fix_str(j, "run_id") ? fix_str(j, "run_id") : "?");
+	snprintf(x->variant, sizeof x->variant, "%s", st->training);
+	snprintf(x->verdict, sizeof x->verdict, "%s",
+	    fix_str(j, "verdict") ? fix_str(j, "verdict") : "?");
+	if (fix_str(j, "verdict_reason") != NULL)
+		util_sanitize(x->reason, sizeof x->reason,
+		    fix_str(j, "verdict_reason"),
+		    strlen(fix_str(j, "verdict_reason")), false);
+	x->seed = st->seed;
+	x->time_to_kill_ms = fix_num(j, "time_to_kill_ms", -1);
+	fix_hash_hex(p, x->report_hash);
+	cJSON_Delete(j);
+	free(rj);
+	free(p);
+	e->msg[0] = '\0';
+	fix_beat(st, "fix.run", NULL, "original run %s: %s (verified)",
+	    x->run_id, x->verdict);
+}
+
+/* The fix.attribute beat of an attribution of run_dir: every hit, the
+ * flaws that are off, and the first hit in words. */
+static void
+fix_beat_attribution(struct fix_state *st, const char *run_dir,
+    const struct fix_attribution *a)
+{
+	cJSON *f = cJSON_CreateObject(), *arr;
+	size_t i;
+
+	cJSON_AddStringToObject(f, "run_dir", run_dir);
+	arr = cJSON_AddArrayToObject(f, "flaws");
+	for (i = 0; i < a->nhits; i++) {
+		cJSON *x = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(x, "flaw", a->hits[i].flaw);
+		cJSON_AddBoolToObject(x, "breakout", a->hits[i].breakout);
+		cJSON_AddNumberToObject(x, "events",
+		    (double)a->hits[i].events);
+		cJSON_AddStringToObject(x, "evidence", a->hits[i].evidence);
+		cJSON_AddItemToArray(arr, x);
+	}
+	arr = cJSON_AddArrayToObject(f, "evidence_of_flaws_off");
+	for (i = 0; i < a->noff; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(a->off[i]));
+	if (a->nhits == 0)
+		fix_beat(st, "fix.attribute", f, "no flaw that "
+		    "is on explains the breach%s%s",
+		    a->noff ? " (evidence matches flaws that are "
+		    "off: " : "", a->noff ? a->off[0] : "");
+	else
+		fix_beat(st, "fix.attribute", f, "%s %s%s "
+		    "(%zu evidence line(s)): %s",
+		    a->hits[0].breakout ? "attributed to" :
+		    "evidence of use of", a->hits[0].flaw,
+		    a->hits[0].breakout ? " on the breakout path" :
+		    " (not on the breakout path)",
+		    a->hits[0].events, a->hits[0].evidence);
+}
+
+/*
+ * Attribute the breach of st->run_dir among the flaws still on, with its
+ * beat.  Only evidence on the breakout path attributes the breach: flaws
+ * merely used along the way are named, not fixed (a->nhits is 0 then).
+ * -1 + e.
+ */
+static int
+fix_attribute_breach(struct fix_state *st, struct fix_attribution *a,
+    struct errbuf *e)
+{
+	char used[512];
+	size_t i, u = 0;
+
+	if (fix_attribute_run(st->run_dir, st->cur, a, e) == -1)
+		return -1;
+	fix_beat_attribution(st, st->run_dir, a);
+	if (a->nhits > 0 && !a->hits[0].breakout) {
+		used[0] = '\0';
+		for (i = 0; i < a->nhits && u < sizeof used; i++)
+			u += (size_t)snprintf(used + u, sizeof used - u,
+			    "%s%s", i ? ", " : "", a->hits[i].flaw);
+		fix_beat(st, "fix.attribute", NULL, "no evidence of a "
+		    "flaw that is on lies on the breakout path (used "
+		    "along the way, not what broke out: %s)", used);
+		a->nhits = 0;
+	}
+	return 0;
+}
+
+/* Add the first hit of a to r->attributed (once per flaw). */
+static void
+fix_note_attributed(struct fix_result *r, const struct fix_attribution *a)
+{
+	size_t i, k;
+
+	for (i = 0; i < a->nhits && r->nattributed < FIX_MAX_HITS; i++) {
+		for (k = 0; k < r->nattributed; k++)
+			if (strcmp(r->attributed[k].flaw,
+			    a->hits[i].flaw) == 0)
+				break;
+		if (k == r->nattributed && i == 0)
+			r->attributed[r->nattributed++] = a->hits[i];
+	}
+}
+
+/*
+ * Turn flaw off in st->text, write it as policy.patched.yaml (st->cur_path)
+ * and re-parse it (st->cur), write the diff against the original
+ * (policy.patch, r->diff), with the fix.patch beat.  -1 + e.
+ */
+static int
+fix_patch(struct fix_state *st, const char *flaw, struct errbuf *e)
+{
+	struct fix_result *r = st->r;
+	struct policy *np;
+	char *patched, *diff;
+	cJSON *f;
+
+	patched = fix_policy_remove_flaw(st->text, strlen(st->text), flaw, e);
+	if (patched == NULL)
+		return -1;
+	snprintf(r->removed[r->nremoved++], sizeof r->removed[0], "%s", flaw);
+	free(st->text);
+	st->text = patched;
+	np = fix_write_policy(st, "policy.patched.yaml", st->text,
+	    st->cur_path, sizeof st->cur_path, e);
+	if (np == NULL)
+		return errbuf_prefix(e, "the patched policy does not parse");
+	snprintf(r->patched_path, sizeof r->patched_path, "%s", st->cur_path);
+	diff = fix_unified_diff(st->orig, st->text, "a/policy.yaml",
+	    "b/policy.yaml");
+	f = cJSON_CreateObject();
+	free(r->diff);
+	r->diff = diff;
+	snprintf(r->patch_path, sizeof r->patch_path, "%s/policy.patch",
+	    r->fix_dir);
+	(void)util_write_file(r->patch_path, diff, strlen(diff), 0644, e);
+	cJSON_AddStringToObject(f, "flaw", flaw);
+	cJSON_AddStringToObject(f, "patched", st->cur_path);
+	cJSON_AddStringToObject(f, "diff", diff);
+	fix_beat(st, "fix.patch", f, "turned %s off: %s (re-parsed: valid, "
+	    "%zu flaw(s) left)", flaw, st->cur_path, np->nflaws);
+	policy_free(st->cur);
+	st->cur = np;
+	return 0;
+}
+
+/* The patched policy drilled on the training variant in a fresh lab: NEXT
+ * when contained, AGAIN when still breached (st->run_dir is that run),
+ * DONE when never exercised or in error, FAIL + e. */
+static enum fix_step
+fix_rerun_training(struct fix_state *st, const char *flaw, struct errbuf *e)
+{
+	struct fix_result *r = st->r;
+	struct drill_result *d = st->d;
+
+	if (fix_drill_until_exercised(st, st->cur_path, "rerun", st->training,
+	    st->seed, d, e) == -1)
+		return FIX_STEP_FAIL;
+	if (d->verdict == DRILL_VERDICT_NOT_EXERCISED) {
+		r->outcome = FIX_OUTCOME_UNPROVEN;
+		snprintf(r->reason, sizeof r->reason, "the rerun on %s "
+		    "was not exercised in %d seeds: the fix is "
+		    "unproven", st->training, st->o->max_seeds);
+		return FIX_STEP_DONE;
+	}
+	if (d->verdict == DRILL_VERDICT_ERROR) {
+		r->outcome = FIX_OUTCOME_ERROR;
+		snprintf(r->reason, sizeof r->reason, "the rerun ended "
+		    "in error: %.400s", d->verdict_reason);
+		return FIX_STEP_DONE;
+	}
+	if (d->verdict != DRILL_VERDICT_CONTAINED) {
+		snprintf(st->run_dir, sizeof st->run_dir, "%s", d->run_dir);
+		fix_beat(st, "fix.iterate", NULL, "still breached on "
+		    "%s after turning %s off: attribute again",
+		    st->training, flaw);
+		return FIX_STEP_AGAIN;
+	}
+	return FIX_STEP_NEXT;
+}
+
+/*
+ * The patched policy re-checked on the held-out variant: a copy with
+ * variant: (and bait) changed, written and re-parsed, drilled.  VERIFIED
+ * when contained (r->outcome set), AGAIN when breached by a flaw still on
+ * (st->run_dir is that run), DONE when never exercised, in error, or
+ * breached by nothing that is on (not a fix), FAIL + e.
+ */
+static enum fix_step
+fix_rerun_heldout(struct fix_state *st, struct errbuf *e)
+{
+	struct fix_result *r = st->r;
+	struct drill_result *d = st->d;
+	struct fix_attribution ha;
+	struct policy *hp;
+	char *held, name[64], held_path[1200];
+
+	held = fix_policy_set_variant(st->text, strlen(st->text), st->heldout,
+	    e);
+	if (held == NULL)
+		return FIX_STEP_FAIL;
+	snprintf(name, sizeof name, "policy.heldout-%s.yaml", st->heldout);
+	hp = fix_write_policy(st, name, held, held_path, sizeof held_path, e);
+	free(held);
+	if (hp == NULL) {
+		errbuf_prefix(e, "the held-out policy does not parse");
+		return FIX_STEP_FAIL;
+	}
+	policy_free(hp);
+	if (fix_drill_until_exercised(st, held_path, "held-out", st->heldout,
+	    st->seed, d, e) == -1)
+		return FIX_STEP_FAIL;
+	if (d->verdict == DRILL_VERDICT_NOT_EXERCISED) {
+		r->outcome = FIX_OUTCOME_UNPROVEN;
+		snprintf(r->reason, sizeof r->reason, "contained on %s, "
+		    "but the held-out %s rerun was not exercised in %d "
+		    "seeds: the fix is unproven", st->training, st->heldout,
+		    st->o->max_seeds);
+		return FIX_STEP_DONE;
+	}
+	if (d->verdict == DRILL_VERDICT_ERROR) {
+		r->outcome = FIX_OUTCOME_ERROR;
+		snprintf(r->reason, sizeof r->reason, "the held-out "
+		    "rerun ended in error: %.400s", d->verdict_reason);
+		return FIX_STEP_DONE;
+	}
+	if (d->verdict == DRILL_VERDICT_CONTAINED) {
+		r->outcome = FIX_OUTCOME_VERIFIED;
+		snprintf(r->reason, sizeof r->reason, "contained on the "
+		    "training variant %s and on the held-out variant %s "
+		    "after turning off %zu flaw(s)", st->training, st->heldout,
+		    r->nremoved);
+		return FIX_STEP_VERIFIED;
+	}
+	/* Holds only on the training variant: try the next flaw the
+	 * held-out breach shows, else it is not a fix. */
+	snprintf(st->run_dir, sizeof st->run_dir, "%s", d->run_dir);
+	if (fix_attribute_run(st->run_dir, st->cur, &ha, e) == -1)
+		return FIX_STEP_FAIL;
+	if (ha.nhits == 0) {
+		r->outcome = FIX_OUTCOME_NOT_A_FIX;
+		snprintf(r->reason, sizeof r->reason, "contained "
+		    "on %s but breached on the held-out %s: a "
+		    "fix that holds only on the training variant "
+		    "is not a fix", st->training, st->heldout);
+		return FIX_STEP_DONE;
+	}
+	fix_beat(st, "fix.iterate", NULL, "contained on %s but "
+	    "breached on held-out %s: attribute again", st->training,
+	    st->heldout);
+	return FIX_STEP_AGAIN;
+}
+
+/*
+ * One iteration: attribute the breach of st->run_dir, turn the first flaw
+ * off, rerun on the training variant, then on the held-out one.  DONE
+ * when nothing that is on explains the breach (unattributed on the first
+ * iteration, else not a fix), else what the reruns say.
+ */
+static enum fix_step
+fix_iteration(struct fix_state *st, size_t it, struct errbuf *e)
+{
+	struct fix_result *r = st->r;
+	struct fix_attribution a;
+	const struct fix_hit *h;
+	enum fix_step step;
+
+	if (fix_attribute_breach(st, &a, e) == -1)
+		return FIX_STEP_FAIL;
+	if (a.nhits == 0) {
+		r->outcome = it == 0 ? FIX_OUTCOME_UNATTRIBUTED :
+		    FIX_OUTCOME_NOT_A_FIX;
+		snprintf(r->reason, sizeof r->reason, "%s",
+		    it == 0 ? "unattributed breach: the fix loop cannot "
+		    "propose a fix" : "the drill still breaks out and "
+		    "no remaining flaw explains it: not a fix");
+		return FIX_STEP_DONE;
+	}
+	h = &a.hits[0];
+	fix_note_attributed(r, &a);
+	if (fix_patch(st, h->flaw, e) == -1)
+		return FIX_STEP_FAIL;
+	step = fix_rerun_training(st, h->flaw, e);
+	if (step != FIX_STEP_NEXT)
+		return step;
+	return fix_rerun_heldout(st, e);
+}
+
+/* FIX_DIR/attempt.md: what was tried, when a flaw was turned off but the
+ * fix is not verified (no branch, no requests). */
+static void
+fix_write_attempt(const struct fix_result *r)
+{
+	char *body = fix_pr_body(r);
+	char *p = xasprintf("%s/attempt.md", r->fix_dir);
+	struct errbuf e2 = { 0 };
+
+	(void)util_write_file(p, body, strlen(body), 0644, &e2);
+	free(p);
+	free(body);
+}
+
+/* FIX_DIR/fix.json with the chain's count and head, signed; the outcome
+ * turns to error when it cannot be written or signed. */
+static void
+fix_write_json(struct fix_state *st)
+{
+	struct fix_result *r = st->r;
+	cJSON *j = fix_result_json(r);
+	char *txt = cJSON_Print(j);
+	char *p = xasprintf("%s/fix.json", r->fix_dir);
+	struct errbuf e2 = { 0 };
+
+	cJSON_AddNumberToObject(j, "evidence_entries",
+	    (double)evidence_count(st->ev));
+	free(txt);
+	cJSON_AddStringToObject(j, "evidence_head", evidence_head_hex(st->ev));
+	txt = cJSON_Print(j);
+	if (util_write_file(p, txt, strlen(txt), 0644, &e2) == -1 ||
+	    fix_sign(st, p, &e2) == -1) {
+		r->outcome = FIX_OUTCOME_ERROR;
+		snprintf(r->reason, sizeof r->reason, "fix.json: %.400s",
+		    e2.msg);
+	}
+	free(txt);
+	free(p);
+	cJSON_Delete(j);
+}
+
+/* The end of a loop that reached an outcome: the fix.result beat,
+ * attempt.md, the signed fix.json; a chain that could not be written
+ * turns a verified fix into an error. */
+static void
+fix_finish(struct fix_state *st)
+{
+	struct fix_result *r = st->r;
+	cJSON *f = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(f, "outcome", fix_outcome_name(r->outcome));
+	cJSON_AddStringToObject(f, "reason", r->reason);
+	fix_beat(st, "fix.result", f, "%s: %s", fix_outcome_name(r->outcome),
+	    r->reason);
+	if (r->outcome != FIX_OUTCOME_VERIFIED && r->nremoved > 0)
+		fix_write_attempt(r);
+	fix_write_json(st);
+	if (r->evidence_failed && r->outcome == FIX_OUTCOME_VERIFIED) {
+		r->outcome = FIX_OUTCOME_ERROR;
+		snprintf(r->reason, sizeof r->reason, "the fix evidence chain "
+		    "could not be written");
+	}
+}
+
+/*
+ * The loop, step by step: the breached run (given and verified, or
+ * drilled), the policy, the fix dir and its chain, the original run, then
+ * up to o->max_iterations iterations (attribute, patch, rerun on the
+ * training and the held-out variant), the proposal of a verified fix, and
+ * fix.json.
+ */
 int
 fix_run(const struct fix_options *opt, struct fix_result *r,
     struct errbuf *e)
 {
 	struct fix_options o = *opt;
 	struct fix_state st = { 0 };
-	struct policy *pol = NULL, *cur = NULL;
-	struct drill_result *d = xcalloc(1, sizeof *d);
-	char *orig = NULL, *text = NULL, *runs_abs = NULL, *path;
-	const char *runs, *heldout;
-	char training[40], run_dir[1024], cur_path[1200];
-	struct fix_attribution a;
-	size_t len, it;
-	uint64_t seed;
+	char *runs_abs = NULL;
+	enum fix_step step;
+	size_t it;
 	int rc = -1;
 
 	memset(r, 0, sizeof *r);
-	if (o.max_seeds <= 0 || o.max_seeds > FIX_MAX_SEEDS)
-		o.max_seeds = FIX_MAX_SEEDS;
-	if (o.max_iterations <= 0 || o.max_iterations > FIX_MAX_ITERATIONS)
-		o.max_iterations = FIX_MAX_ITERATIONS;
-	if (o.github_api == NULL)
-		o.github_api = getenv("ARES_GITHUB_API");
-	if (o.slack_webhook == NULL)
-		o.slack_webhook = getenv("ARES_SLACK_WEBHOOK");
+	fix_options_defaults(&o);
 	st.o = &o;
 	st.r = r;
 	st.t0 = util_mono_ns();
-	run_dir[0] = '\0';
+	st.d = xcalloc(1, sizeof *st.d);
 
 	/* The breached run: given, or drilled now. */
-	if (o.run_dir != NULL) {
-		struct report_verify_result vr;
-		struct fix_run_info info;
-		cJSON *lines;
-
-		if (report_verify_dir(o.run_dir, o.pub_path, &vr, e) == -1)
-			goto out;
-		if (!vr.ok) {
-			errbuf_set(e, ERRBUF_INPUT, "%s does not verify (%s): "
-			    "the fix loop refuses a tampered run; see ares "
-			    "verify %s", o.run_dir, vr.first_bad >= 0 ?
-			    vr.checks[vr.first_bad].text : "?", o.run_dir);
-			report_verify_free(&vr);
-			goto out;
-		}
-		report_verify_free(&vr);
-		lines = fix_load_evidence(o.run_dir, e);
-		if (lines == NULL)
-			goto out;
-		if (fix_run_info(lines, &info) == -1) {
-			cJSON_Delete(lines);
-			errbuf_set(e, ERRBUF_INPUT, "%s/evidence.jsonl: no "
-			    "drill.start, lab.up or verdict line", o.run_dir);
-			goto out;
-		}
-		cJSON_Delete(lines);
-		if (o.policy_path == NULL)
-			o.policy_path = info.policy;
-		snprintf(run_dir, sizeof run_dir, "%s", o.run_dir);
-		if (!o.has_seed) {
-			o.seed = info.seed;
-			o.has_seed = true;
-		}
-		if (strcmp(info.verdict, "breached") != 0) {
-			errbuf_set(e, ERRBUF_INPUT, "%s ended %s, not breached: "
-			    "nothing to fix", o.run_dir, info.verdict);
-			goto out;
-		}
-	}
-	if (o.policy_path == NULL) {
-		errbuf_set(e, ERRBUF_INPUT, "no policy (--policy FILE)");
+	if (o.run_dir != NULL && fix_given_run(&st, &o, e) == -1)
 		goto out;
-	}
-	orig = util_read_file(o.policy_path, POLICY_MAX_BYTES, &len, e);
-	if (orig == NULL)
+	if (fix_load_policy(&st, e) == -1)
 		goto out;
-	pol = policy_parse(orig, len, o.policy_path, e);
-	if (pol == NULL)
-		goto out;
-	snprintf(r->policy_path, sizeof r->policy_path, "%s", o.policy_path);
-	snprintf(r->policy_name, sizeof r->policy_name, "%s", pol->name);
-	snprintf(training, sizeof training, "%s", pol->variant ? pol->variant :
-	    "default");
-	heldout = fix_heldout_variant(&o, training);
-	if (heldout == NULL || variant_find(heldout) == NULL ||
-	    strcmp(heldout, training) == 0) {
-		errbuf_set(e, ERRBUF_INPUT, "no held-out variant to re-check "
-		    "on (training %s, known: %s)", training, variant_ids());
-		goto out;
-	}
-	seed = o.has_seed ? o.seed : pol->seed;
-
 	/* The fix dir and its chain. */
-	runs = o.runs_dir ? o.runs_dir : getenv("ARES_RUNS");
-	if (runs == NULL || runs[0] == '\0')
-		runs = "runs";
-	if (util_mkdir_p(runs, 0755, e) == -1)
+	runs_abs = fix_runs_dir(o.runs_dir, e);
+	if (runs_abs == NULL)
 		goto out;
-	runs_abs = realpath(runs, NULL);
-	if (runs_abs == NULL) {
-		errbuf_set(e, ERRBUF_INPUT, "runs directory %s: %s", runs,
-		    strerror(errno));
-		goto out;
-	}
 	o.runs_dir = runs_abs;
-	util_new_id(r->fix_id);
-	snprintf(r->fix_dir, sizeof r->fix_dir, "%s/fix-%s", runs_abs,
-	    r->fix_id);
-	if (util_mkdir_p(r->fix_dir, 0755, e) == -1)
+	if (fix_start(&st, e) == -1)
 		goto out;
-	path = xasprintf("%s/evidence.jsonl", r->fix_dir);
-	st.ev = evidence_create(path, r->fix_id, e);
-	free(path);
-	if (st.ev == NULL)
-		goto out;
-	{
-		cJSON *f = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(f, "policy", o.policy_path);
-		cJSON_AddStringToObject(f, "variant", training);
-		cJSON_AddStringToObject(f, "heldout", heldout);
-		cJSON_AddNumberToObject(f, "seed", (double)seed);
-		if (run_dir[0] != '\0')
-			cJSON_AddStringToObject(f, "run_dir", run_dir);
-		fix_beat(&st, "fix.start", f, "fix %s: policy %s (variant %s, "
-		    "held-out %s), seed %llu", r->fix_id, o.policy_path,
-		    training, heldout, (unsigned long long)seed);
-	}
-
-	if (run_dir[0] == '\0') {
-		if (fix_drill_until_exercised(&st, o.policy_path, "original",
-		    training, seed, d, e) == -1)
+	if (st.run_dir[0] == '\0') {
+		step = fix_drill_original(&st, e);
+		if (step == FIX_STEP_FAIL)
 			goto fail;
-		snprintf(run_dir, sizeof run_dir, "%s", d->run_dir);
-		seed = d->seed;
-		if (d->verdict == DRILL_VERDICT_NOT_EXERCISED) {
-			r->outcome = FIX_OUTCOME_UNPROVEN;
-			snprintf(r->reason, sizeof r->reason, "the bait never "
-			    "fired in %d seeds: no breach to attribute",
-			    o.max_seeds);
+		if (step == FIX_STEP_DONE)
 			goto done;
-		}
-		if (d->verdict != DRILL_VERDICT_BREACHED) {
-			r->outcome = d->verdict == DRILL_VERDICT_CONTAINED ?
-			    FIX_OUTCOME_NOTHING : FIX_OUTCOME_ERROR;
-			snprintf(r->reason, sizeof r->reason, "the drill ended "
-			    "%s: %.400s", drill_verdict_name(d->verdict),
-			    d->verdict_reason);
-			goto done;
-		}
-	} else {
-		/* Record the given run as the original. */
-		struct fix_run_ref *x = &r->runs[r->nruns++];
-		char *p = xasprintf("%s/report.json", run_dir);
-		char *rj = util_read_file(p, REPORT_JSON_MAX, &len, e);
-		cJSON *j = rj ? cJSON_ParseWithLength(rj, len) : NULL;
-
-		memset(x, 0, sizeof *x);
-		snprintf(x->role, sizeof x->role, "original");
-		snprintf(x->run_dir, sizeof x->run_dir, "%s", run_dir);
-		snprintf(x->run_id, sizeof x->run_id, "%s",
-		    fix_str(j, "run_id") ? fix_str(j, "run_id") : "?");
-		snprintf(x->variant, sizeof x->variant, "%s", training);
-		snprintf(x->verdict, sizeof x->verdict, "%s",
-		    fix_str(j, "verdict") ? fix_str(j, "verdict") : "?");
-		if (fix_str(j, "verdict_reason") != NULL)
-			util_sanitize(x->reason, sizeof x->reason,
-			    fix_str(j, "verdict_reason"),
-			    strlen(fix_str(j, "verdict_reason")), false);
-		x->seed = seed;
-		x->time_to_kill_ms = fix_num(j, "time_to_kill_ms", -1);
-		fix_hash_hex(p, x->report_hash);
-		cJSON_Delete(j);
-		free(rj);
-		free(p);
-		e->msg[0] = '\0';
-		fix_beat(&st, "fix.run", NULL, "original run %s: %s (verified)",
-		    x->run_id, x->verdict);
-	}
+	} else
+		fix_record_given(&st, e);
 
 	/* Iterate: attribute, patch, rerun (training, held-out). */
-	text = xstrdup(orig);
-	cur = pol;
-	pol = NULL;
+	st.text = xstrdup(st.orig);
 	for (it = 0; it < (size_t)o.max_iterations; it++) {
-		struct policy *np, *hp;
-		char *patched, *held, name[64], held_path[1200];
-		const struct fix_hit *h;
-		size_t i;
-		bool train_ok, held_ok;
-
 		r->iterations = it + 1;
-		if (fix_attribute_run(&st, run_dir, cur, &a, e) == -1)
+		step = fix_iteration(&st, it, e);
+		if (step == FIX_STEP_FAIL)
 			goto fail;
-		{
-			cJSON *f = cJSON_CreateObject(), *arr;
-
-			cJSON_AddStringToObject(f, "run_dir", run_dir);
-			arr = cJSON_AddArrayToObject(f, "flaws");
-			for (i = 0; i < a.nhits; i++) {
-				cJSON *x = cJSON_CreateObject();
-
-				cJSON_AddStringToObject(x, "flaw",
-				    a.hits[i].flaw);
-				cJSON_AddBoolToObject(x, "breakout",
-				    a.hits[i].breakout);
-				cJSON_AddNumberToObject(x, "events",
-				    (double)a.hits[i].events);
-				cJSON_AddStringToObject(x, "evidence",
-				    a.hits[i].evidence);
-				cJSON_AddItemToArray(arr, x);
-			}
-			arr = cJSON_AddArrayToObject(f, "evidence_of_flaws_off");
-			for (i = 0; i < a.noff; i++)
-				cJSON_AddItemToArray(arr,
-				    cJSON_CreateString(a.off[i]));
-			if (a.nhits == 0)
-				fix_beat(&st, "fix.attribute", f, "no flaw that "
-				    "is on explains the breach%s%s",
-				    a.noff ? " (evidence matches flaws that are "
-				    "off: " : "", a.noff ? a.off[0] : "");
-			else
-				fix_beat(&st, "fix.attribute", f, "%s %s%s "
-				    "(%zu evidence line(s)): %s",
-				    a.hits[0].breakout ? "attributed to" :
-				    "evidence of use of", a.hits[0].flaw,
-				    a.hits[0].breakout ? " on the breakout path" :
-				    " (not on the breakout path)",
-				    a.hits[0].events, a.hits[0].evidence);
-		}
-		/* Only evidence on the breakout path attributes the breach;
-		 * flaws merely used along the way are named, not fixed. */
-		if (a.nhits > 0 && !a.hits[0].breakout) {
-			char used[512];
-			size_t u = 0;
-
-			used[0] = '\0';
-			for (i = 0; i < a.nhits && u < sizeof used; i++)
-				u += (size_t)snprintf(used + u, sizeof used - u,
-				    "%s%s", i ? ", " : "", a.hits[i].flaw);
-			fix_beat(&st, "fix.attribute", NULL, "no evidence of a "
-			    "flaw that is on lies on the breakout path (used "
-			    "along the way, not what broke out: %s)", used);
-			a.nhits = 0;
-		}
-		if (a.nhits == 0) {
-			r->outcome = it == 0 ? FIX_OUTCOME_UNATTRIBUTED :
-			    FIX_OUTCOME_NOT_A_FIX;
-			snprintf(r->reason, sizeof r->reason, "%s",
-			    it == 0 ? "unattributed breach: the fix loop cannot "
-			    "propose a fix" : "the drill still breaks out and "
-			    "no remaining flaw explains it: not a fix");
+		if (step == FIX_STEP_DONE)
 			goto done;
-		}
-		h = &a.hits[0];
-		for (i = 0; i < a.nhits && r->nattributed < FIX_MAX_HITS; i++) {
-			size_t k;
-
-			for (k = 0; k < r->nattributed; k++)
-				if (strcmp(r->attributed[k].flaw,
-				    a.hits[i].flaw) == 0)
-					break;
-			if (k == r->nattributed && i == 0)
-				r->attributed[r->nattributed++] = a.hits[i];
-		}
-		patched = fix_policy_remove_flaw(text, strlen(text), h->flaw, e);
-		if (patched == NULL)
-			goto fail;
-		snprintf(r->removed[r->nremoved++], sizeof r->removed[0], "%s",
-		    h->flaw);
-		free(text);
-		text = patched;
-		np = fix_write_policy(&st, "policy.patched.yaml", text,
-		    cur_path, sizeof cur_path, e);
-		if (np == NULL) {
-			errbuf_prefix(e, "the patched policy does not parse");
-			goto fail;
-		}
-		snprintf(r->patched_path, sizeof r->patched_path, "%s",
-		    cur_path);
-		{
-			char *diff = fix_unified_diff(orig, text,
-			    "a/policy.yaml", "b/policy.yaml");
-			cJSON *f = cJSON_CreateObject();
-
-			free(r->diff);
-			r->diff = diff;
-			snprintf(r->patch_path, sizeof r->patch_path,
-			    "%s/policy.patch", r->fix_dir);
-			(void)util_write_file(r->patch_path, diff, strlen(diff),
-			    0644, e);
-			cJSON_AddStringToObject(f, "flaw", h->flaw);
-			cJSON_AddStringToObject(f, "patched", cur_path);
-			cJSON_AddStringToObject(f, "diff", diff);
-			fix_beat(&st, "fix.patch", f, "turned %s off: %s "
-			    "(re-parsed: valid, %zu flaw(s) left)", h->flaw,
-			    cur_path, np->nflaws);
-		}
-		policy_free(cur);
-		cur = np;
-
-		/* Training variant, fresh lab. */
-		if (fix_drill_until_exercised(&st, cur_path, "rerun", training,
-		    seed, d, e) == -1)
-			goto fail;
-		if (d->verdict == DRILL_VERDICT_NOT_EXERCISED) {
-			r->outcome = FIX_OUTCOME_UNPROVEN;
-			snprintf(r->reason, sizeof r->reason, "the rerun on %s "
-			    "was not exercised in %d seeds: the fix is "
-			    "unproven", training, o.max_seeds);
-			goto done;
-		}
-		if (d->verdict == DRILL_VERDICT_ERROR) {
-			r->outcome = FIX_OUTCOME_ERROR;
-			snprintf(r->reason, sizeof r->reason, "the rerun ended "
-			    "in error: %.400s", d->verdict_reason);
-			goto done;
-		}
-		train_ok = d->verdict == DRILL_VERDICT_CONTAINED;
-		if (!train_ok) {
-			snprintf(run_dir, sizeof run_dir, "%s", d->run_dir);
-			fix_beat(&st, "fix.iterate", NULL, "still breached on "
-			    "%s after turning %s off: attribute again",
-			    training, h->flaw);
-			continue;
-		}
-
-		/* Held-out variant: a copy with variant: (and bait) changed. */
-		held = fix_policy_set_variant(text, strlen(text), heldout, e);
-		if (held == NULL)
-			goto fail;
-		snprintf(name, sizeof name, "policy.heldout-%s.yaml", heldout);
-		hp = fix_write_policy(&st, name, held, held_path,
-		    sizeof held_path, e);
-		free(held);
-		if (hp == NULL) {
-			errbuf_prefix(e, "the held-out policy does not parse");
-			goto fail;
-		}
-		policy_free(hp);
-		if (fix_drill_until_exercised(&st, held_path, "held-out",
-		    heldout, seed, d, e) == -1)
-			goto fail;
-		if (d->verdict == DRILL_VERDICT_NOT_EXERCISED) {
-			r->outcome = FIX_OUTCOME_UNPROVEN;
-			snprintf(r->reason, sizeof r->reason, "contained on %s, "
-			    "but the held-out %s rerun was not exercised in %d "
-			    "seeds: the fix is unproven", training, heldout,
-			    o.max_seeds);
-			goto done;
-		}
-		if (d->verdict == DRILL_VERDICT_ERROR) {
-			r->outcome = FIX_OUTCOME_ERROR;
-			snprintf(r->reason, sizeof r->reason, "the held-out "
-			    "rerun ended in error: %.400s", d->verdict_reason);
-			goto done;
-		}
-		held_ok = d->verdict == DRILL_VERDICT_CONTAINED;
-		if (held_ok) {
-			r->outcome = FIX_OUTCOME_VERIFIED;
-			snprintf(r->reason, sizeof r->reason, "contained on the "
-			    "training variant %s and on the held-out variant %s "
-			    "after turning off %zu flaw(s)", training, heldout,
-			    r->nremoved);
+		if (step == FIX_STEP_VERIFIED)
 			break;
-		}
-		/* Holds only on the training variant: try the next flaw the
-		 * held-out breach shows, else it is not a fix. */
-		snprintf(run_dir, sizeof run_dir, "%s", d->run_dir);
-		{
-			struct fix_attribution ha;
-
-			if (fix_attribute_run(&st, run_dir, cur, &ha, e) == -1)
-				goto fail;
-			if (ha.nhits == 0) {
-				r->outcome = FIX_OUTCOME_NOT_A_FIX;
-				snprintf(r->reason, sizeof r->reason, "contained "
-				    "on %s but breached on the held-out %s: a "
-				    "fix that holds only on the training variant "
-				    "is not a fix", training, heldout);
-				goto done;
-			}
-		}
-		fix_beat(&st, "fix.iterate", NULL, "contained on %s but "
-		    "breached on held-out %s: attribute again", training,
-		    heldout);
 	}
 	if (r->outcome != FIX_OUTCOME_VERIFIED) {
 		r->outcome = FIX_OUTCOME_NOT_A_FIX;
@@ -1305,54 +1589,9 @@ fix_run(const struct fix_options *opt, struct fix_result *r,
 		goto done;
 	}
 	fix_beat(&st, "fix.verified", NULL, "verified fix: %s", r->reason);
-	fix_propose(&st, orig, text);
+	fix_propose(&st, st.text);
 done:
-	{
-		cJSON *f = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(f, "outcome",
-		    fix_outcome_name(r->outcome));
-		cJSON_AddStringToObject(f, "reason", r->reason);
-		fix_beat(&st, "fix.result", f, "%s: %s",
-		    fix_outcome_name(r->outcome), r->reason);
-	}
-	if (r->outcome != FIX_OUTCOME_VERIFIED && r->nremoved > 0) {
-		/* Still write what was tried (no branch, no requests). */
-		char *body = fix_pr_body(r);
-		char *p = xasprintf("%s/attempt.md", r->fix_dir);
-		struct errbuf e2 = { 0 };
-
-		(void)util_write_file(p, body, strlen(body), 0644, &e2);
-		free(p);
-		free(body);
-	}
-	{
-		cJSON *j = fix_result_json(r);
-		char *txt = cJSON_Print(j);
-		char *p = xasprintf("%s/fix.json", r->fix_dir);
-		struct errbuf e2 = { 0 };
-
-		cJSON_AddNumberToObject(j, "evidence_entries",
-		    (double)evidence_count(st.ev));
-		free(txt);
-		cJSON_AddStringToObject(j, "evidence_head",
-		    evidence_head_hex(st.ev));
-		txt = cJSON_Print(j);
-		if (util_write_file(p, txt, strlen(txt), 0644, &e2) == -1 ||
-		    fix_sign(&st, p, &e2) == -1) {
-			r->outcome = FIX_OUTCOME_ERROR;
-			snprintf(r->reason, sizeof r->reason, "fix.json: %.400s",
-			    e2.msg);
-		}
-		free(txt);
-		free(p);
-		cJSON_Delete(j);
-	}
-	if (r->evidence_failed && r->outcome == FIX_OUTCOME_VERIFIED) {
-		r->outcome = FIX_OUTCOME_ERROR;
-		snprintf(r->reason, sizeof r->reason, "the fix evidence chain "
-		    "could not be written");
-	}
+	fix_finish(&st);
 	rc = 0;
 	goto out;
 fail:
@@ -1365,12 +1604,11 @@ fail:
 out:
 	if (st.ev != NULL)
 		evidence_close(st.ev);
-	policy_free(pol);
-	policy_free(cur);
-	free(text);
-	free(orig);
+	policy_free(st.cur);
+	free(st.text);
+	free(st.orig);
 	free(runs_abs);
-	free(d);
+	free(st.d);
 	return rc;
 }
 
