@@ -12,6 +12,11 @@
  * a beat handed to the caller as it happens and a line of the fix's own
  * hash-chained evidence (RUNS/fix-<id>/evidence.jsonl); the summary
  * fix.json is signed like a report.
+ *
+ * This file holds attribution, the evidence of a run and the loop; the
+ * policy edits are in fix_yaml.c, git in fix_git.c, GitHub and Slack in
+ * fix_notify.c, the pull-request text in fix_pr.c and ares verify on a
+ * fix dir in fix_verify.c.
  */
 #include "core.h"
 
@@ -436,6 +441,9 @@ fix_load_file(const char *path, cJSON *arr, size_t *budget,
 	return 0;
 }
 
+/* Every line of RUN_DIR/evidence.jsonl, then of each RUN_DIR/evidence/
+ * *.jsonl (in name order, among its first FIX_CHAIN_FILES entries),
+ * parsed, within one FIX_FILE_MAX budget.  NULL + e.  Caller deletes. */
 cJSON *
 fix_load_evidence(const char *run_dir, struct errbuf *e)
 {
@@ -477,6 +485,9 @@ fix_load_evidence(const char *run_dir, struct errbuf *e)
 	return arr;
 }
 
+/* The run id, policy, variant, seed, flaws and verdict of a run, from its
+ * master chain's genesis, drill.start, lab.up and verdict lines.  0, -1
+ * when one of drill.start, lab.up, verdict is missing. */
 int
 fix_run_info(const cJSON *lines, struct fix_run_info *info)
 {
@@ -749,6 +760,8 @@ fix_sign(struct fix_state *st, const char *json_path, struct errbuf *e)
 	return rc;
 }
 
+/* fix.json's object for r (format ares-fix-v1; the loop adds the chain's
+ * count and head).  Caller deletes. */
 cJSON *
 fix_result_json(const struct fix_result *r)
 {
@@ -1560,6 +1573,7 @@ fix_run(const struct fix_options *opt, struct fix_result *r,
 	o.runs_dir = runs_abs;
 	if (fix_start(&st, e) == -1)
 		goto out;
+	/* The original run: drilled now, or the given one recorded. */
 	if (st.run_dir[0] == '\0') {
 		step = fix_drill_original(&st, e);
 		if (step == FIX_STEP_FAIL)
@@ -1612,6 +1626,7 @@ out:
 	return rc;
 }
 
+/* Free what r owns (its diff). */
 void
 fix_result_free(struct fix_result *r)
 {

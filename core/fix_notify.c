@@ -21,6 +21,8 @@ struct fix_buf {
 	size_t len;
 };
 
+/* libcurl write callback: append to the struct fix_buf, keeping at most
+ * FIX_HTTP_BODY_MAX bytes (the rest is read and dropped). */
 static size_t
 fix_curl_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
@@ -126,6 +128,9 @@ fix_write_record(const char *path, const char *method, const char *url,
 	return rc;
 }
 
+/* Open a pull request (POST {api}/repos/OWNER/REPO/pulls) when token is
+ * set; record the request (token redacted) to record_path either way.
+ * -1 + e on a bad OWNER/REPO, a failed request or a non-2xx answer. */
 int
 fix_github_pr(const char *api, const char *owner_repo, const char *token,
     const char *head, const char *base, const char *title, const char *body,
@@ -212,6 +217,9 @@ fix_github_pr(const char *api, const char *owner_repo, const char *token,
 	return rc;
 }
 
+/* Post {"text": text} to webhook when set; record the request (URL path
+ * redacted) to record_path either way.  -1 + e on a failed request or a
+ * non-2xx answer. */
 int
 fix_slack_post(const char *webhook, const char *text,
     const char *record_path, long *status, struct errbuf *e)

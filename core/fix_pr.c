@@ -10,6 +10,7 @@
 
 /* ---- the pull-request text -------------------------------------------- */
 
+/* The outcome as fix.json spells it (static string). */
 const char *
 fix_outcome_name(enum fix_outcome o)
 {
@@ -30,6 +31,7 @@ fix_outcome_name(enum fix_outcome o)
 	return "error";
 }
 
+/* The exit code of ares fix: 0 verified, 5 error, 1 otherwise. */
 int
 fix_exit_code(const struct fix_result *r)
 {
@@ -55,6 +57,7 @@ fix_removed_list(const struct fix_result *r, char *out, size_t len)
 		    i ? ", " : "", r->removed[i]);
 }
 
+/* The pull-request title (caller frees). */
 char *
 fix_pr_title(const struct fix_result *r)
 {
@@ -65,6 +68,9 @@ fix_pr_title(const struct fix_result *r)
 	    r->policy_name);
 }
 
+/* The pull-request body in Markdown: what broke out, which flaw, the
+ * change, the evidence table, the outcome and how to verify (also
+ * attempt.md's text).  Caller frees. */
 char *
 fix_pr_body(const struct fix_result *r)
 {

@@ -48,6 +48,7 @@ struct fix_vparsed {
 	char head[EVIDENCE_HEX_BYTES];
 };
 
+/* Whether dir holds a fix.json and is neither a trial dir nor a run dir. */
 bool
 fix_dir_is(const char *dir)
 {
@@ -74,6 +75,7 @@ fix_id_ok(const char *s, size_t max)
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") == n;
 }
 
+/* Whether s is 64 lower-case hex digits (a BLAKE2b-256 in hex). */
 static bool
 fix_hex64(const char *s)
 {
@@ -591,6 +593,10 @@ fix_check_md(const char *dir, const struct fix_vparsed *p,
 	}
 }
 
+/* ares verify FIX_DIR: fix.json's signature, schema and trusted comment,
+ * its chain and the chain's content, every run, the outcome recomputed,
+ * pr.md / attempt.md.  0 with res filled (res->ok), -1 + e on a usage
+ * error (dir is no directory, pub_path cannot be used). */
 int
 fix_verify_dir(const char *dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e)

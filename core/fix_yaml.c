@@ -29,6 +29,9 @@ fix_splice(const char *buf, size_t len, size_t a, size_t b, const char *rep)
 	    buf + b);
 }
 
+/* The policy text without flaw in flaws: (flow item and its comma, or
+ * the block item's line; the last one leaves "flaws: []").  Caller frees;
+ * NULL + e when flaws: is no sequence or flaw is not on it. */
 char *
 fix_policy_remove_flaw(const char *buf, size_t len, const char *flaw,
     struct errbuf *e)
@@ -89,6 +92,9 @@ fix_policy_remove_flaw(const char *buf, size_t len, const char *flaw,
 	}
 }
 
+/* The policy text on variant: each bait id mapped to the new variant's
+ * bait of the same kind, then variant: set (appended when absent).
+ * Caller frees; NULL + e on an unknown variant or bait. */
 char *
 fix_policy_set_variant(const char *buf, size_t len, const char *variant,
     struct errbuf *e)
@@ -157,6 +163,8 @@ fix_policy_set_variant(const char *buf, size_t len, const char *variant,
 	return next;
 }
 
+/* A one-hunk unified diff of a -> b (common prefix and suffix as
+ * context, 3 lines each side; up to 4096 lines each).  Caller frees. */
 char *
 fix_unified_diff(const char *a, const char *b, const char *name_a,
     const char *name_b)
