@@ -275,6 +275,30 @@ bool policy_has_bait(const struct policy *p, const char *bait);
 /* "poyo" or "script". */
 const char *policy_agent_kind_name(enum policy_agent_kind k);
 
+/* A scalar of a policy text: bytes [start, end) of the text (quotes
+ * included) and its value, cut to 63 bytes. */
+struct policy_span {
+	size_t start, end;
+	char text[64];
+};
+/* Where a top-level key and its value are in a policy text. */
+struct policy_keyval {
+	bool found;
+	size_t key_end;             /* byte after the key scalar */
+	bool is_seq, flow;          /* a sequence; in flow style: [a, b] */
+	struct policy_span items[POLICY_MAX_FLAWS + POLICY_MAX_BAIT];
+	size_t nitems;              /* its scalar items (the first ones) */
+	struct policy_span value;   /* a scalar value */
+	bool has_value;
+};
+/* Find top-level key in the policy text buf, for edits that keep its
+ * comments and layout (core/fix_yaml.c).  The text is read by
+ * policy_parse's parser, with its limits and checks (not the schema);
+ * errors "<file>:<line>:<col>: ..." (ERRBUF_INPUT).  0 (kv->found false
+ * when the key is absent), -1 + e. */
+int policy_find_key(const char *file, const char *buf, size_t len,
+    const char *key, struct policy_keyval *kv, struct errbuf *e);
+
 /* ------------------------------------------------------------------ */
 /* bus.c - sensor events from the lab (unix datagrams)                 */
 /* ------------------------------------------------------------------ */
@@ -1782,6 +1806,14 @@ int fix_verify_dir(const char *dir, const char *pub_path,
 /* The pull-request title and Markdown body (caller frees). */
 char *fix_pr_title(const struct fix_result *r);
 char *fix_pr_body(const struct fix_result *r);
+
+/* ------------------------------------------------------------------ */
+/* fix internals: shared by fix*.c, not for other callers              */
+/* ------------------------------------------------------------------ */
+#define FIX_FILE_MAX       (16u * 1024 * 1024)  /* a run's evidence files,
+                                                   all together */
+/* A string member or NULL. */
+const char *fix_str(const cJSON *o, const char *key);
 
 /* ------------------------------------------------------------------ */
 /* score.c - the one scorer: a run's chains -> its verdict             */

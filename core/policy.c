@@ -18,6 +18,10 @@
  * core/lab.c); which levers exist is checked by the drill.  Step 4
  * (check_agent) resolves and reads agent.script, the only key that
  * touches the file system.  Schema: docs/policy.md, docs/agents.md.
+ *
+ * The fix loop's text edits (core/fix_yaml.c) find their byte ranges with
+ * policy_find_key(), which reads the text with step 1: the same parser and
+ * limits.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +51,9 @@ enum ynode_kind { YN_SCALAR, YN_SEQ, YN_MAP };
 struct ynode {
 	enum ynode_kind kind;
 	size_t line, col;      /* 1-based start mark */
+	size_t start, end;     /* libyaml's character indices of the node's
+	                          first character and of the one after it */
+	bool flow;             /* a sequence in flow style: [a, b] */
 	char *str;             /* scalar bytes, NUL-terminated; else NULL */
 	size_t len;            /* scalar length (may contain NUL bytes) */
 	bool plain;            /* plain style and no tag: may mean null/int */
@@ -278,6 +285,7 @@ build_add(struct builder *b, yaml_mark_t m, enum ynode_kind kind,
 	n->kind = kind;
 	n->line = m.line + 1;
 	n->col = m.column + 1;
+	n->start = m.index;
 	n->plain = plain;
 	if (kind == YN_SCALAR) {
 		n->str = xmalloc(len + 1);
@@ -351,11 +359,14 @@ build_event(struct builder *b, const yaml_event_t *ev)
 			    TREE_MAX_SCALAR);
 			return build_err(b, ev->start_mark, NULL, msg);
 		}
-		return build_add(b, ev->start_mark, YN_SCALAR,
+		if (build_add(b, ev->start_mark, YN_SCALAR,
 		    (const char *)ev->data.scalar.value,
 		    ev->data.scalar.length,
 		    ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-		    ev->data.scalar.tag == NULL, &n);
+		    ev->data.scalar.tag == NULL, &n) == -1)
+			return -1;
+		n->end = ev->end_mark.index;
+		return 0;
 	case YAML_SEQUENCE_START_EVENT:
 	case YAML_MAPPING_START_EVENT: {
 		bool seq = ev->type == YAML_SEQUENCE_START_EVENT;
@@ -375,13 +386,15 @@ build_event(struct builder *b, const yaml_event_t *ev)
 		if (build_add(b, ev->start_mark, seq ? YN_SEQ : YN_MAP, NULL,
 		    0, false, &n) == -1)
 			return -1;
+		n->flow = seq && ev->data.sequence_start.style ==
+		    YAML_FLOW_SEQUENCE_STYLE;
 		b->stack[b->depth++] = n;
 		return 0;
 	}
 	case YAML_SEQUENCE_END_EVENT:
 	case YAML_MAPPING_END_EVENT:
 		if (b->depth > 0)
-			b->depth--;
+			b->stack[--b->depth]->end = ev->end_mark.index;
 		return 0;
 	}
 	return 0;
@@ -434,6 +447,76 @@ tree_build(const char *file, const char *buf, size_t len, struct errbuf *e)
 		return NULL;
 	}
 	return b.root;
+}
+
+/* Byte offset in buf of libyaml's character index: libyaml counts
+ * characters, so walk UTF-8 when the text has multi-byte characters.  It
+ * counts none for the UTF-8 byte order mark tree_build() skips: start
+ * after it. */
+static size_t
+tree_byte(const char *buf, size_t len, size_t index)
+{
+	size_t b = 0, chars = 0;
+
+	if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+		b = 3;
+
+	while (b < len && chars < index) {
+		unsigned char c = (unsigned char)buf[b];
+
+		b += c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+		chars++;
+	}
+	return b > len ? len : b;
+}
+
+/* Scalar n of buf as a span: its byte range and its text (cut). */
+static void
+tree_span(const char *buf, size_t len, const struct ynode *n,
+    struct policy_span *s)
+{
+	s->start = tree_byte(buf, len, n->start);
+	s->end = tree_byte(buf, len, n->end);
+	snprintf(s->text, sizeof s->text, "%.*s", (int)n->len, n->str);
+}
+
+/* Where top-level key is in buf (tree_build's limits and errors): the
+ * first matching key of a mapping document, its value a scalar or a
+ * sequence of scalars.  0, -1 + e. */
+int
+policy_find_key(const char *file, const char *buf, size_t len,
+    const char *key, struct policy_keyval *kv, struct errbuf *e)
+{
+	struct ynode *root;
+	size_t i, k;
+
+	memset(kv, 0, sizeof *kv);
+	root = tree_build(file, buf, len, e);
+	if (root == NULL)
+		return -1;
+	for (i = 0; root->kind == YN_MAP && i + 1 < root->nkids; i += 2) {
+		const struct ynode *kn = root->kids[i], *v = root->kids[i + 1];
+
+		if (strcmp(kn->str, key) != 0)
+			continue;
+		kv->found = true;
+		kv->key_end = tree_byte(buf, len, kn->end);
+		if (v->kind == YN_SCALAR) {
+			kv->has_value = true;
+			tree_span(buf, len, v, &kv->value);
+		} else if (v->kind == YN_SEQ) {
+			kv->is_seq = true;
+			kv->flow = v->flow;
+			for (k = 0; k < v->nkids && kv->nitems <
+			    sizeof kv->items / sizeof kv->items[0]; k++)
+				if (v->kids[k]->kind == YN_SCALAR)
+					tree_span(buf, len, v->kids[k],
+					    &kv->items[kv->nitems++]);
+		}
+		break;
+	}
+	ynode_free(root);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,0 +1,142 @@
+/*
+ * fix_pr.c - the fix loop's outcome names, exit code and the
+ * pull-request text (pr.md, attempt.md; docs/fix.md).
+ */
+#include "core.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the pull-request text -------------------------------------------- */
+
+/* The outcome as fix.json spells it (static string). */
+const char *
+fix_outcome_name(enum fix_outcome o)
+{
+	switch (o) {
+	case FIX_OUTCOME_VERIFIED:
+		return "verified";
+	case FIX_OUTCOME_NOT_A_FIX:
+		return "not-a-fix";
+	case FIX_OUTCOME_UNPROVEN:
+		return "unproven";
+	case FIX_OUTCOME_UNATTRIBUTED:
+		return "unattributed";
+	case FIX_OUTCOME_NOTHING:
+		return "nothing-to-fix";
+	case FIX_OUTCOME_ERROR:
+		return "error";
+	}
+	return "error";
+}
+
+/* The exit code of ares fix: 0 verified, 5 error, 1 otherwise. */
+int
+fix_exit_code(const struct fix_result *r)
+{
+	switch (r->outcome) {
+	case FIX_OUTCOME_VERIFIED:
+		return EXIT_CONTAINED;
+	case FIX_OUTCOME_ERROR:
+		return EXIT_INTERNAL;
+	default:
+		return EXIT_BREACHED;
+	}
+}
+
+/* Comma list of removed flaws into out. */
+static void
+fix_removed_list(const struct fix_result *r, char *out, size_t len)
+{
+	size_t i, used = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < r->nremoved && used < len; i++)
+		used += (size_t)snprintf(out + used, len - used, "%s%s",
+		    i ? ", " : "", r->removed[i]);
+}
+
+/* The pull-request title (caller frees). */
+char *
+fix_pr_title(const struct fix_result *r)
+{
+	char fl[512];
+
+	fix_removed_list(r, fl, sizeof fl);
+	return xasprintf("ares fix: turn off flaw %s in policy %s", fl,
+	    r->policy_name);
+}
+
+/* The pull-request body in Markdown: what broke out, which flaw, the
+ * change, the evidence table, the outcome and how to verify (also
+ * attempt.md's text).  Caller frees. */
+char *
+fix_pr_body(const struct fix_result *r)
+{
+	char fl[512];
+	size_t i, used = 0, cap = 8192;
+	char *out = xmalloc(cap);
+
+#define PUT(...) do { \
+	int k_ = snprintf(out + used, cap - used, __VA_ARGS__); \
+	if (k_ >= 0 && (size_t)k_ >= cap - used) { \
+		cap = cap * 2 + (size_t)k_; out = xrealloc(out, cap); \
+		k_ = snprintf(out + used, cap - used, __VA_ARGS__); \
+	} \
+	if (k_ > 0) used += (size_t)k_; } while (0)
+	fix_removed_list(r, fl, sizeof fl);
+	out[0] = '\0';
+	PUT("## What broke out\n\n");
+	if (r->nruns > 0) {
+		const struct fix_run_ref *o = &r->runs[0];
+
+		PUT("Drill `%s` (policy `%s`, variant `%s`, seed %llu) ended "
+		    "**%s**: %s.\n\n", o->run_id, r->policy_name, o->variant,
+		    (unsigned long long)o->seed, o->verdict, o->reason);
+	}
+	PUT("## Which flaw\n\n");
+	for (i = 0; i < r->nattributed; i++) {
+		const struct fix_hit *h = &r->attributed[i];
+		const struct lab_flaw *f = lab_flaw_find(h->flaw);
+
+		PUT("- `%s` (%s): %zu evidence line(s)%s, e.g. %s\n", h->flaw,
+		    f ? f->summary : "?", h->events, h->breakout ?
+		    " on the breakout path" : "", h->evidence);
+	}
+	PUT("\nAttribution is deterministic (no model): evidence kinds of the "
+	    "flaw catalogue (docs/flaws.md), only flaws that were on in the "
+	    "run's policy.\n\n");
+	PUT("## The change\n\nTurn off `%s` in `%s`:\n\n```diff\n%s```\n\n",
+	    fl, r->policy_path, r->diff ? r->diff : "");
+	PUT("## Evidence\n\n| role | run id | variant | seed | verdict | "
+	    "time to kill | report.json BLAKE2b-256 |\n"
+	    "|---|---|---|---|---|---|---|\n");
+	for (i = 0; i < r->nruns; i++) {
+		const struct fix_run_ref *x = &r->runs[i];
+		char ttk[32];
+
+		if (x->time_to_kill_ms >= 0)
+			snprintf(ttk, sizeof ttk, "%.3f ms", x->time_to_kill_ms);
+		else
+			snprintf(ttk, sizeof ttk, "-");
+		PUT("| %s | `%s` | %s | %llu | %s | %s | `%s` |\n", x->role,
+		    x->run_id, x->variant, (unsigned long long)x->seed,
+		    x->verdict, ttk, x->report_hash[0] ? x->report_hash : "-");
+	}
+	PUT("\nOutcome: **%s** - %s\n\n", fix_outcome_name(r->outcome),
+	    r->reason);
+	PUT("## How to verify\n\n```sh\n");
+	for (i = 0; i < r->nruns; i++)
+		PUT("ares verify %s\n", r->runs[i].run_dir);
+	if (r->nruns > 0)
+		PUT("minisign -Vm %s/report.json -p %s/ares.pub\n",
+		    r->runs[0].run_dir, r->runs[0].run_dir);
+	PUT("minisign -Vm %s/fix.json -p %s/ares.pub\n```\n\n"
+	    "Pin the public key you trust with `ares verify RUN_DIR --pub "
+	    "FILE` (the copy in a run directory only proves consistency).\n\n"
+	    "Fix loop `%s`, evidence `%s/evidence.jsonl`.\n", r->fix_dir,
+	    r->fix_dir, r->fix_id, r->fix_dir);
+#undef PUT
+	return out;
+}

@@ -1,0 +1,227 @@
+/*
+ * fix_yaml.c - the fix loop's minimal policy edits (docs/fix.md): turn a
+ * flaw off or set the variant by splicing the policy text at the byte
+ * ranges policy.c's parser gives (policy_find_key), so comments and layout
+ * stay; and the unified diff of the edit.
+ */
+#include "core.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- minimal YAML edits ---------------------------------------------- */
+
+/* Locate the top-level key's value in buf, with policy.c's parser.
+ * -1 + e ("policy:LINE:COL: ..."). */
+static int
+fix_yaml_find(const char *buf, size_t len, const char *key,
+    struct policy_keyval *kv, struct errbuf *e)
+{
+	return policy_find_key("policy", buf, len, key, kv, e);
+}
+
+/* buf with [a, b) replaced by rep.  Caller frees. */
+static char *
+fix_splice(const char *buf, size_t len, size_t a, size_t b, const char *rep)
+{
+	return xasprintf("%.*s%s%.*s", (int)a, buf, rep, (int)(len - b),
+	    buf + b);
+}
+
+/* The policy text without flaw in flaws: (flow item and its comma, or
+ * the block item's line; the last one leaves "flaws: []").  Caller frees;
+ * NULL + e when flaws: is no sequence or flaw is not on it. */
+char *
+fix_policy_remove_flaw(const char *buf, size_t len, const char *flaw,
+    struct errbuf *e)
+{
+	struct policy_keyval kv;
+	size_t i, a, b;
+
+	if (fix_yaml_find(buf, len, "flaws", &kv, e) == -1)
+		return NULL;
+	if (!kv.found || !kv.is_seq) {
+		errbuf_set(e, ERRBUF_INPUT, "policy: no flaws: sequence");
+		return NULL;
+	}
+	for (i = 0; i < kv.nitems; i++)
+		if (strcmp(kv.items[i].text, flaw) == 0)
+			break;
+	if (i == kv.nitems) {
+		errbuf_set(e, ERRBUF_INPUT, "policy: flaws: '%s' is not on",
+		    flaw);
+		return NULL;
+	}
+	if (kv.flow) {
+		if (kv.nitems == 1)
+			return fix_splice(buf, len, kv.items[i].start,
+			    kv.items[i].end, "");
+		if (i + 1 < kv.nitems)   /* "a, " up to the next item */
+			return fix_splice(buf, len, kv.items[i].start,
+			    kv.items[i + 1].start, "");
+		return fix_splice(buf, len, kv.items[i - 1].end,
+		    kv.items[i].end, "");   /* ", z" after the previous */
+	}
+	/* Block style: drop the item's whole line (with its comment). */
+	a = kv.items[i].start;
+	while (a > 0 && buf[a - 1] != '\n')
+		a--;
+	b = kv.items[i].end;
+	while (b < len && buf[b] != '\n')
+		b++;
+	if (b < len)
+		b++;
+	if (kv.nitems > 1)
+		return fix_splice(buf, len, a, b, "");
+	/* The only item: the key gets an empty flow sequence. */
+	{
+		char *tmp = fix_splice(buf, len, a, b, ""), *out;
+		size_t colon = kv.key_end;
+
+		while (colon < len && buf[colon] != ':')
+			colon++;
+		if (colon >= a) {
+			free(tmp);
+			errbuf_set(e, ERRBUF_INPUT, "policy: flaws: no ':'");
+			return NULL;
+		}
+		out = fix_splice(tmp, strlen(tmp), colon + 1, colon + 1, " []");
+		free(tmp);
+		return out;
+	}
+}
+
+/* The policy text on variant: each bait id mapped to the new variant's
+ * bait of the same kind, then variant: set (appended when absent).
+ * Caller frees; NULL + e on an unknown variant or bait. */
+char *
+fix_policy_set_variant(const char *buf, size_t len, const char *variant,
+    struct errbuf *e)
+{
+	const struct variant *to = variant_find(variant), *from;
+	struct policy_keyval kv, kb;
+	char *cur, *next;
+	size_t i;
+
+	if (to == NULL) {
+		errbuf_set(e, ERRBUF_INPUT, "unknown variant '%s' (known: %s)",
+		    variant, variant_ids());
+		return NULL;
+	}
+	if (fix_yaml_find(buf, len, "variant", &kv, e) == -1)
+		return NULL;
+	from = variant_find(kv.found && kv.has_value ? kv.value.text :
+	    "default");
+	if (from == NULL) {
+		errbuf_set(e, ERRBUF_INPUT, "policy: unknown variant");
+		return NULL;
+	}
+	/* Bait ids first (later offsets), each mapped by kind. */
+	if (fix_yaml_find(buf, len, "bait", &kb, e) == -1)
+		return NULL;
+	cur = xstrndup(buf, len);
+	for (i = kb.nitems; i-- > 0;) {
+		const char *id = kb.items[i].text, *rep = NULL;
+
+		if (strcmp(id, from->bait_credential) == 0)
+			rep = to->bait_credential;
+		else if (strcmp(id, from->bait_instruction) == 0)
+			rep = to->bait_instruction;
+		else if (strcmp(id, from->bait_tripwire) == 0)
+			rep = to->bait_tripwire;
+		if (rep == NULL) {
+			free(cur);
+			errbuf_set(e, ERRBUF_INPUT, "policy: bait '%s' is not "
+			    "one of variant %s's", id, from->id);
+			return NULL;
+		}
+		next = fix_splice(cur, strlen(cur), kb.items[i].start,
+		    kb.items[i].end, rep);
+		free(cur);
+		cur = next;
+	}
+	/* The bait edits may come before variant: re-find it. */
+	if (fix_yaml_find(cur, strlen(cur), "variant", &kv, e) == -1) {
+		free(cur);
+		return NULL;
+	}
+	if (kv.found && kv.has_value)
+		next = fix_splice(cur, strlen(cur), kv.value.start,
+		    kv.value.end, variant);
+	else if (kv.found) {
+		free(cur);
+		errbuf_set(e, ERRBUF_INPUT, "policy: variant: not a scalar");
+		return NULL;
+	} else {
+		size_t l = strlen(cur);
+
+		next = xasprintf("%s%svariant: %s\n", cur,
+		    l > 0 && cur[l - 1] != '\n' ? "\n" : "", variant);
+	}
+	free(cur);
+	return next;
+}
+
+/* A one-hunk unified diff of a -> b (common prefix and suffix as
+ * context, 3 lines each side; up to 4096 lines each).  Caller frees. */
+char *
+fix_unified_diff(const char *a, const char *b, const char *name_a,
+    const char *name_b)
+{
+	/* Split both into lines, take the common prefix and suffix, emit
+	 * one hunk with the middle (edits here are local). */
+	const char *la[4096], *lb[4096];
+	size_t ea[4096], eb[4096], na = 0, nb = 0, pre = 0, suf = 0, i;
+	const char *p;
+	size_t used = 0, cap = 4096;
+	char *out = xmalloc(cap);
+	size_t ctx_a, ctx_end_a, ctx_end_b;
+
+#define FIX_SPLIT(s, arr, ends, n) \
+	for (p = (s); *p != '\0' && (n) < 4096;) { \
+		const char *q = strchr(p, '\n'); \
+		(arr)[(n)] = p; \
+		(ends)[(n)] = q ? (size_t)(q - p) + 1 : strlen(p); \
+		p += (ends)[(n)]; (n)++; \
+	}
+	FIX_SPLIT(a, la, ea, na)
+	FIX_SPLIT(b, lb, eb, nb)
+#undef FIX_SPLIT
+#define FIX_EQ(i, j) (ea[i] == eb[j] && memcmp(la[i], lb[j], ea[i]) == 0)
+	while (pre < na && pre < nb && FIX_EQ(pre, pre))
+		pre++;
+	while (suf < na - pre && suf < nb - pre &&
+	    FIX_EQ(na - 1 - suf, nb - 1 - suf))
+		suf++;
+#define FIX_PUT(...) do { \
+	int k_ = snprintf(out + used, cap - used, __VA_ARGS__); \
+	if (k_ >= 0 && (size_t)k_ >= cap - used) { \
+		cap = cap * 2 + (size_t)k_; out = xrealloc(out, cap); \
+		k_ = snprintf(out + used, cap - used, __VA_ARGS__); \
+	} \
+	if (k_ > 0) used += (size_t)k_; } while (0)
+	out[0] = '\0';
+	FIX_PUT("--- %s\n+++ %s\n", name_a, name_b);
+	if (pre == na && pre == nb)
+		return out;
+	ctx_a = pre > 3 ? pre - 3 : 0;
+	ctx_end_a = na - suf + (suf > 3 ? 3 : suf);
+	ctx_end_b = nb - suf + (suf > 3 ? 3 : suf);
+	FIX_PUT("@@ -%zu,%zu +%zu,%zu @@\n", ctx_a + 1, ctx_end_a - ctx_a,
+	    ctx_a + 1, ctx_end_b - ctx_a);
+	for (i = ctx_a; i < pre; i++)
+		FIX_PUT(" %.*s", (int)ea[i], la[i]);
+	for (i = pre; i < na - suf; i++)
+		FIX_PUT("-%.*s%s", (int)ea[i], la[i],
+		    la[i][ea[i] - 1] == '\n' ? "" : "\n");
+	for (i = pre; i < nb - suf; i++)
+		FIX_PUT("+%.*s%s", (int)eb[i], lb[i],
+		    lb[i][eb[i] - 1] == '\n' ? "" : "\n");
+	for (i = na - suf; i < ctx_end_a; i++)
+		FIX_PUT(" %.*s%s", (int)ea[i], la[i],
+		    la[i][ea[i] - 1] == '\n' ? "" : "\n");
+#undef FIX_PUT
+#undef FIX_EQ
+	return out;
+}
