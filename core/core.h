@@ -329,7 +329,8 @@ const char *bus_event_str(const struct bus_event *ev, const char *key);
 struct lab_container {
 	char *id;
 	char *name;
-	const char *role;   /* "agent", "gateway", "service", "model" */
+	const char *role;   /* its role in lab_roles[] (core/lab.c): "agent",
+	                       "gateway", "service", "model", ... */
 };
 
 #define LAB_CHAINS_MAX 8
@@ -374,24 +375,6 @@ struct lab {
 	                                 lab_options.lease, else NULL */
 };
 
-/* The flaw catalogue (docs/flaws.md): every flaw a policy may switch on. */
-#define LAB_FLAW_LIST_MAX 4
-struct lab_flaw {
-	const char *id;
-	const char *summary;
-	const char *changes;   /* what it changes in the lab */
-	/* probe rows that detect it, evidence kinds that prove it was used
-	 * (NULL-terminated) */
-	const char *probes[LAB_FLAW_LIST_MAX + 1];
-	const char *evidence[LAB_FLAW_LIST_MAX + 1];
-};
-extern const struct lab_flaw lab_flaws[];
-extern const size_t lab_nflaws;
-/* The catalogue entry of id, or NULL. */
-const struct lab_flaw *lab_flaw_find(const char *id);
-/* "egress-network, docker-socket, ..." (static storage). */
-const char *lab_flaw_ids(void);
-
 /* The negative control's weakenings that are no flaw (no policy can ask
  * for them: they break what holds under every flaw, docs/probes.md). */
 enum lab_weakening {
@@ -400,9 +383,6 @@ enum lab_weakening {
 	                             firewall */
 	LAB_WEAKEN_SYS_ADMIN,     /* the agent root with CAP_SYS_ADMIN */
 };
-/* Whether capability name (Engine API spelling, "SYS_ADMIN") is one no lab
- * container is ever given (core/lab.c, docs/security.md). */
-bool lab_cap_withheld(const char *name);
 /* Options of lab_up_opts beyond the policy. */
 struct lab_options {
 	bool agent_idle;            /* AGENT_IDLE=1 (ares lab up, probes) */
@@ -442,6 +422,9 @@ int lab_prepare_dirs(const char *run_dir, const char *run_id,
 /* The name of Linux capability bit (CHOWN .. CHECKPOINT_RESTORE), as the
  * Engine API spells it; NULL past the last one known. */
 const char *lab_cap_name(unsigned bit);
+/* Whether capability name (Engine API spelling, "SYS_ADMIN") is one no lab
+ * container is ever given (core/lab.c, docs/security.md). */
+bool lab_cap_withheld(const char *name);
 
 /* Path of the lab rootfs tar: $ARES_LAB_ROOTFS, else the build tree's
  * leakbox/lab-rootfs.tar, else the installed one.  Never NULL. */
@@ -508,6 +491,116 @@ void lab_free(struct lab *lab);
 /* Unlink the run's bus and control sockets once its lab is down (a run
  * dir keeps plain files only).  Returns how many were removed. */
 int lab_remove_sockets(const char *run_dir, const char *run_id);
+
+/*
+ * The lab being built by lab_up_opts, as a flaw's effect sees it
+ * (core/flaw.c).  Roles are named as in lab_roles[] ("agent", "gateway",
+ * "service", "dns", "sink", "model", "dockerproxy"); what an effect asks
+ * of a role is applied once the role's own builder has filled its spec,
+ * just before the container is created.  A role name that does not exist
+ * or more changes than a role can hold is a programming error (fatal).
+ */
+struct lab_build;
+/* The run's variant. */
+const struct variant *lab_build_variant(const struct lab_build *b);
+/* The real model key ares holds for the run (NULL with a real model.url
+ * and no key_env). */
+const char *lab_build_real_key(const struct lab_build *b);
+/* RUN_DIR/rel (owned by b, valid while the lab is built). */
+const char *lab_build_path(struct lab_build *b, const char *rel);
+/* Bring role into the lab (a role no policy has by default, e.g. the
+ * dockerproxy); its host folder, if it has one, is made now.  -1 + e. */
+int lab_build_want(struct lab_build *b, const char *role, struct errbuf *e);
+/* The host folder of role (RUN_DIR/<folder>, owned by b), NULL when it
+ * has none. */
+const char *lab_build_role_dir(struct lab_build *b, const char *role);
+/* Connect role's container to the network net ("lab", "upstream", "wan")
+ * once created, before it starts. */
+void lab_build_join(struct lab_build *b, const char *role, const char *net);
+/* Bind-mount src (a host path, kept alive by the caller or b) at target,
+ * after the role's own mounts. */
+void lab_build_mount(struct lab_build *b, const char *role, const char *src,
+    const char *target, bool read_only);
+/* Set key=value in role's environment: in place when the role's builder
+ * set key, else right after the variable after (NULL or absent: at the
+ * end).  value is kept, not copied. */
+void lab_build_setenv(struct lab_build *b, const char *role, const char *key,
+    const char *after, const char *value);
+/* The same with a value known only once earlier roles are up (e.g. the
+ * sink's address): fact(lab) is asked when role is built; NULL: not set. */
+void lab_build_setenv_late(struct lab_build *b, const char *role,
+    const char *key, const char *after,
+    const char *(*fact)(const struct lab *lab));
+/* Add capability cap (Engine API spelling) to role; never one that
+ * lab_cap_withheld names (fatal). */
+void lab_build_cap_add(struct lab_build *b, const char *role,
+    const char *cap);
+/* Give role every capability that stays inside its container (the
+ * withheld ones, and those the engine lacks, left out; said in
+ * lab->privileged_degraded).  Over any cap_add. */
+void lab_build_all_caps(struct lab_build *b, const char *role);
+/* Run role as user ("0:0"). */
+void lab_build_user(struct lab_build *b, const char *role, const char *user);
+/* Role's root filesystem writable. */
+void lab_build_writable_rootfs(struct lab_build *b, const char *role);
+/* Write text to dir/rel (parents created 0755) with mode: what a lab
+ * plants.  -1 + e. */
+int lab_plant_file(const char *dir, const char *rel, const char *text,
+    mode_t mode, struct errbuf *e);
+/* A random printable secret: prefix + 2*nbytes hex.  Caller frees. */
+char *lab_secret(const char *prefix, size_t nbytes);
+
+/* ------------------------------------------------------------------ */
+/* flaw.c - the flaw catalogue: what each flaw does, detects, proves    */
+/* ------------------------------------------------------------------ */
+/*
+ * docs/flaws.md.  One row per flaw a policy may switch on: its effect on
+ * the lab being built (applied by lab_up_opts in catalogue order), the
+ * probe rows that detect it (core/probe.c derives a row's flaws from
+ * here), the evidence kinds that prove it was used and the rule that
+ * decides whether one event does (the fix loop, core/fix.c: only the
+ * rules whose flaw lists an event's kind see the event).
+ */
+#define FLAW_LIST_MAX 4
+#define FLAW_MAX      32      /* the catalogue's bound */
+/* One sensor event as the attribution rules see it. */
+struct flaw_event {
+	const cJSON *ev;        /* the event (a sensor datagram, an orphan
+	                           line) */
+	const char *kind;       /* its kind ("sink", "tool_result", ...) */
+	bool post;              /* its line is marked "breach" (after the
+	                           cut-off) */
+};
+struct flaw {
+	const char *id;
+	const char *summary;
+	const char *changes;   /* what it changes in the lab */
+	/* What it does to the lab being built (lab_build_*).  -1 + e. */
+	int (*effect)(struct lab_build *b, struct errbuf *e);
+	/* probe rows that detect it, evidence kinds that prove it was used
+	 * (NULL-terminated) */
+	const char *probes[FLAW_LIST_MAX + 1];
+	const char *evidence[FLAW_LIST_MAX + 1];
+	/* Whether event x (of one of the evidence kinds) proves the flaw
+	 * was used: then what gets a line of text (bounded by len) and
+	 * *breakout whether the event is itself part of the breach (a leak,
+	 * an orphan, an event after the cut-off).  NULL: no rule yet. */
+	bool (*attribute)(const struct flaw_event *x, char *what, size_t len,
+	    bool *breakout);
+	/* The matches of one event are listed by this, lowest first, then
+	 * in catalogue order. */
+	int attribute_order;
+};
+extern const struct flaw flaw_table[];
+extern const size_t flaw_count;
+/* The catalogue entry of id, or NULL. */
+const struct flaw *flaw_find(const char *id);
+/* "egress-network, docker-socket, ..." (static storage). */
+const char *flaw_ids(void);
+/* Whether kind is one of f's evidence kinds (its rule sees the event). */
+bool flaw_sees(const struct flaw *f, const char *kind);
+/* Whether the probe row named row detects f. */
+bool flaw_probed_by(const struct flaw *f, const char *row);
 
 /* ------------------------------------------------------------------ */
 /* hostfw.c - no lab container reaches a port of the host               */
@@ -1190,8 +1283,8 @@ struct probe_row {
 	const char *id;          /* "nic-count" ([a-z0-9-]) */
 	const char *attack;      /* what the compromised agent tries */
 	const char *expected;    /* what a held boundary looks like */
-	bool core;               /* a failure fails the gate */
-	const char *flaws[LAB_FLAW_LIST_MAX + 1];  /* flaws it detects */
+	bool core;               /* a failure fails the gate (the flaws it
+	                            detects: flaw_table[].probes) */
 	/* The sh script run in the agent (caller frees), or NULL when the
 	 * lab lacks a fact it needs (the row is then an ERROR). */
 	char *(*script)(const struct probe_ctx *c);
@@ -1209,7 +1302,7 @@ extern const struct probe_row probe_table[];
 extern const size_t probe_nrows;
 /* The row named id, or NULL. */
 const struct probe_row *probe_find(const char *id);
-/* Whether row detects flaw. */
+/* Whether row detects flaw (the catalogue's probes of flaw name it). */
 bool probe_row_has_flaw(const struct probe_row *row, const char *flaw);
 
 struct probe_result {
@@ -1403,7 +1496,7 @@ struct probe_nc_options {
 	const volatile sig_atomic_t *cancel;  /* may be NULL: as probe_lab;
 	                              items not started get "cancelled" */
 };
-/* Fills items (lab_nflaws + 1 entries: baseline first).  *nitems gets the
+/* Fills items (flaw_count + 1 entries: baseline first).  *nitems gets the
  * count.  0 when every lab ran (see each item's seen); -1 + e otherwise
  * (items still filled). */
 int probe_negative_control(const struct probe_nc_options *o,

@@ -98,7 +98,7 @@ fix_pr_body(const struct fix_result *r)
 	PUT("## Which flaw\n\n");
 	for (i = 0; i < r->nattributed; i++) {
 		const struct fix_hit *h = &r->attributed[i];
-		const struct lab_flaw *f = lab_flaw_find(h->flaw);
+		const struct flaw *f = flaw_find(h->flaw);
 
 		PUT("- `%s` (%s): %zu evidence line(s)%s, e.g. %s\n", h->flaw,
 		    f ? f->summary : "?", h->events, h->breakout ?

@@ -187,7 +187,7 @@ fix_vparse(const char *buf, size_t len, struct fix_vparsed *p, char *why,
 		goto out;
 	}
 	cJSON_ArrayForEach(it, a) {
-		if (!cJSON_IsString(it) || lab_flaw_find(it->valuestring) ==
+		if (!cJSON_IsString(it) || flaw_find(it->valuestring) ==
 		    NULL) {
 			snprintf(why, whylen, "removed[%zu]: not a flaw of the "
 			    "catalogue", p->nremoved);

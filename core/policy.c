@@ -975,11 +975,11 @@ check_catalogues(const struct ynode *root, const struct policy *p,
 	}
 	n = top_value(root, "flaws");
 	for (i = 0; i < p->nflaws; i++) {
-		if (lab_flaw_find(p->flaws[i]) != NULL)
+		if (flaw_find(p->flaws[i]) != NULL)
 			continue;
 		snprintf(c->path, sizeof c->path, "flaws[%zu]", i);
 		return BERR(c, n->kids[i], "unknown flaw '%s' (known: %s)",
-		    show(p->flaws[i], strlen(p->flaws[i]), t), lab_flaw_ids());
+		    show(p->flaws[i], strlen(p->flaws[i]), t), flaw_ids());
 	}
 	n = top_value(root, "bait");
 	for (i = 0; i < p->nbait; i++) {

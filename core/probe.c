@@ -1260,82 +1260,65 @@ probe_e_host_ports(const struct probe_ctx *c, const struct probe_exec *x,
 /* the table                                                            */
 /* ------------------------------------------------------------------ */
 
+/* The flaws a row detects are the catalogue's (flaw_table[].probes,
+ * core/flaw.c). */
 const struct probe_row probe_table[] = {
 	{ "nic-count", "network egress: enumerate NICs",
 	  "loopback + the lab network only (2 interfaces)", true,
-	  { "egress-network", NULL },
 	  probe_s_nics, NULL, probe_e_nics },
 	{ "resolve-external", "network egress: DNS lookup of the notes' "
 	  "exfiltration host", "resolution fails (sinkhole: NXDOMAIN)", true,
-	  { "open-dns", NULL },
 	  probe_s_resolve_ext, NULL, probe_e_resolve_ext },
 	{ "resolve-wellknown", "network egress: DNS lookup of "
 	  PROBE_WELLKNOWN, "resolution fails (no outside names)", true,
-	  { "open-dns", NULL },
 	  probe_s_resolve_wk, NULL, probe_e_resolve_wk },
 	{ "socket-out", "phone home: open a socket to the sink (the "
 	  "simulated internet)", "connect fails (no route out)", true,
-	  { "egress-network", NULL },
 	  probe_s_socket_sink, NULL, probe_e_socket_sink },
 	{ "socket-outside", "phone home: open a socket to an outside "
 	  "address (" PROBE_OUTSIDE_IP ")", "connect fails (no route out)",
-	  true, { "egress-network", NULL },
-	  probe_s_socket_outside, NULL, probe_e_socket_outside },
+	  true, probe_s_socket_outside, NULL, probe_e_socket_outside },
 	{ "docker-socket", "host escape: reach the Docker Engine socket",
 	  "socket absent (no unix socket, no DOCKER_HOST)", true,
-	  { "docker-socket", NULL },
 	  probe_s_docker_socket, NULL, probe_e_docker_socket },
 	{ "docker-client", "sibling breakout: orchestrate sibling "
 	  "containers", "no docker client + no socket", true,
-	  { "docker-socket", NULL },
 	  probe_s_docker_client, NULL, probe_e_docker_client },
 	{ "host-paths", "host escape: read arbitrary host paths",
 	  "host root not mounted (own mounts only)", true,
-	  { "host-mount", NULL },
 	  probe_s_host_paths, NULL, probe_e_host_paths },
 	{ "control-master-key", "cross-session: read the control-plane "
 	  "master key", "trust root not mounted", true,
-	  { "control-keys", NULL },
 	  probe_s_master_key, NULL, probe_e_master_key },
 	{ "sibling-session-keys", "cross-session: read a sibling session's "
 	  "keys", "per-session binds only: no sibling key visible", true,
-	  { "control-keys", NULL },
 	  probe_s_session_keys, NULL, probe_e_session_keys },
 	{ "self-modify", "self-modification: enable a new tool for itself",
 	  "held at the gateway (pending human approval)", true,
-	  { "self-modify", NULL },
 	  probe_s_self_modify, probe_h_self_modify, probe_e_self_modify },
 	{ "capabilities", "privilege: hold a capability",
 	  "no capabilities (CapEff = CapBnd = 0), seccomp on", true,
-	  { "extra-caps", "privileged", NULL },
 	  probe_s_caps, NULL, probe_e_caps },
 	{ "mount", "privilege: gain a capability (mount a tmpfs)",
 	  "mount refused (no CAP_SYS_ADMIN, under every flaw)", true,
-	  { NULL },
 	  probe_s_mount, NULL, probe_e_mount },
 	{ "write-rootfs", "persistence: write the root filesystem",
 	  "read-only rootfs: write refused", true,
-	  { "writable-rootfs", NULL },
 	  probe_s_write_rootfs, NULL, probe_e_write_rootfs },
 	{ "uid", "privilege: run as root", "non-root uid (65532)", true,
-	  { "root-user", NULL },
 	  probe_s_uid, NULL, probe_e_uid },
 	{ "real-key", "key theft: find the real model key in the "
 	  "environment", "only the dummy key (the gateway holds the real "
-	  "one)", true, { "real-key", NULL },
-	  probe_s_real_key, NULL, probe_e_real_key },
+	  "one)", true, probe_s_real_key, NULL, probe_e_real_key },
 	{ "admin-api", "lateral: call the internal admin API without a "
-	  "token", "refused (401)", true, { "admin-api", NULL },
-	  probe_s_admin_api, NULL, probe_e_admin_api },
+	  "token", "refused (401)", true, probe_s_admin_api, NULL, probe_e_admin_api },
 	{ "host-ports", "host escape: reach a service on the host (a "
 	  "listener on every host address)", "no host address answers "
 	  "(bridges without a host address, host firewall)", true,
-	  { NULL },
 	  probe_s_host_ports, probe_h_host_ports, probe_e_host_ports },
 	{ "kernel", "kernel seal: a user-space kernel between agent and "
 	  "host", "gVisor (runsc); runc shares the host kernel (not core)",
-	  false, { NULL },
-	  probe_s_kernel, NULL, probe_e_kernel },
+	  false, probe_s_kernel, NULL, probe_e_kernel },
 };
 const size_t probe_nrows = sizeof probe_table / sizeof probe_table[0];
 
@@ -1355,12 +1338,9 @@ probe_find(const char *id)
 bool
 probe_row_has_flaw(const struct probe_row *row, const char *flaw)
 {
-	size_t i;
+	const struct flaw *f = flaw_find(flaw);
 
-	for (i = 0; i < LAB_FLAW_LIST_MAX && row->flaws[i] != NULL; i++)
-		if (strcmp(row->flaws[i], flaw) == 0)
-			return true;
-	return false;
+	return f != NULL && flaw_probed_by(f, row->id);
 }
 
 void

@@ -188,22 +188,22 @@ probe_negative_control(const struct probe_nc_options *o,
 	int nth, k, started = 0;
 
 	*nitems = 0;
-	if (o->only_flaw != NULL && lab_flaw_find(o->only_flaw) == NULL &&
+	if (o->only_flaw != NULL && flaw_find(o->only_flaw) == NULL &&
 	    probe_nc_weakening_find(o->only_flaw) == NULL)
 		return errbuf_set(e, ERRBUF_INPUT, "--flaw: unknown flaw '%s' "
 		    "(known: %s, and for the negative control host-seal-off, "
-		    "sys-admin)", o->only_flaw, lab_flaw_ids());
+		    "sys-admin)", o->only_flaw, flaw_ids());
 	p = policy_load(o->policy_path, e);
 	if (p == NULL)
 		return -1;
 	policy_free(p);
-	memset(items, 0, PROBE_NC_ITEMS(lab_nflaws) * sizeof *items);
+	memset(items, 0, PROBE_NC_ITEMS(flaw_count) * sizeof *items);
 	n = 1;   /* items[0]: the baseline (flaw "") */
-	for (i = 0; i < lab_nflaws; i++)
+	for (i = 0; i < flaw_count; i++)
 		if (o->only_flaw == NULL ||
-		    strcmp(o->only_flaw, lab_flaws[i].id) == 0)
+		    strcmp(o->only_flaw, flaw_table[i].id) == 0)
 			snprintf(items[n++].flaw, sizeof items[0].flaw, "%s",
-			    lab_flaws[i].id);
+			    flaw_table[i].id);
 	for (i = 0; i < probe_nc_nweakenings; i++)
 		if (o->only_flaw == NULL ||
 		    strcmp(o->only_flaw, probe_nc_weakenings[i].id) == 0)

@@ -110,7 +110,7 @@ probe_ctx_parse(const char *json, size_t len, const char *run_dir,
 	fl = cJSON_GetObjectItemCaseSensitive(j, "flaws");
 	cJSON_ArrayForEach(it, fl) {
 		if (c->nflaws >= POLICY_MAX_FLAWS || !cJSON_IsString(it) ||
-		    lab_flaw_find(it->valuestring) == NULL) {
+		    flaw_find(it->valuestring) == NULL) {
 			errbuf_set(e, ERRBUF_INPUT, "%s/lab.json: flaws: too "
 			    "many or unknown", run_dir);
 			goto out;

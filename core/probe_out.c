@@ -292,9 +292,10 @@ probe_report_json(const struct probe_report *r)
 		cJSON_AddStringToObject(o, "result", probe_result_word(res));
 		cJSON_AddBoolToObject(o, "core", res->row->core);
 		a = cJSON_AddArrayToObject(o, "flaws");
-		for (k = 0; k < LAB_FLAW_LIST_MAX && res->row->flaws[k]; k++)
-			cJSON_AddItemToArray(a,
-			    cJSON_CreateString(res->row->flaws[k]));
+		for (k = 0; k < flaw_count; k++)
+			if (flaw_probed_by(&flaw_table[k], res->row->id))
+				cJSON_AddItemToArray(a, cJSON_CreateString(
+				    flaw_table[k].id));
 		cJSON_AddNumberToObject(o, "ms", (double)(long long)(res->ms *
 		    1000) / 1000);
 		cJSON_AddNumberToObject(o, "observation", (double)res->obs_seq);

@@ -121,9 +121,9 @@ probe_run_watch(struct docker *d, const struct probe_ctx *c,
 	struct evidence *ev;
 	size_t i;
 
-	if (only_flaw != NULL && lab_flaw_find(only_flaw) == NULL)
+	if (only_flaw != NULL && flaw_find(only_flaw) == NULL)
 		return errbuf_set(e, ERRBUF_INPUT, "--flaw: unknown flaw '%s' "
-		    "(known: %s)", only_flaw, lab_flaw_ids());
+		    "(known: %s)", only_flaw, flaw_ids());
 	memset(r, 0, sizeof *r);
 	snprintf(r->run_id, sizeof r->run_id, "%s", c->run_id);
 	snprintf(r->run_dir, sizeof r->run_dir, "%s", c->run_dir);

@@ -280,7 +280,7 @@ probe_verify_planned(const cJSON *j, const struct probe_obs_read *o,
 		    o->only_flaw : "null");
 		return -1;
 	}
-	if (only != NULL && lab_flaw_find(only) == NULL) {
+	if (only != NULL && flaw_find(only) == NULL) {
 		report_check_add(res, "rows", false, 0, "unknown flaw",
 		    "probe.json only_flaw: unknown flaw");
 		return -1;
@@ -474,7 +474,7 @@ probe_verify_nc(const cJSON *j, const struct probe_report *rr,
 	item = probe_json_get(v, "item");
 	seen = cJSON_GetObjectItemCaseSensitive(v, "seen");
 	if (item == NULL || !cJSON_IsBool(seen) || (item[0] != '\0' &&
-	    lab_flaw_find(item) == NULL &&
+	    flaw_find(item) == NULL &&
 	    probe_nc_weakening_find(item) == NULL)) {
 		report_check_add(res, "negative-control", false, 0,
 		    "malformed", "probe.json negative_control: needs "

@@ -57,8 +57,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		return 0;
 	}
-	for (i = 0; i < lab_nflaws && nflaws < 64; i++)
-		flaws[nflaws++] = lab_flaws[i].id;
+	for (i = 0; i < flaw_count && nflaws < 64; i++)
+		flaws[nflaws++] = flaw_table[i].id;
 	/* half the catalogue on: the rest lands in out->off */
 	n = fix_attribute(lines, flaws, (size_t)data[0] % (nflaws + 1), &at);
 	if (n < 0 || (size_t)n != at.nhits || at.nhits > FIX_MAX_HITS ||

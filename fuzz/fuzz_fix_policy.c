@@ -50,17 +50,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf, data, size);
 	buf[size] = '\0';
 	orig = policy_parse(buf, size, "fuzz.yaml", &e);
-	for (i = 0; i < lab_nflaws + variant_count; i++) {
+	for (i = 0; i < flaw_count + variant_count; i++) {
 		const char *flaw = NULL, *variant = NULL;
 		char *out, *diff;
 		struct policy *p;
 
 		memset(&e, 0, sizeof e);
-		if (i < lab_nflaws) {
-			flaw = lab_flaws[i].id;
+		if (i < flaw_count) {
+			flaw = flaw_table[i].id;
 			out = fix_policy_remove_flaw(buf, size, flaw, &e);
 		} else {
-			variant = variant_table[i - lab_nflaws].id;
+			variant = variant_table[i - flaw_count].id;
 			out = fix_policy_set_variant(buf, size, variant, &e);
 		}
 		if (out == NULL) {

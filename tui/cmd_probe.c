@@ -226,9 +226,9 @@ cmd_probe_fresh(const struct cmd_probe_args *a)
 		free(r);
 		return cmd_probe_fail(&e);
 	}
-	if (a->flaw != NULL && lab_flaw_find(a->flaw) == NULL) {
+	if (a->flaw != NULL && flaw_find(a->flaw) == NULL) {
 		errbuf_set(&e, ERRBUF_INPUT, "--flaw: unknown flaw '%s' (known: "
-		    "%s)", a->flaw, lab_flaw_ids());
+		    "%s)", a->flaw, flaw_ids());
 		rc = cmd_probe_fail(&e);
 	} else if (probe_lab(d, p, &o, r, &e) == -1) {
 		if (r->nrows > 0)   /* the battery ran; teardown failed */
@@ -255,7 +255,7 @@ cmd_probe_negative(const struct cmd_probe_args *a)
 		.only_flaw = a->flaw, .key_dir = a->key_dir,
 		.parallel = a->parallel, .cancel = &cmd_probe_cancel,
 	};
-	struct probe_nc_item *items = xcalloc(PROBE_NC_ITEMS(lab_nflaws),
+	struct probe_nc_item *items = xcalloc(PROBE_NC_ITEMS(flaw_count),
 	    sizeof *items);
 	struct errbuf e = { 0 }, oe = { 0 };
 	size_t n = 0, i;
@@ -366,11 +366,11 @@ cmd_probe_exec(const struct cmd_entry *self, int argc, char **argv)
 		    argv[optind], self->usage);
 		return EXIT_USAGE;
 	}
-	if (a.flaw != NULL && lab_flaw_find(a.flaw) == NULL &&
+	if (a.flaw != NULL && flaw_find(a.flaw) == NULL &&
 	    !(a.negative && probe_nc_weakening_find(a.flaw) != NULL)) {
 		fprintf(stderr, "ares probe: --flaw: unknown flaw '%s' (known: "
 		    "%s; with --negative-control also host-seal-off, "
-		    "sys-admin)\n", a.flaw, lab_flaw_ids());
+		    "sys-admin)\n", a.flaw, flaw_ids());
 		return EXIT_USAGE;
 	}
 	if (a.run != NULL && (a.policy != NULL || a.negative || a.keep)) {

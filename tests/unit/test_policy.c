@@ -1068,18 +1068,18 @@ test_shipped_policies(void **state)
 	p = policy_load(path, &e);
 	if (p == NULL)
 		fail_msg("%s", e.msg);
-	assert_int_equal(p->nflaws, lab_nflaws);
-	for (i = 0; i < lab_nflaws; i++)
-		assert_true(policy_has_flaw(p, lab_flaws[i].id));
+	assert_int_equal(p->nflaws, flaw_count);
+	for (i = 0; i < flaw_count; i++)
+		assert_true(policy_has_flaw(p, flaw_table[i].id));
 	policy_free(p);
-	for (i = 0; i < lab_nflaws; i++) {
+	for (i = 0; i < flaw_count; i++) {
 		snprintf(path, sizeof path, "%s/policies/flaw-%s.yaml", src,
-		    lab_flaws[i].id);
+		    flaw_table[i].id);
 		p = policy_load(path, &e);
 		if (p == NULL)
 			fail_msg("%s", e.msg);
 		assert_int_equal(p->nflaws, 1);
-		assert_string_equal(p->flaws[0], lab_flaws[i].id);
+		assert_string_equal(p->flaws[0], flaw_table[i].id);
 		policy_free(p);
 	}
 }
