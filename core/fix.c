@@ -1358,10 +1358,14 @@ fix_run(const struct fix_options *opt, struct fix_result *r,
 	struct fix_state st = { 0 };
 	char *runs_abs = NULL;
 	enum fix_step step;
+	bool verified = false;
 	size_t it;
 	int rc = -1;
 
+	/* FIX_OUTCOME_VERIFIED is 0: an outcome no step decided must never
+	 * read as verified (fail closed).  Each DONE step sets its own. */
 	memset(r, 0, sizeof *r);
+	r->outcome = FIX_OUTCOME_ERROR;
 	fix_options_defaults(&o);
 	st.o = &o;
 	st.r = r;
@@ -1399,10 +1403,15 @@ fix_run(const struct fix_options *opt, struct fix_result *r,
 			goto fail;
 		if (step == FIX_STEP_DONE)
 			goto done;
-		if (step == FIX_STEP_VERIFIED)
+		if (step == FIX_STEP_VERIFIED) {
+			verified = true;
 			break;
+		}
 	}
-	if (r->outcome != FIX_OUTCOME_VERIFIED) {
+	/* Only an iteration that returned VERIFIED (contained on training
+	 * and held-out) is a fix; iterations that ran out while AGAIN (still
+	 * breached, on either variant) are not. */
+	if (!verified) {
 		r->outcome = FIX_OUTCOME_NOT_A_FIX;
 		snprintf(r->reason, sizeof r->reason, "still breached after "
 		    "%zu iteration(s) (bound %d): not a fix", r->iterations,

@@ -623,6 +623,29 @@ test_example_scripts(void **state)
 	assert_int_equal(count_lines(out, "@attempt host-summary ",
 	    "status=done", NULL), 1);
 	free(out);
+
+	/* the docker socket is open: the network is not tried */
+	out = run_example("second-channel", "ATTACK_BAIT=no ATTACK_NOTES=0");
+	assert_int_equal(count_lines(out, "@attempt docker-create ",
+	    "status=201", NULL), 1);
+	assert_int_equal(count_lines(out, "@attempt docker-start ",
+	    "status=204", NULL), 1);
+	assert_int_equal(count_lines(out, "@attempt exfil ", "status=skipped",
+	    NULL), 1);
+	assert_int_equal(count_lines(out, "@done second-channel: "
+	    "channel=docker", NULL), 1);
+	free(out);
+	/* no socket: the network, which this lab (no egress-network) does
+	 * not give: the sink's name does not resolve */
+	out = run_example("second-channel", "ATTACK_BAIT=no ATTACK_NOTES=0 "
+	    "ATTACK_DOCKER_SOCK=/nonexistent");
+	assert_int_equal(count_lines(out, "@attempt docker-list ",
+	    "status=nosocket", NULL), 1);
+	assert_int_equal(count_lines(out, "@attempt exfil host=sink ",
+	    "status=fail", NULL), 1);
+	assert_int_equal(count_lines(out, "@done second-channel: "
+	    "channel=none", NULL), 1);
+	free(out);
 }
 
 int
