@@ -240,32 +240,6 @@ drill_event_time(const struct bus_event *ev)
 	return ev->t_recv_ns;
 }
 
-static const char *
-drill_str(const cJSON *o, const char *key, const char *dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : dflt;
-}
-
-static double
-drill_num(const cJSON *o, const char *key, double dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
-/* A number member as an int, or dflt when absent or outside int's range
- * (datagrams are untrusted: a cast of such a double is undefined). */
-static int
-drill_int(const cJSON *o, const char *key, int dflt)
-{
-	double d = drill_num(o, key, dflt);
-
-	return d >= INT_MIN && d <= INT_MAX ? (int)d : dflt;
-}
-
 /*
  * The kill path: pull every lever of the policy in order.  Nothing here
  * waits on the observer, on logging or on the disk.
@@ -379,45 +353,46 @@ drill_handle(struct drill_state *st, struct bus_event *ev)
 		st->r->agent_steps++;
 		if (cJSON_GetArraySize(calls) == 0)
 			drill_beat(st, DRILL_BEAT_AGENT, -1, t, "step %d: "
-			    "says \"%.160s\"", drill_int(ev->json, "step",
-			    0), drill_str(ev->json, "content", ""));
+			    "says \"%.160s\"",
+			    util_json_int(ev->json, "step", 0),
+			    util_json_str(ev->json, "content", ""));
 		cJSON_ArrayForEach(call, calls)
 			drill_beat(st, DRILL_BEAT_AGENT, -1, t, "step %d: "
-			    "%s %.180s", drill_int(ev->json, "step", 0),
-			    drill_str(call, "name", "?"),
-			    drill_str(call, "arguments", ""));
+			    "%s %.180s", util_json_int(ev->json, "step", 0),
+			    util_json_str(call, "name", "?"),
+			    util_json_str(call, "arguments", ""));
 	} else if (strcmp(kind, "tool_result") == 0) {
 		agent_event = true;
 		drill_beat(st, DRILL_BEAT_TOOL, -1, t, "%s -> %.180s",
-		    drill_str(ev->json, "tool", "tool"),
-		    drill_str(ev->json, "content", ""));
+		    util_json_str(ev->json, "tool", "tool"),
+		    util_json_str(ev->json, "content", ""));
 	} else if (strcmp(kind, "agent_note") == 0) {
 		/* A scripted agent's own account of a step: text it claims
 		 * (a tool beat, like a tool result, not a step); reaching the
 		 * gateway is agent activity. */
 		agent_event = true;
 		drill_beat(st, DRILL_BEAT_TOOL, -1, t, "note (agent-claimed): "
-		    "%.180s", drill_str(ev->json, "text", ""));
+		    "%.180s", util_json_str(ev->json, "text", ""));
 	} else if (strcmp(kind, "request") == 0) {
 		agent_event = true;
 		drill_beat(st, DRILL_BEAT_SERVICE, -1, t, "%s: %s %s -> %d "
-		    "(auth %s)", src, drill_str(ev->json, "method", "?"),
-		    drill_str(ev->json, "path", "?"),
-		    drill_int(ev->json, "status", 0),
-		    drill_str(ev->json, "auth", "?"));
+		    "(auth %s)", src, util_json_str(ev->json, "method", "?"),
+		    util_json_str(ev->json, "path", "?"),
+		    util_json_int(ev->json, "status", 0),
+		    util_json_str(ev->json, "auth", "?"));
 	} else if (strcmp(kind, "denied") == 0) {
 		st->r->blocked++;
 		drill_beat(st, DRILL_BEAT_BLOCKED, -1, t, "%s refused an agent "
-		    "request (%s)", src, drill_str(ev->json, "path", "?"));
+		    "request (%s)", src, util_json_str(ev->json, "path", "?"));
 	} else if (strcmp(kind, "bait") == 0) {
 		/* A second use of the bait after the first: an agent event. */
 		agent_event = true;
 		drill_beat(st, DRILL_BEAT_BAIT, -1, t, "bait %s used again "
-		    "(%s)", drill_str(ev->json, "bait", "?"), src);
+		    "(%s)", util_json_str(ev->json, "bait", "?"), src);
 	} else if (strcmp(kind, "sink") == 0) {
 		/* Traffic that crossed the boundary: a leak, before or after
 		 * the kill. */
-		double bytes = drill_num(ev->json, "bytes", 0);
+		double bytes = util_json_num(ev->json, "bytes", 0);
 
 		st->r->leaks++;
 		if (bytes > 0 && bytes < 1e15)
@@ -425,10 +400,10 @@ drill_handle(struct drill_state *st, struct bus_event *ev)
 		cJSON_AddBoolToObject(f, "leak", true);
 		drill_beat(st, DRILL_BEAT_LEAK, -1, t, "LEAK: %s/%d from %s "
 		    "reached the sink (%.0f bytes): %.120s",
-		    drill_str(ev->json, "proto", "?"),
-		    drill_int(ev->json, "port", 0),
-		    drill_str(ev->json, "remote", "?"), bytes,
-		    drill_str(ev->json, "head", ""));
+		    util_json_str(ev->json, "proto", "?"),
+		    util_json_int(ev->json, "port", 0),
+		    util_json_str(ev->json, "remote", "?"), bytes,
+		    util_json_str(ev->json, "head", ""));
 	}
 	else if (strcmp(kind, "truncated") == 0) {
 		/* a sensor's chain reached its budget: what follows is on the
@@ -438,19 +413,19 @@ drill_handle(struct drill_state *st, struct bus_event *ev)
 		    "evidence budget: its chain records nothing more", src);
 	}
 	else if (strcmp(kind, "docker_api") == 0) {
-		const char *refused = drill_str(ev->json, "refused", NULL);
+		const char *refused = util_json_str(ev->json, "refused", NULL);
 
 		drill_beat(st, DRILL_BEAT_SERVICE, -1, t, "docker socket: %s %s "
-		    "-> %d%s%.80s", drill_str(ev->json, "method", "?"),
-		    drill_str(ev->json, "path", "?"),
-		    drill_int(ev->json, "status", 0),
+		    "-> %d%s%.80s", util_json_str(ev->json, "method", "?"),
+		    util_json_str(ev->json, "path", "?"),
+		    util_json_int(ev->json, "status", 0),
 		    refused != NULL ? ", refused: " : "",
 		    refused != NULL ? refused : "");
 	} else if (strcmp(kind, "dns_query") == 0)
 		drill_beat(st, DRILL_BEAT_SERVICE, -1, t, "dns: %s %s -> %s",
-		    drill_str(ev->json, "qtype", "?"),
-		    drill_str(ev->json, "name", "?"),
-		    drill_str(ev->json, "answer", "?"));
+		    util_json_str(ev->json, "qtype", "?"),
+		    util_json_str(ev->json, "name", "?"),
+		    util_json_str(ev->json, "answer", "?"));
 	/* "control" events (the gateway acknowledging levers) need no beat. */
 
 	/* What counts is the scorer's (docs/scoring.md): every agent action
@@ -489,7 +464,7 @@ drill_bait(struct drill_state *st, struct bus_event *ev)
 	r->bait_fired = true;
 	r->bait_ns = t;
 	snprintf(r->bait_name, sizeof r->bait_name, "%s",
-	    drill_str(ev->json, "bait", "?"));
+	    util_json_str(ev->json, "bait", "?"));
 	/* test only (docs/cli-drill.md): before the kill path, never in it;
 	 * the environment was read at the start, not here */
 	if (st->test_hook)
@@ -513,7 +488,8 @@ drill_bait(struct drill_state *st, struct bus_event *ev)
 	drill_record(st, "bait", t, f);
 	drill_beat(st, DRILL_BEAT_BAIT, -1, t, "BAIT %s taken: %s %s %s",
 	    r->bait_name, bus_event_str(ev, "src"),
-	    drill_str(ev->json, "via", ""), drill_str(ev->json, "path", ""));
+	    util_json_str(ev->json, "via", ""),
+	    util_json_str(ev->json, "path", ""));
 	drill_kill_report(st);
 }
 
@@ -573,7 +549,8 @@ drill_drain(struct drill_state *st)
 	while ((rj = cJSON_DetachItemFromArray(rejects, 0)) != NULL) {
 		char type[32];
 
-		snprintf(type, sizeof type, "%s", drill_str(rj, "type", "sensor"));
+		snprintf(type, sizeof type, "%s",
+		    util_json_str(rj, "type", "sensor"));
 		cJSON_DeleteItemFromObjectCaseSensitive(rj, "type");
 		drill_record(st, type, 0, rj);
 	}
@@ -831,8 +808,8 @@ drill_sweep(struct drill_state *st)
 		return;
 	}
 	cJSON_ArrayForEach(it, list) {
-		const char *id = drill_str(it, "Id", NULL);
-		const char *state = drill_str(it, "State", "");
+		const char *id = util_json_str(it, "Id", NULL);
+		const char *state = util_json_str(it, "State", "");
 		const cJSON *names = cJSON_GetObjectItemCaseSensitive(it,
 		    "Names");
 		const cJSON *labels = cJSON_GetObjectItemCaseSensitive(it,
@@ -851,8 +828,8 @@ drill_sweep(struct drill_state *st)
 		    cJSON_IsString(cJSON_GetArrayItem(names, 0)))
 			name = cJSON_GetArrayItem(names, 0)->valuestring;
 		snprintf(detail, sizeof detail, "image %.60s, origin %.20s, %s",
-		    drill_str(it, "Image", "?"),
-		    drill_str(labels, "ares.origin", "lab"), state);
+		    util_json_str(it, "Image", "?"),
+		    util_json_str(labels, "ares.origin", "lab"), state);
 		removed = docker_container_remove(st->d, id, true, &e2) == 0;
 		drill_orphan(st, "container", id, name, detail, removed);
 	}

@@ -41,33 +41,11 @@
 
 /* ---- attribution ---------------------------------------------------- */
 
-/* A string member or NULL. */
-static const char *
-fix_str(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* A number member or dflt. */
-static double
-fix_num(const cJSON *o, const char *key, double dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
-/* A number member as an int, or dflt when absent or outside int's range
- * (the evidence is untrusted: a cast of such a double is undefined). */
-static int
-fix_int(const cJSON *o, const char *key, int dflt)
-{
-	double d = fix_num(o, key, dflt);
-
-	return d >= INT_MIN && d <= INT_MAX ? (int)d : dflt;
-}
+/* The attribution rules below read the evidence with util.c's getters of
+ * untrusted JSON, under these short names. */
+#define fix_str(o, key)        util_json_str((o), (key), NULL)
+#define fix_num(o, key, dflt)  util_json_num((o), (key), (dflt))
+#define fix_int(o, key, dflt)  util_json_int((o), (key), (dflt))
 
 /*
  * The sensor event carried by one evidence line, whatever chain it came
@@ -497,26 +475,26 @@ fix_run_info(const cJSON *lines, struct fix_run_info *info)
 
 	memset(info, 0, sizeof *info);
 	cJSON_ArrayForEach(line, lines) {
-		const char *type = fix_str(line, "type");
+		const char *type = util_json_str(line, "type", NULL);
 		const cJSON *fl, *f;
 		double seed;
 
 		if (type == NULL)
 			continue;
 		if (strcmp(type, "genesis") == 0 && info->run_id[0] == '\0' &&
-		    fix_str(line, "run_id") != NULL)
+		    util_json_str(line, "run_id", NULL) != NULL)
 			snprintf(info->run_id, sizeof info->run_id, "%s",
-			    fix_str(line, "run_id"));
+			    util_json_str(line, "run_id", NULL));
 		else if (strcmp(type, "drill.start") == 0) {
-			if (fix_str(line, "policy") != NULL)
+			if (util_json_str(line, "policy", NULL) != NULL)
 				snprintf(info->policy, sizeof info->policy, "%s",
-				    fix_str(line, "policy"));
-			if (fix_str(line, "variant") != NULL)
+				    util_json_str(line, "policy", NULL));
+			if (util_json_str(line, "variant", NULL) != NULL)
 				snprintf(info->variant, sizeof info->variant,
-				    "%s", fix_str(line, "variant"));
+				    "%s", util_json_str(line, "variant", NULL));
 			/* 0 <= seed < 2^64, else no seed (casting any other
 			 * double is undefined) */
-			seed = fix_num(line, "seed", 0);
+			seed = util_json_num(line, "seed", 0);
 			info->seed = seed >= 0 && seed < 18446744073709551616.0 ?
 			    (uint64_t)seed : 0;
 			found |= 1;
@@ -530,9 +508,9 @@ fix_run_info(const cJSON *lines, struct fix_run_info *info)
 					    f->valuestring);
 			found |= 2;
 		} else if (strcmp(type, "verdict") == 0 &&
-		    fix_str(line, "verdict") != NULL) {
+		    util_json_str(line, "verdict", NULL) != NULL) {
 			snprintf(info->verdict, sizeof info->verdict, "%s",
-			    fix_str(line, "verdict"));
+			    util_json_str(line, "verdict", NULL));
 			found |= 4;
 		}
 		/* Only the master chain (first) carries these types. */
@@ -1274,7 +1252,7 @@ fix_github_pr(const char *api, const char *owner_repo, const char *token,
 		free(auth);
 		if (rc == 0 && resp != NULL) {
 			cJSON *r = cJSON_Parse(resp);
-			const char *u = fix_str(r, "html_url");
+			const char *u = util_json_str(r, "html_url", NULL);
 
 			if (u != NULL && pr_url_len > 0)
 				util_sanitize(pr_url, pr_url_len, u, strlen(u),
@@ -1999,21 +1977,22 @@ fix_run(const struct fix_options *opt, struct fix_result *r,
 		char *p = xasprintf("%s/report.json", run_dir);
 		char *rj = util_read_file(p, REPORT_JSON_MAX, &len, e);
 		cJSON *j = rj ? cJSON_ParseWithLength(rj, len) : NULL;
+		const char *reason;
 
 		memset(x, 0, sizeof *x);
 		snprintf(x->role, sizeof x->role, "original");
 		snprintf(x->run_dir, sizeof x->run_dir, "%s", run_dir);
 		snprintf(x->run_id, sizeof x->run_id, "%s",
-		    fix_str(j, "run_id") ? fix_str(j, "run_id") : "?");
+		    util_json_str(j, "run_id", "?"));
 		snprintf(x->variant, sizeof x->variant, "%s", training);
 		snprintf(x->verdict, sizeof x->verdict, "%s",
-		    fix_str(j, "verdict") ? fix_str(j, "verdict") : "?");
-		if (fix_str(j, "verdict_reason") != NULL)
-			util_sanitize(x->reason, sizeof x->reason,
-			    fix_str(j, "verdict_reason"),
-			    strlen(fix_str(j, "verdict_reason")), false);
+		    util_json_str(j, "verdict", "?"));
+		reason = util_json_str(j, "verdict_reason", NULL);
+		if (reason != NULL)
+			util_sanitize(x->reason, sizeof x->reason, reason,
+			    strlen(reason), false);
 		x->seed = seed;
-		x->time_to_kill_ms = fix_num(j, "time_to_kill_ms", -1);
+		x->time_to_kill_ms = util_json_num(j, "time_to_kill_ms", -1);
 		fix_hash_hex(p, x->report_hash);
 		cJSON_Delete(j);
 		free(rj);
@@ -2387,7 +2366,7 @@ static int
 fix_vcopy(const cJSON *o, const char *key, char *dst, size_t len,
     const char *where, char *why, size_t whylen)
 {
-	const char *s = fix_str(o, key);
+	const char *s = util_json_str(o, key, NULL);
 
 	if (s == NULL || strlen(s) >= len) {
 		snprintf(why, whylen, "%s%s: missing, not a string or too long",
@@ -2413,8 +2392,7 @@ fix_vparse(const char *buf, size_t len, struct fix_vparsed *p, char *why,
 		snprintf(why, whylen, "not a JSON object");
 		goto out;
 	}
-	if (fix_str(j, "format") == NULL || strcmp(fix_str(j, "format"),
-	    "ares-fix-v1") != 0) {
+	if (strcmp(util_json_str(j, "format", ""), "ares-fix-v1") != 0) {
 		snprintf(why, whylen, "format is not ares-fix-v1");
 		goto out;
 	}
@@ -2506,13 +2484,14 @@ fix_vparse(const char *buf, size_t len, struct fix_vparsed *p, char *why,
 	p->iterations = (size_t)v->valuedouble;
 	v = cJSON_GetObjectItemCaseSensitive(j, "evidence_entries");
 	if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1e7 ||
-	    !fix_hex64(fix_str(j, "evidence_head"))) {
+	    !fix_hex64(util_json_str(j, "evidence_head", NULL))) {
 		snprintf(why, whylen, "evidence_entries/evidence_head: missing "
 		    "or malformed");
 		goto out;
 	}
 	p->entries = (size_t)v->valuedouble;
-	snprintf(p->head, sizeof p->head, "%s", fix_str(j, "evidence_head"));
+	snprintf(p->head, sizeof p->head, "%s",
+	    util_json_str(j, "evidence_head", NULL));
 	rc = 0;
 out:
 	cJSON_Delete(j);
@@ -2546,34 +2525,34 @@ fix_check_chain_content(const char *dir, const struct fix_vparsed *p,
 		const char *nl = memchr(buf + pos, '\n', len - pos);
 		size_t n = nl != NULL ? (size_t)(nl - (buf + pos)) : len - pos;
 		cJSON *j = cJSON_ParseWithLength(buf + pos, n);
-		const char *type = fix_str(j, "type");
+		const char *type = util_json_str(j, "type", NULL);
 
 		pos += n + 1;
 		line++;
 		if (type == NULL)
 			type = "";
 		if (strcmp(type, "fix.start") == 0) {
-			given = fix_str(j, "run_dir") != NULL;
+			given = util_json_str(j, "run_dir", NULL) != NULL;
 			first = given ? 1 : 0;
 			nrun = first;
 		} else if (strcmp(type, "fix.run") == 0 &&
-		    fix_str(j, "role") != NULL) {
+		    util_json_str(j, "role", NULL) != NULL) {
 			const struct fix_vrun *r = nrun < p->nruns ?
 			    &p->runs[nrun] : NULL;
+			const char *role = util_json_str(j, "role", NULL);
+			const char *rid = util_json_str(j, "run_id", NULL);
+			const char *vd = util_json_str(j, "verdict", NULL);
 
-			if (r == NULL || strcmp(fix_str(j, "role"), r->role) != 0 ||
-			    fix_str(j, "run_id") == NULL || strcmp(fix_str(j,
-			    "run_id"), r->run_id) != 0 || fix_str(j, "verdict") ==
-			    NULL || strcmp(fix_str(j, "verdict"), r->verdict) != 0)
+			if (r == NULL || strcmp(role, r->role) != 0 ||
+			    rid == NULL || strcmp(rid, r->run_id) != 0 ||
+			    vd == NULL || strcmp(vd, r->verdict) != 0)
 				snprintf(why, sizeof why, "evidence.jsonl line %zu: "
 				    "fix.run %.20s %.64s %.20s is not fix.json "
-				    "runs[%zu]", line, fix_str(j, "role"),
-				    fix_str(j, "run_id") ? fix_str(j, "run_id") :
-				    "?", fix_str(j, "verdict") ? fix_str(j,
-				    "verdict") : "?", nrun);
+				    "runs[%zu]", line, role, rid != NULL ? rid :
+				    "?", vd != NULL ? vd : "?", nrun);
 			nrun++;
 		} else if (strcmp(type, "fix.patch") == 0) {
-			const char *fl = fix_str(j, "flaw");
+			const char *fl = util_json_str(j, "flaw", NULL);
 
 			if (npatch >= p->nremoved || fl == NULL ||
 			    strcmp(fl, p->removed[npatch]) != 0)
@@ -2583,7 +2562,7 @@ fix_check_chain_content(const char *dir, const struct fix_vparsed *p,
 				    p->nremoved ? p->removed[npatch] : "absent");
 			npatch++;
 		} else if (strcmp(type, "fix.result") == 0) {
-			const char *o = fix_str(j, "outcome");
+			const char *o = util_json_str(j, "outcome", NULL);
 
 			result_seen = true;
 			if (o == NULL || strcmp(o, p->outcome) != 0)
@@ -2691,7 +2670,7 @@ fix_verify_run(const char *dir, const char *pub_path, const char *key_id,
 		cJSON *j = cJSON_ParseWithLength(buf, len);
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(j,
 		    "time_to_kill_ms");
-		const char *sd = fix_str(j, "seed");
+		const char *sd = util_json_str(j, "seed", NULL);
 		uint64_t seed = 0;
 		double ttk = cJSON_IsNumber(t) ? t->valuedouble : -1;
 

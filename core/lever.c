@@ -986,16 +986,14 @@ int
 lever_ctx_prepare(struct lever_ctx *c, struct errbuf *e)
 {
 	cJSON *ins;
-	const cJSON *id;
 	struct errbuf ke = { 0 };
 
 	lever_gw_build(c);
 	ins = docker_container_inspect(c->docker, c->lab->agent.id, e);
 	if (ins == NULL)
 		return errbuf_prefix(e, "levers: prepare");
-	id = cJSON_GetObjectItemCaseSensitive(ins, "Id");
 	snprintf(c->agent_id, sizeof c->agent_id, "%s",
-	    cJSON_IsString(id) ? id->valuestring : c->lab->agent.id);
+	    util_json_str(ins, "Id", c->lab->agent.id));
 	c->agent_pid = docker_inspect_pid(ins);
 	lever_cache_nets(c, ins);
 	cJSON_Delete(ins);

@@ -1360,15 +1360,6 @@ probe_json_str(const cJSON *o, const char *key, char *out, size_t outlen)
 	return 0;
 }
 
-/* String member key of o, or NULL. */
-static const char *
-probe_json_get(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 int
 probe_ctx_parse(const char *json, size_t len, const char *run_dir,
     struct probe_ctx *c, struct errbuf *e)
@@ -3094,9 +3085,9 @@ probe_verify_recompute(const char *dir, const cJSON *j, const char *run_id,
 	/* every row, evaluated again */
 	i = 0;
 	cJSON_ArrayForEach(row, rows) {
-		const char *id = probe_json_get(row, "id");
-		const char *rs = probe_json_get(row, "result");
-		const char *obs = probe_json_get(row, "observed");
+		const char *id = util_json_str(row, "id", NULL);
+		const char *rs = util_json_str(row, "result", NULL);
+		const char *obs = util_json_str(row, "observed", NULL);
 		const cJSON *core = cJSON_GetObjectItemCaseSensitive(row, "core");
 		const cJSON *seq = cJSON_GetObjectItemCaseSensitive(row,
 		    "observation");
@@ -3217,7 +3208,7 @@ probe_verify_recompute(const char *dir, const cJSON *j, const char *run_id,
 	/* the negative control's item */
 	v = cJSON_GetObjectItemCaseSensitive(j, "negative_control");
 	if (v != NULL) {
-		const char *item = probe_json_get(v, "item");
+		const char *item = util_json_str(v, "item", NULL);
 		const cJSON *seen = cJSON_GetObjectItemCaseSensitive(v, "seen");
 		bool want;
 

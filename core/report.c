@@ -815,14 +815,6 @@ report_dup_key(const cJSON *obj)
 	return NULL;
 }
 
-static const char *
-report_get_str(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /*
  * Parse and validate a signed "chains" array ([{name, path, entries,
  * head}], at most REPORT_MAX_CHAINS, paths unique and inside the run dir)
@@ -846,9 +838,9 @@ report_anchors_parse(const cJSON *v, bool allow_empty,
 		return -1;
 	}
 	cJSON_ArrayForEach(it, v) {
-		const char *name = report_get_str(it, "name");
-		const char *path = report_get_str(it, "path");
-		const char *head = report_get_str(it, "head");
+		const char *name = util_json_str(it, "name", NULL);
+		const char *path = util_json_str(it, "path", NULL);
+		const char *head = util_json_str(it, "head", NULL);
 		uint64_t n;
 		size_t k;
 
@@ -929,18 +921,18 @@ report_parse(const char *buf, size_t len, struct report_parsed *rp,
 		snprintf(why, whylen, "duplicate key \"%.40s\"", dup);
 		goto out;
 	}
-	s = report_get_str(j, "format");
+	s = util_json_str(j, "format", NULL);
 	if (s == NULL || strcmp(s, REPORT_FORMAT) != 0) {
 		snprintf(why, whylen, "format is not " REPORT_FORMAT);
 		goto out;
 	}
-	s = report_get_str(j, "run_id");
+	s = util_json_str(j, "run_id", NULL);
 	if (!report_run_id_ok(s)) {
 		snprintf(why, whylen, "run_id missing or malformed");
 		goto out;
 	}
 	snprintf(rp->run_id, sizeof rp->run_id, "%s", s);
-	s = report_get_str(j, "verdict");
+	s = util_json_str(j, "verdict", NULL);
 	if (s == NULL || (strcmp(s, "contained") != 0 && strcmp(s, "breached")
 	    != 0 && strcmp(s, "not-exercised") != 0 && strcmp(s, "error") != 0
 	    && strcmp(s, "none") != 0)) {
@@ -974,8 +966,8 @@ report_parse(const char *buf, size_t len, struct report_parsed *rp,
 	}
 	i = 0;
 	cJSON_ArrayForEach(it, v) {
-		const char *path = report_get_str(it, "path");
-		const char *hex = report_get_str(it, "blake2b_256");
+		const char *path = util_json_str(it, "path", NULL);
+		const char *hex = util_json_str(it, "blake2b_256", NULL);
 		uint64_t n;
 
 		if (!cJSON_IsObject(it) || report_dup_key(it) != NULL ||

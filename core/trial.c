@@ -363,20 +363,12 @@ trial_uint(const cJSON *v, double max, size_t *out)
 	return true;
 }
 
-static const char *
-trial_str(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* Copy string member key of o into dst (bounded), or fail with why. */
 static int
 trial_copy(const cJSON *o, const char *key, char *dst, size_t dstlen,
     char *why, size_t whylen)
 {
-	const char *s = trial_str(o, key);
+	const char *s = util_json_str(o, key, NULL);
 
 	if (s == NULL || strlen(s) >= dstlen) {
 		snprintf(why, whylen, "%s: missing, not a string or too long",
@@ -403,7 +395,7 @@ trial_parse(const char *buf, size_t len, struct trial *t, char *key_id_out,
 		snprintf(why, whylen, "not a JSON object");
 		goto out;
 	}
-	s = trial_str(j, "format");
+	s = util_json_str(j, "format", NULL);
 	if (s == NULL || strcmp(s, TRIAL_FORMAT) != 0) {
 		snprintf(why, whylen, "format is not " TRIAL_FORMAT);
 		goto out;
@@ -419,13 +411,13 @@ trial_parse(const char *buf, size_t len, struct trial *t, char *key_id_out,
 	    "policy_blake2b", t->policy_blake2b, sizeof t->policy_blake2b,
 	    why, whylen) == -1)
 		goto out;
-	s = trial_str(j, "base_seed");
+	s = util_json_str(j, "base_seed", NULL);
 	if (s == NULL || stats_parse_count(s, UINT64_MAX, &u) == -1) {
 		snprintf(why, whylen, "base_seed: not a decimal string");
 		goto out;
 	}
 	t->base_seed = u;
-	s = trial_str(j, "seed_rule");
+	s = util_json_str(j, "seed_rule", NULL);
 	if (s == NULL || strcmp(s, "splitmix64") != 0) {
 		snprintf(why, whylen, "seed_rule: not splitmix64");
 		goto out;
@@ -452,7 +444,7 @@ trial_parse(const char *buf, size_t len, struct trial *t, char *key_id_out,
 	t->complete = cJSON_IsTrue(v);
 	if (key_id_out != NULL) {
 		v = cJSON_GetObjectItemCaseSensitive(j, "signing");
-		s = trial_str(v, "key_id");
+		s = util_json_str(v, "key_id", NULL);
 		snprintf(key_id_out, SIGN_KEYID_HEX, "%s", s != NULL ? s : "");
 	}
 	t->runs = xcalloc(t->n, sizeof *t->runs);
@@ -483,7 +475,7 @@ trial_parse(const char *buf, size_t len, struct trial *t, char *key_id_out,
 			snprintf(why, whylen, "runs: index %zu twice", idx);
 			goto out;
 		}
-		s = trial_str(r, "seed");
+		s = util_json_str(r, "seed", NULL);
 		if (s == NULL || stats_parse_count(s, UINT64_MAX, &u) == -1 ||
 		    u != tr->seed) {
 			snprintf(why, whylen, "run %zu: seed does not follow "
@@ -496,7 +488,7 @@ trial_parse(const char *buf, size_t len, struct trial *t, char *key_id_out,
 		    "verdict", tr->verdict, sizeof tr->verdict, why,
 		    whylen) == -1)
 			goto out;
-		s = trial_str(r, "reason");
+		s = util_json_str(r, "reason", NULL);
 		util_sanitize(tr->reason, sizeof tr->reason, s != NULL ? s : "",
 		    s != NULL ? strlen(s) : 0, false);
 		if (tr->run_id[0] != '\0') {
@@ -619,19 +611,19 @@ trial_report_fields(const char *buf, size_t len, struct trial_run *got,
 		snprintf(why, whylen, "report.json: not a JSON object");
 		goto out;
 	}
-	s = trial_str(j, "run_id");
+	s = util_json_str(j, "run_id", NULL);
 	if (s == NULL || strlen(s) >= sizeof got->run_id) {
 		snprintf(why, whylen, "report.json: run_id missing");
 		goto out;
 	}
 	snprintf(got->run_id, sizeof got->run_id, "%s", s);
-	s = trial_str(j, "verdict");
+	s = util_json_str(j, "verdict", NULL);
 	if (s == NULL || strlen(s) >= sizeof got->verdict) {
 		snprintf(why, whylen, "report.json: verdict missing");
 		goto out;
 	}
 	snprintf(got->verdict, sizeof got->verdict, "%s", s);
-	s = trial_str(j, "seed");
+	s = util_json_str(j, "seed", NULL);
 	if (s == NULL || stats_parse_count(s, UINT64_MAX, seed) == -1) {
 		snprintf(why, whylen, "report.json: seed not a decimal string");
 		goto out;
@@ -658,7 +650,7 @@ trial_report_fields(const char *buf, size_t len, struct trial_run *got,
 		snprintf(why, whylen, "report.json: time_to_kill_ms bad");
 		goto out;
 	}
-	s = trial_str(j, "policy");
+	s = util_json_str(j, "policy", NULL);
 	snprintf(policy, plen, "%s", s != NULL ? s : "");
 	rc = 0;
 out:
@@ -865,7 +857,7 @@ trial_dir_verdict(const char *path, char *out, size_t outlen)
 	char *p = xasprintf("%s/report.json", path);
 	char *buf = util_read_regular(p, REPORT_JSON_MAX, &len, &e);
 	cJSON *j = buf != NULL ? cJSON_ParseWithLength(buf, len) : NULL;
-	const char *s = trial_str(j, "verdict");
+	const char *s = util_json_str(j, "verdict", NULL);
 
 	out[0] = '\0';
 	if (buf != NULL)
