@@ -120,6 +120,11 @@ double util_json_num(const cJSON *o, const char *key, double dflt);
 int util_json_int(const cJSON *o, const char *key, int dflt);
 /* Whether member key is JSON true. */
 bool util_json_true(const cJSON *o, const char *key);
+/* A member name that occurs twice in object o (the first of the sorted
+ * names; "" for a member without a name), NULL when all are unique or o is
+ * no object.  With deep, every object inside o (in objects and arrays, at
+ * any depth) too.  Points into o. */
+const char *util_json_dup_name(const cJSON *o, bool deep);
 /* The next line of text[*off..len) into (*line, *llen), without its LF
  * (a last line without one counts); false at the end.  *off advances. */
 bool util_next_line(const char *text, size_t len, size_t *off,

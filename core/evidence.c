@@ -107,43 +107,6 @@ evidence_str_ok(const char *s, size_t max, bool (*ok)(unsigned char))
 	return true;
 }
 
-static int
-evidence_cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/*
- * Return the first top-level member name of obj that occurs more than once
- * (or "" for a member without a name), NULL when all names are unique.
- * Names compare as C strings.  The pointer points into obj.
- */
-static const char *
-evidence_duplicate_name(const cJSON *obj)
-{
-	const cJSON *c;
-	const char **names, *dup = NULL;
-	size_t n = 0, i;
-
-	for (c = obj->child; c != NULL; c = c->next) {
-		if (c->string == NULL)
-			return "";
-		n++;
-	}
-	if (n < 2)
-		return NULL;
-	names = xcalloc(n, sizeof *names);
-	i = 0;
-	for (c = obj->child; c != NULL; c = c->next)
-		names[i++] = c->string;
-	qsort(names, n, sizeof *names, evidence_cmp_names);
-	for (i = 1; i < n && dup == NULL; i++)
-		if (strcmp(names[i - 1], names[i]) == 0)
-			dup = names[i];
-	free(names);
-	return dup;
-}
-
 /* ---- hashing --------------------------------------------------------- */
 
 void
@@ -376,7 +339,7 @@ evidence_append(struct evidence *ev, const char *type, uint64_t t_mono_ns,
 					    "\"%s\" is reserved", ev->path,
 					    type, c->string);
 		}
-		dup = evidence_duplicate_name(fields);
+		dup = util_json_dup_name(fields, false);
 		if (dup != NULL)
 			return errbuf_set(e, ERRBUF_INPUT, "evidence %s: %s "
 			    "fields: key \"%.64s\" appears twice", ev->path,
@@ -626,7 +589,7 @@ evidence_verify_line(const char *line, size_t n, size_t idx,
 		cJSON_Delete(doc);
 		return "not valid JSON";
 	}
-	dup = evidence_duplicate_name(doc);
+	dup = util_json_dup_name(doc, false);
 	if (dup != NULL) {
 		snprintf(why, 256, "duplicate key \"%.64s\"", dup);
 		cJSON_Delete(doc);

@@ -797,22 +797,17 @@ report_json_count(const cJSON *v, uint64_t *out)
 	return true;
 }
 
-/* Member names of obj unique?  (small objects only: O(n^2), n bounded) */
+/* A member name obj repeats (util_json_dup_name), or "?" for a member
+ * without a name or, with more than 256 members, for an object larger
+ * than report.json's objects ever are.  NULL when the names are unique. */
 static const char *
 report_dup_key(const cJSON *obj)
 {
-	const cJSON *a, *b;
-	size_t n = 0;
+	const char *dup = util_json_dup_name(obj, false);
 
-	for (a = obj->child; a != NULL; a = a->next) {
-		if (a->string == NULL || ++n > 256)
-			return "?";
-		for (b = a->next; b != NULL; b = b->next)
-			if (b->string != NULL && strcmp(a->string, b->string)
-			    == 0)
-				return a->string;
-	}
-	return NULL;
+	if (dup != NULL)
+		return dup[0] != '\0' ? dup : "?";
+	return cJSON_GetArraySize(obj) > 256 ? "?" : NULL;
 }
 
 /*

@@ -131,28 +131,6 @@ sc_num(const cJSON *o, const char *key)
 	return v->valuedouble;
 }
 
-/* Whether any object in o, at any depth, repeats a member name (cJSON
- * keeps the first, other readers the last: such a line means two things,
- * and is an error).  Depth-bounded by cJSON's own nesting limit. */
-static bool
-sc_dup_names(const cJSON *o)
-{
-	const cJSON *a, *b;
-
-	if (!cJSON_IsObject(o) && !cJSON_IsArray(o))
-		return false;
-	for (a = o->child; a != NULL; a = a->next) {
-		if (cJSON_IsObject(o) && a->string != NULL)
-			for (b = a->next; b != NULL; b = b->next)
-				if (b->string != NULL &&
-				    strcmp(a->string, b->string) == 0)
-					return true;
-		if (sc_dup_names(a))
-			return true;
-	}
-	return false;
-}
-
 static const char *
 sc_chain_path(size_t chain, const struct sc *c)
 {
@@ -652,7 +630,9 @@ sc_walk_chain(struct sc *c, size_t ci, sc_event_fn fn)
 			    lineno);
 			return;
 		}
-		if (fn == sc_pass2_chain && sc_dup_names(o))
+		/* a repeated name at any depth: cJSON keeps the first, other
+		 * readers the last, so the line means two things: an error */
+		if (fn == sc_pass2_chain && util_json_dup_name(o, true) != NULL)
 			sc_error(c, "%s line %zu repeats a member name",
 			    ch->path, lineno);
 		if (lineno > 1 && sc_event(&ev, o, type, 0, 0, ci, lineno))
@@ -1100,7 +1080,7 @@ score_compute(const char *master, size_t mlen, score_read_fn read,
 		}
 		genesis = genesis || (lineno == 1 &&
 		    strcmp(type, "genesis") == 0);
-		if (sc_dup_names(o))
+		if (util_json_dup_name(o, true) != NULL)   /* as in chains */
 			sc_error(&c, "evidence.jsonl line %zu repeats a member "
 			    "name", lineno);
 		if (strcmp(type, "verdict") != 0 &&

@@ -792,3 +792,43 @@ util_json_true(const cJSON *o, const char *key)
 {
 	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
 }
+
+static int
+util_cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+const char *
+util_json_dup_name(const cJSON *o, bool deep)
+{
+	const cJSON *c;
+	const char *dup = NULL;
+
+	if (cJSON_IsObject(o)) {
+		const char **names;
+		size_t n = 0, i;
+
+		for (c = o->child; c != NULL; c = c->next) {
+			if (c->string == NULL)
+				return "";
+			n++;
+		}
+		if (n >= 2) {
+			names = xcalloc(n, sizeof *names);
+			i = 0;
+			for (c = o->child; c != NULL; c = c->next)
+				names[i++] = c->string;
+			qsort(names, n, sizeof *names, util_cmp_names);
+			for (i = 1; i < n && dup == NULL; i++)
+				if (strcmp(names[i - 1], names[i]) == 0)
+					dup = names[i];
+			free(names);
+		}
+	}
+	if (!deep || (!cJSON_IsObject(o) && !cJSON_IsArray(o)))
+		return dup;
+	for (c = o->child; c != NULL && dup == NULL; c = c->next)
+		dup = util_json_dup_name(c, true);
+	return dup;
+}

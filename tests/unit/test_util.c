@@ -352,6 +352,48 @@ test_write_file_no_follow(void **state)
 	free(victim);
 }
 
+/* util_json_dup_name: a repeated name of the object itself, or with deep
+ * of any object inside it (through arrays too); unique names: NULL. */
+static void
+test_json_dup_name(void **state)
+{
+	static const struct {
+		const char *json;
+		const char *flat, *deep;   /* NULL: no repeat */
+	} cases[] = {
+		{ "{}", NULL, NULL },
+		{ "{\"a\":1,\"b\":2}", NULL, NULL },
+		{ "{\"a\":1,\"b\":2,\"a\":3}", "a", "a" },
+		{ "{\"b\":1,\"a\":2,\"b\":3,\"a\":4}", "a", "a" },
+		{ "{\"x\":{\"k\":1,\"k\":2}}", NULL, "k" },
+		{ "{\"x\":[1,{\"y\":[{\"k\":1,\"k\":2}]}]}", NULL, "k" },
+		{ "[{\"k\":1,\"k\":2}]", NULL, "k" },
+		{ "{\"x\":[{\"k\":1},{\"k\":2}]}", NULL, NULL },
+		{ "\"k\"", NULL, NULL },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cJSON *j = cJSON_Parse(cases[i].json);
+		const char *f, *d;
+
+		assert_non_null(j);
+		f = util_json_dup_name(j, false);
+		d = util_json_dup_name(j, true);
+		if (cases[i].flat == NULL)
+			assert_null(f);
+		else
+			assert_string_equal(f, cases[i].flat);
+		if (cases[i].deep == NULL)
+			assert_null(d);
+		else
+			assert_string_equal(d, cases[i].deep);
+		cJSON_Delete(j);
+	}
+	assert_null(util_json_dup_name(NULL, true));
+}
+
 int
 main(void)
 {
@@ -370,6 +412,7 @@ main(void)
 		cmocka_unit_test(test_hex_roundtrip),
 		cmocka_unit_test(test_unhex_bad_input),
 		cmocka_unit_test(test_write_file_no_follow),
+		cmocka_unit_test(test_json_dup_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
