@@ -544,177 +544,30 @@ lever_ext_input(const struct lever_ctx *c, const char *op)
 	return s;
 }
 
-/* Append what fd has (bounded to max; the rest is read and dropped).
- * Returns 0 on EOF, 1 when more may come. */
-static int
-lever_ext_read(int fd, char *buf, size_t *len, size_t max, bool *over)
-{
-	char tmp[4096];
-	ssize_t n = read(fd, tmp, sizeof tmp);
-
-	if (n == -1 && (errno == EINTR || errno == EAGAIN))
-		return 1;
-	if (n <= 0)
-		return 0;
-	if (*len + (size_t)n > max) {
-		*over = true;
-		n = (ssize_t)(max - *len);
-	}
-	memcpy(buf + *len, tmp, (size_t)n);
-	*len += (size_t)n;
-	return 1;
-}
-
 /*
- * Run "<path> <op>" (no shell) with the context JSON on stdin, in its own
- * process group, LEVER_EXT_TIMEOUT_MS at most (then the group is killed),
- * stdout bounded to LEVER_EXT_OUT_MAX.  0 when it exited 0 and answered
- * ok:true; -1 + e otherwise.  detail gets the lever's own detail.
+ * What an external lever's run says (p, finished): 0 when it exited 0 and
+ * answered ok:true; -1 + e otherwise, naming path and op.  detail gets the
+ * lever's own detail (also when it failed, if it gave one).
  */
 static int
-lever_ext_run(struct lever_ctx *c, const char *path, const char *op,
-    char *detail, size_t detail_max, struct errbuf *e)
+lever_ext_verdict(const struct util_proc *p, const char *path,
+    const char *op, char *detail, size_t detail_max, struct errbuf *e)
 {
-	int in[2], out[2], err[2], status = 0;
-	char *input = lever_ext_input(c, op);
-	char *obuf = xmalloc(LEVER_EXT_OUT_MAX + 1), ebuf[LEVER_EXT_ERR_MAX + 1];
-	size_t olen = 0, elen = 0, inlen = strlen(input);
-	bool oover = false, eover = false, timed_out = false, ok = false;
-	bool oopen = true, eopen = true;
-	const char *dh = getenv("DOCKER_HOST");
-	char *dhenv = dh != NULL ? xasprintf("DOCKER_HOST=%s", dh) : NULL;
-	char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", dhenv, NULL };
-	char *argv[] = { (char *)path, (char *)op, NULL };
-	uint64_t deadline;
-	pid_t pid;
-	int rc = -1;
+	int status = p->status;
+	bool ok = false;
 
-	detail[0] = '\0';
-	if (inlen > 60000 || pipe2(in, O_CLOEXEC) == -1) {
-		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s: pipe: %s",
-		    path, strerror(errno));
-		goto out0;
-	}
-	/* The input fits in the pipe buffer: write it before the fork, so a
-	 * lever that never reads cannot block us (and no SIGPIPE). */
-	if (write(in[1], input, inlen) != (ssize_t)inlen) {
-		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s: write "
-		    "stdin: %s", path, strerror(errno));
-		close(in[0]);
-		close(in[1]);
-		goto out0;
-	}
-	close(in[1]);
-	if (pipe2(out, O_CLOEXEC) == -1) {
-		close(in[0]);
-		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s: pipe: %s",
-		    path, strerror(errno));
-		goto out0;
-	}
-	if (pipe2(err, O_CLOEXEC) == -1) {
-		close(in[0]);
-		close(out[0]);
-		close(out[1]);
-		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s: pipe: %s",
-		    path, strerror(errno));
-		goto out0;
-	}
-	pid = fork();
-	if (pid == -1) {
-		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s: fork: %s",
-		    path, strerror(errno));
-		close(in[0]);
-		close(out[0]);
-		close(out[1]);
-		close(err[0]);
-		close(err[1]);
-		goto out0;
-	}
-	if (pid == 0) {
-		/* Child: async-signal-safe calls only. */
-		sigset_t none;
-
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		setpgid(0, 0);
-		if (dup2(in[0], 0) == -1 || dup2(out[1], 1) == -1 ||
-		    dup2(err[1], 2) == -1)
-			_exit(126);
-		close_range(3, ~0u, 0);
-		execve(path, argv, envp);
-		_exit(127);
-	}
-	setpgid(pid, pid);   /* also from here: no race with the kill */
-	close(in[0]);
-	close(out[1]);
-	close(err[1]);
-	deadline = util_mono_ns() + (uint64_t)LEVER_EXT_TIMEOUT_MS * 1000000ull;
-	while (oopen || eopen) {
-		struct pollfd p[2] = {
-			{ .fd = oopen ? out[0] : -1, .events = POLLIN },
-			{ .fd = eopen ? err[0] : -1, .events = POLLIN },
-		};
-		uint64_t now = util_mono_ns();
-		int pr;
-
-		if (now >= deadline) {
-			timed_out = true;
-			break;
-		}
-		pr = poll(p, 2, (int)((deadline - now) / 1000000ull) + 1);
-		if (pr == -1 && errno != EINTR)
-			break;
-		if (pr <= 0)
-			continue;
-		if (oopen && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-			oopen = lever_ext_read(out[0], obuf, &olen,
-			    LEVER_EXT_OUT_MAX, &oover) == 1;
-		if (eopen && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
-			eopen = lever_ext_read(err[0], ebuf, &elen,
-			    LEVER_EXT_ERR_MAX, &eover) == 1;
-	}
-	close(out[0]);
-	close(err[0]);
-	if (timed_out || oover)
-		kill(-pid, SIGKILL);
-	/* Output closed: the lever is exiting; still bounded by the deadline
-	 * (a daemonised grandchild may hold the pipes: killed above). */
-	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-
-		if (w == pid)
-			break;
-		if (w == -1 && errno != EINTR) {
-			status = -1;
-			break;
-		}
-		if (util_mono_ns() >= deadline) {
-			timed_out = true;
-			kill(-pid, SIGKILL);
-			(void)waitpid(pid, &status, 0);
-			break;
-		}
-		usleep(200);
-	}
-	kill(-pid, SIGKILL);   /* leftovers of its group, if any */
-	obuf[olen] = '\0';
-	ebuf[elen] = '\0';
-	if (timed_out) {
-		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s: no answer "
-		    "within %d ms (process group killed)", path, op,
+	if (p->timed_out)
+		return errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s: "
+		    "no answer within %d ms (process group killed)", path, op,
 		    LEVER_EXT_TIMEOUT_MS);
-		goto out0;
-	}
-	if (oover) {
-		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s: more than "
-		    "%d bytes on stdout", path, op, LEVER_EXT_OUT_MAX);
-		goto out0;
-	}
+	if (p->out_over)
+		return errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s: "
+		    "more than %d bytes on stdout", path, op,
+		    LEVER_EXT_OUT_MAX);
 	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		char clean[160];
 
-		util_sanitize(clean, sizeof clean, ebuf, elen, false);
+		util_sanitize(clean, sizeof clean, p->err, p->err_len, false);
 		if (status != -1 && WIFEXITED(status) &&
 		    WEXITSTATUS(status) == 127)
 			errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s: "
@@ -728,21 +581,57 @@ lever_ext_run(struct lever_ctx *c, const char *path, const char *op,
 			    "exit status %d %s", path, op, status == -1 ? -1 :
 			    WEXITSTATUS(status), clean);
 		/* Keep the lever's own words if it gave any. */
-		(void)lever_ext_parse(obuf, olen, &ok, detail, detail_max,
-		    &(struct errbuf){ 0 });
-		goto out0;
+		(void)lever_ext_parse(p->out, p->out_len, &ok, detail,
+		    detail_max, &(struct errbuf){ 0 });
+		return -1;
 	}
-	if (lever_ext_parse(obuf, olen, &ok, detail, detail_max, e) == -1) {
-		errbuf_prefix(e, "%s %s", path, op);
-		goto out0;
-	}
-	if (!ok) {
-		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s answered "
-		    "ok:false: %s", path, op, detail);
-		goto out0;
-	}
-	rc = 0;
-out0:
+	if (lever_ext_parse(p->out, p->out_len, &ok, detail, detail_max,
+	    e) == -1)
+		return errbuf_prefix(e, "%s %s", path, op);
+	if (!ok)
+		return errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s "
+		    "answered ok:false: %s", path, op, detail);
+	return 0;
+}
+
+/*
+ * Run "<path> <op>" (no shell; util_proc_run) with the context JSON on
+ * stdin, in its own process group, LEVER_EXT_TIMEOUT_MS at most (then the
+ * group is killed), stdout bounded to LEVER_EXT_OUT_MAX, and only PATH and
+ * DOCKER_HOST in its environment.  0 when it exited 0 and answered
+ * ok:true; -1 + e otherwise.  detail gets the lever's own detail.
+ */
+static int
+lever_ext_run(struct lever_ctx *c, const char *path, const char *op,
+    char *detail, size_t detail_max, struct errbuf *e)
+{
+	const char *dh = getenv("DOCKER_HOST");
+	char *dhenv = dh != NULL ? xasprintf("DOCKER_HOST=%s", dh) : NULL;
+	const char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", dhenv,
+	    NULL };
+	const char *argv[] = { path, op, NULL };
+	char *input = lever_ext_input(c, op);
+	char *obuf = xmalloc(LEVER_EXT_OUT_MAX + 1), ebuf[LEVER_EXT_ERR_MAX + 1];
+	struct util_proc p = {
+		.argv = argv,
+		.env = envp,
+		.input = input,
+		.input_len = strlen(input),
+		.timeout_ms = LEVER_EXT_TIMEOUT_MS,
+		.own_group = true,
+		.out = obuf,
+		.out_max = LEVER_EXT_OUT_MAX,
+		.err = ebuf,
+		.err_max = LEVER_EXT_ERR_MAX,
+	};
+	int rc = -1;
+
+	detail[0] = '\0';
+	if (util_proc_run(&p, e) == -1)
+		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s: %s: %s", path,
+		    p.failed, strerror(p.fail_errno));
+	else
+		rc = lever_ext_verdict(&p, path, op, detail, detail_max, e);
 	free(input);
 	free(obuf);
 	free(dhenv);
