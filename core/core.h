@@ -974,9 +974,6 @@ int lever_reset(const struct lever_entry *l, struct lever_ctx *c,
     struct errbuf *e);
 
 /* Pure helpers (unit-tested). */
-/* Status code of an HTTP/1.x status line at the start of buf: 100..599;
- * 0 when no complete line yet (and len < 512); -1 when malformed. */
-int lever_http_status(const char *buf, size_t len);
 /* Parse an external lever's stdout: exactly one JSON object line
  * {"ok":bool,"detail":string?} (a trailing newline allowed), at most
  * LEVER_EXT_OUT_MAX bytes.  Fills *ok and detail (sanitized).  -1 + e. */
@@ -996,6 +993,37 @@ int lever_kernel_prepare(struct lever_ctx *c, struct errbuf *e);
 void lever_kernel_release(struct lever_ctx *c);
 extern const struct lever_entry lever_cgroup_freeze;
 extern const struct lever_entry lever_link_down;
+
+/* ------------------------------------------------------------------ */
+/* gwctl.c - the client of a lab gateway's control socket              */
+/* ------------------------------------------------------------------ */
+/*
+ * HTTP/1.1 on the unix socket lab->ctl_path (docs/lab.md): the deny lever
+ * and its probe, the lab's wait for the gateway, probe's look at the
+ * change queue.  Bounded in bytes and time; errors name what and the path.
+ */
+#define GWCTL_STATUS_MAX 512   /* bytes accepted before a status line's CRLF */
+/* A complete request (Connection: close): method, target, an optional
+ * bearer token, an optional JSON body.  *len gets its length.  Caller
+ * frees (wipe it first when it holds a token). */
+char *gwctl_request(const char *method, const char *target, const char *auth,
+    const char *body, size_t *len);
+/* A connection to the control socket at path: the fd, or -1 + e. */
+int gwctl_connect(const char *path, struct errbuf *e);
+/* Send req on fd (connected to path) and read the answer within
+ * timeout_ms: only its status line when body is NULL, else all of it
+ * (at most body_max bytes of body into *body, NUL-terminated, caller
+ * frees).  Closes fd.  The status, or -1 + e ("gateway WHAT via PATH: ..."). */
+int gwctl_exchange(int fd, const char *path, const char *req, size_t len,
+    const char *what, int timeout_ms, char **body, size_t body_max,
+    struct errbuf *e);
+/* gwctl_connect, then gwctl_exchange. */
+int gwctl_call(const char *path, const char *req, size_t len, const char *what,
+    int timeout_ms, char **body, size_t body_max, struct errbuf *e);
+/* Status code of an HTTP/1.x status line at the start of buf: 100..599;
+ * 0 when no complete line yet (and len < GWCTL_STATUS_MAX); -1 when
+ * malformed (pure, unit-tested). */
+int gwctl_http_status(const char *buf, size_t len);
 
 /* ------------------------------------------------------------------ */
 /* sign.c - Ed25519 signatures in minisign's format (libsodium)        */

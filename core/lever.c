@@ -4,61 +4,26 @@
  * ones plug in.  A lever counts only once its verification succeeded.
  *
  * This file: the protocol, the Engine API levers (net-disconnect, pause,
- * kill), gateway-deny (raw HTTP/1.1 over the gateway's control socket) and
- * external levers (a command speaking JSON, docs/levers.md).  The kernel
- * levers (cgroup-freeze, link-down) live in lever_kernel.c.
+ * kill), gateway-deny (prebuilt HTTP/1.1 requests on the gateway's control
+ * socket, gwctl.c) and external levers (a command speaking JSON,
+ * docs/levers.md, run by util_proc_run).  The kernel levers
+ * (cgroup-freeze, link-down) live in lever_kernel.c.
  */
 #include "core.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define LEVER_GW_TIMEOUT_MS  2000
-#define LEVER_STATUS_MAX     512      /* bytes we accept before the CRLF */
 #define LEVER_EXT_MAX        16       /* interned external levers */
 #define LEVER_EXT_ERR_MAX    4096     /* stderr kept from an external lever */
 
 /* ---- pure helpers ------------------------------------------------- */
-
-int
-lever_http_status(const char *buf, size_t len)
-{
-	size_t i, eol = SIZE_MAX;
-	int st = 0;
-
-	for (i = 0; i + 1 < len && i < LEVER_STATUS_MAX; i++)
-		if (buf[i] == '\r' && buf[i + 1] == '\n') {
-			eol = i;
-			break;
-		}
-	if (eol == SIZE_MAX)
-		return len >= LEVER_STATUS_MAX ? -1 : 0;
-	/* "HTTP/1.x SSS" then end of line or a space and a reason. */
-	if (eol < 12 || memcmp(buf, "HTTP/1.", 7) != 0 ||
-	    (buf[7] != '0' && buf[7] != '1') || buf[8] != ' ')
-		return -1;
-	for (i = 9; i < 12; i++) {
-		if (buf[i] < '0' || buf[i] > '9')
-			return -1;
-		st = st * 10 + (buf[i] - '0');
-	}
-	if (eol > 12 && buf[12] != ' ')
-		return -1;
-	if (st < 100 || st > 599)
-		return -1;
-	return st;
-}
 
 int
 lever_ext_parse(const char *out, size_t len, bool *ok, char *detail,
@@ -116,29 +81,6 @@ lever_ext_parse(const char *out, size_t len, bool *ok, char *detail,
 
 /* ---- gateway-deny: HTTP/1.1 over the control socket ---------------- */
 
-/* A complete request: method, path, optional bearer token, JSON body.
- * Caller frees. */
-static char *
-lever_http_request(const char *method, const char *path, const char *auth,
-    const char *body, size_t *len)
-{
-	char *r;
-
-	if (auth != NULL)
-		r = xasprintf("%s %s HTTP/1.1\r\nHost: gateway\r\n"
-		    "Authorization: Bearer %s\r\n"
-		    "Content-Type: application/json\r\nContent-Length: %zu\r\n"
-		    "Connection: close\r\n\r\n%s", method, path, auth,
-		    strlen(body), body);
-	else
-		r = xasprintf("%s %s HTTP/1.1\r\nHost: gateway\r\n"
-		    "Content-Type: application/json\r\nContent-Length: %zu\r\n"
-		    "Connection: close\r\n\r\n%s", method, path, strlen(body),
-		    body);
-	*len = strlen(r);
-	return r;
-}
-
 /* Build the gateway requests once (prepare, or lazily). */
 static void
 lever_gw_build(struct lever_ctx *c)
@@ -148,108 +90,23 @@ lever_gw_build(struct lever_ctx *c)
 
 	if (c->gw_deny != NULL)
 		return;
-	c->gw_deny = lever_http_request("POST", "/control/deny", NULL, "{}",
+	c->gw_deny = gwctl_request("POST", "/control/deny", NULL, "{}",
 	    &c->gw_deny_len);
-	c->gw_allow = lever_http_request("POST", "/control/allow", NULL, "{}",
+	c->gw_allow = gwctl_request("POST", "/control/allow", NULL, "{}",
 	    &c->gw_allow_len);
-	c->gw_probe = lever_http_request("POST", "/v1/chat/completions",
+	c->gw_probe = gwctl_request("POST", "/v1/chat/completions",
 	    c->lab->agent_key, probe, &c->gw_probe_len);
 	c->gw_probe_fd = -1;
 }
 
-/* Connect to the gateway's control socket.  Returns the fd or -1 + e. */
-static int
-lever_gw_connect(struct lever_ctx *c, struct errbuf *e)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(c->lab->ctl_path) >= sizeof sa.sun_path)
-		return errbuf_set(e, ERRBUF_INTERNAL, "gateway control socket "
-		    "path too long: %s", c->lab->ctl_path);
-	memcpy(sa.sun_path, c->lab->ctl_path, strlen(c->lab->ctl_path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd == -1)
-		return errbuf_set(e, ERRBUF_INTERNAL, "gateway control socket: "
-		    "socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == -1) {
-		int err = errno;
-
-		close(fd);
-		return errbuf_set(e, ERRBUF_INTERNAL, "gateway control socket "
-		    "%s: connect: %s", c->lab->ctl_path, strerror(err));
-	}
-	return fd;
-}
-
-/*
- * Send one request on a connected fd and read the status line (bounded,
- * LEVER_GW_TIMEOUT_MS).  Closes fd.  Returns the status or -1 + e.
- */
+/* Send one prebuilt request on fd and read its status line (bounded,
+ * LEVER_GW_TIMEOUT_MS).  Closes fd.  The status, or -1 + e. */
 static int
 lever_gw_exchange(struct lever_ctx *c, int fd, const char *req, size_t len,
     const char *what, struct errbuf *e)
 {
-	char buf[LEVER_STATUS_MAX];
-	size_t have = 0, off = 0;
-	uint64_t deadline = util_mono_ns() +
-	    (uint64_t)LEVER_GW_TIMEOUT_MS * 1000000ull;
-	int st = 0;
-
-	while (off < len) {
-		ssize_t n = send(fd, req + off, len - off, MSG_NOSIGNAL);
-
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			errbuf_set(e, ERRBUF_INTERNAL, "gateway %s via %s: "
-			    "send: %s", what, c->lab->ctl_path,
-			    strerror(errno));
-			close(fd);
-			return -1;
-		}
-		off += (size_t)n;
-	}
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		uint64_t now = util_mono_ns();
-		ssize_t n;
-		int pr;
-
-		if (now >= deadline) {
-			errbuf_set(e, ERRBUF_INTERNAL, "gateway %s via %s: no "
-			    "answer within %d ms", what, c->lab->ctl_path,
-			    LEVER_GW_TIMEOUT_MS);
-			break;
-		}
-		pr = poll(&p, 1, (int)((deadline - now) / 1000000ull) + 1);
-		if (pr == -1 && errno == EINTR)
-			continue;
-		if (pr <= 0)
-			continue;
-		n = recv(fd, buf + have, sizeof buf - have, 0);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			errbuf_set(e, ERRBUF_INTERNAL, "gateway %s via %s: "
-			    "connection closed before a status line", what,
-			    c->lab->ctl_path);
-			break;
-		}
-		have += (size_t)n;
-		st = lever_http_status(buf, have);
-		if (st == -1) {
-			errbuf_set(e, ERRBUF_INTERNAL, "gateway %s via %s: "
-			    "malformed status line", what, c->lab->ctl_path);
-			break;
-		}
-		if (st > 0) {
-			close(fd);
-			return st;
-		}
-	}
-	close(fd);
-	return -1;
+	return gwctl_exchange(fd, c->lab->ctl_path, req, len, what,
+	    LEVER_GW_TIMEOUT_MS, NULL, 0, e);
 }
 
 static int
@@ -260,14 +117,14 @@ lever_deny_fire(struct lever_ctx *c, const struct lever_entry *l,
 
 	(void)l;
 	lever_gw_build(c);
-	fd = lever_gw_connect(c, e);
+	fd = gwctl_connect(c->lab->ctl_path, e);
 	if (fd == -1)
 		return -1;
 	/* Connect the probe now so the gateway accepts it while it handles
 	 * the deny; verify sends on it once the deny is answered. */
 	if (c->gw_probe_fd != -1)
 		close(c->gw_probe_fd);
-	c->gw_probe_fd = lever_gw_connect(c, e);
+	c->gw_probe_fd = gwctl_connect(c->lab->ctl_path, e);
 	st = lever_gw_exchange(c, fd, c->gw_deny, c->gw_deny_len, "deny", e);
 	if (st == -1)
 		return -1;
@@ -289,7 +146,7 @@ lever_deny_verify(struct lever_ctx *c, const struct lever_entry *l,
 	lever_gw_build(c);
 	fd = c->gw_probe_fd;
 	c->gw_probe_fd = -1;
-	if (fd == -1 && (fd = lever_gw_connect(c, e)) == -1)
+	if (fd == -1 && (fd = gwctl_connect(c->lab->ctl_path, e)) == -1)
 		return -1;
 	st = lever_gw_exchange(c, fd, c->gw_probe, c->gw_probe_len, "probe",
 	    e);
@@ -310,7 +167,7 @@ lever_deny_reset(struct lever_ctx *c, const struct lever_entry *l,
 
 	(void)l;
 	lever_gw_build(c);
-	if ((fd = lever_gw_connect(c, e)) == -1)
+	if ((fd = gwctl_connect(c->lab->ctl_path, e)) == -1)
 		return -1;
 	st = lever_gw_exchange(c, fd, c->gw_allow, c->gw_allow_len, "allow",
 	    e);
