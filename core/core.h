@@ -1073,6 +1073,9 @@ struct sign_secret *sign_secret_load(const char *dir, struct errbuf *e);
  * exist (*created, may be NULL, tells).  NULL + e. */
 struct sign_secret *sign_secret_load_or_create(const char *dir,
     bool *created, struct errbuf *e);
+/* The key that signs what ares writes: sign_key_dir(flag_dir) (flag_dir
+ * may be NULL), created there on first use.  NULL + e. */
+struct sign_secret *sign_secret_open(const char *flag_dir, struct errbuf *e);
 void sign_secret_free(struct sign_secret *sk);
 const char *sign_secret_keyid(const struct sign_secret *sk);   /* hex */
 /* The public half of sk. */
@@ -1088,6 +1091,10 @@ int sign_pubkey_load(const char *path, struct sign_pubkey *out,
 /* Sign the file at path into path.minisig with trusted_comment (at most
  * SIGN_COMMENT_MAX bytes, no control characters but tab).  -1 + e. */
 int sign_file(const struct sign_secret *sk, const char *path,
+    const char *trusted_comment, struct errbuf *e);
+/* sign_file, then the public key as ares.pub in path's directory (so the
+ * file can be checked where it lies: report, trial, probe, fix).  -1 + e. */
+int sign_file_with_pub(const struct sign_secret *sk, const char *path,
     const char *trusted_comment, struct errbuf *e);
 /* BLAKE2b of a whole file (streamed; outlen 16..64), *bytes (may be NULL)
  * gets its size.  -1 + e (ERRBUF_INPUT when missing or not a regular file). */

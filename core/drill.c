@@ -1040,8 +1040,7 @@ static int
 drill_report(struct drill_state *st, struct errbuf *e)
 {
 	struct drill_result *r = st->r;
-	struct sign_secret *sk = NULL;
-	char kd[4096];
+	struct sign_secret *sk;
 	int rc = -1;
 
 	st->chains[0].name = "master";
@@ -1050,8 +1049,7 @@ drill_report(struct drill_state *st, struct errbuf *e)
 	memcpy(st->chains[0].head, r->evidence_head, sizeof st->chains[0].head);
 	if (st->nchains == 0)
 		st->nchains = 1;
-	if (sign_key_dir(st->o->key_dir, kd, sizeof kd, e) == 0)
-		sk = sign_secret_load_or_create(kd, NULL, e);
+	sk = sign_secret_open(st->o->key_dir, e);
 	if (sk != NULL)
 		rc = report_write(r, st->chains, st->nchains, sk, e);
 	sign_secret_free(sk);

@@ -1628,23 +1628,17 @@ fix_heldout_variant(const struct fix_options *o, const char *training)
 static int
 fix_sign(struct fix_state *st, const char *json_path, struct errbuf *e)
 {
-	struct sign_secret *sk = NULL;
-	char kd[4096], *comment, *pub;
-	int rc = -1;
+	struct sign_secret *sk = sign_secret_open(st->o->key_dir, e);
+	char *comment;
+	int rc;
 
-	if (sign_key_dir(st->o->key_dir, kd, sizeof kd, e) == 0)
-		sk = sign_secret_load_or_create(kd, NULL, e);
 	if (sk == NULL)
 		return -1;
 	comment = xasprintf("ares-fix-v1 fix=%s outcome=%s evidence.jsonl=%zu:%s",
 	    st->r->fix_id, fix_outcome_name(st->r->outcome),
 	    evidence_count(st->ev), evidence_head_hex(st->ev));
-	pub = xasprintf("%s/" SIGN_PUBKEY_NAME, st->r->fix_dir);
-	if (sign_file(sk, json_path, comment, e) == 0 &&
-	    sign_pubkey_write(sk, pub, e) == 0)
-		rc = 0;
+	rc = sign_file_with_pub(sk, json_path, comment, e);
 	free(comment);
-	free(pub);
 	sign_secret_free(sk);
 	return rc;
 }

@@ -2798,7 +2798,7 @@ probe_write_signed(const struct probe_report *r, const char *key_dir,
     struct errbuf *e)
 {
 	struct sign_secret *sk = NULL;
-	char kd[4096], *path, *pub, *txt, *comment;
+	char *path, *txt, *comment;
 	cJSON *j;
 	size_t i, nfail = 0;
 	int rc = -1;
@@ -2809,7 +2809,6 @@ probe_write_signed(const struct probe_report *r, const char *key_dir,
 	if (txt == NULL)
 		util_fatal("probe: cannot serialise probe.json");
 	path = xasprintf("%s/probe.json", r->run_dir);
-	pub = xasprintf("%s/%s", r->run_dir, SIGN_PUBKEY_NAME);
 	for (i = 0; i < r->nrows; i++)
 		if (r->rows[i].outcome != PROBE_PASS && r->rows[i].row->core)
 			nfail++;
@@ -2818,10 +2817,8 @@ probe_write_signed(const struct probe_report *r, const char *key_dir,
 	    r->nrows, nfail);
 	if (util_write_file(path, txt, strlen(txt), 0644, e) == -1)
 		goto out;
-	if (sign_key_dir(key_dir, kd, sizeof kd, e) == -1 ||
-	    (sk = sign_secret_load_or_create(kd, NULL, e)) == NULL ||
-	    sign_file(sk, path, comment, e) == -1 ||
-	    sign_pubkey_write(sk, pub, e) == -1) {
+	if ((sk = sign_secret_open(key_dir, e)) == NULL ||
+	    sign_file_with_pub(sk, path, comment, e) == -1) {
 		errbuf_prefix(e, "probe: sign %s", path);
 		goto out;
 	}
@@ -2829,7 +2826,6 @@ probe_write_signed(const struct probe_report *r, const char *key_dir,
 out:
 	sign_secret_free(sk);
 	free(comment);
-	free(pub);
 	free(path);
 	free(txt);
 	return rc;

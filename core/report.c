@@ -711,11 +711,7 @@ report_write(const struct drill_result *r, const struct report_chain *chains,
 		goto out;
 	rc = -1;
 	if (sk != NULL) {
-		char *pub = xasprintf("%s/" SIGN_PUBKEY_NAME, r->run_dir);
-		int prc = sign_pubkey_write(sk, pub, e);
-
-		free(pub);
-		if (prc == -1 || sign_file(sk, p, tc, e) == -1)
+		if (sign_file_with_pub(sk, p, tc, e) == -1)
 			goto out;
 	} else {
 		/* a stale signature would only confuse: remove it */

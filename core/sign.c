@@ -747,6 +747,16 @@ sign_pubkey_write(const struct sign_secret *sk, const char *path,
 	return rc;
 }
 
+struct sign_secret *
+sign_secret_open(const char *flag_dir, struct errbuf *e)
+{
+	char kd[4096];
+
+	if (sign_key_dir(flag_dir, kd, sizeof kd, e) == -1)
+		return NULL;
+	return sign_secret_load_or_create(kd, NULL, e);
+}
+
 /* ---- signatures ----------------------------------------------------- */
 
 int
@@ -806,6 +816,23 @@ sign_file(const struct sign_secret *sk, const char *path,
 			rc = errbuf_prefix(e, "sign: self-check failed");
 	}
 	free(sigpath);
+	return rc;
+}
+
+int
+sign_file_with_pub(const struct sign_secret *sk, const char *path,
+    const char *trusted_comment, struct errbuf *e)
+{
+	const char *slash = strrchr(path, '/');
+	char *pub;
+	int rc;
+
+	if (sign_file(sk, path, trusted_comment, e) == -1)
+		return -1;
+	pub = slash != NULL ? xasprintf("%.*s/" SIGN_PUBKEY_NAME,
+	    (int)(slash - path), path) : xstrdup(SIGN_PUBKEY_NAME);
+	rc = sign_pubkey_write(sk, pub, e);
+	free(pub);
 	return rc;
 }
 

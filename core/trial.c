@@ -280,7 +280,8 @@ trial_json(const struct trial *t)
 	return j;
 }
 
-/* Write TRIAL_DIR/trial.json atomically and sign it.  -1 + e. */
+/* Write TRIAL_DIR/trial.json atomically and sign it (ares.pub beside it).
+ * -1 + e. */
 static int
 trial_save(struct trial *t, const struct sign_secret *sk, struct errbuf *e)
 {
@@ -304,7 +305,7 @@ trial_save(struct trial *t, const struct sign_secret *sk, struct errbuf *e)
 	cJSON_free(txt);
 	if (rc == 0) {
 		comment = trial_comment(t);
-		rc = sign_file(sk, path, comment, e);
+		rc = sign_file_with_pub(sk, path, comment, e);
 		free(comment);
 	}
 	free(path);
@@ -1454,7 +1455,7 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 	struct docker *d = NULL;
 	pthread_t th[TRIAL_MAX_JOBS];
 	sigset_t block, old;
-	char kd[4096], *ref = NULL, *parent = NULL, *path;
+	char *ref = NULL, *parent = NULL;
 	size_t i, nth = 0, missing = 0;
 	int rc = -1;
 
@@ -1466,9 +1467,7 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 		return errbuf_set(e, ERRBUF_INPUT, "-j %zu: at most %d drills "
 		    "at a time", o->jobs, TRIAL_MAX_JOBS);
 	/* The key first: the runs of a resumed trial must carry it. */
-	if (sign_key_dir(o->key_dir, kd, sizeof kd, e) == -1)
-		return -1;
-	sk = sign_secret_load_or_create(kd, NULL, e);
+	sk = sign_secret_open(o->key_dir, e);
 	if (sk == NULL)
 		return -1;
 	snprintf(t->key_id, sizeof t->key_id, "%s", sign_secret_keyid(sk));
@@ -1573,12 +1572,6 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 	snprintf(c.runs_abs, sizeof c.runs_abs, "%s/runs", t->dir);
 	if (util_mkdir_p(c.runs_abs, 0755, e) == -1)
 		goto out;
-	path = xasprintf("%s/" SIGN_PUBKEY_NAME, t->dir);
-	rc = sign_pubkey_write(sk, path, e);
-	free(path);
-	if (rc == -1)
-		goto out;
-	rc = -1;
 	for (i = 0; i < t->n; i++)
 		if (!t->runs[i].done)
 			missing++;
