@@ -945,6 +945,9 @@ struct lever_entry {
 	    struct errbuf *e);
 	bool cuts_off;   /* verified => the agent is cut off (time to kill) */
 	unsigned cuts;   /* LEVER_CUTS_* channels it cuts (docs/scoring.md) */
+	bool freezes;    /* while it holds, the agent's processes are stopped,
+	                    not gone (the sweep counts them; the replay shows a
+	                    frozen agent) */
 	const char *arg; /* external levers: the command path */
 };
 struct lever_result {
@@ -966,6 +969,9 @@ const struct lever_entry *lever_find(const char *name);
 #define LEVER_CUTS_ALL     0xfu
 int lever_cuts(const char *name, bool *cuts_off, unsigned *cuts);
 extern const struct lever_entry *const lever_table[];  /* built-ins */
+/* "a, b, ..., external:/abs/path": the names a policy may use, for an
+ * error message (the table's order). */
+const char *lever_known_names(void);
 /* Fire then verify one lever, filling r.  Returns 0 when verified. */
 int lever_pull(const struct lever_entry *l, struct lever_ctx *c,
     struct lever_result *r);

@@ -835,7 +835,7 @@ drill_sweep(struct drill_state *st)
 	}
 	cJSON_Delete(list);
 
-	/* A lever that stops every process (pause, cgroup-freeze) and still
+	/* A lever that stops every process (the table's "freezes") and still
 	 * holds: what is in the container is stopped, not running; it is
 	 * counted in the sweep line and dies at teardown. */
 	st->stopped_by = NULL;
@@ -844,8 +844,7 @@ drill_sweep(struct drill_state *st)
 		const struct lever_entry *l = lever_find(st->r->levers[k].name);
 		struct errbuf e3 = { 0 };
 
-		if (l != NULL && st->r->levers[k].verified &&
-		    l->cuts == LEVER_CUTS_ALL && strcmp(l->name, "kill") != 0 &&
+		if (l != NULL && st->r->levers[k].verified && l->freezes &&
 		    l->verify(&st->lc, l, &e3) == 0) {
 			st->stopped_by = l->name;
 			break;
@@ -1182,9 +1181,8 @@ drill_check_policy(const struct policy *p, struct errbuf *e)
 	for (i = 0; i < p->nlevers; i++)
 		if (lever_find(p->levers[i]) == NULL)
 			return errbuf_set(e, ERRBUF_INPUT, "%s: levers: unknown "
-			    "lever '%s' (known: gateway-deny, net-disconnect, "
-			    "cgroup-freeze, link-down, external:/abs/path, "
-			    "pause, kill)", p->path, p->levers[i]);
+			    "lever '%s' (known: %s)", p->path, p->levers[i],
+			    lever_known_names());
 	return 0;
 }
 

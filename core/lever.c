@@ -544,6 +544,7 @@ static const struct lever_entry lever_pause = {
 	.reset = lever_pause_reset,
 	.cuts = LEVER_CUTS_ALL,
 	.cuts_off = true,
+	.freezes = true,
 };
 static const struct lever_entry lever_kill = {
 	.name = "kill",
@@ -627,6 +628,28 @@ lever_cuts(const char *name, bool *cuts_off, unsigned *cuts)
 			return 0;
 		}
 	return -1;
+}
+
+static char lever_names[512];
+static pthread_once_t lever_names_once = PTHREAD_ONCE_INIT;
+
+static void
+lever_names_init(void)
+{
+	size_t i, used = 0;
+
+	for (i = 0; lever_table[i] != NULL; i++)
+		used += (size_t)snprintf(lever_names + used,
+		    sizeof lever_names - used, "%s, ", lever_table[i]->name);
+	snprintf(lever_names + used, sizeof lever_names - used,
+	    LEVER_EXTERNAL_PREFIX "/abs/path");
+}
+
+const char *
+lever_known_names(void)
+{
+	pthread_once(&lever_names_once, lever_names_init);
+	return lever_names;
 }
 
 const struct lever_entry *

@@ -120,8 +120,7 @@ replay_lever_kind(const char *name, bool *known, bool *cuts, bool *freezes)
 		return;
 	*known = true;
 	*cuts = le->cuts_off;
-	*freezes = strcmp(le->name, "pause") == 0 ||
-	    strcmp(le->name, "cgroup-freeze") == 0;
+	*freezes = le->freezes;
 }
 
 /* Append one beat (text formatted, then sanitized like drill_beat()).

@@ -251,6 +251,14 @@ test_table(void **state)
 	assert_int_equal(n, 6);
 	assert_false(lever_find("gateway-deny")->cuts_off);
 	assert_true(lever_find("cgroup-freeze")->cuts_off);
+	/* the levers that hold the agent's processes stopped */
+	for (i = 0; lever_table[i] != NULL; i++)
+		assert_int_equal(lever_table[i]->freezes,
+		    strcmp(lever_table[i]->name, "pause") == 0 ||
+		    strcmp(lever_table[i]->name, "cgroup-freeze") == 0);
+	assert_string_equal(lever_known_names(), "gateway-deny, "
+	    "net-disconnect, pause, kill, cgroup-freeze, link-down, "
+	    "external:/abs/path");
 	assert_null(lever_find("nope"));
 	assert_null(lever_find(NULL));
 	assert_null(lever_find("external:"));
