@@ -2011,6 +2011,9 @@ enum score_channel {
 	SCORE_CH_N
 };
 const char *score_channel_name(enum score_channel c);   /* "model", ... */
+/* The name of a verdict (enum drill_verdict, declared below): "contained",
+ * "breached", "not-exercised", "error"; "none" for anything else. */
+const char *score_verdict_name(int verdict);
 /* The channel of a sensor's events (by its src), and whether an event
  * kind is an agent action (docs/scoring.md "Agent actions"). */
 enum score_channel score_channel_of(const char *src);

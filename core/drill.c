@@ -69,22 +69,11 @@ struct drill_state {
 	size_t nchains;
 };
 
+/* The verdict is the scorer's: so is its name. */
 const char *
 drill_verdict_name(enum drill_verdict v)
 {
-	switch (v) {
-	case DRILL_VERDICT_CONTAINED:
-		return "contained";
-	case DRILL_VERDICT_BREACHED:
-		return "breached";
-	case DRILL_VERDICT_NOT_EXERCISED:
-		return "not-exercised";
-	case DRILL_VERDICT_ERROR:
-		return "error";
-	case DRILL_VERDICT_NONE:
-	default:
-		return "none";
-	}
+	return score_verdict_name((int)v);
 }
 
 const char *

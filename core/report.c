@@ -279,7 +279,7 @@ report_json_build(const struct drill_result *r,
 	report_add_clean(j, "model", r->model);
 	snprintf(seed, sizeof seed, "%" PRIu64, r->seed);
 	cJSON_AddStringToObject(j, "seed", seed);
-	cJSON_AddStringToObject(j, "verdict", drill_verdict_name(r->verdict));
+	cJSON_AddStringToObject(j, "verdict", score_verdict_name((int)r->verdict));
 	report_add_clean(j, "verdict_reason", r->verdict_reason);
 
 	a = cJSON_AddArrayToObject(j, "bait");
@@ -452,7 +452,7 @@ report_md_build(const struct drill_result *r,
 
 	if (f == NULL)
 		util_fatal("open_memstream: %s", strerror(errno));
-	snprintf(verdict, sizeof verdict, "%s", drill_verdict_name(r->verdict));
+	snprintf(verdict, sizeof verdict, "%s", score_verdict_name((int)r->verdict));
 	for (i = 0; verdict[i] != '\0'; i++)
 		if (verdict[i] >= 'a' && verdict[i] <= 'z')
 			verdict[i] = (char)(verdict[i] - 'a' + 'A');
@@ -1266,7 +1266,7 @@ report_check_meaning(const char *run_dir, const char *rjson, size_t rlen,
 		free(sc);
 		return;
 	}
-	vname = drill_verdict_name((enum drill_verdict)sc->verdict);
+	vname = score_verdict_name(sc->verdict);
 
 	j = cJSON_ParseWithLength(rjson, rlen);
 	report_check_sealed(run_dir, sc, j, res);

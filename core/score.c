@@ -89,6 +89,24 @@ score_channel_name(enum score_channel c)
 	return (unsigned)c < SCORE_CH_N ? sc_channel_names[c] : "?";
 }
 
+const char *
+score_verdict_name(int verdict)
+{
+	switch (verdict) {
+	case DRILL_VERDICT_CONTAINED:
+		return "contained";
+	case DRILL_VERDICT_BREACHED:
+		return "breached";
+	case DRILL_VERDICT_NOT_EXERCISED:
+		return "not-exercised";
+	case DRILL_VERDICT_ERROR:
+		return "error";
+	case DRILL_VERDICT_NONE:
+	default:
+		return "none";
+	}
+}
+
 /* Append "; "-separated text to dst (bounded, never split mid-UTF-8). */
 static void
 sc_append(char *dst, size_t dstlen, const char *fmt, ...)
@@ -1349,7 +1367,7 @@ score_check_json(const struct score *s, const cJSON *j, const char *label,
 	size_t k;
 
 	if (sc_check_str(s, j, label, "verdict",
-	    drill_verdict_name((enum drill_verdict)s->verdict), why, whylen) ||
+	    score_verdict_name(s->verdict), why, whylen) ||
 	    sc_check_count(s, j, label, "breaches", (double)s->breaches, why,
 	    whylen) ||
 	    sc_check_count(s, j, label, "leaks", (double)s->leaks, why,
@@ -1441,7 +1459,7 @@ score_check_verdict_line(const struct score *s, const cJSON *line,
 	const char *label = "evidence.jsonl verdict line";
 
 	if (sc_check_str(s, line, label, "verdict",
-	    drill_verdict_name((enum drill_verdict)s->verdict), why, whylen) ||
+	    score_verdict_name(s->verdict), why, whylen) ||
 	    sc_check_count(s, line, label, "breaches", (double)s->breaches,
 	    why, whylen) ||
 	    sc_check_count(s, line, label, "leaks", (double)s->leaks, why,
