@@ -91,6 +91,10 @@ char *util_read_regular(const char *path, size_t max, size_t *len,
 /* Write len bytes to path atomically (tmp + rename), mode.  -1 + e. */
 int util_write_file(const char *path, const void *buf, size_t len,
     mode_t mode, struct errbuf *e);
+/* util_write_file that never replaces a file: path is taken with link(2)
+ * (-1 + e, ERRBUF_INPUT, when it exists). */
+int util_write_new(const char *path, const void *buf, size_t len,
+    mode_t mode, struct errbuf *e);
 /* mkdir -p.  -1 + e. */
 int util_mkdir_p(const char *path, mode_t mode, struct errbuf *e);
 /* rm -rf of a directory tree we created (refuses "/" and ""). -1 + e. */
@@ -1102,6 +1106,10 @@ int sign_file(const struct sign_secret *sk, const char *path,
  * file can be checked where it lies: report, trial, probe, fix).  -1 + e. */
 int sign_file_with_pub(const struct sign_secret *sk, const char *path,
     const char *trusted_comment, struct errbuf *e);
+/* The "signing" object of a signed JSON file: key_id (NULL: null), the
+ * format, the signature file's name, "public_key": "ares.pub".  Caller
+ * deletes. */
+cJSON *sign_json(const char *key_id, const char *signature);
 /* BLAKE2b of a whole file (streamed; outlen 16..64), *bytes (may be NULL)
  * gets its size.  -1 + e (ERRBUF_INPUT when missing or not a regular file). */
 int sign_hash_file(const char *path, uint8_t *out, size_t outlen,
@@ -1151,6 +1159,15 @@ struct report_chain {
 int report_write(const struct drill_result *r,
     const struct report_chain *chains, size_t nchains,
     const struct sign_secret *sk, struct errbuf *e);
+/* Add r's counts to j as report.json and drill.json both state them: the
+ * times to kill and to the first lever, agent steps, breaches, leaks and
+ * their bytes, blocked, in flight, and the channels. */
+void report_json_counts(cJSON *j, const struct drill_result *r);
+/* RUN_DIR/report.json (at most REPORT_JSON_MAX bytes, never through a
+ * link) and its BLAKE2b-256 in hex, as a trial or a fix records it.  The
+ * text (caller frees; *len its length), or NULL + e. */
+char *report_json_read_hashed(const char *run_dir,
+    char hex[EVIDENCE_HEX_BYTES], size_t *len, struct errbuf *e);
 /* The trusted comment for a run id and its chains.  Caller frees.  NULL + e
  * when it would exceed SIGN_COMMENT_MAX. */
 char *report_trusted_comment(const char *run_id,

@@ -1767,15 +1767,7 @@ drill_result_json(const struct drill_result *r)
 		cJSON_AddStringToObject(o, "detail", l->detail);
 		cJSON_AddItemToArray(a, o);
 	}
-	util_json_add_ms(j, "time_to_kill_ms", r->time_to_kill_ms);
-	util_json_add_ms(j, "time_to_first_lever_ms", r->time_to_first_lever_ms);
-	cJSON_AddNumberToObject(j, "agent_steps", (double)r->agent_steps);
-	cJSON_AddNumberToObject(j, "breaches", (double)r->breaches);
-	cJSON_AddNumberToObject(j, "leaks", (double)r->leaks);
-	cJSON_AddNumberToObject(j, "leak_bytes", (double)r->leak_bytes);
-	cJSON_AddNumberToObject(j, "blocked", (double)r->blocked);
-	cJSON_AddNumberToObject(j, "in_flight", (double)r->in_flight);
-	cJSON_AddItemToObject(j, "channels", score_channels_json(&r->score));
+	report_json_counts(j, r);
 	cJSON_AddStringToObject(j, "notes", r->score.notes);
 	cJSON_AddItemToObject(j, "bus", score_bus_json(&r->score));
 	a = cJSON_AddArrayToObject(j, "orphans");

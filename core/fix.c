@@ -2620,9 +2620,8 @@ fix_verify_run(const char *dir, const char *pub_path, const char *key_id,
 {
 	struct report_verify_result rr;
 	struct errbuf e = { 0 };
-	char name[32], where[1100], path[1200], why[700] = "",
-	    hex[EVIDENCE_HEX_BYTES], *buf = NULL;
-	uint8_t h[32];
+	char name[32], where[1100], why[700] = "", hex[EVIDENCE_HEX_BYTES];
+	char *buf = NULL;
 	size_t len = 0;
 	bool have_rr = false;
 
@@ -2634,14 +2633,11 @@ fix_verify_run(const char *dir, const char *pub_path, const char *key_id,
 		    "the fix dir, or %.300s)", r->run_dir);
 		goto done;
 	}
-	snprintf(path, sizeof path, "%s/report.json", where);
-	buf = util_read_regular(path, REPORT_JSON_MAX, &len, &e);
+	buf = report_json_read_hashed(where, hex, &len, &e);
 	if (buf == NULL) {
 		snprintf(why, sizeof why, "%.600s", e.msg);
 		goto done;
 	}
-	crypto_generichash(h, sizeof h, (const uint8_t *)buf, len, NULL, 0);
-	util_hex(h, sizeof h, hex);
 	if (strcmp(hex, r->hash) != 0) {
 		snprintf(why, sizeof why, "report.json's BLAKE2b-256 %.16s... "
 		    "differs from fix.json's %.16s...", hex, r->hash);

@@ -257,6 +257,36 @@ report_add_clean(cJSON *o, const char *key, const char *s)
 	cJSON_AddStringToObject(o, key, buf);
 }
 
+char *
+report_json_read_hashed(const char *run_dir, char hex[EVIDENCE_HEX_BYTES],
+    size_t *len, struct errbuf *e)
+{
+	char *path = xasprintf("%s/report.json", run_dir);
+	char *buf = util_read_regular(path, REPORT_JSON_MAX, len, e);
+	uint8_t h[32];
+
+	free(path);
+	if (buf == NULL)
+		return NULL;
+	crypto_generichash(h, sizeof h, (const uint8_t *)buf, *len, NULL, 0);
+	util_hex(h, sizeof h, hex);
+	return buf;
+}
+
+void
+report_json_counts(cJSON *j, const struct drill_result *r)
+{
+	util_json_add_ms(j, "time_to_kill_ms", r->time_to_kill_ms);
+	util_json_add_ms(j, "time_to_first_lever_ms", r->time_to_first_lever_ms);
+	cJSON_AddNumberToObject(j, "agent_steps", (double)r->agent_steps);
+	cJSON_AddNumberToObject(j, "breaches", (double)r->breaches);
+	cJSON_AddNumberToObject(j, "leaks", (double)r->leaks);
+	cJSON_AddNumberToObject(j, "leak_bytes", (double)r->leak_bytes);
+	cJSON_AddNumberToObject(j, "blocked", (double)r->blocked);
+	cJSON_AddNumberToObject(j, "in_flight", (double)r->in_flight);
+	cJSON_AddItemToObject(j, "channels", score_channels_json(&r->score));
+}
+
 /* report.json as a cJSON tree (caller deletes). */
 static cJSON *
 report_json_build(const struct drill_result *r,
@@ -325,15 +355,7 @@ report_json_build(const struct drill_result *r,
 		report_add_clean(o, "detail", l->detail);
 		cJSON_AddItemToArray(a, o);
 	}
-	util_json_add_ms(j, "time_to_kill_ms", r->time_to_kill_ms);
-	util_json_add_ms(j, "time_to_first_lever_ms", r->time_to_first_lever_ms);
-	cJSON_AddNumberToObject(j, "agent_steps", (double)r->agent_steps);
-	cJSON_AddNumberToObject(j, "breaches", (double)r->breaches);
-	cJSON_AddNumberToObject(j, "leaks", (double)r->leaks);
-	cJSON_AddNumberToObject(j, "leak_bytes", (double)r->leak_bytes);
-	cJSON_AddNumberToObject(j, "blocked", (double)r->blocked);
-	cJSON_AddNumberToObject(j, "in_flight", (double)r->in_flight);
-	cJSON_AddItemToObject(j, "channels", score_channels_json(&r->score));
+	report_json_counts(j, r);
 	report_add_clean(j, "notes", r->score.notes);
 	a = cJSON_AddArrayToObject(j, "orphans");
 	for (i = 0; i < r->norphans && i < DRILL_MAX_ORPHANS; i++) {
@@ -361,15 +383,8 @@ report_json_build(const struct drill_result *r,
 		cJSON_AddItemToArray(a, o);
 	}
 	cJSON_AddItemToObject(j, "files", cJSON_Duplicate(files, true));
-	o = cJSON_AddObjectToObject(j, "signing");
-	if (key_id != NULL)
-		cJSON_AddStringToObject(o, "key_id", key_id);
-	else
-		cJSON_AddNullToObject(o, "key_id");
-	cJSON_AddStringToObject(o, "format", "minisign (Ed25519, BLAKE2b-512 "
-	    "pre-hashed)");
-	cJSON_AddStringToObject(o, "signature", "report.json.minisig");
-	cJSON_AddStringToObject(o, "public_key", SIGN_PUBKEY_NAME);
+	cJSON_AddItemToObject(j, "signing", sign_json(key_id,
+	    "report.json.minisig"));
 	return j;
 }
 

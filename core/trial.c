@@ -271,12 +271,8 @@ trial_json(const struct trial *t)
 	trial_add_num_or_null(o, "median", sum.ttk_median);
 	trial_add_num_or_null(o, "p95", sum.ttk_p95);
 	trial_add_num_or_null(o, "max", sum.ttk_max);
-	o = cJSON_AddObjectToObject(j, "signing");
-	cJSON_AddStringToObject(o, "key_id", t->key_id);
-	cJSON_AddStringToObject(o, "format", "minisign (Ed25519, BLAKE2b-512 "
-	    "pre-hashed)");
-	cJSON_AddStringToObject(o, "signature", "trial.json.minisig");
-	cJSON_AddStringToObject(o, "public_key", SIGN_PUBKEY_NAME);
+	cJSON_AddItemToObject(j, "signing", sign_json(t->key_id,
+	    "trial.json.minisig"));
 	return j;
 }
 
@@ -720,7 +716,6 @@ trial_verify_run_got(const char *dir, const char *pub_path,
 	struct errbuf e = { 0 };
 	char name[64], path[4300], why[700], rpol[1024], hex[EVIDENCE_HEX_BYTES];
 	char a[32], b[32], *buf = NULL;
-	uint8_t h[32];
 	uint64_t seed = 0;
 	size_t len = 0;
 	bool verified = false;
@@ -742,21 +737,18 @@ trial_verify_run_got(const char *dir, const char *pub_path,
 	why[0] = '\0';
 	if (!trial_run_dir_inside(dir, r->run_dir, why, sizeof why))
 		goto done;
-	snprintf(path, sizeof path, "%s/%s/report.json", dir, r->run_dir);
-	buf = util_read_regular(path, REPORT_JSON_MAX, &len, &e);
+	snprintf(path, sizeof path, "%s/%s", dir, r->run_dir);
+	buf = report_json_read_hashed(path, hex, &len, &e);
 	if (buf == NULL) {
 		snprintf(why, sizeof why, "%.600s", e.msg);
 		goto done;
 	}
-	crypto_generichash(h, sizeof h, (const uint8_t *)buf, len, NULL, 0);
-	util_hex(h, sizeof h, hex);
 	if (strcmp(hex, r->report_blake2b) != 0) {
 		snprintf(why, sizeof why, "report.json's BLAKE2b-256 differs "
 		    "from the trial's (%.16s... vs %.16s...)", hex,
 		    r->report_blake2b);
 		goto done;
 	}
-	snprintf(path, sizeof path, "%s/%s", dir, r->run_dir);
 	if (report_verify_dir(path, pub_path, &rr, &e) == -1) {
 		snprintf(why, sizeof why, "%.600s", e.msg);
 		goto done;

@@ -293,8 +293,12 @@ util_read_regular(const char *path, size_t max, size_t *len,
 	return util_read_file_flags(path, O_NOFOLLOW, max, len, e);
 }
 
-int
-util_write_file(const char *path, const void *buf, size_t len, mode_t mode,
+/*
+ * Write len bytes to a fresh temporary file beside path (mode, synced):
+ * its name (caller frees; unlinks it if not used), or NULL + e.
+ */
+static char *
+util_write_tmp(const char *path, const void *buf, size_t len, mode_t mode,
     struct errbuf *e)
 {
 	unsigned char rnd[8];
@@ -313,7 +317,7 @@ util_write_file(const char *path, const void *buf, size_t len, mode_t mode,
 	if (fd == -1) {
 		errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", tmp, strerror(errno));
 		free(tmp);
-		return -1;
+		return NULL;
 	}
 	while (len > 0) {
 		ssize_t n = write(fd, p, len);
@@ -324,28 +328,60 @@ util_write_file(const char *path, const void *buf, size_t len, mode_t mode,
 			errbuf_set(e, ERRBUF_INTERNAL, "%s: write: %s", tmp,
 			    strerror(errno));
 			close(fd);
-			unlink(tmp);
-			free(tmp);
-			return -1;
+			goto fail;
 		}
 		p += n;
 		len -= (size_t)n;
 	}
-	if (fchmod(fd, mode) == -1 || fsync(fd) == -1 || close(fd) == -1) {
+	if (fchmod(fd, mode) == -1 || fsync(fd) == -1) {
 		errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", tmp, strerror(errno));
-		unlink(tmp);
-		free(tmp);
-		return -1;
+		close(fd);
+		goto fail;
 	}
+	if (close(fd) == -1) {
+		errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", tmp, strerror(errno));
+		goto fail;
+	}
+	return tmp;
+fail:
+	unlink(tmp);
+	free(tmp);
+	return NULL;
+}
+
+int
+util_write_file(const char *path, const void *buf, size_t len, mode_t mode,
+    struct errbuf *e)
+{
+	char *tmp = util_write_tmp(path, buf, len, mode, e);
+	int rc = 0;
+
+	if (tmp == NULL)
+		return -1;
 	if (rename(tmp, path) == -1) {
-		errbuf_set(e, ERRBUF_INTERNAL, "rename %s: %s", path,
+		rc = errbuf_set(e, ERRBUF_INTERNAL, "rename %s: %s", path,
 		    strerror(errno));
 		unlink(tmp);
-		free(tmp);
-		return -1;
 	}
 	free(tmp);
-	return 0;
+	return rc;
+}
+
+int
+util_write_new(const char *path, const void *buf, size_t len, mode_t mode,
+    struct errbuf *e)
+{
+	char *tmp = util_write_tmp(path, buf, len, mode, e);
+	int rc = 0;
+
+	if (tmp == NULL)
+		return -1;
+	if (link(tmp, path) == -1)
+		rc = errbuf_set(e, errno == EEXIST ? ERRBUF_INPUT :
+		    ERRBUF_INTERNAL, "%s: %s", path, strerror(errno));
+	unlink(tmp);
+	free(tmp);
+	return rc;
 }
 
 int
