@@ -240,14 +240,9 @@ drill_kill(struct drill_state *st)
 	struct drill_result *r = st->r;
 	size_t i;
 
-	for (i = 0; i < st->p->nlevers; i++) {
-		const struct lever_entry *l = lever_find(st->p->levers[i]);
-		struct lever_result *lr = &r->levers[i];
-
-		(void)lever_pull(l, c, lr);
-		if (lr->verified && l->cuts_off && st->cutoff_ns == 0)
-			st->cutoff_ns = lr->verified_ns;
-	}
+	for (i = 0; i < st->p->nlevers; i++)
+		(void)lever_pull(lever_find(st->p->levers[i]), c,
+		    &r->levers[i]);
 	r->nlevers = st->p->nlevers;
 	st->killed = true;
 }
@@ -257,6 +252,7 @@ static void
 drill_kill_report(struct drill_state *st)
 {
 	struct drill_result *r = st->r;
+	struct score_cuts cu = { 0 };
 	size_t i;
 
 	for (i = 0; i < r->nlevers; i++) {
@@ -293,28 +289,23 @@ drill_kill_report(struct drill_state *st)
 			r->time_to_first_lever_ms =
 			    (double)(lr->verified_ns - r->bait_ns) / 1e6;
 	}
+	/* The cut-off and each channel's boundary, for the live breach
+	 * beats (the verdict is the scorer's, from the chains; the rule is
+	 * the same). */
+	for (i = 0; i < r->nlevers; i++) {
+		bool off;
+		unsigned cuts;
+
+		if (r->levers[i].verified &&
+		    lever_cuts(r->levers[i].name, &off, &cuts) == 0)
+			score_cuts_add(&cu, i, off, cuts,
+			    r->levers[i].verified_ns);
+	}
+	score_cuts_close(&cu);
+	st->cutoff_ns = cu.t0;
+	memcpy(st->boundary_ns, cu.boundary_ns, sizeof st->boundary_ns);
 	if (st->cutoff_ns != 0)
 		r->time_to_kill_ms = (double)(st->cutoff_ns - r->bait_ns) / 1e6;
-	/* Each channel's boundary, for the live breach beats (the verdict
-	 * is the scorer's, from the chains): the cut-off, or later when
-	 * the first lever that cuts the channel came later. */
-	for (i = 0; i < SCORE_CH_N; i++) {
-		uint64_t cut = 0;
-		size_t k;
-
-		for (k = 0; k < r->nlevers; k++) {
-			bool off;
-			unsigned cuts;
-
-			if (r->levers[k].verified &&
-			    lever_cuts(r->levers[k].name, &off, &cuts) == 0 &&
-			    (cuts & (1u << i)) && (cut == 0 ||
-			    r->levers[k].verified_ns < cut))
-				cut = r->levers[k].verified_ns;
-		}
-		st->boundary_ns[i] = st->cutoff_ns == 0 ? 0 :
-		    cut > st->cutoff_ns ? cut : st->cutoff_ns;
-	}
 }
 
 /* One sensor event: beat + evidence, and breach classification after the

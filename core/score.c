@@ -63,9 +63,6 @@ struct sc {
 	bool have_trig;
 	size_t trig_chain, trig_line;
 	double bait_t_master;        /* the master bait line's time */
-	uint64_t cut_ns[SCORE_CH_N]; /* 0: no verified lever cuts it */
-	size_t cut_line[SCORE_CH_N];  /* ... its lever line */
-	size_t t0_line;
 	struct sc_key *keys;
 	size_t nkeys;                /* capacity (power of two) */
 	bool have_first_breach;
@@ -820,11 +817,43 @@ sc_pass3_bus(struct sc *c, struct sc_event *ev)
 
 /* ---- levers, boundaries, verdict ---- */
 
+void
+score_cuts_add(struct score_cuts *cu, size_t idx, bool cuts_off,
+    unsigned cuts, uint64_t verified_ns)
+{
+	size_t k;
+
+	if (cuts_off && (cu->t0 == 0 || verified_ns < cu->t0)) {
+		cu->t0 = verified_ns;
+		cu->t0_idx = idx;
+	}
+	for (k = 0; k < SCORE_CH_N; k++)
+		if ((cuts & (1u << k)) && (cu->cut_ns[k] == 0 ||
+		    verified_ns < cu->cut_ns[k])) {
+			cu->cut_ns[k] = verified_ns;
+			cu->cut_idx[k] = idx;
+		}
+}
+
+void
+score_cuts_close(struct score_cuts *cu)
+{
+	size_t k;
+
+	for (k = 0; k < SCORE_CH_N; k++)
+		cu->boundary_ns[k] = cu->t0 == 0 ? 0 :
+		    cu->cut_ns[k] > cu->t0 ? cu->cut_ns[k] : cu->t0;
+}
+
+/* From the verified levers: the cut-off, each channel's boundary and
+ * the lever that cut it (score_cuts), the lever line the time to kill
+ * ends at, the times to kill and to the first lever. */
 static void
 sc_levers(struct sc *c)
 {
 	struct score *s = c->s;
-	uint64_t first = 0, t0 = 0, kill = 0;
+	struct score_cuts cu = { 0 };
+	uint64_t first = 0, t0, kill = 0;
 	size_t i, k;
 
 	for (i = 0; i < c->nlev; i++) {
@@ -834,28 +863,23 @@ sc_levers(struct sc *c)
 			continue;
 		if (first == 0 || l->verified_ns < first)
 			first = l->verified_ns;
-		if (l->cuts_off && (t0 == 0 || l->verified_ns < t0)) {
-			t0 = l->verified_ns;
-			c->t0_line = l->line;
-		}
-		for (k = 0; k < SCORE_CH_N; k++)
-			if ((l->cuts & (1u << k)) && (c->cut_ns[k] == 0 ||
-			    l->verified_ns < c->cut_ns[k])) {
-				c->cut_ns[k] = l->verified_ns;
-				c->cut_line[k] = l->line;
-				s->ch[k].cut = true;
-				snprintf(s->ch[k].cut_by, sizeof s->ch[k].cut_by,
-				    "%s", l->name);
-			}
+		score_cuts_add(&cu, i, l->cuts_off, l->cuts, l->verified_ns);
 	}
+	score_cuts_close(&cu);
+	t0 = cu.t0;
+	for (k = 0; k < SCORE_CH_N; k++)
+		if (cu.cut_ns[k] != 0) {
+			s->ch[k].cut = true;
+			snprintf(s->ch[k].cut_by, sizeof s->ch[k].cut_by, "%s",
+			    c->lev[cu.cut_idx[k]].name);
+		}
 	s->cutoff_ns = t0;
 	for (k = 0; k < SCORE_CH_N; k++) {
-		s->ch[k].boundary_ns = t0 == 0 ? 0 :
-		    c->cut_ns[k] > t0 ? c->cut_ns[k] : t0;
+		s->ch[k].boundary_ns = cu.boundary_ns[k];
 		if (s->ch[k].held && s->ch[k].boundary_ns > kill) {
 			kill = s->ch[k].boundary_ns;
-			sc_ref(&s->kill_ref, c, SC_MASTER, c->cut_ns[k] > t0 ?
-			    c->cut_line[k] : c->t0_line);
+			sc_ref(&s->kill_ref, c, SC_MASTER, c->lev[cu.cut_ns[k] >
+			    t0 ? cu.cut_idx[k] : cu.t0_idx].line);
 		}
 	}
 	if (!s->bait_fired || c->unpaired)
