@@ -259,6 +259,9 @@ int evidence_verify_file(const char *path, const char *expect_run_id,
 /* Same on a buffer (for tests and bundles). */
 int evidence_verify_buf(const char *buf, size_t len, const char *expect_run_id,
     struct evidence_verify_result *r);
+/* Read a chain file as evidence_verify_file does (bounded, never through a
+ * link), for a reader that needs its bytes too.  Caller frees.  NULL + e. */
+char *evidence_read(const char *path, size_t *len, struct errbuf *e);
 /* h_0 for a run id and raw nonce; out is 32 bytes. */
 void evidence_genesis_hash(const char *run_id, const uint8_t nonce[16],
     uint8_t out[EVIDENCE_HASH_BYTES]);
@@ -2149,6 +2152,10 @@ int score_compute(const char *master, size_t mlen, score_read_fn read,
 /* score_compute on RUN_DIR/evidence.jsonl and RUN_DIR/evidence/ (no
  * symlinks followed).  -1 + e when evidence.jsonl cannot be read. */
 int score_run_dir(const char *run_dir, struct score *out, struct errbuf *e);
+/* The same with evidence.jsonl's bytes already read (master, mlen): the
+ * sensor chains are read from RUN_DIR/evidence/. */
+int score_run_buf(const char *run_dir, const char *master, size_t mlen,
+    struct score *out, struct errbuf *e);
 /* The channels and the bus reconciliation as JSON (drill.json,
  * report.json, the verdict line).  Caller deletes. */
 cJSON *score_channels_json(const struct score *s);

@@ -734,8 +734,20 @@ evidence_verify_buf(const char *buf, size_t len, const char *expect_run_id,
 	return 0;
 }
 
+/* A chain file's bytes: at most 256 MiB, never through a link.  Caller
+ * frees.  NULL + e ("evidence: ..."). */
+char *
+evidence_read(const char *path, size_t *len, struct errbuf *e)
+{
+	char *buf = util_read_regular(path, EVIDENCE_FILE_MAX, len, e);
+
+	if (buf == NULL)
+		errbuf_prefix(e, "evidence");
+	return buf;
+}
+
 /*
- * Read path (at most 256 MiB) and verify it.  Returns 0 with r filled, or
+ * Read path (evidence_read) and verify it.  Returns 0 with r filled, or
  * -1 + e when the file cannot be read (r then says "cannot read").
  */
 int
@@ -746,10 +758,10 @@ evidence_verify_file(const char *path, const char *expect_run_id,
 	char *buf;
 
 	memset(r, 0, sizeof *r);
-	buf = util_read_regular(path, EVIDENCE_FILE_MAX, &len, e);
+	buf = evidence_read(path, &len, e);
 	if (buf == NULL) {
 		evidence_fail(r, 0, "cannot read evidence file");
-		return errbuf_prefix(e, "evidence");
+		return -1;
 	}
 	evidence_verify_buf(buf, len, expect_run_id, r);
 	free(buf);

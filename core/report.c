@@ -997,55 +997,107 @@ out:
 	return rc;
 }
 
+/*
+ * The check "chain:PATH" of one signed chain c, from what verifying its
+ * file gave: rc -1 when it could not be read (e says why), else vr.
+ */
+static void
+report_chain_check(const struct report_chain *c, int rc,
+    const struct evidence_verify_result *vr, const struct errbuf *e,
+    struct report_verify_result *res)
+{
+	char name[REPORT_PATH_MAX + 16];
+
+	snprintf(name, sizeof name, "chain:%s", c->path);
+	if (rc == -1) {
+		report_check_add(res, name, false, 0, "cannot read", "%s: "
+		    "cannot read: %s", c->path, e->msg);
+		return;
+	}
+	if (!vr->ok) {
+		report_check_add(res, name, false, vr->bad_line, vr->reason,
+		    "%s line %zu: %s", c->path, vr->bad_line, vr->reason);
+		return;
+	}
+	if (vr->entries > c->entries) {
+		report_check_add(res, name, false, c->entries + 1,
+		    "line not covered by the signed report",
+		    "%s line %zu: line not covered by the signed report (it "
+		    "lists %zu entries; the file has %zu: appended after "
+		    "signing)", c->path, c->entries + 1, c->entries,
+		    vr->entries);
+		return;
+	}
+	if (vr->entries < c->entries) {
+		report_check_add(res, name, false, vr->entries + 1,
+		    "cut-off tail", "%s line %zu: missing: the signed report "
+		    "lists %zu entries, the file has %zu (cut-off tail)",
+		    c->path, vr->entries + 1, c->entries, vr->entries);
+		return;
+	}
+	if (strcmp(vr->head, c->head) != 0) {
+		report_check_add(res, name, false, vr->entries,
+		    "head differs from the signed report",
+		    "%s line %zu: head %.16s... differs from the signed "
+		    "report's %.16s... (chain rewritten)", c->path, vr->entries,
+		    vr->head, c->head);
+		return;
+	}
+	report_check_add(res, name, true, 0, "", "%s: %zu entries, head "
+	    "%.16s... (matches the signed report)", c->path, vr->entries,
+	    vr->head);
+}
+
 void
 report_check_chain(const char *run_dir, const char *run_id,
     const struct report_chain *c, struct report_verify_result *res)
 {
 	struct evidence_verify_result vr;
 	struct errbuf e = { 0 };
-	char name[REPORT_PATH_MAX + 16];
 	char *p = xasprintf("%s/%s", run_dir, c->path);
 	int rc = evidence_verify_file(p, run_id, &vr, &e);
 
 	free(p);
-	snprintf(name, sizeof name, "chain:%s", c->path);
-	if (rc == -1) {
-		report_check_add(res, name, false, 0, "cannot read", "%s: "
-		    "cannot read: %s", c->path, e.msg);
-		return;
+	report_chain_check(c, rc, &vr, &e, res);
+}
+
+/*
+ * RUN_DIR/evidence.jsonl, read once for `ares verify`: its chain check,
+ * the recomputed verdict and the verdict line all look at these bytes.
+ */
+struct report_master {
+	const char *run_dir;
+	bool read;        /* tried already */
+	char *buf;        /* NULL when it could not be read: e says why */
+	size_t len;
+	struct errbuf e;
+};
+
+/* m's bytes, read on the first call (NULL when they cannot be). */
+static const char *
+report_master_get(struct report_master *m)
+{
+	if (!m->read) {
+		char *p = xasprintf("%s/evidence.jsonl", m->run_dir);
+
+		m->read = true;
+		m->buf = evidence_read(p, &m->len, &m->e);
+		free(p);
 	}
-	if (!vr.ok) {
-		report_check_add(res, name, false, vr.bad_line, vr.reason,
-		    "%s line %zu: %s", c->path, vr.bad_line, vr.reason);
-		return;
-	}
-	if (vr.entries > c->entries) {
-		report_check_add(res, name, false, c->entries + 1,
-		    "line not covered by the signed report",
-		    "%s line %zu: line not covered by the signed report (it "
-		    "lists %zu entries; the file has %zu: appended after "
-		    "signing)", c->path, c->entries + 1, c->entries,
-		    vr.entries);
-		return;
-	}
-	if (vr.entries < c->entries) {
-		report_check_add(res, name, false, vr.entries + 1,
-		    "cut-off tail", "%s line %zu: missing: the signed report "
-		    "lists %zu entries, the file has %zu (cut-off tail)",
-		    c->path, vr.entries + 1, c->entries, vr.entries);
-		return;
-	}
-	if (strcmp(vr.head, c->head) != 0) {
-		report_check_add(res, name, false, vr.entries,
-		    "head differs from the signed report",
-		    "%s line %zu: head %.16s... differs from the signed "
-		    "report's %.16s... (chain rewritten)", c->path, vr.entries,
-		    vr.head, c->head);
-		return;
-	}
-	report_check_add(res, name, true, 0, "", "%s: %zu entries, head "
-	    "%.16s... (matches the signed report)", c->path, vr.entries,
-	    vr.head);
+	return m->buf;
+}
+
+/* report_check_chain on the master chain's bytes. */
+static void
+report_check_master(struct report_master *m, const char *run_id,
+    const struct report_chain *c, struct report_verify_result *res)
+{
+	struct evidence_verify_result vr;
+
+	memset(&vr, 0, sizeof vr);
+	if (report_master_get(m) != NULL)
+		evidence_verify_buf(m->buf, m->len, run_id, &vr);
+	report_chain_check(c, m->buf != NULL ? 0 : -1, &vr, &m->e, res);
 }
 
 /* One hashed file against the report. */
@@ -1139,22 +1191,18 @@ report_verify_signature(const char *dir, const char *name,
 	return rc;
 }
 
-/* The master chain's last "verdict" line (parsed; caller deletes), or
- * NULL when it has none. */
+/* The last "verdict" line of the master chain's len bytes at buf (parsed;
+ * caller deletes), or NULL when it has none. */
 static cJSON *
-report_verdict_line(const char *run_dir)
+report_verdict_line(const char *buf, size_t len)
 {
-	char *path = xasprintf("%s/evidence.jsonl", run_dir), *buf, *p;
-	struct errbuf e = { 0 };
+	const char *p;
 	cJSON *last = NULL;
-	size_t len = 0;
 
-	buf = util_read_regular(path, SCORE_MASTER_MAX, &len, &e);
-	free(path);
 	if (buf == NULL)
 		return NULL;
 	for (p = buf; p < buf + len; ) {
-		char *nl = memchr(p, '\n', (size_t)(buf + len - p));
+		const char *nl = memchr(p, '\n', (size_t)(buf + len - p));
 		size_t n = nl != NULL ? (size_t)(nl - p) : (size_t)(buf + len - p);
 
 		if (n > 0 && memmem(p, n, "\"type\":\"verdict\"", 16) != NULL) {
@@ -1170,7 +1218,6 @@ report_verdict_line(const char *run_dir)
 		}
 		p += n + 1;
 	}
-	free(buf);
 	return last;
 }
 
@@ -1266,7 +1313,7 @@ report_check_sealed(const char *run_dir, const struct score *sc,
  */
 static void
 report_check_meaning(const char *run_dir, const char *rjson, size_t rlen,
-    struct report_verify_result *res)
+    struct report_master *m, struct report_verify_result *res)
 {
 	struct score *sc = xcalloc(1, sizeof *sc);
 	struct errbuf e = { 0 };
@@ -1274,8 +1321,15 @@ report_check_meaning(const char *run_dir, const char *rjson, size_t rlen,
 	const char *vname;
 	size_t len = 0;
 	cJSON *j, *line;
+	int rc;
 
-	if (score_run_dir(run_dir, sc, &e) == -1) {
+	/* the bytes the chain check saw; score_run_dir's own read (and its
+	 * words) when they could not be read or are more than it reads */
+	if (report_master_get(m) != NULL && m->len <= SCORE_MASTER_MAX)
+		rc = score_run_buf(run_dir, m->buf, m->len, sc, &e);
+	else
+		rc = score_run_dir(run_dir, sc, &e);
+	if (rc == -1) {
 		report_check_add(res, "recompute", false, 0, "cannot score",
 		    "recompute: the evidence cannot be scored: %s", e.msg);
 		free(sc);
@@ -1343,7 +1397,7 @@ report_check_meaning(const char *run_dir, const char *rjson, size_t rlen,
 	}
 	free(buf);
 
-	line = report_verdict_line(run_dir);
+	line = report_verdict_line(m->buf, m->len);
 	if (line == NULL)
 		report_check_add(res, "recompute:verdict-line", false, 0,
 		    "no verdict line", "evidence.jsonl: no verdict line");
@@ -1362,6 +1416,7 @@ report_verify_dir(const char *run_dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e)
 {
 	struct report_parsed *rp = NULL;
+	struct report_master m = { .run_dir = run_dir };
 	struct errbuf e2 = { 0 };
 	char tc[SIGN_COMMENT_MAX + 1], why[256];
 	char *json_path = NULL, *buf = NULL;
@@ -1431,18 +1486,24 @@ report_verify_dir(const char *run_dir, const char *pub_path,
 			    rp->key_id, res->key_id);
 	}
 
-	/* 4. every chain, 5. every file */
+	/* 4. every chain, 5. every file (the master chain read once) */
 	for (i = 0; i < rp->an.n; i++)
-		report_check_chain(run_dir, rp->run_id, &rp->an.chains[i], res);
+		if (strcmp(rp->an.chains[i].path, "evidence.jsonl") == 0)
+			report_check_master(&m, rp->run_id, &rp->an.chains[i],
+			    res);
+		else
+			report_check_chain(run_dir, rp->run_id,
+			    &rp->an.chains[i], res);
 	for (i = 0; i < rp->nfiles; i++)
 		report_check_file(run_dir, &rp->files[i], res);
 
 	/* 6. the meaning: what the evidence says, against what was signed */
 	if (res->first_bad < 0)
-		report_check_meaning(run_dir, buf, len, res);
+		report_check_meaning(run_dir, buf, len, &m, res);
 
 done:
 	res->ok = res->nchecks > 0 && res->first_bad < 0 && sig_ok;
+	free(m.buf);
 	free(rp);
 	free(buf);
 	free(json_path);

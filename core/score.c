@@ -1198,9 +1198,17 @@ score_run_dir(const char *run_dir, struct score *out, struct errbuf *e)
 	free(path);
 	if (buf == NULL)
 		return -1;
-	rc = score_compute(buf, len, score_read_dir, (void *)run_dir, out, e);
+	rc = score_run_buf(run_dir, buf, len, out, e);
 	free(buf);
 	return rc;
+}
+
+int
+score_run_buf(const char *run_dir, const char *master, size_t mlen,
+    struct score *out, struct errbuf *e)
+{
+	return score_compute(master, mlen, score_read_dir, (void *)run_dir, out,
+	    e);
 }
 
 /* ---- JSON and comparison ---- */
