@@ -156,6 +156,9 @@ int util_proc_run(struct util_proc *p, struct errbuf *e);
 
 /* Add key: ms to o, or key: null when ms < 0 (a time not measured). */
 void util_json_add_ms(cJSON *o, const char *key, double ms);
+/* Add "generated_at" (an ISO time) and "generator" ("ares VERSION") to a
+ * document ares signs (report.json, trial.json). */
+void util_json_add_generated(cJSON *o, const char *generated_at);
 /* Getters of untrusted JSON (every reader of evidence, reports and API
  * answers uses these; o may be NULL).  A string member, or dflt. */
 const char *util_json_str(const cJSON *o, const char *key, const char *dflt);

@@ -299,12 +299,7 @@ report_json_build(const struct drill_result *r,
 
 	cJSON_AddStringToObject(j, "format", REPORT_FORMAT);
 	cJSON_AddStringToObject(j, "run_id", r->run_id);
-	cJSON_AddStringToObject(j, "generated_at", generated_at);
-#ifdef PACKAGE_VERSION
-	cJSON_AddStringToObject(j, "generator", "ares " PACKAGE_VERSION);
-#else
-	cJSON_AddStringToObject(j, "generator", "ares");
-#endif
+	util_json_add_generated(j, generated_at);
 	report_add_clean(j, "policy", r->policy);
 	report_add_clean(j, "model", r->model);
 	snprintf(seed, sizeof seed, "%" PRIu64, r->seed);

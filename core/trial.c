@@ -210,12 +210,7 @@ trial_json(const struct trial *t)
 	cJSON_AddStringToObject(j, "format", TRIAL_FORMAT);
 	cJSON_AddStringToObject(j, "trial_id", t->id);
 	util_wall_iso(util_wall_ns(), iso);
-	cJSON_AddStringToObject(j, "generated_at", iso);
-#ifdef PACKAGE_VERSION
-	cJSON_AddStringToObject(j, "generator", "ares " PACKAGE_VERSION);
-#else
-	cJSON_AddStringToObject(j, "generator", "ares");
-#endif
+	util_json_add_generated(j, iso);
 	cJSON_AddStringToObject(j, "policy", t->policy);
 	cJSON_AddStringToObject(j, "policy_path", t->policy_abs);
 	cJSON_AddStringToObject(j, "policy_blake2b", t->policy_blake2b);

@@ -349,39 +349,41 @@ fail:
 	return NULL;
 }
 
-int
-util_write_file(const char *path, const void *buf, size_t len, mode_t mode,
-    struct errbuf *e)
+/* util_write_file (replace) or util_write_new: the temporary file, then
+ * renamed over path or linked to it. */
+static int
+util_write_as(const char *path, const void *buf, size_t len, mode_t mode,
+    bool replace, struct errbuf *e)
 {
 	char *tmp = util_write_tmp(path, buf, len, mode, e);
 	int rc = 0;
 
 	if (tmp == NULL)
 		return -1;
-	if (rename(tmp, path) == -1) {
+	if (replace && rename(tmp, path) == -1)
 		rc = errbuf_set(e, ERRBUF_INTERNAL, "rename %s: %s", path,
 		    strerror(errno));
+	else if (!replace && link(tmp, path) == -1)
+		rc = errbuf_set(e, errno == EEXIST ? ERRBUF_INPUT :
+		    ERRBUF_INTERNAL, "%s: %s", path, strerror(errno));
+	if (rc == -1 || !replace)
 		unlink(tmp);
-	}
 	free(tmp);
 	return rc;
+}
+
+int
+util_write_file(const char *path, const void *buf, size_t len, mode_t mode,
+    struct errbuf *e)
+{
+	return util_write_as(path, buf, len, mode, true, e);
 }
 
 int
 util_write_new(const char *path, const void *buf, size_t len, mode_t mode,
     struct errbuf *e)
 {
-	char *tmp = util_write_tmp(path, buf, len, mode, e);
-	int rc = 0;
-
-	if (tmp == NULL)
-		return -1;
-	if (link(tmp, path) == -1)
-		rc = errbuf_set(e, errno == EEXIST ? ERRBUF_INPUT :
-		    ERRBUF_INTERNAL, "%s: %s", path, strerror(errno));
-	unlink(tmp);
-	free(tmp);
-	return rc;
+	return util_write_as(path, buf, len, mode, false, e);
 }
 
 int
@@ -1001,6 +1003,17 @@ util_json_add_ms(cJSON *o, const char *key, double ms)
 		cJSON_AddNumberToObject(o, key, ms);
 	else
 		cJSON_AddNullToObject(o, key);
+}
+
+void
+util_json_add_generated(cJSON *o, const char *generated_at)
+{
+	cJSON_AddStringToObject(o, "generated_at", generated_at);
+#ifdef PACKAGE_VERSION
+	cJSON_AddStringToObject(o, "generator", "ares " PACKAGE_VERSION);
+#else
+	cJSON_AddStringToObject(o, "generator", "ares");
+#endif
 }
 
 const char *
