@@ -428,11 +428,154 @@ sc_classify(struct sc *c, const struct sc_event *ev)
 
 /* ---- pass 1: the master chain's own lines ---- */
 
+/* A "lab.up" line: which channels the lab holds, the chains it expects. */
+static void
+sc_master_labup(struct sc *c, const cJSON *o)
+{
+	struct score *s = c->s;
+	const cJSON *cs = cJSON_GetObjectItemCaseSensitive(o, "containers");
+	const cJSON *bait = cJSON_GetObjectItemCaseSensitive(o, "bait");
+	const cJSON *v;
+
+	c->have_labup = true;
+	if (util_json_str(cs, "dockerproxy", NULL) != NULL)
+		s->ch[SCORE_CH_DOCKER].held = true;
+	if (util_json_str(bait, "tripwire", NULL) != NULL)
+		s->ch[SCORE_CH_FILE].held = true;
+	cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(o, "chains"))
+		if (cJSON_IsString(v) && c->nexpect < SCORE_MAX_CHAINS)
+			snprintf(c->expect[c->nexpect++], 80, "%.79s",
+			    v->valuestring);
+}
+
+/* A "bait" line (the kill path's trigger, at line). */
+static void
+sc_master_bait(struct sc *c, const cJSON *o, size_t line)
+{
+	struct score *s = c->s;
+	const char *b = util_json_str(o, "bait", NULL);
+	const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
+	const char *k = util_json_str(ev, "kind", NULL);
+
+	s->bait_seen = true;
+	if (k == NULL || strcmp(k, "bait") != 0) {
+		/* the bait has no time then: nothing is judged */
+		sc_error(c, "evidence.jsonl line %zu: a bait line whose "
+		    "event is not a bait", line);
+		c->unpaired = true;
+		s->bait_fired = true;
+	} else if (c->bait_t_master <= 0) {
+		c->bait_t_master = sc_num(o, "t_mono_ns");
+		if (c->bait_t_master <= 0) {
+			sc_error(c, "evidence.jsonl line %zu: a bait "
+			    "line without a time", line);
+			c->unpaired = true;
+			s->bait_fired = true;
+		}
+	}
+	if (b != NULL && s->bait_name[0] == '\0')
+		util_sanitize(s->bait_name, sizeof s->bait_name, b,
+		    strlen(b), false);
+}
+
+/* A "lever.verified" (verified_line) or "lever.failed" line. */
+static void
+sc_master_lever(struct sc *c, const cJSON *o, bool verified_line, size_t line)
+{
+	const char *n = util_json_str(o, "lever", NULL);
+	struct sc_lever *l;
+
+	if (c->nlev >= SC_LEVERS) {
+		sc_error(c, "more than %d lever lines", SC_LEVERS);
+		return;
+	}
+	l = &c->lev[c->nlev++];
+	snprintf(l->name, sizeof l->name, "%s", n ? n : "?");
+	l->line = line;
+	l->fired = util_json_true(o, "fired");
+	l->verified = verified_line && util_json_true(o, "verified") &&
+	    sc_num(o, "verified_ns") > 0;
+	l->verified_ns = l->verified ?
+	    (uint64_t)sc_num(o, "verified_ns") : 0;
+	if (n == NULL || lever_cuts(n, &l->cuts_off, &l->cuts) == -1) {
+		sc_error(c, "evidence.jsonl line %zu: unknown lever "
+		    "'%.60s'", line, n ? n : "?");
+		l->verified = false;
+	}
+}
+
+/* An "orphan" line: counted once per id. */
+static void
+sc_master_orphan(struct sc *c, const cJSON *o, size_t line)
+{
+	const char *id = util_json_str(o, "id", NULL);
+	const char *k = util_json_str(o, "kind", NULL);
+	const char *nm = util_json_str(o, "name", NULL);
+	const char *d = util_json_str(o, "detail", NULL);
+	struct score_orphan *or;
+
+	if (id == NULL)
+		id = "?";
+	or = sc_orphan(c, id);
+	if (or != NULL) {
+		snprintf(or->kind, sizeof or->kind, "%.15s",
+		    k ? k : "?");
+		util_sanitize(or->name, sizeof or->name, nm ? nm : "?",
+		    strlen(nm ? nm : "?"), false);
+		util_sanitize(or->detail, sizeof or->detail,
+		    d ? d : "", strlen(d ? d : ""), false);
+		or->removed = util_json_true(o, "removed");
+		sc_ref(&or->ref, c, SC_MASTER, line);
+	}
+}
+
+/* A "chain" line: what was sealed of a sensor chain, and whether it can
+ * be scored. */
+static void
+sc_master_chain(struct sc *c, const cJSON *o, size_t line)
+{
+	struct score *s = c->s;
+	const char *p = util_json_str(o, "path", NULL);
+	double n = sc_num(o, "entries");
+
+	if (p != NULL && c->nsealed < SCORE_MAX_CHAINS)
+		snprintf(c->sealed[c->nsealed++], 80, "%.79s", p);
+	if (p != NULL && s->nsealed < SCORE_MAX_CHAINS) {
+		struct score_sealed *z = &s->sealed[s->nsealed++];
+		const char *h = util_json_str(o, "head", NULL);
+
+		snprintf(z->path, sizeof z->path, "%.79s", p);
+		z->entries = n >= 0 ? (size_t)n : 0;
+		snprintf(z->head, sizeof z->head, "%.64s", h ? h : "");
+		z->line = line;
+	}
+	if (util_json_true(o, "truncated"))
+		sc_error(c, "sensor chain %.80s reached its evidence "
+		    "budget: events after it were not recorded",
+		    p ? p : "?");
+	if (!util_json_true(o, "ok") ||
+	    util_json_str(o, "error", NULL) != NULL || p == NULL ||
+	    n < 1) {
+		sc_error(c, "sensor chain %.80s did not verify "
+		    "(evidence.jsonl line %zu)", p ? p : "?", line);
+		return;
+	}
+	if (c->nchains >= SCORE_MAX_CHAINS) {
+		sc_error(c, "more than %d sensor chains",
+		    SCORE_MAX_CHAINS);
+		return;
+	}
+	snprintf(c->chains[c->nchains].path, 80, "%.79s", p);
+	c->chains[c->nchains].entries = (size_t)n;
+	c->chains[c->nchains].bus_slot = SIZE_MAX;
+	c->nchains++;
+}
+
+/* One line of the master chain (pass 1), by its type. */
 static void
 sc_master_line(struct sc *c, const cJSON *o, const char *type, size_t line)
 {
 	struct score *s = c->s;
-	const cJSON *v;
 
 	if (strcmp(type, "genesis") == 0) {
 		const char *id = util_json_str(o, "run_id", NULL);
@@ -441,90 +584,17 @@ sc_master_line(struct sc *c, const cJSON *o, const char *type, size_t line)
 			snprintf(s->run_id, sizeof s->run_id, "%s", id);
 	} else if (strcmp(type, "drill.start") == 0)
 		c->have_start = true;
-	else if (strcmp(type, "lab.up") == 0) {
-		const cJSON *cs = cJSON_GetObjectItemCaseSensitive(o,
-		    "containers");
-		const cJSON *bait = cJSON_GetObjectItemCaseSensitive(o, "bait");
-
-		c->have_labup = true;
-		if (util_json_str(cs, "dockerproxy", NULL) != NULL)
-			s->ch[SCORE_CH_DOCKER].held = true;
-		if (util_json_str(bait, "tripwire", NULL) != NULL)
-			s->ch[SCORE_CH_FILE].held = true;
-		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(o,
-		    "chains")) {
-			if (cJSON_IsString(v) && c->nexpect < SCORE_MAX_CHAINS)
-				snprintf(c->expect[c->nexpect++], 80, "%.79s",
-				    v->valuestring);
-		}
-	} else if (strcmp(type, "bait") == 0) {
-		const char *b = util_json_str(o, "bait", NULL);
-		const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
-		const char *k = util_json_str(ev, "kind", NULL);
-
-		s->bait_seen = true;
-		if (k == NULL || strcmp(k, "bait") != 0) {
-			/* the bait has no time then: nothing is judged */
-			sc_error(c, "evidence.jsonl line %zu: a bait line whose "
-			    "event is not a bait", line);
-			c->unpaired = true;
-			s->bait_fired = true;
-		} else if (c->bait_t_master <= 0) {
-			c->bait_t_master = sc_num(o, "t_mono_ns");
-			if (c->bait_t_master <= 0) {
-				sc_error(c, "evidence.jsonl line %zu: a bait "
-				    "line without a time", line);
-				c->unpaired = true;
-				s->bait_fired = true;
-			}
-		}
-		if (b != NULL && s->bait_name[0] == '\0')
-			util_sanitize(s->bait_name, sizeof s->bait_name, b,
-			    strlen(b), false);
-	} else if (strcmp(type, "lever.verified") == 0 ||
-	    strcmp(type, "lever.failed") == 0) {
-		const char *n = util_json_str(o, "lever", NULL);
-		struct sc_lever *l;
-
-		if (c->nlev >= SC_LEVERS) {
-			sc_error(c, "more than %d lever lines", SC_LEVERS);
-			return;
-		}
-		l = &c->lev[c->nlev++];
-		snprintf(l->name, sizeof l->name, "%s", n ? n : "?");
-		l->line = line;
-		l->fired = util_json_true(o, "fired");
-		l->verified = strcmp(type, "lever.verified") == 0 &&
-		    util_json_true(o, "verified") &&
-		    sc_num(o, "verified_ns") > 0;
-		l->verified_ns = l->verified ?
-		    (uint64_t)sc_num(o, "verified_ns") : 0;
-		if (n == NULL || lever_cuts(n, &l->cuts_off, &l->cuts) == -1) {
-			sc_error(c, "evidence.jsonl line %zu: unknown lever "
-			    "'%.60s'", line, n ? n : "?");
-			l->verified = false;
-		}
-	} else if (strcmp(type, "orphan") == 0) {
-		const char *id = util_json_str(o, "id", NULL);
-		const char *k = util_json_str(o, "kind", NULL);
-		const char *nm = util_json_str(o, "name", NULL);
-		const char *d = util_json_str(o, "detail", NULL);
-		struct score_orphan *or;
-
-		if (id == NULL)
-			id = "?";
-		or = sc_orphan(c, id);
-		if (or != NULL) {
-			snprintf(or->kind, sizeof or->kind, "%.15s",
-			    k ? k : "?");
-			util_sanitize(or->name, sizeof or->name, nm ? nm : "?",
-			    strlen(nm ? nm : "?"), false);
-			util_sanitize(or->detail, sizeof or->detail,
-			    d ? d : "", strlen(d ? d : ""), false);
-			or->removed = util_json_true(o, "removed");
-			sc_ref(&or->ref, c, SC_MASTER, line);
-		}
-	} else if (strcmp(type, "sweep") == 0) {
+	else if (strcmp(type, "lab.up") == 0)
+		sc_master_labup(c, o);
+	else if (strcmp(type, "bait") == 0)
+		sc_master_bait(c, o, line);
+	else if (strcmp(type, "lever.verified") == 0 ||
+	    strcmp(type, "lever.failed") == 0)
+		sc_master_lever(c, o, strcmp(type, "lever.verified") == 0,
+		    line);
+	else if (strcmp(type, "orphan") == 0)
+		sc_master_orphan(c, o, line);
+	else if (strcmp(type, "sweep") == 0) {
 		c->have_sweep = true;
 		c->sweep_ok = util_json_true(o, "ok");
 		if (!c->sweep_ok)
@@ -544,44 +614,9 @@ sc_master_line(struct sc *c, const cJSON *o, const char *type, size_t line)
 			sc_error(c, "the lab could not be torn down: part of it "
 			    "may still run (%.200s)",
 			    util_json_str(o, "error", "?"));
-	} else if (strcmp(type, "chain") == 0) {
-		const char *name = util_json_str(o, "chain", NULL);
-		const char *p = util_json_str(o, "path", NULL);
-		double n = sc_num(o, "entries");
-
-		(void)name;
-		if (p != NULL && c->nsealed < SCORE_MAX_CHAINS)
-			snprintf(c->sealed[c->nsealed++], 80, "%.79s", p);
-		if (p != NULL && s->nsealed < SCORE_MAX_CHAINS) {
-			struct score_sealed *z = &s->sealed[s->nsealed++];
-			const char *h = util_json_str(o, "head", NULL);
-
-			snprintf(z->path, sizeof z->path, "%.79s", p);
-			z->entries = n >= 0 ? (size_t)n : 0;
-			snprintf(z->head, sizeof z->head, "%.64s", h ? h : "");
-			z->line = line;
-		}
-		if (util_json_true(o, "truncated"))
-			sc_error(c, "sensor chain %.80s reached its evidence "
-			    "budget: events after it were not recorded",
-			    p ? p : "?");
-		if (!util_json_true(o, "ok") ||
-		    util_json_str(o, "error", NULL) != NULL || p == NULL ||
-		    n < 1) {
-			sc_error(c, "sensor chain %.80s did not verify "
-			    "(evidence.jsonl line %zu)", p ? p : "?", line);
-			return;
-		}
-		if (c->nchains >= SCORE_MAX_CHAINS) {
-			sc_error(c, "more than %d sensor chains",
-			    SCORE_MAX_CHAINS);
-			return;
-		}
-		snprintf(c->chains[c->nchains].path, 80, "%.79s", p);
-		c->chains[c->nchains].entries = (size_t)n;
-		c->chains[c->nchains].bus_slot = SIZE_MAX;
-		c->nchains++;
-	} else if (strcmp(type, "evidence.unexpected") == 0)
+	} else if (strcmp(type, "chain") == 0)
+		sc_master_chain(c, o, line);
+	else if (strcmp(type, "evidence.unexpected") == 0)
 		sc_error(c, "evidence/ holds files no sensor of the lab wrote: "
 		    "%.200s", util_json_str(o, "files", "?"));
 	else if (strcmp(type, "truncated") == 0)
