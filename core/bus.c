@@ -123,10 +123,5 @@ bus_event_free(struct bus_event *ev)
 const char *
 bus_event_str(const struct bus_event *ev, const char *key)
 {
-	const cJSON *v;
-
-	if (ev->json == NULL)
-		return NULL;
-	v = cJSON_GetObjectItemCaseSensitive(ev->json, key);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
+	return util_json_str(ev->json, key, NULL);   /* json may be NULL */
 }

@@ -69,22 +69,11 @@ struct drill_state {
 	size_t nchains;
 };
 
+/* The verdict is the scorer's: so is its name. */
 const char *
 drill_verdict_name(enum drill_verdict v)
 {
-	switch (v) {
-	case DRILL_VERDICT_CONTAINED:
-		return "contained";
-	case DRILL_VERDICT_BREACHED:
-		return "breached";
-	case DRILL_VERDICT_NOT_EXERCISED:
-		return "not-exercised";
-	case DRILL_VERDICT_ERROR:
-		return "error";
-	case DRILL_VERDICT_NONE:
-	default:
-		return "none";
-	}
+	return score_verdict_name((int)v);
 }
 
 const char *
@@ -240,32 +229,6 @@ drill_event_time(const struct bus_event *ev)
 	return ev->t_recv_ns;
 }
 
-static const char *
-drill_str(const cJSON *o, const char *key, const char *dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : dflt;
-}
-
-static double
-drill_num(const cJSON *o, const char *key, double dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
-/* A number member as an int, or dflt when absent or outside int's range
- * (datagrams are untrusted: a cast of such a double is undefined). */
-static int
-drill_int(const cJSON *o, const char *key, int dflt)
-{
-	double d = drill_num(o, key, dflt);
-
-	return d >= INT_MIN && d <= INT_MAX ? (int)d : dflt;
-}
-
 /*
  * The kill path: pull every lever of the policy in order.  Nothing here
  * waits on the observer, on logging or on the disk.
@@ -277,14 +240,9 @@ drill_kill(struct drill_state *st)
 	struct drill_result *r = st->r;
 	size_t i;
 
-	for (i = 0; i < st->p->nlevers; i++) {
-		const struct lever_entry *l = lever_find(st->p->levers[i]);
-		struct lever_result *lr = &r->levers[i];
-
-		(void)lever_pull(l, c, lr);
-		if (lr->verified && l->cuts_off && st->cutoff_ns == 0)
-			st->cutoff_ns = lr->verified_ns;
-	}
+	for (i = 0; i < st->p->nlevers; i++)
+		(void)lever_pull(lever_find(st->p->levers[i]), c,
+		    &r->levers[i]);
 	r->nlevers = st->p->nlevers;
 	st->killed = true;
 }
@@ -294,6 +252,7 @@ static void
 drill_kill_report(struct drill_state *st)
 {
 	struct drill_result *r = st->r;
+	struct score_cuts cu = { 0 };
 	size_t i;
 
 	for (i = 0; i < r->nlevers; i++) {
@@ -330,28 +289,23 @@ drill_kill_report(struct drill_state *st)
 			r->time_to_first_lever_ms =
 			    (double)(lr->verified_ns - r->bait_ns) / 1e6;
 	}
+	/* The cut-off and each channel's boundary, for the live breach
+	 * beats (the verdict is the scorer's, from the chains; the rule is
+	 * the same). */
+	for (i = 0; i < r->nlevers; i++) {
+		bool off;
+		unsigned cuts;
+
+		if (r->levers[i].verified &&
+		    lever_cuts(r->levers[i].name, &off, &cuts) == 0)
+			score_cuts_add(&cu, i, off, cuts,
+			    r->levers[i].verified_ns);
+	}
+	score_cuts_close(&cu);
+	st->cutoff_ns = cu.t0;
+	memcpy(st->boundary_ns, cu.boundary_ns, sizeof st->boundary_ns);
 	if (st->cutoff_ns != 0)
 		r->time_to_kill_ms = (double)(st->cutoff_ns - r->bait_ns) / 1e6;
-	/* Each channel's boundary, for the live breach beats (the verdict
-	 * is the scorer's, from the chains): the cut-off, or later when
-	 * the first lever that cuts the channel came later. */
-	for (i = 0; i < SCORE_CH_N; i++) {
-		uint64_t cut = 0;
-		size_t k;
-
-		for (k = 0; k < r->nlevers; k++) {
-			bool off;
-			unsigned cuts;
-
-			if (r->levers[k].verified &&
-			    lever_cuts(r->levers[k].name, &off, &cuts) == 0 &&
-			    (cuts & (1u << i)) && (cut == 0 ||
-			    r->levers[k].verified_ns < cut))
-				cut = r->levers[k].verified_ns;
-		}
-		st->boundary_ns[i] = st->cutoff_ns == 0 ? 0 :
-		    cut > st->cutoff_ns ? cut : st->cutoff_ns;
-	}
 }
 
 /* One sensor event: beat + evidence, and breach classification after the
@@ -379,45 +333,46 @@ drill_handle(struct drill_state *st, struct bus_event *ev)
 		st->r->agent_steps++;
 		if (cJSON_GetArraySize(calls) == 0)
 			drill_beat(st, DRILL_BEAT_AGENT, -1, t, "step %d: "
-			    "says \"%.160s\"", drill_int(ev->json, "step",
-			    0), drill_str(ev->json, "content", ""));
+			    "says \"%.160s\"",
+			    util_json_int(ev->json, "step", 0),
+			    util_json_str(ev->json, "content", ""));
 		cJSON_ArrayForEach(call, calls)
 			drill_beat(st, DRILL_BEAT_AGENT, -1, t, "step %d: "
-			    "%s %.180s", drill_int(ev->json, "step", 0),
-			    drill_str(call, "name", "?"),
-			    drill_str(call, "arguments", ""));
+			    "%s %.180s", util_json_int(ev->json, "step", 0),
+			    util_json_str(call, "name", "?"),
+			    util_json_str(call, "arguments", ""));
 	} else if (strcmp(kind, "tool_result") == 0) {
 		agent_event = true;
 		drill_beat(st, DRILL_BEAT_TOOL, -1, t, "%s -> %.180s",
-		    drill_str(ev->json, "tool", "tool"),
-		    drill_str(ev->json, "content", ""));
+		    util_json_str(ev->json, "tool", "tool"),
+		    util_json_str(ev->json, "content", ""));
 	} else if (strcmp(kind, "agent_note") == 0) {
 		/* A scripted agent's own account of a step: text it claims
 		 * (a tool beat, like a tool result, not a step); reaching the
 		 * gateway is agent activity. */
 		agent_event = true;
 		drill_beat(st, DRILL_BEAT_TOOL, -1, t, "note (agent-claimed): "
-		    "%.180s", drill_str(ev->json, "text", ""));
+		    "%.180s", util_json_str(ev->json, "text", ""));
 	} else if (strcmp(kind, "request") == 0) {
 		agent_event = true;
 		drill_beat(st, DRILL_BEAT_SERVICE, -1, t, "%s: %s %s -> %d "
-		    "(auth %s)", src, drill_str(ev->json, "method", "?"),
-		    drill_str(ev->json, "path", "?"),
-		    drill_int(ev->json, "status", 0),
-		    drill_str(ev->json, "auth", "?"));
+		    "(auth %s)", src, util_json_str(ev->json, "method", "?"),
+		    util_json_str(ev->json, "path", "?"),
+		    util_json_int(ev->json, "status", 0),
+		    util_json_str(ev->json, "auth", "?"));
 	} else if (strcmp(kind, "denied") == 0) {
 		st->r->blocked++;
 		drill_beat(st, DRILL_BEAT_BLOCKED, -1, t, "%s refused an agent "
-		    "request (%s)", src, drill_str(ev->json, "path", "?"));
+		    "request (%s)", src, util_json_str(ev->json, "path", "?"));
 	} else if (strcmp(kind, "bait") == 0) {
 		/* A second use of the bait after the first: an agent event. */
 		agent_event = true;
 		drill_beat(st, DRILL_BEAT_BAIT, -1, t, "bait %s used again "
-		    "(%s)", drill_str(ev->json, "bait", "?"), src);
+		    "(%s)", util_json_str(ev->json, "bait", "?"), src);
 	} else if (strcmp(kind, "sink") == 0) {
 		/* Traffic that crossed the boundary: a leak, before or after
 		 * the kill. */
-		double bytes = drill_num(ev->json, "bytes", 0);
+		double bytes = util_json_num(ev->json, "bytes", 0);
 
 		st->r->leaks++;
 		if (bytes > 0 && bytes < 1e15)
@@ -425,10 +380,10 @@ drill_handle(struct drill_state *st, struct bus_event *ev)
 		cJSON_AddBoolToObject(f, "leak", true);
 		drill_beat(st, DRILL_BEAT_LEAK, -1, t, "LEAK: %s/%d from %s "
 		    "reached the sink (%.0f bytes): %.120s",
-		    drill_str(ev->json, "proto", "?"),
-		    drill_int(ev->json, "port", 0),
-		    drill_str(ev->json, "remote", "?"), bytes,
-		    drill_str(ev->json, "head", ""));
+		    util_json_str(ev->json, "proto", "?"),
+		    util_json_int(ev->json, "port", 0),
+		    util_json_str(ev->json, "remote", "?"), bytes,
+		    util_json_str(ev->json, "head", ""));
 	}
 	else if (strcmp(kind, "truncated") == 0) {
 		/* a sensor's chain reached its budget: what follows is on the
@@ -438,19 +393,19 @@ drill_handle(struct drill_state *st, struct bus_event *ev)
 		    "evidence budget: its chain records nothing more", src);
 	}
 	else if (strcmp(kind, "docker_api") == 0) {
-		const char *refused = drill_str(ev->json, "refused", NULL);
+		const char *refused = util_json_str(ev->json, "refused", NULL);
 
 		drill_beat(st, DRILL_BEAT_SERVICE, -1, t, "docker socket: %s %s "
-		    "-> %d%s%.80s", drill_str(ev->json, "method", "?"),
-		    drill_str(ev->json, "path", "?"),
-		    drill_int(ev->json, "status", 0),
+		    "-> %d%s%.80s", util_json_str(ev->json, "method", "?"),
+		    util_json_str(ev->json, "path", "?"),
+		    util_json_int(ev->json, "status", 0),
 		    refused != NULL ? ", refused: " : "",
 		    refused != NULL ? refused : "");
 	} else if (strcmp(kind, "dns_query") == 0)
 		drill_beat(st, DRILL_BEAT_SERVICE, -1, t, "dns: %s %s -> %s",
-		    drill_str(ev->json, "qtype", "?"),
-		    drill_str(ev->json, "name", "?"),
-		    drill_str(ev->json, "answer", "?"));
+		    util_json_str(ev->json, "qtype", "?"),
+		    util_json_str(ev->json, "name", "?"),
+		    util_json_str(ev->json, "answer", "?"));
 	/* "control" events (the gateway acknowledging levers) need no beat. */
 
 	/* What counts is the scorer's (docs/scoring.md): every agent action
@@ -489,7 +444,7 @@ drill_bait(struct drill_state *st, struct bus_event *ev)
 	r->bait_fired = true;
 	r->bait_ns = t;
 	snprintf(r->bait_name, sizeof r->bait_name, "%s",
-	    drill_str(ev->json, "bait", "?"));
+	    util_json_str(ev->json, "bait", "?"));
 	/* test only (docs/cli-drill.md): before the kill path, never in it;
 	 * the environment was read at the start, not here */
 	if (st->test_hook)
@@ -513,7 +468,8 @@ drill_bait(struct drill_state *st, struct bus_event *ev)
 	drill_record(st, "bait", t, f);
 	drill_beat(st, DRILL_BEAT_BAIT, -1, t, "BAIT %s taken: %s %s %s",
 	    r->bait_name, bus_event_str(ev, "src"),
-	    drill_str(ev->json, "via", ""), drill_str(ev->json, "path", ""));
+	    util_json_str(ev->json, "via", ""),
+	    util_json_str(ev->json, "path", ""));
 	drill_kill_report(st);
 }
 
@@ -573,7 +529,8 @@ drill_drain(struct drill_state *st)
 	while ((rj = cJSON_DetachItemFromArray(rejects, 0)) != NULL) {
 		char type[32];
 
-		snprintf(type, sizeof type, "%s", drill_str(rj, "type", "sensor"));
+		snprintf(type, sizeof type, "%s",
+		    util_json_str(rj, "type", "sensor"));
 		cJSON_DeleteItemFromObjectCaseSensitive(rj, "type");
 		drill_record(st, type, 0, rj);
 	}
@@ -806,15 +763,11 @@ drill_orphan(struct drill_state *st, const char *kind, const char *id,
 	    removed ? "; removed" : "; could NOT be removed");
 }
 
-/*
- * The orphan sweep, after the observation window: containers of this run
- * that the lab did not create (e.g. siblings the agent started through a
- * docker socket) and that still run, and processes the agent started that
- * survive in its container.  Containers are removed here; processes die
- * with the agent container at teardown.
- */
-static void
-drill_sweep(struct drill_state *st)
+/* Containers of this run the lab did not create (e.g. siblings the agent
+ * started through a docker socket), running or not: removed, each an
+ * orphan.  false when the engine could not list them. */
+static bool
+drill_sweep_containers(struct drill_state *st)
 {
 	struct errbuf e = { 0 };
 	char *label = xasprintf("ares.run=%s", st->r->run_id);
@@ -828,11 +781,11 @@ drill_sweep(struct drill_state *st)
 		snprintf(st->sweep_error, sizeof st->sweep_error, "%.200s",
 		    e.msg);
 		st->last_e = e;
-		return;
+		return false;
 	}
 	cJSON_ArrayForEach(it, list) {
-		const char *id = drill_str(it, "Id", NULL);
-		const char *state = drill_str(it, "State", "");
+		const char *id = util_json_str(it, "Id", NULL);
+		const char *state = util_json_str(it, "State", "");
 		const cJSON *names = cJSON_GetObjectItemCaseSensitive(it,
 		    "Names");
 		const cJSON *labels = cJSON_GetObjectItemCaseSensitive(it,
@@ -851,128 +804,165 @@ drill_sweep(struct drill_state *st)
 		    cJSON_IsString(cJSON_GetArrayItem(names, 0)))
 			name = cJSON_GetArrayItem(names, 0)->valuestring;
 		snprintf(detail, sizeof detail, "image %.60s, origin %.20s, %s",
-		    drill_str(it, "Image", "?"),
-		    drill_str(labels, "ares.origin", "lab"), state);
+		    util_json_str(it, "Image", "?"),
+		    util_json_str(labels, "ares.origin", "lab"), state);
 		removed = docker_container_remove(st->d, id, true, &e2) == 0;
 		drill_orphan(st, "container", id, name, detail, removed);
 	}
 	cJSON_Delete(list);
+	return true;
+}
 
-	/* A lever that stops every process (pause, cgroup-freeze) and still
-	 * holds: what is in the container is stopped, not running; it is
-	 * counted in the sweep line and dies at teardown. */
+/* A verified lever that stops every process (the table's "freezes") and
+ * still holds: what is in the container is stopped, not running; it is
+ * counted in the sweep line and dies at teardown.  Sets st->stopped_by. */
+static void
+drill_sweep_stopped_by(struct drill_state *st)
+{
 	st->stopped_by = NULL;
 	st->stopped_procs = 0;
 	for (size_t k = 0; k < st->r->nlevers; k++) {
 		const struct lever_entry *l = lever_find(st->r->levers[k].name);
 		struct errbuf e3 = { 0 };
 
-		if (l != NULL && st->r->levers[k].verified &&
-		    l->cuts == LEVER_CUTS_ALL && strcmp(l->name, "kill") != 0 &&
+		if (l != NULL && st->r->levers[k].verified && l->freezes &&
 		    l->verify(&st->lc, l, &e3) == 0) {
 			st->stopped_by = l->name;
 			break;
 		}
 	}
+}
 
-	/* Processes the agent left running in its own container: all but
-	 * the agent itself, known by the pid the engine started (State.Pid,
-	 * recorded at agent start), never by its command line, which the
-	 * agent chooses for anything it starts. */
-	if (st->lab->agent.id != NULL && drill_agent_running(st) == 1) {
-		struct docker_response resp = { 0 };
-		char *path = xasprintf("/containers/%s/top", st->lab->agent.id);
-		char agent_pid[24];
-		cJSON *ins = docker_container_inspect(st->d, st->lab->agent.id,
-		    &e);
-		int now_pid = ins != NULL ? docker_inspect_pid(ins) : 0;
+/* One process of the agent container (pid, cmd) other than the agent:
+ * an orphan, or one held stopped by st->stopped_by (the first 16 kept). */
+static void
+drill_sweep_proc(struct drill_state *st, const char *pid, const char *cmd)
+{
+	cJSON *sp;
 
-		cJSON_Delete(ins);
-		if (now_pid <= 0 || (st->lc.agent_pid > 0 &&
-		    now_pid != st->lc.agent_pid)) {
-			drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "orphan sweep: "
-			    "the agent's pid is unknown or changed (%d, was %d)",
-			    now_pid, st->lc.agent_pid);
-			st->sweep_failed = true;
-			snprintf(st->sweep_error, sizeof st->sweep_error,
-			    "the agent's pid is unknown or changed");
-			free(path);
-			return;
-		}
-		snprintf(agent_pid, sizeof agent_pid, "%d", now_pid);
-
-		if (docker_request(st->d, "GET", path, NULL, 0, &resp, &e) == 0 &&
-		    resp.status == 200) {
-			cJSON *top = cJSON_ParseWithLength(resp.body, resp.len);
-			const cJSON *titles = cJSON_GetObjectItemCaseSensitive(
-			    top, "Titles");
-			const cJSON *procs = cJSON_GetObjectItemCaseSensitive(
-			    top, "Processes");
-			const cJSON *p, *t;
-			int pid_col = -1, cmd_col = -1, col = 0;
-
-			cJSON_ArrayForEach(t, titles) {
-				if (cJSON_IsString(t) &&
-				    strcmp(t->valuestring, "PID") == 0)
-					pid_col = col;
-				if (cJSON_IsString(t) &&
-				    (strcmp(t->valuestring, "CMD") == 0 ||
-				    strcmp(t->valuestring, "COMMAND") == 0))
-					cmd_col = col;
-				col++;
-			}
-			if (pid_col < 0 || cmd_col < 0) {
-				/* an answer we cannot read: fail closed */
-				drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "orphan "
-				    "sweep: the engine's process list has no PID "
-				    "or CMD column");
-				st->sweep_failed = true;
-				snprintf(st->sweep_error, sizeof st->sweep_error,
-				    "the process list has no PID or CMD column");
-			}
-			cJSON_ArrayForEach(p, procs) {
-				const cJSON *pid = cJSON_GetArrayItem(p, pid_col);
-				const cJSON *cmd = cJSON_GetArrayItem(p, cmd_col);
-
-				if (pid_col < 0 || cmd_col < 0 ||
-				    !cJSON_IsString(pid) || !cJSON_IsString(cmd))
-					continue;
-				/* The agent itself, not something it started. */
-				if (strcmp(pid->valuestring, agent_pid) == 0)
-					continue;
-				if (st->stopped_by != NULL) {
-					cJSON *sp;
-
-					st->stopped_procs++;
-					if (st->stopped == NULL)
-						st->stopped = cJSON_CreateArray();
-					if (cJSON_GetArraySize(st->stopped) >= 16)
-						continue;
-					sp = cJSON_CreateObject();
-					cJSON_AddStringToObject(sp, "pid",
-					    pid->valuestring);
-					cJSON_AddStringToObject(sp, "cmd",
-					    cmd->valuestring);
-					cJSON_AddItemToArray(st->stopped, sp);
-					continue;
-				}
-				drill_orphan(st, "process", pid->valuestring,
-				    cmd->valuestring, "in the agent container "
-				    "(dies at teardown)", false);
-			}
-			cJSON_Delete(top);
-		} else {
-			drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "orphan sweep: "
-			    "the agent's process list: %s", resp.status != 0 ?
-			    "refused by the engine" : e.msg);
-			st->sweep_failed = true;
-			snprintf(st->sweep_error, sizeof st->sweep_error,
-			    "the agent's process list: %.200s", resp.status != 0 ?
-			    "refused by the engine" : e.msg);
-		}
-		docker_response_free(&resp);
-		free(path);
+	if (st->stopped_by == NULL) {
+		drill_orphan(st, "process", pid, cmd, "in the agent container "
+		    "(dies at teardown)", false);
+		return;
 	}
+	st->stopped_procs++;
+	if (st->stopped == NULL)
+		st->stopped = cJSON_CreateArray();
+	if (cJSON_GetArraySize(st->stopped) >= 16)
+		return;
+	sp = cJSON_CreateObject();
+	cJSON_AddStringToObject(sp, "pid", pid);
+	cJSON_AddStringToObject(sp, "cmd", cmd);
+	cJSON_AddItemToArray(st->stopped, sp);
+}
+
+/* The engine's process list of the agent container (/top answer), all
+ * but agent_pid: drill_sweep_proc each.  An answer without a PID or CMD
+ * column fails the sweep (closed). */
+static void
+drill_sweep_top(struct drill_state *st, const cJSON *top,
+    const char *agent_pid)
+{
+	const cJSON *titles = cJSON_GetObjectItemCaseSensitive(top, "Titles");
+	const cJSON *procs = cJSON_GetObjectItemCaseSensitive(top,
+	    "Processes");
+	const cJSON *p, *t;
+	int pid_col = -1, cmd_col = -1, col = 0;
+
+	cJSON_ArrayForEach(t, titles) {
+		if (cJSON_IsString(t) && strcmp(t->valuestring, "PID") == 0)
+			pid_col = col;
+		if (cJSON_IsString(t) && (strcmp(t->valuestring, "CMD") == 0 ||
+		    strcmp(t->valuestring, "COMMAND") == 0))
+			cmd_col = col;
+		col++;
+	}
+	if (pid_col < 0 || cmd_col < 0) {
+		/* an answer we cannot read: fail closed */
+		drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "orphan sweep: the "
+		    "engine's process list has no PID or CMD column");
+		st->sweep_failed = true;
+		snprintf(st->sweep_error, sizeof st->sweep_error,
+		    "the process list has no PID or CMD column");
+	}
+	cJSON_ArrayForEach(p, procs) {
+		const cJSON *pid = cJSON_GetArrayItem(p, pid_col);
+		const cJSON *cmd = cJSON_GetArrayItem(p, cmd_col);
+
+		if (pid_col < 0 || cmd_col < 0 || !cJSON_IsString(pid) ||
+		    !cJSON_IsString(cmd))
+			continue;
+		/* The agent itself, not something it started. */
+		if (strcmp(pid->valuestring, agent_pid) == 0)
+			continue;
+		drill_sweep_proc(st, pid->valuestring, cmd->valuestring);
+	}
+}
+
+/*
+ * Processes the agent left running in its own container: all but the
+ * agent itself, known by the pid the engine started (State.Pid, recorded
+ * at agent start), never by its command line, which the agent chooses for
+ * anything it starts.
+ */
+static void
+drill_sweep_procs(struct drill_state *st)
+{
+	struct docker_response resp = { 0 };
+	struct errbuf e = { 0 };
+	char *path, agent_pid[24];
+	cJSON *ins;
+	int now_pid;
+
+	if (st->lab->agent.id == NULL || drill_agent_running(st) != 1)
+		return;
+	ins = docker_container_inspect(st->d, st->lab->agent.id, &e);
+	now_pid = ins != NULL ? docker_inspect_pid(ins) : 0;
+	cJSON_Delete(ins);
+	if (now_pid <= 0 || (st->lc.agent_pid > 0 &&
+	    now_pid != st->lc.agent_pid)) {
+		drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "orphan sweep: the "
+		    "agent's pid is unknown or changed (%d, was %d)", now_pid,
+		    st->lc.agent_pid);
+		st->sweep_failed = true;
+		snprintf(st->sweep_error, sizeof st->sweep_error,
+		    "the agent's pid is unknown or changed");
+		return;
+	}
+	snprintf(agent_pid, sizeof agent_pid, "%d", now_pid);
+	path = xasprintf("/containers/%s/top", st->lab->agent.id);
+	if (docker_request(st->d, "GET", path, NULL, 0, &resp, &e) == 0 &&
+	    resp.status == 200) {
+		cJSON *top = cJSON_ParseWithLength(resp.body, resp.len);
+
+		drill_sweep_top(st, top, agent_pid);
+		cJSON_Delete(top);
+	} else {
+		drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "orphan sweep: the "
+		    "agent's process list: %s", resp.status != 0 ?
+		    "refused by the engine" : e.msg);
+		st->sweep_failed = true;
+		snprintf(st->sweep_error, sizeof st->sweep_error,
+		    "the agent's process list: %.200s", resp.status != 0 ?
+		    "refused by the engine" : e.msg);
+	}
+	docker_response_free(&resp);
+	free(path);
+}
+
+/*
+ * The orphan sweep, after the observation window: containers of this run
+ * that the lab did not create and processes the agent started that
+ * survive in its container.  Containers are removed here; processes die
+ * with the agent container at teardown.
+ */
+static void
+drill_sweep(struct drill_state *st)
+{
+	if (!drill_sweep_containers(st))
+		return;
+	drill_sweep_stopped_by(st);
+	drill_sweep_procs(st);
 }
 
 /*
@@ -1063,8 +1053,7 @@ static int
 drill_report(struct drill_state *st, struct errbuf *e)
 {
 	struct drill_result *r = st->r;
-	struct sign_secret *sk = NULL;
-	char kd[4096];
+	struct sign_secret *sk;
 	int rc = -1;
 
 	st->chains[0].name = "master";
@@ -1073,8 +1062,7 @@ drill_report(struct drill_state *st, struct errbuf *e)
 	memcpy(st->chains[0].head, r->evidence_head, sizeof st->chains[0].head);
 	if (st->nchains == 0)
 		st->nchains = 1;
-	if (sign_key_dir(st->o->key_dir, kd, sizeof kd, e) == 0)
-		sk = sign_secret_load_or_create(kd, NULL, e);
+	sk = sign_secret_open(st->o->key_dir, e);
 	if (sk != NULL)
 		rc = report_write(r, st->chains, st->nchains, sk, e);
 	sign_secret_free(sk);
@@ -1207,10 +1195,569 @@ drill_check_policy(const struct policy *p, struct errbuf *e)
 	for (i = 0; i < p->nlevers; i++)
 		if (lever_find(p->levers[i]) == NULL)
 			return errbuf_set(e, ERRBUF_INPUT, "%s: levers: unknown "
-			    "lever '%s' (known: gateway-deny, net-disconnect, "
-			    "cgroup-freeze, link-down, external:/abs/path, "
-			    "pause, kill)", p->path, p->levers[i]);
+			    "lever '%s' (known: %s)", p->path, p->levers[i],
+			    lever_known_names());
 	return 0;
+}
+
+/* The first line of the master chain: what this drill is (policy, seed,
+ * model, agent, levers, engine), and its first beat. */
+static void
+drill_record_start(struct drill_state *st)
+{
+	const struct drill_options *o = st->o;
+	const struct policy *p = st->p;
+	struct drill_result *r = st->r;
+	cJSON *f = cJSON_CreateObject(), *lv, *ag;
+	size_t i;
+
+	cJSON_AddStringToObject(f, "policy", p->path);
+	cJSON_AddStringToObject(f, "policy_name", p->name);
+	cJSON_AddNumberToObject(f, "seed", (double)r->seed);
+	cJSON_AddStringToObject(f, "model", r->model);
+	if (o->model_url != NULL || p->model_url != NULL)
+		cJSON_AddStringToObject(f, "model_url", o->model_url != NULL ?
+		    o->model_url : p->model_url);
+	cJSON_AddStringToObject(f, "variant", p->variant);
+	ag = cJSON_AddObjectToObject(f, "agent");
+	cJSON_AddStringToObject(ag, "kind",
+	    policy_agent_kind_name(p->agent_kind));
+	if (p->agent_script != NULL) {
+		cJSON_AddStringToObject(ag, "script", p->agent_script);
+		cJSON_AddStringToObject(ag, "script_blake2b",
+		    p->agent_script_blake2b);
+	}
+	lv = cJSON_AddArrayToObject(f, "levers");
+	for (i = 0; i < p->nlevers; i++)
+		cJSON_AddItemToArray(lv, cJSON_CreateString(p->levers[i]));
+	cJSON_AddStringToObject(f, "engine", docker_engine_version(st->d));
+	cJSON_AddStringToObject(f, "api", docker_api_version(st->d));
+	drill_record(st, "drill.start", r->start_ns, f);
+	drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "run %s: policy %s, seed "
+	    "%llu, model %s, engine %s (API %s)", r->run_id, p->name,
+	    (unsigned long long)r->seed, r->model,
+	    docker_engine_version(st->d), docker_api_version(st->d));
+}
+
+/* What ares processes that are gone left on this engine (core/gc.c):
+ * removed before the lab comes up, recorded.  Returns true when the
+ * engine was lost meanwhile. */
+static bool
+drill_gc(struct drill_state *st)
+{
+	struct gc_report *g = xcalloc(1, sizeof *g);
+	struct errbuf ge = { 0 };
+	cJSON *f;
+
+	if (gc_sweep(st->d, g, &ge) == 0) {
+		f = gc_report_json(g);
+		if (g->nremoved > 0 || g->nfailed > 0)
+			drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "gc: removed "
+			    "%zu object(s) that ares processes now gone left, "
+			    "%zu could not be removed", g->nremoved,
+			    g->nfailed);
+	} else {
+		f = cJSON_CreateObject();
+		cJSON_AddArrayToObject(f, "removed");
+		cJSON_AddArrayToObject(f, "failed");
+		cJSON_AddStringToObject(f, "error", ge.msg);
+	}
+	drill_record(st, "gc", 0, f);
+	free(g);
+	return ge.code != ERRBUF_NONE && drill_engine_lost(st, "lab-up",
+	    ge.msg, ge.code == ERRBUF_ENGINE);
+}
+
+/* The run's directories and the sensor bus: its socket, owned by the
+ * sensors' uid when we are root.  -1 + e. */
+static int
+drill_open_bus(struct drill_state *st, struct errbuf *e)
+{
+	struct drill_result *r = st->r;
+	char *sd = lab_socket_dir(r->run_dir, r->run_id), *sock;
+	uid_t su;
+	gid_t sg;
+
+	sock = xasprintf("%s/bus/sensor.sock", sd);
+	free(sd);
+	if (lab_prepare_dirs(r->run_dir, r->run_id, e) == -1) {
+		free(sock);
+		return -1;
+	}
+	st->bus_fd = bus_open(sock, e);
+	lab_sensor_ids(&su, &sg);
+	if (st->bus_fd != -1 && geteuid() == 0 && chown(sock, su, sg) == -1) {
+		errbuf_set(e, ERRBUF_INTERNAL, "bus: chown %s: %s", sock,
+		    strerror(errno));
+		close(st->bus_fd);
+		st->bus_fd = -1;
+	}
+	free(sock);
+	return st->bus_fd == -1 ? -1 : 0;
+}
+
+/* The "lab.up" line: the lab's image, containers, networks, variant,
+ * flaws, bait and the sensor chains the verdict will need. */
+static void
+drill_record_lab(struct drill_state *st)
+{
+	const struct lab *lab = st->lab;
+	cJSON *f = cJSON_CreateObject(), *cs;
+	size_t k;
+
+	cJSON_AddStringToObject(f, "image", lab->image);
+	cs = cJSON_AddObjectToObject(f, "containers");
+	cJSON_AddStringToObject(cs, "agent", lab->agent.id);
+	cJSON_AddStringToObject(cs, "gateway", lab->gateway.id);
+	cJSON_AddStringToObject(cs, "service", lab->service.id);
+	if (lab->model.id != NULL)
+		cJSON_AddStringToObject(cs, "model", lab->model.id);
+	if (lab->dns.id != NULL)
+		cJSON_AddStringToObject(cs, "dns", lab->dns.id);
+	if (lab->sink.id != NULL)
+		cJSON_AddStringToObject(cs, "sink", lab->sink.id);
+	if (lab->dockerproxy.id != NULL)
+		cJSON_AddStringToObject(cs, "dockerproxy", lab->dockerproxy.id);
+	cs = cJSON_AddObjectToObject(f, "networks");
+	cJSON_AddStringToObject(cs, "lab", lab->net_lab);
+	cJSON_AddStringToObject(cs, "upstream", lab->net_upstream);
+	if (lab->net_wan != NULL)
+		cJSON_AddStringToObject(cs, "wan", lab->net_wan);
+	cJSON_AddStringToObject(f, "variant", lab->variant);
+	cs = cJSON_AddArrayToObject(f, "flaws");
+	for (k = 0; k < st->p->nflaws; k++)
+		cJSON_AddItemToArray(cs, cJSON_CreateString(st->p->flaws[k]));
+	cs = cJSON_AddObjectToObject(f, "bait");
+	if (lab->credential_bait != NULL)
+		cJSON_AddStringToObject(cs, "credential", lab->credential_bait);
+	if (lab->instruction_bait != NULL)
+		cJSON_AddStringToObject(cs, "instruction",
+		    lab->instruction_bait);
+	if (lab->tripwire_bait != NULL)
+		cJSON_AddStringToObject(cs, "tripwire", lab->tripwire_bait);
+	if (lab->privileged_degraded != NULL)
+		cJSON_AddStringToObject(f, "privileged_degraded",
+		    lab->privileged_degraded);
+	/* the sensor chains the verdict will need (docs/scoring.md) */
+	cs = cJSON_AddArrayToObject(f, "chains");
+	for (k = 0; k < lab->nchains; k++)
+		cJSON_AddItemToArray(cs, cJSON_CreateString(lab->chains[k]));
+	drill_record(st, "lab.up", 0, f);
+}
+
+/* Bring the lab up (the agent idle) and record it.  -1 + e. */
+static int
+drill_lab_up(struct drill_state *st, struct errbuf *e)
+{
+	const struct drill_options *o = st->o;
+	struct drill_result *r = st->r;
+	struct lab_options lo = {
+		.model_url = o->model_url,
+		.model_key_env = o->model_key_env,
+		.lease = o->keep_lab,   /* a kept lab outlives us */
+	};
+
+	drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "bringing the lab up");
+	util_test_hook("lab-up", o->cancel);
+	st->lab = lab_up_opts(st->d, st->p, r->run_dir, r->run_id, r->seed,
+	    &lo, e);
+	if (st->lab == NULL) {
+		(void)drill_engine_lost(st, "lab-up", e->msg,
+		    e->code == ERRBUF_ENGINE);
+		return -1;
+	}
+	drill_record_lab(st);
+	drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "lab up (image %s): agent, "
+	    "gateway, service, model on internal networks", st->lab->image);
+	return 0;
+}
+
+/*
+ * Arm the tripwire, start the agent and prepare the levers (inspect once,
+ * cache what they need: pid, cgroup, netns fd, networks, gateway
+ * requests; never on the kill path).  -1 + e, or -1 with the engine lost.
+ */
+static int
+drill_start_agent(struct drill_state *st, struct errbuf *e)
+{
+	const struct policy *p = st->p;
+	struct errbuf e2 = { 0 };
+	cJSON *f;
+
+	if (st->lab->tripwire_path != NULL) {
+		st->tripwire_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (st->tripwire_fd == -1 || inotify_add_watch(st->tripwire_fd,
+		    st->lab->tripwire_path, IN_OPEN | IN_ACCESS) == -1)
+			return errbuf_set(e, ERRBUF_INTERNAL, "tripwire on %s: "
+			    "%s", st->lab->tripwire_path, strerror(errno));
+	}
+	if (lab_start_agent(st->d, st->lab, e) == -1) {
+		(void)drill_engine_lost(st, "agent", e->msg,
+		    e->code == ERRBUF_ENGINE);
+		return -1;
+	}
+	f = cJSON_CreateObject();
+	st->lc.docker = st->d;
+	st->lc.lab = st->lab;
+	if (lever_ctx_prepare(&st->lc, &e2) == -1)
+		cJSON_AddStringToObject(f, "levers_error", e2.msg);
+	else
+		cJSON_AddStringToObject(f, "kernel_levers",
+		    st->lc.kernel_why != NULL ? st->lc.kernel_why :
+		    "available");
+	drill_record(st, "agent.start", 0, f);
+	if (e2.code != ERRBUF_NONE && drill_engine_lost(st, "agent", e2.msg,
+	    e2.code == ERRBUF_ENGINE))
+		return -1;
+	if (p->agent_kind == POLICY_AGENT_SCRIPT) {
+		const char *base = strrchr(p->agent_script, '/');
+
+		drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "agent script %s "
+		    "started (blake2b %.16s...): a compromised agent, in place "
+		    "of Poyo", base != NULL ? base + 1 : p->agent_script,
+		    p->agent_script_blake2b);
+	} else
+		drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "agent Poyo started "
+		    "(uid 65532, read-only rootfs, no capabilities)");
+	return 0;
+}
+
+/*
+ * The agent runs until the bait fires (the kill path runs inside
+ * drill_wait: drill_drain or drill_tripwire -> drill_bait -> drill_kill),
+ * the user cancels (*errored), the time limit, its own exit, or the loss
+ * of the engine.
+ */
+static void
+drill_agent_phase(struct drill_state *st, bool *errored)
+{
+	uint64_t deadline = util_mono_ns() +
+	    (uint64_t)st->p->max_seconds * 1000000000ull;
+	uint64_t next_inspect = util_mono_ns() + DRILL_INSPECT_NS;
+
+	for (;;) {
+		uint64_t now;
+
+		if (drill_wait(st, 50))
+			break;
+		if (drill_cancelled(st)) {
+			*errored = true;
+			snprintf(st->r->verdict_reason,
+			    sizeof st->r->verdict_reason,
+			    "cancelled by the user");
+			drill_cancel_record(st, "agent");
+			break;
+		}
+		now = util_mono_ns();
+		if (now >= deadline) {
+			cJSON *f = cJSON_CreateObject();
+
+			cJSON_AddNumberToObject(f, "limit_s", st->p->max_seconds);
+			drill_record(st, "agent.time_limit", now, f);
+			drill_beat(st, DRILL_BEAT_PHASE, -1, now, "time limit "
+			    "(%d s) reached", st->p->max_seconds);
+			break;
+		}
+		if (now >= next_inspect) {
+			int running = drill_agent_running(st);
+
+			next_inspect = now + DRILL_INSPECT_NS;
+			if (running == -1 && drill_engine_lost(st, "agent",
+			    st->last_e.msg, st->last_e.code == ERRBUF_ENGINE))
+				break;
+			if (running == 0) {
+				/* Let the last datagrams arrive. */
+				(void)drill_wait(st, 300);
+				drill_record(st, "agent.exit", 0, NULL);
+				drill_beat(st, DRILL_BEAT_PHASE, -1, 0,
+				    "the agent finished by itself");
+				break;
+			}
+		}
+	}
+}
+
+/* After the kill path: a lever that failed, was it the engine going
+ * away?  Returns whether the engine is lost. */
+static bool
+drill_levers_lost(struct drill_state *st)
+{
+	const struct drill_result *r = st->r;
+	size_t i;
+
+	for (i = 0; i < r->nlevers; i++)
+		if (!r->levers[i].verified) {
+			char why[LEVER_NAME_MAX + 280];
+
+			snprintf(why, sizeof why, "lever %s: %s",
+			    r->levers[i].name, r->levers[i].detail);
+			return drill_engine_lost(st, "levers", why, false);
+		}
+	return false;
+}
+
+/*
+ * The observation window after the kill: every agent action is judged
+ * against its channel's boundary as it arrives (drill_handle), the engine
+ * is asked all along.  Ends with the "observe.end" line, unless the
+ * engine was lost; a cancel sets *errored.
+ */
+static void
+drill_observe(struct drill_state *st, bool *errored)
+{
+	struct drill_result *r = st->r;
+	uint64_t end, next_ping;
+	cJSON *f;
+
+	util_test_hook("observe", st->o->cancel);
+	end = util_mono_ns() + (uint64_t)st->p->observe_ms * 1000000ull;
+	next_ping = util_mono_ns() + DRILL_INSPECT_NS;
+	drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "observing for %d ms after "
+	    "the kill", st->p->observe_ms);
+	while (util_mono_ns() < end && !drill_cancelled(st)) {
+		uint64_t left = end - util_mono_ns();
+
+		(void)drill_wait(st, left > 50000000ull ? 50 :
+		    (int)(left / 1000000ull) + 1);
+		/* the engine answers all along, or the window ends */
+		if (util_mono_ns() >= next_ping) {
+			next_ping = util_mono_ns() + DRILL_INSPECT_NS;
+			if (!drill_engine_answers(st) && drill_engine_lost(st,
+			    "observe", st->last_e.msg, true))
+				break;
+		}
+	}
+	if (drill_cancelled(st) && !st->engine_lost) {
+		*errored = true;
+		snprintf(r->verdict_reason, sizeof r->verdict_reason,
+		    "cancelled by the user");
+		drill_cancel_record(st, "observe");
+	}
+	(void)drill_drain(st);
+	if (st->engine_lost)
+		return;
+	f = cJSON_CreateObject();
+	cJSON_AddNumberToObject(f, "window_ms", st->p->observe_ms);
+	cJSON_AddNumberToObject(f, "breaches", (double)r->breaches);
+	cJSON_AddNumberToObject(f, "in_flight", (double)st->in_flight);
+	cJSON_AddNumberToObject(f, "blocked", (double)r->blocked);
+	drill_record(st, "observe.end", 0, f);
+}
+
+/* The orphan sweep (drill_sweep) and its "sweep" line. */
+static void
+drill_sweep_record(struct drill_state *st)
+{
+	struct drill_result *r = st->r;
+	cJSON *f = cJSON_CreateObject();
+	size_t before = r->norphans;
+
+	util_test_hook("sweep", st->o->cancel);
+	drill_sweep(st);
+	cJSON_AddBoolToObject(f, "ok", !st->sweep_failed);
+	cJSON_AddNumberToObject(f, "orphans", (double)(r->norphans - before));
+	if (st->stopped_by != NULL) {
+		cJSON_AddStringToObject(f, "stopped_by", st->stopped_by);
+		cJSON_AddNumberToObject(f, "stopped_processes",
+		    (double)st->stopped_procs);
+		if (st->stopped != NULL)
+			cJSON_AddItemToObject(f, "stopped", st->stopped);
+		st->stopped = NULL;
+	}
+	if (st->sweep_failed)
+		cJSON_AddStringToObject(f, "error", st->sweep_error[0] != '\0' ?
+		    st->sweep_error : "?");
+	drill_record(st, "sweep", 0, f);
+	if (st->sweep_failed)
+		(void)drill_engine_lost(st, "sweep", st->last_e.msg,
+		    st->last_e.code == ERRBUF_ENGINE);
+}
+
+/*
+ * No engine to stop the lab: stop it by its cgroups (agent_cg, the
+ * agent's as the levers found it), so that no sensor writes to its chain
+ * after it was anchored and the agent acts no more (gc removes the rest
+ * once the engine is back).  One "lab.stopped" line.
+ */
+static void
+drill_stop_local(struct drill_state *st, const char *agent_cg)
+{
+	char note[256];
+	int n = lab_kill_local(st->lab, agent_cg, note, sizeof note);
+	cJSON *f = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(f, "stopped", n);
+	if (note[0] != '\0')
+		cJSON_AddStringToObject(f, "note", note);
+	drill_record(st, "lab.stopped", 0, f);
+	drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "the engine is gone: %d lab "
+	    "container(s) stopped by their cgroups%s%s", n,
+	    note[0] != '\0' ? "; " : "", note);
+	(void)drill_wait(st, 100);
+}
+
+/* Tear the lab down (bounded when the engine was lost) and record it;
+ * a failure that lost the engine makes *rc 0 (the drill still ends with
+ * a verdict). */
+static void
+drill_lab_down(struct drill_state *st, int *rc)
+{
+	struct errbuf e2 = { 0 };
+	char *agent_cg = st->lc.cgroup_dir != NULL ?
+	    xstrdup(st->lc.cgroup_dir) : NULL;
+	bool lost_before = st->engine_lost;
+	int removed;
+	cJSON *f;
+
+	if (!lost_before)
+		util_test_hook("teardown", st->o->cancel);
+	/* A cgroup-frozen agent: SIGKILL + thaw, so the engine can remove
+	 * it; closes the netns fd. */
+	lever_ctx_release(&st->lc);
+	drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "tearing the lab down");
+	if (lost_before)
+		(void)docker_set_deadline(st->d, util_mono_ns() +
+		    DRILL_LOST_TEARDOWN_NS);
+	removed = lab_teardown(st->d, st->r->run_id, &e2);
+	f = cJSON_CreateObject();
+	cJSON_AddNumberToObject(f, "removed", removed);
+	if (removed < 0)
+		cJSON_AddStringToObject(f, "error", e2.msg);
+	drill_record(st, "lab.teardown", 0, f);
+	if (removed < 0) {
+		st->teardown_failed = true;
+		drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "teardown: %s", e2.msg);
+		(void)drill_engine_lost(st, "teardown", e2.msg,
+		    e2.code == ERRBUF_ENGINE);
+		*rc = st->engine_lost ? 0 : *rc;
+	}
+	if (st->engine_lost)
+		drill_stop_local(st, agent_cg);
+	free(agent_cg);
+}
+
+/* After the run (rc 0) or its failure: the sweep when the bait fired,
+ * the agent's log, and the lab kept or torn down. */
+static void
+drill_teardown(struct drill_state *st, int *rc)
+{
+	if (st->lab == NULL)
+		return;
+	if (*rc == 0 && st->r->bait_fired && !st->engine_lost)
+		drill_sweep_record(st);
+	if (!st->engine_lost)
+		drill_save_agent_log(st);
+	if (st->o->keep_lab) {
+		cJSON *f = cJSON_CreateObject();
+
+		cJSON_AddBoolToObject(f, "kept", true);
+		drill_record(st, "lab.teardown", 0, f);
+	} else
+		drill_lab_down(st, rc);
+}
+
+/* Write RUN_DIR/drill.json from the result.  -1 + e. */
+static int
+drill_write_json(const struct drill_result *r, struct errbuf *e)
+{
+	cJSON *j = drill_result_json(r);
+	char *txt = cJSON_Print(j);
+	char *p = xasprintf("%s/drill.json", r->run_dir);
+	int rc = util_write_file(p, txt, strlen(txt), 0644, e);
+
+	free(p);
+	free(txt);
+	cJSON_Delete(j);
+	return rc;
+}
+
+/* The sensor chains, the verdict from them and its line; then the master
+ * chain is closed (its count and head go into the result). */
+static void
+drill_conclude(struct drill_state *st, int rc, bool errored)
+{
+	struct drill_result *r = st->r;
+
+	if (rc == 0) {
+		cJSON *f;
+
+		drill_collect_chains(st);
+		drill_score(st, errored);
+		f = drill_verdict_line(r, st->bad_datagrams);
+		if (st->master_truncated)
+			cJSON_AddNumberToObject(f, "sensor_lines_dropped",
+			    (double)st->master_dropped);
+		drill_record(st, "verdict", 0, f);
+	}
+	if (st->ev != NULL) {
+		bool write_failed = st->evidence_failed;
+
+		r->evidence_entries = evidence_count(st->ev);
+		snprintf(r->evidence_head, sizeof r->evidence_head, "%s",
+		    evidence_head_hex(st->ev));
+		evidence_close(st->ev);
+		st->ev = NULL;
+		if (write_failed && rc == 0)
+			r->verdict = DRILL_VERDICT_ERROR;
+	}
+}
+
+/* drill.json, the signed report (unsigned proof is no proof: the verdict
+ * becomes error, and drill.json says so), and the verdict beat. */
+static void
+drill_publish(struct drill_state *st)
+{
+	struct drill_result *r = st->r;
+	struct errbuf e = { 0 };
+
+	if (drill_write_json(r, &e) == -1)
+		drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "%s", e.msg);
+	if (drill_report(st, &e) == -1) {
+		drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "report: %s", e.msg);
+		r->verdict = DRILL_VERDICT_ERROR;
+		snprintf(r->verdict_reason, sizeof r->verdict_reason,
+		    "the report could not be signed: %.200s", e.msg);
+		(void)drill_write_json(r, &e);
+	}
+	drill_beat_x(st, DRILL_BEAT_VERDICT, -1, 0, NULL, r, "%s%s%s",
+	    drill_verdict_name(r->verdict),
+	    r->verdict_reason[0] != '\0' ? " - " : "", r->verdict_reason);
+}
+
+/* The policy, the engine, the run directory and its master chain (with
+ * its first lines).  -1 + e; -1 with the engine lost (gc). */
+static int
+drill_open(struct drill_state *st, struct errbuf *e)
+{
+	const struct drill_options *o = st->o;
+	struct drill_result *r = st->r;
+	char *runs;
+
+	if (drill_check_policy(st->p, e) == -1)
+		return -1;
+	r->seed = o->has_seed ? o->seed : st->p->seed;
+	snprintf(r->policy, sizeof r->policy, "%s", st->p->path);
+	snprintf(r->model, sizeof r->model, "%s", o->model_name != NULL ?
+	    o->model_name : st->p->model_name);
+	st->d = docker_connect(NULL, e);
+	if (st->d == NULL)
+		return -1;
+	runs = drill_runs_dir(o, e);
+	if (runs == NULL)
+		return -1;
+	util_new_id(r->run_id);
+	snprintf(r->run_dir, sizeof r->run_dir, "%s/%s", runs, r->run_id);
+	free(runs);
+	if (mkdir(r->run_dir, 0700) == -1)
+		return errbuf_set(e, ERRBUF_INTERNAL, "mkdir %s: %s",
+		    r->run_dir, strerror(errno));
+	snprintf(r->evidence_path, sizeof r->evidence_path,
+	    "%s/evidence.jsonl", r->run_dir);
+	st->ev = evidence_create(r->evidence_path, r->run_id, e);
+	if (st->ev == NULL)
+		return -1;
+	drill_record_start(st);
+	return drill_gc(st) ? -1 : 0;
 }
 
 int
@@ -1219,9 +1766,7 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 {
 	struct drill_state st;
 	struct drill_result *r = out;
-	char *runs = NULL, *path;
 	bool errored = false;
-	uint64_t deadline, next_inspect;
 	int rc = -1;
 
 	memset(&st, 0, sizeof st);
@@ -1240,346 +1785,24 @@ drill_run(const struct drill_options *o, struct drill_result *out,
 	st.p = policy_load(o->policy_path, e);
 	if (st.p == NULL)
 		return -1;
-	if (drill_check_policy(st.p, e) == -1)
+	if (drill_open(&st, e) == -1 || drill_open_bus(&st, e) == -1 ||
+	    drill_lab_up(&st, e) == -1 || drill_start_agent(&st, e) == -1)
 		goto out;
-	r->seed = o->has_seed ? o->seed : st.p->seed;
-	snprintf(r->policy, sizeof r->policy, "%s", st.p->path);
-	snprintf(r->model, sizeof r->model, "%s", o->model_name != NULL ?
-	    o->model_name : st.p->model_name);
-
-	st.d = docker_connect(NULL, e);
-	if (st.d == NULL)
-		goto out;
-
-	runs = drill_runs_dir(o, e);
-	if (runs == NULL)
-		goto out;
-	util_new_id(r->run_id);
-	snprintf(r->run_dir, sizeof r->run_dir, "%s/%s", runs, r->run_id);
-	if (mkdir(r->run_dir, 0700) == -1) {
-		errbuf_set(e, ERRBUF_INTERNAL, "mkdir %s: %s", r->run_dir,
-		    strerror(errno));
-		goto out;
-	}
-	snprintf(r->evidence_path, sizeof r->evidence_path,
-	    "%s/evidence.jsonl", r->run_dir);
-	st.ev = evidence_create(r->evidence_path, r->run_id, e);
-	if (st.ev == NULL)
-		goto out;
-	{
-		cJSON *f = cJSON_CreateObject(), *lv;
-		size_t i;
-
-		cJSON_AddStringToObject(f, "policy", st.p->path);
-		cJSON_AddStringToObject(f, "policy_name", st.p->name);
-		cJSON_AddNumberToObject(f, "seed", (double)r->seed);
-		cJSON_AddStringToObject(f, "model", r->model);
-		if (o->model_url != NULL || st.p->model_url != NULL)
-			cJSON_AddStringToObject(f, "model_url",
-			    o->model_url != NULL ? o->model_url :
-			    st.p->model_url);
-		cJSON_AddStringToObject(f, "variant", st.p->variant);
-		{
-			cJSON *ag = cJSON_AddObjectToObject(f, "agent");
-
-			cJSON_AddStringToObject(ag, "kind",
-			    policy_agent_kind_name(st.p->agent_kind));
-			if (st.p->agent_script != NULL) {
-				cJSON_AddStringToObject(ag, "script",
-				    st.p->agent_script);
-				cJSON_AddStringToObject(ag, "script_blake2b",
-				    st.p->agent_script_blake2b);
-			}
-		}
-		lv = cJSON_AddArrayToObject(f, "levers");
-		for (i = 0; i < st.p->nlevers; i++)
-			cJSON_AddItemToArray(lv,
-			    cJSON_CreateString(st.p->levers[i]));
-		cJSON_AddStringToObject(f, "engine",
-		    docker_engine_version(st.d));
-		cJSON_AddStringToObject(f, "api", docker_api_version(st.d));
-		drill_record(&st, "drill.start", r->start_ns, f);
-	}
-	drill_beat(&st, DRILL_BEAT_PHASE, -1, 0, "run %s: policy %s, seed "
-	    "%llu, model %s, engine %s (API %s)", r->run_id, st.p->name,
-	    (unsigned long long)r->seed, r->model,
-	    docker_engine_version(st.d), docker_api_version(st.d));
-	{
-		/* What ares processes that are gone left on this engine
-		 * (core/gc.c): removed before the lab comes up, recorded. */
-		struct gc_report *g = xcalloc(1, sizeof *g);
-		struct errbuf ge = { 0 };
-		cJSON *f;
-
-		if (gc_sweep(st.d, g, &ge) == 0) {
-			f = gc_report_json(g);
-			if (g->nremoved > 0 || g->nfailed > 0)
-				drill_beat(&st, DRILL_BEAT_PHASE, -1, 0, "gc: "
-				    "removed %zu object(s) that ares processes "
-				    "now gone left, %zu could not be removed",
-				    g->nremoved, g->nfailed);
-		} else {
-			f = cJSON_CreateObject();
-			cJSON_AddArrayToObject(f, "removed");
-			cJSON_AddArrayToObject(f, "failed");
-			cJSON_AddStringToObject(f, "error", ge.msg);
-		}
-		drill_record(&st, "gc", 0, f);
-		free(g);
-		if (ge.code != ERRBUF_NONE &&
-		    drill_engine_lost(&st, "lab-up", ge.msg,
-		    ge.code == ERRBUF_ENGINE))
-			goto out;
-	}
-
-	{
-		char *sd = lab_socket_dir(r->run_dir, r->run_id);
-
-		path = xasprintf("%s/bus", sd);
-		free(sd);
-	}
-	if (lab_prepare_dirs(r->run_dir, r->run_id, e) == -1) {
-		free(path);
-		goto out;
-	}
-	{
-		char *sock = xasprintf("%s/sensor.sock", path);
-		uid_t su;
-		gid_t sg;
-
-		free(path);
-		st.bus_fd = bus_open(sock, e);
-		lab_sensor_ids(&su, &sg);
-		if (st.bus_fd != -1 && geteuid() == 0 &&
-		    chown(sock, su, sg) == -1) {
-			errbuf_set(e, ERRBUF_INTERNAL, "bus: chown %s: %s",
-			    sock, strerror(errno));
-			close(st.bus_fd);
-			st.bus_fd = -1;
-		}
-		free(sock);
-	}
-	if (st.bus_fd == -1)
-		goto out;
-
-	drill_beat(&st, DRILL_BEAT_PHASE, -1, 0, "bringing the lab up");
-	util_test_hook("lab-up", o->cancel);
-	{
-		struct lab_options lo = {
-			.model_url = o->model_url,
-			.model_key_env = o->model_key_env,
-			.lease = o->keep_lab,   /* a kept lab outlives us */
-		};
-
-		st.lab = lab_up_opts(st.d, st.p, r->run_dir, r->run_id,
-		    r->seed, &lo, e);
-	}
-	if (st.lab == NULL) {
-		(void)drill_engine_lost(&st, "lab-up", e->msg,
-		    e->code == ERRBUF_ENGINE);
-		goto out;
-	}
-	{
-		cJSON *f = cJSON_CreateObject(), *cs;
-
-		cJSON_AddStringToObject(f, "image", st.lab->image);
-		cs = cJSON_AddObjectToObject(f, "containers");
-		cJSON_AddStringToObject(cs, "agent", st.lab->agent.id);
-		cJSON_AddStringToObject(cs, "gateway", st.lab->gateway.id);
-		cJSON_AddStringToObject(cs, "service", st.lab->service.id);
-		if (st.lab->model.id != NULL)
-			cJSON_AddStringToObject(cs, "model", st.lab->model.id);
-		if (st.lab->dns.id != NULL)
-			cJSON_AddStringToObject(cs, "dns", st.lab->dns.id);
-		if (st.lab->sink.id != NULL)
-			cJSON_AddStringToObject(cs, "sink", st.lab->sink.id);
-		if (st.lab->dockerproxy.id != NULL)
-			cJSON_AddStringToObject(cs, "dockerproxy",
-			    st.lab->dockerproxy.id);
-		cs = cJSON_AddObjectToObject(f, "networks");
-		cJSON_AddStringToObject(cs, "lab", st.lab->net_lab);
-		cJSON_AddStringToObject(cs, "upstream", st.lab->net_upstream);
-		if (st.lab->net_wan != NULL)
-			cJSON_AddStringToObject(cs, "wan", st.lab->net_wan);
-		cJSON_AddStringToObject(f, "variant", st.lab->variant);
-		cs = cJSON_AddArrayToObject(f, "flaws");
-		for (size_t k = 0; k < st.p->nflaws; k++)
-			cJSON_AddItemToArray(cs,
-			    cJSON_CreateString(st.p->flaws[k]));
-		cs = cJSON_AddObjectToObject(f, "bait");
-		if (st.lab->credential_bait != NULL)
-			cJSON_AddStringToObject(cs, "credential",
-			    st.lab->credential_bait);
-		if (st.lab->instruction_bait != NULL)
-			cJSON_AddStringToObject(cs, "instruction",
-			    st.lab->instruction_bait);
-		if (st.lab->tripwire_bait != NULL)
-			cJSON_AddStringToObject(cs, "tripwire",
-			    st.lab->tripwire_bait);
-		if (st.lab->privileged_degraded != NULL)
-			cJSON_AddStringToObject(f, "privileged_degraded",
-			    st.lab->privileged_degraded);
-		/* the sensor chains the verdict will need (docs/scoring.md) */
-		cs = cJSON_AddArrayToObject(f, "chains");
-		for (size_t k = 0; k < st.lab->nchains; k++)
-			cJSON_AddItemToArray(cs,
-			    cJSON_CreateString(st.lab->chains[k]));
-		drill_record(&st, "lab.up", 0, f);
-	}
-	drill_beat(&st, DRILL_BEAT_PHASE, -1, 0, "lab up (image %s): agent, "
-	    "gateway, service, model on internal networks", st.lab->image);
-
-	if (st.lab->tripwire_path != NULL) {
-		st.tripwire_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-		if (st.tripwire_fd == -1 || inotify_add_watch(st.tripwire_fd,
-		    st.lab->tripwire_path, IN_OPEN | IN_ACCESS) == -1) {
-			errbuf_set(e, ERRBUF_INTERNAL, "tripwire on %s: %s",
-			    st.lab->tripwire_path, strerror(errno));
-			goto out;
-		}
-	}
-	if (lab_start_agent(st.d, st.lab, e) == -1) {
-		(void)drill_engine_lost(&st, "agent", e->msg,
-		    e->code == ERRBUF_ENGINE);
-		goto out;
-	}
-	{
-		struct errbuf e2 = { 0 };
-		cJSON *f = cJSON_CreateObject();
-
-		/* Not on the kill path: inspect once, cache what levers need
-		 * (pid, cgroup, netns fd, networks, gateway requests). */
-		st.lc.docker = st.d;
-		st.lc.lab = st.lab;
-		if (lever_ctx_prepare(&st.lc, &e2) == -1)
-			cJSON_AddStringToObject(f, "levers_error", e2.msg);
-		else
-			cJSON_AddStringToObject(f, "kernel_levers",
-			    st.lc.kernel_why != NULL ? st.lc.kernel_why :
-			    "available");
-		drill_record(&st, "agent.start", 0, f);
-		if (e2.code != ERRBUF_NONE && drill_engine_lost(&st, "agent",
-		    e2.msg, e2.code == ERRBUF_ENGINE))
-			goto out;
-	}
-	if (st.p->agent_kind == POLICY_AGENT_SCRIPT) {
-		const char *base = strrchr(st.p->agent_script, '/');
-
-		drill_beat(&st, DRILL_BEAT_PHASE, -1, 0, "agent script %s "
-		    "started (blake2b %.16s...): a compromised agent, in place "
-		    "of Poyo", base != NULL ? base + 1 : st.p->agent_script,
-		    st.p->agent_script_blake2b);
-	} else
-		drill_beat(&st, DRILL_BEAT_PHASE, -1, 0, "agent Poyo started "
-		    "(uid 65532, read-only rootfs, no capabilities)");
-
 	util_test_hook("agent", o->cancel);
 	/* Before any datagram is read: does the engine still answer? */
 	if (drill_agent_running(&st) == -1 && drill_engine_lost(&st, "agent",
 	    st.last_e.msg, st.last_e.code == ERRBUF_ENGINE))
 		goto out;
-	deadline = util_mono_ns() + (uint64_t)st.p->max_seconds * 1000000000ull;
-	next_inspect = util_mono_ns() + DRILL_INSPECT_NS;
-	for (;;) {
-		uint64_t now;
 
-		if (drill_wait(&st, 50))
-			break;
-		if (drill_cancelled(&st)) {
-			errored = true;
-			snprintf(r->verdict_reason, sizeof r->verdict_reason,
-			    "cancelled by the user");
-			drill_cancel_record(&st, "agent");
-			break;
-		}
-		now = util_mono_ns();
-		if (now >= deadline) {
-			cJSON *f = cJSON_CreateObject();
-
-			cJSON_AddNumberToObject(f, "limit_s",
-			    st.p->max_seconds);
-			drill_record(&st, "agent.time_limit", now, f);
-			drill_beat(&st, DRILL_BEAT_PHASE, -1, now, "time limit "
-			    "(%d s) reached", st.p->max_seconds);
-			break;
-		}
-		if (now >= next_inspect) {
-			int running = drill_agent_running(&st);
-
-			next_inspect = now + DRILL_INSPECT_NS;
-			if (running == -1 && drill_engine_lost(&st, "agent",
-			    st.last_e.msg, st.last_e.code == ERRBUF_ENGINE))
-				break;
-			if (running == 0) {
-				/* Let the last datagrams arrive. */
-				(void)drill_wait(&st, 300);
-				drill_record(&st, "agent.exit", 0, NULL);
-				drill_beat(&st, DRILL_BEAT_PHASE, -1, 0,
-				    "the agent finished by itself");
-				break;
-			}
-		}
-	}
-
-	if (st.engine_lost)
+	/* The agent runs; the bait, when it comes, fires every lever and
+	 * verifies it (drill_bait), then the window shows what got past. */
+	drill_agent_phase(&st, &errored);
+	if (st.engine_lost || (r->bait_fired && drill_levers_lost(&st)))
 		goto out;
 	if (r->bait_fired) {
-		/* A lever that failed: was it the engine going away? */
-		for (size_t i = 0; i < r->nlevers; i++)
-			if (!r->levers[i].verified) {
-				char why[LEVER_NAME_MAX + 280];
-
-				snprintf(why, sizeof why, "lever %s: %s",
-				    r->levers[i].name, r->levers[i].detail);
-				if (drill_engine_lost(&st, "levers", why, false))
-					goto out;
-				break;
-			}
-	}
-	if (r->bait_fired) {
-		uint64_t end, next_ping;
-
-		util_test_hook("observe", o->cancel);
-		end = util_mono_ns() + (uint64_t)st.p->observe_ms * 1000000ull;
-		next_ping = util_mono_ns() + DRILL_INSPECT_NS;
-		drill_beat(&st, DRILL_BEAT_PHASE, -1, 0, "observing for %d ms "
-		    "after the kill", st.p->observe_ms);
-		while (util_mono_ns() < end && !drill_cancelled(&st)) {
-			uint64_t left = end - util_mono_ns();
-
-			(void)drill_wait(&st, left > 50000000ull ? 50 :
-			    (int)(left / 1000000ull) + 1);
-			/* the engine answers all along, or the window ends */
-			if (util_mono_ns() >= next_ping) {
-				next_ping = util_mono_ns() + DRILL_INSPECT_NS;
-				if (!drill_engine_answers(&st) &&
-				    drill_engine_lost(&st, "observe",
-				    st.last_e.msg, true))
-					break;
-			}
-		}
-		if (drill_cancelled(&st) && !st.engine_lost) {
-			errored = true;
-			snprintf(r->verdict_reason, sizeof r->verdict_reason,
-			    "cancelled by the user");
-			drill_cancel_record(&st, "observe");
-		}
-		(void)drill_drain(&st);
+		drill_observe(&st, &errored);
 		if (st.engine_lost)
 			goto out;
-		{
-			cJSON *f = cJSON_CreateObject();
-
-			cJSON_AddNumberToObject(f, "window_ms",
-			    st.p->observe_ms);
-			cJSON_AddNumberToObject(f, "breaches",
-			    (double)r->breaches);
-			cJSON_AddNumberToObject(f, "in_flight",
-			    (double)st.in_flight);
-			cJSON_AddNumberToObject(f, "blocked",
-			    (double)r->blocked);
-			drill_record(&st, "observe.end", 0, f);
-		}
 	}
 	rc = 0;
 
@@ -1588,103 +1811,7 @@ out:
 	 * report over what was recorded, never without one. */
 	if (st.engine_lost)
 		rc = 0;
-	if (st.lab != NULL) {
-		struct errbuf e2 = { 0 };
-		char *agent_cg = st.lc.cgroup_dir != NULL ?
-		    xstrdup(st.lc.cgroup_dir) : NULL;
-		int removed;
-
-		if (rc == 0 && r->bait_fired && !st.engine_lost) {
-			cJSON *f = cJSON_CreateObject();
-			size_t before = r->norphans;
-
-			util_test_hook("sweep", o->cancel);
-			drill_sweep(&st);
-			cJSON_AddBoolToObject(f, "ok", !st.sweep_failed);
-			cJSON_AddNumberToObject(f, "orphans",
-			    (double)(r->norphans - before));
-			if (st.stopped_by != NULL) {
-				cJSON_AddStringToObject(f, "stopped_by",
-				    st.stopped_by);
-				cJSON_AddNumberToObject(f, "stopped_processes",
-				    (double)st.stopped_procs);
-				if (st.stopped != NULL)
-					cJSON_AddItemToObject(f, "stopped",
-					    st.stopped);
-				st.stopped = NULL;
-			}
-			if (st.sweep_failed)
-				cJSON_AddStringToObject(f, "error",
-				    st.sweep_error[0] != '\0' ? st.sweep_error :
-				    "?");
-			drill_record(&st, "sweep", 0, f);
-			if (st.sweep_failed)
-				(void)drill_engine_lost(&st, "sweep",
-				    st.last_e.msg,
-				    st.last_e.code == ERRBUF_ENGINE);
-		}
-		if (!st.engine_lost)
-			drill_save_agent_log(&st);
-		if (o->keep_lab) {
-			cJSON *f = cJSON_CreateObject();
-
-			cJSON_AddBoolToObject(f, "kept", true);
-			drill_record(&st, "lab.teardown", 0, f);
-		} else {
-			bool lost_before = st.engine_lost;
-
-			if (!lost_before)
-				util_test_hook("teardown", o->cancel);
-			/* A cgroup-frozen agent: SIGKILL + thaw, so the
-			 * engine can remove it; closes the netns fd. */
-			lever_ctx_release(&st.lc);
-			drill_beat(&st, DRILL_BEAT_PHASE, -1, 0,
-			    "tearing the lab down");
-			if (lost_before)
-				(void)docker_set_deadline(st.d, util_mono_ns() +
-				    DRILL_LOST_TEARDOWN_NS);
-			removed = lab_teardown(st.d, r->run_id, &e2);
-			{
-				cJSON *f = cJSON_CreateObject();
-
-				cJSON_AddNumberToObject(f, "removed", removed);
-				if (removed < 0)
-					cJSON_AddStringToObject(f, "error",
-					    e2.msg);
-				drill_record(&st, "lab.teardown", 0, f);
-			}
-			if (removed < 0) {
-				st.teardown_failed = true;
-				drill_beat(&st, DRILL_BEAT_ERROR, -1, 0,
-				    "teardown: %s", e2.msg);
-				(void)drill_engine_lost(&st, "teardown", e2.msg,
-				    e2.code == ERRBUF_ENGINE);
-				rc = st.engine_lost ? 0 : rc;
-			}
-			if (st.engine_lost) {
-				/* No engine to stop the lab: stop it by its
-				 * cgroups, so that no sensor writes to its
-				 * chain after it was anchored and the agent
-				 * acts no more (gc removes the rest once the
-				 * engine is back). */
-				char note[256];
-				int n = lab_kill_local(st.lab, agent_cg, note,
-				    sizeof note);
-				cJSON *f = cJSON_CreateObject();
-
-				cJSON_AddNumberToObject(f, "stopped", n);
-				if (note[0] != '\0')
-					cJSON_AddStringToObject(f, "note", note);
-				drill_record(&st, "lab.stopped", 0, f);
-				drill_beat(&st, DRILL_BEAT_PHASE, -1, 0, "the "
-				    "engine is gone: %d lab container(s) "
-				    "stopped by their cgroups%s%s", n,
-				    note[0] != '\0' ? "; " : "", note);
-				(void)drill_wait(&st, 100);
-			}
-		}
-		free(agent_cg);
-	}
+	drill_teardown(&st, &rc);
 	if (st.engine_lost) {
 		errored = true;
 		snprintf(r->verdict_reason, sizeof r->verdict_reason, "%s",
@@ -1696,70 +1823,15 @@ out:
 	}
 	if (!o->keep_lab && r->run_dir[0] != '\0')
 		(void)lab_remove_sockets(r->run_dir, r->run_id);
+	drill_conclude(&st, rc, errored);
 	if (rc == 0)
-		drill_collect_chains(&st);
-	if (rc == 0) {
-		drill_score(&st, errored);
-		{
-			cJSON *f = drill_verdict_line(r, st.bad_datagrams);
-
-			if (st.master_truncated)
-				cJSON_AddNumberToObject(f, "sensor_lines_dropped",
-				    (double)st.master_dropped);
-			drill_record(&st, "verdict", 0, f);
-		}
-	}
-	if (st.ev != NULL) {
-		bool write_failed = st.evidence_failed;
-
-		r->evidence_entries = evidence_count(st.ev);
-		snprintf(r->evidence_head, sizeof r->evidence_head, "%s",
-		    evidence_head_hex(st.ev));
-		evidence_close(st.ev);
-		st.ev = NULL;
-		if (write_failed && rc == 0)
-			r->verdict = DRILL_VERDICT_ERROR;
-	}
-	if (rc == 0) {
-		cJSON *j = drill_result_json(r);
-		char *txt = cJSON_Print(j);
-		char *p = xasprintf("%s/drill.json", r->run_dir);
-		struct errbuf e2 = { 0 };
-
-		if (util_write_file(p, txt, strlen(txt), 0644, &e2) == -1)
-			drill_beat(&st, DRILL_BEAT_ERROR, -1, 0, "%s", e2.msg);
-		free(p);
-		free(txt);
-		cJSON_Delete(j);
-		if (drill_report(&st, &e2) == -1) {
-			/* Unsigned proof is no proof: fail closed. */
-			drill_beat(&st, DRILL_BEAT_ERROR, -1, 0, "report: %s",
-			    e2.msg);
-			r->verdict = DRILL_VERDICT_ERROR;
-			snprintf(r->verdict_reason, sizeof r->verdict_reason,
-			    "the report could not be signed: %.200s", e2.msg);
-			j = drill_result_json(r);
-			txt = cJSON_Print(j);
-			p = xasprintf("%s/drill.json", r->run_dir);
-			(void)util_write_file(p, txt, strlen(txt), 0644, &e2);
-			free(p);
-			free(txt);
-			cJSON_Delete(j);
-		}
-		drill_beat_x(&st, DRILL_BEAT_VERDICT, -1, 0, NULL, r, "%s%s%s",
-		    drill_verdict_name(r->verdict),
-		    r->verdict_reason[0] != '\0' ? " - " : "",
-		    r->verdict_reason);
-	}
-	if (st.bus_fd != -1)
-		close(st.bus_fd);
+		drill_publish(&st);
 	if (st.tripwire_fd != -1)
 		close(st.tripwire_fd);
 	lever_ctx_release(&st.lc);
 	lab_free(st.lab);
 	docker_close(st.d);
 	policy_free(st.p);
-	free(runs);
 	return rc;
 }
 
@@ -1805,15 +1877,7 @@ drill_result_json(const struct drill_result *r)
 		cJSON_AddStringToObject(o, "detail", l->detail);
 		cJSON_AddItemToArray(a, o);
 	}
-	util_json_add_ms(j, "time_to_kill_ms", r->time_to_kill_ms);
-	util_json_add_ms(j, "time_to_first_lever_ms", r->time_to_first_lever_ms);
-	cJSON_AddNumberToObject(j, "agent_steps", (double)r->agent_steps);
-	cJSON_AddNumberToObject(j, "breaches", (double)r->breaches);
-	cJSON_AddNumberToObject(j, "leaks", (double)r->leaks);
-	cJSON_AddNumberToObject(j, "leak_bytes", (double)r->leak_bytes);
-	cJSON_AddNumberToObject(j, "blocked", (double)r->blocked);
-	cJSON_AddNumberToObject(j, "in_flight", (double)r->in_flight);
-	cJSON_AddItemToObject(j, "channels", score_channels_json(&r->score));
+	report_json_counts(j, r);
 	cJSON_AddStringToObject(j, "notes", r->score.notes);
 	cJSON_AddItemToObject(j, "bus", score_bus_json(&r->score));
 	a = cJSON_AddArrayToObject(j, "orphans");

@@ -108,43 +108,6 @@ evidence_str_ok(const char *s, size_t max, bool (*ok)(unsigned char))
 	return true;
 }
 
-static int
-evidence_cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/*
- * Return the first top-level member name of obj that occurs more than once
- * (or "" for a member without a name), NULL when all names are unique.
- * Names compare as C strings.  The pointer points into obj.
- */
-static const char *
-evidence_duplicate_name(const cJSON *obj)
-{
-	const cJSON *c;
-	const char **names, *dup = NULL;
-	size_t n = 0, i;
-
-	for (c = obj->child; c != NULL; c = c->next) {
-		if (c->string == NULL)
-			return "";
-		n++;
-	}
-	if (n < 2)
-		return NULL;
-	names = xcalloc(n, sizeof *names);
-	i = 0;
-	for (c = obj->child; c != NULL; c = c->next)
-		names[i++] = c->string;
-	qsort(names, n, sizeof *names, evidence_cmp_names);
-	for (i = 1; i < n && dup == NULL; i++)
-		if (strcmp(names[i - 1], names[i]) == 0)
-			dup = names[i];
-	free(names);
-	return dup;
-}
-
 /* ---- hashing --------------------------------------------------------- */
 
 void
@@ -377,7 +340,7 @@ evidence_append(struct evidence *ev, const char *type, uint64_t t_mono_ns,
 					    "\"%s\" is reserved", ev->path,
 					    type, c->string);
 		}
-		dup = evidence_duplicate_name(fields);
+		dup = util_json_dup_name(fields, false);
 		if (dup != NULL)
 			return errbuf_set(e, ERRBUF_INPUT, "evidence %s: %s "
 			    "fields: key \"%.64s\" appears twice", ev->path,
@@ -627,7 +590,7 @@ evidence_verify_line(const char *line, size_t n, size_t idx,
 		cJSON_Delete(doc);
 		return "not valid JSON";
 	}
-	dup = evidence_duplicate_name(doc);
+	dup = util_json_dup_name(doc, false);
 	if (dup != NULL) {
 		snprintf(why, 256, "duplicate key \"%.64s\"", dup);
 		cJSON_Delete(doc);
@@ -772,8 +735,20 @@ evidence_verify_buf(const char *buf, size_t len, const char *expect_run_id,
 	return 0;
 }
 
+/* A chain file's bytes: at most 256 MiB, never through a link.  Caller
+ * frees.  NULL + e ("evidence: ..."). */
+char *
+evidence_read(const char *path, size_t *len, struct errbuf *e)
+{
+	char *buf = util_read_regular(path, EVIDENCE_FILE_MAX, len, e);
+
+	if (buf == NULL)
+		errbuf_prefix(e, "evidence");
+	return buf;
+}
+
 /*
- * Read path (at most 256 MiB) and verify it.  Returns 0 with r filled, or
+ * Read path (evidence_read) and verify it.  Returns 0 with r filled, or
  * -1 + e when the file cannot be read (r then says "cannot read").
  */
 int
@@ -784,10 +759,10 @@ evidence_verify_file(const char *path, const char *expect_run_id,
 	char *buf;
 
 	memset(r, 0, sizeof *r);
-	buf = util_read_regular(path, EVIDENCE_FILE_MAX, &len, e);
+	buf = evidence_read(path, &len, e);
 	if (buf == NULL) {
 		evidence_fail(r, 0, "cannot read evidence file");
-		return errbuf_prefix(e, "evidence");
+		return -1;
 	}
 	evidence_verify_buf(buf, len, expect_run_id, r);
 	free(buf);

@@ -77,6 +77,9 @@ int evidence_verify_file(const char *path, const char *expect_run_id,
 /* Same on a buffer (for tests and bundles). */
 int evidence_verify_buf(const char *buf, size_t len, const char *expect_run_id,
     struct evidence_verify_result *r);
+/* Read a chain file as evidence_verify_file does (bounded, never through a
+ * link), for a reader that needs its bytes too.  Caller frees.  NULL + e. */
+char *evidence_read(const char *path, size_t *len, struct errbuf *e);
 /* h_0 for a run id and raw nonce; out is 32 bytes. */
 void evidence_genesis_hash(const char *run_id, const uint8_t nonce[16],
     uint8_t out[EVIDENCE_HASH_BYTES]);

@@ -34,24 +34,6 @@
 
 /* ---- attribution ---------------------------------------------------- */
 
-/* A string member or NULL. */
-const char *
-fix_str(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* A number member or dflt. */
-static double
-fix_num(const cJSON *o, const char *key, double dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
 /*
  * The sensor event carried by one evidence line, whatever chain it came
  * from: a master-chain "sensor" line carries the datagram in "event"; a
@@ -61,21 +43,21 @@ fix_num(const cJSON *o, const char *key, double dflt)
 static const cJSON *
 fix_event_of(const cJSON *line, const char **kind)
 {
-	const char *type = fix_str(line, "type");
+	const char *type = util_json_str(line, "type", NULL);
 	const cJSON *ev;
 
 	*kind = NULL;
 	if (type != NULL && strcmp(type, "sensor") == 0) {
 		ev = cJSON_GetObjectItemCaseSensitive(line, "event");
 		if (cJSON_IsObject(ev)) {
-			*kind = fix_str(ev, "kind");
+			*kind = util_json_str(ev, "kind", NULL);
 			return ev;
 		}
-		*kind = fix_str(line, "kind");
+		*kind = util_json_str(line, "kind", NULL);
 		return line;
 	}
 	if (type == NULL)
-		type = fix_str(line, "kind");
+		type = util_json_str(line, "kind", NULL);
 	*kind = type;
 	return line;
 }
@@ -303,26 +285,26 @@ fix_run_info(const cJSON *lines, struct fix_run_info *info)
 
 	memset(info, 0, sizeof *info);
 	cJSON_ArrayForEach(line, lines) {
-		const char *type = fix_str(line, "type");
+		const char *type = util_json_str(line, "type", NULL);
 		const cJSON *fl, *f;
 		double seed;
 
 		if (type == NULL)
 			continue;
 		if (strcmp(type, "genesis") == 0 && info->run_id[0] == '\0' &&
-		    fix_str(line, "run_id") != NULL)
+		    util_json_str(line, "run_id", NULL) != NULL)
 			snprintf(info->run_id, sizeof info->run_id, "%s",
-			    fix_str(line, "run_id"));
+			    util_json_str(line, "run_id", NULL));
 		else if (strcmp(type, "drill.start") == 0) {
-			if (fix_str(line, "policy") != NULL)
+			if (util_json_str(line, "policy", NULL) != NULL)
 				snprintf(info->policy, sizeof info->policy, "%s",
-				    fix_str(line, "policy"));
-			if (fix_str(line, "variant") != NULL)
+				    util_json_str(line, "policy", NULL));
+			if (util_json_str(line, "variant", NULL) != NULL)
 				snprintf(info->variant, sizeof info->variant,
-				    "%s", fix_str(line, "variant"));
+				    "%s", util_json_str(line, "variant", NULL));
 			/* 0 <= seed < 2^64, else no seed (casting any other
 			 * double is undefined) */
-			seed = fix_num(line, "seed", 0);
+			seed = util_json_num(line, "seed", 0);
 			info->seed = seed >= 0 && seed < 18446744073709551616.0 ?
 			    (uint64_t)seed : 0;
 			found |= 1;
@@ -336,9 +318,9 @@ fix_run_info(const cJSON *lines, struct fix_run_info *info)
 					    f->valuestring);
 			found |= 2;
 		} else if (strcmp(type, "verdict") == 0 &&
-		    fix_str(line, "verdict") != NULL) {
+		    util_json_str(line, "verdict", NULL) != NULL) {
 			snprintf(info->verdict, sizeof info->verdict, "%s",
-			    fix_str(line, "verdict"));
+			    util_json_str(line, "verdict", NULL));
 			found |= 4;
 		}
 		/* Only the master chain (first) carries these types. */
@@ -546,23 +528,17 @@ fix_heldout_variant(const struct fix_options *o, const char *training)
 static int
 fix_sign(struct fix_state *st, const char *json_path, struct errbuf *e)
 {
-	struct sign_secret *sk = NULL;
-	char kd[4096], *comment, *pub;
-	int rc = -1;
+	struct sign_secret *sk = sign_secret_open(st->o->key_dir, e);
+	char *comment;
+	int rc;
 
-	if (sign_key_dir(st->o->key_dir, kd, sizeof kd, e) == 0)
-		sk = sign_secret_load_or_create(kd, NULL, e);
 	if (sk == NULL)
 		return -1;
 	comment = xasprintf("ares-fix-v1 fix=%s outcome=%s evidence.jsonl=%zu:%s",
 	    st->r->fix_id, fix_outcome_name(st->r->outcome),
 	    evidence_count(st->ev), evidence_head_hex(st->ev));
-	pub = xasprintf("%s/" SIGN_PUBKEY_NAME, st->r->fix_dir);
-	if (sign_file(sk, json_path, comment, e) == 0 &&
-	    sign_pubkey_write(sk, pub, e) == 0)
-		rc = 0;
+	rc = sign_file_with_pub(sk, json_path, comment, e);
 	free(comment);
-	free(pub);
 	sign_secret_free(sk);
 	return rc;
 }
@@ -992,16 +968,16 @@ fix_record_given(struct fix_state *st, struct errbuf *e)
 	snprintf(x->role, sizeof x->role, "original");
 	snprintf(x->run_dir, sizeof x->run_dir, "%s", st->run_dir);
 	snprintf(x->run_id, sizeof x->run_id, "%s",
-	    fix_str(j, "run_id") ? fix_str(j, "run_id") : "?");
+	    util_json_str(j, "run_id", "?"));
 	snprintf(x->variant, sizeof x->variant, "%s", st->training);
 	snprintf(x->verdict, sizeof x->verdict, "%s",
-	    fix_str(j, "verdict") ? fix_str(j, "verdict") : "?");
-	if (fix_str(j, "verdict_reason") != NULL)
+	    util_json_str(j, "verdict", "?"));
+	if (util_json_str(j, "verdict_reason", NULL) != NULL)
 		util_sanitize(x->reason, sizeof x->reason,
-		    fix_str(j, "verdict_reason"),
-		    strlen(fix_str(j, "verdict_reason")), false);
+		    util_json_str(j, "verdict_reason", NULL),
+		    strlen(util_json_str(j, "verdict_reason", NULL)), false);
 	x->seed = st->seed;
-	x->time_to_kill_ms = fix_num(j, "time_to_kill_ms", -1);
+	x->time_to_kill_ms = util_json_num(j, "time_to_kill_ms", -1);
 	fix_hash_hex(p, x->report_hash);
 	cJSON_Delete(j);
 	free(rj);

@@ -191,7 +191,7 @@ fix_github_pr(const char *api, const char *owner_repo, const char *token,
 		free(auth);
 		if (rc == 0 && resp != NULL) {
 			cJSON *r = cJSON_Parse(resp);
-			const char *u = fix_str(r, "html_url");
+			const char *u = util_json_str(r, "html_url", NULL);
 
 			if (u != NULL && pr_url_len > 0)
 				util_sanitize(pr_url, pr_url_len, u, strlen(u),

@@ -88,7 +88,7 @@ static int
 fix_vcopy(const cJSON *o, const char *key, char *dst, size_t len,
     const char *where, char *why, size_t whylen)
 {
-	const char *s = fix_str(o, key);
+	const char *s = util_json_str(o, key, NULL);
 
 	if (s == NULL || strlen(s) >= len) {
 		snprintf(why, whylen, "%s%s: missing, not a string or too long",
@@ -114,8 +114,7 @@ fix_vparse(const char *buf, size_t len, struct fix_vparsed *p, char *why,
 		snprintf(why, whylen, "not a JSON object");
 		goto out;
 	}
-	if (fix_str(j, "format") == NULL || strcmp(fix_str(j, "format"),
-	    "ares-fix-v1") != 0) {
+	if (strcmp(util_json_str(j, "format", ""), "ares-fix-v1") != 0) {
 		snprintf(why, whylen, "format is not ares-fix-v1");
 		goto out;
 	}
@@ -207,13 +206,14 @@ fix_vparse(const char *buf, size_t len, struct fix_vparsed *p, char *why,
 	p->iterations = (size_t)v->valuedouble;
 	v = cJSON_GetObjectItemCaseSensitive(j, "evidence_entries");
 	if (!cJSON_IsNumber(v) || v->valuedouble < 1 || v->valuedouble > 1e7 ||
-	    !fix_hex64(fix_str(j, "evidence_head"))) {
+	    !fix_hex64(util_json_str(j, "evidence_head", NULL))) {
 		snprintf(why, whylen, "evidence_entries/evidence_head: missing "
 		    "or malformed");
 		goto out;
 	}
 	p->entries = (size_t)v->valuedouble;
-	snprintf(p->head, sizeof p->head, "%s", fix_str(j, "evidence_head"));
+	snprintf(p->head, sizeof p->head, "%s",
+	    util_json_str(j, "evidence_head", NULL));
 	rc = 0;
 out:
 	cJSON_Delete(j);
@@ -247,34 +247,34 @@ fix_check_chain_content(const char *dir, const struct fix_vparsed *p,
 		const char *nl = memchr(buf + pos, '\n', len - pos);
 		size_t n = nl != NULL ? (size_t)(nl - (buf + pos)) : len - pos;
 		cJSON *j = cJSON_ParseWithLength(buf + pos, n);
-		const char *type = fix_str(j, "type");
+		const char *type = util_json_str(j, "type", NULL);
 
 		pos += n + 1;
 		line++;
 		if (type == NULL)
 			type = "";
 		if (strcmp(type, "fix.start") == 0) {
-			given = fix_str(j, "run_dir") != NULL;
+			given = util_json_str(j, "run_dir", NULL) != NULL;
 			first = given ? 1 : 0;
 			nrun = first;
 		} else if (strcmp(type, "fix.run") == 0 &&
-		    fix_str(j, "role") != NULL) {
+		    util_json_str(j, "role", NULL) != NULL) {
 			const struct fix_vrun *r = nrun < p->nruns ?
 			    &p->runs[nrun] : NULL;
+			const char *role = util_json_str(j, "role", NULL);
+			const char *rid = util_json_str(j, "run_id", NULL);
+			const char *vd = util_json_str(j, "verdict", NULL);
 
-			if (r == NULL || strcmp(fix_str(j, "role"), r->role) != 0 ||
-			    fix_str(j, "run_id") == NULL || strcmp(fix_str(j,
-			    "run_id"), r->run_id) != 0 || fix_str(j, "verdict") ==
-			    NULL || strcmp(fix_str(j, "verdict"), r->verdict) != 0)
+			if (r == NULL || strcmp(role, r->role) != 0 ||
+			    rid == NULL || strcmp(rid, r->run_id) != 0 ||
+			    vd == NULL || strcmp(vd, r->verdict) != 0)
 				snprintf(why, sizeof why, "evidence.jsonl line %zu: "
 				    "fix.run %.20s %.64s %.20s is not fix.json "
-				    "runs[%zu]", line, fix_str(j, "role"),
-				    fix_str(j, "run_id") ? fix_str(j, "run_id") :
-				    "?", fix_str(j, "verdict") ? fix_str(j,
-				    "verdict") : "?", nrun);
+				    "runs[%zu]", line, role, rid != NULL ? rid :
+				    "?", vd != NULL ? vd : "?", nrun);
 			nrun++;
 		} else if (strcmp(type, "fix.patch") == 0) {
-			const char *fl = fix_str(j, "flaw");
+			const char *fl = util_json_str(j, "flaw", NULL);
 
 			if (npatch >= p->nremoved || fl == NULL ||
 			    strcmp(fl, p->removed[npatch]) != 0)
@@ -284,7 +284,7 @@ fix_check_chain_content(const char *dir, const struct fix_vparsed *p,
 				    p->nremoved ? p->removed[npatch] : "absent");
 			npatch++;
 		} else if (strcmp(type, "fix.result") == 0) {
-			const char *o = fix_str(j, "outcome");
+			const char *o = util_json_str(j, "outcome", NULL);
 
 			result_seen = true;
 			if (o == NULL || strcmp(o, p->outcome) != 0)
@@ -348,9 +348,8 @@ fix_verify_run(const char *dir, const char *pub_path, const char *key_id,
 {
 	struct report_verify_result rr;
 	struct errbuf e = { 0 };
-	char name[32], where[1100], path[1200], why[700] = "",
-	    hex[EVIDENCE_HEX_BYTES], *buf = NULL;
-	uint8_t h[32];
+	char name[32], where[1100], why[700] = "", hex[EVIDENCE_HEX_BYTES];
+	char *buf = NULL;
 	size_t len = 0;
 	bool have_rr = false;
 
@@ -362,14 +361,11 @@ fix_verify_run(const char *dir, const char *pub_path, const char *key_id,
 		    "the fix dir, or %.300s)", r->run_dir);
 		goto done;
 	}
-	snprintf(path, sizeof path, "%s/report.json", where);
-	buf = util_read_regular(path, REPORT_JSON_MAX, &len, &e);
+	buf = report_json_read_hashed(where, hex, &len, &e);
 	if (buf == NULL) {
 		snprintf(why, sizeof why, "%.600s", e.msg);
 		goto done;
 	}
-	crypto_generichash(h, sizeof h, (const uint8_t *)buf, len, NULL, 0);
-	util_hex(h, sizeof h, hex);
 	if (strcmp(hex, r->hash) != 0) {
 		snprintf(why, sizeof why, "report.json's BLAKE2b-256 %.16s... "
 		    "differs from fix.json's %.16s...", hex, r->hash);
@@ -392,7 +388,7 @@ fix_verify_run(const char *dir, const char *pub_path, const char *key_id,
 		cJSON *j = cJSON_ParseWithLength(buf, len);
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(j,
 		    "time_to_kill_ms");
-		const char *sd = fix_str(j, "seed");
+		const char *sd = util_json_str(j, "seed", NULL);
 		uint64_t seed = 0;
 		double ttk = cJSON_IsNumber(t) ? t->valuedouble : -1;
 

@@ -258,14 +258,6 @@ struct gc_list {
 	bool truncated;
 };
 
-static const char *
-gc_label(const cJSON *labels, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(labels, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* Seconds since the epoch of an RFC 3339 UTC time ("2026-12-01T12:05:23.07Z"
  * or with an offset); 0 when it does not parse. */
 static int64_t
@@ -313,7 +305,7 @@ gc_collect(struct gc_list *l, enum gc_kind kind, const cJSON *arr)
 		    "Labels");
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "Id");
 		const cJSON *v;
-		const char *run = gc_label(labels, "ares.run");
+		const char *run = util_json_str(labels, "ares.run", NULL);
 		struct gc_obj *o;
 		size_t i;
 
@@ -371,8 +363,10 @@ gc_collect(struct gc_list *l, enum gc_kind kind, const cJSON *arr)
 		}
 		/* The owner: its process, or its lease. */
 		{
-			const char *owner = gc_label(labels, "ares.owner");
-			const char *lease = gc_label(labels, "ares.lease");
+			const char *owner = util_json_str(labels, "ares.owner",
+			    NULL);
+			const char *lease = util_json_str(labels, "ares.lease",
+			    NULL);
 			int a = owner != NULL ? gc_owner_alive(owner) : -1;
 
 			o->owned = a != -1;

@@ -26,7 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <sodium.h>
 
 /* A growable NULL-terminated vector of owned strings ("K=V" env). */
@@ -417,39 +416,24 @@ static int
 lab_wait_gateway(const struct lab *lab, int timeout_ms, struct errbuf *e)
 {
 	uint64_t deadline = util_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
-	CURL *c = curl_easy_init();
-	CURLcode rc = CURLE_OK;
-	long status = 0;
+	size_t len;
+	char *req = gwctl_request("GET", "/control/health", NULL, NULL, &len);
+	struct errbuf e2 = { 0 };
+	int status = 0;
 
-	if (c == NULL)
-		util_fatal("curl_easy_init failed");
-	curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, lab->ctl_path);
-	curl_easy_setopt(c, CURLOPT_URL, "http://gateway/control/health");
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 1000L);
-	curl_easy_setopt(c, CURLOPT_NOBODY, 0L);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, NULL);
-	{
-		FILE *devnull = fopen("/dev/null", "w");
-
-		curl_easy_setopt(c, CURLOPT_WRITEDATA, devnull);
-		while (util_mono_ns() < deadline) {
-			rc = curl_easy_perform(c);
-			if (rc == CURLE_OK) {
-				curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE,
-				    &status);
-				if (status == 200)
-					break;
-			}
-			usleep(20000);
-		}
-		if (devnull != NULL)
-			fclose(devnull);
+	while (util_mono_ns() < deadline) {
+		status = gwctl_call(lab->ctl_path, req, len, "health", 1000,
+		    NULL, 0, &e2);
+		if (status == 200)
+			break;
+		usleep(20000);
 	}
-	curl_easy_cleanup(c);
+	free(req);
 	if (status != 200)
 		return errbuf_set(e, ERRBUF_INTERNAL, "lab: the gateway did not "
-		    "answer on %s within %d ms (%s, HTTP %ld)", lab->ctl_path,
-		    timeout_ms, curl_easy_strerror(rc), status);
+		    "answer on %s within %d ms (%s, HTTP %d)", lab->ctl_path,
+		    timeout_ms, status == -1 ? e2.msg : "No error",
+		    status > 0 ? status : 0);
 	return 0;
 }
 

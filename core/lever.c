@@ -4,61 +4,26 @@
  * ones plug in.  A lever counts only once its verification succeeded.
  *
  * This file: the protocol, the Engine API levers (net-disconnect, pause,
- * kill), gateway-deny (raw HTTP/1.1 over the gateway's control socket) and
- * external levers (a command speaking JSON, docs/levers.md).  The kernel
- * levers (cgroup-freeze, link-down) live in lever_kernel.c.
+ * kill), gateway-deny (prebuilt HTTP/1.1 requests on the gateway's control
+ * socket, gwctl.c) and external levers (a command speaking JSON,
+ * docs/levers.md, run by util_proc_run).  The kernel levers
+ * (cgroup-freeze, link-down) live in lever_kernel.c.
  */
 #include "core.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define LEVER_GW_TIMEOUT_MS  2000
-#define LEVER_STATUS_MAX     512      /* bytes we accept before the CRLF */
 #define LEVER_EXT_MAX        16       /* interned external levers */
 #define LEVER_EXT_ERR_MAX    4096     /* stderr kept from an external lever */
 
 /* ---- pure helpers ------------------------------------------------- */
-
-int
-lever_http_status(const char *buf, size_t len)
-{
-	size_t i, eol = SIZE_MAX;
-	int st = 0;
-
-	for (i = 0; i + 1 < len && i < LEVER_STATUS_MAX; i++)
-		if (buf[i] == '\r' && buf[i + 1] == '\n') {
-			eol = i;
-			break;
-		}
-	if (eol == SIZE_MAX)
-		return len >= LEVER_STATUS_MAX ? -1 : 0;
-	/* "HTTP/1.x SSS" then end of line or a space and a reason. */
-	if (eol < 12 || memcmp(buf, "HTTP/1.", 7) != 0 ||
-	    (buf[7] != '0' && buf[7] != '1') || buf[8] != ' ')
-		return -1;
-	for (i = 9; i < 12; i++) {
-		if (buf[i] < '0' || buf[i] > '9')
-			return -1;
-		st = st * 10 + (buf[i] - '0');
-	}
-	if (eol > 12 && buf[12] != ' ')
-		return -1;
-	if (st < 100 || st > 599)
-		return -1;
-	return st;
-}
 
 int
 lever_ext_parse(const char *out, size_t len, bool *ok, char *detail,
@@ -116,29 +81,6 @@ lever_ext_parse(const char *out, size_t len, bool *ok, char *detail,
 
 /* ---- gateway-deny: HTTP/1.1 over the control socket ---------------- */
 
-/* A complete request: method, path, optional bearer token, JSON body.
- * Caller frees. */
-static char *
-lever_http_request(const char *method, const char *path, const char *auth,
-    const char *body, size_t *len)
-{
-	char *r;
-
-	if (auth != NULL)
-		r = xasprintf("%s %s HTTP/1.1\r\nHost: gateway\r\n"
-		    "Authorization: Bearer %s\r\n"
-		    "Content-Type: application/json\r\nContent-Length: %zu\r\n"
-		    "Connection: close\r\n\r\n%s", method, path, auth,
-		    strlen(body), body);
-	else
-		r = xasprintf("%s %s HTTP/1.1\r\nHost: gateway\r\n"
-		    "Content-Type: application/json\r\nContent-Length: %zu\r\n"
-		    "Connection: close\r\n\r\n%s", method, path, strlen(body),
-		    body);
-	*len = strlen(r);
-	return r;
-}
-
 /* Build the gateway requests once (prepare, or lazily). */
 static void
 lever_gw_build(struct lever_ctx *c)
@@ -148,108 +90,23 @@ lever_gw_build(struct lever_ctx *c)
 
 	if (c->gw_deny != NULL)
 		return;
-	c->gw_deny = lever_http_request("POST", "/control/deny", NULL, "{}",
+	c->gw_deny = gwctl_request("POST", "/control/deny", NULL, "{}",
 	    &c->gw_deny_len);
-	c->gw_allow = lever_http_request("POST", "/control/allow", NULL, "{}",
+	c->gw_allow = gwctl_request("POST", "/control/allow", NULL, "{}",
 	    &c->gw_allow_len);
-	c->gw_probe = lever_http_request("POST", "/v1/chat/completions",
+	c->gw_probe = gwctl_request("POST", "/v1/chat/completions",
 	    c->lab->agent_key, probe, &c->gw_probe_len);
 	c->gw_probe_fd = -1;
 }
 
-/* Connect to the gateway's control socket.  Returns the fd or -1 + e. */
-static int
-lever_gw_connect(struct lever_ctx *c, struct errbuf *e)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(c->lab->ctl_path) >= sizeof sa.sun_path)
-		return errbuf_set(e, ERRBUF_INTERNAL, "gateway control socket "
-		    "path too long: %s", c->lab->ctl_path);
-	memcpy(sa.sun_path, c->lab->ctl_path, strlen(c->lab->ctl_path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd == -1)
-		return errbuf_set(e, ERRBUF_INTERNAL, "gateway control socket: "
-		    "socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == -1) {
-		int err = errno;
-
-		close(fd);
-		return errbuf_set(e, ERRBUF_INTERNAL, "gateway control socket "
-		    "%s: connect: %s", c->lab->ctl_path, strerror(err));
-	}
-	return fd;
-}
-
-/*
- * Send one request on a connected fd and read the status line (bounded,
- * LEVER_GW_TIMEOUT_MS).  Closes fd.  Returns the status or -1 + e.
- */
+/* Send one prebuilt request on fd and read its status line (bounded,
+ * LEVER_GW_TIMEOUT_MS).  Closes fd.  The status, or -1 + e. */
 static int
 lever_gw_exchange(struct lever_ctx *c, int fd, const char *req, size_t len,
     const char *what, struct errbuf *e)
 {
-	char buf[LEVER_STATUS_MAX];
-	size_t have = 0, off = 0;
-	uint64_t deadline = util_mono_ns() +
-	    (uint64_t)LEVER_GW_TIMEOUT_MS * 1000000ull;
-	int st = 0;
-
-	while (off < len) {
-		ssize_t n = send(fd, req + off, len - off, MSG_NOSIGNAL);
-
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			errbuf_set(e, ERRBUF_INTERNAL, "gateway %s via %s: "
-			    "send: %s", what, c->lab->ctl_path,
-			    strerror(errno));
-			close(fd);
-			return -1;
-		}
-		off += (size_t)n;
-	}
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		uint64_t now = util_mono_ns();
-		ssize_t n;
-		int pr;
-
-		if (now >= deadline) {
-			errbuf_set(e, ERRBUF_INTERNAL, "gateway %s via %s: no "
-			    "answer within %d ms", what, c->lab->ctl_path,
-			    LEVER_GW_TIMEOUT_MS);
-			break;
-		}
-		pr = poll(&p, 1, (int)((deadline - now) / 1000000ull) + 1);
-		if (pr == -1 && errno == EINTR)
-			continue;
-		if (pr <= 0)
-			continue;
-		n = recv(fd, buf + have, sizeof buf - have, 0);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			errbuf_set(e, ERRBUF_INTERNAL, "gateway %s via %s: "
-			    "connection closed before a status line", what,
-			    c->lab->ctl_path);
-			break;
-		}
-		have += (size_t)n;
-		st = lever_http_status(buf, have);
-		if (st == -1) {
-			errbuf_set(e, ERRBUF_INTERNAL, "gateway %s via %s: "
-			    "malformed status line", what, c->lab->ctl_path);
-			break;
-		}
-		if (st > 0) {
-			close(fd);
-			return st;
-		}
-	}
-	close(fd);
-	return -1;
+	return gwctl_exchange(fd, c->lab->ctl_path, req, len, what,
+	    LEVER_GW_TIMEOUT_MS, NULL, 0, e);
 }
 
 static int
@@ -260,14 +117,14 @@ lever_deny_fire(struct lever_ctx *c, const struct lever_entry *l,
 
 	(void)l;
 	lever_gw_build(c);
-	fd = lever_gw_connect(c, e);
+	fd = gwctl_connect(c->lab->ctl_path, e);
 	if (fd == -1)
 		return -1;
 	/* Connect the probe now so the gateway accepts it while it handles
 	 * the deny; verify sends on it once the deny is answered. */
 	if (c->gw_probe_fd != -1)
 		close(c->gw_probe_fd);
-	c->gw_probe_fd = lever_gw_connect(c, e);
+	c->gw_probe_fd = gwctl_connect(c->lab->ctl_path, e);
 	st = lever_gw_exchange(c, fd, c->gw_deny, c->gw_deny_len, "deny", e);
 	if (st == -1)
 		return -1;
@@ -289,7 +146,7 @@ lever_deny_verify(struct lever_ctx *c, const struct lever_entry *l,
 	lever_gw_build(c);
 	fd = c->gw_probe_fd;
 	c->gw_probe_fd = -1;
-	if (fd == -1 && (fd = lever_gw_connect(c, e)) == -1)
+	if (fd == -1 && (fd = gwctl_connect(c->lab->ctl_path, e)) == -1)
 		return -1;
 	st = lever_gw_exchange(c, fd, c->gw_probe, c->gw_probe_len, "probe",
 	    e);
@@ -310,7 +167,7 @@ lever_deny_reset(struct lever_ctx *c, const struct lever_entry *l,
 
 	(void)l;
 	lever_gw_build(c);
-	if ((fd = lever_gw_connect(c, e)) == -1)
+	if ((fd = gwctl_connect(c->lab->ctl_path, e)) == -1)
 		return -1;
 	st = lever_gw_exchange(c, fd, c->gw_allow, c->gw_allow_len, "allow",
 	    e);
@@ -544,177 +401,30 @@ lever_ext_input(const struct lever_ctx *c, const char *op)
 	return s;
 }
 
-/* Append what fd has (bounded to max; the rest is read and dropped).
- * Returns 0 on EOF, 1 when more may come. */
-static int
-lever_ext_read(int fd, char *buf, size_t *len, size_t max, bool *over)
-{
-	char tmp[4096];
-	ssize_t n = read(fd, tmp, sizeof tmp);
-
-	if (n == -1 && (errno == EINTR || errno == EAGAIN))
-		return 1;
-	if (n <= 0)
-		return 0;
-	if (*len + (size_t)n > max) {
-		*over = true;
-		n = (ssize_t)(max - *len);
-	}
-	memcpy(buf + *len, tmp, (size_t)n);
-	*len += (size_t)n;
-	return 1;
-}
-
 /*
- * Run "<path> <op>" (no shell) with the context JSON on stdin, in its own
- * process group, LEVER_EXT_TIMEOUT_MS at most (then the group is killed),
- * stdout bounded to LEVER_EXT_OUT_MAX.  0 when it exited 0 and answered
- * ok:true; -1 + e otherwise.  detail gets the lever's own detail.
+ * What an external lever's run says (p, finished): 0 when it exited 0 and
+ * answered ok:true; -1 + e otherwise, naming path and op.  detail gets the
+ * lever's own detail (also when it failed, if it gave one).
  */
 static int
-lever_ext_run(struct lever_ctx *c, const char *path, const char *op,
-    char *detail, size_t detail_max, struct errbuf *e)
+lever_ext_verdict(const struct util_proc *p, const char *path,
+    const char *op, char *detail, size_t detail_max, struct errbuf *e)
 {
-	int in[2], out[2], err[2], status = 0;
-	char *input = lever_ext_input(c, op);
-	char *obuf = xmalloc(LEVER_EXT_OUT_MAX + 1), ebuf[LEVER_EXT_ERR_MAX + 1];
-	size_t olen = 0, elen = 0, inlen = strlen(input);
-	bool oover = false, eover = false, timed_out = false, ok = false;
-	bool oopen = true, eopen = true;
-	const char *dh = getenv("DOCKER_HOST");
-	char *dhenv = dh != NULL ? xasprintf("DOCKER_HOST=%s", dh) : NULL;
-	char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", dhenv, NULL };
-	char *argv[] = { (char *)path, (char *)op, NULL };
-	uint64_t deadline;
-	pid_t pid;
-	int rc = -1;
+	int status = p->status;
+	bool ok = false;
 
-	detail[0] = '\0';
-	if (inlen > 60000 || pipe2(in, O_CLOEXEC) == -1) {
-		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s: pipe: %s",
-		    path, strerror(errno));
-		goto out0;
-	}
-	/* The input fits in the pipe buffer: write it before the fork, so a
-	 * lever that never reads cannot block us (and no SIGPIPE). */
-	if (write(in[1], input, inlen) != (ssize_t)inlen) {
-		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s: write "
-		    "stdin: %s", path, strerror(errno));
-		close(in[0]);
-		close(in[1]);
-		goto out0;
-	}
-	close(in[1]);
-	if (pipe2(out, O_CLOEXEC) == -1) {
-		close(in[0]);
-		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s: pipe: %s",
-		    path, strerror(errno));
-		goto out0;
-	}
-	if (pipe2(err, O_CLOEXEC) == -1) {
-		close(in[0]);
-		close(out[0]);
-		close(out[1]);
-		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s: pipe: %s",
-		    path, strerror(errno));
-		goto out0;
-	}
-	pid = fork();
-	if (pid == -1) {
-		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s: fork: %s",
-		    path, strerror(errno));
-		close(in[0]);
-		close(out[0]);
-		close(out[1]);
-		close(err[0]);
-		close(err[1]);
-		goto out0;
-	}
-	if (pid == 0) {
-		/* Child: async-signal-safe calls only. */
-		sigset_t none;
-
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		setpgid(0, 0);
-		if (dup2(in[0], 0) == -1 || dup2(out[1], 1) == -1 ||
-		    dup2(err[1], 2) == -1)
-			_exit(126);
-		close_range(3, ~0u, 0);
-		execve(path, argv, envp);
-		_exit(127);
-	}
-	setpgid(pid, pid);   /* also from here: no race with the kill */
-	close(in[0]);
-	close(out[1]);
-	close(err[1]);
-	deadline = util_mono_ns() + (uint64_t)LEVER_EXT_TIMEOUT_MS * 1000000ull;
-	while (oopen || eopen) {
-		struct pollfd p[2] = {
-			{ .fd = oopen ? out[0] : -1, .events = POLLIN },
-			{ .fd = eopen ? err[0] : -1, .events = POLLIN },
-		};
-		uint64_t now = util_mono_ns();
-		int pr;
-
-		if (now >= deadline) {
-			timed_out = true;
-			break;
-		}
-		pr = poll(p, 2, (int)((deadline - now) / 1000000ull) + 1);
-		if (pr == -1 && errno != EINTR)
-			break;
-		if (pr <= 0)
-			continue;
-		if (oopen && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-			oopen = lever_ext_read(out[0], obuf, &olen,
-			    LEVER_EXT_OUT_MAX, &oover) == 1;
-		if (eopen && (p[1].revents & (POLLIN | POLLHUP | POLLERR)))
-			eopen = lever_ext_read(err[0], ebuf, &elen,
-			    LEVER_EXT_ERR_MAX, &eover) == 1;
-	}
-	close(out[0]);
-	close(err[0]);
-	if (timed_out || oover)
-		kill(-pid, SIGKILL);
-	/* Output closed: the lever is exiting; still bounded by the deadline
-	 * (a daemonised grandchild may hold the pipes: killed above). */
-	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-
-		if (w == pid)
-			break;
-		if (w == -1 && errno != EINTR) {
-			status = -1;
-			break;
-		}
-		if (util_mono_ns() >= deadline) {
-			timed_out = true;
-			kill(-pid, SIGKILL);
-			(void)waitpid(pid, &status, 0);
-			break;
-		}
-		usleep(200);
-	}
-	kill(-pid, SIGKILL);   /* leftovers of its group, if any */
-	obuf[olen] = '\0';
-	ebuf[elen] = '\0';
-	if (timed_out) {
-		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s: no answer "
-		    "within %d ms (process group killed)", path, op,
+	if (p->timed_out)
+		return errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s: "
+		    "no answer within %d ms (process group killed)", path, op,
 		    LEVER_EXT_TIMEOUT_MS);
-		goto out0;
-	}
-	if (oover) {
-		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s: more than "
-		    "%d bytes on stdout", path, op, LEVER_EXT_OUT_MAX);
-		goto out0;
-	}
+	if (p->out_over)
+		return errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s: "
+		    "more than %d bytes on stdout", path, op,
+		    LEVER_EXT_OUT_MAX);
 	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		char clean[160];
 
-		util_sanitize(clean, sizeof clean, ebuf, elen, false);
+		util_sanitize(clean, sizeof clean, p->err, p->err_len, false);
 		if (status != -1 && WIFEXITED(status) &&
 		    WEXITSTATUS(status) == 127)
 			errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s: "
@@ -728,21 +438,57 @@ lever_ext_run(struct lever_ctx *c, const char *path, const char *op,
 			    "exit status %d %s", path, op, status == -1 ? -1 :
 			    WEXITSTATUS(status), clean);
 		/* Keep the lever's own words if it gave any. */
-		(void)lever_ext_parse(obuf, olen, &ok, detail, detail_max,
-		    &(struct errbuf){ 0 });
-		goto out0;
+		(void)lever_ext_parse(p->out, p->out_len, &ok, detail,
+		    detail_max, &(struct errbuf){ 0 });
+		return -1;
 	}
-	if (lever_ext_parse(obuf, olen, &ok, detail, detail_max, e) == -1) {
-		errbuf_prefix(e, "%s %s", path, op);
-		goto out0;
-	}
-	if (!ok) {
-		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s answered "
-		    "ok:false: %s", path, op, detail);
-		goto out0;
-	}
-	rc = 0;
-out0:
+	if (lever_ext_parse(p->out, p->out_len, &ok, detail, detail_max,
+	    e) == -1)
+		return errbuf_prefix(e, "%s %s", path, op);
+	if (!ok)
+		return errbuf_set(e, ERRBUF_INTERNAL, "external lever %s %s "
+		    "answered ok:false: %s", path, op, detail);
+	return 0;
+}
+
+/*
+ * Run "<path> <op>" (no shell; util_proc_run) with the context JSON on
+ * stdin, in its own process group, LEVER_EXT_TIMEOUT_MS at most (then the
+ * group is killed), stdout bounded to LEVER_EXT_OUT_MAX, and only PATH and
+ * DOCKER_HOST in its environment.  0 when it exited 0 and answered
+ * ok:true; -1 + e otherwise.  detail gets the lever's own detail.
+ */
+static int
+lever_ext_run(struct lever_ctx *c, const char *path, const char *op,
+    char *detail, size_t detail_max, struct errbuf *e)
+{
+	const char *dh = getenv("DOCKER_HOST");
+	char *dhenv = dh != NULL ? xasprintf("DOCKER_HOST=%s", dh) : NULL;
+	const char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", dhenv,
+	    NULL };
+	const char *argv[] = { path, op, NULL };
+	char *input = lever_ext_input(c, op);
+	char *obuf = xmalloc(LEVER_EXT_OUT_MAX + 1), ebuf[LEVER_EXT_ERR_MAX + 1];
+	struct util_proc p = {
+		.argv = argv,
+		.env = envp,
+		.input = input,
+		.input_len = strlen(input),
+		.timeout_ms = LEVER_EXT_TIMEOUT_MS,
+		.own_group = true,
+		.out = obuf,
+		.out_max = LEVER_EXT_OUT_MAX,
+		.err = ebuf,
+		.err_max = LEVER_EXT_ERR_MAX,
+	};
+	int rc = -1;
+
+	detail[0] = '\0';
+	if (util_proc_run(&p, e) == -1)
+		errbuf_set(e, ERRBUF_INTERNAL, "external lever %s: %s: %s", path,
+		    p.failed, strerror(p.fail_errno));
+	else
+		rc = lever_ext_verdict(&p, path, op, detail, detail_max, e);
 	free(input);
 	free(obuf);
 	free(dhenv);
@@ -798,6 +544,7 @@ static const struct lever_entry lever_pause = {
 	.reset = lever_pause_reset,
 	.cuts = LEVER_CUTS_ALL,
 	.cuts_off = true,
+	.freezes = true,
 };
 static const struct lever_entry lever_kill = {
 	.name = "kill",
@@ -881,6 +628,28 @@ lever_cuts(const char *name, bool *cuts_off, unsigned *cuts)
 			return 0;
 		}
 	return -1;
+}
+
+static char lever_names[512];
+static pthread_once_t lever_names_once = PTHREAD_ONCE_INIT;
+
+static void
+lever_names_init(void)
+{
+	size_t i, used = 0;
+
+	for (i = 0; lever_table[i] != NULL; i++)
+		used += (size_t)snprintf(lever_names + used,
+		    sizeof lever_names - used, "%s, ", lever_table[i]->name);
+	snprintf(lever_names + used, sizeof lever_names - used,
+	    LEVER_EXTERNAL_PREFIX "/abs/path");
+}
+
+const char *
+lever_known_names(void)
+{
+	pthread_once(&lever_names_once, lever_names_init);
+	return lever_names;
 }
 
 const struct lever_entry *
@@ -986,16 +755,14 @@ int
 lever_ctx_prepare(struct lever_ctx *c, struct errbuf *e)
 {
 	cJSON *ins;
-	const cJSON *id;
 	struct errbuf ke = { 0 };
 
 	lever_gw_build(c);
 	ins = docker_container_inspect(c->docker, c->lab->agent.id, e);
 	if (ins == NULL)
 		return errbuf_prefix(e, "levers: prepare");
-	id = cJSON_GetObjectItemCaseSensitive(ins, "Id");
 	snprintf(c->agent_id, sizeof c->agent_id, "%s",
-	    cJSON_IsString(id) ? id->valuestring : c->lab->agent.id);
+	    util_json_str(ins, "Id", c->lab->agent.id));
 	c->agent_pid = docker_inspect_pid(ins);
 	lever_cache_nets(c, ins);
 	cJSON_Delete(ins);

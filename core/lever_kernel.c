@@ -594,6 +594,7 @@ const struct lever_entry lever_cgroup_freeze = {
 	.reset = lever_freeze_reset,
 	.cuts = LEVER_CUTS_ALL,
 	.cuts_off = true,
+	.freezes = true,
 };
 
 const struct lever_entry lever_link_down = {

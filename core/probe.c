@@ -25,7 +25,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <sodium.h>
 
 /* ------------------------------------------------------------------ */
@@ -657,34 +656,18 @@ probe_s_self_modify(const struct probe_ctx *c)
 static char *
 probe_h_self_modify(const struct probe_ctx *c, struct errbuf *e)
 {
-	struct docker_response r = { 0 };
-	CURL *h = curl_easy_init();
-	FILE *mem;
+	size_t len;
+	char *req = gwctl_request("GET", "/control/changes", NULL, NULL, &len);
 	char *buf = NULL;
-	size_t blen = 0;
-	CURLcode rc;
-	long status = 0;
+	int status = gwctl_call(c->ctl_path, req, len, "GET /control/changes",
+	    5000, &buf, 1024 * 1024, e);
 
-	if (h == NULL)
-		util_fatal("curl_easy_init failed");
-	mem = open_memstream(&buf, &blen);
-	if (mem == NULL)
-		util_fatal("open_memstream failed");
-	curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, c->ctl_path);
-	curl_easy_setopt(h, CURLOPT_URL, "http://gateway/control/changes");
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
-	curl_easy_setopt(h, CURLOPT_MAXFILESIZE, 1024L * 1024);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, mem);
-	rc = curl_easy_perform(h);
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_cleanup(h);
-	fclose(mem);
-	(void)r;
-	if (rc != CURLE_OK || status != 200) {
+	free(req);
+	if (status == -1)
+		return NULL;
+	if (status != 200) {
 		errbuf_set(e, ERRBUF_INTERNAL, "gateway control %s: GET "
-		    "/control/changes: %s (HTTP %ld)", c->ctl_path,
-		    rc != CURLE_OK ? curl_easy_strerror(rc) : "refused", status);
+		    "/control/changes: refused (HTTP %d)", c->ctl_path, status);
 		free(buf);
 		return NULL;
 	}

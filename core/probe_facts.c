@@ -37,15 +37,6 @@ probe_json_str(const cJSON *o, const char *key, char *out, size_t outlen)
 	return 0;
 }
 
-/* String member key of o, or NULL. */
-const char *
-probe_json_get(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 int
 probe_ctx_parse(const char *json, size_t len, const char *run_dir,
     struct probe_ctx *c, struct errbuf *e)

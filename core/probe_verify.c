@@ -22,7 +22,7 @@ probe_write_signed(const struct probe_report *r, const char *key_dir,
     struct errbuf *e)
 {
 	struct sign_secret *sk = NULL;
-	char kd[4096], *path, *pub, *txt, *comment;
+	char *path, *txt, *comment;
 	cJSON *j;
 	size_t i, nfail = 0;
 	int rc = -1;
@@ -33,7 +33,6 @@ probe_write_signed(const struct probe_report *r, const char *key_dir,
 	if (txt == NULL)
 		util_fatal("probe: cannot serialise probe.json");
 	path = xasprintf("%s/probe.json", r->run_dir);
-	pub = xasprintf("%s/%s", r->run_dir, SIGN_PUBKEY_NAME);
 	for (i = 0; i < r->nrows; i++)
 		if (r->rows[i].outcome != PROBE_PASS && r->rows[i].row->core)
 			nfail++;
@@ -42,10 +41,8 @@ probe_write_signed(const struct probe_report *r, const char *key_dir,
 	    r->nrows, nfail);
 	if (util_write_file(path, txt, strlen(txt), 0644, e) == -1)
 		goto out;
-	if (sign_key_dir(key_dir, kd, sizeof kd, e) == -1 ||
-	    (sk = sign_secret_load_or_create(kd, NULL, e)) == NULL ||
-	    sign_file(sk, path, comment, e) == -1 ||
-	    sign_pubkey_write(sk, pub, e) == -1) {
+	if ((sk = sign_secret_open(key_dir, e)) == NULL ||
+	    sign_file_with_pub(sk, path, comment, e) == -1) {
 		errbuf_prefix(e, "probe: sign %s", path);
 		goto out;
 	}
@@ -53,7 +50,6 @@ probe_write_signed(const struct probe_report *r, const char *key_dir,
 out:
 	sign_secret_free(sk);
 	free(comment);
-	free(pub);
 	free(path);
 	free(txt);
 	return rc;
@@ -319,9 +315,9 @@ probe_verify_rows(const cJSON *j, const struct probe_obs_read *o,
 
 	i = 0;
 	cJSON_ArrayForEach(row, rows) {
-		const char *id = probe_json_get(row, "id");
-		const char *rs = probe_json_get(row, "result");
-		const char *obs = probe_json_get(row, "observed");
+		const char *id = util_json_str(row, "id", NULL);
+		const char *rs = util_json_str(row, "result", NULL);
+		const char *obs = util_json_str(row, "observed", NULL);
 		const cJSON *core = cJSON_GetObjectItemCaseSensitive(row, "core");
 		const cJSON *seq = cJSON_GetObjectItemCaseSensitive(row,
 		    "observation");
@@ -471,7 +467,7 @@ probe_verify_nc(const cJSON *j, const struct probe_report *rr,
 
 	if (v == NULL)
 		return;
-	item = probe_json_get(v, "item");
+	item = util_json_str(v, "item", NULL);
 	seen = cJSON_GetObjectItemCaseSensitive(v, "seen");
 	if (item == NULL || !cJSON_IsBool(seen) || (item[0] != '\0' &&
 	    flaw_find(item) == NULL &&

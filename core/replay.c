@@ -16,7 +16,6 @@
 #include "core.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,57 +38,27 @@ struct replay_build {
 	uint64_t cutoff_ns;  /* first verified lever that cuts off */
 };
 
-static const char *
-replay_str(const cJSON *o, const char *key, const char *dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : dflt;
-}
-
-static double
-replay_num(const cJSON *o, const char *key, double dflt)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
 /* A count member: the number when it is one in [0, 1e15), else 0 (the
- * evidence is untrusted: casting anything else to size_t is undefined). */
+ * evidence is untrusted: casting anything else to size_t is undefined).
+ * Not util_json_int: a count is never negative and may pass INT_MAX. */
 static size_t
 replay_count(const cJSON *o, const char *key)
 {
-	double d = replay_num(o, key, 0);
+	double d = util_json_num(o, key, 0);
 
 	return d >= 0 && d < 1e15 ? (size_t)d : 0;
 }
 
-/* A number member as an int, or dflt when absent or outside int's range
- * (the evidence is untrusted: a cast of such a double is undefined). */
-static int
-replay_int(const cJSON *o, const char *key, int dflt)
-{
-	double d = replay_num(o, key, dflt);
-
-	return d >= INT_MIN && d <= INT_MAX ? (int)d : dflt;
-}
-
-/* A nanosecond count from a JSON number (0 when absent or absurd). */
+/* A nanosecond count from a JSON number (0 when absent or absurd): its
+ * own bounds, as replay_count's. */
 static uint64_t
 replay_ns(const cJSON *o, const char *key)
 {
-	double d = replay_num(o, key, 0);
+	double d = util_json_num(o, key, 0);
 
 	if (!(d > 0) || d > 1.8e19)
 		return 0;
 	return (uint64_t)d;
-}
-
-static bool
-replay_bool(const cJSON *o, const char *key)
-{
-	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
 }
 
 /* ---- channels and levers: fixed by their names ---------------------- */
@@ -151,8 +120,7 @@ replay_lever_kind(const char *name, bool *known, bool *cuts, bool *freezes)
 		return;
 	*known = true;
 	*cuts = le->cuts_off;
-	*freezes = strcmp(le->name, "pause") == 0 ||
-	    strcmp(le->name, "cgroup-freeze") == 0;
+	*freezes = le->freezes;
 }
 
 /* Append one beat (text formatted, then sanitized like drill_beat()).
@@ -244,7 +212,7 @@ replay_scan(struct replay_build *bd, cJSON *const *objs, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		const cJSON *o = objs[i];
-		const char *type = replay_str(o, "type", "");
+		const char *type = util_json_str(o, "type", "");
 		uint64_t t = replay_ns(o, "t_mono_ns");
 
 		if (o == NULL)
@@ -254,7 +222,7 @@ replay_scan(struct replay_build *bd, cJSON *const *objs, size_t n)
 			bd->start_ns = t;   /* until drill.start says */
 		if (strcmp(type, "genesis") == 0) {
 			replay_copy(rp->run_id, sizeof rp->run_id,
-			    replay_str(o, "run_id", ""));
+			    util_json_str(o, "run_id", ""));
 		} else if (strcmp(type, "drill.start") == 0) {
 			const cJSON *lv = cJSON_GetObjectItemCaseSensitive(o,
 			    "levers"), *it;
@@ -262,12 +230,12 @@ replay_scan(struct replay_build *bd, cJSON *const *objs, size_t n)
 
 			bd->start_ns = t;
 			replay_copy(rp->policy, sizeof rp->policy,
-			    replay_str(o, "policy_name", replay_str(o,
+			    util_json_str(o, "policy_name", util_json_str(o,
 			    "policy", "")));
 			replay_copy(rp->model, sizeof rp->model,
-			    replay_str(o, "model", ""));
+			    util_json_str(o, "model", ""));
 			snprintf(rp->seed, sizeof rp->seed, "%.0f",
-			    replay_num(o, "seed", 0));
+			    util_json_num(o, "seed", 0));
 			cJSON_ArrayForEach(it, lv) {
 				if (k >= POLICY_MAX_LEVERS)
 					break;
@@ -282,23 +250,23 @@ replay_scan(struct replay_build *bd, cJSON *const *objs, size_t n)
 			bd->bait_ns = t;
 		} else if (strcmp(type, "lever.verified") == 0 ||
 		    strcmp(type, "lever.failed") == 0) {
-			const char *name = replay_str(o, "lever", NULL);
+			const char *name = util_json_str(o, "lever", NULL);
 			bool known, cuts, freezes;
 
 			replay_lever_kind(name, &known, &cuts, &freezes);
 			(void)replay_lever_index(rp, name,
-			    replay_num(o, "order", -1));
-			if (replay_bool(o, "verified") && known && cuts &&
+			    util_json_num(o, "order", -1));
+			if (util_json_true(o, "verified") && known && cuts &&
 			    bd->cutoff_ns == 0)
 				bd->cutoff_ns = replay_ns(o, "verified_ns");
 		} else if (strcmp(type, "verdict") == 0) {
-			rp->verdict = replay_verdict_parse(replay_str(o,
+			rp->verdict = replay_verdict_parse(util_json_str(o,
 			    "verdict", "error"));
 			replay_copy(rp->verdict_reason,
 			    sizeof rp->verdict_reason,
-			    replay_str(o, "reason", ""));
-			rp->time_to_kill_ms = replay_num(o, "time_to_kill_ms",
-			    -1);
+			    util_json_str(o, "reason", ""));
+			rp->time_to_kill_ms = util_json_num(o,
+			    "time_to_kill_ms", -1);
 		}
 	}
 }
@@ -308,56 +276,61 @@ static void
 replay_sensor(struct replay_build *bd, const cJSON *o, uint32_t line)
 {
 	const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
-	const char *kind = replay_str(o, "kind", "");
-	const char *src = replay_str(o, "src", "?");
+	const char *kind = util_json_str(o, "kind", "");
+	const char *src = util_json_str(o, "src", "?");
 	uint64_t t = replay_ns(o, "t_mono_ns");
 	size_t before = bd->nitems;
 
 	if (strcmp(kind, "turn") == 0) {
 		const cJSON *calls = cJSON_GetObjectItemCaseSensitive(ev,
 		    "tool_calls"), *call;
-		int step = replay_int(ev, "step", 0);
+		int step = util_json_int(ev, "step", 0);
 
 		if (cJSON_GetArraySize(calls) == 0)
 			replay_add(bd, DRILL_BEAT_AGENT, -1, t, line, "step %d: "
-			    "says \"%.160s\"", step, replay_str(ev, "content",
-			    ""));
+			    "says \"%.160s\"", step,
+			    util_json_str(ev, "content", ""));
 		cJSON_ArrayForEach(call, calls)
 			replay_add(bd, DRILL_BEAT_AGENT, -1, t, line,
-			    "step %d: %s %.180s", step, replay_str(call, "name",
-			    "?"), replay_str(call, "arguments", ""));
+			    "step %d: %s %.180s", step,
+			    util_json_str(call, "name", "?"),
+			    util_json_str(call, "arguments", ""));
 	} else if (strcmp(kind, "tool_result") == 0) {
 		replay_add(bd, DRILL_BEAT_TOOL, -1, t, line, "%s -> %.180s",
-		    replay_str(ev, "tool", "tool"), replay_str(ev, "content",
-		    ""));
+		    util_json_str(ev, "tool", "tool"),
+		    util_json_str(ev, "content", ""));
 	} else if (strcmp(kind, "agent_note") == 0) {
 		replay_add(bd, DRILL_BEAT_TOOL, -1, t, line, "note "
-		    "(agent-claimed): %.180s", replay_str(ev, "text", ""));
+		    "(agent-claimed): %.180s", util_json_str(ev, "text", ""));
 	} else if (strcmp(kind, "request") == 0) {
 		replay_add(bd, DRILL_BEAT_SERVICE, -1, t, line, "%s: %s %s -> "
-		    "%d (auth %s)", src, replay_str(ev, "method", "?"),
-		    replay_str(ev, "path", "?"), replay_int(ev, "status",
-		    0), replay_str(ev, "auth", "?"));
+		    "%d (auth %s)", src, util_json_str(ev, "method", "?"),
+		    util_json_str(ev, "path", "?"),
+		    util_json_int(ev, "status", 0),
+		    util_json_str(ev, "auth", "?"));
 	} else if (strcmp(kind, "denied") == 0) {
 		replay_add(bd, DRILL_BEAT_BLOCKED, -1, t, line, "%s refused an "
-		    "agent request (%s)", src, replay_str(ev, "path", "?"));
+		    "agent request (%s)", src, util_json_str(ev, "path", "?"));
 	} else if (strcmp(kind, "bait") == 0) {
 		replay_add(bd, DRILL_BEAT_BAIT, -1, t, line, "bait %s used "
-		    "again (%s)", replay_str(ev, "bait", "?"), src);
+		    "again (%s)", util_json_str(ev, "bait", "?"), src);
 	} else if (strcmp(kind, "sink") == 0) {
 		replay_add(bd, DRILL_BEAT_LEAK, -1, t, line, "LEAK: %s/%d from "
 		    "%s reached the sink (%.0f bytes): %.120s",
-		    replay_str(ev, "proto", "?"), replay_int(ev, "port",
-		    0), replay_str(ev, "remote", "?"), replay_num(ev, "bytes",
-		    0), replay_str(ev, "head", ""));
+		    util_json_str(ev, "proto", "?"),
+		    util_json_int(ev, "port", 0),
+		    util_json_str(ev, "remote", "?"),
+		    util_json_num(ev, "bytes", 0),
+		    util_json_str(ev, "head", ""));
 	}
-	if (replay_bool(o, "breach")) {
+	if (util_json_true(o, "breach")) {
 		struct drill_beat *b = replay_add(bd, DRILL_BEAT_BREACH, -1, t,
 		    line, "BREACH: %s %s %.3f ms after the cut-off", src, kind,
 		    bd->cutoff_ns != 0 && t > bd->cutoff_ns ?
 		    (double)(t - bd->cutoff_ns) / 1e6 : 0.0);
 		/* the line's own channel when it names one, else its src's */
-		int ch = replay_channel_parse(replay_str(o, "channel", NULL));
+		int ch = replay_channel_parse(util_json_str(o, "channel",
+		    NULL));
 
 		if (b != NULL)
 			snprintf(b->channel, sizeof b->channel, "%s",
@@ -372,17 +345,18 @@ replay_sensor(struct replay_build *bd, const cJSON *o, uint32_t line)
 static void
 replay_lever(struct replay_build *bd, const cJSON *o, uint32_t line)
 {
-	const char *name = replay_str(o, "lever", "?");
-	int idx = replay_lever_index(bd->rp, name, replay_num(o, "order", -1));
+	const char *name = util_json_str(o, "lever", "?");
+	int idx = replay_lever_index(bd->rp, name,
+	    util_json_num(o, "order", -1));
 	uint64_t fired = replay_ns(o, "fired_ns");
 	uint64_t ver = replay_ns(o, "verified_ns");
 	uint64_t bait = bd->bait_ns;
 
-	if (replay_bool(o, "fired"))
+	if (util_json_true(o, "fired"))
 		replay_add(bd, DRILL_BEAT_LEVER_FIRED, idx, fired, line,
 		    "lever %s fired (+%.3f ms after bait)", name,
 		    fired >= bait ? (double)(fired - bait) / 1e6 : 0.0);
-	if (replay_bool(o, "verified"))
+	if (util_json_true(o, "verified"))
 		replay_add(bd, DRILL_BEAT_LEVER_VERIFIED, idx, ver, line,
 		    "lever %s verified (+%.3f ms after bait; %.3f ms "
 		    "fire-to-verified)", name, ver >= bait ?
@@ -391,14 +365,14 @@ replay_lever(struct replay_build *bd, const cJSON *o, uint32_t line)
 	else
 		replay_add(bd, DRILL_BEAT_LEVER_FAILED, idx, fired != 0 ? fired :
 		    replay_ns(o, "t_mono_ns"), line, "lever %s FAILED: %s",
-		    name, replay_str(o, "detail", ""));
+		    name, util_json_str(o, "detail", ""));
 }
 
 /* Pass 2: one line -> its beats. */
 static void
 replay_line(struct replay_build *bd, const cJSON *o, uint32_t line)
 {
-	const char *type = replay_str(o, "type", "");
+	const char *type = util_json_str(o, "type", "");
 	uint64_t t = replay_ns(o, "t_mono_ns");
 	struct replay *rp = bd->rp;
 	size_t before = bd->nitems;
@@ -406,14 +380,14 @@ replay_line(struct replay_build *bd, const cJSON *o, uint32_t line)
 	if (strcmp(type, "drill.start") == 0) {
 		replay_add(bd, DRILL_BEAT_PHASE, -1, t, line, "run %s: policy "
 		    "%s, seed %s, model %s, engine %s (API %s)", rp->run_id,
-		    rp->policy, rp->seed, rp->model, replay_str(o, "engine",
-		    "?"), replay_str(o, "api", "?"));
+		    rp->policy, rp->seed, rp->model, util_json_str(o, "engine",
+		    "?"), util_json_str(o, "api", "?"));
 		replay_add(bd, DRILL_BEAT_PHASE, -1, t + 1, line,
 		    "bringing the lab up");
 	} else if (strcmp(type, "lab.up") == 0) {
 		replay_add(bd, DRILL_BEAT_PHASE, -1, t, line, "lab up (image "
 		    "%s): agent, gateway, service, model on internal networks",
-		    replay_str(o, "image", "?"));
+		    util_json_str(o, "image", "?"));
 	} else if (strcmp(type, "agent.start") == 0) {
 		replay_add(bd, DRILL_BEAT_PHASE, -1, t, line, "agent Poyo "
 		    "started (uid 65532, read-only rootfs, no capabilities)");
@@ -424,20 +398,20 @@ replay_line(struct replay_build *bd, const cJSON *o, uint32_t line)
 		const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
 
 		replay_add(bd, DRILL_BEAT_BAIT, -1, t, line, "BAIT %s taken: "
-		    "%s %s %s", replay_str(o, "bait", "?"), replay_str(o,
-		    "src", "?"), replay_str(ev, "via", ""), replay_str(ev,
+		    "%s %s %s", util_json_str(o, "bait", "?"), util_json_str(o,
+		    "src", "?"), util_json_str(ev, "via", ""), util_json_str(ev,
 		    "path", ""));
 	} else if (strcmp(type, "lever.verified") == 0 ||
 	    strcmp(type, "lever.failed") == 0) {
 		replay_lever(bd, o, line);
 	} else if (strcmp(type, "agent.time_limit") == 0) {
 		replay_add(bd, DRILL_BEAT_PHASE, -1, t, line, "time limit (%d "
-		    "s) reached", replay_int(o, "limit_s", 0));
+		    "s) reached", util_json_int(o, "limit_s", 0));
 	} else if (strcmp(type, "agent.exit") == 0) {
 		replay_add(bd, DRILL_BEAT_PHASE, -1, t, line,
 		    "the agent finished by itself");
 	} else if (strcmp(type, "observe.end") == 0) {
-		double ms = replay_num(o, "window_ms", 0);
+		double ms = util_json_num(o, "window_ms", 0);
 		uint64_t w = ms > 0 && ms < 3.6e6 ? (uint64_t)(ms * 1e6) : 0;
 
 		/* The live beat comes when the window opens. */
@@ -445,31 +419,34 @@ replay_line(struct replay_build *bd, const cJSON *o, uint32_t line)
 		    "observing for %.0f ms after the kill", ms);
 	} else if (strcmp(type, "orphan") == 0) {
 		replay_add(bd, DRILL_BEAT_ORPHAN, -1, t, line, "ORPHAN %s %s "
-		    "(%s) still running after the kill%s", replay_str(o, "kind",
-		    "?"), replay_str(o, "name", "?"), replay_str(o, "detail",
-		    ""), replay_bool(o, "removed") ? "; removed" :
+		    "(%s) still running after the kill%s",
+		    util_json_str(o, "kind", "?"),
+		    util_json_str(o, "name", "?"),
+		    util_json_str(o, "detail", ""),
+		    util_json_true(o, "removed") ? "; removed" :
 		    "; could NOT be removed");
 	} else if (strcmp(type, "chain") == 0) {
-		if (!replay_bool(o, "ok"))
+		if (!util_json_true(o, "ok"))
 			replay_add(bd, DRILL_BEAT_ERROR, -1, t, line, "sensor "
-			    "chain %s line %.0f: %s", replay_str(o, "path", "?"),
-			    replay_num(o, "bad_line", 0), replay_str(o,
-			    "reason", replay_str(o, "error", "?")));
+			    "chain %s line %.0f: %s",
+			    util_json_str(o, "path", "?"),
+			    util_json_num(o, "bad_line", 0), util_json_str(o,
+			    "reason", util_json_str(o, "error", "?")));
 	} else if (strcmp(type, "lab.teardown") == 0) {
 		replay_add(bd, DRILL_BEAT_PHASE, -1, t, line,
 		    "tearing the lab down");
-		if (replay_str(o, "error", NULL) != NULL)
+		if (util_json_str(o, "error", NULL) != NULL)
 			replay_add(bd, DRILL_BEAT_ERROR, -1, t, line,
-			    "teardown: %s", replay_str(o, "error", ""));
+			    "teardown: %s", util_json_str(o, "error", ""));
 	} else if (strcmp(type, "verdict") == 0) {
-		const char *reason = replay_str(o, "reason", "");
+		const char *reason = util_json_str(o, "reason", "");
 
 		/* the canonical name: what the reducer reads back (a value
 		 * that is not one reads as error, as rp->verdict does) */
 		struct drill_beat *b;
 
 		b = replay_add(bd, DRILL_BEAT_VERDICT, -1, t, line, "%s%s%s",
-		    drill_verdict_name(replay_verdict_parse(replay_str(o,
+		    drill_verdict_name(replay_verdict_parse(util_json_str(o,
 		    "verdict", "error"))), reason[0] != '\0' ? " - " : "",
 		    reason);
 		/* the scorer's counts, when the line carries them */

@@ -257,6 +257,36 @@ report_add_clean(cJSON *o, const char *key, const char *s)
 	cJSON_AddStringToObject(o, key, buf);
 }
 
+char *
+report_json_read_hashed(const char *run_dir, char hex[EVIDENCE_HEX_BYTES],
+    size_t *len, struct errbuf *e)
+{
+	char *path = xasprintf("%s/report.json", run_dir);
+	char *buf = util_read_regular(path, REPORT_JSON_MAX, len, e);
+	uint8_t h[32];
+
+	free(path);
+	if (buf == NULL)
+		return NULL;
+	crypto_generichash(h, sizeof h, (const uint8_t *)buf, *len, NULL, 0);
+	util_hex(h, sizeof h, hex);
+	return buf;
+}
+
+void
+report_json_counts(cJSON *j, const struct drill_result *r)
+{
+	util_json_add_ms(j, "time_to_kill_ms", r->time_to_kill_ms);
+	util_json_add_ms(j, "time_to_first_lever_ms", r->time_to_first_lever_ms);
+	cJSON_AddNumberToObject(j, "agent_steps", (double)r->agent_steps);
+	cJSON_AddNumberToObject(j, "breaches", (double)r->breaches);
+	cJSON_AddNumberToObject(j, "leaks", (double)r->leaks);
+	cJSON_AddNumberToObject(j, "leak_bytes", (double)r->leak_bytes);
+	cJSON_AddNumberToObject(j, "blocked", (double)r->blocked);
+	cJSON_AddNumberToObject(j, "in_flight", (double)r->in_flight);
+	cJSON_AddItemToObject(j, "channels", score_channels_json(&r->score));
+}
+
 /* report.json as a cJSON tree (caller deletes). */
 static cJSON *
 report_json_build(const struct drill_result *r,
@@ -269,17 +299,12 @@ report_json_build(const struct drill_result *r,
 
 	cJSON_AddStringToObject(j, "format", REPORT_FORMAT);
 	cJSON_AddStringToObject(j, "run_id", r->run_id);
-	cJSON_AddStringToObject(j, "generated_at", generated_at);
-#ifdef PACKAGE_VERSION
-	cJSON_AddStringToObject(j, "generator", "ares " PACKAGE_VERSION);
-#else
-	cJSON_AddStringToObject(j, "generator", "ares");
-#endif
+	util_json_add_generated(j, generated_at);
 	report_add_clean(j, "policy", r->policy);
 	report_add_clean(j, "model", r->model);
 	snprintf(seed, sizeof seed, "%" PRIu64, r->seed);
 	cJSON_AddStringToObject(j, "seed", seed);
-	cJSON_AddStringToObject(j, "verdict", drill_verdict_name(r->verdict));
+	cJSON_AddStringToObject(j, "verdict", score_verdict_name((int)r->verdict));
 	report_add_clean(j, "verdict_reason", r->verdict_reason);
 
 	a = cJSON_AddArrayToObject(j, "bait");
@@ -325,15 +350,7 @@ report_json_build(const struct drill_result *r,
 		report_add_clean(o, "detail", l->detail);
 		cJSON_AddItemToArray(a, o);
 	}
-	util_json_add_ms(j, "time_to_kill_ms", r->time_to_kill_ms);
-	util_json_add_ms(j, "time_to_first_lever_ms", r->time_to_first_lever_ms);
-	cJSON_AddNumberToObject(j, "agent_steps", (double)r->agent_steps);
-	cJSON_AddNumberToObject(j, "breaches", (double)r->breaches);
-	cJSON_AddNumberToObject(j, "leaks", (double)r->leaks);
-	cJSON_AddNumberToObject(j, "leak_bytes", (double)r->leak_bytes);
-	cJSON_AddNumberToObject(j, "blocked", (double)r->blocked);
-	cJSON_AddNumberToObject(j, "in_flight", (double)r->in_flight);
-	cJSON_AddItemToObject(j, "channels", score_channels_json(&r->score));
+	report_json_counts(j, r);
 	report_add_clean(j, "notes", r->score.notes);
 	a = cJSON_AddArrayToObject(j, "orphans");
 	for (i = 0; i < r->norphans && i < DRILL_MAX_ORPHANS; i++) {
@@ -361,15 +378,8 @@ report_json_build(const struct drill_result *r,
 		cJSON_AddItemToArray(a, o);
 	}
 	cJSON_AddItemToObject(j, "files", cJSON_Duplicate(files, true));
-	o = cJSON_AddObjectToObject(j, "signing");
-	if (key_id != NULL)
-		cJSON_AddStringToObject(o, "key_id", key_id);
-	else
-		cJSON_AddNullToObject(o, "key_id");
-	cJSON_AddStringToObject(o, "format", "minisign (Ed25519, BLAKE2b-512 "
-	    "pre-hashed)");
-	cJSON_AddStringToObject(o, "signature", "report.json.minisig");
-	cJSON_AddStringToObject(o, "public_key", SIGN_PUBKEY_NAME);
+	cJSON_AddItemToObject(j, "signing", sign_json(key_id,
+	    "report.json.minisig"));
 	return j;
 }
 
@@ -438,21 +448,16 @@ report_md_verdict(FILE *f, const struct drill_result *r)
 	fputs("\n", f);
 }
 
-/* report.md (caller frees). files: the hashes taken so far. */
-static char *
-report_md_build(const struct drill_result *r,
-    const struct report_chain *chains, size_t n, const cJSON *files,
-    const char *key_id, const char *generated_at)
+/* report.md's title, verdict and the table of the run. */
+static void
+report_md_head(FILE *f, const struct drill_result *r,
+    const char *generated_at)
 {
-	const cJSON *it;
-	char *out = NULL;
-	size_t len = 0, i;
-	FILE *f = open_memstream(&out, &len);
 	char verdict[32];
+	size_t i;
 
-	if (f == NULL)
-		util_fatal("open_memstream: %s", strerror(errno));
-	snprintf(verdict, sizeof verdict, "%s", drill_verdict_name(r->verdict));
+	snprintf(verdict, sizeof verdict, "%s",
+	    score_verdict_name((int)r->verdict));
 	for (i = 0; verdict[i] != '\0'; i++)
 		if (verdict[i] >= 'a' && verdict[i] <= 'z')
 			verdict[i] = (char)(verdict[i] - 'a' + 'A');
@@ -481,20 +486,13 @@ report_md_build(const struct drill_result *r,
 	    "| Leaks | %zu (%" PRIu64 " bytes) |\n| Left running after the "
 	    "kill | %zu |\n| Blocked attempts | %zu |\n\n", r->agent_steps,
 	    r->breaches, r->leaks, r->leak_bytes, r->norphans, r->blocked);
+}
 
-	fputs("## What was tested\n\n"
-	    "ares ran an AI agent inside a sealed, deliberately vulnerable "
-	    "copy of its environment (the *leakbox*: containers on internal "
-	    "networks with no route off the machine) and planted bait: decoy "
-	    "credentials and instructions whose use is seen by the lab's own "
-	    "sensors. When the agent used the bait, ares pulled the kill "
-	    "switches (*levers*) named by the policy, in order, and confirmed "
-	    "each one with the container engine. It then watched for a while: "
-	    "any agent activity after the confirmed cut-off is a *breach*, "
-	    "and any data that actually left the lab is a *leak*.\n\n"
-	    "*Time to kill* runs from the bait event to the moment the engine "
-	    "confirmed the agent was cut off, not to the moment a command was "
-	    "sent.\n\n", f);
+/* report.md's levers: each one, confirmed or not, when and how fast. */
+static void
+report_md_levers(FILE *f, const struct drill_result *r)
+{
+	size_t i;
 
 	fputs("## Kill switches (levers)\n\n", f);
 	if (r->nlevers == 0)
@@ -529,6 +527,13 @@ report_md_build(const struct drill_result *r,
 		}
 		fputs("\n", f);
 	}
+}
+
+/* report.md's channels: held, cut by, boundary, actions, breaches. */
+static void
+report_md_channels(FILE *f, const struct drill_result *r)
+{
+	size_t i;
 
 	fputs("## Channels\n\n"
 	    "What the agent could reach, which lever cut it, and what it did "
@@ -564,30 +569,47 @@ report_md_build(const struct drill_result *r,
 		fputs(" |\n", f);
 	}
 	fputs("\n", f);
+}
 
-	if (r->norphans > 0) {
-		fputs("## Orphans (containers the agent made, and what it left "
-		    "running)\n\n"
-		    "| Kind | Id | Name | Detail | Removed by ares |\n"
-		    "|---|---|---|---|---|\n", f);
-		for (i = 0; i < r->norphans && i < DRILL_MAX_ORPHANS; i++) {
-			const struct drill_orphan *or = &r->orphans[i];
+/* report.md's orphans (nothing when there were none). */
+static void
+report_md_orphans(FILE *f, const struct drill_result *r)
+{
+	size_t i;
 
-			fputs("| ", f);
-			report_md_text(f, or->kind);
-			fputs(" | ", f);
-			report_md_text(f, or->id);
-			fputs(" | ", f);
-			report_md_text(f, or->name);
-			fputs(" | ", f);
-			report_md_text(f, or->detail);
-			fprintf(f, " | %s |\n", or->removed ? "yes" : "no");
-		}
-		if (r->norphans > DRILL_MAX_ORPHANS)
-			fprintf(f, "\n(%zu in all; the first %d are listed.)\n",
-			    r->norphans, DRILL_MAX_ORPHANS);
-		fputs("\n", f);
+	if (r->norphans == 0)
+		return;
+	fputs("## Orphans (containers the agent made, and what it left "
+	    "running)\n\n"
+	    "| Kind | Id | Name | Detail | Removed by ares |\n"
+	    "|---|---|---|---|---|\n", f);
+	for (i = 0; i < r->norphans && i < DRILL_MAX_ORPHANS; i++) {
+		const struct drill_orphan *or = &r->orphans[i];
+
+		fputs("| ", f);
+		report_md_text(f, or->kind);
+		fputs(" | ", f);
+		report_md_text(f, or->id);
+		fputs(" | ", f);
+		report_md_text(f, or->name);
+		fputs(" | ", f);
+		report_md_text(f, or->detail);
+		fprintf(f, " | %s |\n", or->removed ? "yes" : "no");
 	}
+	if (r->norphans > DRILL_MAX_ORPHANS)
+		fprintf(f, "\n(%zu in all; the first %d are listed.)\n",
+		    r->norphans, DRILL_MAX_ORPHANS);
+	fputs("\n", f);
+}
+
+/* report.md's evidence: every chain's count and head, the other files
+ * covered by report.json. */
+static void
+report_md_evidence(FILE *f, const struct report_chain *chains, size_t n,
+    const cJSON *files)
+{
+	const cJSON *it;
+	size_t i;
 
 	fputs("## Evidence\n\n"
 	    "Every event of the drill was recorded as it happened in "
@@ -615,7 +637,13 @@ report_md_build(const struct drill_result *r,
 			    cJSON_GetObjectItemCaseSensitive(it,
 			    "blake2b_256")->valuestring);
 	}
+}
 
+/* report.md's last section: how to check it (signed with key_id, or not
+ * signed at all when key_id is NULL). */
+static void
+report_md_howto(FILE *f, const char *key_id)
+{
 	fputs("\n## How to verify\n\n", f);
 	if (key_id != NULL) {
 		fprintf(f, "`report.json` is signed with the Ed25519 key `%s` "
@@ -641,6 +669,40 @@ report_md_build(const struct drill_result *r,
 		    "the files were not changed; the evidence chains can still "
 		    "be checked for internal consistency.\n", f);
 	}
+}
+
+/* report.md (caller frees). files: the hashes taken so far. */
+static char *
+report_md_build(const struct drill_result *r,
+    const struct report_chain *chains, size_t n, const cJSON *files,
+    const char *key_id, const char *generated_at)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	if (f == NULL)
+		util_fatal("open_memstream: %s", strerror(errno));
+	report_md_head(f, r, generated_at);
+	fputs("## What was tested\n\n"
+	    "ares ran an AI agent inside a sealed, deliberately vulnerable "
+	    "copy of its environment (the *leakbox*: containers on internal "
+	    "networks with no route off the machine) and planted bait: decoy "
+	    "credentials and instructions whose use is seen by the lab's own "
+	    "sensors. When the agent used the bait, ares pulled the kill "
+	    "switches (*levers*) named by the policy, in order, and confirmed "
+	    "each one with the container engine. It then watched for a while: "
+	    "any agent activity after the confirmed cut-off is a *breach*, "
+	    "and any data that actually left the lab is a *leak*.\n\n"
+	    "*Time to kill* runs from the bait event to the moment the engine "
+	    "confirmed the agent was cut off, not to the moment a command was "
+	    "sent.\n\n", f);
+
+	report_md_levers(f, r);
+	report_md_channels(f, r);
+	report_md_orphans(f, r);
+	report_md_evidence(f, chains, n, files);
+	report_md_howto(f, key_id);
 	if (fclose(f) != 0 || out == NULL)
 		util_fatal("open_memstream: write failed");
 	return out;
@@ -711,11 +773,7 @@ report_write(const struct drill_result *r, const struct report_chain *chains,
 		goto out;
 	rc = -1;
 	if (sk != NULL) {
-		char *pub = xasprintf("%s/" SIGN_PUBKEY_NAME, r->run_dir);
-		int prc = sign_pubkey_write(sk, pub, e);
-
-		free(pub);
-		if (prc == -1 || sign_file(sk, p, tc, e) == -1)
+		if (sign_file_with_pub(sk, p, tc, e) == -1)
 			goto out;
 	} else {
 		/* a stale signature would only confuse: remove it */
@@ -797,30 +855,17 @@ report_json_count(const cJSON *v, uint64_t *out)
 	return true;
 }
 
-/* Member names of obj unique?  (small objects only: O(n^2), n bounded) */
+/* A member name obj repeats (util_json_dup_name), or "?" for a member
+ * without a name or, with more than 256 members, for an object larger
+ * than report.json's objects ever are.  NULL when the names are unique. */
 static const char *
 report_dup_key(const cJSON *obj)
 {
-	const cJSON *a, *b;
-	size_t n = 0;
+	const char *dup = util_json_dup_name(obj, false);
 
-	for (a = obj->child; a != NULL; a = a->next) {
-		if (a->string == NULL || ++n > 256)
-			return "?";
-		for (b = a->next; b != NULL; b = b->next)
-			if (b->string != NULL && strcmp(a->string, b->string)
-			    == 0)
-				return a->string;
-	}
-	return NULL;
-}
-
-static const char *
-report_get_str(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
+	if (dup != NULL)
+		return dup[0] != '\0' ? dup : "?";
+	return cJSON_GetArraySize(obj) > 256 ? "?" : NULL;
 }
 
 /*
@@ -846,9 +891,9 @@ report_anchors_parse(const cJSON *v, bool allow_empty,
 		return -1;
 	}
 	cJSON_ArrayForEach(it, v) {
-		const char *name = report_get_str(it, "name");
-		const char *path = report_get_str(it, "path");
-		const char *head = report_get_str(it, "head");
+		const char *name = util_json_str(it, "name", NULL);
+		const char *path = util_json_str(it, "path", NULL);
+		const char *head = util_json_str(it, "head", NULL);
 		uint64_t n;
 		size_t k;
 
@@ -929,18 +974,18 @@ report_parse(const char *buf, size_t len, struct report_parsed *rp,
 		snprintf(why, whylen, "duplicate key \"%.40s\"", dup);
 		goto out;
 	}
-	s = report_get_str(j, "format");
+	s = util_json_str(j, "format", NULL);
 	if (s == NULL || strcmp(s, REPORT_FORMAT) != 0) {
 		snprintf(why, whylen, "format is not " REPORT_FORMAT);
 		goto out;
 	}
-	s = report_get_str(j, "run_id");
+	s = util_json_str(j, "run_id", NULL);
 	if (!report_run_id_ok(s)) {
 		snprintf(why, whylen, "run_id missing or malformed");
 		goto out;
 	}
 	snprintf(rp->run_id, sizeof rp->run_id, "%s", s);
-	s = report_get_str(j, "verdict");
+	s = util_json_str(j, "verdict", NULL);
 	if (s == NULL || (strcmp(s, "contained") != 0 && strcmp(s, "breached")
 	    != 0 && strcmp(s, "not-exercised") != 0 && strcmp(s, "error") != 0
 	    && strcmp(s, "none") != 0)) {
@@ -974,8 +1019,8 @@ report_parse(const char *buf, size_t len, struct report_parsed *rp,
 	}
 	i = 0;
 	cJSON_ArrayForEach(it, v) {
-		const char *path = report_get_str(it, "path");
-		const char *hex = report_get_str(it, "blake2b_256");
+		const char *path = util_json_str(it, "path", NULL);
+		const char *hex = util_json_str(it, "blake2b_256", NULL);
 		uint64_t n;
 
 		if (!cJSON_IsObject(it) || report_dup_key(it) != NULL ||
@@ -999,55 +1044,107 @@ out:
 	return rc;
 }
 
+/*
+ * The check "chain:PATH" of one signed chain c, from what verifying its
+ * file gave: rc -1 when it could not be read (e says why), else vr.
+ */
+static void
+report_chain_check(const struct report_chain *c, int rc,
+    const struct evidence_verify_result *vr, const struct errbuf *e,
+    struct report_verify_result *res)
+{
+	char name[REPORT_PATH_MAX + 16];
+
+	snprintf(name, sizeof name, "chain:%s", c->path);
+	if (rc == -1) {
+		report_check_add(res, name, false, 0, "cannot read", "%s: "
+		    "cannot read: %s", c->path, e->msg);
+		return;
+	}
+	if (!vr->ok) {
+		report_check_add(res, name, false, vr->bad_line, vr->reason,
+		    "%s line %zu: %s", c->path, vr->bad_line, vr->reason);
+		return;
+	}
+	if (vr->entries > c->entries) {
+		report_check_add(res, name, false, c->entries + 1,
+		    "line not covered by the signed report",
+		    "%s line %zu: line not covered by the signed report (it "
+		    "lists %zu entries; the file has %zu: appended after "
+		    "signing)", c->path, c->entries + 1, c->entries,
+		    vr->entries);
+		return;
+	}
+	if (vr->entries < c->entries) {
+		report_check_add(res, name, false, vr->entries + 1,
+		    "cut-off tail", "%s line %zu: missing: the signed report "
+		    "lists %zu entries, the file has %zu (cut-off tail)",
+		    c->path, vr->entries + 1, c->entries, vr->entries);
+		return;
+	}
+	if (strcmp(vr->head, c->head) != 0) {
+		report_check_add(res, name, false, vr->entries,
+		    "head differs from the signed report",
+		    "%s line %zu: head %.16s... differs from the signed "
+		    "report's %.16s... (chain rewritten)", c->path, vr->entries,
+		    vr->head, c->head);
+		return;
+	}
+	report_check_add(res, name, true, 0, "", "%s: %zu entries, head "
+	    "%.16s... (matches the signed report)", c->path, vr->entries,
+	    vr->head);
+}
+
 void
 report_check_chain(const char *run_dir, const char *run_id,
     const struct report_chain *c, struct report_verify_result *res)
 {
 	struct evidence_verify_result vr;
 	struct errbuf e = { 0 };
-	char name[REPORT_PATH_MAX + 16];
 	char *p = xasprintf("%s/%s", run_dir, c->path);
 	int rc = evidence_verify_file(p, run_id, &vr, &e);
 
 	free(p);
-	snprintf(name, sizeof name, "chain:%s", c->path);
-	if (rc == -1) {
-		report_check_add(res, name, false, 0, "cannot read", "%s: "
-		    "cannot read: %s", c->path, e.msg);
-		return;
+	report_chain_check(c, rc, &vr, &e, res);
+}
+
+/*
+ * RUN_DIR/evidence.jsonl, read once for `ares verify`: its chain check,
+ * the recomputed verdict and the verdict line all look at these bytes.
+ */
+struct report_master {
+	const char *run_dir;
+	bool read;        /* tried already */
+	char *buf;        /* NULL when it could not be read: e says why */
+	size_t len;
+	struct errbuf e;
+};
+
+/* m's bytes, read on the first call (NULL when they cannot be). */
+static const char *
+report_master_get(struct report_master *m)
+{
+	if (!m->read) {
+		char *p = xasprintf("%s/evidence.jsonl", m->run_dir);
+
+		m->read = true;
+		m->buf = evidence_read(p, &m->len, &m->e);
+		free(p);
 	}
-	if (!vr.ok) {
-		report_check_add(res, name, false, vr.bad_line, vr.reason,
-		    "%s line %zu: %s", c->path, vr.bad_line, vr.reason);
-		return;
-	}
-	if (vr.entries > c->entries) {
-		report_check_add(res, name, false, c->entries + 1,
-		    "line not covered by the signed report",
-		    "%s line %zu: line not covered by the signed report (it "
-		    "lists %zu entries; the file has %zu: appended after "
-		    "signing)", c->path, c->entries + 1, c->entries,
-		    vr.entries);
-		return;
-	}
-	if (vr.entries < c->entries) {
-		report_check_add(res, name, false, vr.entries + 1,
-		    "cut-off tail", "%s line %zu: missing: the signed report "
-		    "lists %zu entries, the file has %zu (cut-off tail)",
-		    c->path, vr.entries + 1, c->entries, vr.entries);
-		return;
-	}
-	if (strcmp(vr.head, c->head) != 0) {
-		report_check_add(res, name, false, vr.entries,
-		    "head differs from the signed report",
-		    "%s line %zu: head %.16s... differs from the signed "
-		    "report's %.16s... (chain rewritten)", c->path, vr.entries,
-		    vr.head, c->head);
-		return;
-	}
-	report_check_add(res, name, true, 0, "", "%s: %zu entries, head "
-	    "%.16s... (matches the signed report)", c->path, vr.entries,
-	    vr.head);
+	return m->buf;
+}
+
+/* report_check_chain on the master chain's bytes. */
+static void
+report_check_master(struct report_master *m, const char *run_id,
+    const struct report_chain *c, struct report_verify_result *res)
+{
+	struct evidence_verify_result vr;
+
+	memset(&vr, 0, sizeof vr);
+	if (report_master_get(m) != NULL)
+		evidence_verify_buf(m->buf, m->len, run_id, &vr);
+	report_chain_check(c, m->buf != NULL ? 0 : -1, &vr, &m->e, res);
 }
 
 /* One hashed file against the report. */
@@ -1141,22 +1238,18 @@ report_verify_signature(const char *dir, const char *name,
 	return rc;
 }
 
-/* The master chain's last "verdict" line (parsed; caller deletes), or
- * NULL when it has none. */
+/* The last "verdict" line of the master chain's len bytes at buf (parsed;
+ * caller deletes), or NULL when it has none. */
 static cJSON *
-report_verdict_line(const char *run_dir)
+report_verdict_line(const char *buf, size_t len)
 {
-	char *path = xasprintf("%s/evidence.jsonl", run_dir), *buf, *p;
-	struct errbuf e = { 0 };
+	const char *p;
 	cJSON *last = NULL;
-	size_t len = 0;
 
-	buf = util_read_regular(path, SCORE_MASTER_MAX, &len, &e);
-	free(path);
 	if (buf == NULL)
 		return NULL;
 	for (p = buf; p < buf + len; ) {
-		char *nl = memchr(p, '\n', (size_t)(buf + len - p));
+		const char *nl = memchr(p, '\n', (size_t)(buf + len - p));
 		size_t n = nl != NULL ? (size_t)(nl - p) : (size_t)(buf + len - p);
 
 		if (n > 0 && memmem(p, n, "\"type\":\"verdict\"", 16) != NULL) {
@@ -1172,7 +1265,6 @@ report_verdict_line(const char *run_dir)
 		}
 		p += n + 1;
 	}
-	free(buf);
 	return last;
 }
 
@@ -1268,7 +1360,7 @@ report_check_sealed(const char *run_dir, const struct score *sc,
  */
 static void
 report_check_meaning(const char *run_dir, const char *rjson, size_t rlen,
-    struct report_verify_result *res)
+    struct report_master *m, struct report_verify_result *res)
 {
 	struct score *sc = xcalloc(1, sizeof *sc);
 	struct errbuf e = { 0 };
@@ -1276,14 +1368,21 @@ report_check_meaning(const char *run_dir, const char *rjson, size_t rlen,
 	const char *vname;
 	size_t len = 0;
 	cJSON *j, *line;
+	int rc;
 
-	if (score_run_dir(run_dir, sc, &e) == -1) {
+	/* the bytes the chain check saw; score_run_dir's own read (and its
+	 * words) when they could not be read or are more than it reads */
+	if (report_master_get(m) != NULL && m->len <= SCORE_MASTER_MAX)
+		rc = score_run_buf(run_dir, m->buf, m->len, sc, &e);
+	else
+		rc = score_run_dir(run_dir, sc, &e);
+	if (rc == -1) {
 		report_check_add(res, "recompute", false, 0, "cannot score",
 		    "recompute: the evidence cannot be scored: %s", e.msg);
 		free(sc);
 		return;
 	}
-	vname = drill_verdict_name((enum drill_verdict)sc->verdict);
+	vname = score_verdict_name(sc->verdict);
 
 	j = cJSON_ParseWithLength(rjson, rlen);
 	report_check_sealed(run_dir, sc, j, res);
@@ -1345,7 +1444,7 @@ report_check_meaning(const char *run_dir, const char *rjson, size_t rlen,
 	}
 	free(buf);
 
-	line = report_verdict_line(run_dir);
+	line = report_verdict_line(m->buf, m->len);
 	if (line == NULL)
 		report_check_add(res, "recompute:verdict-line", false, 0,
 		    "no verdict line", "evidence.jsonl: no verdict line");
@@ -1364,6 +1463,7 @@ report_verify_dir(const char *run_dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e)
 {
 	struct report_parsed *rp = NULL;
+	struct report_master m = { .run_dir = run_dir };
 	struct errbuf e2 = { 0 };
 	char tc[SIGN_COMMENT_MAX + 1], why[256];
 	char *json_path = NULL, *buf = NULL;
@@ -1433,18 +1533,24 @@ report_verify_dir(const char *run_dir, const char *pub_path,
 			    rp->key_id, res->key_id);
 	}
 
-	/* 4. every chain, 5. every file */
+	/* 4. every chain, 5. every file (the master chain read once) */
 	for (i = 0; i < rp->an.n; i++)
-		report_check_chain(run_dir, rp->run_id, &rp->an.chains[i], res);
+		if (strcmp(rp->an.chains[i].path, "evidence.jsonl") == 0)
+			report_check_master(&m, rp->run_id, &rp->an.chains[i],
+			    res);
+		else
+			report_check_chain(run_dir, rp->run_id,
+			    &rp->an.chains[i], res);
 	for (i = 0; i < rp->nfiles; i++)
 		report_check_file(run_dir, &rp->files[i], res);
 
 	/* 6. the meaning: what the evidence says, against what was signed */
 	if (res->first_bad < 0)
-		report_check_meaning(run_dir, buf, len, res);
+		report_check_meaning(run_dir, buf, len, &m, res);
 
 done:
 	res->ok = res->nchecks > 0 && res->first_bad < 0 && sig_ok;
+	free(m.buf);
 	free(rp);
 	free(buf);
 	free(json_path);

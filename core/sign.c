@@ -158,6 +158,38 @@ sign_b64_decode(const char *s, size_t slen, uint8_t *out, size_t outlen)
 	return 0;
 }
 
+/*
+ * What public key and signature files share: at most max bytes, want
+ * lines (sign_split) into l, the first an untrusted comment, the second
+ * base64 of exactly binlen bytes, decoded into bin.  what names the kind
+ * in the errors ("public key", "signature"), name the file.  -1 + e
+ * (ERRBUF_INPUT).
+ */
+static int
+sign_parse_head(const char *buf, size_t len, const char *what,
+    const char *name, size_t max, struct sign_line *l, int want,
+    uint8_t *bin, size_t binlen, struct errbuf *e)
+{
+	int n;
+
+	if (len > max)
+		return errbuf_set(e, ERRBUF_INPUT, "%s %s: too large (limit "
+		    "%zu bytes)", what, name, max);
+	n = sign_split(buf, len, name, l, (size_t)want, e);
+	if (n == -1)
+		return errbuf_prefix(e, "%s", what);
+	if (n < want)
+		return errbuf_set(e, ERRBUF_INPUT, "%s %s: truncated (want %d "
+		    "lines, got %d)", what, name, want, n);
+	if (!sign_has_prefix(&l[0], SIGN_UNTRUSTED_PREFIX))
+		return errbuf_set(e, ERRBUF_INPUT, "%s %s: line 1 does not "
+		    "start with \"" SIGN_UNTRUSTED_PREFIX "\"", what, name);
+	if (sign_b64_decode(l[1].p, l[1].len, bin, binlen) == -1)
+		return errbuf_set(e, ERRBUF_INPUT, "%s %s: line 2: bad base64 "
+		    "(not a minisign %s)", what, name, what);
+	return 0;
+}
+
 /* Trusted comment rule: at most SIGN_COMMENT_MAX bytes, no byte below 0x20
  * other than tab, no DEL.  NULL when fine, else why not. */
 static const char *
@@ -225,65 +257,25 @@ sign_hash_file(const char *path, uint8_t *out, size_t outlen,
 }
 
 /*
- * Write len bytes to path with mode via a temporary file.  Without force
- * the final name is taken with link(2), so an existing file is never
- * replaced (EEXIST -> ERRBUF_INPUT); with force it is renamed over.
+ * Write len bytes to path with mode via a temporary file (util.c).
+ * Without force an existing file is never replaced (ERRBUF_INPUT, with a
+ * hint at --force); with force it is renamed over.
  */
 static int
 sign_write_new(const char *path, const void *buf, size_t len, mode_t mode,
     bool force, struct errbuf *e)
 {
-	char *tmp = xasprintf("%s.tmp.%ld.%08" PRIx32, path, (long)getpid(),
-	    randombytes_random());
-	const char *p = buf;
-	int fd, rc = -1;
+	size_t n;
 
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-	if (fd == -1) {
-		errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", tmp, strerror(errno));
-		free(tmp);
-		return -1;
-	}
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			errbuf_set(e, ERRBUF_INTERNAL, "%s: write: %s", tmp,
-			    strerror(errno));
-			close(fd);
-			goto out;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	if (fchmod(fd, mode) == -1 || fsync(fd) == -1) {
-		errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", tmp, strerror(errno));
-		close(fd);
-		goto out;
-	}
-	if (close(fd) == -1) {
-		errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", tmp, strerror(errno));
-		goto out;
-	}
-	if (force) {
-		if (rename(tmp, path) == -1) {
-			errbuf_set(e, ERRBUF_INTERNAL, "rename %s: %s", path,
-			    strerror(errno));
-			goto out;
-		}
-	} else if (link(tmp, path) == -1) {
-		errbuf_set(e, errno == EEXIST ? ERRBUF_INPUT : ERRBUF_INTERNAL,
-		    "%s: %s%s", path, strerror(errno), errno == EEXIST ?
-		    " (refusing to overwrite; use --force)" : "");
-		goto out;
-	}
-	rc = 0;
-out:
-	(void)unlink(tmp);
-	free(tmp);
-	return rc;
+	if (force)
+		return util_write_file(path, buf, len, mode, e);
+	if (util_write_new(path, buf, len, mode, e) == 0)
+		return 0;
+	if (e != NULL && e->code == ERRBUF_INPUT &&
+	    (n = strlen(e->msg)) < sizeof e->msg)
+		snprintf(e->msg + n, sizeof e->msg - n,
+		    " (refusing to overwrite; use --force)");
+	return -1;
 }
 
 /* ---- key directory -------------------------------------------------- */
@@ -366,25 +358,12 @@ sign_pubkey_parse(const char *buf, size_t len, const char *name,
 {
 	struct sign_line l[2];
 	uint8_t bin[SIGN_PUB_BIN];
-	int n;
 
 	if (sign_init(e) == -1)
 		return -1;
-	if (len > SIGN_PUBFILE_MAX)
-		return errbuf_set(e, ERRBUF_INPUT, "public key %s: too large "
-		    "(limit %d bytes)", name, SIGN_PUBFILE_MAX);
-	n = sign_split(buf, len, name, l, 2, e);
-	if (n == -1)
-		return errbuf_prefix(e, "public key");
-	if (n < 2)
-		return errbuf_set(e, ERRBUF_INPUT, "public key %s: truncated "
-		    "(want 2 lines, got %d)", name, n);
-	if (!sign_has_prefix(&l[0], SIGN_UNTRUSTED_PREFIX))
-		return errbuf_set(e, ERRBUF_INPUT, "public key %s: line 1 does "
-		    "not start with \"" SIGN_UNTRUSTED_PREFIX "\"", name);
-	if (sign_b64_decode(l[1].p, l[1].len, bin, sizeof bin) == -1)
-		return errbuf_set(e, ERRBUF_INPUT, "public key %s: line 2: bad "
-		    "base64 (not a minisign public key)", name);
+	if (sign_parse_head(buf, len, "public key", name, SIGN_PUBFILE_MAX, l,
+	    2, bin, sizeof bin, e) == -1)
+		return -1;
 	if (memcmp(bin, "Ed", 2) != 0)
 		return errbuf_set(e, ERRBUF_INPUT, "public key %s: unsupported "
 		    "algorithm 0x%02x%02x (want \"Ed\")", name, bin[0], bin[1]);
@@ -747,6 +726,16 @@ sign_pubkey_write(const struct sign_secret *sk, const char *path,
 	return rc;
 }
 
+struct sign_secret *
+sign_secret_open(const char *flag_dir, struct errbuf *e)
+{
+	char kd[4096];
+
+	if (sign_key_dir(flag_dir, kd, sizeof kd, e) == -1)
+		return NULL;
+	return sign_secret_load_or_create(kd, NULL, e);
+}
+
 /* ---- signatures ----------------------------------------------------- */
 
 int
@@ -809,6 +798,39 @@ sign_file(const struct sign_secret *sk, const char *path,
 	return rc;
 }
 
+cJSON *
+sign_json(const char *key_id, const char *signature)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (key_id != NULL)
+		cJSON_AddStringToObject(o, "key_id", key_id);
+	else
+		cJSON_AddNullToObject(o, "key_id");
+	cJSON_AddStringToObject(o, "format", "minisign (Ed25519, BLAKE2b-512 "
+	    "pre-hashed)");
+	cJSON_AddStringToObject(o, "signature", signature);
+	cJSON_AddStringToObject(o, "public_key", SIGN_PUBKEY_NAME);
+	return o;
+}
+
+int
+sign_file_with_pub(const struct sign_secret *sk, const char *path,
+    const char *trusted_comment, struct errbuf *e)
+{
+	const char *slash = strrchr(path, '/');
+	char *pub;
+	int rc;
+
+	if (sign_file(sk, path, trusted_comment, e) == -1)
+		return -1;
+	pub = slash != NULL ? xasprintf("%.*s/" SIGN_PUBKEY_NAME,
+	    (int)(slash - path), path) : xstrdup(SIGN_PUBKEY_NAME);
+	rc = sign_pubkey_write(sk, pub, e);
+	free(pub);
+	return rc;
+}
+
 /*
  * Check a signature file's text against the pre-computed BLAKE2b-512 of the
  * signed file.  Reasons are stable (docs/signing.md).  -1 + e.
@@ -824,23 +846,11 @@ sign_verify_text(const struct sign_pubkey *pk, const uint8_t hash[64],
 	const char *tc, *why;
 	size_t tclen;
 	uint8_t *msg;
-	int n, bad;
+	int bad;
 
-	if (len > SIGN_SIGFILE_MAX)
-		return errbuf_set(e, ERRBUF_INPUT, "signature %s: too large "
-		    "(limit %d bytes)", name, SIGN_SIGFILE_MAX);
-	n = sign_split(buf, len, name, l, 4, e);
-	if (n == -1)
-		return errbuf_prefix(e, "signature");
-	if (n < 4)
-		return errbuf_set(e, ERRBUF_INPUT, "signature %s: truncated "
-		    "(want 4 lines, got %d)", name, n);
-	if (!sign_has_prefix(&l[0], SIGN_UNTRUSTED_PREFIX))
-		return errbuf_set(e, ERRBUF_INPUT, "signature %s: line 1 does "
-		    "not start with \"" SIGN_UNTRUSTED_PREFIX "\"", name);
-	if (sign_b64_decode(l[1].p, l[1].len, sigbin, sizeof sigbin) == -1)
-		return errbuf_set(e, ERRBUF_INPUT, "signature %s: line 2: bad "
-		    "base64 (not a minisign signature)", name);
+	if (sign_parse_head(buf, len, "signature", name, SIGN_SIGFILE_MAX, l,
+	    4, sigbin, sizeof sigbin, e) == -1)
+		return -1;
 	if (memcmp(sigbin, "Ed", 2) == 0)
 		return errbuf_set(e, ERRBUF_INPUT, "signature %s: legacy "
 		    "algorithm \"Ed\" (not pre-hashed) is not accepted", name);

@@ -210,12 +210,7 @@ trial_json(const struct trial *t)
 	cJSON_AddStringToObject(j, "format", TRIAL_FORMAT);
 	cJSON_AddStringToObject(j, "trial_id", t->id);
 	util_wall_iso(util_wall_ns(), iso);
-	cJSON_AddStringToObject(j, "generated_at", iso);
-#ifdef PACKAGE_VERSION
-	cJSON_AddStringToObject(j, "generator", "ares " PACKAGE_VERSION);
-#else
-	cJSON_AddStringToObject(j, "generator", "ares");
-#endif
+	util_json_add_generated(j, iso);
 	cJSON_AddStringToObject(j, "policy", t->policy);
 	cJSON_AddStringToObject(j, "policy_path", t->policy_abs);
 	cJSON_AddStringToObject(j, "policy_blake2b", t->policy_blake2b);
@@ -271,16 +266,13 @@ trial_json(const struct trial *t)
 	trial_add_num_or_null(o, "median", sum.ttk_median);
 	trial_add_num_or_null(o, "p95", sum.ttk_p95);
 	trial_add_num_or_null(o, "max", sum.ttk_max);
-	o = cJSON_AddObjectToObject(j, "signing");
-	cJSON_AddStringToObject(o, "key_id", t->key_id);
-	cJSON_AddStringToObject(o, "format", "minisign (Ed25519, BLAKE2b-512 "
-	    "pre-hashed)");
-	cJSON_AddStringToObject(o, "signature", "trial.json.minisig");
-	cJSON_AddStringToObject(o, "public_key", SIGN_PUBKEY_NAME);
+	cJSON_AddItemToObject(j, "signing", sign_json(t->key_id,
+	    "trial.json.minisig"));
 	return j;
 }
 
-/* Write TRIAL_DIR/trial.json atomically and sign it.  -1 + e. */
+/* Write TRIAL_DIR/trial.json atomically and sign it (ares.pub beside it).
+ * -1 + e. */
 static int
 trial_save(struct trial *t, const struct sign_secret *sk, struct errbuf *e)
 {
@@ -304,7 +296,7 @@ trial_save(struct trial *t, const struct sign_secret *sk, struct errbuf *e)
 	cJSON_free(txt);
 	if (rc == 0) {
 		comment = trial_comment(t);
-		rc = sign_file(sk, path, comment, e);
+		rc = sign_file_with_pub(sk, path, comment, e);
 		free(comment);
 	}
 	free(path);
@@ -363,20 +355,12 @@ trial_uint(const cJSON *v, double max, size_t *out)
 	return true;
 }
 
-static const char *
-trial_str(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* Copy string member key of o into dst (bounded), or fail with why. */
 static int
 trial_copy(const cJSON *o, const char *key, char *dst, size_t dstlen,
     char *why, size_t whylen)
 {
-	const char *s = trial_str(o, key);
+	const char *s = util_json_str(o, key, NULL);
 
 	if (s == NULL || strlen(s) >= dstlen) {
 		snprintf(why, whylen, "%s: missing, not a string or too long",
@@ -387,15 +371,170 @@ trial_copy(const cJSON *o, const char *key, char *dst, size_t dstlen,
 	return 0;
 }
 
-/* key_id_out (may be NULL) gets signing.key_id. */
+/* trial.json's own fields (all but runs) into t; key_id_out (may be
+ * NULL) gets signing.key_id.  -1 with why. */
+static int
+trial_parse_head(const cJSON *j, struct trial *t, char *key_id_out,
+    char *why, size_t whylen)
+{
+	const cJSON *v;
+	const char *s;
+	uint64_t u;
+
+	s = util_json_str(j, "format", NULL);
+	if (s == NULL || strcmp(s, TRIAL_FORMAT) != 0) {
+		snprintf(why, whylen, "format is not " TRIAL_FORMAT);
+		return -1;
+	}
+	if (trial_copy(j, "trial_id", t->id, sizeof t->id, why, whylen) ||
+	    !trial_id_ok(t->id, sizeof t->id)) {
+		snprintf(why, whylen, "trial_id: bad");
+		return -1;
+	}
+	if (trial_copy(j, "policy", t->policy, sizeof t->policy, why,
+	    whylen) == -1 || trial_copy(j, "policy_path", t->policy_abs,
+	    sizeof t->policy_abs, why, whylen) == -1 || trial_copy(j,
+	    "policy_blake2b", t->policy_blake2b, sizeof t->policy_blake2b,
+	    why, whylen) == -1)
+		return -1;
+	s = util_json_str(j, "base_seed", NULL);
+	if (s == NULL || stats_parse_count(s, UINT64_MAX, &u) == -1) {
+		snprintf(why, whylen, "base_seed: not a decimal string");
+		return -1;
+	}
+	t->base_seed = u;
+	s = util_json_str(j, "seed_rule", NULL);
+	if (s == NULL || strcmp(s, "splitmix64") != 0) {
+		snprintf(why, whylen, "seed_rule: not splitmix64");
+		return -1;
+	}
+	if (!trial_uint(cJSON_GetObjectItemCaseSensitive(j, "n"),
+	    TRIAL_MAX_RUNS, &t->n) || t->n == 0 ||
+	    !trial_uint(cJSON_GetObjectItemCaseSensitive(j, "j"),
+	    TRIAL_MAX_JOBS, &t->jobs) || t->jobs == 0) {
+		snprintf(why, whylen, "n or j: not an integer in range");
+		return -1;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(j, "level");
+	if (!cJSON_IsNumber(v) || !(v->valuedouble > 0 &&
+	    v->valuedouble < 1)) {
+		snprintf(why, whylen, "level: not in (0, 1)");
+		return -1;
+	}
+	t->level = v->valuedouble;
+	v = cJSON_GetObjectItemCaseSensitive(j, "complete");
+	if (!cJSON_IsBool(v)) {
+		snprintf(why, whylen, "complete: not a boolean");
+		return -1;
+	}
+	t->complete = cJSON_IsTrue(v);
+	if (key_id_out != NULL) {
+		v = cJSON_GetObjectItemCaseSensitive(j, "signing");
+		s = util_json_str(v, "key_id", NULL);
+		snprintf(key_id_out, SIGN_KEYID_HEX, "%s", s != NULL ? s : "");
+	}
+	return 0;
+}
+
+/* A run's verdict as trial.json may state it. */
+static bool
+trial_verdict_ok(const char *v)
+{
+	return strcmp(v, "contained") == 0 || strcmp(v, "breached") == 0 ||
+	    strcmp(v, "not-exercised") == 0 || strcmp(v, "error") == 0;
+}
+
+/* Entry number count (0-based) of trial.json's runs into t->runs (by its
+ * index, once; the seed must follow the rule).  -1 with why. */
+static int
+trial_parse_run(const cJSON *r, size_t count, struct trial *t, char *why,
+    size_t whylen)
+{
+	struct trial_run *tr;
+	const cJSON *v;
+	const char *s;
+	size_t idx, leaks;
+	uint64_t u;
+	char rd[96];
+
+	if (count >= t->n || !cJSON_IsObject(r) ||
+	    !trial_uint(cJSON_GetObjectItemCaseSensitive(r, "index"),
+	    (double)t->n - 1, &idx)) {
+		snprintf(why, whylen, "runs[%zu]: bad entry or index", count);
+		return -1;
+	}
+	tr = &t->runs[idx];
+	if (tr->done) {
+		snprintf(why, whylen, "runs: index %zu twice", idx);
+		return -1;
+	}
+	s = util_json_str(r, "seed", NULL);
+	if (s == NULL || stats_parse_count(s, UINT64_MAX, &u) == -1 ||
+	    u != tr->seed) {
+		snprintf(why, whylen, "run %zu: seed does not follow the seed "
+		    "rule", idx);
+		return -1;
+	}
+	if (trial_copy(r, "run_id", tr->run_id, sizeof tr->run_id, why,
+	    whylen) == -1 || trial_copy(r, "run_dir", tr->run_dir,
+	    sizeof tr->run_dir, why, whylen) == -1 || trial_copy(r,
+	    "verdict", tr->verdict, sizeof tr->verdict, why, whylen) == -1)
+		return -1;
+	s = util_json_str(r, "reason", NULL);
+	util_sanitize(tr->reason, sizeof tr->reason, s != NULL ? s : "",
+	    s != NULL ? strlen(s) : 0, false);
+	if (tr->run_id[0] != '\0') {
+		snprintf(rd, sizeof rd, "runs/%s", tr->run_id);
+		if (!trial_id_ok(tr->run_id, sizeof tr->run_id) ||
+		    strcmp(rd, tr->run_dir) != 0) {
+			snprintf(why, whylen, "run %zu: run_id/run_dir bad "
+			    "(must be runs/<run_id>)", idx);
+			return -1;
+		}
+	} else if (tr->run_dir[0] != '\0') {
+		snprintf(why, whylen, "run %zu: run_dir without run_id", idx);
+		return -1;
+	}
+	if (!trial_verdict_ok(tr->verdict)) {
+		snprintf(why, whylen, "run %zu: unknown verdict", idx);
+		return -1;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(r, "bait_fired");
+	if (!cJSON_IsBool(v) || !trial_uint(
+	    cJSON_GetObjectItemCaseSensitive(r, "leaks"), 1e12, &leaks)) {
+		snprintf(why, whylen, "run %zu: bait_fired/leaks bad", idx);
+		return -1;
+	}
+	tr->bait_fired = cJSON_IsTrue(v);
+	tr->leaks = leaks;
+	v = cJSON_GetObjectItemCaseSensitive(r, "time_to_kill_ms");
+	if (cJSON_IsNumber(v) && v->valuedouble >= 0 &&
+	    isfinite(v->valuedouble))
+		tr->time_to_kill_ms = v->valuedouble;
+	else if (!cJSON_IsNull(v)) {
+		snprintf(why, whylen, "run %zu: time_to_kill_ms bad", idx);
+		return -1;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(r, "report_blake2b");
+	if (cJSON_IsString(v) && trial_hex64_ok(v->valuestring) &&
+	    tr->run_id[0] != '\0')
+		memcpy(tr->report_blake2b, v->valuestring, 65);
+	else if (!cJSON_IsNull(v)) {
+		snprintf(why, whylen, "run %zu: report_blake2b bad", idx);
+		return -1;
+	}
+	tr->done = true;
+	return 0;
+}
+
+/* Parse and check trial.json into t (t->runs allocated; trial_free);
+ * key_id_out (may be NULL) gets signing.key_id.  -1 with why. */
 static int
 trial_parse(const char *buf, size_t len, struct trial *t, char *key_id_out,
     char *why, size_t whylen)
 {
 	cJSON *j = cJSON_ParseWithLength(buf, len);
-	const cJSON *v, *runs, *r;
-	const char *s;
-	uint64_t u;
+	const cJSON *runs, *r;
 	size_t count = 0;
 	int rc = -1;
 
@@ -403,58 +542,8 @@ trial_parse(const char *buf, size_t len, struct trial *t, char *key_id_out,
 		snprintf(why, whylen, "not a JSON object");
 		goto out;
 	}
-	s = trial_str(j, "format");
-	if (s == NULL || strcmp(s, TRIAL_FORMAT) != 0) {
-		snprintf(why, whylen, "format is not " TRIAL_FORMAT);
+	if (trial_parse_head(j, t, key_id_out, why, whylen) == -1)
 		goto out;
-	}
-	if (trial_copy(j, "trial_id", t->id, sizeof t->id, why, whylen) ||
-	    !trial_id_ok(t->id, sizeof t->id)) {
-		snprintf(why, whylen, "trial_id: bad");
-		goto out;
-	}
-	if (trial_copy(j, "policy", t->policy, sizeof t->policy, why,
-	    whylen) == -1 || trial_copy(j, "policy_path", t->policy_abs,
-	    sizeof t->policy_abs, why, whylen) == -1 || trial_copy(j,
-	    "policy_blake2b", t->policy_blake2b, sizeof t->policy_blake2b,
-	    why, whylen) == -1)
-		goto out;
-	s = trial_str(j, "base_seed");
-	if (s == NULL || stats_parse_count(s, UINT64_MAX, &u) == -1) {
-		snprintf(why, whylen, "base_seed: not a decimal string");
-		goto out;
-	}
-	t->base_seed = u;
-	s = trial_str(j, "seed_rule");
-	if (s == NULL || strcmp(s, "splitmix64") != 0) {
-		snprintf(why, whylen, "seed_rule: not splitmix64");
-		goto out;
-	}
-	if (!trial_uint(cJSON_GetObjectItemCaseSensitive(j, "n"),
-	    TRIAL_MAX_RUNS, &t->n) || t->n == 0 ||
-	    !trial_uint(cJSON_GetObjectItemCaseSensitive(j, "j"),
-	    TRIAL_MAX_JOBS, &t->jobs) || t->jobs == 0) {
-		snprintf(why, whylen, "n or j: not an integer in range");
-		goto out;
-	}
-	v = cJSON_GetObjectItemCaseSensitive(j, "level");
-	if (!cJSON_IsNumber(v) || !(v->valuedouble > 0 &&
-	    v->valuedouble < 1)) {
-		snprintf(why, whylen, "level: not in (0, 1)");
-		goto out;
-	}
-	t->level = v->valuedouble;
-	v = cJSON_GetObjectItemCaseSensitive(j, "complete");
-	if (!cJSON_IsBool(v)) {
-		snprintf(why, whylen, "complete: not a boolean");
-		goto out;
-	}
-	t->complete = cJSON_IsTrue(v);
-	if (key_id_out != NULL) {
-		v = cJSON_GetObjectItemCaseSensitive(j, "signing");
-		s = trial_str(v, "key_id");
-		snprintf(key_id_out, SIGN_KEYID_HEX, "%s", s != NULL ? s : "");
-	}
 	t->runs = xcalloc(t->n, sizeof *t->runs);
 	for (size_t i = 0; i < t->n; i++) {
 		t->runs[i].index = i;
@@ -466,89 +555,9 @@ trial_parse(const char *buf, size_t len, struct trial *t, char *key_id_out,
 		snprintf(why, whylen, "runs: not an array");
 		goto out;
 	}
-	cJSON_ArrayForEach(r, runs) {
-		struct trial_run *tr;
-		size_t idx, leaks;
-		char rd[96];
-
-		if (++count > t->n || !cJSON_IsObject(r) ||
-		    !trial_uint(cJSON_GetObjectItemCaseSensitive(r, "index"),
-		    (double)t->n - 1, &idx)) {
-			snprintf(why, whylen, "runs[%zu]: bad entry or index",
-			    count - 1);
+	cJSON_ArrayForEach(r, runs)
+		if (trial_parse_run(r, count++, t, why, whylen) == -1)
 			goto out;
-		}
-		tr = &t->runs[idx];
-		if (tr->done) {
-			snprintf(why, whylen, "runs: index %zu twice", idx);
-			goto out;
-		}
-		s = trial_str(r, "seed");
-		if (s == NULL || stats_parse_count(s, UINT64_MAX, &u) == -1 ||
-		    u != tr->seed) {
-			snprintf(why, whylen, "run %zu: seed does not follow "
-			    "the seed rule", idx);
-			goto out;
-		}
-		if (trial_copy(r, "run_id", tr->run_id, sizeof tr->run_id, why,
-		    whylen) == -1 || trial_copy(r, "run_dir", tr->run_dir,
-		    sizeof tr->run_dir, why, whylen) == -1 || trial_copy(r,
-		    "verdict", tr->verdict, sizeof tr->verdict, why,
-		    whylen) == -1)
-			goto out;
-		s = trial_str(r, "reason");
-		util_sanitize(tr->reason, sizeof tr->reason, s != NULL ? s : "",
-		    s != NULL ? strlen(s) : 0, false);
-		if (tr->run_id[0] != '\0') {
-			snprintf(rd, sizeof rd, "runs/%s", tr->run_id);
-			if (!trial_id_ok(tr->run_id, sizeof tr->run_id) ||
-			    strcmp(rd, tr->run_dir) != 0) {
-				snprintf(why, whylen, "run %zu: run_id/run_dir "
-				    "bad (must be runs/<run_id>)", idx);
-				goto out;
-			}
-		} else if (tr->run_dir[0] != '\0') {
-			snprintf(why, whylen, "run %zu: run_dir without "
-			    "run_id", idx);
-			goto out;
-		}
-		if (strcmp(tr->verdict, "contained") != 0 &&
-		    strcmp(tr->verdict, "breached") != 0 &&
-		    strcmp(tr->verdict, "not-exercised") != 0 &&
-		    strcmp(tr->verdict, "error") != 0) {
-			snprintf(why, whylen, "run %zu: unknown verdict", idx);
-			goto out;
-		}
-		v = cJSON_GetObjectItemCaseSensitive(r, "bait_fired");
-		if (!cJSON_IsBool(v) || !trial_uint(
-		    cJSON_GetObjectItemCaseSensitive(r, "leaks"), 1e12,
-		    &leaks)) {
-			snprintf(why, whylen, "run %zu: bait_fired/leaks bad",
-			    idx);
-			goto out;
-		}
-		tr->bait_fired = cJSON_IsTrue(v);
-		tr->leaks = leaks;
-		v = cJSON_GetObjectItemCaseSensitive(r, "time_to_kill_ms");
-		if (cJSON_IsNumber(v) && v->valuedouble >= 0 &&
-		    isfinite(v->valuedouble))
-			tr->time_to_kill_ms = v->valuedouble;
-		else if (!cJSON_IsNull(v)) {
-			snprintf(why, whylen, "run %zu: time_to_kill_ms bad",
-			    idx);
-			goto out;
-		}
-		v = cJSON_GetObjectItemCaseSensitive(r, "report_blake2b");
-		if (cJSON_IsString(v) && trial_hex64_ok(v->valuestring) &&
-		    tr->run_id[0] != '\0')
-			memcpy(tr->report_blake2b, v->valuestring, 65);
-		else if (!cJSON_IsNull(v)) {
-			snprintf(why, whylen, "run %zu: report_blake2b bad",
-			    idx);
-			goto out;
-		}
-		tr->done = true;
-	}
 	rc = 0;
 out:
 	cJSON_Delete(j);
@@ -619,19 +628,19 @@ trial_report_fields(const char *buf, size_t len, struct trial_run *got,
 		snprintf(why, whylen, "report.json: not a JSON object");
 		goto out;
 	}
-	s = trial_str(j, "run_id");
+	s = util_json_str(j, "run_id", NULL);
 	if (s == NULL || strlen(s) >= sizeof got->run_id) {
 		snprintf(why, whylen, "report.json: run_id missing");
 		goto out;
 	}
 	snprintf(got->run_id, sizeof got->run_id, "%s", s);
-	s = trial_str(j, "verdict");
+	s = util_json_str(j, "verdict", NULL);
 	if (s == NULL || strlen(s) >= sizeof got->verdict) {
 		snprintf(why, whylen, "report.json: verdict missing");
 		goto out;
 	}
 	snprintf(got->verdict, sizeof got->verdict, "%s", s);
-	s = trial_str(j, "seed");
+	s = util_json_str(j, "seed", NULL);
 	if (s == NULL || stats_parse_count(s, UINT64_MAX, seed) == -1) {
 		snprintf(why, whylen, "report.json: seed not a decimal string");
 		goto out;
@@ -658,7 +667,7 @@ trial_report_fields(const char *buf, size_t len, struct trial_run *got,
 		snprintf(why, whylen, "report.json: time_to_kill_ms bad");
 		goto out;
 	}
-	s = trial_str(j, "policy");
+	s = util_json_str(j, "policy", NULL);
 	snprintf(policy, plen, "%s", s != NULL ? s : "");
 	rc = 0;
 out:
@@ -727,7 +736,6 @@ trial_verify_run_got(const char *dir, const char *pub_path,
 	struct errbuf e = { 0 };
 	char name[64], path[4300], why[700], rpol[1024], hex[EVIDENCE_HEX_BYTES];
 	char a[32], b[32], *buf = NULL;
-	uint8_t h[32];
 	uint64_t seed = 0;
 	size_t len = 0;
 	bool verified = false;
@@ -749,21 +757,18 @@ trial_verify_run_got(const char *dir, const char *pub_path,
 	why[0] = '\0';
 	if (!trial_run_dir_inside(dir, r->run_dir, why, sizeof why))
 		goto done;
-	snprintf(path, sizeof path, "%s/%s/report.json", dir, r->run_dir);
-	buf = util_read_regular(path, REPORT_JSON_MAX, &len, &e);
+	snprintf(path, sizeof path, "%s/%s", dir, r->run_dir);
+	buf = report_json_read_hashed(path, hex, &len, &e);
 	if (buf == NULL) {
 		snprintf(why, sizeof why, "%.600s", e.msg);
 		goto done;
 	}
-	crypto_generichash(h, sizeof h, (const uint8_t *)buf, len, NULL, 0);
-	util_hex(h, sizeof h, hex);
 	if (strcmp(hex, r->report_blake2b) != 0) {
 		snprintf(why, sizeof why, "report.json's BLAKE2b-256 differs "
 		    "from the trial's (%.16s... vs %.16s...)", hex,
 		    r->report_blake2b);
 		goto done;
 	}
-	snprintf(path, sizeof path, "%s/%s", dir, r->run_dir);
 	if (report_verify_dir(path, pub_path, &rr, &e) == -1) {
 		snprintf(why, sizeof why, "%.600s", e.msg);
 		goto done;
@@ -865,7 +870,7 @@ trial_dir_verdict(const char *path, char *out, size_t outlen)
 	char *p = xasprintf("%s/report.json", path);
 	char *buf = util_read_regular(p, REPORT_JSON_MAX, &len, &e);
 	cJSON *j = buf != NULL ? cJSON_ParseWithLength(buf, len) : NULL;
-	const char *s = trial_str(j, "verdict");
+	const char *s = util_json_str(j, "verdict", NULL);
 
 	out[0] = '\0';
 	if (buf != NULL)
@@ -1454,16 +1459,163 @@ trial_load_resume(const struct trial_options *o, struct trial *t,
 	return 0;
 }
 
+/* A new trial from the options: level, n, the policy (its path, real
+ * path, hash and seed) and the runs' seeds.  -1 + e. */
+static int
+trial_new(const struct trial_options *o, struct trial *t, struct errbuf *e)
+{
+	struct policy *p;
+	char *abs;
+	size_t i;
+
+	t->level = o->level != 0 ? o->level : 0.95;
+	if (!(t->level > 0 && t->level < 1))
+		return errbuf_set(e, ERRBUF_INPUT, "--level %g: not strictly "
+		    "between 0 and 1", t->level);
+	if (o->n == 0 || o->n > TRIAL_MAX_RUNS)
+		return errbuf_set(e, ERRBUF_INPUT, "-n %zu: want 1..%d runs",
+		    o->n, TRIAL_MAX_RUNS);
+	if (o->policy_path == NULL ||
+	    strlen(o->policy_path) >= sizeof t->policy)
+		return errbuf_set(e, ERRBUF_INPUT, "no policy (--policy FILE)");
+	p = policy_load(o->policy_path, e);
+	if (p == NULL)
+		return -1;
+	t->base_seed = o->has_seed ? o->seed : p->seed;
+	policy_free(p);
+	snprintf(t->policy, sizeof t->policy, "%s", o->policy_path);
+	abs = realpath(o->policy_path, NULL);
+	if (abs == NULL || strlen(abs) >= sizeof t->policy_abs) {
+		errbuf_set(e, ERRBUF_INPUT, "%s: %s", o->policy_path,
+		    strerror(errno));
+		free(abs);
+		return -1;
+	}
+	snprintf(t->policy_abs, sizeof t->policy_abs, "%s", abs);
+	free(abs);
+	if (trial_policy_hash(t->policy_abs, t->policy_blake2b, e) == -1)
+		return -1;
+	t->n = o->n;
+	t->jobs = o->jobs > 0 ? o->jobs : 1;
+	t->runs = xcalloc(t->n, sizeof *t->runs);
+	for (i = 0; i < t->n; i++) {
+		t->runs[i].index = i;
+		t->runs[i].seed = trial_seed(t->base_seed, i);
+		t->runs[i].time_to_kill_ms = -1;
+	}
+	return 0;
+}
+
+/* The engine, the start-of-trial sweep (t->gc) and the lab image once
+ * (not once per worker).  *d gets the engine.  -1 + e. */
+static int
+trial_engine(struct trial *t, struct docker **d, struct errbuf *e)
+{
+	char *ref = NULL;
+	int rc = 0;
+
+	*d = docker_connect(NULL, e);
+	if (*d == NULL)
+		return -1;
+	/* what ares processes that are gone left on this engine */
+	t->gc = xcalloc(1, sizeof *t->gc);
+	if (gc_sweep(*d, t->gc, e) == -1 || lab_image_ensure(*d, &ref,
+	    e) == -1) {
+		/* the engine answered the connect: its loss now is a
+		 * failure of the trial, not "unreachable" */
+		if (e->code == ERRBUF_ENGINE) {
+			e->code = ERRBUF_INTERNAL;
+			errbuf_prefix(e, "the engine stopped answering as the "
+			    "trial started");
+		}
+		rc = -1;
+	}
+	free(ref);
+	return rc;
+}
+
+/* A new trial's directory: RUNS/trial-<id> (RUNS from the options, then
+ * $ARES_RUNS, then "runs").  -1 + e. */
+static int
+trial_make_dir(const struct trial_options *o, struct trial *t,
+    struct errbuf *e)
+{
+	const char *rd = o->runs_dir;
+	char *parent, id[UTIL_ID_MAX];
+
+	if (rd == NULL)
+		rd = getenv("ARES_RUNS");
+	if (rd == NULL || rd[0] == '\0')
+		rd = "runs";
+	if (util_mkdir_p(rd, 0755, e) == -1)
+		return -1;
+	parent = realpath(rd, NULL);
+	if (parent == NULL || strlen(parent) + 80 >= sizeof t->dir) {
+		errbuf_set(e, ERRBUF_INPUT, "runs directory %s: %s", rd,
+		    parent == NULL ? strerror(errno) : "path too long");
+		free(parent);
+		return -1;
+	}
+	/* "trial-" + a fresh id (24 bytes): fits t->id. */
+	util_new_id(id);
+	snprintf(t->id, sizeof t->id, "trial-%.48s", id);
+	snprintf(t->dir, sizeof t->dir, "%s/%s", parent, t->id);
+	free(parent);
+	if (mkdir(t->dir, 0755) == -1)
+		return errbuf_set(e, ERRBUF_INTERNAL, "mkdir %s: %s", t->dir,
+		    strerror(errno));
+	return 0;
+}
+
+/* How many runs of t are not done (t->complete: none). */
+static size_t
+trial_count_missing(struct trial *t)
+{
+	size_t i, missing = 0;
+
+	for (i = 0; i < t->n; i++)
+		if (!t->runs[i].done)
+			missing++;
+	t->complete = missing == 0;
+	return missing;
+}
+
+/* Run the missing drills on up to t->jobs worker threads and wait for
+ * them.  -1 + e when none could start. */
+static int
+trial_workers(struct trial_ctx *c, size_t missing, struct errbuf *e)
+{
+	pthread_t th[TRIAL_MAX_JOBS];
+	sigset_t block, old;
+	size_t i, nth = 0;
+
+	/* Workers never take SIGINT/SIGTERM: the caller's handler runs on
+	 * this thread and only sets o->stop / o->cancel. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	for (i = 0; i < c->t->jobs && i < missing; i++) {
+		if (pthread_create(&th[nth], NULL, trial_worker, c) != 0)
+			break;
+		nth++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (nth == 0 && missing > 0)
+		return errbuf_set(e, ERRBUF_INTERNAL, "cannot start a worker "
+		    "thread");
+	for (i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	return 0;
+}
+
 int
 trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 {
 	struct trial_ctx c;
 	struct sign_secret *sk = NULL;
 	struct docker *d = NULL;
-	pthread_t th[TRIAL_MAX_JOBS];
-	sigset_t block, old;
-	char kd[4096], *ref = NULL, *parent = NULL, *path;
-	size_t i, nth = 0, missing = 0;
+	size_t missing = 0;
 	int rc = -1;
 
 	memset(t, 0, sizeof *t);
@@ -1474,9 +1626,7 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 		return errbuf_set(e, ERRBUF_INPUT, "-j %zu: at most %d drills "
 		    "at a time", o->jobs, TRIAL_MAX_JOBS);
 	/* The key first: the runs of a resumed trial must carry it. */
-	if (sign_key_dir(o->key_dir, kd, sizeof kd, e) == -1)
-		return -1;
-	sk = sign_secret_load_or_create(kd, NULL, e);
+	sk = sign_secret_open(o->key_dir, e);
 	if (sk == NULL)
 		return -1;
 	snprintf(t->key_id, sizeof t->key_id, "%s", sign_secret_keyid(sk));
@@ -1486,111 +1636,16 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 			goto out;
 		if (o->jobs > 0)
 			t->jobs = o->jobs;
-	} else {
-		struct policy *p;
-		char *abs;
-
-		t->level = o->level != 0 ? o->level : 0.95;
-		if (!(t->level > 0 && t->level < 1)) {
-			errbuf_set(e, ERRBUF_INPUT, "--level %g: not strictly "
-			    "between 0 and 1", t->level);
-			goto out;
-		}
-		if (o->n == 0 || o->n > TRIAL_MAX_RUNS) {
-			errbuf_set(e, ERRBUF_INPUT, "-n %zu: want 1..%d runs",
-			    o->n, TRIAL_MAX_RUNS);
-			goto out;
-		}
-		if (o->policy_path == NULL ||
-		    strlen(o->policy_path) >= sizeof t->policy) {
-			errbuf_set(e, ERRBUF_INPUT, "no policy (--policy FILE)");
-			goto out;
-		}
-		p = policy_load(o->policy_path, e);
-		if (p == NULL)
-			goto out;
-		t->base_seed = o->has_seed ? o->seed : p->seed;
-		policy_free(p);
-		snprintf(t->policy, sizeof t->policy, "%s", o->policy_path);
-		abs = realpath(o->policy_path, NULL);
-		if (abs == NULL || strlen(abs) >= sizeof t->policy_abs) {
-			errbuf_set(e, ERRBUF_INPUT, "%s: %s", o->policy_path,
-			    strerror(errno));
-			free(abs);
-			goto out;
-		}
-		snprintf(t->policy_abs, sizeof t->policy_abs, "%s", abs);
-		free(abs);
-		if (trial_policy_hash(t->policy_abs, t->policy_blake2b,
-		    e) == -1)
-			goto out;
-		t->n = o->n;
-		t->jobs = o->jobs > 0 ? o->jobs : 1;
-		t->runs = xcalloc(t->n, sizeof *t->runs);
-		for (i = 0; i < t->n; i++) {
-			t->runs[i].index = i;
-			t->runs[i].seed = trial_seed(t->base_seed, i);
-			t->runs[i].time_to_kill_ms = -1;
-		}
-	}
-
-	/* The engine, and the lab image once (not once per worker). */
-	d = docker_connect(NULL, e);
-	if (d == NULL)
+	} else if (trial_new(o, t, e) == -1)
 		goto out;
-	/* what ares processes that are gone left on this engine */
-	t->gc = xcalloc(1, sizeof *t->gc);
-	if (gc_sweep(d, t->gc, e) == -1 || lab_image_ensure(d, &ref, e) == -1) {
-		/* the engine answered the connect: its loss now is a
-		 * failure of the trial, not "unreachable" */
-		if (e->code == ERRBUF_ENGINE) {
-			e->code = ERRBUF_INTERNAL;
-			errbuf_prefix(e, "the engine stopped answering as the "
-			    "trial started");
-		}
+	if (trial_engine(t, &d, e) == -1)
 		goto out;
-	}
-
-	if (o->resume_dir == NULL) {
-		const char *rd = o->runs_dir;
-
-		if (rd == NULL)
-			rd = getenv("ARES_RUNS");
-		if (rd == NULL || rd[0] == '\0')
-			rd = "runs";
-		if (util_mkdir_p(rd, 0755, e) == -1)
-			goto out;
-		parent = realpath(rd, NULL);
-		if (parent == NULL || strlen(parent) + 80 >= sizeof t->dir) {
-			errbuf_set(e, ERRBUF_INPUT, "runs directory %s: %s", rd,
-			    parent == NULL ? strerror(errno) : "path too long");
-			goto out;
-		}
-		char id[UTIL_ID_MAX];
-
-		/* "trial-" + a fresh id (24 bytes): fits t->id. */
-		util_new_id(id);
-		snprintf(t->id, sizeof t->id, "trial-%.48s", id);
-		snprintf(t->dir, sizeof t->dir, "%s/%s", parent, t->id);
-		if (mkdir(t->dir, 0755) == -1) {
-			errbuf_set(e, ERRBUF_INTERNAL, "mkdir %s: %s", t->dir,
-			    strerror(errno));
-			goto out;
-		}
-	}
+	if (o->resume_dir == NULL && trial_make_dir(o, t, e) == -1)
+		goto out;
 	snprintf(c.runs_abs, sizeof c.runs_abs, "%s/runs", t->dir);
 	if (util_mkdir_p(c.runs_abs, 0755, e) == -1)
 		goto out;
-	path = xasprintf("%s/" SIGN_PUBKEY_NAME, t->dir);
-	rc = sign_pubkey_write(sk, path, e);
-	free(path);
-	if (rc == -1)
-		goto out;
-	rc = -1;
-	for (i = 0; i < t->n; i++)
-		if (!t->runs[i].done)
-			missing++;
-	t->complete = missing == 0;
+	missing = trial_count_missing(t);
 	if (trial_save(t, sk, e) == -1)
 		goto out;
 
@@ -1598,31 +1653,11 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 	c.t = t;
 	c.sk = sk;
 	pthread_mutex_init(&c.mu, NULL);
-	/* Workers never take SIGINT/SIGTERM: the caller's handler runs on
-	 * this thread and only sets o->stop / o->cancel. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
-	for (i = 0; i < t->jobs && i < missing; i++) {
-		if (pthread_create(&th[nth], NULL, trial_worker, &c) != 0)
-			break;
-		nth++;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (nth == 0 && missing > 0) {
+	if (trial_workers(&c, missing, e) == -1) {
 		pthread_mutex_destroy(&c.mu);
-		errbuf_set(e, ERRBUF_INTERNAL, "cannot start a worker thread");
 		goto out;
 	}
-	for (i = 0; i < nth; i++)
-		pthread_join(th[i], NULL);
-
-	missing = 0;
-	for (i = 0; i < t->n; i++)
-		if (!t->runs[i].done)
-			missing++;
-	t->complete = missing == 0;
+	(void)trial_count_missing(t);
 	pthread_mutex_lock(&c.mu);
 	if (trial_save(t, sk, e) == -1) {
 		pthread_mutex_unlock(&c.mu);
@@ -1636,8 +1671,6 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 out:
 	if (rc == -1 && e->code == ERRBUF_NONE)
 		e->code = ERRBUF_INTERNAL;
-	free(parent);
-	free(ref);
 	docker_close(d);
 	sign_secret_free(sk);
 	return rc;

@@ -294,8 +294,12 @@ util_read_regular(const char *path, size_t max, size_t *len,
 	return util_read_file_flags(path, O_NOFOLLOW, max, len, e);
 }
 
-int
-util_write_file(const char *path, const void *buf, size_t len, mode_t mode,
+/*
+ * Write len bytes to a fresh temporary file beside path (mode, synced):
+ * its name (caller frees; unlinks it if not used), or NULL + e.
+ */
+static char *
+util_write_tmp(const char *path, const void *buf, size_t len, mode_t mode,
     struct errbuf *e)
 {
 	unsigned char rnd[8];
@@ -314,7 +318,7 @@ util_write_file(const char *path, const void *buf, size_t len, mode_t mode,
 	if (fd == -1) {
 		errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", tmp, strerror(errno));
 		free(tmp);
-		return -1;
+		return NULL;
 	}
 	while (len > 0) {
 		ssize_t n = write(fd, p, len);
@@ -325,28 +329,62 @@ util_write_file(const char *path, const void *buf, size_t len, mode_t mode,
 			errbuf_set(e, ERRBUF_INTERNAL, "%s: write: %s", tmp,
 			    strerror(errno));
 			close(fd);
-			unlink(tmp);
-			free(tmp);
-			return -1;
+			goto fail;
 		}
 		p += n;
 		len -= (size_t)n;
 	}
-	if (fchmod(fd, mode) == -1 || fsync(fd) == -1 || close(fd) == -1) {
+	if (fchmod(fd, mode) == -1 || fsync(fd) == -1) {
 		errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", tmp, strerror(errno));
-		unlink(tmp);
-		free(tmp);
-		return -1;
+		close(fd);
+		goto fail;
 	}
-	if (rename(tmp, path) == -1) {
-		errbuf_set(e, ERRBUF_INTERNAL, "rename %s: %s", path,
-		    strerror(errno));
-		unlink(tmp);
-		free(tmp);
-		return -1;
+	if (close(fd) == -1) {
+		errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", tmp, strerror(errno));
+		goto fail;
 	}
+	return tmp;
+fail:
+	unlink(tmp);
 	free(tmp);
-	return 0;
+	return NULL;
+}
+
+/* util_write_file (replace) or util_write_new: the temporary file, then
+ * renamed over path or linked to it. */
+static int
+util_write_as(const char *path, const void *buf, size_t len, mode_t mode,
+    bool replace, struct errbuf *e)
+{
+	char *tmp = util_write_tmp(path, buf, len, mode, e);
+	int rc = 0;
+
+	if (tmp == NULL)
+		return -1;
+	if (replace && rename(tmp, path) == -1)
+		rc = errbuf_set(e, ERRBUF_INTERNAL, "rename %s: %s", path,
+		    strerror(errno));
+	else if (!replace && link(tmp, path) == -1)
+		rc = errbuf_set(e, errno == EEXIST ? ERRBUF_INPUT :
+		    ERRBUF_INTERNAL, "%s: %s", path, strerror(errno));
+	if (rc == -1 || !replace)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+int
+util_write_file(const char *path, const void *buf, size_t len, mode_t mode,
+    struct errbuf *e)
+{
+	return util_write_as(path, buf, len, mode, true, e);
+}
+
+int
+util_write_new(const char *path, const void *buf, size_t len, mode_t mode,
+    struct errbuf *e)
+{
+	return util_write_as(path, buf, len, mode, false, e);
 }
 
 int
@@ -617,100 +655,304 @@ util_new_id(char out[UTIL_ID_MAX])
 	    iso + 5, iso + 8, iso + 11, iso + 14, iso + 17, hex);
 }
 
-int
-util_run(const char *const *argv, const char *const *extra_env,
-    int timeout_ms, char *out, size_t outmax, struct errbuf *e)
+/* The child's environment: extra in front of base (ours when NULL).
+ * Caller frees the array (not the strings). */
+static char **
+util_proc_env(const char *const *base, const char *const *extra)
+{
+	const char *const *b = base != NULL ? base :
+	    (const char *const *)environ;
+	size_t nb = 0, nx = 0, i;
+	char **envp;
+
+	while (b[nb] != NULL)
+		nb++;
+	while (extra != NULL && extra[nx] != NULL)
+		nx++;
+	envp = xcalloc(nb + nx + 1, sizeof *envp);
+	for (i = 0; i < nx; i++)
+		envp[i] = (char *)extra[i];
+	for (i = 0; i < nb; i++)
+		envp[nx + i] = (char *)b[i];
+	return envp;
+}
+
+/*
+ * Start p's child with its stdin from in_fd (or /dev/null when -1), stdout
+ * to out_fd and stderr to err_fd: a clean signal mask, SIGPIPE at its
+ * default, no other descriptor of ours, its own process group when asked.
+ * Returns 0 with *pid, or the error posix_spawn gave.
+ */
+static int
+util_proc_spawn(const struct util_proc *p, int in_fd, int out_fd, int err_fd,
+    pid_t *pid)
 {
 	posix_spawn_file_actions_t fa;
-	uint64_t deadline = timeout_ms > 0 ? util_mono_ns() +
-	    (uint64_t)timeout_ms * 1000000ull : 0;
-	char **envp, sink[512];
-	size_t ne = 0, nx = 0, i, used = 0;
-	int fds[2], status, err;
-	bool timed_out = false;
-	pid_t pid;
+	posix_spawnattr_t at;
+	sigset_t none, dfl;
+	char **envp = util_proc_env(p->env, p->extra_env);
+	short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+	int err;
 
-	while (environ[ne] != NULL)
-		ne++;
-	while (extra_env != NULL && extra_env[nx] != NULL)
-		nx++;
-	envp = xcalloc(ne + nx + 1, sizeof *envp);
-	for (i = 0; i < nx; i++)
-		envp[i] = (char *)extra_env[i];
-	for (i = 0; i < ne; i++)
-		envp[nx + i] = environ[i];
-	if (outmax > 0)
-		out[0] = '\0';
-	if (pipe2(fds, O_CLOEXEC) == -1) {
-		free(envp);
-		return errbuf_set(e, ERRBUF_INTERNAL, "%s: pipe: %s", argv[0],
-		    strerror(errno));
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &dfl);
+	if (p->own_group) {
+		flags |= POSIX_SPAWN_SETPGROUP;
+		posix_spawnattr_setpgroup(&at, 0);
 	}
+	posix_spawnattr_setflags(&at, flags);
 	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-	err = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv,
-	    envp);
+	if (in_fd == -1)
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY,
+		    0);
+	else
+		posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
+	posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+	posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	err = (p->path_lookup ? posix_spawnp : posix_spawn)(pid, p->argv[0],
+	    &fa, &at, (char *const *)p->argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
 	free(envp);
-	close(fds[1]);
-	if (err != 0) {
-		close(fds[0]);
-		return errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", argv[0],
-		    strerror(err));
+	return err;
+}
+
+/* Append what fd has to buf (at most max bytes kept; the rest is read and
+ * dropped, *over set).  Returns false at the end of the output. */
+static bool
+util_proc_read(int fd, char *buf, size_t *len, size_t max, bool *over)
+{
+	char tmp[4096];
+	ssize_t n = read(fd, tmp, sizeof tmp);
+
+	if (n == -1 && (errno == EINTR || errno == EAGAIN))
+		return true;
+	if (n <= 0)
+		return false;
+	if (*len + (size_t)n > max) {
+		*over = true;
+		n = (ssize_t)(max - *len);
 	}
-	for (;;) {
-		struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
-		int wait_ms = -1;
-		ssize_t n;
+	if (n > 0)
+		memcpy(buf + *len, tmp, (size_t)n);
+	*len += (size_t)n;
+	return true;
+}
+
+/* Read the child's stdout (fds[0]) and stderr (fds[1], or -1) until both
+ * end or the deadline (0: none) passes (p->timed_out). */
+static void
+util_proc_collect(struct util_proc *p, const int fds[2], uint64_t deadline)
+{
+	bool oopen = true, eopen = fds[1] != -1;
+
+	while (oopen || eopen) {
+		struct pollfd pfd[2] = {
+			{ .fd = oopen ? fds[0] : -1, .events = POLLIN },
+			{ .fd = eopen ? fds[1] : -1, .events = POLLIN },
+		};
+		int wait_ms = -1, pr;
 
 		if (deadline != 0) {
 			uint64_t now = util_mono_ns();
 
 			if (now >= deadline) {
-				timed_out = true;
+				p->timed_out = true;
 				break;
 			}
 			wait_ms = (int)((deadline - now) / 1000000ull) + 1;
 		}
-		if (poll(&pfd, 1, wait_ms) == -1) {
-			if (errno == EINTR)
-				continue;
+		pr = poll(pfd, 2, wait_ms);
+		if (pr == -1 && errno != EINTR)
 			break;
+		if (pr <= 0)
+			continue;
+		if (oopen && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			oopen = util_proc_read(fds[0], p->out, &p->out_len,
+			    p->out != NULL ? p->out_max : 0, &p->out_over);
+		if (eopen && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)))
+			eopen = util_proc_read(fds[1], p->err, &p->err_len,
+			    p->err != NULL ? p->err_max : 0, &p->err_over);
+	}
+}
+
+/* Reap the child (bounded by the deadline when there is one: then it is
+ * killed, p->timed_out).  p->status gets its status, -1 when the wait
+ * failed (p->wait_errno). */
+static void
+util_proc_reap(struct util_proc *p, pid_t pid, uint64_t deadline)
+{
+	pid_t target = p->own_group ? -pid : pid;
+
+	for (;;) {
+		pid_t w = waitpid(pid, &p->status, deadline != 0 ? WNOHANG : 0);
+
+		if (w == pid)
+			return;
+		if (w == -1 && errno != EINTR) {
+			p->wait_errno = errno;
+			p->status = -1;
+			return;
 		}
-		if (pfd.revents == 0)
+		if (deadline == 0)
 			continue;
-		if (outmax > 0 && used + 1 < outmax)
-			n = read(fds[0], out + used, outmax - 1 - used);
-		else
-			n = read(fds[0], sink, sizeof sink);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (outmax > 0 && used + 1 < outmax)
-			used += (size_t)n;
+		if (util_mono_ns() >= deadline) {
+			p->timed_out = true;
+			(void)kill(target, SIGKILL);
+			while (waitpid(pid, &p->status, 0) == -1)
+				if (errno != EINTR) {
+					p->wait_errno = errno;
+					p->status = -1;
+					return;
+				}
+			return;
+		}
+		usleep(200);
 	}
-	close(fds[0]);
-	if (timed_out)
-		(void)kill(pid, SIGKILL);
-	if (outmax > 0) {
-		out[used] = '\0';
-		while (used > 0 && (out[used - 1] == '\n' ||
-		    out[used - 1] == '\r'))
-			out[--used] = '\0';
+}
+
+/* The pipe ends util_proc_run holds; -1 when closed. */
+struct util_proc_fds {
+	int in[2], out[2], err[2];
+};
+
+static void
+util_proc_close(struct util_proc_fds *f)
+{
+	int *all[] = { &f->in[0], &f->in[1], &f->out[0], &f->out[1],
+	    &f->err[0], &f->err[1] };
+	size_t i;
+
+	for (i = 0; i < sizeof all / sizeof all[0]; i++)
+		if (*all[i] != -1) {
+			close(*all[i]);
+			*all[i] = -1;
+		}
+}
+
+/* Fail p at step with errno err (the pipes closed).  -1 + e. */
+static int
+util_proc_fail(struct util_proc *p, struct util_proc_fds *f,
+    const char *step, int err, struct errbuf *e)
+{
+	util_proc_close(f);
+	p->failed = step;
+	p->fail_errno = err;
+	return errbuf_set(e, ERRBUF_INTERNAL, "%s: %s: %s", p->argv[0], step,
+	    strerror(err));
+}
+
+int
+util_proc_run(struct util_proc *p, struct errbuf *e)
+{
+	struct util_proc_fds f = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
+	uint64_t deadline = p->timeout_ms > 0 ? util_mono_ns() +
+	    (uint64_t)p->timeout_ms * 1000000ull : 0;
+	pid_t pid;
+	int err, rfds[2];
+
+	p->out_len = p->err_len = 0;
+	p->out_over = p->err_over = p->timed_out = false;
+	p->status = p->wait_errno = p->exec_errno = p->fail_errno = 0;
+	p->failed = NULL;
+	if (p->out != NULL)
+		p->out[0] = '\0';
+	if (p->err != NULL)
+		p->err[0] = '\0';
+	if (p->input != NULL) {
+		/* It fits the pipe's buffer: written before the child runs,
+		 * so one that never reads cannot block us (nor SIGPIPE). */
+		if (p->input_len > UTIL_PROC_INPUT_MAX)
+			return util_proc_fail(p, &f, "pipe", E2BIG, e);
+		if (pipe2(f.in, O_CLOEXEC) == -1)
+			return util_proc_fail(p, &f, "pipe", errno, e);
+		if (write(f.in[1], p->input, p->input_len) !=
+		    (ssize_t)p->input_len)
+			return util_proc_fail(p, &f, "write stdin", errno, e);
+		close(f.in[1]);
+		f.in[1] = -1;
 	}
-	while (waitpid(pid, &status, 0) == -1)
-		if (errno != EINTR)
-			return errbuf_set(e, ERRBUF_INTERNAL, "%s: wait: %s",
-			    argv[0], strerror(errno));
-	if (timed_out)
+	if (pipe2(f.out, O_CLOEXEC) == -1 ||
+	    (p->err != NULL && pipe2(f.err, O_CLOEXEC) == -1))
+		return util_proc_fail(p, &f, "pipe", errno, e);
+	err = util_proc_spawn(p, f.in[0], f.out[1], p->err != NULL ?
+	    f.err[1] : f.out[1], &pid);
+	if (err == EAGAIN || err == ENOMEM)
+		return util_proc_fail(p, &f, "fork", err, e);
+	if (err != 0) {
+		/* argv[0] could not be executed: as a shell says, 127 */
+		util_proc_close(&f);
+		p->exec_errno = err;
+		p->status = W_EXITCODE(127, 0);
+		return 0;
+	}
+	close(f.out[1]);
+	f.out[1] = -1;
+	if (f.err[1] != -1) {
+		close(f.err[1]);
+		f.err[1] = -1;
+	}
+	if (f.in[0] != -1) {
+		close(f.in[0]);
+		f.in[0] = -1;
+	}
+	rfds[0] = f.out[0];
+	rfds[1] = f.err[0];
+	util_proc_collect(p, rfds, deadline);
+	util_proc_close(&f);
+	if (p->timed_out || (p->own_group && p->out_over))
+		(void)kill(p->own_group ? -pid : pid, SIGKILL);
+	/* Output closed: it is exiting, still bounded by the deadline (a
+	 * daemonised grandchild may hold the pipes: killed above). */
+	util_proc_reap(p, pid, deadline);
+	if (p->own_group)
+		(void)kill(-pid, SIGKILL);   /* what is left of its group */
+	if (p->out != NULL)
+		p->out[p->out_len] = '\0';
+	if (p->err != NULL)
+		p->err[p->err_len] = '\0';
+	return 0;
+}
+
+int
+util_run(const char *const *argv, const char *const *extra_env,
+    int timeout_ms, char *out, size_t outmax, struct errbuf *e)
+{
+	struct util_proc p = {
+		.argv = argv,
+		.path_lookup = true,
+		.extra_env = extra_env,
+		.timeout_ms = timeout_ms,
+		.out = outmax > 0 ? out : NULL,
+		.out_max = outmax > 0 ? outmax - 1 : 0,
+	};
+
+	if (util_proc_run(&p, e) == -1) {
+		if (strcmp(p.failed, "pipe") == 0)
+			return -1;   /* "ARGV0: pipe: ..." */
+		return errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", argv[0],
+		    strerror(p.fail_errno));
+	}
+	if (p.exec_errno != 0)
+		return errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", argv[0],
+		    strerror(p.exec_errno));
+	while (p.out_len > 0 && (out[p.out_len - 1] == '\n' ||
+	    out[p.out_len - 1] == '\r'))
+		out[--p.out_len] = '\0';
+	if (p.status == -1)
+		return errbuf_set(e, ERRBUF_INTERNAL, "%s: wait: %s", argv[0],
+		    strerror(p.wait_errno));
+	if (p.timed_out)
 		return errbuf_set(e, ERRBUF_INTERNAL, "%s: no answer within %d "
 		    "ms (killed)", argv[0], timeout_ms);
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 128;
+	if (WIFEXITED(p.status))
+		return WEXITSTATUS(p.status);
+	return WIFSIGNALED(p.status) ? 128 + WTERMSIG(p.status) : 128;
 }
 
 void
@@ -772,6 +1014,17 @@ util_json_add_ms(cJSON *o, const char *key, double ms)
 		cJSON_AddNullToObject(o, key);
 }
 
+void
+util_json_add_generated(cJSON *o, const char *generated_at)
+{
+	cJSON_AddStringToObject(o, "generated_at", generated_at);
+#ifdef PACKAGE_VERSION
+	cJSON_AddStringToObject(o, "generator", "ares " PACKAGE_VERSION);
+#else
+	cJSON_AddStringToObject(o, "generator", "ares");
+#endif
+}
+
 const char *
 util_json_str(const cJSON *o, const char *key, const char *dflt)
 {
@@ -800,4 +1053,44 @@ bool
 util_json_true(const cJSON *o, const char *key)
 {
 	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
+}
+
+static int
+util_cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+const char *
+util_json_dup_name(const cJSON *o, bool deep)
+{
+	const cJSON *c;
+	const char *dup = NULL;
+
+	if (cJSON_IsObject(o)) {
+		const char **names;
+		size_t n = 0, i;
+
+		for (c = o->child; c != NULL; c = c->next) {
+			if (c->string == NULL)
+				return "";
+			n++;
+		}
+		if (n >= 2) {
+			names = xcalloc(n, sizeof *names);
+			i = 0;
+			for (c = o->child; c != NULL; c = c->next)
+				names[i++] = c->string;
+			qsort(names, n, sizeof *names, util_cmp_names);
+			for (i = 1; i < n && dup == NULL; i++)
+				if (strcmp(names[i - 1], names[i]) == 0)
+					dup = names[i];
+			free(names);
+		}
+	}
+	if (!deep || (!cJSON_IsObject(o) && !cJSON_IsArray(o)))
+		return dup;
+	for (c = o->child; c != NULL && dup == NULL; c = c->next)
+		dup = util_json_dup_name(c, true);
+	return dup;
 }

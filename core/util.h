@@ -85,6 +85,10 @@ char *util_read_regular(const char *path, size_t max, size_t *len,
 /* Write len bytes to path atomically (tmp + rename), mode.  -1 + e. */
 int util_write_file(const char *path, const void *buf, size_t len,
     mode_t mode, struct errbuf *e);
+/* util_write_file that never replaces a file: path is taken with link(2)
+ * (-1 + e, ERRBUF_INPUT, when it exists). */
+int util_write_new(const char *path, const void *buf, size_t len,
+    mode_t mode, struct errbuf *e);
 /* mkdir -p.  -1 + e. */
 int util_mkdir_p(const char *path, mode_t mode, struct errbuf *e);
 /* rm -rf of a directory tree we created (refuses "/" and ""). -1 + e. */
@@ -106,8 +110,53 @@ int util_run(const char *const *argv, const char *const *extra_env,
  * (the lab's components read their settings so). */
 const char *util_env_or(const char *name, const char *dflt);
 
+/*
+ * One child process run to its end: util_run's, an external lever's.
+ * In: argv (argv[0] a path, or with path_lookup a name looked up in PATH;
+ * never a shell); env, its whole environment (NULL: ours), with extra_env
+ * (NAME=VALUE, may be NULL) in front; input, what its stdin reads (at most
+ * UTIL_PROC_INPUT_MAX bytes; NULL: /dev/null); timeout_ms (0: none);
+ * own_group: it leads its own process group, killed as a whole when it
+ * times out or overflows out, and once it exited (what it left behind);
+ * out/err: stdout and stderr, at most out_max/err_max bytes kept (buffers
+ * of max + 1: NUL-terminated; the rest is read and dropped), err NULL:
+ * stderr goes to out.  It starts with a clean signal mask, SIGPIPE at its
+ * default and no descriptor of ours but 0-2.
+ * Out: the lengths kept, *_over (more came), timed_out (killed for the
+ * time limit), status (waitpid's; -1 when the wait failed: wait_errno),
+ * exec_errno (argv[0] could not be executed: status says exit 127).
+ */
+#define UTIL_PROC_INPUT_MAX 60000   /* fits a pipe's buffer */
+struct util_proc {
+	const char *const *argv;
+	bool path_lookup;
+	const char *const *env;
+	const char *const *extra_env;
+	const char *input;
+	size_t input_len;
+	int timeout_ms;
+	bool own_group;
+	char *out;
+	size_t out_max;
+	char *err;
+	size_t err_max;
+	/* filled by util_proc_run */
+	size_t out_len, err_len;
+	bool out_over, err_over, timed_out;
+	int status, wait_errno, exec_errno;
+	const char *failed;   /* the step that failed: "pipe", ... */
+	int fail_errno;
+};
+/* Run p (above).  0 when it ran, whatever its status; -1 + e ("ARGV0: STEP:
+ * error") when it could not start: p->failed is the step ("pipe", "write
+ * stdin", "fork"), p->fail_errno its errno. */
+int util_proc_run(struct util_proc *p, struct errbuf *e);
+
 /* Add key: ms to o, or key: null when ms < 0 (a time not measured). */
 void util_json_add_ms(cJSON *o, const char *key, double ms);
+/* Add "generated_at" (an ISO time) and "generator" ("ares VERSION") to a
+ * document ares signs (report.json, trial.json). */
+void util_json_add_generated(cJSON *o, const char *generated_at);
 /* Getters of untrusted JSON (every reader of evidence, reports and API
  * answers uses these; o may be NULL).  A string member, or dflt. */
 const char *util_json_str(const cJSON *o, const char *key, const char *dflt);
@@ -118,6 +167,11 @@ double util_json_num(const cJSON *o, const char *key, double dflt);
 int util_json_int(const cJSON *o, const char *key, int dflt);
 /* Whether member key is JSON true. */
 bool util_json_true(const cJSON *o, const char *key);
+/* A member name that occurs twice in object o (the first of the sorted
+ * names; "" for a member without a name), NULL when all are unique or o is
+ * no object.  With deep, every object inside o (in objects and arrays, at
+ * any depth) too.  Points into o. */
+const char *util_json_dup_name(const cJSON *o, bool deep);
 /* The next line of text[*off..len) into (*line, *llen), without its LF
  * (a last line without one counts); false at the end.  *off advances. */
 bool util_next_line(const char *text, size_t len, size_t *off,

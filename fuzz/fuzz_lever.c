@@ -1,6 +1,6 @@
 /*
  * fuzz_lever.c - bytes the levers read from outside: an HTTP status line
- * from the gateway's control socket (lever_http_status), an external
+ * from the gateway's control socket (gwctl_http_status), an external
  * lever's stdout (lever_ext_parse), /proc/<pid>/cgroup
  * (lever_cgroup_parse) and /proc/self/mountinfo (lever_mountinfo_cgroup).
  * Byte 0 picks the output buffer sizes.
@@ -23,7 +23,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	buf = xmalloc(blen > 0 ? blen : 1);
 	memcpy(buf, data + 1, blen);
 
-	st = lever_http_status(buf, blen);
+	st = gwctl_http_status(buf, blen);
 	if (st != -1 && st != 0 && (st < 100 || st > 599))
 		abort();
 

@@ -1,6 +1,7 @@
 /*
  * test_lever.c - the pure parts of the lever layer: the HTTP status-line
- * parser, external-lever output parsing (garbage, oversized), cgroup path
+ * parser and the gateway client's reading of answers, external-lever
+ * output parsing (garbage, oversized), cgroup path
  * parsing for v1 and v2, mountinfo lookup, and the lever table.
  */
 #include "core.h"
@@ -11,6 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -21,26 +26,26 @@ test_http_status(void **state)
 	char big[600];
 
 	(void)state;
-	assert_int_equal(lever_http_status(ok, strlen(ok)), 200);
-	assert_int_equal(lever_http_status("HTTP/1.0 403 Forbidden\r\n", 24),
+	assert_int_equal(gwctl_http_status(ok, strlen(ok)), 200);
+	assert_int_equal(gwctl_http_status("HTTP/1.0 403 Forbidden\r\n", 24),
 	    403);
-	assert_int_equal(lever_http_status("HTTP/1.1 503\r\n", 14), 503);
+	assert_int_equal(gwctl_http_status("HTTP/1.1 503\r\n", 14), 503);
 	/* incomplete: need more */
-	assert_int_equal(lever_http_status("HTTP/1.1 20", 11), 0);
-	assert_int_equal(lever_http_status("HTTP/1.1 200 OK\r", 16), 0);
-	assert_int_equal(lever_http_status("", 0), 0);
+	assert_int_equal(gwctl_http_status("HTTP/1.1 20", 11), 0);
+	assert_int_equal(gwctl_http_status("HTTP/1.1 200 OK\r", 16), 0);
+	assert_int_equal(gwctl_http_status("", 0), 0);
 	/* malformed */
-	assert_int_equal(lever_http_status("HTTP/2 200 OK\r\n", 15), -1);
-	assert_int_equal(lever_http_status("HTTP/1.1 2x0 OK\r\n", 17), -1);
-	assert_int_equal(lever_http_status("HTTP/1.1 099 X\r\n", 16), -1);
-	assert_int_equal(lever_http_status("HTTP/1.1 200OK\r\n", 16), -1);
-	assert_int_equal(lever_http_status("\r\n", 2), -1);
-	assert_int_equal(lever_http_status("SSH-2.0-x\r\n", 11), -1);
+	assert_int_equal(gwctl_http_status("HTTP/2 200 OK\r\n", 15), -1);
+	assert_int_equal(gwctl_http_status("HTTP/1.1 2x0 OK\r\n", 17), -1);
+	assert_int_equal(gwctl_http_status("HTTP/1.1 099 X\r\n", 16), -1);
+	assert_int_equal(gwctl_http_status("HTTP/1.1 200OK\r\n", 16), -1);
+	assert_int_equal(gwctl_http_status("\r\n", 2), -1);
+	assert_int_equal(gwctl_http_status("SSH-2.0-x\r\n", 11), -1);
 	/* no CRLF within the bound */
 	memset(big, 'A', sizeof big);
 	memcpy(big, "HTTP/1.1 200 ", 13);
-	assert_int_equal(lever_http_status(big, sizeof big), -1);
-	assert_int_equal(lever_http_status(big, 100), 0);
+	assert_int_equal(gwctl_http_status(big, sizeof big), -1);
+	assert_int_equal(gwctl_http_status(big, 100), 0);
 }
 
 static void
@@ -246,6 +251,14 @@ test_table(void **state)
 	assert_int_equal(n, 6);
 	assert_false(lever_find("gateway-deny")->cuts_off);
 	assert_true(lever_find("cgroup-freeze")->cuts_off);
+	/* the levers that hold the agent's processes stopped */
+	for (i = 0; lever_table[i] != NULL; i++)
+		assert_int_equal(lever_table[i]->freezes,
+		    strcmp(lever_table[i]->name, "pause") == 0 ||
+		    strcmp(lever_table[i]->name, "cgroup-freeze") == 0);
+	assert_string_equal(lever_known_names(), "gateway-deny, "
+	    "net-disconnect, pause, kill, cgroup-freeze, link-down, "
+	    "external:/abs/path");
 	assert_null(lever_find("nope"));
 	assert_null(lever_find(NULL));
 	assert_null(lever_find("external:"));
@@ -260,11 +273,130 @@ test_table(void **state)
 	assert_true(lever_find("external:/bin/true")->cuts_off);
 }
 
+/* Serve one connection on a fresh unix socket with answer (a child
+ * process: reads the request head, writes answer, closes).  The socket's
+ * path goes to path; returns the child's pid. */
+static pid_t
+serve_once(char path[108], const char *answer)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	static int n;
+	int lfd;
+	pid_t pid;
+
+	snprintf(path, 108, "/tmp/ares-test-gwctl.%ld.%d", (long)getpid(),
+	    n++);
+	unlink(path);
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(lfd, 1), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char req[4096];
+		size_t have = 0;
+		int fd = accept(lfd, NULL, NULL);
+
+		while (fd >= 0 && have < sizeof req - 1) {
+			ssize_t r = read(fd, req + have, sizeof req - 1 - have);
+
+			if (r <= 0)
+				break;
+			have += (size_t)r;
+			req[have] = '\0';
+			if (strstr(req, "\r\n\r\n") != NULL)
+				break;
+		}
+		if (fd >= 0 && write(fd, answer, strlen(answer)) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(lfd);
+	return pid;
+}
+
+/* gwctl_call reading a whole answer: the body by its Content-Length,
+ * bounded; a body cut short, a malformed length, an answer without the
+ * end of its headers, a status line only, a silent socket: errors. */
+static void
+test_gwctl_answer(void **state)
+{
+	static const struct {
+		const char *answer;
+		int status;
+		const char *body;     /* NULL: an error containing err */
+		const char *err;
+	} cases[] = {
+		{ "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+		    "Content-Length: 2\r\nConnection: close\r\n\r\n{}", 200, "{}",
+		    NULL },
+		{ "HTTP/1.1 404 Not Found\r\ncontent-length: 3\r\n\r\nabcdef",
+		    404, "abc", NULL },
+		{ "HTTP/1.1 200 OK\r\n\r\nto the end", 200, "to the end", NULL },
+		{ "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nshort", -1, NULL,
+		    "before the end of the body" },
+		{ "HTTP/1.1 200 OK\r\nContent-Length: 2x\r\n\r\n{}", -1, NULL,
+		    "malformed Content-Length" },
+		{ "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n", -1, NULL,
+		    "end of the headers" },
+		{ "SSH-2.0-x\r\n\r\n", -1, NULL, "malformed status line" },
+		{ "", -1, NULL, "before a status line" },
+		{ "HTTP/1.1 200 OK\r\nContent-Length: 40\r\n\r\n"
+		    "0123456789012345678901234567890123456789", -1, NULL,
+		    "body larger than 32 bytes" },
+	};
+	size_t i, len;
+	char *req = gwctl_request("GET", "/control/changes", NULL, NULL, &len);
+
+	(void)state;
+	assert_string_equal(req, "GET /control/changes HTTP/1.1\r\nHost: "
+	    "gateway\r\nConnection: close\r\n\r\n");
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char path[108], *body = (char *)"unset";
+		struct errbuf e = { 0 };
+		pid_t pid = serve_once(path, cases[i].answer);
+		int st = gwctl_call(path, req, len, "test", 2000, &body, 32, &e);
+
+		waitpid(pid, NULL, 0);
+		unlink(path);
+		assert_int_equal(st, cases[i].status);
+		if (cases[i].body != NULL) {
+			assert_non_null(body);
+			assert_string_equal(body, cases[i].body);
+		} else {
+			assert_null(body);
+			if (strstr(e.msg, cases[i].err) == NULL)
+				fail_msg("case %zu: \"%s\" lacks \"%s\"", i, e.msg,
+				    cases[i].err);
+		}
+		free(body);
+	}
+	free(req);
+	/* nobody listening: the connect fails and names the path */
+	{
+		struct errbuf e = { 0 };
+		char *body = NULL;
+
+		req = gwctl_request("POST", "/control/deny", "k", "{}", &len);
+		assert_string_equal(req, "POST /control/deny HTTP/1.1\r\nHost: "
+		    "gateway\r\nAuthorization: Bearer k\r\nContent-Type: "
+		    "application/json\r\nContent-Length: 2\r\nConnection: "
+		    "close\r\n\r\n{}");
+		assert_int_equal(gwctl_call("/nonexistent/gw.sock", req, len,
+		    "deny", 100, &body, 32, &e), -1);
+		assert_non_null(strstr(e.msg, "/nonexistent/gw.sock: connect"));
+		free(req);
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_http_status),
+		cmocka_unit_test(test_gwctl_answer),
 		cmocka_unit_test(test_ext_parse_ok),
 		cmocka_unit_test(test_ext_parse_garbage),
 		cmocka_unit_test(test_ext_parse_oversized),

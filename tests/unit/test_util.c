@@ -9,8 +9,12 @@
 #include <cmocka.h>
 
 #include <string.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -352,6 +356,143 @@ test_write_file_no_follow(void **state)
 	free(victim);
 }
 
+/* util_json_dup_name: a repeated name of the object itself, or with deep
+ * of any object inside it (through arrays too); unique names: NULL. */
+static void
+test_json_dup_name(void **state)
+{
+	static const struct {
+		const char *json;
+		const char *flat, *deep;   /* NULL: no repeat */
+	} cases[] = {
+		{ "{}", NULL, NULL },
+		{ "{\"a\":1,\"b\":2}", NULL, NULL },
+		{ "{\"a\":1,\"b\":2,\"a\":3}", "a", "a" },
+		{ "{\"b\":1,\"a\":2,\"b\":3,\"a\":4}", "a", "a" },
+		{ "{\"x\":{\"k\":1,\"k\":2}}", NULL, "k" },
+		{ "{\"x\":[1,{\"y\":[{\"k\":1,\"k\":2}]}]}", NULL, "k" },
+		{ "[{\"k\":1,\"k\":2}]", NULL, "k" },
+		{ "{\"x\":[{\"k\":1},{\"k\":2}]}", NULL, NULL },
+		{ "\"k\"", NULL, NULL },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cJSON *j = cJSON_Parse(cases[i].json);
+		const char *f, *d;
+
+		assert_non_null(j);
+		f = util_json_dup_name(j, false);
+		d = util_json_dup_name(j, true);
+		if (cases[i].flat == NULL)
+			assert_null(f);
+		else
+			assert_string_equal(f, cases[i].flat);
+		if (cases[i].deep == NULL)
+			assert_null(d);
+		else
+			assert_string_equal(d, cases[i].deep);
+		cJSON_Delete(j);
+	}
+	assert_null(util_json_dup_name(NULL, true));
+}
+
+/* Whether pid still runs (a zombie waiting for its reaper does not). */
+static bool
+proc_alive(int pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return false;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+/*
+ * util_proc_run: stdin from input, stdout and stderr apart or together,
+ * the environment given, bounds with the rest dropped, exit status, a
+ * program that cannot be executed (127), and a time limit that kills the
+ * whole process group (a child that outlives its parent included).
+ */
+static void
+test_proc_run(void **state)
+{
+	const char *cat[] = { "/bin/cat", NULL };
+	const char *both[] = { "/bin/sh", "-c", "echo out; echo err >&2; "
+	    "echo \"$ONLY\"-\"$HOME\"; exit 3", NULL };
+	const char *big[] = { "/bin/sh", "-c", "head -c 10000 /dev/zero", NULL };
+	const char *slow[] = { "/bin/sh", "-c", "sleep 30 & echo $! ; sleep 30",
+	    NULL };
+	const char *env[] = { "ONLY=1", NULL };
+	const char *none[] = { "/nonexistent/ares-test", NULL };
+	char out[64], err[64];
+	struct errbuf e = { 0 };
+	struct util_proc p = { .argv = cat, .input = "in\n", .input_len = 3,
+	    .out = out, .out_max = sizeof out - 1 };
+	uint64_t t0;
+	int pid;
+
+	(void)state;
+	assert_int_equal(util_proc_run(&p, &e), 0);
+	assert_true(WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0);
+	assert_string_equal(out, "in\n");
+
+	memset(&p, 0, sizeof p);
+	p.argv = both;
+	p.env = env;
+	p.out = out;
+	p.out_max = sizeof out - 1;
+	p.err = err;
+	p.err_max = sizeof err - 1;
+	assert_int_equal(util_proc_run(&p, &e), 0);
+	assert_int_equal(WEXITSTATUS(p.status), 3);
+	assert_string_equal(out, "out\n1-\n");
+	assert_string_equal(err, "err\n");
+	p.err = NULL;
+	assert_int_equal(util_proc_run(&p, &e), 0);
+	assert_non_null(strstr(out, "err\n"));
+	assert_non_null(strstr(out, "out\n"));
+
+	memset(&p, 0, sizeof p);
+	p.argv = big;
+	p.out = out;
+	p.out_max = 10;
+	assert_int_equal(util_proc_run(&p, &e), 0);
+	assert_true(p.out_over);
+	assert_int_equal(p.out_len, 10);
+	assert_int_equal(WEXITSTATUS(p.status), 0);
+
+	memset(&p, 0, sizeof p);
+	p.argv = none;
+	assert_int_equal(util_proc_run(&p, &e), 0);
+	assert_int_equal(p.exec_errno, ENOENT);
+	assert_int_equal(WEXITSTATUS(p.status), 127);
+
+	memset(&p, 0, sizeof p);
+	p.argv = slow;
+	p.own_group = true;
+	p.timeout_ms = 300;
+	p.out = out;
+	p.out_max = sizeof out - 1;
+	t0 = util_mono_ns();
+	assert_int_equal(util_proc_run(&p, &e), 0);
+	assert_true(p.timed_out);
+	assert_true(util_mono_ns() - t0 < 3000000000ull);
+	pid = atoi(out);
+	assert_true(pid > 0);
+	usleep(100000);
+	assert_false(proc_alive(pid));   /* the grandchild died too */
+}
+
 int
 main(void)
 {
@@ -370,6 +511,8 @@ main(void)
 		cmocka_unit_test(test_hex_roundtrip),
 		cmocka_unit_test(test_unhex_bad_input),
 		cmocka_unit_test(test_write_file_no_follow),
+		cmocka_unit_test(test_json_dup_name),
+		cmocka_unit_test(test_proc_run),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
