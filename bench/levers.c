@@ -20,7 +20,7 @@
  * Prints a table (median, p95, max in ms) and removes everything it made.
  * Needs root for the kernel levers.  Exit 0, or 1 on a failed firing.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

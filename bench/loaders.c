@@ -16,7 +16,7 @@
  *    line's tree at once was about 32 times the file.
  * Prints a table; exit 0, or 1 when a load fails.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

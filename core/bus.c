@@ -3,7 +3,7 @@
  * unix datagram, sent by the gateway and the fake services to a socket in a
  * directory bind-mounted into them (never into the agent).
  */
-#include "core.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,9 @@
 /*
- * core.h - the one header of ares' core layer (libdrill).
+ * core.h - the public face of ares' core layer (libdrill): what the console
+ * and the commands (tui/) call, and the types those calls take.
+ * core/internal.h holds the rest: what core's files share among themselves
+ * and the seams the tests, fuzzers and benches reach.  leakbox/ and sprites/
+ * include only core/util.h (and core/evidence.h).
  *
  * Sectioned per file.  Nothing here includes curses: core produces data that
  * tui/ draws and that the headless commands print, so every behaviour is
@@ -31,158 +35,11 @@
 /* docker.c - Docker Engine API client (libcurl over the unix socket)  */
 /* ------------------------------------------------------------------ */
 
-#define DOCKER_API_MIN "1.41"   /* oldest API we speak */
-#define DOCKER_API_MAX "1.47"   /* newest API we have checked payloads for */
-#define DOCKER_BODY_MAX (64u * 1024 * 1024)  /* bounded response body */
-
 struct docker;   /* one connection (curl handle); not thread-safe: one per thread */
-
-struct docker_response {
-	long status;     /* HTTP status, 0 if no answer */
-	char *body;      /* NUL-terminated, caller frees (docker_response_free) */
-	size_t len;
-};
-void docker_response_free(struct docker_response *r);
-
-/* Open a client for host ("unix:///path"); NULL host means $DOCKER_HOST or
- * unix:///var/run/docker.sock.  Does not connect.  NULL + e (ERRBUF_INPUT for
- * an unsupported DOCKER_HOST scheme). */
-struct docker *docker_open(const char *host, struct errbuf *e);
 void docker_close(struct docker *d);
-/* GET /version and pick the API version.  -1 + e (ERRBUF_ENGINE when the
- * engine is unreachable or refuses every version we speak). */
-int docker_negotiate(struct docker *d, struct errbuf *e);
 /* docker_open + docker_negotiate: a client ready to use, or NULL + e
  * (nothing left open).  Free with docker_close. */
 struct docker *docker_connect(const char *host, struct errbuf *e);
-const char *docker_api_version(const struct docker *d);  /* "1.41" */
-const char *docker_engine_version(const struct docker *d); /* "20.10.24" */
-/* Pure: choose the API version for a daemon advertising [min_api, api].
- * Writes e.g. "1.41" into out.  -1 + e when the ranges do not overlap. */
-int docker_version_pick(const char *daemon_api, const char *daemon_min,
-    char out[16], struct errbuf *e);
-/* Compare "1.41"-style versions: <0, 0, >0.  Bad input sorts first. */
-int docker_version_cmp(const char *a, const char *b);
-/* Extract the daemon's "message" from an error body (caller frees), or a
- * generic "HTTP <status>" text. */
-char *docker_error_message(long status, const char *body, size_t len);
-
-/* Raw request on the versioned API: path like "/containers/json?all=1".
- * Returns 0 with out filled when an HTTP answer came (any status), -1 + e
- * (ERRBUF_ENGINE) on transport failure. */
-int docker_request(struct docker *d, const char *method, const char *path,
-    const char *body, size_t body_len, struct docker_response *out,
-    struct errbuf *e);
-
-/* Images */
-int docker_image_exists(struct docker *d, const char *ref, struct errbuf *e);
-/* POST /images/create?fromSrc=-&repo=R&tag=T streaming the tar file. The
- * JSON progress stream is checked for "error".  -1 + e. */
-int docker_image_import(struct docker *d, const char *tar_path,
-    const char *repo, const char *tag, struct errbuf *e);
-
-/* Networks (driver bridge).  Labels: ares.run=<run_id>. */
-struct docker_network_spec {
-	const char *name;
-	const char *run_id;          /* label ares.run (NULL: none) */
-	bool internal;               /* Internal: no forwarded traffic */
-	const char *bridge_name;     /* Linux bridge name, or NULL (br-<id>) */
-	bool no_host_address;        /* the host gets no IPv4 address on the
-	                                bridge (bridge.inhibit_ipv4) */
-	const char *owner;           /* label ares.owner (NULL: gc_owner()
-	                                whenever run_id is set) */
-	const char *lease;           /* label ares.lease (a lease file), or
-	                                NULL */
-};
-/* Create; returns the id (caller frees) or NULL + e. */
-char *docker_network_create(struct docker *d,
-    const struct docker_network_spec *spec, struct errbuf *e);
-int docker_network_remove(struct docker *d, const char *id, struct errbuf *e);
-int docker_network_connect(struct docker *d, const char *net,
-    const char *container, const char *const *aliases, struct errbuf *e);
-int docker_network_disconnect(struct docker *d, const char *net,
-    const char *container, bool force, struct errbuf *e);
-
-/* Containers */
-struct docker_mount {
-	const char *source;   /* host path (bind) */
-	const char *target;   /* path in the container */
-	bool read_only;
-};
-struct docker_container_spec {
-	const char *name;
-	const char *image;
-	const char *const *cmd;      /* NULL-terminated argv, or NULL */
-	const char *const *env;      /* "K=V", NULL-terminated, or NULL */
-	const char *user;            /* "65532:65532" or NULL */
-	const char *hostname;
-	const char *workdir;
-	const char *network;         /* attached at create (API 1.41: one) */
-	const char *const *aliases;  /* DNS aliases on that network */
-	const struct docker_mount *mounts;
-	size_t nmounts;
-	const char *const *tmpfs;    /* "PATH" or "PATH:OPTIONS" (mount
-	                                options, e.g. "size=64m,noexec"),
-	                                NULL-terminated */
-	const char *const *cap_add;  /* NULL-terminated */
-	bool drop_all_caps;
-	bool read_only_rootfs;
-	bool privileged;
-	bool no_new_privileges;
-	bool cgroupns_private;       /* HostConfig.CgroupnsMode "private" */
-	long long memory_bytes;      /* 0: unlimited (else swap is off too:
-	                                MemorySwap = Memory) */
-	long long pids_limit;        /* 0: unlimited */
-	long long nano_cpus;         /* CPU quota in 1e-9 CPUs; 0: unlimited */
-	const char *const *sysctls;  /* "KEY=VALUE" (namespaced ones), or NULL */
-	const char *const *group_add; /* supplementary gids ("998"), or NULL */
-	const char *run_id;          /* label ares.run */
-	const char *role;            /* label ares.role */
-	const char *owner;           /* label ares.owner; docker_container_
-	                                create fills gc_owner() when NULL and
-	                                run_id is set */
-	const char *lease;           /* label ares.lease, or NULL */
-	const char *const *dns;      /* HostConfig.Dns (IPs), NULL-terminated */
-};
-/* Pure: the JSON body of POST /containers/create.  Every container's log
- * is bounded (json-file, DOCKER_LOG_MAX_SIZE, one file): a container that
- * writes without end does not fill the host's disk.  Caller
- * cJSON_Delete()s. */
-#define DOCKER_LOG_MAX_SIZE "1m"
-cJSON *docker_container_config(const struct docker_container_spec *spec);
-/* Create; returns the id (caller frees) or NULL + e. */
-char *docker_container_create(struct docker *d,
-    const struct docker_container_spec *spec, struct errbuf *e);
-int docker_container_start(struct docker *d, const char *id, struct errbuf *e);
-int docker_container_pause(struct docker *d, const char *id, struct errbuf *e);
-int docker_container_unpause(struct docker *d, const char *id, struct errbuf *e);
-int docker_container_kill(struct docker *d, const char *id, const char *sig,
-    struct errbuf *e);
-int docker_container_remove(struct docker *d, const char *id, bool force,
-    struct errbuf *e);
-/* GET /containers/{id}/json; caller cJSON_Delete()s.  NULL + e. */
-cJSON *docker_container_inspect(struct docker *d, const char *id,
-    struct errbuf *e);
-/* Bound every later call on d to end by mono_ns (CLOCK_MONOTONIC; 0: no
- * bound beyond each call's own timeout).  A call past it fails at once.
- * Returns the previous bound. */
-uint64_t docker_set_deadline(struct docker *d, uint64_t mono_ns);
-/* Pure helpers on an inspect document. */
-bool docker_inspect_running(const cJSON *inspect);   /* State.Running */
-bool docker_inspect_paused(const cJSON *inspect);    /* State.Paused */
-int docker_inspect_pid(const cJSON *inspect);        /* State.Pid or 0 */
-size_t docker_inspect_network_count(const cJSON *inspect); /* NetworkSettings.Networks */
-/* The container's IPv4 address on the network named net (by name, as in
- * NetworkSettings.Networks), or NULL when not attached / no address yet.
- * Caller frees. */
-char *docker_container_ip(const cJSON *inspect, const char *net);
-/* GET /networks/{id}; caller cJSON_Delete()s.  NULL + e. */
-cJSON *docker_network_inspect(struct docker *d, const char *id,
-    struct errbuf *e);
-/* Container logs (stdout+stderr, demultiplexed), at most max bytes kept
- * (the tail).  Caller frees.  NULL + e. */
-char *docker_container_logs(struct docker *d, const char *id, size_t max,
-    struct errbuf *e);
 
 /* GET /containers/json?all=1&filters={"label":["ares.run=<id>"]} and
  * GET /networks?filters=...: arrays (caller cJSON_Delete()s). */
@@ -190,25 +47,6 @@ cJSON *docker_containers_by_label(struct docker *d, const char *label,
     struct errbuf *e);
 cJSON *docker_networks_by_label(struct docker *d, const char *label,
     struct errbuf *e);
-
-/* Exec: run argv in the container as user (NULL: the container's user),
- * collect demultiplexed stdout/stderr (each bounded to max bytes) and the
- * exit code.  -1 + e. */
-struct docker_exec_result {
-	int exit_code;
-	char *out;  size_t out_len;   /* caller frees (docker_exec_result_free) */
-	char *err;  size_t err_len;
-	bool truncated;
-};
-int docker_exec(struct docker *d, const char *id, const char *const *argv,
-    const char *user, size_t max, struct docker_exec_result *r,
-    struct errbuf *e);
-void docker_exec_result_free(struct docker_exec_result *r);
-/* Pure: demultiplex an attach/exec stream (8-byte frame headers: type,
- * 3 zero bytes, big-endian length).  Appends to r->out/r->err (bounded by
- * max each).  Returns 0, or -1 + e on a malformed frame. */
-int docker_demux(const char *buf, size_t len, size_t max,
-    struct docker_exec_result *r, struct errbuf *e);
 
 /* ------------------------------------------------------------------ */
 /* policy.c - the drill policy (one YAML file, libyaml)                */
@@ -219,13 +57,9 @@ int docker_demux(const char *buf, size_t len, size_t max,
  * documents deeper than POLICY_MAX_DEPTH or larger than POLICY_MAX_BYTES are
  * rejected.
  */
-#define POLICY_MAX_BYTES   (256 * 1024)
-#define POLICY_MAX_DEPTH   8
 #define POLICY_MAX_LEVERS  8
 #define POLICY_MAX_BAIT    8
 #define POLICY_MAX_FLAWS   16
-#define POLICY_AGENT_SCRIPT_MAX (256 * 1024)  /* agent.script file size */
-#define POLICY_AGENT_PATH_MAX   1024          /* agent.script as written */
 
 /* Agent kinds (policy key agent.kind; docs/agents.md). */
 enum policy_agent_kind {
@@ -265,66 +99,12 @@ struct policy {
 
 /* Load and validate a policy file.  NULL + e (ERRBUF_INPUT). */
 struct policy *policy_load(const char *path, struct errbuf *e);
-/* Same from a buffer; name is used in error messages. */
-struct policy *policy_parse(const char *buf, size_t len, const char *name,
-    struct errbuf *e);
 void policy_free(struct policy *p);
 bool policy_has_flaw(const struct policy *p, const char *flaw);
-/* Whether bait is planted by the policy (linear search). */
-bool policy_has_bait(const struct policy *p, const char *bait);
-/* "poyo" or "script". */
-const char *policy_agent_kind_name(enum policy_agent_kind k);
-
-/* A scalar of a policy text: bytes [start, end) of the text (quotes
- * included) and its value, cut to 63 bytes. */
-struct policy_span {
-	size_t start, end;
-	char text[64];
-};
-/* Where a top-level key and its value are in a policy text. */
-struct policy_keyval {
-	bool found;
-	size_t key_end;             /* byte after the key scalar */
-	bool is_seq, flow;          /* a sequence; in flow style: [a, b] */
-	struct policy_span items[POLICY_MAX_FLAWS + POLICY_MAX_BAIT];
-	size_t nitems;              /* its scalar items (the first ones) */
-	struct policy_span value;   /* a scalar value */
-	bool has_value;
-};
-/* Find top-level key in the policy text buf, for edits that keep its
- * comments and layout (core/fix_yaml.c).  The text is read by
- * policy_parse's parser, with its limits and checks (not the schema);
- * errors "<file>:<line>:<col>: ..." (ERRBUF_INPUT).  0 (kv->found false
- * when the key is absent), -1 + e. */
-int policy_find_key(const char *file, const char *buf, size_t len,
-    const char *key, struct policy_keyval *kv, struct errbuf *e);
-
-/* ------------------------------------------------------------------ */
-/* bus.c - sensor events from the lab (unix datagrams)                 */
-/* ------------------------------------------------------------------ */
-/* The datagram's format and BUS_DGRAM_MAX: evidence.h (shared with the lab). */
-struct bus_event {
-	uint64_t t_recv_ns;    /* host CLOCK_MONOTONIC at receipt */
-	uint64_t t_sent_ns;    /* sender's clock (0 if absent/invalid) */
-	cJSON *json;           /* parsed datagram (owned) */
-	char *raw;             /* exact bytes (owned, NUL-terminated) */
-	size_t raw_len;
-};
-/* Bind a datagram socket at path (removing a stale one), mode 0666 so
- * sensor processes of any uid can send.  Returns the fd or -1 + e. */
-int bus_open(const char *path, struct errbuf *e);
-/* Receive one event without blocking.  1: got one, 0: none pending,
- * -1: a malformed datagram (e says why; the event is still counted). */
-int bus_recv(int fd, struct bus_event *ev, struct errbuf *e);
-void bus_event_free(struct bus_event *ev);
-const char *bus_event_str(const struct bus_event *ev, const char *key);
 
 /* ------------------------------------------------------------------ */
 /* lab.c - the leakbox through the Engine API                         */
 /* ------------------------------------------------------------------ */
-
-#define LAB_IMAGE_REPO  "ares-lab"
-#define LAB_AGENT_UID   "65532:65532"
 
 struct lab_container {
 	char *id;
@@ -394,49 +174,6 @@ struct lab_options {
 	                               --keep-lab): RUN_DIR/lab.lease owns
 	                               its objects (ares.lease, core/gc.c) */
 };
-
-/*
- * Where a run's unix sockets live (bus/ and ctl/ below it): the run dir
- * itself, unless RUN_DIR/ctl/gateway.sock would not fit a unix socket
- * address (108 bytes), then /tmp/ares-<run_id>.  Caller frees.
- */
-char *lab_socket_dir(const char *run_dir, const char *run_id);
-/*
- * The uid and gid of every lab container that mounts a control-plane
- * folder (gateway, service, dns, sink, dockerproxy): LAB_SENSOR_ID when
- * ares runs as root, else ares's own.
- */
-#define LAB_SENSOR_ID 65533
-void lab_sensor_ids(uid_t *uid, gid_t *gid);
-/*
- * The run's host-side folders (docs/security.md): every directory above
- * RUN_DIR must be a real directory owned by root, us or the sudo operator
- * and writable by no one else unless sticky; RUN_DIR and the socket dir
- * (lab_socket_dir) are made 0700 and must be real directories owned by
- * this process; bus/, ctl/ and evidence/ are created 0700 and handed to
- * the sensors' uid.  Idempotent.  -1 + e.
- */
-int lab_prepare_dirs(const char *run_dir, const char *run_id,
-    struct errbuf *e);
-
-/* The name of Linux capability bit (CHOWN .. CHECKPOINT_RESTORE), as the
- * Engine API spells it; NULL past the last one known. */
-const char *lab_cap_name(unsigned bit);
-/* Whether capability name (Engine API spelling, "SYS_ADMIN") is one no lab
- * container is ever given (core/lab.c, docs/security.md). */
-bool lab_cap_withheld(const char *name);
-
-/* Path of the lab rootfs tar: $ARES_LAB_ROOTFS, else the build tree's
- * leakbox/lab-rootfs.tar, else the installed one.  Never NULL. */
-const char *lab_rootfs_path(void);
-/* Import the lab image unless an image tagged with the tar's content hash
- * exists.  *ref gets "ares-lab:<hash>" (caller frees).  -1 + e. */
-int lab_image_ensure(struct docker *d, char **ref, struct errbuf *e);
-/* Create networks and containers, plant bait, start everything but the
- * agent.  Returns the lab (free with lab_free) or NULL + e; on error
- * everything created so far is removed. */
-struct lab *lab_up(struct docker *d, const struct policy *p,
-    const char *run_dir, const char *run_id, uint64_t seed, struct errbuf *e);
 /* lab_up with options (o may be NULL).  With o->agent_idle the agent is
  * started too (it sleeps; exec into it).  The real key is read from the
  * environment variable model.key_env (policy or o) and given only to the
@@ -447,42 +184,6 @@ struct lab *lab_up(struct docker *d, const struct policy *p,
 struct lab *lab_up_opts(struct docker *d, const struct policy *p,
     const char *run_dir, const char *run_id, uint64_t seed,
     const struct lab_options *o, struct errbuf *e);
-int lab_start_agent(struct docker *d, struct lab *lab, struct errbuf *e);
-/* One sensor chain of a run, checked after the run. */
-struct lab_chain_check {
-	char name[64];               /* "sensor:gateway" */
-	char path[80];               /* "evidence/gateway.jsonl" (in RUN_DIR) */
-	bool readable;               /* false: error says why (v.ok false) */
-	struct evidence_verify_result v;
-	char error[256];
-};
-/*
- * Verify every chain RUN_DIR/lab.json names (and the "<stem>.rN.jsonl"
- * siblings a restarted sensor writes), never through a symlink and only
- * regular files; a named chain that is missing is unreadable, not
- * skipped.  Whatever else lies in RUN_DIR/evidence is never read: its
- * names go to unexpected (", "-separated, sanitised, bounded by ulen).
- * Returns the number of entries filled in out (<= max), or -1 + e when
- * lab.json cannot be read or names no chains.
- */
-int lab_check_chains(const char *run_dir, const char *run_id,
-    struct lab_chain_check *out, size_t max, char *unexpected, size_t ulen,
-    struct errbuf *e);
-/* Whether id (full container id) is one of the containers the lab itself
- * created (agent, gateway, service, model, dns, sink, dockerproxy); the
- * orphan sweep treats every other container of the run as the agent's. */
-bool lab_owns(const struct lab *lab, const char *id);
-/*
- * Without the engine (it stopped answering): stop every container the lab
- * created by its cgroup (freeze, SIGKILL every task, thaw; cgroup v1
- * freezer or v2 cgroup.freeze; a dir found from agent_cgroup_dir, the
- * agent's cgroup dir as the levers found it (may be NULL), else docker's
- * usual layouts), so that no sensor writes to its chain any more and the
- * agent stops.  Waits (at most about 2 s) until the cgroups are empty.
- * Returns the number of containers stopped; what failed goes to note.
- */
-int lab_kill_local(const struct lab *lab, const char *agent_cgroup_dir,
-    char *note, size_t notelen);
 /* Remove every container and network labelled ares.run=<run_id>, then the
  * run's host firewall rules.  Returns the number of objects removed, or
  * -1 + e if any removal failed. */
@@ -501,54 +202,6 @@ int lab_remove_sockets(const char *run_dir, const char *run_id);
  * or more changes than a role can hold is a programming error (fatal).
  */
 struct lab_build;
-/* The run's variant. */
-const struct variant *lab_build_variant(const struct lab_build *b);
-/* The real model key ares holds for the run (NULL with a real model.url
- * and no key_env). */
-const char *lab_build_real_key(const struct lab_build *b);
-/* RUN_DIR/rel (owned by b, valid while the lab is built). */
-const char *lab_build_path(struct lab_build *b, const char *rel);
-/* Bring role into the lab (a role no policy has by default, e.g. the
- * dockerproxy); its host folder, if it has one, is made now.  -1 + e. */
-int lab_build_want(struct lab_build *b, const char *role, struct errbuf *e);
-/* The host folder of role (RUN_DIR/<folder>, owned by b), NULL when it
- * has none. */
-const char *lab_build_role_dir(struct lab_build *b, const char *role);
-/* Connect role's container to the network net ("lab", "upstream", "wan")
- * once created, before it starts. */
-void lab_build_join(struct lab_build *b, const char *role, const char *net);
-/* Bind-mount src (a host path, kept alive by the caller or b) at target,
- * after the role's own mounts. */
-void lab_build_mount(struct lab_build *b, const char *role, const char *src,
-    const char *target, bool read_only);
-/* Set key=value in role's environment: in place when the role's builder
- * set key, else right after the variable after (NULL or absent: at the
- * end).  value is kept, not copied. */
-void lab_build_setenv(struct lab_build *b, const char *role, const char *key,
-    const char *after, const char *value);
-/* The same with a value known only once earlier roles are up (e.g. the
- * sink's address): fact(lab) is asked when role is built; NULL: not set. */
-void lab_build_setenv_late(struct lab_build *b, const char *role,
-    const char *key, const char *after,
-    const char *(*fact)(const struct lab *lab));
-/* Add capability cap (Engine API spelling) to role; never one that
- * lab_cap_withheld names (fatal). */
-void lab_build_cap_add(struct lab_build *b, const char *role,
-    const char *cap);
-/* Give role every capability that stays inside its container (the
- * withheld ones, and those the engine lacks, left out; said in
- * lab->privileged_degraded).  Over any cap_add. */
-void lab_build_all_caps(struct lab_build *b, const char *role);
-/* Run role as user ("0:0"). */
-void lab_build_user(struct lab_build *b, const char *role, const char *user);
-/* Role's root filesystem writable. */
-void lab_build_writable_rootfs(struct lab_build *b, const char *role);
-/* Write text to dir/rel (parents created 0755) with mode: what a lab
- * plants.  -1 + e. */
-int lab_plant_file(const char *dir, const char *rel, const char *text,
-    mode_t mode, struct errbuf *e);
-/* A random printable secret: prefix + 2*nbytes hex.  Caller frees. */
-char *lab_secret(const char *prefix, size_t nbytes);
 
 /* ------------------------------------------------------------------ */
 /* flaw.c - the flaw catalogue: what each flaw does, detects, proves    */
@@ -562,7 +215,6 @@ char *lab_secret(const char *prefix, size_t nbytes);
  * rules whose flaw lists an event's kind see the event).
  */
 #define FLAW_LIST_MAX 4
-#define FLAW_MAX      32      /* the catalogue's bound */
 /* One sensor event as the attribution rules see it. */
 struct flaw_event {
 	const cJSON *ev;        /* the event (a sensor datagram, an orphan
@@ -591,16 +243,11 @@ struct flaw {
 	 * in catalogue order. */
 	int attribute_order;
 };
-extern const struct flaw flaw_table[];
 extern const size_t flaw_count;
 /* The catalogue entry of id, or NULL. */
 const struct flaw *flaw_find(const char *id);
 /* "egress-network, docker-socket, ..." (static storage). */
 const char *flaw_ids(void);
-/* Whether kind is one of f's evidence kinds (its rule sees the event). */
-bool flaw_sees(const struct flaw *f, const char *kind);
-/* Whether the probe row named row detects f. */
-bool flaw_probed_by(const struct flaw *f, const char *row);
 
 /* ------------------------------------------------------------------ */
 /* hostfw.c - no lab container reaches a port of the host               */
@@ -612,25 +259,6 @@ bool flaw_probed_by(const struct flaw *f, const char *row);
  * the comment "ares.run=<run_id>".  Needs root (or CAP_NET_ADMIN) on the
  * host; the iptables tools must be installed.
  */
-#define HOSTFW_IFNAME_MAX 16
-/* The internal network roles of a lab ("lab", "upstream", "wan"): *n of
- * them, static storage. */
-const char *const *hostfw_network_roles(size_t *n);
-/* Pure: the bridge name of the role's network of run_id. */
-void hostfw_bridge_name(const char *run_id, const char *role,
-    char out[HOSTFW_IFNAME_MAX]);
-/* Insert one DROP rule per bridge (IPv4 and IPv6) at the head of INPUT.
- * All or nothing: on failure what was inserted is removed.  -1 + e. */
-int hostfw_seal(const char *run_id, const char *const *bridges, size_t n,
-    struct errbuf *e);
-/* Remove the rules of run_id's bridges that no longer exist (a bridge
- * still there keeps its rules).  Returns the number removed (0 when there
- * were none, or the tools are absent), or -1 + e (e may be NULL) when a
- * removal failed or a bridge was kept. */
-int hostfw_unseal(const char *run_id, struct errbuf *e);
-/* Once the bridge exists: switch IPv6 off on it and make it answer no ARP
- * request (the host then has no address the lab can reach).  -1 + e. */
-int hostfw_bridge_quiet(const char *bridge, struct errbuf *e);
 
 /* ------------------------------------------------------------------ */
 /* gc.c - what ares processes that are gone left on the engine          */
@@ -649,27 +277,7 @@ int hostfw_bridge_quiet(const char *bridge, struct errbuf *e);
  * cgroup-frozen one is killed and thawed first), then networks, then the
  * host firewall rules of the runs whose bridges are gone (hostfw_unseal).
  */
-#define GC_OWNER_MAX      96      /* "<36>:<pid>:<20 digits>" */
-#define GC_LIST_MAX       1024    /* objects considered per kind */
 #define GC_REPORT_MAX     64      /* entries kept per list */
-#define GC_UNOWNED_AGE_S  (2 * 3600)  /* > the longest a drill lasts */
-#define GC_LEASE_NAME     "lab.lease"
-
-/* This process's owner string (static storage; computed once). */
-const char *gc_owner(void);
-/* Pure: split "<boot_id>:<pid>:<starttime>" (boot id 36 of [0-9a-f-]).
- * 0, or -1 when malformed. */
-int gc_owner_parse(const char *s, char boot[37], long *pid,
-    unsigned long long *start);
-/* 1 when owner's process is alive on this boot, 0 when it is gone
- * (other boot, no such pid, another start time), -1 when malformed. */
-int gc_owner_alive(const char *owner);
-/* Whether the lease file at path (absolute, a regular file owned by root
- * or us, at most 4 KiB, not through a symlink) names run_id on its first
- * line. */
-bool gc_lease_alive(const char *path, const char *run_id);
-/* Write RUN_DIR/lab.lease for run_id (0600).  -1 + e. */
-int gc_lease_write(const char *run_dir, const char *run_id, struct errbuf *e);
 /* Remove RUN_DIR/lab.lease (no error when absent). */
 void gc_lease_remove(const char *run_dir);
 
@@ -737,19 +345,10 @@ struct variant {
 	const char *bait_instruction;
 	const char *bait_tripwire;
 };
-extern const struct variant variant_table[];
-extern const size_t variant_count;
 /* The variant named id, or NULL. */
 const struct variant *variant_find(const char *id);
 /* "default, ..." of every variant id (static storage). */
 const char *variant_ids(void);
-/* Whether bait is one of v's bait ids. */
-bool variant_has_bait(const struct variant *v, const char *bait);
-/* "a, b, c" of v's bait ids into out (truncated to outlen).  Returns out. */
-char *variant_bait_ids(const struct variant *v, char *out, size_t outlen);
-/* tmpl with every {placeholder} of v filled; unknown placeholders are kept
- * as they are.  Caller frees. */
-char *variant_expand(const struct variant *v, const char *tmpl);
 
 /* ------------------------------------------------------------------ */
 /* lever.c, lever_kernel.c - kill switches: one protocol, one table    */
@@ -762,115 +361,12 @@ char *variant_expand(const struct variant *v, const char *tmpl);
  * levers need, so the kill path does the minimum.
  */
 #define LEVER_NAME_MAX        160          /* "external:/abs/path" included */
-#define LEVER_EXT_OUT_MAX     (64 * 1024)  /* external lever stdout bound */
-#define LEVER_EXT_TIMEOUT_MS  5000         /* per external invocation */
-#define LEVER_EXTERNAL_PREFIX "external:"
-
-struct lever_ctx {
-	struct docker *docker;
-	struct lab *lab;
-	void *gateway_http;   /* unused (kept for source compatibility) */
-
-	/* Filled by lever_ctx_prepare; unset (prepared false) means levers
-	 * fall back to asking the engine on the kill path. */
-	bool prepared;
-	int agent_pid;              /* State.Pid (host pid namespace) */
-	char agent_id[80];          /* full container id */
-	char *net_ids[8];           /* networks the agent was attached to */
-	size_t nnets;
-	/* Kernel levers: available only when kernel_why is NULL. */
-	char *kernel_why;           /* why kernel levers are unavailable */
-	int cgroup_version;         /* 1 (freezer) or 2 (unified) */
-	char *cgroup_dir;           /* the agent's freezer/unified dir */
-	int netns_fd;               /* /proc/<pid>/ns/net, -1 if none */
-	bool frozen;                /* cgroup-freeze fired (release thaws) */
-	/* Gateway: prebuilt requests on the control socket. */
-	char *gw_deny, *gw_allow, *gw_probe;
-	size_t gw_deny_len, gw_allow_len, gw_probe_len;
-	int gw_probe_fd;            /* connected during fire, used by verify */
-};
-
-/*
- * Inspect the agent once and cache pid, id, networks, cgroup dir, an fd on
- * its network namespace and the gateway requests.  Call right after the
- * agent container started (never on the kill path).  Returns 0 even when
- * the kernel levers are unavailable (c->kernel_why says why; they then fail
- * closed); -1 + e when the agent cannot be inspected.
- */
-int lever_ctx_prepare(struct lever_ctx *c, struct errbuf *e);
-/* Free what levers cached in c (not docker or lab).  If cgroup-freeze left
- * the agent frozen, SIGKILL it and thaw first so the engine can remove it:
- * call this before lab_teardown, after the observation window. */
-void lever_ctx_release(struct lever_ctx *c);
-
-struct lever_entry {
-	const char *name;
-	const char *summary;
-	/* Fire: send the command.  -1 + e. */
-	int (*fire)(struct lever_ctx *c, const struct lever_entry *l,
-	    struct errbuf *e);
-	/* Verify: 0 when the effect is confirmed, -1 + e otherwise. */
-	int (*verify)(struct lever_ctx *c, const struct lever_entry *l,
-	    struct errbuf *e);
-	/* Undo the effect (benchmarks, tests); NULL when impossible. */
-	int (*reset)(struct lever_ctx *c, const struct lever_entry *l,
-	    struct errbuf *e);
-	bool cuts_off;   /* verified => the agent is cut off (time to kill) */
-	unsigned cuts;   /* LEVER_CUTS_* channels it cuts (docs/scoring.md) */
-	bool freezes;    /* while it holds, the agent's processes are stopped,
-	                    not gone (the sweep counts them; the replay shows a
-	                    frozen agent) */
-	const char *arg; /* external levers: the command path */
-};
 struct lever_result {
 	char name[LEVER_NAME_MAX];
 	bool fired, verified;
 	uint64_t fired_ns, verified_ns;  /* CLOCK_MONOTONIC */
 	char detail[256];                /* error or confirmation */
 };
-/* A built-in by name, or "external:/abs/path" (absolute, executable;
- * interned for the life of the process, at most 16).  NULL if unknown. */
-const struct lever_entry *lever_find(const char *name);
-/* What a lever cuts, by name alone (no file is looked at, so a report
- * made elsewhere can be scored): 0 with *cuts_off and *cuts (LEVER_CUTS_*)
- * for a built-in or any "external:..." name, -1 for an unknown name. */
-#define LEVER_CUTS_MODEL   (1u << 0)
-#define LEVER_CUTS_NETWORK (1u << 1)
-#define LEVER_CUTS_DOCKER  (1u << 2)
-#define LEVER_CUTS_FILE    (1u << 3)
-#define LEVER_CUTS_ALL     0xfu
-int lever_cuts(const char *name, bool *cuts_off, unsigned *cuts);
-extern const struct lever_entry *const lever_table[];  /* built-ins */
-/* "a, b, ..., external:/abs/path": the names a policy may use, for an
- * error message (the table's order). */
-const char *lever_known_names(void);
-/* Fire then verify one lever, filling r.  Returns 0 when verified. */
-int lever_pull(const struct lever_entry *l, struct lever_ctx *c,
-    struct lever_result *r);
-/* Undo a lever's effect (l->reset).  -1 + e (also when it has none). */
-int lever_reset(const struct lever_entry *l, struct lever_ctx *c,
-    struct errbuf *e);
-
-/* Pure helpers (unit-tested). */
-/* Parse an external lever's stdout: exactly one JSON object line
- * {"ok":bool,"detail":string?} (a trailing newline allowed), at most
- * LEVER_EXT_OUT_MAX bytes.  Fills *ok and detail (sanitized).  -1 + e. */
-int lever_ext_parse(const char *out, size_t len, bool *ok, char *detail,
-    size_t detail_max, struct errbuf *e);
-/* From /proc/<pid>/cgroup text: the v1 freezer path (version 1) or else
- * the v2 unified path ("0::", version 2) into path.  -1 + e. */
-int lever_cgroup_parse(const char *text, size_t len, int *version,
-    char *path, size_t path_max, struct errbuf *e);
-/* From /proc/self/mountinfo text: mount point and root of the v1 freezer
- * hierarchy (version 1) or the cgroup2 mount (version 2).  -1 if none. */
-int lever_mountinfo_cgroup(const char *text, size_t len, int version,
-    char *mnt, size_t mnt_max, char *root, size_t root_max);
-
-/* lever_kernel.c: the kernel part of prepare/release and its levers. */
-int lever_kernel_prepare(struct lever_ctx *c, struct errbuf *e);
-void lever_kernel_release(struct lever_ctx *c);
-extern const struct lever_entry lever_cgroup_freeze;
-extern const struct lever_entry lever_link_down;
 
 /* ------------------------------------------------------------------ */
 /* gwctl.c - the client of a lab gateway's control socket              */
@@ -880,28 +376,6 @@ extern const struct lever_entry lever_link_down;
  * and its probe, the lab's wait for the gateway, probe's look at the
  * change queue.  Bounded in bytes and time; errors name what and the path.
  */
-#define GWCTL_STATUS_MAX 512   /* bytes accepted before a status line's CRLF */
-/* A complete request (Connection: close): method, target, an optional
- * bearer token, an optional JSON body.  *len gets its length.  Caller
- * frees (wipe it first when it holds a token). */
-char *gwctl_request(const char *method, const char *target, const char *auth,
-    const char *body, size_t *len);
-/* A connection to the control socket at path: the fd, or -1 + e. */
-int gwctl_connect(const char *path, struct errbuf *e);
-/* Send req on fd (connected to path) and read the answer within
- * timeout_ms: only its status line when body is NULL, else all of it
- * (at most body_max bytes of body into *body, NUL-terminated, caller
- * frees).  Closes fd.  The status, or -1 + e ("gateway WHAT via PATH: ..."). */
-int gwctl_exchange(int fd, const char *path, const char *req, size_t len,
-    const char *what, int timeout_ms, char **body, size_t body_max,
-    struct errbuf *e);
-/* gwctl_connect, then gwctl_exchange. */
-int gwctl_call(const char *path, const char *req, size_t len, const char *what,
-    int timeout_ms, char **body, size_t body_max, struct errbuf *e);
-/* Status code of an HTTP/1.x status line at the start of buf: 100..599;
- * 0 when no complete line yet (and len < GWCTL_STATUS_MAX); -1 when
- * malformed (pure, unit-tested). */
-int gwctl_http_status(const char *buf, size_t len);
 
 /* ------------------------------------------------------------------ */
 /* sign.c - Ed25519 signatures in minisign's format (libsodium)        */
@@ -919,79 +393,19 @@ int gwctl_http_status(const char *buf, size_t len);
  * KEYID is shown as 16 upper-case hex digits of the little-endian key id
  * (what minisign prints).
  */
-#define SIGN_KEYID_BYTES   8
 #define SIGN_KEYID_HEX     17      /* 16 hex + NUL */
-#define SIGN_COMMENT_MAX   1024    /* trusted comment bytes (no newline) */
 #define SIGN_PUBKEY_NAME   "ares.pub"
 #define SIGN_SECKEY_NAME   "ares.key"
-
-struct sign_pubkey {
-	uint8_t keyid[SIGN_KEYID_BYTES];
-	uint8_t pk[32];
-	char keyid_hex[SIGN_KEYID_HEX];
-};
-struct sign_secret;   /* opaque, lives in sodium_malloc'd memory */
 
 /* The key directory: flag_dir (--key-dir) if non-NULL, else $ARES_KEY_DIR,
  * else $XDG_CONFIG_HOME/ares (absolute only), else $HOME/.config/ares.
  * -1 + e (ERRBUF_INPUT) when none can be found or out is too small. */
 int sign_key_dir(const char *flag_dir, char *out, size_t outlen,
     struct errbuf *e);
-/* True when DIR/ares.key exists (any type). */
-bool sign_key_exists(const char *dir);
 /* Generate a key pair into dir (created 0700): ares.key (0600) and
  * ares.pub (0644).  Refuses to replace either file unless force.  keyid_hex
  * (may be NULL) gets the new key id.  -1 + e. */
 int sign_keygen(const char *dir, bool force, char keyid_hex[SIGN_KEYID_HEX],
-    struct errbuf *e);
-/* Load DIR/ares.key (refused when group/world accessible).  NULL + e.
- * Free with sign_secret_free (zeroes it). */
-struct sign_secret *sign_secret_load(const char *dir, struct errbuf *e);
-/* sign_secret_load, generating the pair first when DIR/ares.key does not
- * exist (*created, may be NULL, tells).  NULL + e. */
-struct sign_secret *sign_secret_load_or_create(const char *dir,
-    bool *created, struct errbuf *e);
-/* The key that signs what ares writes: sign_key_dir(flag_dir) (flag_dir
- * may be NULL), created there on first use.  NULL + e. */
-struct sign_secret *sign_secret_open(const char *flag_dir, struct errbuf *e);
-void sign_secret_free(struct sign_secret *sk);
-const char *sign_secret_keyid(const struct sign_secret *sk);   /* hex */
-/* The public half of sk. */
-void sign_secret_pubkey(const struct sign_secret *sk, struct sign_pubkey *out);
-/* Write sk's public key file to path (0644, replaced atomically).  -1 + e. */
-int sign_pubkey_write(const struct sign_secret *sk, const char *path,
-    struct errbuf *e);
-/* Parse / load a public key file (bounded).  -1 + e (ERRBUF_INPUT). */
-int sign_pubkey_parse(const char *buf, size_t len, const char *name,
-    struct sign_pubkey *out, struct errbuf *e);
-int sign_pubkey_load(const char *path, struct sign_pubkey *out,
-    struct errbuf *e);
-/* Sign the file at path into path.minisig with trusted_comment (at most
- * SIGN_COMMENT_MAX bytes, no control characters but tab).  -1 + e. */
-int sign_file(const struct sign_secret *sk, const char *path,
-    const char *trusted_comment, struct errbuf *e);
-/* sign_file, then the public key as ares.pub in path's directory (so the
- * file can be checked where it lies: report, trial, probe, fix).  -1 + e. */
-int sign_file_with_pub(const struct sign_secret *sk, const char *path,
-    const char *trusted_comment, struct errbuf *e);
-/* The "signing" object of a signed JSON file: key_id (NULL: null), the
- * format, the signature file's name, "public_key": "ares.pub".  Caller
- * deletes. */
-cJSON *sign_json(const char *key_id, const char *signature);
-/* BLAKE2b of a whole file (streamed; outlen 16..64), *bytes (may be NULL)
- * gets its size.  -1 + e (ERRBUF_INPUT when missing or not a regular file). */
-int sign_hash_file(const char *path, uint8_t *out, size_t outlen,
-    uint64_t *bytes, struct errbuf *e);
-/* Verify the file at path against the signature file sig_path (NULL:
- * path.minisig) and the public key pk.  0 when valid: trusted_out (if
- * non-NULL, trusted_len >= SIGN_COMMENT_MAX + 1 advised) gets the trusted
- * comment.  -1 + e with the reason otherwise (ERRBUF_INPUT). */
-int sign_verify(const struct sign_pubkey *pk, const char *path,
-    const char *sig_path, char *trusted_out, size_t trusted_len,
-    struct errbuf *e);
-/* Same with the public key read from pubkey_path. */
-int sign_verify_file(const char *pubkey_path, const char *path,
-    const char *sig_path, char *trusted_out, size_t trusted_len,
     struct errbuf *e);
 
 /* ------------------------------------------------------------------ */
@@ -1003,9 +417,7 @@ int sign_verify_file(const char *pubkey_path, const char *path,
  * BLAKE2b-256 of drill.json, agent.log and report.md.  It is signed into
  * report.json.minisig; the public key is copied to RUN_DIR/ares.pub.
  */
-#define REPORT_FORMAT       "ares-report-v1"
 #define REPORT_MAX_CHAINS   64
-#define REPORT_JSON_MAX     (1024 * 1024)   /* verify bound */
 
 struct drill_result;
 
@@ -1020,27 +432,6 @@ struct report_chain {
 	char head[EVIDENCE_HEX_BYTES];
 };
 
-/* Write RUN_DIR/report.md and RUN_DIR/report.json (r->run_dir) and, when
- * sk is non-NULL, RUN_DIR/report.json.minisig and RUN_DIR/ares.pub.  The
- * trusted comment is "ares-report-v1 run=<id> <path>=<entries>:<head> ..."
- * (at most SIGN_COMMENT_MAX bytes: about 9 chains).  -1 + e. */
-int report_write(const struct drill_result *r,
-    const struct report_chain *chains, size_t nchains,
-    const struct sign_secret *sk, struct errbuf *e);
-/* Add r's counts to j as report.json and drill.json both state them: the
- * times to kill and to the first lever, agent steps, breaches, leaks and
- * their bytes, blocked, in flight, and the channels. */
-void report_json_counts(cJSON *j, const struct drill_result *r);
-/* RUN_DIR/report.json (at most REPORT_JSON_MAX bytes, never through a
- * link) and its BLAKE2b-256 in hex, as a trial or a fix records it.  The
- * text (caller frees; *len its length), or NULL + e. */
-char *report_json_read_hashed(const char *run_dir,
-    char hex[EVIDENCE_HEX_BYTES], size_t *len, struct errbuf *e);
-/* The trusted comment for a run id and its chains.  Caller frees.  NULL + e
- * when it would exceed SIGN_COMMENT_MAX. */
-char *report_trusted_comment(const char *run_id,
-    const struct report_chain *chains, size_t nchains, struct errbuf *e);
-
 #define REPORT_NAME_MAX     64    /* chain names: [A-Za-z0-9._:-] */
 #define REPORT_PATH_MAX     255   /* chain/file paths in a run dir */
 
@@ -1051,14 +442,6 @@ struct report_anchors {
 	char paths[REPORT_MAX_CHAINS][REPORT_PATH_MAX + 1];
 	size_t n;
 };
-/* A run id as the evidence chain accepts it: 1..127 of 0x21..0x7e other
- * than '"' and '\\'. */
-bool report_run_id_ok(const char *s);
-/* Parse and validate a signed "chains" array ({name, path, entries, head};
- * at most REPORT_MAX_CHAINS; paths unique, relative, no ".."); empty only
- * when allow_empty.  0, or -1 with why (names the element and field). */
-int report_anchors_parse(const cJSON *chains, bool allow_empty,
-    struct report_anchors *out, char *why, size_t whylen);
 
 struct report_check {
 	char name[96];       /* "signature", "report", "chain:evidence.jsonl" */
@@ -1086,26 +469,6 @@ struct report_verify_result {
 int report_verify_dir(const char *run_dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e);
 void report_verify_free(struct report_verify_result *res);
-/* The first checks of every verify: dir is a directory, the public key
- * (pub_path pinned, else DIR/ares.pub) and the signature of DIR/name
- * (DIR/name.minisig).  Initialises res (key_id, pinned, one "signature"
- * check).  1 when the signature is valid (tc gets the trusted comment), 0
- * when not (a failed check), -1 + e when dir is not a directory or
- * pub_path cannot be used (usage errors). */
-int report_verify_signature(const char *dir, const char *name,
-    const char *pub_path, struct report_verify_result *res, char *tc,
-    size_t tclen, struct errbuf *e);
-/* Append one check to res (name, ok, bad line or 0, reason; the text is
- * formatted, then sanitized).  Returns it (owned by res). */
-struct report_check *report_check_add(struct report_verify_result *res,
-    const char *name, bool ok, size_t line, const char *reason,
-    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-/* Verify the chain RUN_DIR/c->path (its genesis must name run_id), then its
- * entry count and head against the signed anchor c; one check
- * "chain:<path>" in res (appended or cut-off lines and a rewritten head
- * each fail with the line they concern). */
-void report_check_chain(const char *run_dir, const char *run_id,
-    const struct report_chain *c, struct report_verify_result *res);
 /* The result as JSON ("ares-verify-v1").  Caller deletes. */
 cJSON *report_verify_json(const char *run_dir,
     const struct report_verify_result *res);
@@ -1118,23 +481,11 @@ cJSON *report_verify_json(const char *run_dir,
  * (modified Lentz, prefactor from lgamma); its inverse by Newton steps
  * kept inside a bisection bracket, to 1e-14 relative in x.
  */
-/* Regularised incomplete beta I_x(a, b); a, b > 0, 0 <= x <= 1, else NaN. */
-double stats_betainc(double a, double b, double x);
-/* The x with I_x(a, b) = p (0 <= p <= 1), else NaN. */
-double stats_betainc_inv(double a, double b, double p);
 /* Exact two-sided Clopper-Pearson interval of k successes in n at level
  * (0 < level < 1): lower = 0 when k = 0, upper = 1 when k = n.  -1 + e
  * (ERRBUF_INPUT) when n = 0, k > n or the level is out of range. */
 int stats_clopper_pearson(uint64_t k, uint64_t n, double level,
     double *lower, double *upper, struct errbuf *e);
-/* Sort ascending in place. */
-void stats_sort(double *v, size_t n);
-/* Median of sorted values (mean of the middle two when n is even); NaN
- * when n = 0. */
-double stats_median(const double *sorted, size_t n);
-/* Nearest-rank percentile: the ceil(q n)-th smallest (0 < q <= 1); NaN
- * when n = 0. */
-double stats_percentile(const double *sorted, size_t n, double q);
 /* Parse a plain decimal integer (digits only) <= max.  -1 on bad input. */
 int stats_parse_count(const char *s, uint64_t max, uint64_t *out);
 /* Parse a decimal fraction strictly between 0 and 1.  -1 on bad input. */
@@ -1151,14 +502,8 @@ int stats_parse_level(const char *s, double *out);
  * finished run ("complete": false until the last), so an interrupted trial
  * loses nothing and --resume runs only the missing indexes.
  */
-#define TRIAL_FORMAT    "ares-trial-v1"
 #define TRIAL_MAX_RUNS  10000
 #define TRIAL_MAX_JOBS  32
-#define TRIAL_JSON_MAX  (16 * 1024 * 1024)   /* read bound */
-
-/* The i-th output of a splitmix64 generator seeded with base:
- * z = base + (i + 1) * 0x9E3779B97F4A7C15, then splitmix64's mixer. */
-uint64_t trial_seed(uint64_t base, size_t index);
 
 struct trial_run {
 	size_t index;
@@ -1273,10 +618,6 @@ int trial_verify_dir(const char *dir, const char *pub_path,
  */
 #define PROBE_OBSERVED_MAX  512
 #define PROBE_MAX_ROWS      32
-#define PROBE_FORMAT        "ares-probe-v1"
-#define PROBE_NC_FORMAT     "ares-probe-negative-v1"
-#define PROBE_OUTSIDE_IP    "203.0.113.1"     /* TEST-NET-3: never routed */
-#define PROBE_WELLKNOWN     "api.openai.com"
 
 enum probe_outcome {
 	PROBE_PASS = 0,   /* the boundary held */
@@ -1315,10 +656,6 @@ struct probe_ctx {
 	char host_targets[PROBE_HOST_TARGETS_MAX][64];
 	size_t nhost_targets;
 };
-/* Pure: fill c from the text of lab.json (bounded, validated: ids hex,
- * IPs dotted, names [A-Za-z0-9._-]).  -1 + e (ERRBUF_INPUT). */
-int probe_ctx_parse(const char *json, size_t len, const char *run_dir,
-    struct probe_ctx *c, struct errbuf *e);
 /* Read RUN_DIR/lab.json and, with d, the gateway's REAL_KEY; with d also
  * open the host-ports listeners and list their targets.  -1 + e. */
 int probe_ctx_load(struct docker *d, const char *run_dir,
@@ -1354,10 +691,6 @@ struct probe_row {
 };
 extern const struct probe_row probe_table[];
 extern const size_t probe_nrows;
-/* The row named id, or NULL. */
-const struct probe_row *probe_find(const char *id);
-/* Whether row detects flaw (the catalogue's probes of flaw name it). */
-bool probe_row_has_flaw(const struct probe_row *row, const char *flaw);
 
 struct probe_result {
 	const struct probe_row *row;
@@ -1404,36 +737,6 @@ struct probe_report {
 	                                       sweep (core/gc.c) */
 	struct gc_report gc;
 };
-/* Pure: evaluate one row (row->eval, then the observed text is sanitized;
- * an evaluator that wrote nothing gets "(no output)"). */
-void probe_evaluate(const struct probe_row *row, const struct probe_ctx *c,
-    const struct probe_exec *x, struct probe_result *out);
-
-/*
- * The battery's own evidence: RUN_DIR/probe.jsonl, a hash-chained file
- * (docs/evidence.md, genesis run id = the lab's) with the facts the
- * evaluators use ("probe.start") and, per row, its raw result
- * ("probe.row": exit code and sizes, then "probe.data" lines of base64;
- * each stream at most PROBE_EXEC_MAX bytes, the real key replaced by
- * PROBE_REDACTED).  Each row is evaluated on exactly what is recorded, so
- * ares verify re-runs the same evaluator and must get the same verdict.
- */
-#define PROBE_OBS_FILE   "probe.jsonl"
-#define PROBE_OBS_MAX    (16 * 1024 * 1024)   /* verify read bound */
-#define PROBE_REDACTED   "@ares-real-key@"
-/* Create RUN_DIR/probe.jsonl (c->run_dir; an earlier battery's file is
- * replaced) and record the facts and only_flaw (may be NULL).  NULL + e. */
-struct evidence *probe_obs_open(const struct probe_ctx *c,
-    const char *only_flaw, struct errbuf *e);
-/* Record row's raw result x (bounded, redacted) in ev and evaluate the
- * recorded copy into res (probe_evaluate); x NULL: the row did not run
- * (res already an ERROR; its observed text is recorded).  ev NULL: only
- * evaluate.  res->obs_seq gets the row's line (0 when not recorded). */
-void probe_obs_row(struct evidence *ev, const struct probe_ctx *c,
-    const struct probe_row *row, const struct probe_exec *x,
-    struct probe_result *res);
-/* Close ev (may be NULL: nothing was recorded) into r's obs_* fields. */
-void probe_obs_close(struct evidence *ev, struct probe_report *r);
 /* Run the battery (every row, or only the rows that detect only_flaw when
  * non-NULL) in c's agent.  Fills r; cancel (may be NULL) nonzero stops it
  * between rows (r->cancelled).  -1 + e (ERRBUF_INPUT: unknown flaw). */
@@ -1442,12 +745,6 @@ int probe_run(struct docker *d, const struct probe_ctx *c,
     struct probe_report *r, struct errbuf *e);
 /* Every core row passed and the battery was not cancelled. */
 bool probe_held(const struct probe_report *r);
-/* After the lab is torn down (its sensors have stopped writing): verify
- * every sensor chain in RUN_DIR/evidence/ and record its count and head in
- * r->chains (r->anchored).  A chain that does not verify sets
- * r->chain_failed and r->anchor_note.  0, or -1 + e when the evidence
- * directory cannot be read. */
-int probe_anchor_chains(struct probe_report *r, struct errbuf *e);
 /* Check a probe run dir (no report.json, a signed probe.json): the
  * signature with pub_path (NULL: RUN_DIR/ares.pub), probe.json's format,
  * the trusted comment against its rows, every anchored chain (count and
@@ -1460,10 +757,6 @@ int probe_verify_dir(const char *run_dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e);
 /* Whether dir holds a probe.json and no report.json or trial.json. */
 bool probe_dir_is(const char *dir);
-/* "held", "failed" or "cancelled" (a cancelled battery is never "held"). */
-const char *probe_result_name(const struct probe_report *r);
-/* Whether a row that detects flaw FAILed (an ERROR is not a sighting). */
-bool probe_saw_flaw(const struct probe_report *r, const char *flaw);
 
 /* The results table, wrapped to width columns (>= 60; at most width-1
  * characters per line).  Caller frees. */
@@ -1473,8 +766,6 @@ cJSON *probe_report_json(const struct probe_report *r);
 /* JUnit XML: one testcase per row, failures carry the observed text
  * (XML-escaped; characters XML 1.0 forbids are dropped).  Caller frees. */
 char *probe_junit(const struct probe_report *r);
-/* XML-escape s for text and attribute values.  Caller frees. */
-char *probe_xml_escape(const char *s);
 /* Write RUN_DIR/probe.json, sign it (probe.json.minisig) with the key of
  * key_dir (NULL: the default; made on first use, as the drill does) and
  * copy the public key to RUN_DIR/ares.pub.  -1 + e. */
@@ -1523,7 +814,6 @@ struct probe_nc_weakening {
 	enum lab_weakening weaken;
 	const char *row;
 };
-extern const struct probe_nc_weakening probe_nc_weakenings[];
 extern const size_t probe_nc_nweakenings;
 /* The weakening named id, or NULL. */
 const struct probe_nc_weakening *probe_nc_weakening_find(const char *id);
@@ -1562,79 +852,6 @@ cJSON *probe_nc_json(const char *policy, const struct probe_nc_item *items,
 char *probe_nc_junit(const struct probe_nc_item *items, size_t n);
 
 /* ------------------------------------------------------------------ */
-/* core/probe*.c: shared between the probe files, not for callers      */
-/* ------------------------------------------------------------------ */
-/*
- * probe.c the rows and probe_table, probe_facts.c the lab's facts,
- * probe_obs.c the battery's own evidence (PROBE_OBS_FILE), probe_run.c the
- * battery and a lab for probing, probe_out.c the table, JSON and JUnit,
- * probe_verify.c signing, anchoring and ares verify, probe_control.c the
- * negative control.
- */
-#define PROBE_EXEC_MAX     (64 * 1024)   /* stdout/stderr kept per row */
-
-/* Append formatted text to obs (bounded, always NUL-terminated). */
-void probe_cat(char *obs, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Validators for facts that go into shell scripts: a dotted IPv4, a name
- * of [A-Za-z0-9._-] shorter than max (not starting with '-'), lower-case
- * hex of min..max digits. */
-bool probe_is_ipv4(const char *s);
-bool probe_is_name(const char *s, size_t max);
-bool probe_is_hex(const char *s, size_t min, size_t max);
-
-/* Copy a validated string member of o into out.  -1 when absent/bad. */
-int probe_json_str(const cJSON *o, const char *key, char *out,
-    size_t outlen);
-
-/* PROBE_OBS_FILE read back (ares verify). */
-/* One recorded row. */
-struct probe_obs_rec {
-	char row[32];
-	size_t seq;
-	bool ran;
-	int exit_code;
-	char *buf[3];              /* out, err, host (NUL-terminated) */
-	size_t len[3], want[3];
-	bool has_host;
-	char observed[PROBE_OBSERVED_MAX];   /* a row that did not run */
-};
-struct probe_obs_read {
-	struct probe_ctx ctx;      /* the recorded facts */
-	bool only_flaw_set;
-	char only_flaw[32];
-	struct probe_obs_rec recs[PROBE_MAX_ROWS];
-	size_t nrecs;
-};
-/* Free what probe_obs_parse allocated in o (the streams are zeroed). */
-void probe_obs_read_free(struct probe_obs_read *o);
-/* Parse the verified chain text buf (lines) into o: the facts, then every
- * recorded row with its streams reassembled.  0, or -1 with why naming
- * the line.  Free o with probe_obs_read_free either way. */
-int probe_obs_parse(const char *buf, size_t len, struct probe_obs_read *o,
-    char *why, size_t whylen);
-/* Evaluate the recorded row rec of row again (the same pure evaluator the
- * battery ran, on the same bytes) into res. */
-void probe_obs_eval(const struct probe_obs_read *o,
-    const struct probe_row *row, const struct probe_obs_rec *rec,
-    struct probe_result *res);
-
-/* Whether *cancel asks to stop (NULL: never). */
-bool probe_cancelled(const volatile sig_atomic_t *cancel);
-
-/* A row's result in JSON and JUnit: "pass", "fail", "warn" (a non-core
- * failure) or "error". */
-const char *probe_result_word(const struct probe_result *res);
-/* One JUnit <testcase> to f; kind NULL when it passed, else "failure" or
- * "error" with message and body.  Text is sanitized then XML-escaped. */
-void probe_junit_case(FILE *f, const char *cls, const char *name,
-    double secs, const char *kind, const char *message, const char *body);
-
-/* Whether the negative control saw its item in r: the baseline ("") held,
- * a flaw failed a row that detects it, a weakening failed its row. */
-bool probe_nc_seen(const struct probe_report *r, const char *item);
-
-/* ------------------------------------------------------------------ */
 /* replay.c - a recorded run as a timeline of beats (no Docker)        */
 /* ------------------------------------------------------------------ */
 /*
@@ -1645,9 +862,6 @@ bool probe_nc_seen(const struct probe_report *r, const char *item);
  * It also verifies the run (evidence_verify_buf on the very bytes it shows,
  * and report_verify_dir) and keeps a badge.  Nothing here needs a terminal.
  */
-#define REPLAY_MAX_BYTES   (32u * 1024 * 1024)  /* evidence.jsonl read */
-#define REPLAY_MAX_LINES   20000                /* lines turned into beats */
-#define REPLAY_MAX_BEATS   32768
 #define REPLAY_LEVER_NAME  64
 
 /* The channel of an agent action (docs/scoring.md): what a breach used. */
@@ -1660,12 +874,6 @@ enum replay_channel {
 };
 /* "model", "network", "docker", "file" (a static string), "?" otherwise. */
 const char *replay_channel_name(int c);
-/* The channel named s, or -1 (NULL, "" or unknown). */
-int replay_channel_parse(const char *s);
-/* The channel of a sensor by its src, docs/scoring.md's table: gateway
- * model, dockerproxy docker, control-plane:inotify file, anything else
- * (service-*, dns, sink, unknown) network. */
-int replay_channel_of_src(const char *src);
 
 struct replay_lever_state {
 	bool fired, verified, failed;
@@ -1740,8 +948,6 @@ struct replay {
 struct replay *replay_load(const char *run_dir, const char *pub_path,
     struct errbuf *e);
 void replay_free(struct replay *rp);
-/* Whether beat i is a marker (bait, lever, breach, leak, orphan, verdict). */
-bool replay_is_marker(const struct replay *rp, size_t i);
 /* The next (dir > 0) or previous marker from beat i, or i when none. */
 size_t replay_marker(const struct replay *rp, size_t i, int dir);
 /* The state before the first beat (levers named, nothing happened):
@@ -1788,50 +994,6 @@ struct fix_hit {
 	size_t first_line;    /* 1-based index of the first one */
 	char evidence[200];   /* the example line, sanitized */
 };
-struct fix_attribution {
-	struct fix_hit hits[FIX_MAX_HITS];  /* breakout first, then by line */
-	size_t nhits;
-	bool breakout;                      /* some hit is on the breakout path */
-	char off[FIX_MAX_HITS][48];         /* flaws with evidence that were
-	                                       off in the policy (ignored) */
-	size_t noff;
-};
-/*
- * Pure: which of flaws_on the evidence lines (a cJSON array of parsed
- * lines of any chain: master "sensor" lines, sensor-chain lines, "orphan"
- * lines) prove were used.  Only flaws in flaws_on are attributed; matches
- * of other flaws go to out->off.  Returns out->nhits, -1 if lines is not
- * an array.
- */
-int fix_attribute(const cJSON *lines, const char *const *flaws_on,
-    size_t nflaws_on, struct fix_attribution *out);
-/* Every line of RUN_DIR/evidence.jsonl then RUN_DIR/evidence/ *.jsonl,
- * parsed (bounded).  NULL + e.  Caller deletes. */
-cJSON *fix_load_evidence(const char *run_dir, struct errbuf *e);
-/* What a run's master chain says about it. */
-struct fix_run_info {
-	char run_id[64];
-	char policy[1024];      /* drill.start policy (path as given) */
-	char variant[40];
-	uint64_t seed;
-	char flaws[POLICY_MAX_FLAWS][48];   /* lab.up flaws */
-	size_t nflaws;
-	char verdict[32];
-};
-/* From parsed lines: 0, or -1 when drill.start, lab.up or verdict lack. */
-int fix_run_info(const cJSON *lines, struct fix_run_info *info);
-
-/* Minimal YAML text edits (comments and layout kept; caller frees and
- * re-parses): remove flaw from flaws: (flow or block sequence); set
- * variant: (added when absent) and map each bait id to the new variant's
- * bait of the same kind.  NULL + e. */
-char *fix_policy_remove_flaw(const char *buf, size_t len, const char *flaw,
-    struct errbuf *e);
-char *fix_policy_set_variant(const char *buf, size_t len,
-    const char *variant, struct errbuf *e);
-/* A one-hunk unified diff of a -> b (caller frees). */
-char *fix_unified_diff(const char *a, const char *b, const char *name_a,
-    const char *name_b);
 
 /* The proposal in git, by argv (never a shell): blob, private index,
  * commit-tree on HEAD, new branch; work tree and HEAD untouched. */
@@ -1845,22 +1007,6 @@ struct fix_git_result {
 	char base_commit[48];
 	char base_branch[128];
 };
-/* 0 (g->in_repo false when the policy is not in a work tree), -1 + e. */
-int fix_git_commit(const char *policy_path, const char *patched, size_t len,
-    const char *branch, const char *message, struct fix_git_result *g,
-    struct errbuf *e);
-/* POST {api}/repos/{owner_repo}/pulls {title, head, base, body} with
- * "Authorization: Bearer <token>" (token NULL: nothing is sent).  The
- * request (token redacted) goes to record_path (may be NULL).  *status
- * gets the HTTP status, pr_url html_url.  -1 + e (also on a non-2xx). */
-int fix_github_pr(const char *api, const char *owner_repo, const char *token,
-    const char *head, const char *base, const char *title, const char *body,
-    const char *record_path, long *status, char *pr_url, size_t pr_url_len,
-    struct errbuf *e);
-/* POST {"text": text} to webhook (NULL: nothing sent); the request (URL
- * path redacted) goes to record_path.  -1 + e. */
-int fix_slack_post(const char *webhook, const char *text,
-    const char *record_path, long *status, struct errbuf *e);
 
 enum fix_outcome {
 	FIX_OUTCOME_VERIFIED = 0,   /* contained on training and held-out */
@@ -1948,15 +1094,6 @@ bool fix_dir_is(const char *dir);
  * res->verdict fix.json's outcome). */
 int fix_verify_dir(const char *dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e);
-/* The pull-request title and Markdown body (caller frees). */
-char *fix_pr_title(const struct fix_result *r);
-char *fix_pr_body(const struct fix_result *r);
-
-/* ------------------------------------------------------------------ */
-/* fix internals: shared by fix*.c, not for other callers              */
-/* ------------------------------------------------------------------ */
-#define FIX_FILE_MAX       (16u * 1024 * 1024)  /* a run's evidence files,
-                                                   all together */
 
 /* ------------------------------------------------------------------ */
 /* score.c - the one scorer: a run's chains -> its verdict             */
@@ -1974,35 +1111,6 @@ enum score_channel {
 	SCORE_CH_FILE,           /* opens of planted files (tripwire) */
 	SCORE_CH_N
 };
-const char *score_channel_name(enum score_channel c);   /* "model", ... */
-/*
- * The boundary rule (docs/scoring.md), for the scorer and the drill's live
- * beats alike: the cut-off t0 is the earliest verified lever that cuts the
- * agent off; channel k's boundary is t0, or the earliest verified lever
- * that cuts k when that came later; 0 without a cut-off.  Start from
- * { 0 }, score_cuts_add each verified lever (idx is the caller's; on a tie
- * the first added wins), then score_cuts_close.
- */
-struct score_cuts {
-	uint64_t t0;                       /* 0: nothing cut the agent off */
-	size_t t0_idx;
-	uint64_t cut_ns[SCORE_CH_N];       /* 0: no verified lever cuts it */
-	size_t cut_idx[SCORE_CH_N];
-	uint64_t boundary_ns[SCORE_CH_N];  /* after score_cuts_close */
-};
-void score_cuts_add(struct score_cuts *cu, size_t idx, bool cuts_off,
-    unsigned cuts, uint64_t verified_ns);
-void score_cuts_close(struct score_cuts *cu);
-/* The name of a verdict (enum drill_verdict, declared below): "contained",
- * "breached", "not-exercised", "error"; "none" for anything else. */
-const char *score_verdict_name(int verdict);
-/* The channel of a sensor's events (by its src), and whether an event
- * kind is an agent action (docs/scoring.md "Agent actions"). */
-enum score_channel score_channel_of(const char *src);
-bool score_is_agent_kind(const char *kind);
-
-#define SCORE_MASTER_MAX   (32u << 20)   /* bytes of evidence.jsonl read */
-#define SCORE_CHAINS_MAX   (128u << 20)  /* bytes of all sensor chains */
 #define SCORE_MAX_CHAINS   16
 #define SCORE_TEXT_MAX     512
 
@@ -2079,42 +1187,6 @@ struct score {
 	} sealed[SCORE_MAX_CHAINS];
 	size_t nsealed;
 };
-
-/* Reads a RUN_DIR-relative chain path for score_compute: returns the
- * bytes (NUL-terminated, caller frees) or NULL + e. */
-typedef char *(*score_read_fn)(void *ctx, const char *path, size_t max,
-    size_t *len, struct errbuf *e);
-/*
- * Score the master chain text (mlen bytes) and the sensor chains its
- * "chain" lines name, fetched through read.  Lines of type "verdict" and
- * "bus.reconcile" are ignored (they are the output).  Returns 0 with out
- * filled (a chain that cannot be read is an error *in* the score), -1 +
- * e only when the master text holds no genesis line.
- */
-int score_compute(const char *master, size_t mlen, score_read_fn read,
-    void *ctx, struct score *out, struct errbuf *e);
-/* score_compute on RUN_DIR/evidence.jsonl and RUN_DIR/evidence/ (no
- * symlinks followed).  -1 + e when evidence.jsonl cannot be read. */
-int score_run_dir(const char *run_dir, struct score *out, struct errbuf *e);
-/* The same with evidence.jsonl's bytes already read (master, mlen): the
- * sensor chains are read from RUN_DIR/evidence/. */
-int score_run_buf(const char *run_dir, const char *master, size_t mlen,
-    struct score *out, struct errbuf *e);
-/* The channels and the bus reconciliation as JSON (drill.json,
- * report.json, the verdict line).  Caller deletes. */
-cJSON *score_channels_json(const struct score *s);
-cJSON *score_bus_json(const struct score *s);
-/*
- * Compare what a document (report.json, drill.json: parsed JSON j; label
- * names it in messages) claims with the score.  Returns 0 when every
- * field of docs/scoring.md "What is compared" agrees, else -1 with why
- * naming the field, both values and the evidence line that decides it.
- */
-int score_check_json(const struct score *s, const cJSON *j,
-    const char *label, char *why, size_t whylen);
-/* Same for the master chain's "verdict" line (fields of that line). */
-int score_check_verdict_line(const struct score *s, const cJSON *line,
-    char *why, size_t whylen);
 
 /* ------------------------------------------------------------------ */
 /* drill.c - one drill: up, run, bait, levers, observe, teardown       */
@@ -2238,11 +1310,5 @@ int drill_run(const struct drill_options *o, struct drill_result *out,
 cJSON *drill_result_json(const struct drill_result *r);
 /* Exit code for a verdict (EXIT_CONTAINED, EXIT_BREACHED, ...). */
 int drill_exit_code(const struct drill_result *r);
-/* Make r say what the chains say (score.c): the score, and from it the
- * verdict, reason, bait, times, counts and orphans. */
-void drill_result_from_score(struct drill_result *r, const struct score *sc);
-/* The members of the master chain's "verdict" line for r (caller
- * deletes). */
-cJSON *drill_verdict_line(const struct drill_result *r, size_t bad_datagrams);
 
 #endif /* DRILL_CORE_H */

@@ -18,7 +18,7 @@
  * output and logs by the caller's max (extra bytes are dropped and counted
  * as truncation, so memory stays bounded even for endless output).
  */
-#include "core.h"
+#include "internal.h"
 
 #include <curl/curl.h>
 #include <errno.h>

@@ -7,7 +7,7 @@
  * nothing but the levers: beats for the observer and evidence lines are
  * produced only after the last lever returned.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -18,7 +18,7 @@
  * fix_notify.c, the pull-request text in fix_pr.c and ares verify on a
  * fix dir in fix_verify.c.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <dirent.h>

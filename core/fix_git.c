@@ -3,7 +3,7 @@
  * never a shell; a blob, a private index, commit-tree on HEAD and a new
  * branch, so the work tree and HEAD are never touched.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <limits.h>

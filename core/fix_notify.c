@@ -3,7 +3,7 @@
  * (libcurl; docs/fix.md): the requests, sent only when configured, and a
  * record of each one without its secrets.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * fix_pr.c - the fix loop's outcome names, exit code and the
  * pull-request text (pr.md, attempt.md; docs/fix.md).
  */
-#include "core.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

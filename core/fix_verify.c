@@ -3,7 +3,7 @@
  * signature and schema, its evidence chain, every run it lists, and the
  * outcome recomputed from those runs.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <math.h>
 #include <stdio.h>

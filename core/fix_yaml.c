@@ -4,7 +4,7 @@
  * ranges policy.c's parser gives (policy_find_key), so comments and layout
  * stay; and the unified diff of the edit.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

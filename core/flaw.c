@@ -12,7 +12,7 @@
  * Adding a flaw: a row below (with its effect and rule), its
  * policies/flaw-<id>.yaml and docs/flaws.md.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -24,7 +24,7 @@
  * bridges that are gone) and its short socket dir.  Everything listed is
  * bounded (GC_LIST_MAX objects per kind, GC_REPORT_MAX entries per list).
  */
-#include "core.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -9,7 +9,7 @@
  * lab's wait for the gateway (lab.c) and the self-modify row's look at
  * the change queue (probe.c).  Every read is bounded in bytes and time.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -21,7 +21,7 @@
  * teardown, or by gc after a crash).  Every rule carries the comment
  * "ares.run=<run_id>".
  */
-#include "core.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <net/if.h>

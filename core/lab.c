@@ -10,7 +10,7 @@
  *   RUN_DIR/ctl/gateway.sock  gateway control channel (control plane only)
  *   RUN_DIR/agent-home/       the agent's $HOME (read-only, planted bait)
  */
-#include "core.h"
+#include "internal.h"
 
 #include <dirent.h>
 #include <stddef.h>
@@ -575,7 +575,9 @@ static const char *const lab_caps_withheld[] = {
 	"BLOCK_SUSPEND", NULL,
 };
 
-bool
+/* Whether capability name (Engine API spelling, "SYS_ADMIN") is one no lab
+ * container is ever given (docs/security.md). */
+static bool
 lab_cap_withheld(const char *name)
 {
 	size_t i;

@@ -9,7 +9,7 @@
  * docs/levers.md, run by util_proc_run).  The kernel levers
  * (cgroup-freeze, link-down) live in lever_kernel.c.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <pthread.h>
 #include <stdio.h>

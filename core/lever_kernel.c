@@ -6,7 +6,7 @@
  * visible in /proc with a cgroup naming its container id.  Otherwise they
  * fail closed with the reason lever_kernel_prepare recorded.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -35,7 +35,7 @@
 #include <sodium.h>
 #include <yaml.h>
 
-#include "core.h"
+#include "internal.h"
 
 #define TREE_MAX_NODES   4096   /* nodes (keys included) per document */
 #define TREE_MAX_SCALAR  4096   /* bytes per scalar */

@@ -15,7 +15,7 @@
  * are the other core/probe_*.c (core.h: "core/probe*.c: shared between the
  * probe files").
  */
-#include "core.h"
+#include "internal.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -4,7 +4,7 @@
  * must fail a row that detects it.  One lab per item, at most two at once
  * (one thread and engine connection each); its JSON and JUnit.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <pthread.h>
 #include <stdio.h>

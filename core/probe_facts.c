@@ -6,7 +6,7 @@
  * zeroed when freed) and the host-ports fixture: listeners on every host
  * address and the list of addresses the agent could try.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>

@@ -7,7 +7,7 @@
  * exactly the recorded copy.  For ares verify: the verified chain read
  * back, so that every row can be evaluated again from the same bytes.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * Observed text comes from inside the lab: it is sanitized before anyone
  * prints it, and XML-escaped before it goes into JUnit.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  * probe_lab brings a lab up for the battery, tears it down (unless kept),
  * anchors the sensor chains and signs probe.json (probe_verify.c).
  */
-#include "core.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdio.h>

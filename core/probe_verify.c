@@ -4,7 +4,7 @@
  * trusted comment, chains, then every row evaluated again from
  * PROBE_OBS_FILE).
  */
-#include "core.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
  * REPLAY_MAX_BEATS beats, lines longer than EVIDENCE_LINE_MAX are skipped.
  * No curses, no Docker.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -13,7 +13,7 @@
  * files), every path in it is confined to the run directory, and every
  * string shown to people is sanitized.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -129,7 +129,9 @@ report_clean(char *dst, size_t dstlen, const char *src)
 	util_sanitize(dst, dstlen, src, strlen(src), false);
 }
 
-char *
+/* The trusted comment for a run id and its chains.  Caller frees.  NULL + e
+ * when it would exceed SIGN_COMMENT_MAX. */
+static char *
 report_trusted_comment(const char *run_id, const struct report_chain *chains,
     size_t nchains, struct errbuf *e)
 {

@@ -10,7 +10,7 @@
  * the first bait and which bus deliveries a chain also holds; (3) each
  * distinct event classified against the cut-off of its channel.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

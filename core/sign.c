@@ -20,7 +20,7 @@
  * Every parser is bounded: file sizes, line lengths, exact decoded sizes,
  * exact algorithm bytes.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

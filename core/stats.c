@@ -12,7 +12,7 @@
  * a bracketed Newton iteration that falls back to bisection whenever a
  * step leaves the bracket (docs/trial.md, "The maths").
  */
-#include "core.h"
+#include "internal.h"
 
 #include <float.h>
 #include <math.h>

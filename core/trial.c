@@ -10,7 +10,7 @@
  * the signing key (two drills would both try to create it).  trial.json is
  * written and signed only with the trial's lock held.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <dirent.h>
 #include <errno.h>

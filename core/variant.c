@@ -12,7 +12,7 @@
  * The default variant's notes and task are exactly those of the walking
  * skeleton, so seeded drills replay as before.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

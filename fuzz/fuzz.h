@@ -10,7 +10,7 @@
 #ifndef ARES_FUZZ_H
 #define ARES_FUZZ_H
 
-#include "core.h"
+#include "internal.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -12,7 +12,7 @@
  *     tests/integration/docker_smoke.c core/docker.c core/util.c \
  *     $(pkg-config --cflags --libs libcurl libcjson libsodium) -o /tmp/smoke
  */
-#include "core.h"
+#include "internal.h"
 
 #include <spawn.h>
 #include <stdio.h>

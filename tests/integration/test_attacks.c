@@ -26,7 +26,7 @@
  * into a temp dir.  Skips (exit 77) without an engine, unless
  * ARES_REQUIRE_DOCKER=1.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>

@@ -15,7 +15,7 @@
  *
  * Skips (exit 77) without an engine, unless ARES_REQUIRE_DOCKER=1.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

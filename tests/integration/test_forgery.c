@@ -25,7 +25,7 @@
  *
  * Skips (77) without an engine unless ARES_REQUIRE_DOCKER=1.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

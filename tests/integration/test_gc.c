@@ -23,7 +23,7 @@
  * Everything the test makes is removed at the end, also on failure.
  * Skips (exit 77) without an engine, unless ARES_REQUIRE_DOCKER=1.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -16,7 +16,7 @@
  * Needs ARES_BIN, ARES_SRCDIR, ARES_RUNS (make check sets them).  Skips
  * (exit 77) without an engine, unless ARES_REQUIRE_DOCKER=1.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -24,7 +24,7 @@
  * local-user test needs root (it drops to uid 65534) and fails without it
  * under ARES_REQUIRE_DOCKER=1.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -3,7 +3,7 @@
  * are untrusted; every malformed one is refused with a reason, never a
  * crash, and the good ones carry their sender's clock.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

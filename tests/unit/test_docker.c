@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "internal.h"
 
 /* ---- versions ---------------------------------------------------- */
 

@@ -17,7 +17,7 @@
 
 #include <sodium.h>
 
-#include "core.h"
+#include "internal.h"
 
 #define RUN_A "run-a-20250101"
 #define RUN_B "run-b-20250101"

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "core.h"
+#include "internal.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -4,7 +4,7 @@
  * (this one, a reaped child, a zombie, another start time, another boot)
  * and lease files (right run, wrong run, symlink, relative path).
  */
-#include "core.h"
+#include "internal.h"
 
 #include <setjmp.h>
 #include <signal.h>

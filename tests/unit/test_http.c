@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "../../core/core.h"   /* the host side: bus_open, bus_recv */
+#include "../../core/internal.h"   /* the host side: bus_open, bus_recv */
 #include "../../leakbox/leakbox.h"
 
 #define BIG_BODY (32u * 1024 * 1024)

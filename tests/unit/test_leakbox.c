@@ -26,7 +26,7 @@
 
 #include <cmocka.h>
 
-#include "../../core/core.h"   /* the host side: bus_open, bus_recv */
+#include "../../core/internal.h"   /* the host side: bus_open, bus_recv */
 #include "../../leakbox/leakbox.h"
 
 /* ---- http_parse ---------------------------------------------------- */

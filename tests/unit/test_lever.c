@@ -4,7 +4,7 @@
  * output parsing (garbage, oversized), cgroup path
  * parsing for v1 and v2, mountinfo lookup, and the lever table.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

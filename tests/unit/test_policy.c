@@ -19,7 +19,7 @@
 #include <cmocka.h>
 #include <sodium.h>
 
-#include "core.h"
+#include "internal.h"
 
 /* The three required keys, on lines 1-3, so additions start on line 4. */
 #define BASE "name: t\nbait: [tickets-admin-token]\nlevers: [gateway-deny]\n"

@@ -7,7 +7,7 @@
  * re-signed with the same key: each row is evaluated again from its
  * recorded observation (probe.jsonl), so the lie is named.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

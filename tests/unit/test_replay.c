@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "core.h"
+#include "internal.h"
 
 /* ESC[2J, an OSC title, a C1 CSI (U+009B as UTF-8) and a bare BEL. */
 #define HOSTILE "pwn\x1b[2Jed\x1b]0;owned\x07title\xc2\x9b" "31mred" \

@@ -18,7 +18,7 @@
 
 #include <sodium.h>
 
-#include "core.h"
+#include "internal.h"
 
 #define RUN_ID "20261129-231500-1a2b3c4d"
 #define BAIT   "tickets-admin-token"

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "internal.h"
 
 #define MAXC 6
 

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "../../core/core.h"   /* the host side: bus_open, bus_recv */
+#include "../../core/internal.h"   /* the host side: bus_open, bus_recv */
 #include "../../leakbox/leakbox.h"
 
 struct fixture {

@@ -21,7 +21,7 @@
 
 #include <sodium.h>
 
-#include "core.h"
+#include "internal.h"
 
 #define MINISIGN "/usr/bin/minisign"
 #define MSG "the report body\n"

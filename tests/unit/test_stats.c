@@ -8,7 +8,7 @@
  * summed term by term with lgamma, must equal alpha/2 exactly where the
  * definition says so; k = 0 and k = n have closed forms.
  */
-#include "core.h"
+#include "internal.h"
 
 #include <math.h>
 #include <setjmp.h>

@@ -23,7 +23,7 @@
 
 #include <sodium.h>
 
-#include "core.h"
+#include "internal.h"
 
 #define MINISIGN "/usr/bin/minisign"
 #define RUN_ID   "20261129-231500-1a2b3c4d"

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "internal.h"
 
 /* Sanitize a string literal (embedded NULs allowed) into a 256-byte buffer
  * and compare with want.  Also checks the return value is strlen(out). */
