@@ -75,18 +75,12 @@ char *
 fix_pr_body(const struct fix_result *r)
 {
 	char fl[512];
-	size_t i, used = 0, cap = 8192;
-	char *out = xmalloc(cap);
+	size_t i;
+	struct util_buf ob;
 
-#define PUT(...) do { \
-	int k_ = snprintf(out + used, cap - used, __VA_ARGS__); \
-	if (k_ >= 0 && (size_t)k_ >= cap - used) { \
-		cap = cap * 2 + (size_t)k_; out = xrealloc(out, cap); \
-		k_ = snprintf(out + used, cap - used, __VA_ARGS__); \
-	} \
-	if (k_ > 0) used += (size_t)k_; } while (0)
+#define PUT(...) util_buf_printf(&ob, __VA_ARGS__)
+	util_buf_init(&ob, 8192);
 	fix_removed_list(r, fl, sizeof fl);
-	out[0] = '\0';
 	PUT("## What broke out\n\n");
 	if (r->nruns > 0) {
 		const struct fix_run_ref *o = &r->runs[0];
@@ -138,5 +132,5 @@ fix_pr_body(const struct fix_result *r)
 	    "Fix loop `%s`, evidence `%s/evidence.jsonl`.\n", r->fix_dir,
 	    r->fix_dir, r->fix_id, r->fix_dir);
 #undef PUT
-	return out;
+	return ob.s;
 }

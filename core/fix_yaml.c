@@ -174,8 +174,7 @@ fix_unified_diff(const char *a, const char *b, const char *name_a,
 	const char *la[4096], *lb[4096];
 	size_t ea[4096], eb[4096], na = 0, nb = 0, pre = 0, suf = 0, i;
 	const char *p;
-	size_t used = 0, cap = 4096;
-	char *out = xmalloc(cap);
+	struct util_buf ob;
 	size_t ctx_a, ctx_end_a, ctx_end_b;
 
 #define FIX_SPLIT(s, arr, ends, n) \
@@ -194,17 +193,11 @@ fix_unified_diff(const char *a, const char *b, const char *name_a,
 	while (suf < na - pre && suf < nb - pre &&
 	    FIX_EQ(na - 1 - suf, nb - 1 - suf))
 		suf++;
-#define FIX_PUT(...) do { \
-	int k_ = snprintf(out + used, cap - used, __VA_ARGS__); \
-	if (k_ >= 0 && (size_t)k_ >= cap - used) { \
-		cap = cap * 2 + (size_t)k_; out = xrealloc(out, cap); \
-		k_ = snprintf(out + used, cap - used, __VA_ARGS__); \
-	} \
-	if (k_ > 0) used += (size_t)k_; } while (0)
-	out[0] = '\0';
+#define FIX_PUT(...) util_buf_printf(&ob, __VA_ARGS__)
+	util_buf_init(&ob, 4096);
 	FIX_PUT("--- %s\n+++ %s\n", name_a, name_b);
 	if (pre == na && pre == nb)
-		return out;
+		return ob.s;
 	ctx_a = pre > 3 ? pre - 3 : 0;
 	ctx_end_a = na - suf + (suf > 3 ? 3 : suf);
 	ctx_end_b = nb - suf + (suf > 3 ? 3 : suf);
@@ -223,5 +216,5 @@ fix_unified_diff(const char *a, const char *b, const char *name_a,
 		    la[i][ea[i] - 1] == '\n' ? "" : "\n");
 #undef FIX_PUT
 #undef FIX_EQ
-	return out;
+	return ob.s;
 }

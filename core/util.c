@@ -1094,3 +1094,32 @@ util_json_dup_name(const cJSON *o, bool deep)
 		dup = util_json_dup_name(c, true);
 	return dup;
 }
+
+void
+util_buf_init(struct util_buf *b, size_t cap)
+{
+	b->cap = cap > 0 ? cap : 64;
+	b->s = xmalloc(b->cap);
+	b->s[0] = '\0';
+	b->len = 0;
+}
+
+void
+util_buf_printf(struct util_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	va_start(ap, fmt);
+	k = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	if (k >= 0 && (size_t)k >= b->cap - b->len) {
+		b->cap = b->cap * 2 + (size_t)k;
+		b->s = xrealloc(b->s, b->cap);
+		va_start(ap, fmt);
+		k = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+	}
+	if (k > 0)
+		b->len += (size_t)k;
+}

@@ -152,6 +152,17 @@ struct util_proc {
  * stdin", "fork"), p->fail_errno its errno. */
 int util_proc_run(struct util_proc *p, struct errbuf *e);
 
+/* A growing text buffer: s is always NUL-terminated; the caller frees s. */
+struct util_buf {
+	char *s;
+	size_t len, cap;
+};
+/* Start b with room for cap bytes (fatal on allocation failure). */
+void util_buf_init(struct util_buf *b, size_t cap);
+/* Append printf-style text to b, growing it as needed. */
+void util_buf_printf(struct util_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Add key: ms to o, or key: null when ms < 0 (a time not measured). */
 void util_json_add_ms(cJSON *o, const char *key, double ms);
 /* Add "generated_at" (an ISO time) and "generator" ("ares VERSION") to a
