@@ -5,6 +5,13 @@
  * (plus ares.role), so parallel labs never collide and teardown is exact.
  * Every network is created Internal: no packet leaves this machine.
  *
+ * This file: the lifecycle (lab_up_opts: the plan, the image, the
+ * networks, the roles created and started in table order, one cleanup
+ * path, lab.json; lab_teardown), the builder's capabilities the flaws'
+ * effects call (lab_build_*, core/flaw.c), the env vector, planting and
+ * capabilities.  The roles and their builders are core/lab_roles.c; the
+ * run dir's host side and the local kill are core/lab_host.c.
+ *
  * Run directory layout (docs/run-dir.md):
  *   RUN_DIR/bus/sensor.sock   sensor datagrams (gateway, service) -> drill
  *   RUN_DIR/ctl/gateway.sock  gateway control channel (control plane only)
@@ -12,11 +19,8 @@
  */
 #include "internal.h"
 
-#include <dirent.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -588,9 +592,10 @@ lab_networks(struct docker *d, struct lab *lab, const struct lab_options *o,
 }
 
 /* ------------------------------------------------------------------ */
-/* the builder: one const table of roles, one lifecycle                 */
+/* the builder: the roles of lab_roles.c, one lifecycle                 */
 /* ------------------------------------------------------------------ */
 
+/* The networks' names, in enum lab_net's order ("ares-<run_id>-<name>"). */
 static const char *const lab_net_names[LAB_NNETS] = {
 	"lab", "upstream", "wan", "egress",
 };
