@@ -109,8 +109,8 @@ bool policy_has_flaw(const struct policy *p, const char *flaw);
 struct lab_container {
 	char *id;
 	char *name;
-	const char *role;   /* its role in lab_roles[] (core/lab.c): "agent",
-	                       "gateway", "service", "model", ... */
+	const char *role;   /* its role in lab_roles[] (core/lab_roles.c):
+	                       "agent", "gateway", "service", "model", ... */
 };
 
 #define LAB_CHAINS_MAX 8

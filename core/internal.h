@@ -237,7 +237,7 @@ int bus_recv(int fd, struct bus_event *ev, struct errbuf *e);
 void bus_event_free(struct bus_event *ev);
 const char *bus_event_str(const struct bus_event *ev, const char *key);
 /* ------------------------------------------------------------------ */
-/* lab.c - the leakbox through the Engine API                         */
+/* lab.c, lab_roles.c, lab_host.c - the leakbox through the Engine API */
 /* ------------------------------------------------------------------ */
 
 #define LAB_IMAGE_REPO  "ares-lab"
@@ -366,6 +366,179 @@ int lab_plant_file(const char *dir, const char *rel, const char *text,
     mode_t mode, struct errbuf *e);
 /* A random printable secret: prefix + 2*nbytes hex.  Caller frees. */
 char *lab_secret(const char *prefix, size_t nbytes);
+
+/*
+ * What the lab's own files share, nothing else in core: the lifecycle and
+ * the builder's capabilities (lab.c), the role table and its builders
+ * (lab_roles.c), the run dir's host side and the local kill (lab_host.c).
+ */
+/* A growable NULL-terminated vector of owned strings ("K=V" env). */
+struct lab_strv {
+	char **v;
+	size_t n, cap;
+};
+/* Append a formatted string (fatal on allocation failure). */
+void lab_strv_add(struct lab_strv *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* What each lab container may use at most (the agent: LAB_AGENT_*). */
+#define LAB_MEMORY_BYTES  (256ll << 20)
+#define LAB_PIDS          256
+#define LAB_NANO_CPUS     500000000ll      /* half a CPU */
+#define LAB_AGENT_NANO_CPUS 1000000000ll   /* one CPU */
+#define LAB_AGENT_PIDS    128
+/* The evidence budget of a run (docs/evidence.md): the gateway's chain,
+ * every other sensor's chain, the master chain's sensor lines
+ * (DRILL_MASTER_SENSOR_BYTES) stay below 16 MiB in all. */
+#define LAB_GATEWAY_CHAIN_BYTES (4ll << 20)
+#define LAB_CHAIN_BYTES         (1ll << 20)
+/* Where a scripted agent's script is mounted (read-only) and run. */
+#define LAB_AGENT_SCRIPT  "/opt/ares/agent.sh"
+/* Lab up, once the image is there, ends within this or fails. */
+#define LAB_UP_TIMEOUT_S  60
+/* The agent's only writable place (with a read-only rootfs): sized, and
+ * no program can be run from it. */
+#define LAB_AGENT_TMPFS   "/tmp:rw,nosuid,nodev,noexec,size=64m,mode=1777"
+/* Capabilities the lab may ask the engine for: PERFMON, BPF and
+ * CHECKPOINT_RESTORE (38-40) are left out, Docker 20.10 refuses them by
+ * name ("unknown capability"). */
+#define LAB_NCAPS 38
+
+/* The networks of a run (lab_networks makes them). */
+enum lab_net {
+	LAB_NET_NONE = -1,
+	LAB_NET_LAB,
+	LAB_NET_UPSTREAM,
+	LAB_NET_WAN,
+	LAB_NET_EGRESS,          /* only with a real model.url */
+	LAB_NNETS
+};
+
+/* A network a container joins once created (API 1.41 attaches one at
+ * create), before it starts. */
+struct lab_join {
+	enum lab_net net;
+	const char *flaw;        /* the flaw that asked, NULL: the role's own */
+};
+
+/* An environment variable a flaw sets (lab_build_setenv*). */
+struct lab_setenv {
+	const char *key, *after, *value;
+	const char *(*fact)(const struct lab *lab);
+};
+
+#define LAB_SPEC_MAX 8           /* mounts, joins, env, caps of one role */
+
+/* What the policy's flaws ask of one role: recorded before the engine is
+ * touched (lab_build_*), applied once the role's builder has filled its
+ * spec (lab_spec_apply). */
+struct lab_overlay {
+	struct docker_mount mounts[LAB_SPEC_MAX];
+	size_t nmounts;
+	struct lab_join joins[LAB_SPEC_MAX];
+	size_t njoins;
+	struct lab_setenv env[LAB_SPEC_MAX];
+	size_t nenv;
+	const char *caps[LAB_SPEC_MAX + 1];
+	size_t ncaps;
+	bool all_caps;
+	const char *user;
+	bool writable_rootfs;
+};
+
+/* One role's container as it is about to be created. */
+struct lab_spec {
+	bool wanted;
+	struct docker_container_spec c;   /* what the engine is sent */
+	struct lab_strv env;
+	struct docker_mount mounts[2 * LAB_SPEC_MAX];
+	size_t nmounts;
+	enum lab_net net;                 /* attached at create */
+	const char *aliases[2];           /* its DNS alias on net, or none */
+	struct lab_join joins[2 * LAB_SPEC_MAX];
+	size_t njoins;
+	const char *dns[2];               /* HostConfig.Dns, or none */
+	const char *all_caps[LAB_NCAPS + 1];
+	const char *dir;                  /* RUN_DIR/<role dir> (lab_build_path) */
+	struct lab_overlay flaws;
+};
+
+/* When a role's container starts. */
+enum lab_start {
+	LAB_START_AT_ONCE,       /* as soon as it is created; ready() then
+	                            waits until it serves */
+	LAB_START_LATER,         /* together, once every at-once role is
+	                            ready, before the agent is created */
+	LAB_START_BY_CALLER,     /* created last; lab_start_agent starts it */
+};
+
+/*
+ * A role of the lab: one container named ares-<run_id>-<name>, labelled
+ * ares.role=<name>.  The lifecycle (lab_roles_up) creates the wanted ones
+ * in table order; build fills the spec just before the create (it may
+ * read what earlier roles made: the sink's address, the dns's).
+ */
+struct lab_role {
+	const char *name;
+	size_t slot;             /* its struct lab_container in struct lab */
+	size_t listed;           /* its place in lab.json "containers" */
+	const char *dir;         /* a host folder RUN_DIR/<dir> its container
+	                            makes things in (0755, the sensors' uid,
+	                            made when the role is wanted), or NULL */
+	/* Whether this policy wants it; NULL: only when a flaw asks for it
+	 * (lab_build_want). */
+	bool (*wanted)(const struct lab_build *b);
+	int (*build)(struct lab_build *b, struct lab_spec *s,
+	    struct errbuf *e);
+	/* The negative control's weakening, over what the flaws gave (never
+	 * from a policy), or NULL. */
+	void (*weaken)(const struct lab_build *b, struct lab_spec *s);
+	enum lab_start start;
+	/* LAB_START_AT_ONCE: after the start, until it serves.  -1 + e. */
+	int (*ready)(struct lab_build *b, const struct lab_container *c,
+	    struct errbuf *e);
+};
+
+#define LAB_NROLES       7
+#define LAB_BUILD_PATHS  16
+
+/* The lab being built (lab_up_opts).  Everything here but lab is freed
+ * with it (lab_build_free). */
+struct lab_build {
+	struct docker *d;
+	struct lab *lab;
+	const struct policy *p;
+	const struct variant *v;
+	const struct lab_options *o;
+	uint64_t seed;
+	const char *model_url;
+	char *real_key;                   /* zeroed when freed */
+	char *home;                       /* RUN_DIR/agent-home */
+	char *busdir, *ctldir;            /* the socket dir's bus/ and ctl/ */
+	char *net_names[LAB_NNETS];       /* "ares-<run_id>-<net>" */
+	char sensor_user[32];             /* "uid:gid" of the sensors */
+	char engine_gid[16];              /* the engine socket's group */
+	const char *engine_groups[2];
+	const char *flaw;                 /* whose effect is being applied */
+	struct lab_spec specs[LAB_NROLES];  /* as lab_roles[] */
+	char *paths[LAB_BUILD_PATHS];     /* lab_build_path's */
+	size_t npaths;
+};
+
+/* The roles, in the order they are created (lab_roles.c). */
+extern const struct lab_role lab_roles[LAB_NROLES];
+/* Append a mount of the role's own. */
+void lab_spec_mount(struct lab_spec *s, const char *src, const char *target,
+    bool read_only);
+/* Append a network to join after create (flaw: who asked, or NULL). */
+void lab_spec_join(struct lab_spec *s, enum lab_net net, const char *flaw);
+/* Every container slot of lab, in lab.json's order (out[LAB_NROLES]). */
+void lab_listed(const struct lab *lab, struct lab_container *out[LAB_NROLES]);
+/* Make path (created when absent) a directory of mode, never through a
+ * symlink, owned by us (for_sensors: or the sensors' uid, and handed to
+ * it when ares runs as root).  -1 + e. */
+int lab_own_dir(const char *path, mode_t mode, bool for_sensors,
+    struct errbuf *e);
 /* ------------------------------------------------------------------ */
 /* flaw.c - the flaw catalogue: what each flaw does, detects, proves    */
 /* ------------------------------------------------------------------ */
