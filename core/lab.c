@@ -117,7 +117,7 @@ lab_strv(const struct lab_strv *s)
 	return (const char *const *)s->v;
 }
 
-/* Where the lab image's tar is (core.h). */
+/* Where the lab image's tar is (internal.h). */
 const char *
 lab_rootfs_path(void)
 {
@@ -255,7 +255,7 @@ lab_image_ensure(struct docker *d, char **ref, struct errbuf *e)
 	return 0;
 }
 
-/* A random printable secret (core.h).  Caller frees. */
+/* A random printable secret (internal.h).  Caller frees. */
 char *
 lab_secret(const char *prefix, size_t nbytes)
 {
@@ -269,7 +269,7 @@ lab_secret(const char *prefix, size_t nbytes)
 	return xasprintf("%s%s", prefix, hex);
 }
 
-/* Write a planted file (core.h).  -1 + e. */
+/* Write a planted file (internal.h).  -1 + e. */
 int
 lab_plant_file(const char *dir, const char *rel, const char *text,
     mode_t mode, struct errbuf *e)
@@ -637,21 +637,21 @@ lab_overlay_of(struct lab_build *b, const char *role)
 	return &b->specs[lab_role_index(role)].flaws;
 }
 
-/* The run's variant (core.h). */
+/* The run's variant (internal.h). */
 const struct variant *
 lab_build_variant(const struct lab_build *b)
 {
 	return b->v;
 }
 
-/* The real model key, or NULL (core.h). */
+/* The real model key, or NULL (internal.h). */
 const char *
 lab_build_real_key(const struct lab_build *b)
 {
 	return b->real_key;
 }
 
-/* RUN_DIR/rel, owned by b (core.h). */
+/* RUN_DIR/rel, owned by b (internal.h). */
 const char *
 lab_build_path(struct lab_build *b, const char *rel)
 {
@@ -661,7 +661,7 @@ lab_build_path(struct lab_build *b, const char *rel)
 	return b->paths[b->npaths++];
 }
 
-/* A role's host folder (core.h), made a path once. */
+/* A role's host folder (internal.h), made a path once. */
 const char *
 lab_build_role_dir(struct lab_build *b, const char *role)
 {
@@ -674,7 +674,7 @@ lab_build_role_dir(struct lab_build *b, const char *role)
 	return b->specs[i].dir;
 }
 
-/* A flaw brings a role into the lab (core.h).  -1 + e. */
+/* A flaw brings a role into the lab (internal.h).  -1 + e. */
 int
 lab_build_want(struct lab_build *b, const char *role, struct errbuf *e)
 {
@@ -692,7 +692,7 @@ lab_build_want(struct lab_build *b, const char *role, struct errbuf *e)
 	return 0;
 }
 
-/* A flaw joins role to a network (core.h). */
+/* A flaw joins role to a network (internal.h). */
 void
 lab_build_join(struct lab_build *b, const char *role, const char *net)
 {
@@ -706,7 +706,7 @@ lab_build_join(struct lab_build *b, const char *role, const char *net)
 	f->joins[f->njoins++] = (struct lab_join){ (enum lab_net)n, b->flaw };
 }
 
-/* A flaw mounts a host path into role (core.h). */
+/* A flaw mounts a host path into role (internal.h). */
 void
 lab_build_mount(struct lab_build *b, const char *role, const char *src,
     const char *target, bool read_only)
@@ -731,7 +731,7 @@ lab_overlay_env(struct lab_build *b, const char *role,
 	f->env[f->nenv++] = set;
 }
 
-/* A flaw sets a variable of role (core.h). */
+/* A flaw sets a variable of role (internal.h). */
 void
 lab_build_setenv(struct lab_build *b, const char *role, const char *key,
     const char *after, const char *value)
@@ -740,7 +740,7 @@ lab_build_setenv(struct lab_build *b, const char *role, const char *key,
 	    NULL });
 }
 
-/* A flaw sets a variable from a later fact (core.h). */
+/* A flaw sets a variable from a later fact (internal.h). */
 void
 lab_build_setenv_late(struct lab_build *b, const char *role,
     const char *key, const char *after,
@@ -750,7 +750,7 @@ lab_build_setenv_late(struct lab_build *b, const char *role,
 	    fact });
 }
 
-/* A flaw adds a capability to role (core.h). */
+/* A flaw adds a capability to role (internal.h). */
 void
 lab_build_cap_add(struct lab_build *b, const char *role, const char *cap)
 {
@@ -762,21 +762,21 @@ lab_build_cap_add(struct lab_build *b, const char *role, const char *cap)
 	f->caps[f->ncaps] = NULL;
 }
 
-/* A flaw gives role every capability that stays inside (core.h). */
+/* A flaw gives role every capability that stays inside (internal.h). */
 void
 lab_build_all_caps(struct lab_build *b, const char *role)
 {
 	lab_overlay_of(b, role)->all_caps = true;
 }
 
-/* A flaw sets role's user (core.h). */
+/* A flaw sets role's user (internal.h). */
 void
 lab_build_user(struct lab_build *b, const char *role, const char *user)
 {
 	lab_overlay_of(b, role)->user = user;
 }
 
-/* A flaw makes role's rootfs writable (core.h). */
+/* A flaw makes role's rootfs writable (internal.h). */
 void
 lab_build_writable_rootfs(struct lab_build *b, const char *role)
 {

@@ -166,7 +166,11 @@ mkdir -p "$out/obj" "$out/bin" "$out/logs"
 objs=
 for src in "$root"/core/*.c; do
 	o="$out/obj/$(basename "$src" .c).o"
-	if [ ! -f "$o" ] || [ "$src" -nt "$o" ] || [ "$root/core/core.h" -nt "$o" ]; then
+	stale=0
+	for h in core.h internal.h util.h evidence.h; do
+		[ "$root/core/$h" -nt "$o" ] && stale=1
+	done
+	if [ ! -f "$o" ] || [ "$src" -nt "$o" ] || [ $stale -eq 1 ]; then
 		echo "cc   core/$(basename "$src")"
 		$CC $CFLAGS -fsanitize=fuzzer-no-link -c "$src" -o "$o"
 	fi

@@ -11,7 +11,7 @@
  * codes of a tool that could not run and of bad usage, and every example
  * script of leakbox/agents/ with small bounds (its @attempt lines).  Then
  * `ares lab down` and nothing of the run is left.  It does not test the
- * agent.script wiring of core/lab.c.
+ * agent.script wiring of core/lab_roles.c.
  *
  * Needs ARES_BIN, ARES_SRCDIR, ARES_RUNS (make check sets them).  Skips
  * (exit 77) without an engine, unless ARES_REQUIRE_DOCKER=1.
