@@ -1071,6 +1071,35 @@ fix_note_attributed(struct fix_result *r, const struct fix_attribution *a)
 	}
 }
 
+/* Whether after is before with flaw off and nothing else of its flaws,
+ * bait and levers changed (the edit is checked by its meaning, not only by
+ * "it still parses"). */
+static bool
+fix_patch_only_removed(const struct policy *before,
+    const struct policy *after, const char *flaw)
+{
+	size_t i, j = 0;
+
+	if (before == NULL || after->nflaws + 1 != before->nflaws ||
+	    after->nbait != before->nbait || after->nlevers != before->nlevers)
+		return false;
+	for (i = 0; i < before->nflaws; i++) {
+		if (strcmp(before->flaws[i], flaw) == 0)
+			continue;
+		if (j >= after->nflaws || strcmp(before->flaws[i],
+		    after->flaws[j]) != 0)
+			return false;
+		j++;
+	}
+	for (i = 0; i < before->nbait; i++)
+		if (strcmp(before->bait[i], after->bait[i]) != 0)
+			return false;
+	for (i = 0; i < before->nlevers; i++)
+		if (strcmp(before->levers[i], after->levers[i]) != 0)
+			return false;
+	return j == after->nflaws;
+}
+
 /*
  * Turn flaw off in st->text, write it as policy.patched.yaml (st->cur_path)
  * and re-parse it (st->cur), write the diff against the original
@@ -1094,6 +1123,12 @@ fix_patch(struct fix_state *st, const char *flaw, struct errbuf *e)
 	    st->cur_path, sizeof st->cur_path, e);
 	if (np == NULL)
 		return errbuf_prefix(e, "the patched policy does not parse");
+	if (!fix_patch_only_removed(st->cur, np, flaw)) {
+		policy_free(np);
+		return errbuf_set(e, ERRBUF_INTERNAL, "the edit that turns %s "
+		    "off changed more of the policy (%s): refused", flaw,
+		    st->cur_path);
+	}
 	snprintf(r->patched_path, sizeof r->patched_path, "%s", st->cur_path);
 	diff = fix_unified_diff(st->orig, st->text, "a/policy.yaml",
 	    "b/policy.yaml");

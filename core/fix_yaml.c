@@ -29,6 +29,44 @@ fix_splice(const char *buf, size_t len, size_t a, size_t b, const char *rep)
 	    buf + b);
 }
 
+/* The length of the line break at buf[i] (0: none).  libyaml ends a line
+ * at LF, CR, CR LF, and in UTF-8 text at NEL, LS and PS too: an edit that
+ * knew only LF would take the next item's line with it. */
+static size_t
+fix_break_at(const char *buf, size_t len, size_t i)
+{
+	const unsigned char *u = (const unsigned char *)buf;
+
+	if (i >= len)
+		return 0;
+	if (u[i] == '\r')
+		return i + 1 < len && u[i + 1] == '\n' ? 2 : 1;
+	if (u[i] == '\n')
+		return 1;
+	if (u[i] == 0xC2 && i + 1 < len && u[i + 1] == 0x85)
+		return 2;                                   /* NEL */
+	if (u[i] == 0xE2 && i + 2 < len && u[i + 1] == 0x80 &&
+	    (u[i + 2] == 0xA8 || u[i + 2] == 0xA9))
+		return 3;                                   /* LS, PS */
+	return 0;
+}
+
+/* Whether a line break ends right before buf[i] (i > 0): 1, else 0. */
+static int
+fix_break_before(const char *buf, size_t i)
+{
+	const unsigned char *u = (const unsigned char *)buf;
+
+	if (u[i - 1] == '\n' || u[i - 1] == '\r')
+		return 1;
+	if (i >= 2 && u[i - 2] == 0xC2 && u[i - 1] == 0x85)
+		return 1;
+	if (i >= 3 && u[i - 3] == 0xE2 && u[i - 2] == 0x80 &&
+	    (u[i - 1] == 0xA8 || u[i - 1] == 0xA9))
+		return 1;
+	return 0;
+}
+
 /* The policy text without flaw in flaws: (flow item and its comma, or
  * the block item's line; the last one leaves "flaws: []").  Caller frees;
  * NULL + e when flaws: is no sequence or flaw is not on it. */
@@ -65,13 +103,12 @@ fix_policy_remove_flaw(const char *buf, size_t len, const char *flaw,
 	}
 	/* Block style: drop the item's whole line (with its comment). */
 	a = kv.items[i].start;
-	while (a > 0 && buf[a - 1] != '\n')
+	while (a > 0 && fix_break_before(buf, a) == 0)
 		a--;
 	b = kv.items[i].end;
-	while (b < len && buf[b] != '\n')
+	while (b < len && fix_break_at(buf, len, b) == 0)
 		b++;
-	if (b < len)
-		b++;
+	b += fix_break_at(buf, len, b);
 	if (kv.nitems > 1)
 		return fix_splice(buf, len, a, b, "");
 	/* The only item: the key gets an empty flow sequence. */

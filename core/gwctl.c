@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -78,6 +79,8 @@ int
 gwctl_connect(const char *path, struct errbuf *e)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = GWCTL_CONNECT_MS / 1000,
+	    .tv_usec = (GWCTL_CONNECT_MS % 1000) * 1000 };
 	int fd;
 
 	if (strlen(path) >= sizeof sa.sun_path)
@@ -88,6 +91,16 @@ gwctl_connect(const char *path, struct errbuf *e)
 	if (fd == -1)
 		return errbuf_set(e, ERRBUF_INTERNAL, "gateway control socket: "
 		    "socket: %s", strerror(errno));
+	/* A gateway alive but not accepting (its queue full) would block
+	 * connect for ever: Linux bounds a unix connect, and every send after
+	 * it, by SO_SNDTIMEO. */
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) == -1) {
+		int err = errno;
+
+		close(fd);
+		return errbuf_set(e, ERRBUF_INTERNAL, "gateway control socket: "
+		    "SO_SNDTIMEO: %s", strerror(err));
+	}
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == -1) {
 		int err = errno;
 

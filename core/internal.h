@@ -720,7 +720,9 @@ extern const struct lever_entry lever_link_down;
  * frees (wipe it first when it holds a token). */
 char *gwctl_request(const char *method, const char *target, const char *auth,
     const char *body, size_t *len);
-/* A connection to the control socket at path: the fd, or -1 + e. */
+#define GWCTL_CONNECT_MS 2000  /* connect (and each send) gives up after */
+/* A connection to the control socket at path: the fd, or -1 + e (also
+ * when the gateway does not take it within GWCTL_CONNECT_MS). */
 int gwctl_connect(const char *path, struct errbuf *e);
 /* Send req on fd (connected to path) and read the answer within
  * timeout_ms: only its status line when body is NULL, else all of it

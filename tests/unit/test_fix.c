@@ -441,6 +441,53 @@ test_edits_after_bom(void **state)
 	free(a);
 }
 
+/* A block item's line ends where libyaml says a line ends: LF, CR, CR LF,
+ * NEL, LS or PS.  Knowing only LF, removing the last flaw of
+ * "- docker-socket\r  - egress-network" took docker-socket with it, and
+ * the result still parsed. */
+static void
+test_edits_line_breaks(void **state)
+{
+	static const char *const brk[] = { "\r", "\r\n", "\xC2\x85",
+	    "\xE2\x80\xA8", "\xE2\x80\xA9", "\n" };
+	struct errbuf e = { 0 };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof brk / sizeof brk[0]; i++) {
+		char *in = xasprintf("name: t\nbait: [tickets-admin-token]\n"
+		    "levers: [kill]\nflaws:\n  - open-dns\n  - docker-socket%s"
+		    "  - egress-network\n", brk[i]);
+		char *want = xasprintf("name: t\nbait: [tickets-admin-token]\n"
+		    "levers: [kill]\nflaws:\n  - open-dns\n  - docker-socket%s",
+		    brk[i]);
+		char *out = fix_policy_remove_flaw(in, strlen(in),
+		    "egress-network", &e);
+		struct policy *p;
+
+		assert_non_null(out);
+		assert_string_equal(out, want);
+		p = policy_parse(out, strlen(out), "p.yaml", &e);
+		assert_non_null(p);
+		assert_int_equal(p->nflaws, 2);
+		policy_free(p);
+		free(out);
+		/* the middle one: only its own line goes */
+		out = fix_policy_remove_flaw(in, strlen(in), "docker-socket",
+		    &e);
+		assert_non_null(out);
+		p = policy_parse(out, strlen(out), "p.yaml", &e);
+		assert_non_null(p);
+		assert_int_equal(p->nflaws, 2);
+		assert_true(policy_has_flaw(p, "open-dns"));
+		assert_true(policy_has_flaw(p, "egress-network"));
+		policy_free(p);
+		free(out);
+		free(in);
+		free(want);
+	}
+}
+
 static void
 test_set_variant(void **state)
 {
@@ -748,6 +795,7 @@ main(void)
 		cmocka_unit_test(test_remove_flaw_flow_and_last),
 		cmocka_unit_test(test_set_variant),
 		cmocka_unit_test(test_edits_after_bom),
+		cmocka_unit_test(test_edits_line_breaks),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_pr_body),
 		cmocka_unit_test(test_github_request),

@@ -391,12 +391,53 @@ test_gwctl_answer(void **state)
 	}
 }
 
+/* A control socket that is alive but never accepts, its queue full (a
+ * stuck gateway): gwctl_call must give up within its time limit, not block
+ * in connect. */
+static void
+test_gwctl_connect_bounded(void **state)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[] = "/tmp/ares-gwctl-XXXXXX", path[64];
+	struct errbuf e = { 0 };
+	int lfd, filler;
+	uint64_t t0;
+	size_t len;
+	char *req;
+	int st;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/ctl.sock", dir);
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(lfd, 0), 0);           /* never accepts */
+	filler = socket(AF_UNIX, SOCK_STREAM, 0);       /* fills the queue */
+	assert_int_equal(connect(filler, (struct sockaddr *)&sa, sizeof sa), 0);
+	req = gwctl_request("GET", "/control/health", NULL, NULL, &len);
+	t0 = util_mono_ns();
+	st = gwctl_call(path, req, len, "health", 500, NULL, 0, &e);
+	assert_int_equal(st, -1);
+	assert_non_null(strstr(e.msg, "connect"));
+	/* bounded: well under the 30 s a blocked test would take to be
+	 * killed (the bound itself is GWCTL_CONNECT_MS) */
+	assert_true(util_mono_ns() - t0 < 10ull * 1000000000ull);
+	free(req);
+	close(filler);
+	close(lfd);
+	unlink(path);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_http_status),
 		cmocka_unit_test(test_gwctl_answer),
+		cmocka_unit_test(test_gwctl_connect_bounded),
 		cmocka_unit_test(test_ext_parse_ok),
 		cmocka_unit_test(test_ext_parse_garbage),
 		cmocka_unit_test(test_ext_parse_oversized),
