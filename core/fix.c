@@ -959,12 +959,15 @@ fix_record_given(struct fix_state *st, struct errbuf *e)
 {
 	struct fix_result *r = st->r;
 	struct fix_run_ref *x = &r->runs[r->nruns++];
-	char *p = xasprintf("%s/report.json", st->run_dir);
 	size_t len;
-	char *rj = util_read_file(p, REPORT_JSON_MAX, &len, e);
-	cJSON *j = rj ? cJSON_ParseWithLength(rj, len) : NULL;
+	char *rj;
+	cJSON *j;
+	const char *reason;
 
 	memset(x, 0, sizeof *x);
+	/* one read: the text parsed is the text hashed */
+	rj = report_json_read_hashed(st->run_dir, x->report_hash, &len, e);
+	j = rj ? cJSON_ParseWithLength(rj, len) : NULL;
 	snprintf(x->role, sizeof x->role, "original");
 	snprintf(x->run_dir, sizeof x->run_dir, "%s", st->run_dir);
 	snprintf(x->run_id, sizeof x->run_id, "%s",
@@ -972,16 +975,14 @@ fix_record_given(struct fix_state *st, struct errbuf *e)
 	snprintf(x->variant, sizeof x->variant, "%s", st->training);
 	snprintf(x->verdict, sizeof x->verdict, "%s",
 	    util_json_str(j, "verdict", "?"));
-	if (util_json_str(j, "verdict_reason", NULL) != NULL)
-		util_sanitize(x->reason, sizeof x->reason,
-		    util_json_str(j, "verdict_reason", NULL),
-		    strlen(util_json_str(j, "verdict_reason", NULL)), false);
+	reason = util_json_str(j, "verdict_reason", NULL);
+	if (reason != NULL)
+		util_sanitize(x->reason, sizeof x->reason, reason,
+		    strlen(reason), false);
 	x->seed = st->seed;
 	x->time_to_kill_ms = util_json_num(j, "time_to_kill_ms", -1);
-	fix_hash_hex(p, x->report_hash);
 	cJSON_Delete(j);
 	free(rj);
-	free(p);
 	e->msg[0] = '\0';
 	fix_beat(st, "fix.run", NULL, "original run %s: %s (verified)",
 	    x->run_id, x->verdict);
@@ -1311,13 +1312,11 @@ fix_write_json(struct fix_state *st)
 {
 	struct fix_result *r = st->r;
 	cJSON *j = fix_result_json(r);
-	char *txt = cJSON_Print(j);
-	char *p = xasprintf("%s/fix.json", r->fix_dir);
+	char *txt, *p = xasprintf("%s/fix.json", r->fix_dir);
 	struct errbuf e2 = { 0 };
 
 	cJSON_AddNumberToObject(j, "evidence_entries",
 	    (double)evidence_count(st->ev));
-	free(txt);
 	cJSON_AddStringToObject(j, "evidence_head", evidence_head_hex(st->ev));
 	txt = cJSON_Print(j);
 	if (util_write_file(p, txt, strlen(txt), 0644, &e2) == -1 ||
