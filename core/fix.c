@@ -85,8 +85,7 @@ fix_match_event(const cJSON *line, struct fix_match m[FLAW_MAX])
 	size_t i, j, n = 0;
 
 	x.ev = fix_event_of(line, &x.kind);
-	x.post = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(line,
-	    "breach"));
+	x.post = util_json_true(line, "breach");
 	if (x.kind == NULL)
 		return 0;
 	for (i = 0; i < flaw_count && n < FLAW_MAX; i++) {

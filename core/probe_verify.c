@@ -181,8 +181,7 @@ probe_json_read(const cJSON *j, char *run_id, size_t run_id_len,
 	} else if (report_anchors_parse(v, true, an, why, whylen) == -1) {
 		return -1;
 	}
-	*anchored = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j,
-	    "chains_anchored"));
+	*anchored = util_json_true(j, "chains_anchored");
 	*comment = xasprintf("%s run=%s result=%s rows=%zu failed=%zu",
 	    PROBE_FORMAT, run_id, result, nrows, nfail);
 	return 0;
