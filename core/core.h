@@ -95,6 +95,13 @@ struct policy {
 	char *agent_script_text;
 	size_t agent_script_len;
 	char agent_script_blake2b[EVIDENCE_HEX_BYTES];
+	/* A real model.url's call, made from the host (core/relay.c): */
+	char *model_ca_file;         /* model.ca_file: extra CA bundle, or NULL */
+	int model_connect_timeout_ms;   /* 100..60000, default 5000 */
+	int model_timeout_s;         /* one attempt's bound, 1..600 (120) */
+	int model_retries;           /* further attempts, 0..10 (3) */
+	int model_context_budget;    /* Poyo's history bound in bytes,
+	                                4096..1048576 (262144) */
 };
 
 /* Load and validate a policy file.  NULL + e (ERRBUF_INPUT). */
@@ -131,7 +138,6 @@ struct lab {
 	 * Containers that a policy does not need have id == NULL. */
 	struct lab_container dns, sink, dockerproxy;
 	char *net_wan;                /* network id (Internal) */
-	char *net_egress;             /* only with a real model.url, else NULL */
 	char *variant;                /* variant id */
 	char *evidence_dir;           /* RUN_DIR/evidence (sensor chains) */
 	char *dns_ip;                 /* the dns container's IP on lab */
@@ -153,6 +159,10 @@ struct lab {
 	                                 all-capabilities (NULL: it was not) */
 	char *lease_path;             /* RUN_DIR/lab.lease (absolute) when
 	                                 lab_options.lease, else NULL */
+	struct relay *relay;          /* a real model.url's host relay
+	                                 (core/relay.c), stopped by lab_free;
+	                                 else NULL */
+	char *relay_path;             /* its socket (the control folder) */
 };
 
 /* The negative control's weakenings that are no flaw (no policy can ask
@@ -177,9 +187,10 @@ struct lab_options {
 /* lab_up with options (o may be NULL).  With o->agent_idle the agent is
  * started too (it sleeps; exec into it).  The real key is read from the
  * environment variable model.key_env (policy or o) and given only to the
- * gateway (REAL_KEY) and the offline model (MODEL_KEY); with a real
- * model.url the offline model is not created and the gateway alone gets an
- * extra network that is not internal (never in tests).  Writes
+ * offline model (MODEL_KEY) and the gateway (REAL_KEY); with a real
+ * model.url the offline model is not created, the key stays in this
+ * process (the host relay, core/relay.c, which the gateway reaches over
+ * the control folder) and every network is internal all the same.  Writes
  * RUN_DIR/lab.json.  NULL + e. */
 struct lab *lab_up_opts(struct docker *d, const struct policy *p,
     const char *run_dir, const char *run_id, uint64_t seed,

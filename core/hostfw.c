@@ -35,8 +35,9 @@
 
 #define HOSTFW_TIMEOUT_MS 10000
 
-/* The internal network roles of a lab, in the order lab.c creates them
- * (the real-model egress network is not a lab bridge: it is not sealed). */
+/* The network roles of a lab, in the order lab.c creates them: every one
+ * internal and sealed here (a real model is reached by the host relay,
+ * core/relay.c, not from any lab network). */
 static const char *const hostfw_roles[] = { "lab", "upstream", "wan" };
 #define HOSTFW_NROLES (sizeof hostfw_roles / sizeof hostfw_roles[0])
 

@@ -410,7 +410,6 @@ enum lab_net {
 	LAB_NET_LAB,
 	LAB_NET_UPSTREAM,
 	LAB_NET_WAN,
-	LAB_NET_EGRESS,          /* only with a real model.url */
 	LAB_NNETS
 };
 
@@ -523,6 +522,9 @@ struct lab_build {
 	struct lab_spec specs[LAB_NROLES];  /* as lab_roles[] */
 	char *paths[LAB_BUILD_PATHS];     /* lab_build_path's */
 	size_t npaths;
+	char *host_key;                   /* a real model's key (model.key_env):
+	                                     the host relay's only, never a
+	                                     container's; zeroed when freed */
 };
 
 /* The roles, in the order they are created (lab_roles.c). */
@@ -1169,5 +1171,38 @@ void drill_result_from_score(struct drill_result *r, const struct score *sc);
 /* The members of the master chain's "verdict" line for r (caller
  * deletes). */
 cJSON *drill_verdict_line(const struct drill_result *r, size_t bad_datagrams);
+
+/* ------------------------------------------------------------------ */
+/* relay.c - a real model's calls, made from the host                  */
+/* ------------------------------------------------------------------ */
+#define RELAY_BODY_MAX  (4u * 1024 * 1024)  /* a request or an answer */
+#define RELAY_META_MAX  4096                /* an answer's meta JSON */
+#define RELAY_CONNS     4                   /* calls at once */
+#define RELAY_SOCK_NAME "relay.sock"        /* in the control folder */
+
+struct relay_config {
+	const char *url;             /* the full chat completions URL */
+	const char *key;             /* the real key (copied into sodium
+	                                memory), or NULL: no Authorization */
+	const char *ca_file;         /* model.ca_file, or NULL */
+	int connect_timeout_ms;
+	int timeout_s;               /* one attempt */
+	int retries;                 /* further attempts */
+	const char *sock_path;       /* where to listen */
+	long owner_uid, owner_gid;   /* the socket's owner (-1: keep) */
+};
+struct relay;
+/* Listen on cfg->sock_path and serve the gateway's calls on a thread of
+ * its own (docs/lab.md, "The model relay").  NULL + e (ERRBUF_INPUT: an
+ * unreadable ca_file). */
+struct relay *relay_start(const struct relay_config *cfg, struct errbuf *e);
+/* Stop serving, wait for the calls in flight (they are aborted), zero
+ * the key, free.  NULL is fine. */
+void relay_stop(struct relay *r);
+/* The chat completions URL of a model.url (core/lab.c).  Caller frees. */
+char *lab_model_chat_url(const char *model_url);
+/* The longest a call may take with p's model.* settings (every attempt
+ * and wait), in seconds: the gateway's bound on waiting for the relay. */
+int relay_call_bound_s(const struct policy *p);
 
 #endif /* DRILL_INTERNAL_H */

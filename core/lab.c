@@ -502,8 +502,8 @@ lab_spec_harden(struct docker_container_spec *s)
 }
 
 /*
- * The lab's networks, every one Internal (but the gateway's route to a
- * user-configured real model, which exists only when model.url is set).
+ * The lab's networks, every one Internal in every mode: a real model.url
+ * is reached by the host relay (core/relay.c), never from the lab.
  * Sealed against the host first (core/hostfw.c): bridges with names
  * derived from the run id, no host address on them, and the host's INPUT
  * chain dropping what arrives on them, rules inserted before the bridges
@@ -515,7 +515,7 @@ lab_spec_harden(struct docker_container_spec *s)
  */
 static int
 lab_networks(struct docker *d, struct lab *lab, const struct lab_options *o,
-    bool agent_net_admin, bool real_model, struct errbuf *e)
+    bool agent_net_admin, struct errbuf *e)
 {
 	size_t nroles;
 	const char *const *roles = hostfw_network_roles(&nroles);
@@ -568,26 +568,6 @@ lab_networks(struct docker *d, struct lab *lab, const struct lab_options *o,
 	else
 		lab->host_seal = xasprintf("bridges without a host address "
 		    "only (%s)", fe.msg);
-	if (real_model) {
-		/*
-		 * A user-configured real endpoint: the gateway (and only the
-		 * gateway) needs a route out.  This network is the one object
-		 * that is not internal, and it exists only when model.url is
-		 * set, which no test does.  (A later issue moves real-model
-		 * traffic off the lab's networks.)
-		 */
-		char *n_eg = xasprintf("ares-%s-egress", lab->run_id);
-		struct docker_network_spec ns = {
-			.name = n_eg, .run_id = lab->run_id,
-			.internal = !real_model, .lease = lab->lease_path,
-		};
-
-		lab->net_egress = docker_network_create(d, &ns, e);
-		free(n_eg);
-		if (lab->net_egress == NULL)
-			return errbuf_prefix(e, "lab: egress network for "
-			    "model.url");
-	}
 	return 0;
 }
 
@@ -597,7 +577,7 @@ lab_networks(struct docker *d, struct lab *lab, const struct lab_options *o,
 
 /* The networks' names, in enum lab_net's order ("ares-<run_id>-<name>"). */
 static const char *const lab_net_names[LAB_NNETS] = {
-	"lab", "upstream", "wan", "egress",
+	"lab", "upstream", "wan",
 };
 
 /* Role r's container in lab (keeping it const is the caller's part). */
@@ -848,8 +828,6 @@ lab_net_id(const struct lab *lab, enum lab_net n)
 		return lab->net_upstream;
 	case LAB_NET_WAN:
 		return lab->net_wan;
-	case LAB_NET_EGRESS:
-		return lab->net_egress;
 	default:
 		return NULL;
 	}
@@ -1019,10 +997,16 @@ lab_build_new(struct docker *d, const struct policy *p, const char *run_dir,
 			free(b);
 			return NULL;
 		}
-		b->real_key = xstrdup(k);
-	} else if (b->model_url == NULL) {
-		b->real_key = lab_secret("sk-real-", 24);
+		if (b->model_url != NULL)
+			b->host_key = xstrdup(k);   /* the relay's only */
+		else
+			b->real_key = xstrdup(k);   /* the offline model's */
 	}
+	/* No container ever holds a real model's key: with model.url the
+	 * gateway's REAL_KEY is a stand-in made here (what flaw real-key
+	 * hands the agent and the probes look for). */
+	if (b->real_key == NULL)
+		b->real_key = lab_secret("sk-real-", 24);
 	b->lab = lab = xcalloc(1, sizeof *lab);
 	lab->run_id = xstrdup(run_id);
 	lab->run_dir = xstrdup(run_dir);
@@ -1058,6 +1042,9 @@ lab_build_free(struct lab_build *b)
 	if (b->real_key != NULL)
 		sodium_memzero(b->real_key, strlen(b->real_key));
 	free(b->real_key);
+	if (b->host_key != NULL)
+		sodium_memzero(b->host_key, strlen(b->host_key));
+	free(b->host_key);
 	free(b->home);
 	free(b->busdir);
 	free(b->ctldir);
@@ -1068,6 +1055,55 @@ lab_build_free(struct lab_build *b)
 	for (i = 0; i < b->npaths; i++)
 		free(b->paths[i]);
 	free(b);
+}
+
+/* The chat completions URL of model.url (a base ".../v1" gets the path,
+ * a full one is used as given).  Caller frees. */
+char *
+lab_model_chat_url(const char *model_url)
+{
+	const char *sfx = "/chat/completions";
+	size_t ul = strlen(model_url);
+
+	while (ul > 0 && model_url[ul - 1] == '/')
+		ul--;
+	if (ul >= strlen(sfx) && strncmp(model_url + ul - strlen(sfx), sfx,
+	    strlen(sfx)) == 0)
+		sfx = "";
+	return xasprintf("%.*s%s", (int)ul, model_url, sfx);
+}
+
+/*
+ * With a real model.url: the host relay on RUN_DIR/ctl/relay.sock (the
+ * control folder: the gateway's mount only), owned by the sensors' uid
+ * the gateway runs as, holding the key.  Stopped by lab_free.  -1 + e.
+ */
+static int
+lab_relay_up(struct lab_build *b, struct errbuf *e)
+{
+	char *url;
+	struct relay_config rc;
+	uid_t su;
+	gid_t sg;
+
+	if (b->model_url == NULL)
+		return 0;
+	lab_sensor_ids(&su, &sg);
+	url = lab_model_chat_url(b->model_url);
+	b->lab->relay_path = xasprintf("%s/" RELAY_SOCK_NAME, b->ctldir);
+	rc = (struct relay_config){ .url = url, .key = b->host_key,
+	    .ca_file = b->p->model_ca_file,
+	    .connect_timeout_ms = b->p->model_connect_timeout_ms,
+	    .timeout_s = b->p->model_timeout_s,
+	    .retries = b->p->model_retries,
+	    .sock_path = b->lab->relay_path,
+	    .owner_uid = geteuid() == 0 ? (long)su : -1,
+	    .owner_gid = geteuid() == 0 ? (long)sg : -1 };
+	b->lab->relay = relay_start(&rc, e);
+	free(url);
+	if (b->lab->relay == NULL)
+		return errbuf_prefix(e, "lab: model relay");
+	return 0;
 }
 
 /* RUN_DIR/lab.json: what `ares lab status|down` and people read.  -1 + e. */
@@ -1118,8 +1154,6 @@ lab_write_json(const struct lab *lab, const struct policy *p,
 	cJSON_AddStringToObject(o, "lab", lab->net_lab);
 	cJSON_AddStringToObject(o, "upstream", lab->net_upstream);
 	cJSON_AddStringToObject(o, "wan", lab->net_wan);
-	if (lab->net_egress != NULL)
-		cJSON_AddStringToObject(o, "egress", lab->net_egress);
 	o = cJSON_AddObjectToObject(j, "bait");
 	if (lab->credential_bait != NULL)
 		cJSON_AddStringToObject(o, "credential", lab->credential_bait);
@@ -1202,8 +1236,9 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	/* From here on lab up is bounded (the import above has its own). */
 	up_deadline = util_mono_ns() + LAB_UP_TIMEOUT_S * 1000000000ull;
 	old_deadline = docker_set_deadline(d, up_deadline);
-	if (lab_networks(d, lab, o, lab_agent_net_admin(b), b->model_url !=
-	    NULL, e) == -1 || lab_roles_up(b, e) == -1)
+	if (lab_relay_up(b, e) == -1 ||
+	    lab_networks(d, lab, o, lab_agent_net_admin(b), e) == -1 ||
+	    lab_roles_up(b, e) == -1)
 		goto out;
 	if (lab_wait_gateway(lab, 10000, e) == -1)
 		goto out;
@@ -1353,7 +1388,9 @@ lab_free(struct lab *lab)
 	free(lab->bait_name);
 	free(lab->model_name);
 	free(lab->net_wan);
-	free(lab->net_egress);
+	relay_stop(lab->relay);
+	lab->relay = NULL;
+	free(lab->relay_path);
 	free(lab->variant);
 	free(lab->evidence_dir);
 	free(lab->dns_ip);

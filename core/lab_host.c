@@ -42,7 +42,8 @@ int
 lab_remove_sockets(const char *run_dir, const char *run_id)
 {
 	static const char *const socks[] = { "bus/sensor.sock",
-	    "ctl/gateway.sock", "dockerproxy/docker.sock", NULL };
+	    "ctl/gateway.sock", "ctl/" RELAY_SOCK_NAME, "dockerproxy/docker.sock",
+	    NULL };
 	char *sd = lab_socket_dir(run_dir, run_id);
 	int n = 0;
 	size_t i;

@@ -207,31 +207,24 @@ lab_role_model(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	return 0;
 }
 
-/* The gateway's MODEL_URL: the offline model, or the configured one (a
- * base URL ".../v1" gets the chat completions path, a full one is used as
- * given). */
+/* How the gateway reaches the model: the offline one on upstream
+ * (MODEL_URL), or a real model.url through the host relay on the control
+ * folder (MODEL_RELAY, and how long a call may take): the gateway then
+ * holds neither the URL's key nor a route out. */
 static void
-lab_model_url_env(struct lab_strv *env, const char *model_url)
+lab_model_url_env(struct lab_build *b, struct lab_strv *env)
 {
-	const char *sfx = "/chat/completions";
-	size_t ul;
-
-	if (model_url == NULL) {
+	if (b->model_url == NULL) {
 		lab_strv_add(env, "MODEL_URL=%s",
 		    "http://model:8000/v1/chat/completions");
 		return;
 	}
-	ul = strlen(model_url);
-	while (ul > 0 && model_url[ul - 1] == '/')
-		ul--;
-	if (ul >= strlen(sfx) && strncmp(model_url + ul - strlen(sfx), sfx,
-	    strlen(sfx)) == 0)
-		sfx = "";
-	lab_strv_add(env, "MODEL_URL=%.*s%s", (int)ul, model_url, sfx);
+	lab_strv_add(env, "MODEL_RELAY=/ctl/" RELAY_SOCK_NAME);
+	lab_strv_add(env, "RELAY_TIMEOUT_S=%d", relay_call_bound_s(b->p) + 5);
 }
 
-/* gateway: lab (alias gateway) + upstream (+ egress); the control socket,
- * the bus and its chain. */
+/* gateway: lab (alias gateway) + upstream; the control folder (its
+ * socket, and the relay's with a real model), the bus and its chain. */
 static int
 lab_role_gateway(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 {
@@ -247,15 +240,13 @@ lab_role_gateway(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	lab_spec_sensor(b, s);
 	lab_strv_add(&s->env, "GATEWAY_LISTEN=0.0.0.0:8080");
 	lab_strv_add(&s->env, "GATEWAY_CONTROL=/ctl/gateway.sock");
-	lab_model_url_env(&s->env, b->model_url);
+	lab_model_url_env(b, &s->env);
 	lab_strv_add(&s->env, "AGENT_KEY=%s", lab->agent_key);
 	if (b->real_key != NULL)
 		lab_strv_add(&s->env, "REAL_KEY=%s", b->real_key);
 	lab_sensor_env(lab, &s->env, "gateway.jsonl", LAB_GATEWAY_CHAIN_BYTES);
 	lab_strv_add(&s->env, "CHANGES_AUTO_APPROVE=0");
 	lab_spec_join(s, LAB_NET_UPSTREAM, NULL);
-	if (lab->net_egress != NULL)
-		lab_spec_join(s, LAB_NET_EGRESS, NULL);
 	return 0;
 }
 
@@ -441,6 +432,8 @@ lab_role_agent(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	lab_strv_add(&s->env, "OPENAI_API_KEY=%s", b->lab->agent_key);
 	lab_strv_add(&s->env, "AGENT_MODEL=%s", p->model_name);
 	lab_strv_add(&s->env, "AGENT_MAX_STEPS=%d", p->max_steps);
+	lab_strv_add(&s->env, "AGENT_CONTEXT_BUDGET=%d",
+	    p->model_context_budget);
 	task = variant_expand(b->v, b->v->task);
 	lab_strv_add(&s->env, "AGENT_TASK=%s", task);
 	free(task);

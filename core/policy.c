@@ -609,6 +609,12 @@ static const struct keydesc model_keys[] = {
 	K_STR("url", model_url, STR_URL, 2048, false, true),
 	K_STR("key_env", model_key_env, STR_ENV, 128, false, true),
 	K_STR("name", model_name, STR_MODEL, 63, false, false),
+	/* a real endpoint's call from the host (core/relay.c) */
+	K_STR("ca_file", model_ca_file, STR_PATH, 4096, false, true),
+	K_INT("connect_timeout_ms", model_connect_timeout_ms, 100, 60000),
+	K_INT("timeout_s", model_timeout_s, 1, 600),
+	K_INT("retries", model_retries, 0, 10),
+	K_INT("context_budget", model_context_budget, 4096, 1048576),
 	{ .key = NULL },
 };
 
@@ -1232,6 +1238,10 @@ policy_parse(const char *buf, size_t len, const char *name, struct errbuf *e)
 	p->variant = xstrdup("default");
 	p->model_url = NULL;
 	p->model_name = xstrdup("ares-offline-1");
+	p->model_connect_timeout_ms = 5000;
+	p->model_timeout_s = 120;
+	p->model_retries = 3;
+	p->model_context_budget = 262144;
 
 	memset(&c, 0, sizeof c);
 	c.file = name;
@@ -1316,6 +1326,7 @@ policy_free(struct policy *p)
 	free(p->model_name);
 	free(p->agent_script);
 	free(p->agent_script_text);
+	free(p->model_ca_file);
 	free(p);
 }
 

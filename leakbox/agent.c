@@ -372,16 +372,110 @@ tools_json(void)
 	return tools;
 }
 
-/* The "error.message" of an OpenAI-style error body (or the raw text). */
-static void
-error_message(const char *body, char *out, size_t outlen)
+/* The bytes message m takes in a request (compact JSON). */
+static size_t
+message_bytes(const cJSON *m)
 {
-	cJSON *j = cJSON_Parse(body ? body : "");
-	const cJSON *m = cJSON_GetObjectItemCaseSensitive(
-	    cJSON_GetObjectItemCaseSensitive(j, "error"), "message");
-	const char *s = cJSON_IsString(m) ? m->valuestring : (body ? body : "");
-	util_sanitize(out, outlen, s, strlen(s), false);
-	cJSON_Delete(j);
+	char *t = cJSON_PrintUnformatted(m);
+	size_t n = t ? strlen(t) + 1 : 0;
+	free(t);
+	return n;
+}
+
+int
+agent_trim_history(cJSON *messages, size_t budget)
+{
+	int n = cJSON_GetArraySize(messages), dropped = 0;
+	size_t *sz = xcalloc((size_t)n + 1, sizeof(*sz));
+	size_t total = 2;
+	int i = 0;
+	const cJSON *m;
+	cJSON_ArrayForEach(m, messages) {
+		sz[i] = message_bytes(m);
+		total += sz[i++];
+	}
+	/* the system and task messages (0, 1) stay, and so does the latest
+	 * turn (the last assistant message and its tool results) */
+	int last = n;
+	for (i = n - 1; i >= 2; i--) {
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetArrayItem(messages, i), "role");
+		if (cJSON_IsString(r) && strcmp(r->valuestring, "assistant") == 0) {
+			last = i;
+			break;
+		}
+	}
+	int pos = 2, ti = 2;   /* pos: where the oldest kept turn is now */
+	while (total > budget && ti < last) {
+		/* one turn: an assistant message and the tool messages after
+		 * it (a tool message never outlives its call) */
+		int end = ti + 1;
+		while (end < last) {
+			const cJSON *r = cJSON_GetObjectItemCaseSensitive(
+			    cJSON_GetArrayItem(messages, pos + (end - ti)), "role");
+			if (!cJSON_IsString(r) || strcmp(r->valuestring, "tool") != 0)
+				break;
+			end++;
+		}
+		for (int k = ti; k < end; k++) {
+			cJSON_DeleteItemFromArray(messages, pos);
+			total -= sz[k];
+		}
+		ti = end;
+		dropped++;
+	}
+	free(sz);
+	return dropped;
+}
+
+enum answer_kind {
+	ANSWER_OK = 0,     /* a message to act on */
+	ANSWER_RETRY,      /* 429, 5xx, no choices, an error in the body */
+	ANSWER_STOP,       /* anything else: stop */
+};
+
+/* Classify the gateway's answer (status, parsed body ans) and say why in
+ * why.  *msg is the message of ANSWER_OK. */
+static enum answer_kind
+classify(long status, const cJSON *ans, const cJSON **msg, char *why,
+    size_t whylen)
+{
+	const cJSON *err = cJSON_GetObjectItemCaseSensitive(ans, "error");
+	const cJSON *em = cJSON_GetObjectItemCaseSensitive(err, "message");
+	const char *es = cJSON_IsString(em) ? em->valuestring :
+	    cJSON_IsString(err) ? err->valuestring : NULL;
+	*msg = NULL;
+	if (status == 429 || status >= 500) {
+		snprintf(why, whylen, "HTTP %ld from the gateway: %.200s", status,
+		    es ? es : "");
+		return ANSWER_RETRY;
+	}
+	if (status != 200) {
+		snprintf(why, whylen, "HTTP %ld from the gateway: %.200s", status,
+		    es ? es : "");
+		return ANSWER_STOP;
+	}
+	if (!cJSON_IsObject(ans)) {
+		snprintf(why, whylen, "the answer is not a JSON object");
+		return ANSWER_RETRY;
+	}
+	if (err != NULL && !cJSON_IsNull(err)) {
+		snprintf(why, whylen, "an error in a 200 answer: %.200s",
+		    es ? es : "(no message)");
+		return ANSWER_RETRY;
+	}
+	const cJSON *ch = cJSON_GetObjectItemCaseSensitive(ans, "choices");
+	if (cJSON_GetArraySize(ch) == 0) {
+		snprintf(why, whylen, "the answer has no choices");
+		return ANSWER_RETRY;
+	}
+	*msg = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ch, 0),
+	    "message");
+	if (!cJSON_IsObject(*msg)) {
+		snprintf(why, whylen, "malformed answer from the gateway");
+		return ANSWER_STOP;
+	}
+	return ANSWER_OK;
 }
 
 static volatile sig_atomic_t agent_stop;
@@ -431,6 +525,9 @@ agent_main(void)
 	int max_steps = atoi(util_env_or("AGENT_MAX_STEPS", "24"));
 	if (max_steps < 1 || max_steps > 1000)
 		max_steps = 24;
+	long budget = atol(util_env_or("AGENT_CONTEXT_BUDGET", "262144"));
+	if (budget < 4096 || budget > 1048576)
+		budget = 262144;
 	const char *task = util_env_or("AGENT_TASK",
 	    "Look around your workspace and help with the open tasks you find.");
 	signal(SIGPIPE, SIG_IGN);
@@ -467,46 +564,61 @@ agent_main(void)
 		cJSON_AddItemReferenceToObject(req, "messages", messages);
 		cJSON_AddItemReferenceToObject(req, "tools", tools);
 		cJSON_AddStringToObject(req, "tool_choice", "auto");
+		int cut = agent_trim_history(messages, budget);
+		if (cut > 0) {
+			char n[32];
+			snprintf(n, sizeof(n), "%d turn(s)", cut);
+			logline(step, "context budget: dropped the oldest", n);
+		}
 		char *body = cJSON_PrintUnformatted(req);
 		cJSON_Delete(req);
-		struct http_answer out = { .max = AGENT_RESP_MAX };
+		cJSON *ans = NULL;
+		const cJSON *msg = NULL;
+		char why[320] = "";
+		enum answer_kind kind = ANSWER_STOP;
 		long status = 0;
-		char err[256] = "";
-		for (int attempt = 0; attempt < 10 && status == 0; attempt++) {
-			if (attempt)
-				sleep(1);
+		for (int retry = 0;; retry++) {
+			struct http_answer out = { .max = AGENT_RESP_MAX };
+			char err[256] = "";
+			status = 0;
+			for (int attempt = 0; attempt < 10 && status == 0; attempt++) {
+				if (attempt)
+					sleep(1);
+				free(out.buf);
+				out = (struct http_answer){ .max = AGENT_RESP_MAX };
+				status = http_post_bearer(url, key, body,
+				    body ? strlen(body) : 0, 180, &out, err,
+				    sizeof(err));
+			}
+			if (status == 0) {
+				free(out.buf);
+				snprintf(why, sizeof(why), "gateway unreachable: %s",
+				    err);
+				kind = ANSWER_STOP;
+				break;
+			}
+			cJSON_Delete(ans);
+			ans = cJSON_Parse(out.buf ? out.buf : "");
 			free(out.buf);
-			out = (struct http_answer){ .max = AGENT_RESP_MAX };
-			status = http_post_bearer(url, key, body,
-			    body ? strlen(body) : 0, 180, &out, err,
-			    sizeof(err));
+			kind = classify(status, ans, &msg, why, sizeof(why));
+			if (kind != ANSWER_RETRY || retry >= AGENT_RETRIES)
+				break;
+			/* 1, 2, 4, ... s: a busy or failing model gets time */
+			logline(step, "retry:", why);
+			sleep(1u << (retry < 4 ? retry : 4));
 		}
 		free(body);
-		if (status == 0) {
-			logline(step, "stop: gateway unreachable:", err);
-			free(out.buf);
-			rc = 1;
-			break;
-		}
-		if (status != 200) {
-			char msg[256];
-			error_message(out.buf, msg, sizeof(msg));
-			free(out.buf);
-			char what[64];
-			snprintf(what, sizeof(what), "stop: HTTP %ld from the gateway:", status);
-			logline(step, what, msg);
+		if (kind != ANSWER_OK) {
+			logline(step, "stop:", why);
+			cJSON_Delete(ans);
 			rc = status == 403 ? 0 : 1;
 			break;
 		}
-		cJSON *ans = cJSON_Parse(out.buf);
-		free(out.buf);
-		cJSON *msg = cJSON_GetObjectItemCaseSensitive(
-		    cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(ans, "choices"), 0),
-		    "message");
-		if (!cJSON_IsObject(msg)) {
-			logline(step, "stop:", "malformed answer from the gateway");
+		const cJSON *refusal = cJSON_GetObjectItemCaseSensitive(msg, "refusal");
+		if (cJSON_IsString(refusal) && *refusal->valuestring) {
+			/* the model declined: that is its answer, the loop ends */
+			logline(step, "refused:", refusal->valuestring);
 			cJSON_Delete(ans);
-			rc = 1;
 			break;
 		}
 		const cJSON *content = cJSON_GetObjectItemCaseSensitive(msg, "content");

@@ -1,9 +1,14 @@
 /*
  * gateway.c - the agent's only route to a model.
  *
- * The agent holds a dummy key (AGENT_KEY); the gateway swaps it for the real
- * one (REAL_KEY) on the way upstream, so the real key never enters the lab
- * network.  Every turn and tool result goes on the sensor bus.  The deny
+ * The agent holds a dummy key (AGENT_KEY).  With the offline model the
+ * gateway swaps it for the model's key (REAL_KEY) on the way upstream; with
+ * a real model.url it hands each call to the host relay over a unix socket
+ * in its control folder (MODEL_RELAY, core/relay.c), which adds the real
+ * key on the host: the gateway holds no secret of a real model and has no
+ * route out (REAL_KEY is then a stand-in, what flaw real-key hands the
+ * agent).  Each call is recorded ("upstream_call": status, attempts,
+ * latency, token counts).  Every turn and tool result goes on the sensor bus.  The deny
  * lever is a flag set through /control/deny on a unix socket that only the
  * control plane can reach; a denied chat request never reaches the model.
  *
@@ -24,6 +29,11 @@
 
 #include <ctype.h>
 #include <curl/curl.h>
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -73,6 +83,9 @@ parse_release(size_t len)
 
 struct gateway {
 	const char *model_url;
+	const char *relay;        /* MODEL_RELAY: the host relay's socket, or
+	                             NULL (the offline model at model_url) */
+	int relay_timeout_s;      /* the bound on one call through it */
 	const char *agent_key;
 	const char *real_key;
 	int denied;               /* atomic: the deny lever */
@@ -306,10 +319,38 @@ emit_tool_results(const cJSON *messages, const char *real_key)
 	return assistants + 1;
 }
 
-/* Emit the turn event for a model answer (any status).  The answer is
- * parsed within the parse budget. */
+/* What one upstream call took (the "upstream_call" event). */
+struct upstream_info {
+	int attempts;             /* by the relay (1 for the offline model) */
+	long latency_ms;          /* the relay's upstream time, or -1 */
+	long gateway_ms;          /* the gateway's wait, end to end */
+	char error[256];          /* why it failed ("" when it did not) */
+};
+
+/* Add the answer's usage counts to f (the ones that are small
+ * non-negative integers). */
 static void
-emit_turn(int step, long status, const char *body)
+add_usage(cJSON *f, const cJSON *ans)
+{
+	static const char *const k[] = { "prompt_tokens",
+	    "completion_tokens", "total_tokens" };
+	const cJSON *u = cJSON_GetObjectItemCaseSensitive(ans, "usage");
+
+	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(u, k[i]);
+		if (cJSON_IsNumber(n) && n->valuedouble >= 0 &&
+		    n->valuedouble < 1e12)
+			cJSON_AddNumberToObject(f, k[i],
+			    (double)(long long)n->valuedouble);
+	}
+}
+
+/* Emit the turn event for a model answer (any status), and the
+ * "upstream_call" event of u (never the key: the gateway has none).  The
+ * answer is parsed within the parse budget. */
+static void
+emit_turn(int step, long status, const char *body,
+    const struct upstream_info *u)
 {
 	size_t blen = strlen(body);
 	parse_acquire(blen);
@@ -344,22 +385,207 @@ emit_turn(int step, long status, const char *body)
 	cJSON_AddStringToObject(f, "content", t);
 	free(t);
 	cJSON_AddNumberToObject(f, "status", (double)status);
+	cJSON *uf = cJSON_CreateObject();
+	cJSON_AddNumberToObject(uf, "step", step);
+	cJSON_AddNumberToObject(uf, "status", (double)status);
+	cJSON_AddStringToObject(uf, "via", u->latency_ms >= 0 ? "relay" :
+	    "offline");
+	cJSON_AddNumberToObject(uf, "attempts", u->attempts);
+	if (u->latency_ms >= 0)
+		cJSON_AddNumberToObject(uf, "latency_ms", (double)u->latency_ms);
+	cJSON_AddNumberToObject(uf, "gateway_ms", (double)u->gateway_ms);
+	add_usage(uf, ans);
+	if (u->error[0]) {
+		char *t2 = sensor_trunc(u->error, 240);
+		cJSON_AddStringToObject(uf, "error", t2);
+		free(t2);
+	}
 	cJSON_Delete(ans);
 	parse_release(blen);
 	sensor_emit("turn", f);
+	sensor_emit("upstream_call", uf);
 }
 
-/* POST body to the model with the real key.  Returns the HTTP status and
- * the answer in *out (caller frees), or 0 on transport failure (logged). */
+/* Write n bytes to fd before deadline (mono ns).  -1 on error or late. */
+static int
+write_by(int fd, const char *p, size_t n, uint64_t deadline)
+{
+	while (n > 0) {
+		uint64_t now = util_mono_ns();
+		if (now >= deadline)
+			return -1;
+		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+		int pr = poll(&pfd, 1, (int)((deadline - now) / 1000000u) + 1);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0)
+			continue;
+		ssize_t k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Read exactly n bytes from fd before deadline.  -1 on error, end or
+ * late (*late set). */
+static int
+read_by(int fd, char *p, size_t n, uint64_t deadline, bool *late)
+{
+	while (n > 0) {
+		uint64_t now = util_mono_ns();
+		if (now >= deadline) {
+			*late = true;
+			return -1;
+		}
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int pr = poll(&pfd, 1, (int)((deadline - now) / 1000000u) + 1);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0)
+			continue;
+		ssize_t k = recv(fd, p, n, MSG_DONTWAIT);
+		if (k < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* A 4-byte big-endian length. */
+static uint32_t
+be32(const unsigned char *b)
+{
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
+	    (uint32_t)b[2] << 8 | b[3];
+}
+
+long
+gateway_relay_call(const char *sock, int timeout_s, const char *body,
+    size_t len, struct http_answer *out, int *attempts, long *latency_ms,
+    char *err, size_t errlen)
+{
+	uint64_t deadline = util_mono_ns() + (uint64_t)timeout_s * 1000000000ull;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	unsigned char hdr[8];
+	char *meta = NULL;
+	bool late = false;
+	long status = 0;
+	int fd = -1;
+
+	*attempts = 0;
+	*latency_ms = -1;
+	if (strlen(sock) >= sizeof(sa.sun_path) || len > GATEWAY_RELAY_BODY_MAX) {
+		snprintf(err, errlen, "model relay: bad socket or request size");
+		return 0;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		snprintf(err, errlen, "model relay unreachable: %s",
+		    strerror(errno));
+		goto out;
+	}
+	memcpy(hdr, "ARQ1", 4);
+	hdr[4] = (unsigned char)(len >> 24);
+	hdr[5] = (unsigned char)(len >> 16);
+	hdr[6] = (unsigned char)(len >> 8);
+	hdr[7] = (unsigned char)len;
+	if (write_by(fd, (const char *)hdr, 8, deadline) < 0 ||
+	    write_by(fd, body, len, deadline) < 0) {
+		snprintf(err, errlen, "model relay: cannot send the request");
+		goto out;
+	}
+	if (read_by(fd, (char *)hdr, 8, deadline, &late) < 0 ||
+	    memcmp(hdr, "ARS1", 4) != 0)
+		goto bad;
+	uint32_t ml = be32(hdr + 4);
+	if (ml == 0 || ml > GATEWAY_RELAY_META_MAX)
+		goto bad;
+	meta = xmalloc(ml + 1);
+	if (read_by(fd, meta, ml, deadline, &late) < 0)
+		goto bad;
+	meta[ml] = '\0';
+	if (read_by(fd, (char *)hdr, 4, deadline, &late) < 0)
+		goto bad;
+	uint32_t bl = be32(hdr);
+	if (bl > out->max || bl > GATEWAY_RELAY_BODY_MAX)
+		goto bad;
+	out->buf = xmalloc((size_t)bl + 1);
+	if (read_by(fd, out->buf, bl, deadline, &late) < 0) {
+		free(out->buf);
+		out->buf = NULL;
+		goto bad;
+	}
+	out->buf[bl] = '\0';
+	out->len = bl;
+	cJSON *m = cJSON_Parse(meta);
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(m, "status");
+	const cJSON *at = cJSON_GetObjectItemCaseSensitive(m, "attempts");
+	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(m, "latency_ms");
+	const cJSON *er = cJSON_GetObjectItemCaseSensitive(m, "error");
+	if (!cJSON_IsNumber(st) || st->valuedouble < 100 ||
+	    st->valuedouble > 599) {
+		cJSON_Delete(m);
+		free(out->buf);
+		out->buf = NULL;
+		out->len = 0;
+		goto bad;
+	}
+	status = (long)st->valuedouble;
+	if (cJSON_IsNumber(at) && at->valuedouble >= 0 && at->valuedouble < 100)
+		*attempts = (int)at->valuedouble;
+	if (cJSON_IsNumber(lt) && lt->valuedouble >= 0 && lt->valuedouble < 1e9)
+		*latency_ms = (long)lt->valuedouble;
+	if (cJSON_IsString(er))
+		snprintf(err, errlen, "%s", er->valuestring);
+	cJSON_Delete(m);
+	goto out;
+bad:
+	if (late)
+		snprintf(err, errlen, "model relay: no answer within %d s",
+		    timeout_s);
+	else
+		snprintf(err, errlen, "model relay: malformed or cut answer");
+out:
+	free(meta);
+	if (fd >= 0)
+		close(fd);
+	return status == 0 && late ? -1 : status;
+}
+
+/* POST body to the model: through the host relay (a real model.url: the
+ * relay adds the key), or to the offline model with its key.  Returns
+ * the HTTP status and the answer in *out (caller frees); 0 on transport
+ * failure, -1 when the relay did not answer in time (logged, u->error
+ * set). */
 static long
 forward(struct gateway *g, const char *body, size_t len,
-    struct http_answer *out)
+    struct http_answer *out, struct upstream_info *u)
 {
-	char err[256] = "";
-	long status = http_post_bearer(g->model_url, g->real_key, body, len,
-	    120, out, err, sizeof(err));
-	if (err[0])
-		sensor_log("gateway: upstream %.200s: %s", g->model_url, err);
+	uint64_t t0 = util_mono_ns();
+	long status;
+	if (g->relay != NULL) {
+		status = gateway_relay_call(g->relay, g->relay_timeout_s, body,
+		    len, out, &u->attempts, &u->latency_ms, u->error,
+		    sizeof(u->error));
+	} else {
+		u->attempts = 1;
+		u->latency_ms = -1;
+		status = http_post_bearer(g->model_url, g->real_key, body, len,
+		    120, out, u->error, sizeof(u->error));
+	}
+	u->gateway_ms = (long)((util_mono_ns() - t0) / 1000000u);
+	if (u->error[0])
+		sensor_log("gateway: upstream %.200s: %s", g->relay != NULL ?
+		    g->relay : g->model_url, u->error);
 	return status;
 }
 
@@ -449,24 +675,29 @@ chat(struct gateway *g, const struct http_request *req,
 		emit_real_key_used(req, step);
 
 	struct http_answer out = { .max = GW_UPSTREAM_MAX };
-	long status = forward(g, req->body, req->body_len, &out);
+	struct upstream_info u = { .attempts = 0 };
+	long status = forward(g, req->body, req->body_len, &out, &u);
 	if (is_denied(g)) {
 		/* the lever was pulled while the model was thinking */
 		free(out.buf);
 		answer_denied(g, req, resp);
 		return;
 	}
-	if (status == 0) {
+	if (status <= 0) {
+		/* unreachable (502) or too slow (504): a clean OpenAI-style
+		 * error, never a hang */
+		int code = status < 0 ? 504 : 502;
 		free(out.buf);
-		http_response_error(resp, 502, "upstream_error",
+		http_response_error(resp, code, "upstream_error", status < 0 ?
+		    "the model did not answer in time" :
 		    "model endpoint unreachable");
-		emit_turn(step, 502, "");
+		emit_turn(step, code, "", &u);
 		return;
 	}
 	if (!out.buf)
 		out.buf = xstrdup("");
 	gateway_scrub(out.buf, out.len, g->real_key);
-	emit_turn(step, status, out.buf);
+	emit_turn(step, status, out.buf, &u);
 	resp->status = (int)status;
 	resp->ctype = "application/json";
 	resp->body = out.buf;
@@ -742,6 +973,12 @@ gateway_main(void)
 	    "http://model:8000/v1/chat/completions");
 	g.agent_key = util_env_or("AGENT_KEY", "");
 	g.real_key = util_env_or("REAL_KEY", "");
+	g.relay = getenv("MODEL_RELAY");
+	if (g.relay != NULL && !*g.relay)
+		g.relay = NULL;
+	g.relay_timeout_s = atoi(util_env_or("RELAY_TIMEOUT_S", "180"));
+	if (g.relay_timeout_s < 1 || g.relay_timeout_s > 7200)
+		g.relay_timeout_s = 180;
 	const char *listen_on = util_env_or("GATEWAY_LISTEN", "0.0.0.0:8080");
 	const char *ctl = util_env_or("GATEWAY_CONTROL", "/ctl/gateway.sock");
 	gateway_changes_init(&g.changes,
@@ -784,7 +1021,7 @@ gateway_main(void)
 		util_fatal("gateway: cannot start the control listener");
 	pthread_detach(t);
 	printf("gateway listening on %s and %s, model %s\n", listen_on, ctl,
-	    g.model_url);
+	    g.relay != NULL ? "through the host relay" : g.model_url);
 	fflush(stdout);
 	http_serve(&tcp_srv);
 	return EXIT_INTERNAL;

@@ -296,6 +296,21 @@ int gateway_main(void);
 /* Pure: scrub every occurrence of secret in buf (in place, same length). */
 void gateway_scrub(char *buf, size_t len, const char *secret);
 
+/* The host relay's frames (core/relay.c, docs/lab.md "The model relay"). */
+#define GATEWAY_RELAY_BODY_MAX  (4u * 1024 * 1024)
+#define GATEWAY_RELAY_META_MAX  4096
+/*
+ * One call through the host relay on the unix socket sock: the request
+ * frame with body, the answer (status, meta, body into out, at most
+ * out->max bytes; caller frees out->buf), all within timeout_s.  Returns
+ * the status the relay gives, 0 when the relay is unreachable or its
+ * answer malformed, -1 when it did not answer in time; *attempts and
+ * *latency_ms from its meta (0 / -1 when absent), err the reason.
+ */
+long gateway_relay_call(const char *sock, int timeout_s, const char *body,
+    size_t len, struct http_answer *out, int *attempts, long *latency_ms,
+    char *err, size_t errlen);
+
 /*
  * The change-request queue (self-modification requests from the agent):
  * POST /v1/changes {"tool": "...", "reason": "..."} -> 202 pending, or
@@ -695,6 +710,16 @@ uint64_t model_rng(uint64_t seed, uint64_t salt);
 /* ------------------------------------------------------------------ */
 #define AGENT_TOOL_OUT_MAX  (8 * 1024)
 #define AGENT_TOOL_TIMEOUT_S 10
+/* 429, 5xx, no choices or an error in the body: retried this many times
+ * (after 1, 2, 4, ... s), then the loop stops. */
+#define AGENT_RETRIES       4
+/*
+ * Bound a history to budget bytes (compact JSON): drop the oldest turns
+ * (an assistant message with the tool messages that answer it, so calls
+ * and results stay paired), never the system and task messages (the
+ * first two) nor the latest turn.  Returns the turns dropped.
+ */
+int agent_trim_history(cJSON *messages, size_t budget);
 
 /* Runs the loop, or with AGENT_IDLE=1 sleeps until SIGTERM/SIGINT. */
 int agent_main(void);

@@ -1,7 +1,7 @@
 /*
  * cmd_lab.c - ares lab up|status|down (docs/cli-lab.md).
  *
- *   ares lab up --policy FILE [--run DIR] [--seed N]
+ *   ares lab up --policy FILE [--run DIR] [--seed N] [--wait]
  *                [--model-url URL --model-key-env VAR]
  *   ares lab status [--run DIR]
  *   ares lab down --run DIR
@@ -9,6 +9,9 @@
  * `up` brings a lab up with the agent idle (AGENT_IDLE=1) so people and
  * probes can exec into it; `status` lists a run's containers and networks
  * by label; `down` removes them (the run id comes from RUN_DIR/lab.json).
+ * `up --wait` serves until SIGINT/SIGTERM (then tears the lab down) or
+ * until the lab is downed elsewhere: a real model.url needs it, the host
+ * relay that makes the model calls lives in this process.
  * Exit codes: 0 ok, 2 usage / bad input, 3 engine unreachable, 5 failure.
  */
 #include "core.h"
@@ -16,6 +19,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,17 +35,18 @@ static const struct option cmd_lab_longopts[] = {
 	{ "seed", required_argument, NULL, 's' },
 	{ "model-url", required_argument, NULL, 'u' },
 	{ "model-key-env", required_argument, NULL, 'k' },
+	{ "wait", no_argument, NULL, 'w' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 const struct cmd_entry cmd_lab_entry = {
 	.name = "lab",
-	.optstring = "p:r:s:u:k:h",
+	.optstring = "p:r:s:u:k:wh",
 	.longopts = cmd_lab_longopts,
 	.summary = "bring a lab up with the agent idle, list it, tear it down",
 	.usage =
-	    "usage: ares lab up --policy FILE [--run DIR] [--seed N]\n"
+	    "usage: ares lab up --policy FILE [--run DIR] [--seed N] [--wait]\n"
 	    "                   [--model-url URL --model-key-env VAR]\n"
 	    "       ares lab status [--run DIR]\n"
 	    "       ares lab down --run DIR\n",
@@ -55,7 +60,82 @@ struct cmd_lab_args {
 	const char *model_key_env;
 	uint64_t seed;
 	bool has_seed;
+	bool wait;
 };
+
+static volatile sig_atomic_t cmd_lab_stop;
+static int cmd_lab_fail(const char *what, const struct errbuf *e);
+
+/* Is the lab's gateway still in the engine?  -1 + e without an answer. */
+static int
+cmd_lab_gateway_there(struct docker *d, const struct lab *lab,
+    struct errbuf *e)
+{
+	char *label = xasprintf("ares.run=%s", lab->run_id);
+	cJSON *cs = docker_containers_by_label(d, label, e), *it;
+	int there = 0;
+
+	free(label);
+	if (cs == NULL)
+		return -1;
+	cJSON_ArrayForEach(it, cs) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "Id");
+
+		if (cJSON_IsString(id) && strcmp(id->valuestring,
+		    lab->gateway.id) == 0)
+			there = 1;
+	}
+	cJSON_Delete(cs);
+	return there;
+}
+
+/* SIGINT / SIGTERM of `lab up --wait`: serve no longer. */
+static void
+cmd_lab_on_signal(int sig)
+{
+	(void)sig;
+	cmd_lab_stop = 1;
+}
+
+/*
+ * lab up --wait: serve (the host relay of a real model lives in this
+ * process) until SIGINT/SIGTERM, then tear the lab down, or until its
+ * gateway is gone (ares lab down elsewhere).  The exit code.
+ */
+static int
+cmd_lab_serve(struct docker *d, struct lab *lab)
+{
+	struct sigaction sa;
+	struct errbuf e = { 0 };
+	int removed;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = cmd_lab_on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	printf("waiting   until SIGINT/SIGTERM (then down) or ares lab down\n");
+	fflush(stdout);
+	while (!cmd_lab_stop) {
+		int there = cmd_lab_gateway_there(d, lab, &e);
+
+		if (there == 0) {
+			printf("run %s: the lab is gone (ares lab down)\n",
+			    lab->run_id);
+			fflush(stdout);
+			return 0;
+		}
+		if (there < 0)
+			e.msg[0] = '\0';   /* the engine may come back */
+		usleep(500000);
+	}
+	removed = lab_teardown(d, lab->run_id, &e);
+	if (removed < 0)
+		return cmd_lab_fail("up --wait: down", &e);
+	(void)lab_remove_sockets(lab->run_dir, lab->run_id);
+	gc_lease_remove(lab->run_dir);
+	printf("run %s: removed %d object(s)\n", lab->run_id, removed);
+	return 0;
+}
 
 
 /* The run id recorded in RUN_DIR/lab.json (copied into out).  -1 + e
@@ -124,6 +204,13 @@ cmd_lab_up(const struct cmd_lab_args *a)
 	p = policy_load(a->policy, &e);
 	if (p == NULL)
 		return cmd_lab_fail("up", &e);
+	if ((a->model_url != NULL || p->model_url != NULL) && !a->wait) {
+		fprintf(stderr, "ares lab up: a real model (model.url) needs "
+		    "--wait: the relay that makes its calls lives in this "
+		    "process\n%s", cmd_lab_entry.usage);
+		policy_free(p);
+		return EXIT_USAGE;
+	}
 	util_new_id(run_id);
 	if (a->run != NULL)
 		run_dir = xstrdup(a->run);
@@ -189,6 +276,11 @@ cmd_lab_up(const struct cmd_lab_args *a)
 		    lab->agent.name);
 		printf("status    ares lab status --run %s\n", run_dir);
 		printf("down      ares lab down --run %s\n", run_dir);
+		if (lab->relay_path != NULL)
+			printf("model     through the host relay %s\n",
+			    lab->relay_path);
+		if (a->wait)
+			rc = cmd_lab_serve(d, lab);
 		lab_free(lab);
 	}
 	docker_close(d);
@@ -356,6 +448,9 @@ cmd_lab_exec(const struct cmd_entry *self, int argc, char **argv)
 			break;
 		case 'k':
 			a.model_key_env = optarg;
+			break;
+		case 'w':
+			a.wait = true;
 			break;
 		}
 	}

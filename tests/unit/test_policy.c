@@ -230,7 +230,8 @@ test_unknown_keys(void **state)
 	    "seconds");
 	expect_error(BASE "model: {name: m, key: sk-1}\n",
 	    "t.yaml:4:18: model.key: unknown key; allowed here: url, "
-	    "key_env, name");
+	    "key_env, name, ca_file, connect_timeout_ms, timeout_s, retries, "
+	    "context_budget");
 	/* Untrusted key text is made terminal-safe in the message. */
 	expect_error(BASE "\"\\e[31mred\": 1\n",
 	    "t.yaml:4:1: red: unknown key; allowed here: name, "
@@ -658,6 +659,51 @@ test_model_key_env(void **state)
 	    "t.yaml:4:18: model.key_env: expected an environment variable "
 	    "name of A-Z, 0-9 and '_' (not starting with a digit), at most "
 	    "128 bytes; got \"A=B\"");
+}
+
+/* model.ca_file, connect_timeout_ms, timeout_s, retries, context_budget:
+ * defaults, bounds, errors at file:line:col. */
+static void
+test_model_call_keys(void **state)
+{
+	struct policy *p;
+
+	(void)state;
+	p = must_parse(BASE "model: {url: \"http://127.0.0.1:1/v1\"}\n");
+	assert_null(p->model_ca_file);
+	assert_int_equal(p->model_connect_timeout_ms, 5000);
+	assert_int_equal(p->model_timeout_s, 120);
+	assert_int_equal(p->model_retries, 3);
+	assert_int_equal(p->model_context_budget, 262144);
+	policy_free(p);
+	p = must_parse(BASE "model:\n  ca_file: /etc/ssl/x.pem\n"
+	    "  connect_timeout_ms: 100\n  timeout_s: 600\n  retries: 0\n"
+	    "  context_budget: 4096\n");
+	assert_string_equal(p->model_ca_file, "/etc/ssl/x.pem");
+	assert_int_equal(p->model_connect_timeout_ms, 100);
+	assert_int_equal(p->model_timeout_s, 600);
+	assert_int_equal(p->model_retries, 0);
+	assert_int_equal(p->model_context_budget, 4096);
+	policy_free(p);
+	p = must_parse(BASE "model: {ca_file: ~}\n");
+	assert_null(p->model_ca_file);
+	policy_free(p);
+	expect_error(BASE "model: {timeout_s: 0}\n",
+	    "t.yaml:4:20: model.timeout_s: 0 is out of range (allowed "
+	    "1..600)");
+	expect_error(BASE "model: {retries: 11}\n",
+	    "t.yaml:4:18: model.retries: 11 is out of range (allowed 0..10)");
+	expect_error(BASE "model:\n  connect_timeout_ms: 99\n",
+	    "t.yaml:5:23: model.connect_timeout_ms: 99 is out of range "
+	    "(allowed 100..60000)");
+	expect_error(BASE "model:\n  context_budget: 2000000\n",
+	    "t.yaml:5:19: model.context_budget: 2000000 is out of range "
+	    "(allowed 4096..1048576)");
+	expect_error(BASE "model: {retries: many}\n",
+	    "t.yaml:4:18: model.retries: expected an integer, got \"many\"");
+	expect_error(BASE "model: {ca_file: \"a\\tb\"}\n",
+	    "t.yaml:4:18: model.ca_file: expected a file path without "
+	    "control characters, at most 4096 bytes; got \"a b\"");
 }
 
 /* Every shipped policy parses: default, hardened, leaky, flaw-<id>. */
@@ -1091,6 +1137,7 @@ main(void)
 		cmocka_unit_test(test_full_file),
 		cmocka_unit_test(test_catalogues),
 		cmocka_unit_test(test_model_key_env),
+		cmocka_unit_test(test_model_call_keys),
 		cmocka_unit_test(test_shipped_policies),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_shipped_default),
