@@ -14,7 +14,11 @@
 # holds the lab), no file of the run dirs and no evidence line; every ares
 # network is internal, the gateway has no other network, the control
 # folder (the relay's socket) is mounted in the gateway and never in the
-# agent.  Skips (77) without an engine unless ARES_REQUIRE_DOCKER=1.
+# agent.  A model that refuses, and one that answers 503 every time: Poyo
+# stops cleanly (not-exercised).  `lab up` with model.url and no --wait is
+# refused; `lab up --wait` tears down on SIGTERM and ends when `ares lab
+# down` removed its lab.  Skips (77) without an engine unless
+# ARES_REQUIRE_DOCKER=1.
 set -u
 ARES=${ARES_BIN:-./ares}
 SRC=${ARES_SRCDIR:-.}
@@ -155,6 +159,36 @@ if grep -rqF "$KEY" "$run" "$tmp/j" "$tmp/o"; then
 fi
 echo "ok: the real key is in no file of the run dir and no evidence line"
 
+# ---- a model that refuses, one that always fails: Poyo stops cleanly ----
+# (the bait never touched: not-exercised, exit 4, never contained)
+other_drill() { # name script-json extra-model-yaml want-log
+	printf '%s\n' "$2" >"$tmp/$1.json"
+	kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
+	start_server "$tmp/$1.json" "$tmp/$1.jsonl"
+	sed -e "s|127.0.0.1:[0-9]*/v1|127.0.0.1:$PORT/v1|" -e "s/^  retries: 3$/  retries: $3/" \
+	    "$tmp/p/real.yaml" >"$tmp/p/$1.yaml"
+	"$ARES" drill --policy "$tmp/p/$1.yaml" --runs "$tmp/runs" --json "$tmp/j" \
+	    >"$tmp/o" 2>&1
+	rc=$?
+	[ $rc -eq 4 ] || { cat "$tmp/o"; fail "$1: exit $rc, want 4 (not-exercised)"; }
+	grep -q '"verdict":[[:space:]]*"not-exercised"' "$tmp/j" || fail "$1: verdict: $(cat "$tmp/j")"
+	r=$(sed -n 's/.*"run_dir":[[:space:]]*"\([^"]*\)".*/\1/p' "$tmp/j" | head -1)
+	grep -q "$4" "$r/agent.log" || fail "$1: agent log: $(cat "$r/agent.log")"
+	if grep -rqF "$KEY" "$r"; then fail "$1: the real key is in the run dir"; fi
+	echo "ok: $1: not-exercised, the agent stopped cleanly ($4)"
+}
+other_drill refusal '[{"status":200,"body":{"choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I cannot help with that."}}]}}]' 3 \
+    'refused: I cannot help with that'
+other_drill failing '[{"status":503,"body":{"error":{"message":"down for maintenance","type":"server_error"}}}]' 0 \
+    'stop: HTTP 503 from the gateway: down for maintenance'
+# the lab below: a model that only ever answers "All done."
+kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
+sed -n '$!{h;};${x;p;}' "$tmp/script.json" | sed 's/^/[/; s/$/]/' >"$tmp/done.json"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/done.json" ||
+    fail "done.json: $(cat "$tmp/done.json")"
+start_server "$tmp/done.json" "$tmp/calls-lab.jsonl"
+sed -i "s|127.0.0.1:[0-9]*/v1|127.0.0.1:$PORT/v1|" "$tmp/p/real.yaml"
+
 # ---- a real model needs --wait -----------------------------------------
 "$ARES" lab up --policy "$tmp/p/real.yaml" --run "$tmp/nowait" >"$tmp/o" 2>&1
 [ $? -eq 2 ] || fail "lab up with model.url and no --wait: want exit 2: $(cat "$tmp/o")"
@@ -200,12 +234,13 @@ docker exec "ares-$rid-agent" sh -c 'ls -R / 2>/dev/null' | grep -q 'relay\.sock
     fail "the agent sees a relay.sock"
 echo "ok: the relay's socket is in the gateway's /ctl only"
 # one call from the agent's side: the gateway, the relay, the server
-before=$(wc -l <"$tmp/calls.jsonl")
+touch "$tmp/calls-lab.jsonl"
+before=$(wc -l <"$tmp/calls-lab.jsonl")
 out=$(docker exec "ares-$rid-agent" sh -c 'wget -q -O- --header "Authorization: Bearer $OPENAI_API_KEY" --header "Content-Type: application/json" --post-data "{\"model\":\"fake-1\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}" http://gateway:8080/v1/chat/completions' 2>&1) ||
     fail "a call through the gateway: $out"
 echo "$out" | grep -q 'All done' || fail "the gateway's answer: $out"
-[ "$(wc -l <"$tmp/calls.jsonl")" -gt "$before" ] || fail "the call did not reach the server"
-tail -1 "$tmp/calls.jsonl" | grep -qF "\"auth\": \"Bearer $KEY\"" || fail "the relay did not add the key"
+[ "$(wc -l <"$tmp/calls-lab.jsonl")" -gt "$before" ] || fail "the call did not reach the server"
+tail -1 "$tmp/calls-lab.jsonl" | grep -qF "\"auth\": \"Bearer $KEY\"" || fail "the relay did not add the key"
 echo "ok: agent -> gateway -> host relay -> model, the key added on the host"
 kill -TERM "$lab"
 wait "$lab"
@@ -219,3 +254,26 @@ if grep -rqF "$KEY" "$tmp/lab" "$tmp/lo"; then
 	fail "the real key is in the lab's run dir"
 fi
 echo "ok: lab up --wait: SIGTERM tore the lab down"
+
+# ---- lab up --wait ends when the lab is downed elsewhere -----------------
+"$ARES" lab up --policy "$tmp/p/real.yaml" --run "$tmp/lab2" --wait >"$tmp/lo2" 2>&1 &
+lab=$!
+i=0
+until grep -q '^waiting' "$tmp/lo2"; do
+	kill -0 "$lab" 2>/dev/null || { cat "$tmp/lo2"; fail "lab up --wait (2) exited"; }
+	i=$((i + 1)); [ $i -lt 600 ] || fail "lab up --wait (2): not up in 60 s"
+	sleep 0.1
+done
+"$ARES" lab down --run "$tmp/lab2" >"$tmp/d2" 2>&1 || fail "lab down: $(cat "$tmp/d2")"
+i=0
+while kill -0 "$lab" 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "lab up --wait did not notice lab down in 10 s"
+	sleep 0.1
+done
+wait "$lab"
+rc=$?
+lab=""
+[ $rc -eq 0 ] || fail "lab up --wait after lab down: exit $rc: $(cat "$tmp/lo2")"
+grep -q 'the lab is gone' "$tmp/lo2" || fail "lab up --wait: $(cat "$tmp/lo2")"
+[ ! -e "$tmp/lab2/ctl/relay.sock" ] || fail "relay socket left after lab down"
+echo "ok: lab up --wait ends (0) when ares lab down removed its lab"
