@@ -583,6 +583,19 @@ relay_start(const struct relay_config *cfg, struct errbuf *e)
 		    "long", cfg->sock_path);
 		return NULL;
 	}
+	for (size_t i = 0; i < kl; i++)
+		if ((unsigned char)cfg->key[i] <= 0x20 ||
+		    (unsigned char)cfg->key[i] == 0x7f) {
+			/* it goes into a header line: no CR, LF, space */
+			errbuf_set(e, ERRBUF_INPUT, "model.key_env: the key has a "
+			    "space or control character (byte %zu)", i);
+			return NULL;
+		}
+	if (kl > 8192) {
+		errbuf_set(e, ERRBUF_INPUT, "model.key_env: the key is over "
+		    "8192 bytes");
+		return NULL;
+	}
 	if (cfg->ca_file != NULL && access(cfg->ca_file, R_OK) == -1) {
 		errbuf_set(e, ERRBUF_INPUT, "model.ca_file %s: %s",
 		    cfg->ca_file, strerror(errno));

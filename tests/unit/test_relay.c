@@ -204,6 +204,32 @@ test_gateway_relay_silent(void **state)
 	close(lfd);
 }
 
+/* A key that would break its header line, an unreadable ca_file: input
+ * errors, nothing listens. */
+static void
+test_relay_bad_config(void **state)
+{
+	struct errbuf e = { 0 };
+	char path[128];
+	struct relay_config c = { .url = "http://127.0.0.1:1/v1",
+	    .key = "sk-a\r\nX-Injected: 1", .connect_timeout_ms = 500,
+	    .timeout_s = 1, .owner_uid = -1, .owner_gid = -1 };
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/bad.sock", dir);
+	c.sock_path = path;
+	assert_null(relay_start(&c, &e));
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_non_null(strstr(e.msg, "control character"));
+	c.key = "sk-fine";
+	c.ca_file = "/nonexistent/ca.pem";
+	memset(&e, 0, sizeof e);
+	assert_null(relay_start(&c, &e));
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_non_null(strstr(e.msg, "model.ca_file"));
+	assert_int_equal(access(path, F_OK), -1);
+}
+
 /* {"role": role, "content": text (n bytes of 'x')}. */
 static cJSON *
 msg(const char *role, size_t n)
@@ -285,6 +311,7 @@ main(void)
 		cmocka_unit_test(test_gateway_relay_down),
 		cmocka_unit_test(test_gateway_relay_silent),
 		cmocka_unit_test(test_trim_history),
+		cmocka_unit_test(test_relay_bad_config),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
