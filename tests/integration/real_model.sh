@@ -213,10 +213,17 @@ for c in $cs; do
 	fi
 done
 echo "ok: the real key is in no container ($(echo $cs | wc -w) inspected)"
-for n in $(docker network ls -q --filter label=ares.run); do
-	[ "$(docker network inspect -f '{{.Internal}}' "$n")" = true ] ||
-	    fail "ares network $(docker network inspect -f '{{.Name}}' "$n") is not internal"
-done
+# (other labs come and go meanwhile: a network gone between the list and
+# the inspect is skipped, one that exists must be internal)
+docker network ls -q --filter label=ares.run >"$tmp/nets"
+[ -s "$tmp/nets" ] || fail "no ares network on the engine"
+for n in $(cat "$tmp/nets"); do
+	docker network inspect -f '{{.Name}} {{.Internal}}' "$n" 2>/dev/null
+done >"$tmp/netin"
+grep -q "^ares-$rid-lab true$" "$tmp/netin" || fail "ares-$rid-lab not seen internal: $(cat "$tmp/netin")"
+if grep -v ' true$' "$tmp/netin"; then
+	fail "an ares network is not internal"
+fi
 [ "$(docker network ls -q --filter "label=ares.run=$rid" | wc -l)" -eq 3 ] ||
     fail "want 3 networks for $rid: $(docker network ls --filter "label=ares.run=$rid")"
 nets=$(docker inspect -f '{{range $k, $v := .NetworkSettings.Networks}}{{$k}} {{end}}' "ares-$rid-gateway")
