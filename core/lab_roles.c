@@ -419,6 +419,8 @@ lab_role_agent(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	    !b->o->agent_idle;
 	char *task;
 
+	if (p->agent_kind == POLICY_AGENT_IMAGE)
+		return agent_image_role(b, s, e);
 	s->c.cmd = scripted ? script_cmd : cmd;
 	s->c.workdir = "/home/poyo";
 	s->c.tmpfs = tmpfs;
