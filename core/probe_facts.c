@@ -132,6 +132,11 @@ probe_ctx_parse(const char *json, size_t len, const char *run_dir,
 		    sizeof c->agent_helper) == -1 ||
 		    strcmp(c->agent_helper, AGENT_IMAGE_HELPER) != 0)
 			c->agent_helper[0] = '\0';
+		else
+			probe_cat(c->note, sizeof c->note, "%sagent image: the "
+			    "rows run from the probe helper (busybox, read-only "
+			    "at %s)", c->note[0] != '\0' ? "; " : "",
+			    AGENT_IMAGE_HELPER);
 	}
 	if (probe_json_str(j, "ctl_path", c->ctl_path, sizeof c->ctl_path) != 0)
 		snprintf(c->ctl_path, sizeof c->ctl_path,

@@ -25,21 +25,29 @@
 /*
  * Whether the row could not run in this container at all: the exec came
  * back with 126 (not executable) or 127 (not found) and printed nothing
- * on stdout, which is the runtime's answer when the shell (or the
- * helper) is missing, not the row's.  Then res says so: ERROR, never a
- * PASS.
+ * but the runtime's own refusal ("OCI runtime exec failed", which Docker
+ * 20.10 writes to the exec's stdout).  That is the answer of an agent
+ * image without /bin/sh or busybox's tools, not the row's: res says so,
+ * ERROR, never a PASS.
  */
 static bool
 probe_unrunnable(const struct docker_exec_result *xr,
     struct probe_result *res)
 {
-	char raw[400];
+	static const char oci[] = "OCI runtime exec failed";
+	const char *why = xr->out_len > 0 ? xr->out : xr->err;
+	size_t wl = xr->out_len > 0 ? xr->out_len : xr->err_len;
+	char raw[480];
 
-	if ((xr->exit_code != 126 && xr->exit_code != 127) || xr->out_len > 0)
+	if (xr->exit_code != 126 && xr->exit_code != 127)
 		return false;
-	snprintf(raw, sizeof raw, "cannot run in this agent container (exit "
-	    "%d: %.*s)", (int)xr->exit_code, (int)(xr->err_len > 300 ? 300 :
-	    xr->err_len), xr->err != NULL ? xr->err : "");
+	if (xr->out_len > 0 && (xr->out_len < sizeof oci - 1 ||
+	    memcmp(xr->out, oci, sizeof oci - 1) != 0))
+		return false;
+	snprintf(raw, sizeof raw, "cannot run in this agent container (no "
+	    "/bin/sh or no busybox tools; an idle lab of an agent image has "
+	    "the probe helper): exit %d: %.*s", (int)xr->exit_code,
+	    (int)(wl > 200 ? 200 : wl), why != NULL ? why : "");
 	res->outcome = PROBE_ERROR;
 	util_sanitize(res->observed, sizeof res->observed, raw, strlen(raw),
 	    false);
