@@ -307,7 +307,7 @@ int
 agent_image_lookup(struct docker *d, const struct policy *p,
     struct lab *lab, struct errbuf *e)
 {
-	const cJSON *id, *digests, *it, *config;
+	const cJSON *id, *digests, *it, *config, *vols;
 	char buf[512];
 	size_t used = 0;
 	cJSON *img;
@@ -337,6 +337,22 @@ agent_image_lookup(struct docker *d, const struct policy *p,
 		return errbuf_set(e, ERRBUF_INPUT, "%s: agent.command: the image "
 		    "%s has no entrypoint and no command; name the agent's "
 		    "program in agent.command", p->path, p->agent_image);
+	}
+	/* A VOLUME would give the agent writable (and executable) storage
+	 * the engine makes at create, beside the read-only rootfs and the
+	 * noexec /tmp: not the boundary Poyo has. */
+	vols = cJSON_GetObjectItemCaseSensitive(config, "Volumes");
+	if (cJSON_IsObject(vols) && vols->child != NULL) {
+		char t[128];
+
+		util_sanitize(t, sizeof t, vols->child->string != NULL ?
+		    vols->child->string : "?", vols->child->string != NULL ?
+		    strlen(vols->child->string) : 1, false);
+		cJSON_Delete(img);
+		return errbuf_set(e, ERRBUF_INPUT, "%s: agent.image: the image "
+		    "%s declares a volume (VOLUME %s): the engine would give "
+		    "the agent writable storage besides its noexec /tmp; "
+		    "rebuild it without VOLUME", p->path, p->agent_image, t);
 	}
 	buf[0] = '\0';
 	digests = cJSON_GetObjectItemCaseSensitive(img, "RepoDigests");
@@ -503,7 +519,7 @@ agent_image_expand(const char *item, const char *task)
  * The agent role of kind image (internal.h): Poyo's boundary (the caller
  * hardened the spec: read-only rootfs, every capability dropped,
  * no-new-privileges; here the limits, a noexec /tmp, the lab network and
- * its dns), the image, the user (agent.user or the lab's 65532; flaw
+ * its dns; no healthcheck of the image's), the image, the user (agent.user or the lab's 65532; flaw
  * root-user's 0:0 is laid over it later), the home with the bait at
  * agent.home, the environment (agent.env, then what ares sets: the
  * gateway as the OpenAI endpoint and the dummy key) and the command
@@ -520,6 +536,7 @@ agent_image_role(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	size_t i;
 
 	s->c.image = p->agent_image;
+	s->c.no_healthcheck = true;     /* nothing of the image's runs */
 	s->c.workdir = p->agent_workdir != NULL ? p->agent_workdir : home;
 	s->c.tmpfs = tmpfs;
 	s->c.nano_cpus = LAB_AGENT_NANO_CPUS;

@@ -1176,6 +1176,12 @@ docker_container_config(const struct docker_container_spec *spec)
 	if (spec->entrypoint != NULL)
 		cJSON_AddItemToObject(c, "Entrypoint",
 		    str_array(spec->entrypoint));
+	if (spec->no_healthcheck) {
+		cJSON *hk = cJSON_AddObjectToObject(c, "Healthcheck");
+		cJSON *t = cJSON_AddArrayToObject(hk, "Test");
+
+		cJSON_AddItemToArray(t, cJSON_CreateString("NONE"));
+	}
 	if (spec->env != NULL)
 		cJSON_AddItemToObject(c, "Env", str_array(spec->env));
 	if (spec->user != NULL)

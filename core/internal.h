@@ -127,6 +127,8 @@ struct docker_container_spec {
 	const char *const *entrypoint; /* Config.Entrypoint argv (replaces
 	                                the image's entrypoint and command),
 	                                or NULL: the image's */
+	bool no_healthcheck;         /* Config.Healthcheck NONE: the engine
+	                                runs nothing of the image's inside */
 };
 /* Pure: the JSON body of POST /containers/create.  Every container's log
  * is bounded (json-file, DOCKER_LOG_MAX_SIZE, one file): a container that

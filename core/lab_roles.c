@@ -405,7 +405,8 @@ lab_ready_dockerproxy(struct lab_build *b, const struct lab_container *c,
  * agent: lab, the dns container as its resolver, its home read-only, a
  * bounded /tmp; a scripted attacker in place of the loop (docs/agents.md:
  * the bytes the policy loader read and hashed, not the file as it may be
- * by now; an idle lab stays idle).  -1 + e.
+ * by now; an idle lab stays idle); a user's own image: core/agent_image.c.
+ * -1 + e.
  */
 static int
 lab_role_agent(struct lab_build *b, struct lab_spec *s, struct errbuf *e)

@@ -11,14 +11,16 @@
 #                taken, both levers verified, verdict contained, ares
 #                verify ok, the image id (and "none: a local build") in
 #                lab.json, drill.json, report.md and the master chain;
-#   no shell     one static binary FROM scratch (no /bin/sh, no busybox):
-#                the probe battery runs from the probe helper and holds;
+#   no shell     one static binary FROM scratch (no /bin/sh, no busybox;
+#                USER 0, which ares ignores): the probe battery runs from
+#                the probe helper and holds (uid 65532);
 #                with flaw root-user the uid row fails (the flaw, not the
 #                image, makes the agent root); a kept drill lab (no helper)
 #                probed with --run: every row says it cannot run there,
 #                none passes;
 #   absent image the drill fails before anything is created, naming
-#                docker build and docker load, and nothing is pulled.
+#                docker build and docker load, and nothing is pulled; an
+#                image with a VOLUME is refused the same way.
 # Skips (77) without an engine unless ARES_REQUIRE_DOCKER=1.
 set -u
 
@@ -29,8 +31,9 @@ TAG=$$
 SHELL_IMG=ares-test-shell-agent:$TAG
 NOSHELL_IMG=ares-test-noshell:$TAG
 ABSENT_IMG=ares-test-absent-image:$TAG
+VOLUME_IMG=ares-test-volume:$TAG
 cleanup() {
-	docker rmi -f "$SHELL_IMG" "$NOSHELL_IMG" >/dev/null 2>&1
+	docker rmi -f "$SHELL_IMG" "$NOSHELL_IMG" "$VOLUME_IMG" >/dev/null 2>&1
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -94,8 +97,12 @@ tar -C "$T/noshell" -cf "$T/noshell.tar" . || exit 99
 # one file: no /bin/sh, no busybox
 [ "$(tar -tf "$T/noshell.tar" | grep -v '/$' | grep -cv '^\./agent$')" = 0 ] ||
     fail "the shell-less image holds more than its binary"
-docker import -c 'ENTRYPOINT ["/agent"]' "$T/noshell.tar" "$NOSHELL_IMG" \
-    >/dev/null || { echo "FAIL: import" >&2; exit 1; }
+# USER 0: the image asks for root; ares never uses the image's USER
+docker import -c 'ENTRYPOINT ["/agent"]' -c 'USER 0' "$T/noshell.tar" \
+    "$NOSHELL_IMG" >/dev/null || { echo "FAIL: import" >&2; exit 1; }
+docker import -c 'ENTRYPOINT ["/agent"]' -c 'VOLUME /data' \
+    "$T/noshell.tar" "$VOLUME_IMG" >/dev/null ||
+    { echo "FAIL: import" >&2; exit 1; }
 SHELL_ID=$(docker image inspect -f '{{.Id}}' "$SHELL_IMG")
 NOSHELL_ID=$(docker image inspect -f '{{.Id}}' "$NOSHELL_IMG")
 
@@ -263,6 +270,16 @@ fi
 A=$(newest_run "$T/aruns")
 [ -n "$A" ] && run_gone "$A"
 [ -n "$A" ] && [ -e "$A/lab.json" ] && fail "absent image: a lab.json"
+
+# ---- an image with a VOLUME: refused before anything is created ----
+sed "s|$NOSHELL_IMG|$VOLUME_IMG|" "$T/noshell.yaml" >"$T/volume.yaml"
+"$ARES" probe --policy "$T/volume.yaml" --runs "$T/vruns" >"$T/vol.out" 2>&1
+rc=$?
+[ $rc -eq 2 ] || fail "VOLUME image: exit $rc, not 2"
+grep -q "declares a volume (VOLUME /data)" "$T/vol.out" ||
+    fail "VOLUME image: no clear error: $(cat "$T/vol.out")"
+V=$(newest_run "$T/vruns")
+[ -n "$V" ] && run_gone "$V"
 
 [ $fails -eq 0 ] || { echo "agent_image.sh: $fails failure(s)" >&2; exit 1; }
 echo "agent_image.sh: ok"
