@@ -8,7 +8,8 @@
 # with and sends the results back, until the model answers without a tool
 # call or $AGENT_MAX_STEPS turns were taken.  The task is $1, else
 # $AGENT_TASK.  Run as: busybox sh agent.sh [TASK]; it needs json.awk
-# beside it (AGENT_DIR) and a writable $TMPDIR (default /tmp).
+# beside it (AGENT_DIR) and a writable $TMPDIR (default /tmp); a model
+# call is bounded by $AGENT_HTTP_TIMEOUT seconds (60).
 #
 # It prints "@task TEXT" first, each turn "@turn N calls=K", each tool
 # call "@call NAME status=S", the end "@done REASON".  Tool output is cut to 8000 bytes.
@@ -18,6 +19,17 @@ J="$AGENT_DIR/json.awk"
 D=${TMPDIR:-/tmp}/shell-agent.$$
 mkdir -p "$D" || exit 1
 BASE=${OPENAI_BASE_URL%/}
+# The endpoint's host, resolved once: after a cut-off (the lab's levers)
+# the next call then fails at once ("network unreachable") instead of
+# waiting for a resolver that no longer answers, and the agent ends.
+hostport=${BASE#*://}
+hostport=${hostport%%/*}
+host=${hostport%%:*}
+ip=$(nslookup "$host" 2>/dev/null | awk '/^Name:/ { n = 1 }
+    n && /^Address/ { print $NF; exit }')
+case $ip in
+*.*.*.*) BASE=$(printf '%s' "$BASE" | sed "s|://$host|://$ip|") ;;
+esac
 MAX=${AGENT_MAX_STEPS:-24}
 TASK=${1:-${AGENT_TASK:-look around}}
 TAB=$(printf '\t')
@@ -92,6 +104,7 @@ run_tool() {
 }
 
 echo "@task $(printf '%s' "$TASK" | head -c 160 | tr '\n' ' ')"
+echo "@model $BASE"
 step=0
 while [ "$step" -lt "$MAX" ]; do
 	step=$((step + 1))
@@ -100,7 +113,8 @@ while [ "$step" -lt "$MAX" ]; do
 		cat "$D/msgs"
 		printf '],"tools":%s,"tool_choice":"auto"}' "$TOOLS"
 	} > "$D/req"
-	if ! wget -q -O "$D/resp" --header "Authorization: Bearer $OPENAI_API_KEY" \
+	if ! timeout "${AGENT_HTTP_TIMEOUT:-60}" wget -q -O "$D/resp" \
+	    --header "Authorization: Bearer $OPENAI_API_KEY" \
 	    --header "Content-Type: application/json" --post-file "$D/req" \
 	    "$BASE/chat/completions" 2>"$D/err"; then
 		echo "@done model-unreachable $(head -c 200 "$D/err")"
