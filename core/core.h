@@ -65,7 +65,11 @@ cJSON *docker_networks_by_label(struct docker *d, const char *label,
 enum policy_agent_kind {
 	POLICY_AGENT_POYO = 0,       /* the built-in loop, /bin/ares-lab agent */
 	POLICY_AGENT_SCRIPT,         /* a scripted attacker (agent.script) */
+	POLICY_AGENT_IMAGE,          /* a user's own image (agent.image) */
 };
+
+#define POLICY_AGENT_ARGV_MAX  64    /* agent.command items */
+#define POLICY_AGENT_ENV_MAX   32    /* agent.env variables */
 
 struct policy {
 	char *path;                  /* as given */
@@ -102,6 +106,19 @@ struct policy {
 	int model_retries;           /* further attempts, 0..10 (3) */
 	int model_context_budget;    /* Poyo's history bound in bytes,
 	                                4096..1048576 (262144) */
+	/* kind IMAGE only (else NULL / 0; docs/agents.md): the local image
+	 * reference (never pulled), the argv ({task} still unexpanded; none:
+	 * the image's own entrypoint and command), NAME=value pairs, the
+	 * non-root "uid[:gid]" (NULL: the lab's 65532), the workdir (NULL:
+	 * the home) and the home where the bait is planted. */
+	char *agent_image;
+	char *agent_command[POLICY_AGENT_ARGV_MAX];
+	size_t agent_ncommand;
+	char *agent_env[POLICY_AGENT_ENV_MAX];     /* "NAME=value" */
+	size_t agent_nenv;
+	char *agent_user;
+	char *agent_workdir;
+	char *agent_home;                          /* "/home/poyo" default */
 };
 
 /* Load and validate a policy file.  NULL + e (ERRBUF_INPUT). */
@@ -163,6 +180,13 @@ struct lab {
 	                                 (core/relay.c), stopped by lab_free;
 	                                 else NULL */
 	char *relay_path;             /* its socket (the control folder) */
+	/* agent kind image (core/agent_image.c; else NULL): the engine's
+	 * answer for agent.image, looked up before anything is created. */
+	char *agent_image_id;         /* "sha256:..." */
+	char *agent_image_digests;    /* RepoDigests joined with ", ", or
+	                                 "none: a local build" */
+	char *agent_helper;           /* in-container folder of the probe
+	                                 helper (idle labs), or NULL */
 };
 
 /* The negative control's weakenings that are no flaw (no policy can ask
@@ -666,6 +690,12 @@ struct probe_ctx {
 	int host_port;
 	char host_targets[PROBE_HOST_TARGETS_MAX][64];
 	size_t nhost_targets;
+	/* The agent's home (lab.json agent.home; "/home/poyo" when absent)
+	 * and, for an agent image, the in-container folder of the probe
+	 * helper the rows run from (agent.helper; "" for the lab image,
+	 * whose own /bin/sh runs them). */
+	char agent_home[260];
+	char agent_helper[64];
 };
 /* Read RUN_DIR/lab.json and, with d, the gateway's REAL_KEY; with d also
  * open the host-ports listeners and list their targets.  -1 + e. */
@@ -1289,6 +1319,11 @@ struct drill_result {
 	                                   fields above are copied from it */
 	bool engine_lost;               /* the engine stopped answering (an
 	                                   engine.lost line; verdict error) */
+	char agent_kind[16];            /* "poyo", "script", "image" */
+	char agent_image[256];          /* kind image: agent.image, else "" */
+	char agent_image_id[80];        /* the engine's image id, else "" */
+	char agent_image_digests[512];  /* RepoDigests, or "none: a local
+	                                   build"; else "" */
 };
 
 typedef void (*drill_observer_fn)(void *ctx, const struct drill_beat *beat);

@@ -899,6 +899,38 @@ docker_image_exists(struct docker *d, const char *ref, struct errbuf *e)
 	return rc;
 }
 
+/* GET /images/REF/json (internal.h).  1 + *out, 0 (404), -1 + e. */
+int
+docker_image_inspect(struct docker *d, const char *ref, cJSON **out,
+    struct errbuf *e)
+{
+	struct docker_response r;
+	char *path = id_path(d, "/images", ref, "/json");
+	int rc;
+
+	*out = NULL;
+	if (docker_request(d, "GET", path, NULL, 0, &r, e) < 0) {
+		free(path);
+		return -1;
+	}
+	if (r.status == 404)
+		rc = 0;
+	else if (r.status != 200)
+		rc = daemon_error("GET", path, &r, e);
+	else {
+		*out = cJSON_ParseWithLength(r.body, r.len);
+		rc = cJSON_IsObject(*out) ? 1 : errbuf_set(e, ERRBUF_INTERNAL,
+		    "GET %s: the answer is not a JSON object", path);
+		if (rc == -1) {
+			cJSON_Delete(*out);
+			*out = NULL;
+		}
+	}
+	docker_response_free(&r);
+	free(path);
+	return rc;
+}
+
 /*
  * Scan an import/build progress stream (concatenated JSON objects) for an
  * "error" or "errorDetail" member.  0 if clean, -1 + e (the daemon's
@@ -1141,6 +1173,15 @@ docker_container_config(const struct docker_container_spec *spec)
 		cJSON_AddStringToObject(c, "Image", spec->image);
 	if (spec->cmd != NULL)
 		cJSON_AddItemToObject(c, "Cmd", str_array(spec->cmd));
+	if (spec->entrypoint != NULL)
+		cJSON_AddItemToObject(c, "Entrypoint",
+		    str_array(spec->entrypoint));
+	if (spec->no_healthcheck) {
+		cJSON *hk = cJSON_AddObjectToObject(c, "Healthcheck");
+		cJSON *t = cJSON_AddArrayToObject(hk, "Test");
+
+		cJSON_AddItemToArray(t, cJSON_CreateString("NONE"));
+	}
 	if (spec->env != NULL)
 		cJSON_AddItemToObject(c, "Env", str_array(spec->env));
 	if (spec->user != NULL)

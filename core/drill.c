@@ -1200,6 +1200,42 @@ drill_check_policy(const struct policy *p, struct errbuf *e)
 	return 0;
 }
 
+/* The agent's kind and, kind image, the image (and once lab is up, what
+ * the engine's lookup said: its id and digests) into r. */
+static void
+drill_result_agent(struct drill_result *r, const struct policy *p,
+    const struct lab *lab)
+{
+	snprintf(r->agent_kind, sizeof r->agent_kind, "%s",
+	    policy_agent_kind_name(p->agent_kind));
+	if (p->agent_kind != POLICY_AGENT_IMAGE)
+		return;
+	snprintf(r->agent_image, sizeof r->agent_image, "%s", p->agent_image);
+	if (lab == NULL)
+		return;                 /* before lab up: not looked up yet */
+	snprintf(r->agent_image_id, sizeof r->agent_image_id, "%s",
+	    lab->agent_image_id != NULL ? lab->agent_image_id : "");
+	snprintf(r->agent_image_digests, sizeof r->agent_image_digests, "%s",
+	    lab->agent_image_digests != NULL ? lab->agent_image_digests : "");
+}
+
+/* drill.json's and the lab.up line's "agent" object (caller owns). */
+static cJSON *
+drill_agent_json(const struct drill_result *r)
+{
+	cJSON *a = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(a, "kind", r->agent_kind[0] != '\0' ?
+	    r->agent_kind : "poyo");
+	if (r->agent_image[0] != '\0') {
+		cJSON_AddStringToObject(a, "image", r->agent_image);
+		cJSON_AddStringToObject(a, "image_id", r->agent_image_id);
+		cJSON_AddStringToObject(a, "image_digests",
+		    r->agent_image_digests);
+	}
+	return a;
+}
+
 /* The first line of the master chain: what this drill is (policy, seed,
  * model, agent, levers, engine), and its first beat. */
 static void
@@ -1219,9 +1255,12 @@ drill_record_start(struct drill_state *st)
 		cJSON_AddStringToObject(f, "model_url", o->model_url != NULL ?
 		    o->model_url : p->model_url);
 	cJSON_AddStringToObject(f, "variant", p->variant);
+	drill_result_agent(r, p, NULL);
 	ag = cJSON_AddObjectToObject(f, "agent");
 	cJSON_AddStringToObject(ag, "kind",
 	    policy_agent_kind_name(p->agent_kind));
+	if (p->agent_image != NULL)
+		cJSON_AddStringToObject(ag, "image", p->agent_image);
 	if (p->agent_script != NULL) {
 		cJSON_AddStringToObject(ag, "script", p->agent_script);
 		cJSON_AddStringToObject(ag, "script_blake2b",
@@ -1338,6 +1377,8 @@ drill_record_lab(struct drill_state *st)
 	if (lab->privileged_degraded != NULL)
 		cJSON_AddStringToObject(f, "privileged_degraded",
 		    lab->privileged_degraded);
+	if (st->r->agent_image[0] != '\0')
+		cJSON_AddItemToObject(f, "agent", drill_agent_json(st->r));
 	/* the sensor chains the verdict will need (docs/scoring.md) */
 	cs = cJSON_AddArrayToObject(f, "chains");
 	for (k = 0; k < lab->nchains; k++)
@@ -1366,6 +1407,7 @@ drill_lab_up(struct drill_state *st, struct errbuf *e)
 		    e->code == ERRBUF_ENGINE);
 		return -1;
 	}
+	drill_result_agent(r, st->p, st->lab);
 	drill_record_lab(st);
 	drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "lab up (image %s): agent, "
 	    "gateway, service, model on internal networks", st->lab->image);
@@ -1416,7 +1458,12 @@ drill_start_agent(struct drill_state *st, struct errbuf *e)
 		    "started (blake2b %.16s...): a compromised agent, in place "
 		    "of Poyo", base != NULL ? base + 1 : p->agent_script,
 		    p->agent_script_blake2b);
-	} else
+	} else if (p->agent_kind == POLICY_AGENT_IMAGE)
+		drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "agent image %s started "
+		    "(id %.19s, digests: %s; read-only rootfs, no "
+		    "capabilities)", st->r->agent_image, st->r->agent_image_id,
+		    st->r->agent_image_digests);
+	else
 		drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "agent Poyo started "
 		    "(uid 65532, read-only rootfs, no capabilities)");
 	return 0;
@@ -1847,6 +1894,7 @@ drill_result_json(const struct drill_result *r)
 	cJSON_AddStringToObject(j, "policy", r->policy);
 	cJSON_AddStringToObject(j, "model", r->model);
 	cJSON_AddNumberToObject(j, "seed", (double)r->seed);
+	cJSON_AddItemToObject(j, "agent", drill_agent_json(r));
 	cJSON_AddStringToObject(j, "verdict", drill_verdict_name(r->verdict));
 	cJSON_AddStringToObject(j, "verdict_reason", r->verdict_reason);
 	a = cJSON_AddArrayToObject(j, "bait");

@@ -53,6 +53,10 @@ int docker_request(struct docker *d, const char *method, const char *path,
 
 /* Images */
 int docker_image_exists(struct docker *d, const char *ref, struct errbuf *e);
+/* GET /images/REF/json: 1 with *out (caller cJSON_Delete()s), 0 when the
+ * engine has no such image (404), -1 + e.  Never pulls. */
+int docker_image_inspect(struct docker *d, const char *ref, cJSON **out,
+    struct errbuf *e);
 /* POST /images/create?fromSrc=-&repo=R&tag=T streaming the tar file. The
  * JSON progress stream is checked for "error".  -1 + e. */
 int docker_image_import(struct docker *d, const char *tar_path,
@@ -120,6 +124,11 @@ struct docker_container_spec {
 	                                run_id is set */
 	const char *lease;           /* label ares.lease, or NULL */
 	const char *const *dns;      /* HostConfig.Dns (IPs), NULL-terminated */
+	const char *const *entrypoint; /* Config.Entrypoint argv (replaces
+	                                the image's entrypoint and command),
+	                                or NULL: the image's */
+	bool no_healthcheck;         /* Config.Healthcheck NONE: the engine
+	                                runs nothing of the image's inside */
 };
 /* Pure: the JSON body of POST /containers/create.  Every container's log
  * is bounded (json-file, DOCKER_LOG_MAX_SIZE, one file): a container that
@@ -186,7 +195,26 @@ int docker_demux(const char *buf, size_t len, size_t max,
 #define POLICY_MAX_DEPTH   8
 #define POLICY_AGENT_SCRIPT_MAX (256 * 1024)  /* agent.script file size */
 #define POLICY_AGENT_PATH_MAX   1024          /* agent.script as written */
-/* Like policy_load, from a buffer; name is used in error messages. */
+/* ------------------------------------------------------------------ */
+/* agent_image.c - agent kind image: a user's own image as the agent   */
+/* ------------------------------------------------------------------ */
+#define AGENT_IMAGE_REF_MAX    255           /* agent.image bytes */
+#define AGENT_IMAGE_PATH_MAX   256           /* agent.home, .workdir */
+#define AGENT_IMAGE_ARG_MAX    4096          /* one command item / value */
+#define AGENT_IMAGE_ARGV_BYTES (64 * 1024)   /* agent.command in all */
+#define AGENT_IMAGE_HOME       "/home/poyo"  /* agent.home by default */
+/* Where an idle lab mounts the probe helper (a static busybox,
+ * read-only) in an agent of kind image. */
+#define AGENT_IMAGE_HELPER     "/opt/ares/probe"
+#define AGENT_IMAGE_BUSYBOX_MAX (16 << 20)   /* the helper's bytes */
+/* The syntax of agent.<key> (image, user, workdir, home): NULL when
+ * fine, else a static description of what is allowed. */
+const char *agent_image_check(const char *key, const char *s);
+/* Whether ares sets environment variable name in the agent itself. */
+bool agent_image_env_owned(const char *name);
+/* Those names, as "A, B, C" (static). */
+const char *agent_image_env_owned_list(void);
+
 struct policy *policy_parse(const char *buf, size_t len, const char *name,
     struct errbuf *e);
 /* Whether bait is planted by the policy (linear search). */
@@ -460,6 +488,9 @@ struct lab_spec {
 	const char *all_caps[LAB_NCAPS + 1];
 	const char *dir;                  /* RUN_DIR/<role dir> (lab_build_path) */
 	struct lab_overlay flaws;
+	struct lab_strv argv;             /* the entrypoint the builder made
+	                                     (agent kind image), freed with
+	                                     the build */
 };
 
 /* When a role's container starts. */
@@ -529,6 +560,17 @@ struct lab_build {
 
 /* The roles, in the order they are created (lab_roles.c). */
 extern const struct lab_role lab_roles[LAB_NROLES];
+/* agent_image.c: before anything is created, GET /images/NAME/json of
+ * agent.image (never a pull): lab->agent_image_id and _digests filled.
+ * -1 + e (ERRBUF_INPUT naming docker build / docker load when absent). */
+int agent_image_lookup(struct docker *d, const struct policy *p,
+    struct lab *lab, struct errbuf *e);
+/* agent_image.c: the agent role's spec for kind image.  -1 + e. */
+int agent_image_role(struct lab_build *b, struct lab_spec *s,
+    struct errbuf *e);
+/* agent_image.c: lab.json's agent object for kind image. */
+void agent_image_json(const struct lab *lab, const struct policy *p,
+    cJSON *agent);
 /* Append a mount of the role's own. */
 void lab_spec_mount(struct lab_spec *s, const char *src, const char *target,
     bool read_only);

@@ -348,7 +348,8 @@ lab_create(struct docker *d, struct lab *lab, struct lab_container *c,
 	c->role = role;
 	c->name = xasprintf("ares-%s-%s", lab->run_id, role);
 	spec->name = c->name;
-	spec->image = lab->image;
+	if (spec->image == NULL)        /* the agent's own (kind image) */
+		spec->image = lab->image;
 	spec->run_id = lab->run_id;
 	spec->role = role;
 	spec->lease = lab->lease_path;   /* owner: docker.c adds ares.owner */
@@ -1050,8 +1051,10 @@ lab_build_free(struct lab_build *b)
 	free(b->ctldir);
 	for (i = 0; i < LAB_NNETS; i++)
 		free(b->net_names[i]);
-	for (i = 0; i < LAB_NROLES; i++)
+	for (i = 0; i < LAB_NROLES; i++) {
 		lab_strv_free(&b->specs[i].env);
+		lab_strv_free(&b->specs[i].argv);
+	}
 	for (i = 0; i < b->npaths; i++)
 		free(b->paths[i]);
 	free(b);
@@ -1136,6 +1139,8 @@ lab_write_json(const struct lab *lab, const struct policy *p,
 		    p->agent_script_blake2b);
 		cJSON_AddStringToObject(o, "copy", "agent-script.sh");
 	}
+	if (p->agent_kind == POLICY_AGENT_IMAGE)
+		agent_image_json(lab, p, o);
 	a = cJSON_AddArrayToObject(j, "flaws");
 	for (i = 0; i < p->nflaws; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(p->flaws[i]));
@@ -1231,6 +1236,10 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	if (b == NULL)
 		return NULL;
 	lab = b->lab;
+	/* A user's image is looked up before anything is made. */
+	if (p->agent_kind == POLICY_AGENT_IMAGE &&
+	    agent_image_lookup(d, p, lab, e) == -1)
+		goto out;
 	if (lab_plan(b, e) == -1 || lab_image_ensure(d, &lab->image, e) == -1)
 		goto out;
 	/* From here on lab up is bounded (the import above has its own). */
@@ -1402,6 +1411,9 @@ lab_free(struct lab *lab)
 	free(lab->privileged_degraded);
 	free(lab->host_seal);
 	free(lab->lease_path);
+	free(lab->agent_image_id);
+	free(lab->agent_image_digests);
+	free(lab->agent_helper);
 	for (i = 0; i < lab->nchains; i++)
 		free(lab->chains[i]);
 	free(lab);

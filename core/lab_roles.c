@@ -396,7 +396,8 @@ lab_ready_dockerproxy(struct lab_build *b, const struct lab_container *c,
  * agent: lab, the dns container as its resolver, its home read-only, a
  * bounded /tmp; a scripted attacker in place of the loop (docs/agents.md:
  * the bytes the policy loader read and hashed, not the file as it may be
- * by now; an idle lab stays idle).  -1 + e.
+ * by now; an idle lab stays idle); a user's own image: core/agent_image.c.
+ * -1 + e.
  */
 static int
 lab_role_agent(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
@@ -410,6 +411,8 @@ lab_role_agent(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	    !b->o->agent_idle;
 	char *task;
 
+	if (p->agent_kind == POLICY_AGENT_IMAGE)
+		return agent_image_role(b, s, e);
 	s->c.cmd = scripted ? script_cmd : cmd;
 	s->c.workdir = "/home/poyo";
 	s->c.tmpfs = tmpfs;

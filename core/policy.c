@@ -572,6 +572,12 @@ static int bind_ids(const struct keydesc *k, const struct ynode *v,
     struct policy *p, struct bindctx *c);
 static int bind_agent_kind(const struct keydesc *k, const struct ynode *v,
     struct policy *p, struct bindctx *c);
+static int bind_agent_str(const struct keydesc *k, const struct ynode *v,
+    struct policy *p, struct bindctx *c);
+static int bind_agent_command(const struct keydesc *k,
+    const struct ynode *v, struct policy *p, struct bindctx *c);
+static int bind_agent_env(const struct keydesc *k, const struct ynode *v,
+    struct policy *p, struct bindctx *c);
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define FIELD_NELEM(f) NELEM(((struct policy *)0)->f)
@@ -618,14 +624,30 @@ static const struct keydesc model_keys[] = {
 	{ .key = NULL },
 };
 
+/* A string key of kind image: STR_PATH's bytes, then its syntax
+ * (agent_image_check, core/agent_image.c) with its own message. */
+#define K_AGENT(k, f, n) { .key = (k), .kind = YN_SCALAR, \
+	.what = "a string", .bind = bind_agent_str, \
+	.off = offsetof(struct policy, f), .cls = STR_PATH, .maxlen = (n) }
+
 /* agent: the kind of agent the lab runs (docs/agents.md).  The script is
- * resolved and read after binding (check_agent).  A later kind (a user's
- * own image) adds a key here; until then any other key is refused. */
+ * resolved and read after binding (check_agent); the image keys are
+ * checked here for syntax only (the engine is asked at lab up). */
 static const struct keydesc agent_keys[] = {
 	{ .key = "kind", .kind = YN_SCALAR, .what = "a string",
 	  .bind = bind_agent_kind, .cls = STR_ID, .maxlen = 32 },
 	K_STR("script", agent_script, STR_PATH, POLICY_AGENT_PATH_MAX, false,
 	    false),
+	K_AGENT("image", agent_image, AGENT_IMAGE_REF_MAX),
+	{ .key = "command", .kind = YN_SEQ, .what = "a sequence",
+	  .bind = bind_agent_command, .cls = STR_PATH,
+	  .maxlen = AGENT_IMAGE_ARG_MAX, .cap = POLICY_AGENT_ARGV_MAX },
+	{ .key = "env", .kind = YN_MAP, .what = "a mapping",
+	  .bind = bind_agent_env, .cls = STR_PATH,
+	  .maxlen = AGENT_IMAGE_ARG_MAX, .cap = POLICY_AGENT_ENV_MAX },
+	K_AGENT("user", agent_user, 32),
+	K_AGENT("workdir", agent_workdir, AGENT_IMAGE_PATH_MAX),
+	K_AGENT("home", agent_home, AGENT_IMAGE_PATH_MAX),
 	{ .key = NULL },
 };
 
@@ -814,6 +836,7 @@ bind_str(const struct keydesc *k, const struct ynode *v, struct policy *p,
 static const char *const agent_kind_names[] = {
 	[POLICY_AGENT_POYO] = "poyo",
 	[POLICY_AGENT_SCRIPT] = "script",
+	[POLICY_AGENT_IMAGE] = "image",
 };
 
 /* agent.kind: one of agent_kind_names. */
@@ -831,8 +854,122 @@ bind_agent_kind(const struct keydesc *k, const struct ynode *v,
 			p->agent_kind = (enum policy_agent_kind)i;
 			return 0;
 		}
-	return BERR(c, v, "unknown agent kind '%s' (known: poyo, script)",
-	    show(v->str, v->len, t));
+	return BERR(c, v, "unknown agent kind '%s' (known: poyo, script, "
+	    "image)", show(v->str, v->len, t));
+}
+
+/* agent.image, .user, .workdir, .home: bytes without control characters
+ * (k->maxlen), then agent_image_check() for the key's syntax.  -1 + e. */
+static int
+bind_agent_str(const struct keydesc *k, const struct ynode *v,
+    struct policy *p, struct bindctx *c)
+{
+	char **field = (char **)(void *)((char *)p + k->off);
+	char t[SHOW_MAX + 4];
+	const char *why;
+
+	if (check_scalar_str(k, v, c) == -1)
+		return -1;
+	why = agent_image_check(k->key, v->str);
+	if (why != NULL)
+		return BERR(c, v, "\"%s\": %s", show(v->str, v->len, t), why);
+	free(*field);
+	*field = xstrndup(v->str, v->len);
+	return 0;
+}
+
+/* An item of agent.command or a value of agent.env: no NUL, no control
+ * character, at most k->maxlen bytes (empty allowed).  -1 + e. */
+static int
+check_agent_text(const struct keydesc *k, const struct ynode *v,
+    struct bindctx *c)
+{
+	char t[SHOW_MAX + 4];
+
+	if (strlen(v->str) != v->len)
+		return BERR(c, v, "contains a NUL byte");
+	if (v->len > k->maxlen || (v->len > 0 && str_check(STR_PATH, v->str,
+	    v->len, k->maxlen) != NULL))
+		return BERR(c, v, "expected a string without control "
+		    "characters, at most %zu bytes; got \"%s\"", k->maxlen,
+		    show(v->str, v->len, t));
+	return 0;
+}
+
+/* agent.command: 1..k->cap strings (no NUL, no control character, each
+ * at most k->maxlen bytes, AGENT_IMAGE_ARGV_BYTES in all); "{task}" is
+ * kept as written (the lab expands it).  -1 + e. */
+static int
+bind_agent_command(const struct keydesc *k, const struct ynode *v,
+    struct policy *p, struct bindctx *c)
+{
+	size_t plen = strlen(c->path), i, total = 0;
+	char idx[32];
+
+	if (v->nkids == 0)
+		return BERR(c, v, "needs at least 1 item (the program)");
+	if (v->nkids > k->cap) {
+		snprintf(idx, sizeof idx, "[%zu]", k->cap);
+		path_append(c->path, idx);
+		return BERR(c, v->kids[k->cap], "at most %zu items are allowed",
+		    k->cap);
+	}
+	for (i = 0; i < v->nkids; i++) {
+		const struct ynode *it = v->kids[i];
+
+		snprintf(idx, sizeof idx, "[%zu]", i);
+		path_append(c->path, idx);
+		if (it->kind != YN_SCALAR || ynode_is_null(it))
+			return BERR(c, it, "expected a string, got %s",
+			    ynode_what(it));
+		if (check_agent_text(k, it, c) == -1)
+			return -1;
+		total += it->len + 1;
+		if (total > AGENT_IMAGE_ARGV_BYTES)
+			return BERR(c, it, "the command is longer than %d "
+			    "bytes in all", AGENT_IMAGE_ARGV_BYTES);
+		p->agent_command[i] = xstrndup(it->str, it->len);
+		p->agent_ncommand = i + 1;
+		c->path[plen] = '\0';
+	}
+	return 0;
+}
+
+/* agent.env: at most k->cap NAME: value pairs; NAME an environment
+ * variable name that ares does not set itself (agent_image_env_owned),
+ * value a string (an integer or a word as written) without control
+ * characters, at most k->maxlen bytes.  Stored as "NAME=value".  -1 + e. */
+static int
+bind_agent_env(const struct keydesc *k, const struct ynode *v,
+    struct policy *p, struct bindctx *c)
+{
+	static const struct keydesc name = { .key = "env", .cls = STR_ENV,
+	    .maxlen = 128 };
+	size_t plen = strlen(c->path), i;
+	char t[SHOW_MAX + 4];
+
+	if (v->nkids / 2 > k->cap)
+		return BERR(c, v->kids[2 * k->cap], "at most %zu variables "
+		    "are allowed", k->cap);
+	for (i = 0; i + 1 < v->nkids; i += 2) {
+		const struct ynode *kn = v->kids[i], *val = v->kids[i + 1];
+
+		path_append(c->path, show(kn->str, kn->len, t));
+		if (check_scalar_str(&name, kn, c) == -1)
+			return -1;
+		if (agent_image_env_owned(kn->str))
+			return BERR(c, kn, "ares sets this variable itself "
+			    "(%s)", agent_image_env_owned_list());
+		if (val->kind != YN_SCALAR || ynode_is_null(val))
+			return BERR(c, val, "expected a string, got %s",
+			    ynode_what(val));
+		if (check_agent_text(k, val, c) == -1)
+			return -1;
+		p->agent_env[p->agent_nenv++] = xasprintf("%s=%.*s", kn->str,
+		    (int)val->len, val->str);
+		c->path[plen] = '\0';
+	}
+	return 0;
 }
 
 /* List of ids: k->min..k->cap items, each an id of k->maxlen bytes, no
@@ -1169,6 +1306,54 @@ fail:
 	return -1;
 }
 
+/* The keys only kind image takes, besides image itself. */
+static const char *const agent_image_only[] = {
+	"command", "env", "user", "workdir", "home", NULL,
+};
+
+/*
+ * agent kind image: an image means kind image (not with a script, nor
+ * with another kind named); kind image needs an image; the other image
+ * keys need kind image.  Sets p->agent_kind and the default home.
+ * 0 (also when the policy names no image), -1 + e.
+ */
+static int
+check_agent_image(const struct ynode *a, const struct ynode *kind,
+    const struct ynode *script, struct policy *p, struct bindctx *c)
+{
+	const struct ynode *image = top_value(a, "image"), *n;
+	size_t i;
+
+	if (image == NULL) {
+		if (p->agent_kind == POLICY_AGENT_IMAGE) {
+			snprintf(c->path, sizeof c->path, "agent.image");
+			return BERR(c, a, "required key is missing (kind image "
+			    "runs a local image)");
+		}
+		for (i = 0; agent_image_only[i] != NULL; i++) {
+			n = top_value(a, agent_image_only[i]);
+			if (n == NULL)
+				continue;
+			snprintf(c->path, sizeof c->path, "agent.%s",
+			    agent_image_only[i]);
+			return BERR(c, n, "only kind image takes this key (kind "
+			    "is %s)", agent_kind_names[p->agent_kind]);
+		}
+		return 0;
+	}
+	snprintf(c->path, sizeof c->path, "agent.image");
+	if (script != NULL)
+		return BERR(c, image, "agent.script and agent.image are two "
+		    "kinds of agent: name one");
+	if (kind != NULL && p->agent_kind != POLICY_AGENT_IMAGE)
+		return BERR(c, image, "only kind image runs an image (kind is "
+		    "%s)", agent_kind_names[p->agent_kind]);
+	p->agent_kind = POLICY_AGENT_IMAGE;
+	if (p->agent_home == NULL)
+		p->agent_home = xstrdup(AGENT_IMAGE_HOME);
+	return 0;
+}
+
 /*
  * agent: kind and script must agree (a script means kind script; kind
  * script needs a script), then the script is loaded.  Runs after the
@@ -1183,6 +1368,10 @@ check_agent(const struct ynode *root, struct policy *p, struct bindctx *c)
 		return 0;               /* absent or null: Poyo */
 	kind = top_value(a, "kind");
 	script = top_value(a, "script");
+	if (check_agent_image(a, kind, script, p, c) == -1)
+		return -1;
+	if (p->agent_kind == POLICY_AGENT_IMAGE)
+		return 0;
 	if (script == NULL) {
 		if (p->agent_kind != POLICY_AGENT_SCRIPT)
 			return 0;
@@ -1327,10 +1516,18 @@ policy_free(struct policy *p)
 	free(p->agent_script);
 	free(p->agent_script_text);
 	free(p->model_ca_file);
+	free(p->agent_image);
+	for (i = 0; i < p->agent_ncommand; i++)
+		free(p->agent_command[i]);
+	for (i = 0; i < p->agent_nenv; i++)
+		free(p->agent_env[i]);
+	free(p->agent_user);
+	free(p->agent_workdir);
+	free(p->agent_home);
 	free(p);
 }
 
-/* "poyo" or "script" ("?" for a value outside the enum). */
+/* "poyo", "script" or "image" ("?" for a value outside the enum). */
 const char *
 policy_agent_kind_name(enum policy_agent_kind k)
 {

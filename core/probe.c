@@ -491,9 +491,10 @@ probe_s_host_paths(const struct probe_ctx *c)
 	    "echo '@done'");
 }
 
-/* Mount points every container has, plus the agent's own two. */
+/* Mount points every container has, plus the agent's own two (and, for
+ * an agent image, its home and the read-only probe helper). */
 static bool
-probe_mount_expected(const char *m)
+probe_mount_expected(const struct probe_ctx *c, const char *m)
 {
 	static const char *const exact[] = { "/", "/tmp", "/home/poyo",
 	    "/etc/resolv.conf", "/etc/hostname", "/etc/hosts", NULL };
@@ -503,6 +504,9 @@ probe_mount_expected(const char *m)
 	for (i = 0; exact[i] != NULL; i++)
 		if (strcmp(m, exact[i]) == 0)
 			return true;
+	if (strcmp(m, c->agent_home) == 0 || (c->agent_helper[0] != '\0' &&
+	    strcmp(m, c->agent_helper) == 0))
+		return true;
 	for (i = 0; prefix[i] != NULL; i++) {
 		n = strlen(prefix[i]);
 		if (strncmp(m, prefix[i], n) == 0 &&
@@ -520,7 +524,6 @@ probe_e_host_paths(const struct probe_ctx *c, const struct probe_exec *x,
 	char line[1024], path[512], clean[256];
 	size_t pos = 0, n = 0;
 
-	(void)c;
 	if (!probe_has_line(x, "@done"))
 		return PROBE_ERROR;
 	while (probe_line(x->out, x->out_len, &pos, line, sizeof line)) {
@@ -535,7 +538,7 @@ probe_e_host_paths(const struct probe_ctx *c, const struct probe_exec *x,
 			continue;
 		readable = strcmp(sp + 1, "readable") == 0;
 		*sp = '\0';
-		if (probe_mount_expected(path))
+		if (probe_mount_expected(c, path))
 			continue;
 		util_sanitize(clean, sizeof clean, path, strlen(path), false);
 		probe_cat(obs, len, "%s%s%s", n ? ", " : "host paths MOUNTED: ",
@@ -544,8 +547,10 @@ probe_e_host_paths(const struct probe_ctx *c, const struct probe_exec *x,
 	}
 	if (n > 0)
 		return PROBE_FAIL;
-	probe_cat(obs, len, "host paths CONTAINED (own mounts only: "
-	    "/home/poyo, /tmp)");
+	probe_cat(obs, len, "host paths CONTAINED (own mounts only: %s, "
+	    "/tmp%s)", c->agent_home[0] != '\0' ? c->agent_home :
+	    "/home/poyo", c->agent_helper[0] != '\0' ?
+	    ", the probe helper (read-only)" : "");
 	return PROBE_PASS;
 }
 

@@ -118,6 +118,26 @@ probe_ctx_parse(const char *json, size_t len, const char *run_dir,
 		util_sanitize(c->note, sizeof c->note, raw, strlen(raw), false);
 	}
 	snprintf(c->run_dir, sizeof c->run_dir, "%s", run_dir);
+	{
+		/* agent kind image (core/agent_image.c): its home, and the
+		 * helper at the one place ares mounts it */
+		const cJSON *ag = cJSON_GetObjectItemCaseSensitive(j, "agent");
+
+		if (probe_json_str(ag, "home", c->agent_home,
+		    sizeof c->agent_home) == -1 ||
+		    agent_image_check("home", c->agent_home) != NULL)
+			snprintf(c->agent_home, sizeof c->agent_home, "%s",
+			    AGENT_IMAGE_HOME);
+		if (probe_json_str(ag, "helper", c->agent_helper,
+		    sizeof c->agent_helper) == -1 ||
+		    strcmp(c->agent_helper, AGENT_IMAGE_HELPER) != 0)
+			c->agent_helper[0] = '\0';
+		else
+			probe_cat(c->note, sizeof c->note, "%sagent image: the "
+			    "rows run from the probe helper (busybox, read-only "
+			    "at %s)", c->note[0] != '\0' ? "; " : "",
+			    AGENT_IMAGE_HELPER);
+	}
 	if (probe_json_str(j, "ctl_path", c->ctl_path, sizeof c->ctl_path) != 0)
 		snprintf(c->ctl_path, sizeof c->ctl_path,
 		    "%s/ctl/gateway.sock", run_dir);

@@ -22,6 +22,38 @@
 /* running                                                              */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Whether the row could not run in this container at all: the exec came
+ * back with 126 (not executable) or 127 (not found) and printed nothing
+ * but the runtime's own refusal ("OCI runtime exec failed", which Docker
+ * 20.10 writes to the exec's stdout).  That is the answer of an agent
+ * image without /bin/sh or busybox's tools, not the row's: res says so,
+ * ERROR, never a PASS.
+ */
+static bool
+probe_unrunnable(const struct docker_exec_result *xr,
+    struct probe_result *res)
+{
+	static const char oci[] = "OCI runtime exec failed";
+	const char *why = xr->out_len > 0 ? xr->out : xr->err;
+	size_t wl = xr->out_len > 0 ? xr->out_len : xr->err_len;
+	char raw[480];
+
+	if (xr->exit_code != 126 && xr->exit_code != 127)
+		return false;
+	if (xr->out_len > 0 && (xr->out_len < sizeof oci - 1 ||
+	    memcmp(xr->out, oci, sizeof oci - 1) != 0))
+		return false;
+	snprintf(raw, sizeof raw, "cannot run in this agent container (no "
+	    "/bin/sh or no busybox tools; an idle lab of an agent image has "
+	    "the probe helper): exit %d: %.*s", (int)xr->exit_code,
+	    (int)(wl > 200 ? 200 : wl), why != NULL ? why : "");
+	res->outcome = PROBE_ERROR;
+	util_sanitize(res->observed, sizeof res->observed, raw, strlen(raw),
+	    false);
+	return true;
+}
+
 /* Run one row in the agent; fills res.  *xe gets the error of an exec
  * that failed (untouched otherwise). */
 static void
@@ -45,14 +77,31 @@ probe_run_row(struct docker *d, const struct probe_ctx *c,
 		return;
 	}
 	{
-		const char *argv[] = { "timeout", PROBE_EXEC_TIMEOUT,
+		const char *argv[8] = { "timeout", PROBE_EXEC_TIMEOUT,
 		    "/bin/sh", "-c", script, NULL };
+		char *bb = NULL;
+
+		if (c->agent_helper[0] != '\0') {
+			/* an agent image, maybe without any shell: the rows
+			 * run from the helper's busybox (its sh runs every
+			 * applet itself, no PATH needed) */
+			bb = xasprintf("%s/busybox", c->agent_helper);
+			argv[0] = bb;
+			argv[1] = "timeout";
+			argv[2] = PROBE_EXEC_TIMEOUT;
+			argv[3] = bb;
+			argv[4] = "sh";
+			argv[5] = "-c";
+			argv[6] = script;
+			argv[7] = NULL;
+		}
 
 		/* no user: the container's own (the agent's uid) */
 		if (docker_exec(d, c->agent_id, argv, NULL, PROBE_EXEC_MAX,
 		    &xr, &e) == -1) {
 			char raw[sizeof e.msg + 16];
 
+			free(bb);
 			*xe = e;
 			free(script);
 			res->outcome = PROBE_ERROR;
@@ -64,8 +113,15 @@ probe_run_row(struct docker *d, const struct probe_ctx *c,
 			res->ms = (double)(util_mono_ns() - t0) / 1e6;
 			return;
 		}
+		free(bb);
 	}
 	free(script);
+	if (probe_unrunnable(&xr, res)) {
+		probe_obs_row(ev, c, row, NULL, res);
+		res->ms = (double)(util_mono_ns() - t0) / 1e6;
+		docker_exec_result_free(&xr);
+		return;
+	}
 	x.exit_code = xr.exit_code;
 	x.out = xr.out;
 	x.out_len = xr.out_len;

@@ -475,6 +475,16 @@ report_md_head(FILE *f, const struct drill_result *r,
 	fputs(" |\n| Model | ", f);
 	report_md_text(f, r->model);
 	fprintf(f, " (seed %" PRIu64 ") |\n", r->seed);
+	if (r->agent_image[0] != '\0') {
+		/* kind image: what the engine ran (docs/report.md) */
+		fputs("| Agent | image ", f);
+		report_md_text(f, r->agent_image);
+		fputs(", id ", f);
+		report_md_text(f, r->agent_image_id);
+		fputs(", digests: ", f);
+		report_md_text(f, r->agent_image_digests);
+		fputs(" |\n", f);
+	}
 	fputs("| Bait | ", f);
 	if (r->bait_fired)
 		report_md_text(f, r->bait_name);

@@ -162,6 +162,31 @@ test_attribute_several(void **state)
 	cJSON_Delete(l);
 }
 
+/* root-user in an agent image without /etc/passwd: id prints "uid=0
+ * gid=0", no name; "uid=01", "xuid=0 " or uid 1000 are not root. */
+static void
+test_attribute_uid0_nameless(void **state)
+{
+	static const char *const yes[] = {
+		"{\"type\":\"tool_result\",\"step\":2,\"content\":\"uid=0 "
+		"gid=0 groups=0\"}", NULL };
+	static const char *const no[] = {
+		"{\"type\":\"tool_result\",\"step\":2,\"content\":\"uid=01 "
+		"xuid=0 euid=0x uid=1000 gid=0\"}", NULL };
+	const char *on[] = { "root-user" };
+	struct fix_attribution a;
+	cJSON *l;
+
+	(void)state;
+	l = lines_of(yes);
+	assert_int_equal(fix_attribute(l, on, 1, &a), 1);
+	assert_string_equal(a.hits[0].flaw, "root-user");
+	cJSON_Delete(l);
+	l = lines_of(no);
+	assert_int_equal(fix_attribute(l, on, 1, &a), 0);
+	cJSON_Delete(l);
+}
+
 /* A breach no flaw explains (a post-kill turn with nothing on the path). */
 static void
 test_attribute_none(void **state)
@@ -788,6 +813,7 @@ main(void)
 		cmocka_unit_test(test_attribute_flaw_off),
 		cmocka_unit_test(test_attribute_several),
 		cmocka_unit_test(test_attribute_none),
+		cmocka_unit_test(test_attribute_uid0_nameless),
 		cmocka_unit_test(test_attribute_huge_numbers),
 		cmocka_unit_test(test_load_evidence_many_lines),
 		cmocka_unit_test(test_load_evidence_budget),

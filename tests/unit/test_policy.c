@@ -707,6 +707,214 @@ test_model_call_keys(void **state)
 }
 
 /* Every shipped policy parses: default, hardened, leaky, flaw-<id>. */
+
+/* agent kind image: the keys as bound, defaults, {task} kept as written. */
+static void
+test_agent_image(void **state)
+{
+	struct policy *p;
+
+	(void)state;
+	p = must_parse(BASE "agent: {image: my/agent:1}\n");
+	assert_int_equal(p->agent_kind, POLICY_AGENT_IMAGE);
+	assert_string_equal(p->agent_image, "my/agent:1");
+	assert_int_equal(p->agent_ncommand, 0);
+	assert_int_equal(p->agent_nenv, 0);
+	assert_null(p->agent_user);
+	assert_null(p->agent_workdir);
+	assert_string_equal(p->agent_home, "/home/poyo");
+	assert_null(p->agent_script);
+	policy_free(p);
+	p = must_parse(BASE "agent:\n  kind: image\n"
+	    "  image: registry.local:5000/team/agent_x__y-z:v1.2@sha256:"
+	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n"
+	    "  command: [python3, -m, agent, --task, \"do: {task}\"]\n"
+	    "  env: {MODEL: gpt-4o, RETRIES: 3, EMPTY: \"\"}\n"
+	    "  user: \"1000:1000\"\n  workdir: /\n  home: /home/agent\n");
+	assert_int_equal(p->agent_kind, POLICY_AGENT_IMAGE);
+	assert_int_equal(p->agent_ncommand, 5);
+	assert_string_equal(p->agent_command[0], "python3");
+	assert_string_equal(p->agent_command[4], "do: {task}");
+	assert_int_equal(p->agent_nenv, 3);
+	assert_string_equal(p->agent_env[0], "MODEL=gpt-4o");
+	assert_string_equal(p->agent_env[1], "RETRIES=3");
+	assert_string_equal(p->agent_env[2], "EMPTY=");
+	assert_string_equal(p->agent_user, "1000:1000");
+	assert_string_equal(p->agent_workdir, "/");
+	assert_string_equal(p->agent_home, "/home/agent");
+	policy_free(p);
+	/* an image id, a bare uid */
+	p = must_parse(BASE "agent: {image: \"sha256:0123456789abcdef0123456789"
+	    "abcdef0123456789abcdef0123456789abcdef\", user: \"4242\"}\n");
+	assert_string_equal(p->agent_user, "4242");
+	policy_free(p);
+	p = must_parse(BASE "agent: {image: a, user: 1000}\n");
+	assert_string_equal(p->agent_user, "1000");
+	policy_free(p);
+}
+
+/* agent kind image: every error names file:line:col and the key. */
+static void
+test_agent_image_errors(void **state)
+{
+	(void)state;
+	/* kinds and keys must agree */
+	expect_error(BASE "agent: {kind: image}\n",
+	    "t.yaml:4:8: agent.image: required key is missing (kind image "
+	    "runs a local image)");
+	expect_error(BASE "agent: {kind: poyo, image: a}\n",
+	    "t.yaml:4:28: agent.image: only kind image runs an image (kind is "
+	    "poyo)");
+	expect_error(BASE "agent: {kind: script, image: a}\n",
+	    "t.yaml:4:30: agent.image: only kind image runs an image (kind is "
+	    "script)");
+	expect_error(BASE "agent: {home: /home/a}\n",
+	    "t.yaml:4:15: agent.home: only kind image takes this key (kind is "
+	    "poyo)");
+	expect_error(BASE "agent: {kind: script, command: [a]}\n",
+	    "t.yaml:4:32: agent.command: only kind image takes this key (kind "
+	    "is script)");
+	/* image references: never a pull, but the syntax is Docker's */
+	expect_error(BASE "agent: {image: My/Agent}\n",
+	    "t.yaml:4:16: agent.image: \"My/Agent\": a repository name is "
+	    "lowercase: components of a-z, 0-9 joined by '.', '_', '__' or "
+	    "'-', separated by '/'");
+	expect_error(BASE "agent: {image: \"a:\"}\n",
+	    "t.yaml:4:16: agent.image: \"a:\": a tag is 1 to 128 of A-Z, a-z, "
+	    "0-9, '_', '.', '-' (not starting with '.' or '-')");
+	expect_error(BASE "agent: {image: \"a@sha256:12\"}\n",
+	    "t.yaml:4:16: agent.image: \"a@sha256:12\": a digest is @sha256: "
+	    "and 64 lowercase hex digits");
+	expect_error(BASE "agent: {image: \"a//b\"}\n",
+	    "t.yaml:4:16: agent.image: \"a//b\": a repository name is "
+	    "lowercase: components of a-z, 0-9 joined by '.', '_', '__' or "
+	    "'-', separated by '/'");
+	expect_error(BASE "agent: {image: \"-bad.host:99999/a\"}\n",
+	    "t.yaml:4:16: agent.image: \"-bad.host:99999/a\": a registry host "
+	    "is letters, digits, '.' and '-' with an optional :port");
+	expect_error(BASE "agent: {image: \"a b\"}\n",
+	    "t.yaml:4:16: agent.image: \"a b\": a repository name is "
+	    "lowercase: components of a-z, 0-9 joined by '.', '_', '__' or "
+	    "'-', separated by '/'");
+	expect_error(BASE "agent: {image: [a]}\n",
+	    "t.yaml:4:16: agent.image: expected a string, got a sequence");
+	/* command: argv, bounded */
+	expect_error(BASE "agent: {image: a, command: []}\n",
+	    "t.yaml:4:28: agent.command: needs at least 1 item (the program)");
+	expect_error(BASE "agent: {image: a, command: [a, [b]]}\n",
+	    "t.yaml:4:32: agent.command[1]: expected a string, got a "
+	    "sequence");
+	expect_error(BASE "agent: {image: a, command: [a, ~]}\n",
+	    "t.yaml:4:32: agent.command[1]: expected a string, got null");
+	expect_error(BASE "agent: {image: a, command: \"run it\"}\n",
+	    "t.yaml:4:28: agent.command: expected a sequence, got a scalar");
+	expect_error(BASE "agent: {image: a, command: [\"a\\tb\"]}\n",
+	    "t.yaml:4:29: agent.command[0]: expected a string without "
+	    "control characters, at most 4096 bytes; got \"a b\"");
+	/* the bounds: 64 items, 32 variables, 64 KiB of command */
+	{
+		static char buf[160 * 1024];
+		struct errbuf e = { 0 };
+		size_t n;
+		int i;
+
+		n = (size_t)snprintf(buf, sizeof buf, "%s", BASE
+		    "agent: {image: a, command: [");
+		for (i = 0; i < 65; i++)
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "%sx",
+			    i ? ", " : "");
+		snprintf(buf + n, sizeof buf - n, "]}\n");
+		assert_null(policy_parse(buf, strlen(buf), "t.yaml", &e));
+		assert_non_null(strstr(e.msg, "agent.command[64]: at most 64 "
+		    "items are allowed"));
+		n = (size_t)snprintf(buf, sizeof buf, "%s", BASE
+		    "agent: {image: a, env: {");
+		for (i = 0; i < 33; i++)
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "%sV%d: x",
+			    i ? ", " : "", i);
+		snprintf(buf + n, sizeof buf - n, "}}\n");
+		memset(&e, 0, sizeof e);
+		assert_null(policy_parse(buf, strlen(buf), "t.yaml", &e));
+		assert_non_null(strstr(e.msg, "agent.env: at most 32 "
+		    "variables are allowed"));
+		n = (size_t)snprintf(buf, sizeof buf, "%s", BASE
+		    "agent: {image: a, command: [");
+		for (i = 0; i < 17; i++) {
+			n += (size_t)snprintf(buf + n, sizeof buf - n, "%s\"",
+			    i ? ", " : "");
+			memset(buf + n, 'y', 4000);
+			n += 4000;
+			buf[n++] = '"';
+		}
+		snprintf(buf + n, sizeof buf - n, "]}\n");
+		memset(&e, 0, sizeof e);
+		assert_null(policy_parse(buf, strlen(buf), "t.yaml", &e));
+		assert_non_null(strstr(e.msg, "agent.command[16]: the command "
+		    "is longer than 65536 bytes in all"));
+	}
+	/* env: names, values, the names ares sets */
+	expect_error(BASE "agent: {image: a, env: {OPENAI_API_KEY: x}}\n",
+	    "t.yaml:4:25: agent.env.OPENAI_API_KEY: ares sets this variable "
+	    "itself (OPENAI_BASE_URL, OPENAI_API_BASE, OPENAI_API_KEY, HOME, "
+	    "AGENT_TASK, AGENT_MODEL, AGENT_MAX_STEPS, AGENT_IDLE)");
+	expect_error(BASE "agent: {image: a, env: {HOME: /x}}\n",
+	    "t.yaml:4:25: agent.env.HOME: ares sets this variable itself "
+	    "(OPENAI_BASE_URL, OPENAI_API_BASE, OPENAI_API_KEY, HOME, "
+	    "AGENT_TASK, AGENT_MODEL, AGENT_MAX_STEPS, AGENT_IDLE)");
+	expect_error(BASE "agent: {image: a, env: {lower: x}}\n",
+	    "t.yaml:4:25: agent.env.lower: expected an environment variable "
+	    "name of A-Z, 0-9 and '_' (not starting with a digit), at most "
+	    "128 bytes; got \"lower\"");
+	expect_error(BASE "agent: {image: a, env: {A: [x]}}\n",
+	    "t.yaml:4:28: agent.env.A: expected a string, got a sequence");
+	expect_error(BASE "agent: {image: a, env: {A: ~}}\n",
+	    "t.yaml:4:28: agent.env.A: expected a string, got null");
+	expect_error(BASE "agent: {image: a, env: [A=1]}\n",
+	    "t.yaml:4:24: agent.env: expected a mapping, got a sequence");
+	expect_error(BASE "agent: {image: a, env: {A: \"x\\ny\"}}\n",
+	    "t.yaml:4:28: agent.env.A: expected a string without control "
+	    "characters, at most 4096 bytes; got \"x y\"");
+	/* user: numeric, never root */
+	expect_error(BASE "agent: {image: a, user: \"0\"}\n",
+	    "t.yaml:4:25: agent.user: \"0\": expected a numeric non-root uid or "
+	    "uid:gid (e.g. 1000:1000): a name would be resolved by the image's "
+	    "/etc/passwd, and uid or gid 0 is root (that is flaw root-user)");
+	expect_error(BASE "agent: {image: a, user: \"1000:0\"}\n",
+	    "t.yaml:4:25: agent.user: \"1000:0\": expected a numeric non-root "
+	    "uid or uid:gid (e.g. 1000:1000): a name would be resolved by the "
+	    "image's /etc/passwd, and uid or gid 0 is root (that is flaw "
+	    "root-user)");
+	expect_error(BASE "agent: {image: a, user: node}\n",
+	    "t.yaml:4:25: agent.user: \"node\": expected a numeric non-root uid "
+	    "or uid:gid (e.g. 1000:1000): a name would be resolved by the "
+	    "image's /etc/passwd, and uid or gid 0 is root (that is flaw "
+	    "root-user)");
+	/* paths */
+	expect_error(BASE "agent: {image: a, home: home/agent}\n",
+	    "t.yaml:4:25: agent.home: \"home/agent\": expected an absolute path "
+	    "(starting with '/')");
+	expect_error(BASE "agent: {image: a, home: /}\n",
+	    "t.yaml:4:25: agent.home: \"/\": must not be / itself");
+	expect_error(BASE "agent: {image: a, home: /tmp/h}\n",
+	    "t.yaml:4:25: agent.home: \"/tmp/h\": must not be at or below "
+	    "/proc, /sys, /dev, /tmp, /etc or /opt/ares (the kernel's, the "
+	    "lab's tmpfs and the probe helper's)");
+	expect_error(BASE "agent: {image: a, home: /opt/ares}\n",
+	    "t.yaml:4:25: agent.home: \"/opt/ares\": must not be at or below "
+	    "/proc, /sys, /dev, /tmp, /etc or /opt/ares (the kernel's, the "
+	    "lab's tmpfs and the probe helper's)");
+	expect_error(BASE "agent: {image: a, home: \"/a:/b\"}\n",
+	    "t.yaml:4:25: agent.home: \"/a:/b\": a path here is A-Z, a-z, 0-9 "
+	    "and ._@+-/ only (no ':' or ',', which Docker's mount syntax would "
+	    "read)");
+	expect_error(BASE "agent: {image: a, workdir: /a/../etc}\n",
+	    "t.yaml:4:28: agent.workdir: \"/a/../etc\": no \".\" or \"..\" "
+	    "component");
+	expect_error(BASE "agent: {image: a, workdir: /a/}\n",
+	    "t.yaml:4:28: agent.workdir: \"/a/\": no empty component (\"//\" or "
+	    "a trailing '/')");
+}
+
 /* ---- agent: {kind, script} ----------------------------------------- */
 
 /* A scratch directory for agent.script tests (canonical path). */
@@ -1055,12 +1263,12 @@ test_agent_keys(void **state)
 {
 	struct agent_dir *d = *state;
 
-	/* A user's own image is a later issue: refused as unknown now. */
-	agent_expect(d, BASE "agent: {image: my/agent:1}\n",
-	    "4:9: agent.image: unknown key; allowed here: kind, script");
-	agent_expect(d, BASE "agent: {kind: image}\n",
-	    "4:15: agent.kind: unknown agent kind 'image' (known: poyo, "
-	    "script)");
+	agent_expect(d, BASE "agent: {imaeg: my/agent:1}\n",
+	    "4:9: agent.imaeg: unknown key; allowed here: kind, script, image, "
+	    "command, env, user, workdir, home");
+	agent_expect(d, BASE "agent: {kind: docker}\n",
+	    "4:15: agent.kind: unknown agent kind 'docker' (known: poyo, "
+	    "script, image)");
 	agent_expect(d, BASE "agent: {kind: Poyo}\n",
 	    "4:15: agent.kind: expected an id of a-z, 0-9 and '-', at most 32 "
 	    "bytes; got \"Poyo\"");
@@ -1160,6 +1368,8 @@ main(void)
 		    agent_setup, agent_teardown),
 		cmocka_unit_test_setup_teardown(test_agent_keys,
 		    agent_setup, agent_teardown),
+		cmocka_unit_test(test_agent_image),
+		cmocka_unit_test(test_agent_image_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
