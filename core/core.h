@@ -95,6 +95,8 @@ struct policy {
 	char *agent_script_text;
 	size_t agent_script_len;
 	char agent_script_blake2b[EVIDENCE_HEX_BYTES];
+	char *runtime;               /* runtime: the agent's container runtime
+	                                ("runsc"), NULL: the engine's default */
 };
 
 /* Load and validate a policy file.  NULL + e (ERRBUF_INPUT). */
@@ -153,6 +155,10 @@ struct lab {
 	                                 all-capabilities (NULL: it was not) */
 	char *lease_path;             /* RUN_DIR/lab.lease (absolute) when
 	                                 lab_options.lease, else NULL */
+	char *runtime;                /* the agent's runtime as checked against
+	                                 the engine ("runsc", "runc") */
+	char *runtime_default;        /* the engine's default runtime: every
+	                                 other role's (core/lab_runtime.c) */
 };
 
 /* The negative control's weakenings that are no flaw (no policy can ask

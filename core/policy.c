@@ -635,6 +635,7 @@ static const struct keydesc top_keys[] = {
 	K_IDS("flaws", flaws, nflaws, 0, 48, false),
 	K_MAP("model", model_keys, true),
 	K_MAP("agent", agent_keys, true),
+	K_STR("runtime", runtime, STR_NAME, 64, false, true),
 	{ .key = NULL },
 };
 
@@ -1316,6 +1317,7 @@ policy_free(struct policy *p)
 	free(p->model_name);
 	free(p->agent_script);
 	free(p->agent_script_text);
+	free(p->runtime);
 	free(p);
 }
 
