@@ -159,6 +159,9 @@ struct lab {
 	                                 the engine ("runsc", "runc") */
 	char *runtime_default;        /* the engine's default runtime: every
 	                                 other role's (core/lab_runtime.c) */
+	bool runtime_sandbox;         /* the agent's runtime is not runc
+	                                 (gVisor...): the host sees the
+	                                 sandbox's processes, not the agent's */
 };
 
 /* The negative control's weakenings that are no flaw (no policy can ask
@@ -1284,6 +1287,8 @@ struct drill_result {
 	                                   fields above are copied from it */
 	bool engine_lost;               /* the engine stopped answering (an
 	                                   engine.lost line; verdict error) */
+	char runtime[72];               /* the agent's container runtime
+	                                   ("runsc", "runc"); "" before lab up */
 };
 
 typedef void (*drill_observer_fn)(void *ctx, const struct drill_beat *beat);

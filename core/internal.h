@@ -559,15 +559,25 @@ int lab_runtime_resolve(const cJSON *info, const char *want, char *out,
  * agent, the engine's default into dflt (LAB_RUNTIME_MAX bytes each).
  * -1 + e. */
 int lab_runtime_check(struct docker *d, const struct policy *p, char *agent,
-    char *dflt, struct errbuf *e);
+    char *dflt, bool *sandbox, struct errbuf *e);
 /* Under a runtime other than the engine's default the host's pids limit
  * counts the sandbox's own threads too (gVisor's Sentry, Gofer and ptrace
  * stubs: about 90 at rest): the agent's bound then. */
 #define LAB_AGENT_PIDS_SANDBOX 1024
-/* The agent's spec under policy runtime: (Runtime, and the pids bound of
- * a sandbox); nothing when the policy names none. */
+/* The agent's spec under policy runtime: (Runtime when the policy names
+ * one; the pids bound of a sandbox whenever the agent runs in one). */
 void lab_runtime_spec(const struct lab *lab, const struct policy *p,
     struct docker_container_spec *s);
+/* Pure: "@self PID" then busybox `ps -o pid,args` output; each(ctx, pid,
+ * cmd) for every process but pid 1 and ps itself.  -1 + e. */
+int lab_runtime_ps_parse(const char *out, size_t len,
+    void (*each)(void *ctx, const char *pid, const char *cmd), void *ctx,
+    struct errbuf *e);
+/* A sandboxed agent's processes, listed from inside its container (the
+ * engine's /top is the host's view: wrong there).  -1 + e. */
+int lab_runtime_ps(struct docker *d, const struct lab *lab,
+    void (*each)(void *ctx, const char *pid, const char *cmd), void *ctx,
+    struct errbuf *e);
 /* ------------------------------------------------------------------ */
 /* flaw.c - the flaw catalogue: what each flaw does, detects, proves    */
 /* ------------------------------------------------------------------ */

@@ -1107,6 +1107,7 @@ lab_write_json(const struct lab *lab, const struct policy *p,
 		o = cJSON_AddObjectToObject(j, "runtime");
 		cJSON_AddStringToObject(o, "agent", lab->runtime);
 		cJSON_AddStringToObject(o, "others", lab->runtime_default);
+		cJSON_AddBoolToObject(o, "sandbox", lab->runtime_sandbox);
 	}
 	a = cJSON_AddArrayToObject(j, "flaws");
 	for (i = 0; i < p->nflaws; i++)
@@ -1186,7 +1187,7 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	struct lab *lab;
 	uint64_t up_deadline = 0, old_deadline = 0;
 	char rt_agent[LAB_RUNTIME_MAX], rt_default[LAB_RUNTIME_MAX];
-	bool ok = false;
+	bool ok = false, rt_sandbox = false;
 
 	if (o == NULL)
 		o = &no_opts;
@@ -1203,7 +1204,8 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 			return NULL;
 		}
 	/* The agent's runtime exists before anything is made. */
-	if (lab_runtime_check(d, p, rt_agent, rt_default, e) == -1)
+	if (lab_runtime_check(d, p, rt_agent, rt_default, &rt_sandbox,
+	    e) == -1)
 		return NULL;
 	b = lab_build_new(d, p, run_dir, run_id, seed, o, v, e);
 	if (b == NULL)
@@ -1211,6 +1213,7 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	lab = b->lab;
 	lab->runtime = xstrdup(rt_agent);
 	lab->runtime_default = xstrdup(rt_default);
+	lab->runtime_sandbox = rt_sandbox;
 	if (lab_plan(b, e) == -1 || lab_image_ensure(d, &lab->image, e) == -1)
 		goto out;
 	/* From here on lab up is bounded (the import above has its own). */
