@@ -2,6 +2,9 @@
  * test_runsc.c - the agent under gVisor (policy runtime: runsc) on the
  * real Docker Engine:
  *
+ *   probe        policies/hardened-gvisor.yaml: every row PASS, the
+ *                kernel seal seen from inside; hardened.yaml on runc: the
+ *                kernel row fails, not core (a WARN), the battery holds;
  *   missing      a policy naming a runtime the engine lacks fails before
  *                anything is created, naming it and how to register it
  *                (runs on any engine);
@@ -35,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -521,6 +525,95 @@ test_runsc_disguised(void **state)
 	free(pp);
 }
 
+/* ares probe --policy pp: its exit code; *j the probe JSON (caller
+ * deletes), run_dir its run dir (>= 512 bytes). */
+static int
+rs_probe(const char *pp, cJSON **j, char *run_dir)
+{
+	const char *bin = getenv("ARES_BIN") != NULL ? getenv("ARES_BIN") :
+	    "./ares";
+	char *out = xasprintf("%s/probe-%u.json", scratch,
+	    (unsigned)randombytes_random());
+	char *cmd = xasprintf("'%s' probe --policy '%s' --json '%s' --runs "
+	    "'%s/probes' >/dev/null 2>&1", bin, pp, out, scratch);
+	struct errbuf e = { 0 };
+	int st = system(cmd);
+	char *txt;
+	size_t n;
+
+	txt = util_read_file(out, 1 << 20, &n, &e);
+	if (txt == NULL)
+		fail_msg("probe %s: no JSON (%s)", pp, e.msg);
+	*j = cJSON_ParseWithLength(txt, n);
+	assert_non_null(*j);
+	snprintf(run_dir, 512, "%s/probes/%s", scratch,
+	    util_json_str(*j, "run_id", "?"));
+	free(txt);
+	free(cmd);
+	free(out);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The row id of probe JSON j (NULL when absent). */
+static const cJSON *
+rs_row(const cJSON *j, const char *id)
+{
+	const cJSON *r;
+
+	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(j, "rows"))
+		if (strcmp(util_json_str(r, "id", ""), id) == 0)
+			return r;
+	return NULL;
+}
+
+static void
+test_runsc_probe(void **state)
+{
+	char *pp = xasprintf("%s/policies/hardened-gvisor.yaml", srcdir);
+	char run_dir[512], *cmd;
+	const cJSON *r;
+	cJSON *j;
+	int rc, n = 0;
+
+	(void)state;
+	/* under runsc: every row passes, the kernel seal among them */
+	rc = rs_probe(pp, &j, run_dir);
+	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(j, "rows")) {
+		if (strcmp(util_json_str(r, "result", ""), "pass") != 0)
+			fail_msg("row %s under runsc: %s (%s)",
+			    util_json_str(r, "id", "?"),
+			    util_json_str(r, "result", "?"),
+			    util_json_str(r, "observed", ""));
+		n++;
+	}
+	assert_int_equal(rc, 0);
+	assert_true(n >= 19);
+	r = rs_row(j, "kernel");
+	assert_non_null(r);
+	assert_non_null(strstr(util_json_str(r, "observed", ""), "gVisor"));
+	assert_string_equal(util_json_str(j, "result", ""), "held");
+	cJSON_Delete(j);
+	cmd = xasprintf("'%s' verify '%s' >/dev/null 2>&1", getenv("ARES_BIN")
+	    != NULL ? getenv("ARES_BIN") : "./ares", run_dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	free(pp);
+
+	/* the same policy on runc: the kernel row fails, not core (WARN),
+	 * the battery still holds */
+	pp = xasprintf("%s/policies/hardened.yaml", srcdir);
+	rc = rs_probe(pp, &j, run_dir);
+	assert_int_equal(rc, 0);
+	r = rs_row(j, "kernel");
+	assert_non_null(r);
+	assert_string_equal(util_json_str(r, "result", ""), "warn");
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r,
+	    "core")));
+	assert_null(strstr(util_json_str(r, "observed", ""), "gVisor"));
+	cJSON_Delete(j);
+	free(pp);
+}
+
 /* Whether the engine has runsc registered (GET /info). */
 static bool
 rs_have_runsc(void)
@@ -541,6 +634,7 @@ main(void)
 		cmocka_unit_test(test_runsc_missing),
 	};
 	const struct CMUnitTest with_runsc[] = {
+		cmocka_unit_test(test_runsc_probe),
 		cmocka_unit_test(test_runsc_levers),
 		cmocka_unit_test(test_runsc_drill),
 		cmocka_unit_test(test_runsc_listing),
