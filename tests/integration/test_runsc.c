@@ -190,6 +190,26 @@ lv_down(void)
 
 static char lv_exec_err[1024];   /* the last failed exec's error */
 
+/* Safety net: a failed assertion in test_runsc_levers leaves its lab
+ * up; remove it (by its run label). */
+static int
+lv_cleanup(void **state)
+{
+	struct errbuf e = { 0 };
+
+	(void)state;
+	if (lv_lab == NULL)
+		return 0;
+	(void)docker_container_unpause(d, lv_lab->agent.id, &e);
+	lever_ctx_release(&lv_ctx);
+	(void)lab_teardown(d, lv_run_id, &e);
+	lab_free(lv_lab);
+	policy_free(lv_pol);
+	lv_lab = NULL;
+	lv_pol = NULL;
+	return 0;
+}
+
 /* Run sh -c cmd in the agent; its exit code (-1: the exec failed, why in
  * lv_exec_err). */
 static int
@@ -655,7 +675,7 @@ main(void)
 	};
 	const struct CMUnitTest with_runsc[] = {
 		cmocka_unit_test(test_runsc_probe),
-		cmocka_unit_test(test_runsc_levers),
+		cmocka_unit_test_teardown(test_runsc_levers, lv_cleanup),
 		cmocka_unit_test(test_runsc_drill),
 		cmocka_unit_test(test_runsc_listing),
 		cmocka_unit_test(test_runsc_disguised),
