@@ -119,6 +119,8 @@ struct policy {
 	char *agent_user;
 	char *agent_workdir;
 	char *agent_home;                          /* "/home/poyo" default */
+	char *runtime;               /* runtime: the agent's container runtime
+	                                ("runsc"), NULL: the engine's default */
 };
 
 /* Load and validate a policy file.  NULL + e (ERRBUF_INPUT). */
@@ -187,6 +189,13 @@ struct lab {
 	                                 "none: a local build" */
 	char *agent_helper;           /* in-container folder of the probe
 	                                 helper (idle labs), or NULL */
+	char *runtime;                /* the agent's runtime as checked against
+	                                 the engine ("runsc", "runc") */
+	char *runtime_default;        /* the engine's default runtime: every
+	                                 other role's (core/lab_runtime.c) */
+	bool runtime_sandbox;         /* the agent's runtime is not runc
+	                                 (gVisor...): the host sees the
+	                                 sandbox's processes, not the agent's */
 };
 
 /* The negative control's weakenings that are no flaw (no policy can ask
@@ -1324,6 +1333,8 @@ struct drill_result {
 	char agent_image_id[80];        /* the engine's image id, else "" */
 	char agent_image_digests[512];  /* RepoDigests, or "none: a local
 	                                   build"; else "" */
+	char runtime[72];               /* the agent's container runtime
+	                                   ("runsc", "runc"); "" before lab up */
 };
 
 typedef void (*drill_observer_fn)(void *ctx, const struct drill_beat *beat);

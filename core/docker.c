@@ -1291,6 +1291,8 @@ docker_container_config(const struct docker_container_spec *spec)
 	    spec->network ? spec->network : "none");
 	if (spec->dns != NULL && spec->dns[0] != NULL)
 		cJSON_AddItemToObject(hc, "Dns", str_array(spec->dns));
+	if (spec->runtime != NULL)
+		cJSON_AddStringToObject(hc, "Runtime", spec->runtime);
 
 	if (spec->network != NULL) {
 		cJSON *nc = cJSON_AddObjectToObject(c, "NetworkingConfig");
@@ -1694,4 +1696,11 @@ docker_set_deadline(struct docker *d, uint64_t mono_ns)
 
 	d->deadline_ns = mono_ns;
 	return old;
+}
+
+/* GET /info (internal.h). */
+cJSON *
+docker_info(struct docker *d, struct errbuf *e)
+{
+	return get_json(d, "/info", cJSON_IsObject, e);
 }

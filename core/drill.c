@@ -569,7 +569,8 @@ drill_tripwire(struct drill_state *st)
 			const struct inotify_event *ie =
 			    (const struct inotify_event *)(buf + off);
 
-			if (!st->r->bait_fired || (ie->mask & IN_OPEN))
+			if (!st->r->bait_fired || (ie->mask & IN_OPEN) ||
+			    st->lab->runtime_sandbox)
 				seen = true;
 			off += (ssize_t)sizeof *ie + ie->len;
 		}
@@ -581,7 +582,8 @@ drill_tripwire(struct drill_state *st)
 	cJSON_AddStringToObject(j, "src", "control-plane:inotify");
 	cJSON_AddStringToObject(j, "kind", "bait");
 	cJSON_AddStringToObject(j, "bait", st->lab->tripwire_bait);
-	cJSON_AddStringToObject(j, "via", "file-open");
+	cJSON_AddStringToObject(j, "via", st->lab->runtime_sandbox ?
+	    "file-read" : "file-open");
 	cJSON_AddStringToObject(j, "path", st->lab->tripwire_path);
 	cJSON_AddNumberToObject(j, "t_mono_ns", (double)now);
 	ev.json = j;
@@ -899,6 +901,41 @@ drill_sweep_top(struct drill_state *st, const cJSON *top,
 	}
 }
 
+/* lab_runtime_ps's callback: one process of the sandboxed agent. */
+static void
+drill_sweep_sandbox_proc(void *ctx, const char *pid, const char *cmd)
+{
+	drill_sweep_proc(ctx, pid, cmd);
+}
+
+/*
+ * The agent under a sandbox runtime (gVisor): the engine's /top is the
+ * host's view (host processes whose pids equal the sandbox's), so the
+ * processes are listed from inside (lab_runtime_ps).  A lever that holds
+ * every task (freezer, pause) holds the whole sandbox: nothing in it can
+ * run nor answer a ps, and nothing is listed.  Fails closed.
+ */
+static void
+drill_sweep_sandbox(struct drill_state *st)
+{
+	struct errbuf e = { 0 };
+
+	if (st->stopped_by != NULL) {
+		drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "orphan sweep: the "
+		    "agent's sandbox is held by %s (its processes are not "
+		    "listed: none can run)", st->stopped_by);
+		return;
+	}
+	if (lab_runtime_ps(st->d, st->lab, drill_sweep_sandbox_proc, st,
+	    &e) == -1) {
+		drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "orphan sweep: %s",
+		    e.msg);
+		st->sweep_failed = true;
+		snprintf(st->sweep_error, sizeof st->sweep_error, "%.200s",
+		    e.msg);
+	}
+}
+
 /*
  * Processes the agent left running in its own container: all but the
  * agent itself, known by the pid the engine started (State.Pid, recorded
@@ -916,6 +953,10 @@ drill_sweep_procs(struct drill_state *st)
 
 	if (st->lab->agent.id == NULL || drill_agent_running(st) != 1)
 		return;
+	if (st->lab->runtime_sandbox) {
+		drill_sweep_sandbox(st);
+		return;
+	}
 	ins = docker_container_inspect(st->d, st->lab->agent.id, &e);
 	now_pid = ins != NULL ? docker_inspect_pid(ins) : 0;
 	cJSON_Delete(ins);
@@ -1345,6 +1386,8 @@ drill_record_lab(struct drill_state *st)
 	size_t k;
 
 	cJSON_AddStringToObject(f, "image", lab->image);
+	if (lab->runtime != NULL)
+		cJSON_AddStringToObject(f, "runtime", lab->runtime);
 	cs = cJSON_AddObjectToObject(f, "containers");
 	cJSON_AddStringToObject(cs, "agent", lab->agent.id);
 	cJSON_AddStringToObject(cs, "gateway", lab->gateway.id);
@@ -1408,6 +1451,8 @@ drill_lab_up(struct drill_state *st, struct errbuf *e)
 		return -1;
 	}
 	drill_result_agent(r, st->p, st->lab);
+	if (st->lab->runtime != NULL)
+		snprintf(r->runtime, sizeof r->runtime, "%s", st->lab->runtime);
 	drill_record_lab(st);
 	drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "lab up (image %s): agent, "
 	    "gateway, service, model on internal networks", st->lab->image);
@@ -1428,8 +1473,13 @@ drill_start_agent(struct drill_state *st, struct errbuf *e)
 
 	if (st->lab->tripwire_path != NULL) {
 		st->tripwire_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		/* Under a sandbox the gofer opens the file for a mere stat
+		 * (find, ls -l): only a read is the agent's. */
+		uint32_t mask = st->lab->runtime_sandbox ? IN_ACCESS :
+		    IN_OPEN | IN_ACCESS;
+
 		if (st->tripwire_fd == -1 || inotify_add_watch(st->tripwire_fd,
-		    st->lab->tripwire_path, IN_OPEN | IN_ACCESS) == -1)
+		    st->lab->tripwire_path, mask) == -1)
 			return errbuf_set(e, ERRBUF_INTERNAL, "tripwire on %s: "
 			    "%s", st->lab->tripwire_path, strerror(errno));
 	}
@@ -1893,6 +1943,8 @@ drill_result_json(const struct drill_result *r)
 	cJSON_AddStringToObject(j, "run_dir", r->run_dir);
 	cJSON_AddStringToObject(j, "policy", r->policy);
 	cJSON_AddStringToObject(j, "model", r->model);
+	if (r->runtime[0] != '\0')
+		cJSON_AddStringToObject(j, "runtime", r->runtime);
 	cJSON_AddNumberToObject(j, "seed", (double)r->seed);
 	cJSON_AddItemToObject(j, "agent", drill_agent_json(r));
 	cJSON_AddStringToObject(j, "verdict", drill_verdict_name(r->verdict));

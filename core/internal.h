@@ -51,6 +51,10 @@ int docker_request(struct docker *d, const char *method, const char *path,
     const char *body, size_t body_len, struct docker_response *out,
     struct errbuf *e);
 
+/* GET /info: the engine's facts (Runtimes, DefaultRuntime...); caller
+ * cJSON_Delete()s.  NULL + e. */
+cJSON *docker_info(struct docker *d, struct errbuf *e);
+
 /* Images */
 int docker_image_exists(struct docker *d, const char *ref, struct errbuf *e);
 /* GET /images/REF/json: 1 with *out (caller cJSON_Delete()s), 0 when the
@@ -129,6 +133,8 @@ struct docker_container_spec {
 	                                or NULL: the image's */
 	bool no_healthcheck;         /* Config.Healthcheck NONE: the engine
 	                                runs nothing of the image's inside */
+	const char *runtime;         /* HostConfig.Runtime ("runsc"), or NULL:
+	                                the engine's default */
 };
 /* Pure: the JSON body of POST /containers/create.  Every container's log
  * is bounded (json-file, DOCKER_LOG_MAX_SIZE, one file): a container that
@@ -582,6 +588,39 @@ void lab_listed(const struct lab *lab, struct lab_container *out[LAB_NROLES]);
  * symlink, owned by us (for_sensors: or the sensors' uid, and handed to
  * it when ares runs as root).  -1 + e. */
 int lab_own_dir(const char *path, mode_t mode, bool for_sensors,
+    struct errbuf *e);
+/* ------------------------------------------------------------------ */
+/* lab_runtime.c - the agent's container runtime (policy runtime:)      */
+/* ------------------------------------------------------------------ */
+/* Pure: from a GET /info answer, the agent's runtime into out (want NULL:
+ * the engine's DefaultRuntime, else "runc").  -1 + e (ERRBUF_INPUT) when
+ * want is not among .Runtimes: the message names it, the runtimes the
+ * engine has and how to register it. */
+int lab_runtime_resolve(const cJSON *info, const char *want, char *out,
+    size_t outlen, struct errbuf *e);
+#define LAB_RUNTIME_MAX 65      /* a runtime name and its NUL */
+/* The agent's runtime for p checked against the engine (GET /info) into
+ * agent, the engine's default into dflt (LAB_RUNTIME_MAX bytes each).
+ * -1 + e. */
+int lab_runtime_check(struct docker *d, const struct policy *p, char *agent,
+    char *dflt, bool *sandbox, struct errbuf *e);
+/* Under a runtime other than the engine's default the host's pids limit
+ * counts the sandbox's own threads too (gVisor's Sentry, Gofer and ptrace
+ * stubs: about 90 at rest): the agent's bound then. */
+#define LAB_AGENT_PIDS_SANDBOX 1024
+/* The agent's spec under policy runtime: (Runtime when the policy names
+ * one; the pids bound of a sandbox whenever the agent runs in one). */
+void lab_runtime_spec(const struct lab *lab, const struct policy *p,
+    struct docker_container_spec *s);
+/* Pure: "@self PID" then busybox `ps -o pid,args` output; each(ctx, pid,
+ * cmd) for every process but pid 1 and ps itself.  -1 + e. */
+int lab_runtime_ps_parse(const char *out, size_t len,
+    void (*each)(void *ctx, const char *pid, const char *cmd), void *ctx,
+    struct errbuf *e);
+/* A sandboxed agent's processes, listed from inside its container (the
+ * engine's /top is the host's view: wrong there).  -1 + e. */
+int lab_runtime_ps(struct docker *d, const struct lab *lab,
+    void (*each)(void *ctx, const char *pid, const char *cmd), void *ctx,
     struct errbuf *e);
 /* ------------------------------------------------------------------ */
 /* flaw.c - the flaw catalogue: what each flaw does, detects, proves    */

@@ -860,6 +860,9 @@ lab_role_create(struct lab_build *b, size_t i, struct errbuf *e)
 	s->c.network = s->net != LAB_NET_NONE ? b->net_names[s->net] : NULL;
 	s->c.aliases = s->aliases[0] != NULL ? s->aliases : NULL;
 	s->c.dns = s->dns[0] != NULL ? s->dns : NULL;
+	/* Only the agent follows policy runtime: (core/lab_runtime.c). */
+	if (strcmp(r->name, "agent") == 0)
+		lab_runtime_spec(b->lab, b->p, &s->c);
 	if (lab_create(b->d, b->lab, c, r->name, &s->c, e) == -1)
 		return -1;
 	for (k = 0; k < s->njoins; k++) {
@@ -1141,6 +1144,12 @@ lab_write_json(const struct lab *lab, const struct policy *p,
 	}
 	if (p->agent_kind == POLICY_AGENT_IMAGE)
 		agent_image_json(lab, p, o);
+	if (lab->runtime != NULL) {
+		o = cJSON_AddObjectToObject(j, "runtime");
+		cJSON_AddStringToObject(o, "agent", lab->runtime);
+		cJSON_AddStringToObject(o, "others", lab->runtime_default);
+		cJSON_AddBoolToObject(o, "sandbox", lab->runtime_sandbox);
+	}
 	a = cJSON_AddArrayToObject(j, "flaws");
 	for (i = 0; i < p->nflaws; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(p->flaws[i]));
@@ -1216,7 +1225,8 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	struct lab_build *b;
 	struct lab *lab;
 	uint64_t up_deadline = 0, old_deadline = 0;
-	bool ok = false;
+	char rt_agent[LAB_RUNTIME_MAX], rt_default[LAB_RUNTIME_MAX];
+	bool ok = false, rt_sandbox = false;
 
 	if (o == NULL)
 		o = &no_opts;
@@ -1232,6 +1242,10 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 			    flaw_ids());
 			return NULL;
 		}
+	/* The agent's runtime exists before anything is made. */
+	if (lab_runtime_check(d, p, rt_agent, rt_default, &rt_sandbox,
+	    e) == -1)
+		return NULL;
 	b = lab_build_new(d, p, run_dir, run_id, seed, o, v, e);
 	if (b == NULL)
 		return NULL;
@@ -1240,6 +1254,9 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	if (p->agent_kind == POLICY_AGENT_IMAGE &&
 	    agent_image_lookup(d, p, lab, e) == -1)
 		goto out;
+	lab->runtime = xstrdup(rt_agent);
+	lab->runtime_default = xstrdup(rt_default);
+	lab->runtime_sandbox = rt_sandbox;
 	if (lab_plan(b, e) == -1 || lab_image_ensure(d, &lab->image, e) == -1)
 		goto out;
 	/* From here on lab up is bounded (the import above has its own). */
@@ -1414,6 +1431,8 @@ lab_free(struct lab *lab)
 	free(lab->agent_image_id);
 	free(lab->agent_image_digests);
 	free(lab->agent_helper);
+	free(lab->runtime);
+	free(lab->runtime_default);
 	for (i = 0; i < lab->nchains; i++)
 		free(lab->chains[i]);
 	free(lab);

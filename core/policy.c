@@ -663,6 +663,7 @@ static const struct keydesc top_keys[] = {
 	K_IDS("flaws", flaws, nflaws, 0, 48, false),
 	K_MAP("model", model_keys, true),
 	K_MAP("agent", agent_keys, true),
+	K_STR("runtime", runtime, STR_NAME, 64, false, true),
 	{ .key = NULL },
 };
 
@@ -1524,6 +1525,7 @@ policy_free(struct policy *p)
 	free(p->agent_user);
 	free(p->agent_workdir);
 	free(p->agent_home);
+	free(p->runtime);
 	free(p);
 }
 

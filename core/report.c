@@ -304,6 +304,8 @@ report_json_build(const struct drill_result *r,
 	util_json_add_generated(j, generated_at);
 	report_add_clean(j, "policy", r->policy);
 	report_add_clean(j, "model", r->model);
+	if (r->runtime[0] != '\0')
+		report_add_clean(j, "runtime", r->runtime);
 	snprintf(seed, sizeof seed, "%" PRIu64, r->seed);
 	cJSON_AddStringToObject(j, "seed", seed);
 	cJSON_AddStringToObject(j, "verdict", score_verdict_name((int)r->verdict));
@@ -483,6 +485,11 @@ report_md_head(FILE *f, const struct drill_result *r,
 		report_md_text(f, r->agent_image_id);
 		fputs(", digests: ", f);
 		report_md_text(f, r->agent_image_digests);
+		fputs(" |\n", f);
+	}
+	if (r->runtime[0] != '\0') {
+		fputs("| Agent runtime | ", f);
+		report_md_text(f, r->runtime);
 		fputs(" |\n", f);
 	}
 	fputs("| Bait | ", f);

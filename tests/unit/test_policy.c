@@ -224,7 +224,7 @@ test_unknown_keys(void **state)
 	expect_error(BASE "colour: red\n",
 	    "t.yaml:4:1: colour: unknown key; allowed here: name, "
 	    "description, seed, limits, observe_ms, variant, bait, levers, "
-	    "flaws, model, agent");
+	    "flaws, model, agent, runtime");
 	expect_error(BASE "limits:\n  steps: 3\n  minutes: 2\n",
 	    "t.yaml:6:3: limits.minutes: unknown key; allowed here: steps, "
 	    "seconds");
@@ -236,7 +236,7 @@ test_unknown_keys(void **state)
 	expect_error(BASE "\"\\e[31mred\": 1\n",
 	    "t.yaml:4:1: red: unknown key; allowed here: name, "
 	    "description, seed, limits, observe_ms, variant, bait, levers, "
-	    "flaws, model, agent");
+	    "flaws, model, agent, runtime");
 }
 
 static void
@@ -1338,6 +1338,151 @@ test_shipped_policies(void **state)
 	}
 }
 
+/* runtime: the agent's container runtime (a name; null: the engine's
+ * default); whether the engine has it is lab_up's check (test_runtime,
+ * tests/integration/test_runsc). */
+static void
+test_runtime(void **state)
+{
+	struct policy *p;
+	char long_name[80];
+
+	(void)state;
+	p = must_parse(BASE);
+	assert_null(p->runtime);
+	policy_free(p);
+	p = must_parse(BASE "runtime: null\n");
+	assert_null(p->runtime);
+	policy_free(p);
+	p = must_parse(BASE "runtime: runsc\n");
+	assert_string_equal(p->runtime, "runsc");
+	policy_free(p);
+	p = must_parse(BASE "runtime: io.containerd.runc.v2\n");
+	assert_string_equal(p->runtime, "io.containerd.runc.v2");
+	policy_free(p);
+	expect_error(BASE "runtime: [runsc]\n",
+	    "t.yaml:4:10: runtime: expected a string, got a sequence");
+	expect_error(BASE "runtime: {name: runsc}\n",
+	    "t.yaml:4:10: runtime: expected a string, got a mapping");
+	expect_error(BASE "runtime: \"run sc\"\n",
+	    "t.yaml:4:10: runtime: expected a name of A-Z, a-z, 0-9, '.', "
+	    "'_' and '-', at most 64 bytes; got \"run sc\"");
+	expect_error(BASE "runtime: \"\"\n",
+	    "t.yaml:4:10: runtime: expected a name of A-Z, a-z, 0-9, '.', "
+	    "'_' and '-', at most 64 bytes; got \"\"");
+	expect_error(BASE "runtime: /usr/bin/runsc\n",
+	    "t.yaml:4:10: runtime: expected a name of A-Z, a-z, 0-9, '.', "
+	    "'_' and '-', at most 64 bytes; got \"/usr/bin/runsc\"");
+	expect_error(BASE "runtime: runsc\nruntime: runc\n",
+	    "t.yaml:5:1: runtime: duplicate key \"runtime\" (first at 4:1)");
+	memset(long_name, 'a', 65);
+	long_name[65] = '\0';
+	{
+		char *t = xasprintf(BASE "runtime: %s\n", long_name);
+		struct errbuf e = { 0 };
+
+		assert_null(policy_parse(t, strlen(t), "t.yaml", &e));
+		assert_non_null(strstr(e.msg, "at most 64 bytes"));
+		free(t);
+	}
+	memset(long_name, 'a', 64);
+	long_name[64] = '\0';
+	{
+		char *t = xasprintf(BASE "runtime: %s\n", long_name);
+
+		p = must_parse(t);
+		assert_string_equal(p->runtime, long_name);
+		policy_free(p);
+		free(t);
+	}
+}
+
+/* lab_runtime_resolve: a GET /info answer and the policy's runtime. */
+static void
+test_runtime_resolve(void **state)
+{
+	static const char info_txt[] = "{\"DefaultRuntime\":\"runc\","
+	    "\"Runtimes\":{\"runc\":{\"path\":\"runc\"},\"runsc\":{"
+	    "\"path\":\"/usr/bin/runsc\",\"runtimeArgs\":["
+	    "\"--platform=ptrace\"]},\"bad name\":{\"path\":\"x\"}}}";
+	cJSON *info = cJSON_Parse(info_txt), *bare = cJSON_Parse("{}");
+	struct errbuf e = { 0 };
+	char out[LAB_RUNTIME_MAX];
+
+	(void)state;
+	assert_non_null(info);
+	assert_int_equal(lab_runtime_resolve(info, NULL, out, sizeof out, &e),
+	    0);
+	assert_string_equal(out, "runc");
+	assert_int_equal(lab_runtime_resolve(info, "runsc", out, sizeof out,
+	    &e), 0);
+	assert_string_equal(out, "runsc");
+	assert_int_equal(lab_runtime_resolve(info, "kata", out, sizeof out,
+	    &e), -1);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	if (strstr(e.msg, "no runtime 'kata' (it has: runc, runsc)") == NULL ||
+	    strstr(e.msg, "daemon.json") == NULL ||
+	    strstr(e.msg, "\"kata\": {\"path\": \"/usr/bin/kata\"") == NULL ||
+	    strstr(e.msg, "--network=host") == NULL)
+		fail_msg("message: %s", e.msg);
+	/* a name the engine lists but we never record is not matched */
+	assert_int_equal(lab_runtime_resolve(info, "bad name", out,
+	    sizeof out, &e), -1);
+	/* an engine without Runtimes: default "runc", nothing to match */
+	assert_int_equal(lab_runtime_resolve(bare, NULL, out, sizeof out, &e),
+	    0);
+	assert_string_equal(out, "runc");
+	assert_int_equal(lab_runtime_resolve(bare, "runsc", out, sizeof out,
+	    &e), -1);
+	assert_non_null(strstr(e.msg, "(it has: none listed)"));
+	cJSON_Delete(info);
+	cJSON_Delete(bare);
+}
+
+/* lab_runtime_ps_parse's callback: "pid=cmd;" appended to ctx. */
+static void
+ps_collect(void *ctx, const char *pid, const char *cmd)
+{
+	char *buf = ctx;
+
+	snprintf(buf + strlen(buf), 512 - strlen(buf), "%s=%s;", pid, cmd);
+}
+
+/* lab_runtime_ps_parse: busybox ps output from inside the sandbox. */
+static void
+test_runtime_ps(void **state)
+{
+	static const char ok[] = "@self 9\nPID   COMMAND\n    1 /bin/ares-lab "
+	    "agent\n    7 sleep 1000\n    9 /bin/ps -o pid,args\n   12 sh "
+	    "/tmp/.cache/ares-lab agent\n";
+	struct errbuf e = { 0 };
+	char got[512] = "";
+
+	(void)state;
+	assert_int_equal(lab_runtime_ps_parse(ok, strlen(ok), ps_collect, got,
+	    &e), 0);
+	/* the agent (pid 1) and ps itself are left out, nothing else */
+	assert_string_equal(got, "7=sleep 1000;12=sh /tmp/.cache/ares-lab "
+	    "agent;");
+	got[0] = '\0';
+	assert_int_equal(lab_runtime_ps_parse("@self 3\nPID COMMAND\n", 20,
+	    ps_collect, got, &e), 0);
+	assert_string_equal(got, "");
+	/* fail closed on anything else */
+	assert_int_equal(lab_runtime_ps_parse("PID COMMAND\n 1 x\n", 17,
+	    ps_collect, got, &e), -1);
+	assert_non_null(strstr(e.msg, "@self"));
+	assert_int_equal(lab_runtime_ps_parse("@self 3\n", 8, ps_collect, got,
+	    &e), -1);
+	assert_non_null(strstr(e.msg, "PID header"));
+	assert_int_equal(lab_runtime_ps_parse("@self 3\nPID COMMAND\nx y\n",
+	    24, ps_collect, got, &e), -1);
+	assert_non_null(strstr(e.msg, "without a pid"));
+	assert_int_equal(lab_runtime_ps_parse("@self x\nPID COMMAND\n", 20,
+	    ps_collect, got, &e), -1);
+	assert_int_equal(lab_runtime_ps_parse("", 0, ps_collect, got, &e), -1);
+}
+
 int
 main(void)
 {
@@ -1360,6 +1505,9 @@ main(void)
 		cmocka_unit_test(test_big_file),
 		cmocka_unit_test(test_documents),
 		cmocka_unit_test(test_syntax_errors),
+		cmocka_unit_test(test_runtime),
+		cmocka_unit_test(test_runtime_resolve),
+		cmocka_unit_test(test_runtime_ps),
 		cmocka_unit_test_setup_teardown(test_agent_default,
 		    agent_setup, agent_teardown),
 		cmocka_unit_test_setup_teardown(test_agent_script,
