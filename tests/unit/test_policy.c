@@ -746,10 +746,29 @@ test_agent_image(void **state)
 	/* an image id, a bare uid */
 	p = must_parse(BASE "agent: {image: \"sha256:0123456789abcdef0123456789"
 	    "abcdef0123456789abcdef0123456789abcdef\", user: \"4242\"}\n");
-	assert_string_equal(p->agent_user, "4242");
+	/* a bare uid is uid:uid: the engine would take the gid from the
+	 * image's /etc/passwd, 0 when the uid is not there, and the
+	 * supplementary groups from its /etc/group */
+	assert_string_equal(p->agent_user, "4242:4242");
 	policy_free(p);
 	p = must_parse(BASE "agent: {image: a, user: 1000}\n");
-	assert_string_equal(p->agent_user, "1000");
+	assert_string_equal(p->agent_user, "1000:1000");
+	policy_free(p);
+	p = must_parse(BASE "agent: {image: a, user: \"2147483647\"}\n");
+	assert_string_equal(p->agent_user, "2147483647:2147483647");
+	policy_free(p);
+	p = must_parse(BASE "agent: {image: a, user: \"1000:2000\"}\n");
+	assert_string_equal(p->agent_user, "1000:2000");
+	policy_free(p);
+	/* homes that nest with no mount of the lab */
+	p = must_parse(BASE "agent: {image: a, home: /optx}\n");
+	assert_string_equal(p->agent_home, "/optx");
+	policy_free(p);
+	p = must_parse(BASE "agent: {image: a, home: /var/lib/agent}\n");
+	assert_string_equal(p->agent_home, "/var/lib/agent");
+	policy_free(p);
+	p = must_parse(BASE "agent: {image: a, home: /hostx/a}\n");
+	assert_string_equal(p->agent_home, "/hostx/a");
 	policy_free(p);
 }
 
