@@ -535,7 +535,14 @@ agent_image_role(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	char *task = variant_expand(b->v, b->v->task);
 	size_t i;
 
-	s->c.image = p->agent_image;
+	/* The id looked up, not the name: a name can be retagged between
+	 * the lookup (its checks, the recorded id) and this create. */
+	if (b->lab->agent_image_id == NULL) {
+		free(task);
+		return errbuf_set(e, ERRBUF_INTERNAL, "lab: agent.image %s was "
+		    "not looked up", p->agent_image);
+	}
+	s->c.image = b->lab->agent_image_id;
 	s->c.no_healthcheck = true;     /* nothing of the image's runs */
 	s->c.workdir = p->agent_workdir != NULL ? p->agent_workdir : home;
 	s->c.tmpfs = tmpfs;
@@ -591,6 +598,34 @@ agent_image_role(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 		lab_strv_add(&s->env, "AGENT_IDLE=1");
 	free(task);
 	return 0;
+}
+
+/* The created agent container runs the image looked up (internal.h):
+ * its .Image is lab->agent_image_id.  -1 + e (the caller removes it). */
+int
+agent_image_verify(struct docker *d, const struct lab *lab, const char *id,
+    struct errbuf *e)
+{
+	cJSON *ins = docker_container_inspect(d, id, e);
+	const cJSON *img;
+	char t[80];
+	int rc = 0;
+
+	if (ins == NULL)
+		return errbuf_prefix(e, "lab: agent image check");
+	img = cJSON_GetObjectItemCaseSensitive(ins, "Image");
+	if (!cJSON_IsString(img) || lab->agent_image_id == NULL ||
+	    strcmp(img->valuestring, lab->agent_image_id) != 0) {
+		util_sanitize(t, sizeof t, cJSON_IsString(img) ?
+		    img->valuestring : "none", cJSON_IsString(img) ?
+		    strlen(img->valuestring) : 4, false);
+		rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: the agent container "
+		    "runs image %s, not %s, the one agent.image named when it "
+		    "was looked up", t, lab->agent_image_id != NULL ?
+		    lab->agent_image_id : "(none)");
+	}
+	cJSON_Delete(ins);
+	return rc;
 }
 
 /* lab.json's agent object for kind image (internal.h). */

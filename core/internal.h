@@ -574,6 +574,10 @@ int agent_image_lookup(struct docker *d, const struct policy *p,
 /* agent_image.c: the agent role's spec for kind image.  -1 + e. */
 int agent_image_role(struct lab_build *b, struct lab_spec *s,
     struct errbuf *e);
+/* The created agent container (id) runs lab->agent_image_id: -1 + e
+ * when its .Image is any other. */
+int agent_image_verify(struct docker *d, const struct lab *lab,
+    const char *id, struct errbuf *e);
 /* agent_image.c: lab.json's agent object for kind image. */
 void agent_image_json(const struct lab *lab, const struct policy *p,
     cJSON *agent);
