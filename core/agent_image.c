@@ -217,26 +217,58 @@ agent_image_abspath(const char *s, bool root)
 	return NULL;
 }
 
-/* The home holds the bait: not on a mount ares makes for itself or on
- * one of the kernel's. */
+/* Two absolute, normalised paths nest: one is the other or below it. */
+static bool
+agent_image_nest(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la > lb)
+		return agent_image_nest(b, a);
+	return strncmp(a, b, la) == 0 && (b[la] == '\0' || b[la] == '/');
+}
+
+/* One mount target of the agent's and the message a home nesting with
+ * it gets. */
+#define AI_MOUNT(t, who) { t, "must not be at, below or above " t " (" \
+	who "): a mount there breaks the lab" }
+
+/*
+ * The home holds the bait and is a read-only mount: not at, below or
+ * above another mount of the agent's (the engine cannot make a mount
+ * point in a read-only mount, and one mount would hide the other).
+ * Every flaw's is reserved, named or not: the command line and the fix
+ * loop add flaws to a policy.
+ */
 static const char *
 agent_image_home(const char *s)
 {
-	static const char *const reserved[] = { "/proc", "/sys", "/dev",
-	    "/tmp", "/opt/ares", "/etc", NULL };
+	static const struct {
+		const char *target;
+		const char *why;
+	} reserved[] = {
+		AI_MOUNT("/proc", "the kernel's"),
+		AI_MOUNT("/sys", "the kernel's"),
+		AI_MOUNT("/dev", "the engine's"),
+		AI_MOUNT("/etc", "the engine's hosts, hostname and resolv.conf"),
+		AI_MOUNT("/tmp", "the lab's noexec tmpfs"),
+		AI_MOUNT("/opt/ares", "the probe helper at " AGENT_IMAGE_HELPER
+		    ", a script agent at " LAB_AGENT_SCRIPT),
+		AI_MOUNT(FLAW_MOUNT_DOCKER_SOCKET, "flaw docker-socket's socket "
+		    "folder"),
+		AI_MOUNT("/run", "where /var/run leads in most images"),
+		AI_MOUNT(FLAW_MOUNT_HOST, "flaw host-mount's decoy host tree"),
+		AI_MOUNT(FLAW_MOUNT_CONTROL_KEYS, "flaw control-keys' decoy "
+		    "keys"),
+	};
 	const char *why = agent_image_abspath(s, false);
-	size_t i, n;
+	size_t i;
 
 	if (why != NULL)
 		return why;
-	for (i = 0; reserved[i] != NULL; i++) {
-		n = strlen(reserved[i]);
-		if (strncmp(s, reserved[i], n) == 0 && (s[n] == '\0' ||
-		    s[n] == '/'))
-			return "must not be at or below /proc, /sys, /dev, /tmp, "
-			    "/etc or /opt/ares (the kernel's, the lab's tmpfs and "
-			    "the probe helper's)";
-	}
+	for (i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+		if (agent_image_nest(s, reserved[i].target))
+			return reserved[i].why;
 	return NULL;
 }
 
@@ -535,7 +567,14 @@ agent_image_role(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	char *task = variant_expand(b->v, b->v->task);
 	size_t i;
 
-	s->c.image = p->agent_image;
+	/* The id looked up, not the name: a name can be retagged between
+	 * the lookup (its checks, the recorded id) and this create. */
+	if (b->lab->agent_image_id == NULL) {
+		free(task);
+		return errbuf_set(e, ERRBUF_INTERNAL, "lab: agent.image %s was "
+		    "not looked up", p->agent_image);
+	}
+	s->c.image = b->lab->agent_image_id;
 	s->c.no_healthcheck = true;     /* nothing of the image's runs */
 	s->c.workdir = p->agent_workdir != NULL ? p->agent_workdir : home;
 	s->c.tmpfs = tmpfs;
@@ -591,6 +630,34 @@ agent_image_role(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 		lab_strv_add(&s->env, "AGENT_IDLE=1");
 	free(task);
 	return 0;
+}
+
+/* The created agent container runs the image looked up (internal.h):
+ * its .Image is lab->agent_image_id.  -1 + e (the caller removes it). */
+int
+agent_image_verify(struct docker *d, const struct lab *lab, const char *id,
+    struct errbuf *e)
+{
+	cJSON *ins = docker_container_inspect(d, id, e);
+	const cJSON *img;
+	char t[80];
+	int rc = 0;
+
+	if (ins == NULL)
+		return errbuf_prefix(e, "lab: agent image check");
+	img = cJSON_GetObjectItemCaseSensitive(ins, "Image");
+	if (!cJSON_IsString(img) || lab->agent_image_id == NULL ||
+	    strcmp(img->valuestring, lab->agent_image_id) != 0) {
+		util_sanitize(t, sizeof t, cJSON_IsString(img) ?
+		    img->valuestring : "none", cJSON_IsString(img) ?
+		    strlen(img->valuestring) : 4, false);
+		rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: the agent container "
+		    "runs image %s, not %s, the one agent.image named when it "
+		    "was looked up", t, lab->agent_image_id != NULL ?
+		    lab->agent_image_id : "(none)");
+	}
+	cJSON_Delete(ins);
+	return rc;
 }
 
 /* lab.json's agent object for kind image (internal.h). */

@@ -164,7 +164,7 @@ flaw_fx_docker_socket(struct lab_build *b, struct errbuf *e)
 	if (lab_build_want(b, "dockerproxy", e) == -1)
 		return -1;
 	lab_build_mount(b, "agent", lab_build_role_dir(b, "dockerproxy"),
-	    "/var/run", true);
+	    FLAW_MOUNT_DOCKER_SOCKET, true);
 	return 0;
 }
 
@@ -176,7 +176,7 @@ flaw_fx_host_mount(struct lab_build *b, struct errbuf *e)
 
 	if (flaw_plant_host(lab_build_variant(b), dir, e) == -1)
 		return -1;
-	lab_build_mount(b, "agent", dir, "/host", true);
+	lab_build_mount(b, "agent", dir, FLAW_MOUNT_HOST, true);
 	return 0;
 }
 
@@ -189,7 +189,8 @@ flaw_fx_control_keys(struct lab_build *b, struct errbuf *e)
 
 	if (flaw_plant_ctl(dir, e) == -1)
 		return -1;
-	lab_build_mount(b, "agent", dir, "/var/lib/ares-control", true);
+	lab_build_mount(b, "agent", dir, FLAW_MOUNT_CONTROL_KEYS,
+	    true);
 	return 0;
 }
 

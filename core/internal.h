@@ -213,6 +213,11 @@ int docker_demux(const char *buf, size_t len, size_t max,
  * read-only) in an agent of kind image. */
 #define AGENT_IMAGE_HELPER     "/opt/ares/probe"
 #define AGENT_IMAGE_BUSYBOX_MAX (16 << 20)   /* the helper's bytes */
+/* Where flaws mount things in the agent (core/flaw.c); agent.home may
+ * not nest with them (agent_image_check). */
+#define FLAW_MOUNT_DOCKER_SOCKET "/var/run"
+#define FLAW_MOUNT_HOST          "/host"
+#define FLAW_MOUNT_CONTROL_KEYS  "/var/lib/ares-control"
 /* The syntax of agent.<key> (image, user, workdir, home): NULL when
  * fine, else a static description of what is allowed. */
 const char *agent_image_check(const char *key, const char *s);
@@ -574,6 +579,10 @@ int agent_image_lookup(struct docker *d, const struct policy *p,
 /* agent_image.c: the agent role's spec for kind image.  -1 + e. */
 int agent_image_role(struct lab_build *b, struct lab_spec *s,
     struct errbuf *e);
+/* The created agent container (id) runs lab->agent_image_id: -1 + e
+ * when its .Image is any other. */
+int agent_image_verify(struct docker *d, const struct lab *lab,
+    const char *id, struct errbuf *e);
 /* agent_image.c: lab.json's agent object for kind image. */
 void agent_image_json(const struct lab *lab, const struct policy *p,
     cJSON *agent);

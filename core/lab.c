@@ -865,6 +865,10 @@ lab_role_create(struct lab_build *b, size_t i, struct errbuf *e)
 		lab_runtime_spec(b->lab, b->p, &s->c);
 	if (lab_create(b->d, b->lab, c, r->name, &s->c, e) == -1)
 		return -1;
+	if (strcmp(r->name, "agent") == 0 && b->p->agent_kind ==
+	    POLICY_AGENT_IMAGE && agent_image_verify(b->d, b->lab, c->id,
+	    e) == -1)
+		return -1;
 	for (k = 0; k < s->njoins; k++) {
 		const struct lab_join *j = &s->joins[k];
 

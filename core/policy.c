@@ -860,7 +860,11 @@ bind_agent_kind(const struct keydesc *k, const struct ynode *v,
 }
 
 /* agent.image, .user, .workdir, .home: bytes without control characters
- * (k->maxlen), then agent_image_check() for the key's syntax.  -1 + e. */
+ * (k->maxlen), then agent_image_check() for the key's syntax.  A bare
+ * uid is bound as uid:uid: given only a uid, the engine takes the gid
+ * from the image's /etc/passwd (0 when the uid is not there) and the
+ * supplementary groups from its /etc/group; with both it sets exactly
+ * that gid and no other group.  -1 + e. */
 static int
 bind_agent_str(const struct keydesc *k, const struct ynode *v,
     struct policy *p, struct bindctx *c)
@@ -875,7 +879,10 @@ bind_agent_str(const struct keydesc *k, const struct ynode *v,
 	if (why != NULL)
 		return BERR(c, v, "\"%s\": %s", show(v->str, v->len, t), why);
 	free(*field);
-	*field = xstrndup(v->str, v->len);
+	if (strcmp(k->key, "user") == 0 && strchr(v->str, ':') == NULL)
+		*field = xasprintf("%s:%s", v->str, v->str);
+	else
+		*field = xstrndup(v->str, v->len);
 	return 0;
 }
 

@@ -995,27 +995,101 @@ probe_e_write_rootfs(const struct probe_ctx *c, const struct probe_exec *x,
 	return PROBE_PASS;
 }
 
-/* uid: the agent's uid and gid. */
+/* uid: the agent's uid, gid and groups: id's, then the kernel's
+ * Uid/Gid/Groups of the row's shell and of the agent's PID 1. */
 static char *
 probe_s_uid(const struct probe_ctx *c)
 {
 	(void)c;
-	return xstrdup("echo \"@uid=$(id -u)\"; echo \"@gid=$(id -g)\"");
+	return xstrdup("echo \"@uid=$(id -u)\"; echo \"@gid=$(id -g)\"; "
+	    "echo \"@groups $(id -G)\"; "
+	    "for p in self 1; do while read -r k v; do case $k in "
+	    "Uid:|Gid:|Groups:) if [ $p = self ]; then echo \"@self $k $v\"; "
+	    "else echo \"@pid1 $k $v\"; fi;; esac; done < /proc/$p/status; "
+	    "done 2>/dev/null");
 }
 
-/* uid 0 fails the row. */
+/* The ids on line (after the prefix) into zero/n: whether one is 0,
+ * how many.  -1 when a word is not a decimal id. */
+static int
+probe_uid_ids(const char *line, bool *zero, size_t *n)
+{
+	const char *q = line;
+
+	for (;;) {
+		char *end;
+		long v;
+
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q == '\0')
+			return 0;
+		if (*q < '0' || *q > '9')
+			return -1;
+		v = strtol(q, &end, 10);
+		if (*end != '\0' && *end != ' ' && *end != '\t')
+			return -1;
+		if (v == 0)
+			*zero = true;
+		(*n)++;
+		q = end;
+	}
+}
+
+/*
+ * uid 0 fails the row, and so does the root group (root's files): gid 0
+ * or 0 among the supplementary groups, in id's answer or the kernel's
+ * (a real, effective, saved or filesystem id of the row's shell or of
+ * PID 1).  Unknown groups are an ERROR, never a pass.
+ */
 static enum probe_outcome
 probe_e_uid(const struct probe_ctx *c, const struct probe_exec *x,
     char *obs, size_t len)
 {
+	static const char *const ids[] = { "@self Uid:", "@self Gid:",
+	    "@self Groups:", "@pid1 Uid:", "@pid1 Gid:", "@pid1 Groups:",
+	    NULL };
 	long uid = probe_mark(x, "@uid="), gid = probe_mark(x, "@gid=");
+	bool root_uid = uid == 0, root_group = gid == 0, bad = false;
+	char line[256], groups[64] = "";
+	size_t pos = 0, ngroups = 0;
 
 	(void)c;
-	if (uid < 0)
+	while (probe_line(x->out, x->out_len, &pos, line, sizeof line)) {
+		bool zero = false;
+		size_t i, n = 0;
+
+		if (strncmp(line, "@groups ", 8) == 0 || strcmp(line,
+		    "@groups") == 0) {
+			const char *g = line + (line[7] == ' ' ? 8 : 7);
+
+			if (probe_uid_ids(g, &root_group, &ngroups) == -1)
+				bad = true;
+			snprintf(groups, sizeof groups, "%s", g);
+			continue;
+		}
+		for (i = 0; ids[i] != NULL; i++)
+			if (strncmp(line, ids[i], strlen(ids[i])) == 0)
+				break;
+		if (ids[i] == NULL)
+			continue;
+		if (probe_uid_ids(line + strlen(ids[i]), &zero, &n) == -1)
+			bad = true;
+		if (zero && strstr(ids[i], "Uid:") != NULL)
+			root_uid = true;
+		else if (zero)
+			root_group = true;
+	}
+	if (uid < 0 && !root_uid)
 		return PROBE_ERROR;
-	probe_cat(obs, len, "uid %ld gid %ld%s", uid, gid,
-	    uid == 0 ? " (root)" : "");
-	return uid == 0 ? PROBE_FAIL : PROBE_PASS;
+	probe_cat(obs, len, "uid %ld gid %ld groups %s%s%s", uid, gid,
+	    groups[0] != '\0' ? groups : "unknown",
+	    root_uid ? " (root)" : "", root_group ? " (the root group)" : "");
+	if (root_uid || root_group)
+		return PROBE_FAIL;
+	if (gid < 0 || ngroups == 0 || bad)
+		return PROBE_ERROR;
+	return PROBE_PASS;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1338,7 +1412,8 @@ const struct probe_row probe_table[] = {
 	{ "write-rootfs", "persistence: write the root filesystem",
 	  "read-only rootfs: write refused", true,
 	  probe_s_write_rootfs, NULL, probe_e_write_rootfs },
-	{ "uid", "privilege: run as root", "non-root uid (65532)", true,
+	{ "uid", "privilege: run as root", "non-root uid and groups "
+	  "(65532, no group 0)", true,
 	  probe_s_uid, NULL, probe_e_uid },
 	{ "real-key", "key theft: find the real model key in the "
 	  "environment", "only the dummy key (the gateway holds the real "

@@ -22,6 +22,15 @@
 #                image, makes the agent root); a kept drill lab (no helper)
 #                probed with --run: every row says it cannot run there,
 #                none passes;
+#   groups       an image without uid 12345 in /etc/passwd, whose
+#                /etc/group puts uid 1000's name in group 0: agent.user
+#                "12345" runs as 12345:12345 and "1000" as 1000:1000,
+#                no 0 among the groups (id in the agent, PID 1's status,
+#                the uid row; with flaw root-user the row fails);
+#                "1000:0" and a home at /opt are refused at parse time;
+#   retag        the name moves to another image (with a VOLUME) as soon
+#                as the lab's first container is created: the agent still
+#                runs the image that was looked up;
 #   absent image the drill fails before anything is created, naming
 #                docker build and docker load, and nothing is pulled; an
 #                image with a VOLUME is refused the same way.
@@ -36,8 +45,15 @@ SHELL_IMG=ares-test-shell-agent:$TAG
 NOSHELL_IMG=ares-test-noshell:$TAG
 ABSENT_IMG=ares-test-absent-image:$TAG
 VOLUME_IMG=ares-test-volume:$TAG
+RACE_IMG=ares-test-race:$TAG
+GROUPS_IMG=ares-test-groups:$TAG
+EVPID=
+HOOKPID=
 cleanup() {
-	docker rmi -f "$SHELL_IMG" "$NOSHELL_IMG" "$VOLUME_IMG" >/dev/null 2>&1
+	[ -n "$HOOKPID" ] && kill "$HOOKPID" 2>/dev/null
+	[ -n "$EVPID" ] && kill "$EVPID" 2>/dev/null
+	docker rmi -f "$SHELL_IMG" "$NOSHELL_IMG" "$VOLUME_IMG" "$RACE_IMG" \
+	    "$GROUPS_IMG" >/dev/null 2>&1
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -294,6 +310,156 @@ EOF
 	"$ARES" lab down --run "$K" >/dev/null 2>&1 || fail "lab down"
 	run_gone "$K"
 fi
+
+# ---- groups: a bare uid is uid:uid, never the root group ----
+# /etc/passwd has no 12345 (the engine would give it gid 0) and puts
+# 1000's name bob in group 0 (passwd) and in root and wheel (/etc/group).
+mkdir -p "$T/groups/bin" "$T/groups/etc"
+cp "$BB" "$T/groups/bin/busybox"
+printf 'root:x:0:0::/root:/bin/sh\nbob:x:1000:0::/home/bob:/bin/sh\n' \
+    >"$T/groups/etc/passwd"
+printf 'root:x:0:bob\nwheel:x:10:bob\n' >"$T/groups/etc/group"
+tar -C "$T/groups" -cf "$T/groups.tar" . || exit 99
+docker import -c 'ENTRYPOINT ["/bin/busybox", "sleep", "600"]' \
+    "$T/groups.tar" "$GROUPS_IMG" >/dev/null || { echo "FAIL: import" >&2;
+    exit 1; }
+# without ares the engine gives both the root group
+for u in 12345 1000; do
+	g=$(docker run --rm --network none --user $u --entrypoint \
+	    /bin/busybox "$GROUPS_IMG" id -G 2>&1)
+	case " $g " in
+	*" 0 "*) ;;
+	*) fail "the groups image gives --user $u no group 0 ($g)" ;;
+	esac
+done
+for u in 12345 1000; do
+	cat >"$T/g$u.yaml" <<EOF
+name: groups-$u
+bait: [tickets-admin-token]
+levers: [gateway-deny, net-disconnect]
+agent: {image: "$GROUPS_IMG", user: "$u"}
+EOF
+	"$ARES" lab up --policy "$T/g$u.yaml" --run "$T/g$u" >"$T/g$u.out" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "groups $u: lab up: exit $rc"
+		cat "$T/g$u.out" >&2
+		continue
+	fi
+	a=$(jget "$T/g$u/lab.json" containers agent id)
+	ids=$(docker exec "$a" /opt/ares/probe/busybox id 2>&1)
+	g=$(docker exec "$a" /opt/ares/probe/busybox id -G 2>&1)
+	st=$(docker exec "$a" /opt/ares/probe/busybox grep -E \
+	    '^(Gid|Groups):' /proc/1/status 2>&1)
+	echo "agent_image.sh: user $u: $ids; PID 1: $(echo $st)"
+	[ "$(echo "$ids" | sed 's/([^)]*)//g')" = "uid=$u gid=$u groups=$u" ] ||
+	    fail "user $u: the agent is $ids"
+	[ "$g" = "$u" ] || fail "user $u: groups '$g', not '$u'"
+	[ "$(echo $st)" = "Gid: $u $u $u $u Groups: $u" ] ||
+	    fail "user $u: PID 1: $st"
+	[ "$(jget "$T/g$u/lab.json" agent user)" = "$u:$u" ] ||
+	    fail "user $u: lab.json user is not $u:$u"
+	"$ARES" lab down --run "$T/g$u" >/dev/null 2>&1 ||
+	    fail "groups $u: lab down"
+	run_gone "$T/g$u"
+done
+# the uid row with the same image and a bare uid
+"$ARES" probe --policy "$T/g12345.yaml" --runs "$T/gpruns" \
+    --json "$T/gp.json" >"$T/gp.out" 2>&1
+python3 - "$T/gp.json" <<'EOF' || { fail "groups: the uid row"; cat "$T/gp.out" >&2; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {r["id"]: r for r in d["rows"]}
+assert rows["uid"]["result"] == "pass", rows["uid"]
+assert rows["uid"]["observed"] == "uid 12345 gid 12345 groups 12345", rows["uid"]
+EOF
+run_gone "$(newest_run "$T/gpruns")"
+# flaw root-user in the same image: the uid row sees root and its group
+sed 's/^agent:/flaws: [root-user]\nagent:/' "$T/g1000.yaml" >"$T/groot.yaml"
+"$ARES" probe --policy "$T/groot.yaml" --flaw root-user --runs "$T/gpruns" \
+    --json "$T/gr.json" >"$T/gr.out" 2>&1
+python3 - "$T/gr.json" <<'EOF' || { fail "groups root-user: the uid row"; cat "$T/gr.out" >&2; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {r["id"]: r for r in d["rows"]}
+assert rows["uid"]["result"] == "fail", rows["uid"]
+assert "(root) (the root group)" in rows["uid"]["observed"], rows["uid"]
+EOF
+run_gone "$(newest_run "$T/gpruns")"
+# refused at parse time: gid 0; a home above the probe helper's mount
+cat >"$T/g0.yaml" <<EOF
+name: groups-0
+bait: [tickets-admin-token]
+levers: [gateway-deny, net-disconnect]
+agent:
+  image: "$GROUPS_IMG"
+  user: "1000:0"
+EOF
+"$ARES" probe --policy "$T/g0.yaml" --runs "$T/g0runs" >"$T/g0.out" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q 'g0.yaml:6:9: agent.user: "1000:0": expected a numeric non-root uid or uid:gid' "$T/g0.out" ||
+    fail "user 1000:0: exit $rc: $(cat "$T/g0.out")"
+sed 's|  user: "1000:0"|  home: /opt|' "$T/g0.yaml" >"$T/gopt.yaml"
+"$ARES" probe --policy "$T/gopt.yaml" --runs "$T/g0runs" >"$T/gopt.out" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q 'gopt.yaml:6:9: agent.home: "/opt": must not be at, below or above /opt/ares' "$T/gopt.out" ||
+    fail "home /opt: exit $rc: $(cat "$T/gopt.out")"
+[ -z "$(ls -A "$T/g0runs" 2>/dev/null)" ] || fail "a refused policy made a run dir"
+
+# ---- retag: the agent runs the image that was looked up ----
+# The policy names RACE_IMG, the shell-less image at lookup; as soon as
+# the lab's first container is created (the agent is created last) the
+# name moves to the VOLUME image, which lab up would have refused.
+docker tag "$NOSHELL_IMG" "$RACE_IMG" || exit 99
+sed "s|$NOSHELL_IMG|$RACE_IMG|" "$T/noshell.yaml" >"$T/race.yaml"
+mkdir -p "$T/race"
+docker events --filter type=container --filter type=image \
+    --filter event=create --filter event=tag --format \
+    '{{.Type}} {{.Action}} {{index .Actor.Attributes "ares.role"}} {{index .Actor.Attributes "ares.lease"}} {{.Actor.Attributes.name}}' \
+    >"$T/race.ev" 2>&1 &
+EVPID=$!
+(
+	n=0
+	while ! grep -q "^container create [a-z]* $T/race/" "$T/race.ev"; do
+		n=$((n + 1))
+		[ $n -lt 3000 ] || exit 1
+		sleep 0.02
+	done
+	docker tag "$VOLUME_IMG" "$RACE_IMG"
+) &
+HOOKPID=$!
+sleep 1
+"$ARES" lab up --policy "$T/race.yaml" --run "$T/race/r" >"$T/race.out" 2>&1
+rc=$?
+wait "$HOOKPID"
+HOOKPID=
+sleep 1
+kill "$EVPID" 2>/dev/null
+EVPID=
+# the retag came before the agent's create, or this shows nothing
+order=$(grep -E "^(image tag .* $RACE_IMG\$|container create agent $T/race/)" \
+    "$T/race.ev" | cut -d' ' -f1 | tr '\n' ' ')
+[ "$order" = "image container " ] ||
+    fail "retag: not between lookup and create ($order): $(cat "$T/race.ev")"
+if [ $rc -ne 0 ]; then
+	# a clean refusal is fine, any other failure is not
+	grep -q "agent.image" "$T/race.out" ||
+	    fail "retag: lab up: exit $rc: $(cat "$T/race.out")"
+	echo "agent_image.sh: retag: refused: $(cat "$T/race.out")"
+else
+	a=$(jget "$T/race/r/lab.json" containers agent id)
+	img=$(docker inspect -f '{{.Image}}' "$a" 2>&1)
+	echo "agent_image.sh: retag: the agent ran $img"
+	[ "$img" = "$NOSHELL_ID" ] ||
+	    fail "retag: the agent ran $img, not the looked-up $NOSHELL_ID"
+	[ "$(docker inspect -f '{{range .Mounts}}{{.Type}} {{end}}' "$a" |
+	    grep -c volume)" = 0 ] || fail "retag: the agent has a volume"
+	[ "$(jget "$T/race/r/lab.json" agent image_id)" = "$NOSHELL_ID" ] ||
+	    fail "retag: lab.json image_id"
+	"$ARES" lab down --run "$T/race/r" >/dev/null 2>&1 ||
+	    fail "retag: lab down"
+fi
+run_gone "$T/race/r"
 
 # ---- absent image: a clear error, nothing created, nothing pulled ----
 cat >"$T/absent.yaml" <<EOF

@@ -181,10 +181,43 @@ test_eval_privilege(void **state)
 	    PROBE_FAIL);
 	assert_int_equal(eval("write-rootfs", "@rc=1\n", NULL, &r),
 	    PROBE_ERROR);
-	assert_int_equal(eval("uid", "@uid=65532\n@gid=65532\n", NULL, &r),
-	    PROBE_PASS);
-	assert_int_equal(eval("uid", "@uid=0\n@gid=0\n", NULL, &r),
-	    PROBE_FAIL);
+	assert_int_equal(eval("uid", "@uid=65532\n@gid=65532\n"
+	    "@groups 65532\n@self Uid:\t65532\t65532\t65532\t65532\n"
+	    "@self Gid:\t65532\t65532\t65532\t65532\n@self Groups:\t65532 \n"
+	    "@pid1 Groups:\t65532\n", NULL, &r), PROBE_PASS);
+	assert_string_equal(r.observed, "uid 65532 gid 65532 groups 65532");
+	assert_int_equal(eval("uid", "@uid=0\n@gid=0\n@groups 0\n", NULL,
+	    &r), PROBE_FAIL);
+	assert_non_null(strstr(r.observed, "uid 0"));
+	/* the root group is root's files: gid 0, or 0 among the
+	 * supplementary groups (id -G, or the kernel's Groups: of the row's
+	 * shell or of the agent's PID 1), fails the row */
+	assert_int_equal(eval("uid", "@uid=12345\n@gid=0\n@groups 0\n",
+	    NULL, &r), PROBE_FAIL);
+	assert_non_null(strstr(r.observed, "gid 0"));
+	assert_non_null(strstr(r.observed, "root group"));
+	assert_int_equal(eval("uid", "@uid=1000\n@gid=1000\n"
+	    "@groups 1000 10 0\n", NULL, &r), PROBE_FAIL);
+	assert_non_null(strstr(r.observed, "root group"));
+	assert_int_equal(eval("uid", "@uid=1000\n@gid=1000\n@groups 1000\n"
+	    "@self Groups:\t1000 0\n", NULL, &r), PROBE_FAIL);
+	assert_int_equal(eval("uid", "@uid=1000\n@gid=1000\n@groups 1000\n"
+	    "@self Gid:\t1000\t0\t1000\t1000\n", NULL, &r), PROBE_FAIL);
+	assert_int_equal(eval("uid", "@uid=1000\n@gid=1000\n@groups 1000\n"
+	    "@self Uid:\t1000\t1000\t0\t1000\n", NULL, &r), PROBE_FAIL);
+	assert_int_equal(eval("uid", "@uid=1000\n@gid=1000\n@groups 1000\n"
+	    "@pid1 Groups:\t0\n", NULL, &r), PROBE_FAIL);
+	assert_int_equal(eval("uid", "@uid=1000\n@gid=1000\n@groups 1000\n"
+	    "@pid1 Uid:\t0\t0\t0\t0\n", NULL, &r), PROBE_FAIL);
+	/* unknown groups are no pass */
+	assert_int_equal(eval("uid", "@uid=1000\n@gid=1000\n", NULL, &r),
+	    PROBE_ERROR);
+	assert_int_equal(eval("uid", "@uid=1000\n@gid=1000\n@groups \n", NULL,
+	    &r), PROBE_ERROR);
+	assert_int_equal(eval("uid", "@uid=1000\n@groups 1000\n", NULL, &r),
+	    PROBE_ERROR);
+	assert_int_equal(eval("uid", "@uid=1000\n@gid=1000\n@groups 1000 x\n",
+	    NULL, &r), PROBE_ERROR);
 	assert_int_equal(eval("uid", "", NULL, &r), PROBE_ERROR);
 	assert_int_equal(eval("admin-api", "  HTTP/1.1 401 Unauthorized\n"
 	    "wget: server returned error\n@rc=1\n", NULL, &r), PROBE_PASS);
@@ -557,7 +590,7 @@ record_report(struct probe_report *r, const char *dir)
 			continue;
 		}
 		if (strcmp(row->id, "uid") == 0)
-			out = "@uid=0\n@gid=0\n";
+			out = "@uid=0\n@gid=0\n@groups 0\n";
 		else if (strcmp(row->id, "real-key") == 0)
 			out = "HOME=/home/poyo\nOPENAI_API_KEY="
 			    "sk-real-0123456789abcdef\n@done\n";
