@@ -880,22 +880,10 @@ str_array(const char *const *v)
 int
 docker_image_exists(struct docker *d, const char *ref, struct errbuf *e)
 {
-	struct docker_response r;
-	char *path = id_path(d, "/images", ref, "/json");
-	int rc;
+	cJSON *in;
+	int rc = docker_image_inspect(d, ref, &in, e);
 
-	if (docker_request(d, "GET", path, NULL, 0, &r, e) < 0) {
-		free(path);
-		return -1;
-	}
-	if (r.status == 200)
-		rc = 1;
-	else if (r.status == 404)
-		rc = 0;
-	else
-		rc = daemon_error("GET", path, &r, e);
-	docker_response_free(&r);
-	free(path);
+	cJSON_Delete(in);
 	return rc;
 }
 

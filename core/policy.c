@@ -904,6 +904,22 @@ check_agent_text(const struct keydesc *k, const struct ynode *v,
 	return 0;
 }
 
+/* A sequence of at most k->cap items: -1 + e naming the first one too
+ * many (its index appended to c->path). */
+static int
+check_seq_cap(const struct keydesc *k, const struct ynode *v,
+    struct bindctx *c)
+{
+	char idx[32];
+
+	if (v->nkids <= k->cap)
+		return 0;
+	snprintf(idx, sizeof idx, "[%zu]", k->cap);
+	path_append(c->path, idx);
+	return BERR(c, v->kids[k->cap], "at most %zu items are allowed",
+	    k->cap);
+}
+
 /* agent.command: 1..k->cap strings (no NUL, no control character, each
  * at most k->maxlen bytes, AGENT_IMAGE_ARGV_BYTES in all); "{task}" is
  * kept as written (the lab expands it).  -1 + e. */
@@ -916,12 +932,8 @@ bind_agent_command(const struct keydesc *k, const struct ynode *v,
 
 	if (v->nkids == 0)
 		return BERR(c, v, "needs at least 1 item (the program)");
-	if (v->nkids > k->cap) {
-		snprintf(idx, sizeof idx, "[%zu]", k->cap);
-		path_append(c->path, idx);
-		return BERR(c, v->kids[k->cap], "at most %zu items are allowed",
-		    k->cap);
-	}
+	if (check_seq_cap(k, v, c) == -1)
+		return -1;
 	for (i = 0; i < v->nkids; i++) {
 		const struct ynode *it = v->kids[i];
 
@@ -995,12 +1007,8 @@ bind_ids(const struct keydesc *k, const struct ynode *v, struct policy *p,
 	if (v->nkids < (size_t)k->min)
 		return BERR(c, v, "needs at least %lld item%s", k->min,
 		    k->min == 1 ? "" : "s");
-	if (v->nkids > k->cap) {
-		snprintf(idx, sizeof idx, "[%zu]", k->cap);
-		path_append(c->path, idx);
-		return BERR(c, v->kids[k->cap], "at most %zu items are allowed",
-		    k->cap);
-	}
+	if (check_seq_cap(k, v, c) == -1)
+		return -1;
 	for (i = 0; i < v->nkids; i++) {
 		const struct ynode *it = v->kids[i];
 
