@@ -11,7 +11,9 @@
  * that accepts and never answers is -1 within its bound.
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,6 +31,162 @@
 #include "../../leakbox/leakbox.h"
 
 static char dir[64];
+
+/* ---- a model server of the test's own (127.0.0.1, one call at a time) */
+
+static int srv_fd = -1, srv_port;
+static pthread_t srv_thread;
+static char srv_auth[512];          /* the last call's Authorization value */
+static char *srv_req;               /* the last call's body */
+static const char *srv_tmpl;        /* the answer; see srv_fill */
+static char *srv_big;               /* or this one, when set */
+static size_t srv_big_len;
+
+/* The JSON-escaped key of srv_auth ("Bearer " cut), three ways: as JSON
+ * escapes it (\" and \\), every byte as \u00XX, '/' as \/ (into out). */
+static void
+srv_esc(const char *k, int how, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (; *k && o + 8 < len; k++) {
+		if (how == 1)
+			o += (size_t)snprintf(out + o, len - o, "\\u%04x",
+			    (unsigned char)*k);
+		else if (*k == '"' || *k == '\\')
+			o += (size_t)snprintf(out + o, len - o, "\\%c", *k);
+		else if (how == 2 && *k == '/')
+			o += (size_t)snprintf(out + o, len - o, "\\/");
+		else
+			out[o++] = *k;
+	}
+	out[o] = '\0';
+}
+
+/* srv_tmpl with {K} (the key, JSON-escaped), {U} (\u-escaped), {S} (\/),
+ * {KK} (escaped twice: the key inside a JSON string inside a string).
+ * Caller frees. */
+static char *
+srv_fill(void)
+{
+	const char *key = strncmp(srv_auth, "Bearer ", 7) == 0 ?
+	    srv_auth + 7 : "";
+	char k[1024], u[4096], sl[1024], kk[2048], *out = xmalloc(65536);
+	size_t o = 0;
+
+	srv_esc(key, 0, k, sizeof k);
+	srv_esc(key, 1, u, sizeof u);
+	srv_esc(key, 2, sl, sizeof sl);
+	srv_esc(k, 0, kk, sizeof kk);
+	for (const char *t = srv_tmpl; *t && o < 60000; ) {
+		const char *v = NULL;
+		size_t skip = 0;
+
+		if (strncmp(t, "{KK}", 4) == 0)
+			v = kk, skip = 4;
+		else if (strncmp(t, "{K}", 3) == 0)
+			v = k, skip = 3;
+		else if (strncmp(t, "{U}", 3) == 0)
+			v = u, skip = 3;
+		else if (strncmp(t, "{S}", 3) == 0)
+			v = sl, skip = 3;
+		if (v != NULL) {
+			o += (size_t)snprintf(out + o, 65536 - o, "%s", v);
+			t += skip;
+		} else
+			out[o++] = *t++;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* The server's thread: read a request (head, Content-Length body), note
+ * its Authorization and body, answer 200 with srv_big or srv_fill(). */
+static void *
+srv_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		int fd = accept(srv_fd, NULL, NULL);
+		char *buf = xmalloc(8u << 20), *hend, *a, *body;
+		size_t got = 0, need = 0;
+		long cl = 0;
+
+		if (fd < 0)
+			break;
+		for (;;) {
+			ssize_t n = read(fd, buf + got, (8u << 20) - 1 - got);
+
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+			buf[got] = '\0';
+			hend = strstr(buf, "\r\n\r\n");
+			if (hend != NULL) {
+				char *c = strcasestr(buf, "Content-Length:");
+
+				cl = c != NULL ? strtol(c + 15, NULL, 10) : 0;
+				need = (size_t)(hend + 4 - buf) + (size_t)cl;
+				if (got >= need)
+					break;
+			}
+		}
+		hend = strstr(buf, "\r\n\r\n");
+		if (hend == NULL) {
+			close(fd);
+			free(buf);
+			continue;
+		}
+		*hend = '\0';
+		a = strcasestr(buf, "Authorization: ");
+		srv_auth[0] = '\0';
+		if (a != NULL)
+			sscanf(a + 15, "%511[^\r\n]", srv_auth);
+		body = hend + 4;
+		body[cl] = '\0';
+		free(srv_req);
+		srv_req = xstrdup(body);
+		char *ans = srv_big != NULL ? NULL : srv_fill();
+		const char *b = srv_big != NULL ? srv_big : ans;
+		size_t bl = srv_big != NULL ? srv_big_len : strlen(ans);
+		char head[256];
+		int hl = snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\n"
+		    "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+		    "Connection: close\r\n\r\n", bl);
+
+		(void)send(fd, head, (size_t)hl, MSG_NOSIGNAL);
+		for (size_t o = 0; o < bl; ) {
+			ssize_t n = send(fd, b + o, bl - o, MSG_NOSIGNAL);
+
+			if (n <= 0)
+				break;
+			o += (size_t)n;
+		}
+		free(ans);
+		free(buf);
+		close(fd);
+	}
+	return NULL;
+}
+
+/* Start the server once (on 127.0.0.1, a port of the kernel's choice). */
+static void
+srv_start(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof sa;
+
+	if (srv_fd >= 0)
+		return;
+	srv_fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(srv_fd >= 0);
+	assert_int_equal(bind(srv_fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(srv_fd, 8), 0);
+	assert_int_equal(getsockname(srv_fd, (struct sockaddr *)&sa, &sl), 0);
+	srv_port = ntohs(sa.sin_port);
+	assert_int_equal(pthread_create(&srv_thread, NULL, srv_main, NULL), 0);
+}
 
 /* A fresh folder for the sockets. */
 static int
@@ -230,6 +388,299 @@ test_relay_bad_config(void **state)
 	assert_int_equal(access(path, F_OK), -1);
 }
 
+#define TKEY "sk-unit/se\"cr\\et-42"
+
+/* A relay on dir/name towards the test's server, model pinned to
+ * "pinned-1". */
+static struct relay *
+start_srv(const char *name, char path[128])
+{
+	struct errbuf e = { 0 };
+	char url[96];
+	struct relay_config c = { .key = TKEY, .connect_timeout_ms = 1000,
+	    .timeout_s = 10, .retries = 0, .owner_uid = -1, .owner_gid = -1,
+	    .model = "pinned-1" };
+	struct relay *r;
+
+	srv_start();
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions",
+	    srv_port);
+	c.url = url;
+	snprintf(path, 128, "%s/%s", dir, name);
+	c.sock_path = path;
+	r = relay_start(&c, &e);
+	if (r == NULL)
+		fail_msg("relay_start: %s", e.msg);
+	return r;
+}
+
+/* One call through the gateway's client; the status, the answer in out. */
+static long
+call(const char *path, const char *body, struct http_answer *out,
+    char *err, size_t errlen)
+{
+	int attempts;
+	long lat;
+
+	*out = (struct http_answer){ .max = GATEWAY_RELAY_BODY_MAX };
+	return gateway_relay_call(path, 30, body, strlen(body), out,
+	    &attempts, &lat, err, errlen);
+}
+
+/* Does s hold the key, as it is or under one to three JSON decodings? */
+static bool
+holds_key(const char *s)
+{
+	cJSON *j;
+	char *txt;
+	bool in;
+
+	if (strstr(s, TKEY) != NULL || strstr(s, "se\"cr\\et") != NULL)
+		return true;
+	/* what a JSON reader (the agent, the gateway) makes of it */
+	j = cJSON_Parse(s);
+	if (j == NULL)
+		return false;
+	txt = cJSON_PrintUnformatted(j);
+	cJSON_Delete(j);
+	in = strstr(txt, "se\\\"cr\\\\et") != NULL;
+	free(txt);
+	return in;
+}
+
+/* The model echoes the key: plain (JSON-escaped as it must be), every
+ * byte \u-escaped, '/' as \/, in a member name, and escaped twice inside
+ * tool-call arguments (JSON in a string).  None of it reaches the
+ * gateway: the relay answers with its own error, the status kept. */
+static void
+test_relay_key_echo(void **state)
+{
+	static const char *const tmpl[] = {
+		"{\"choices\":[{\"message\":{\"role\":\"assistant\","
+		    "\"content\":\"your key is {K}\"}}]}",
+		"{\"choices\":[{\"message\":{\"role\":\"assistant\","
+		    "\"content\":\"{U}\"}}]}",
+		"{\"choices\":[{\"message\":{\"role\":\"assistant\","
+		    "\"content\":\"x {S} y\"}}]}",
+		"{\"{U}\":1,\"choices\":[]}",
+		"{\"choices\":[{\"message\":{\"role\":\"assistant\","
+		    "\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\","
+		    "\"function\":{\"name\":\"shell\",\"arguments\":"
+		    "\"{\\\"command\\\":\\\"echo {KK}\\\"}\"}}]}}]}",
+	};
+	char path[128], err[256];
+	struct relay *r = start_srv("echo.sock", path);
+	struct http_answer out;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof tmpl / sizeof tmpl[0]; i++) {
+		long st;
+
+		srv_tmpl = tmpl[i];
+		err[0] = '\0';
+		st = call(path, "{\"messages\":[]}", &out, err, sizeof err);
+		assert_string_equal(srv_auth, "Bearer " TKEY);
+		if (out.buf == NULL || holds_key(out.buf) || st != 502 ||
+		    strstr(err, "key") == NULL)
+			fail_msg("answer %zu: status %ld, err %s, body %s", i, st,
+			    err, out.buf != NULL ? out.buf : "(none)");
+		free(out.buf);
+	}
+	/* the same answer without the key passes untouched */
+	srv_tmpl = "{\"choices\":[{\"message\":{\"role\":\"assistant\","
+	    "\"content\":\"sk-unit/se \\u0073\"}}]}";
+	assert_int_equal(call(path, "{\"messages\":[]}", &out, err,
+	    sizeof err), 200);
+	assert_string_equal(out.buf, srv_tmpl);
+	free(out.buf);
+	relay_stop(r);
+}
+
+static size_t cj_bytes;              /* cJSON's allocations, counted */
+
+static void *
+cj_malloc(size_t n)
+{
+	__atomic_add_fetch(&cj_bytes, n, __ATOMIC_SEQ_CST);
+	return malloc(n);
+}
+
+/* A 4 MiB answer of {"a":[0,0,...]} (a 100+ MiB cJSON tree) goes through
+ * the relay without a tree: cJSON allocates under 64 KiB meanwhile. */
+static void
+test_relay_big_answer(void **state)
+{
+	char path[128], err[256] = "";
+	struct relay *r = start_srv("big.sock", path);
+	struct http_answer out;
+	cJSON_Hooks h = { .malloc_fn = cj_malloc, .free_fn = free };
+	size_t n = RELAY_BODY_MAX - 64;
+	long st;
+
+	(void)state;
+	srv_big = xmalloc(n);
+	memcpy(srv_big, "{\"a\":[", 6);
+	for (size_t i = 6; i + 2 < n; i += 2)
+		memcpy(srv_big + i, "0,", 2);
+	memcpy(srv_big + n - 4, "0]}", 3);
+	srv_big_len = n - 1;
+	cJSON_InitHooks(&h);
+	cj_bytes = 0;
+	st = call(path, "{\"messages\":[]}", &out, err, sizeof err);
+	cJSON_InitHooks(NULL);
+	if (st != 200)
+		fail_msg("status %ld: %s", st, err);
+	assert_int_equal(out.len, srv_big_len);
+	if (cj_bytes > 65536)
+		fail_msg("cJSON allocated %zu bytes for the answer", cj_bytes);
+	free(out.buf);
+	free(srv_big);
+	srv_big = NULL;
+	relay_stop(r);
+}
+
+/* The relay pins "model" to model.name (added when absent, every copy
+ * replaced, an escaped member name too) and refuses stream:true and n>1
+ * with a 400 that says why; the server never sees those. */
+static void
+test_relay_pin_model(void **state)
+{
+	static const char *const pinned[] = {
+		"{\"model\":\"gpt-expensive\",\"messages\":[]}",
+		"{\"messages\":[],\"model\":\"a\",\"model\":{\"x\":[1]}}",
+		"{\"mo\\u0064el\":\"b\",\"messages\":[],\"stream\":false,\"n\":1}",
+		" {\"messages\":[ ] } ",
+		"{}",
+	};
+	static const char *const refused[][2] = {
+		{ "{\"stream\":true,\"messages\":[]}", "stream" },
+		{ "{\"str\\u0065am\":1,\"messages\":[]}", "stream" },
+		{ "{\"n\":2,\"messages\":[]}", "\"n\"" },
+		{ "[1,2]", "JSON object" },
+		{ "{\"messages\":[]} x", "JSON object" },
+		{ "{\"messages\":\"unterminated}", "JSON object" },
+	};
+	char path[128], err[256];
+	struct relay *r = start_srv("pin.sock", path);
+	struct http_answer out;
+
+	(void)state;
+	srv_tmpl = "{\"choices\":[]}";
+	for (size_t i = 0; i < sizeof pinned / sizeof pinned[0]; i++) {
+		cJSON *j, *it;
+		int models = 0;
+
+		free(srv_req);
+		srv_req = NULL;
+		err[0] = '\0';
+		if (call(path, pinned[i], &out, err, sizeof err) != 200)
+			fail_msg("%s: %s", pinned[i], err);
+		free(out.buf);
+		assert_non_null(srv_req);
+		j = cJSON_Parse(srv_req);
+		if (!cJSON_IsObject(j))
+			fail_msg("%s: the server got %s", pinned[i], srv_req);
+		cJSON_ArrayForEach(it, j) {
+			if (strcmp(it->string, "model") != 0)
+				continue;
+			models++;
+			if (!cJSON_IsString(it) ||
+			    strcmp(it->valuestring, "pinned-1") != 0)
+				fail_msg("%s: the server got %s", pinned[i],
+				    srv_req);
+		}
+		if (models == 0)
+			fail_msg("%s: no model in %s", pinned[i], srv_req);
+		cJSON_Delete(j);
+	}
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		long st;
+
+		free(srv_req);
+		srv_req = NULL;
+		err[0] = '\0';
+		st = call(path, refused[i][0], &out, err, sizeof err);
+		if (st != 400 || strstr(err, refused[i][1]) == NULL ||
+		    srv_req != NULL)
+			fail_msg("%s: status %ld, err %s, server %s",
+			    refused[i][0], st, err, srv_req ? srv_req : "-");
+		free(out.buf);
+	}
+	relay_stop(r);
+}
+
+struct trickle {
+	int fd;
+	int every_ms;
+	int sent;
+};
+
+/* Send an ARQ1 frame announcing 100 bytes, then one byte every every_ms
+ * until the relay hangs up (or all 100 went). */
+static void *
+trickle_main(void *arg)
+{
+	struct trickle *t = arg;
+
+	if (send(t->fd, "ARQ1\0\0\0\x64", 8, MSG_NOSIGNAL) != 8)
+		return NULL;
+	for (t->sent = 0; t->sent < 100; t->sent++) {
+		struct timespec ts = { t->every_ms / 1000,
+		    (t->every_ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+		if (send(t->fd, "{", 1, MSG_NOSIGNAL) != 1)
+			break;
+	}
+	return NULL;
+}
+
+/* A client trickling its request frame (a byte every 300 ms: each read
+ * is quick, the frame never ends): relay_stop returns within 2 s. */
+static void
+test_relay_stop_trickle(void **state)
+{
+	char path[128];
+	struct relay *r = start("trickle.sock", 0, path);
+	struct trickle t = { .every_ms = 300 };
+	struct timespec half = { 0, 500000000L };
+	pthread_t th;
+	uint64_t t0;
+
+	(void)state;
+	t.fd = dial(path);
+	assert_int_equal(pthread_create(&th, NULL, trickle_main, &t), 0);
+	nanosleep(&half, NULL);
+	t0 = util_mono_ns();
+	relay_stop(r);
+	if (util_mono_ns() - t0 > 2000000000ull)
+		fail_msg("relay_stop took %.1f s", (util_mono_ns() - t0) / 1e9);
+	pthread_join(th, NULL);
+	close(t.fd);
+}
+
+/* The whole request frame has 10 s: a client sending a byte a second
+ * is cut then (an error answer or a hang-up), not 100 s later. */
+static void
+test_relay_frame_deadline(void **state)
+{
+	char path[128];
+	struct relay *r = start("slow.sock", 0, path);
+	struct trickle t = { .every_ms = 1000 };
+	pthread_t th;
+	uint64_t t0 = util_mono_ns();
+
+	(void)state;
+	t.fd = dial(path);
+	assert_int_equal(pthread_create(&th, NULL, trickle_main, &t), 0);
+	pthread_join(th, NULL);
+	if (util_mono_ns() - t0 > 14000000000ull || t.sent >= 100)
+		fail_msg("the relay took %d bytes over %.1f s", t.sent,
+		    (util_mono_ns() - t0) / 1e9);
+	close(t.fd);
+	relay_stop(r);
+}
+
 /* {"role": role, "content": text (n bytes of 'x')}. */
 static cJSON *
 msg(const char *role, size_t n)
@@ -312,6 +763,11 @@ main(void)
 		cmocka_unit_test(test_gateway_relay_silent),
 		cmocka_unit_test(test_trim_history),
 		cmocka_unit_test(test_relay_bad_config),
+		cmocka_unit_test(test_relay_key_echo),
+		cmocka_unit_test(test_relay_big_answer),
+		cmocka_unit_test(test_relay_pin_model),
+		cmocka_unit_test(test_relay_stop_trickle),
+		cmocka_unit_test(test_relay_frame_deadline),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
