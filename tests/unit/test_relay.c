@@ -21,8 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -681,6 +686,158 @@ test_relay_frame_deadline(void **state)
 	relay_stop(r);
 }
 
+/* Two CAs ("sys" and "own"), a server certificate for 127.0.0.1 from
+ * each, the sys CA as a hashed CA folder (store/), and a TLS server of
+ * each on 127.0.0.1 answering any POST with {"choices":[]} (its port in
+ * tls/<ca>.port).  The shell's exit status. */
+static const char tls_setup[] =
+    "set -e; cd \"$1\"; mkdir -p tls/store; cd tls\n"
+    "for ca in sys own; do\n"
+    "  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=$ca-ca"
+    " -keyout $ca-ca.key -out $ca-ca.pem 2>/dev/null\n"
+    "  openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1"
+    " -keyout $ca.key -out $ca.csr 2>/dev/null\n"
+    "  printf 'subjectAltName=IP:127.0.0.1\\n' >ext\n"
+    "  openssl x509 -req -in $ca.csr -CA $ca-ca.pem -CAkey $ca-ca.key"
+    " -CAcreateserial -days 2 -extfile ext -out $ca.pem 2>/dev/null\n"
+    "done\n"
+    "cp sys-ca.pem store/ca-certificates.crt\n"
+    "openssl rehash store\n"
+    "for ca in sys own; do\n"
+    "python3 - $ca <<'EOF' >/dev/null 2>&1 &\n"
+    "import http.server, os, ssl, sys\n"
+    "ca = sys.argv[1]\n"
+    "class H(http.server.BaseHTTPRequestHandler):\n"
+    "    def log_message(self, *a): pass\n"
+    "    def do_POST(self):\n"
+    "        self.rfile.read(int(self.headers.get('Content-Length', '0')))\n"
+    "        b = b'{\"choices\":[]}'\n"
+    "        self.send_response(200)\n"
+    "        self.send_header('Content-Length', str(len(b)))\n"
+    "        self.end_headers(); self.wfile.write(b)\n"
+    "s = http.server.HTTPServer(('127.0.0.1', 0), H)\n"
+    "c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\n"
+    "c.load_cert_chain(ca + '.pem', ca + '.key')\n"
+    "s.socket = c.wrap_socket(s.socket, server_side=True)\n"
+    "open(ca + '.port.tmp', 'w').write(str(s.server_address[1]))\n"
+    "os.rename(ca + '.port.tmp', ca + '.port')\n"
+    "open(ca + '.pid', 'w').write(str(os.getpid()))\n"
+    "s.serve_forever()\n"
+    "EOF\n"
+    "done\n"
+    "i=0; while [ ! -s sys.port ] || [ ! -s own.port ]; do\n"
+    "  i=$((i+1)); [ $i -lt 100 ] || exit 1; sleep 0.1; done\n";
+
+/* The port in dir/tls/<ca>.port. */
+static int
+tls_port(const char *ca)
+{
+	char p[128];
+	FILE *f;
+	int port = 0;
+
+	snprintf(p, sizeof p, "%s/tls/%s.port", dir, ca);
+	f = fopen(p, "r");
+	if (f != NULL) {
+		if (fscanf(f, "%d", &port) != 1)
+			port = 0;
+		fclose(f);
+	}
+	return port;
+}
+
+/* In the child: one call to the ca server through a relay with ca_file
+ * (or none); the status. */
+static long
+tls_call(const char *ca, const char *ca_file, int n)
+{
+	struct errbuf e = { 0 };
+	char url[96], path[128], err[256] = "";
+	struct relay_config c = { .key = "sk-tls", .connect_timeout_ms = 2000,
+	    .timeout_s = 5, .retries = 0, .owner_uid = -1, .owner_gid = -1,
+	    .ca_file = ca_file };
+	struct http_answer out;
+	struct relay *r;
+	long st;
+
+	snprintf(url, sizeof url, "https://127.0.0.1:%d/v1/chat/completions",
+	    tls_port(ca));
+	snprintf(path, sizeof path, "%s/tls%d.sock", dir, n);
+	c.url = url;
+	c.sock_path = path;
+	r = relay_start(&c, &e);
+	if (r == NULL)
+		return -1;
+	st = call(path, "{\"messages\":[]}", &out, err, sizeof err);
+	fprintf(stderr, "  %s server, ca_file %s: %ld %s\n", ca,
+	    ca_file ? "own-ca.pem" : "(none)", st, err);
+	free(out.buf);
+	relay_stop(r);
+	return st;
+}
+
+/* model.ca_file replaces the system trust.  In a mount namespace of its
+ * own the child sees a "system" store (/etc/ssl/certs: bundle and hashed
+ * folder) holding only the sys CA: without ca_file the sys server works
+ * and the own one fails; with ca_file = the own CA the own server works
+ * and the sys server (trusted by the system store only) fails. */
+static void
+test_relay_ca_file_replaces(void **state)
+{
+	char cmd[256], *sh = xasprintf("%s", tls_setup);
+	pid_t pid;
+	int ws;
+
+	(void)state;
+	if (geteuid() != 0 || system("command -v openssl python3 unshare "
+	    ">/dev/null") != 0) {
+		free(sh);
+		skip();   /* a private mount of /etc/ssl/certs needs root */
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", sh, "sh", dir, (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	free(sh);
+	assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char store[128], own[128];
+		int bad = 0;
+
+		snprintf(store, sizeof store, "%s/tls/store", dir);
+		snprintf(own, sizeof own, "%s/tls/own-ca.pem", dir);
+		if (unshare(CLONE_NEWNS) == -1 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1 ||
+		    mount(store, "/etc/ssl/certs", NULL, MS_BIND, NULL) == -1) {
+			perror("mount namespace");
+			_exit(10);
+		}
+		if (tls_call("sys", NULL, 1) != 200)
+			bad |= 1;
+		if (tls_call("own", NULL, 2) == 200)
+			bad |= 2;
+		if (tls_call("own", own, 3) != 200)
+			bad |= 4;
+		if (tls_call("sys", own, 4) == 200)
+			bad |= 8;
+		_exit(bad);
+	}
+	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	snprintf(cmd, sizeof cmd, "kill $(cat %s/tls/sys.pid) "
+	    "$(cat %s/tls/own.pid)", dir, dir);
+	(void)system(cmd);
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+		fail_msg("TLS trust: child status %d (1: no system trust, 2: own "
+		    "trusted without ca_file, 4: ca_file not used, 8: the system "
+		    "store still trusted beside ca_file)", WIFEXITED(ws) ?
+		    WEXITSTATUS(ws) : -1);
+}
+
 /* {"role": role, "content": text (n bytes of 'x')}. */
 static cJSON *
 msg(const char *role, size_t n)
@@ -768,6 +925,7 @@ main(void)
 		cmocka_unit_test(test_relay_pin_model),
 		cmocka_unit_test(test_relay_stop_trickle),
 		cmocka_unit_test(test_relay_frame_deadline),
+		cmocka_unit_test(test_relay_ca_file_replaces),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
