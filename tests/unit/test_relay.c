@@ -910,6 +910,107 @@ test_trim_history(void **state)
 	cJSON_Delete(a);
 }
 
+/* Poyo's post to a gateway that accepts and never answers: one request,
+ * given up after its timeout, never posted again (a re-post was a second
+ * upstream call while the first still ran). */
+static void
+test_agent_post_timeout(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof sa;
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), conns = 0, held[16];
+	char url[96], err[256] = "";
+	struct http_answer out = { .max = 1024 };
+	uint64_t t0;
+	long st;
+	pid_t pid;
+	int pfd[2];
+
+	(void)state;
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(lfd, 16), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions",
+	    ntohs(sa.sin_port));
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(pfd[0]);
+		t0 = util_mono_ns();
+		st = agent_post(url, "k", "{}", 1, &out, err, sizeof err);
+		dprintf(pfd[1], "%ld %.1f %s\n", st, (util_mono_ns() - t0) / 1e9,
+		    err);
+		_exit(0);
+	}
+	close(pfd[1]);
+	/* count the connections for 6 s (the old loop re-posted each 2 s) */
+	t0 = util_mono_ns();
+	while (util_mono_ns() - t0 < 6000000000ull) {
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+		if (poll(&p, 1, 100) == 1 && conns < 16)
+			held[conns++] = accept(lfd, NULL, NULL);
+	}
+	char res[400] = "";
+	ssize_t n = read(pfd[0], res, sizeof res - 1);
+
+	res[n > 0 ? n : 0] = '\0';
+	waitpid(pid, NULL, 0);
+	for (int i = 0; i < conns; i++)
+		close(held[i]);
+	close(lfd);
+	close(pfd[0]);
+	if (conns != 1 || strncmp(res, "0 ", 2) != 0)
+		fail_msg("%d connection(s); agent_post: %s", conns, res);
+}
+
+/* The gateway takes every RELAY_TIMEOUT_S the policy ranges can give
+ * (relay bound + 5 s) as it is; a bad one is refused, never replaced. */
+static void
+test_gateway_relay_timeout(void **state)
+{
+	struct policy p = { .model_timeout_s = 600,
+	    .model_connect_timeout_ms = 60000, .model_retries = 10 };
+	char v[32];
+
+	(void)state;
+	snprintf(v, sizeof v, "%d", relay_call_bound_s(&p) + 5);
+	assert_int_equal(gateway_relay_timeout(v), relay_call_bound_s(&p) + 5);
+	assert_int_equal(gateway_relay_timeout("1"), 1);
+	assert_int_equal(gateway_relay_timeout("0"), -1);
+	assert_int_equal(gateway_relay_timeout("12x"), -1);
+	assert_int_equal(gateway_relay_timeout(""), -1);
+	assert_int_equal(gateway_relay_timeout("99999999999"), -1);
+}
+
+/* Poyo's request at the largest context budget fits the gateway's body
+ * bound (HTTP_BODY_MAX) with its tools and model. */
+static void
+test_agent_request_bound(void **state)
+{
+	cJSON *a = cJSON_CreateArray(), *tools = agent_tools_json();
+	char *body;
+	int cut = 0;
+
+	(void)state;
+	cJSON_AddItemToArray(a, msg("system", 100));
+	cJSON_AddItemToArray(a, msg("user", 100));
+	/* small turns: the trimmed history ends within bytes of the budget */
+	for (int i = 0; i < 8000; i++) {
+		cJSON_AddItemToArray(a, msg("assistant", 20));
+		cJSON_AddItemToArray(a, msg("tool", 100));
+	}
+	body = agent_request(a, tools, "a-model-name", 1048576, &cut);
+	assert_true(cut > 0);
+	if (strlen(body) > HTTP_BODY_MAX)
+		fail_msg("the request is %zu bytes", strlen(body));
+	free(body);
+	cJSON_Delete(a);
+	cJSON_Delete(tools);
+}
+
 int
 main(void)
 {
@@ -926,6 +1027,9 @@ main(void)
 		cmocka_unit_test(test_relay_stop_trickle),
 		cmocka_unit_test(test_relay_frame_deadline),
 		cmocka_unit_test(test_relay_ca_file_replaces),
+		cmocka_unit_test(test_agent_post_timeout),
+		cmocka_unit_test(test_gateway_relay_timeout),
+		cmocka_unit_test(test_agent_request_bound),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
