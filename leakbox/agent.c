@@ -527,17 +527,18 @@ agent_request(cJSON *messages, const cJSON *tools, const char *model,
 	char *body;
 
 	cJSON_AddStringToObject(req, "model", model);
-	cJSON_AddItemReferenceToObject(req, "messages", messages);
 	cJSON_AddItemReferenceToObject(req, "tools", (cJSON *)tools);
 	cJSON_AddStringToObject(req, "tool_choice", "auto");
 	/* the rest of the body (model, tools, the keys) comes off the budget:
 	 * the gateway refuses a body over HTTP_BODY_MAX with a 413 */
 	char *rest = cJSON_PrintUnformatted(req);
-	long room = (long)HTTP_BODY_MAX - (long)strlen(rest) - 64;
+	long room = (long)HTTP_BODY_MAX - (long)strlen(rest) -
+	    (long)sizeof(",\"messages\":") - 64;
 	free(rest);
 	if (budget > room)
 		budget = room > 0 ? room : 0;
 	*cut = agent_trim_history(messages, (size_t)budget);
+	cJSON_AddItemReferenceToObject(req, "messages", messages);
 	body = cJSON_PrintUnformatted(req);
 	cJSON_Delete(req);
 	return body;

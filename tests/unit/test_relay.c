@@ -1004,8 +1004,14 @@ test_agent_request_bound(void **state)
 	}
 	body = agent_request(a, tools, "a-model-name", 1048576, &cut);
 	assert_true(cut > 0);
-	if (strlen(body) > HTTP_BODY_MAX)
+	/* within the bound, and the history kept up to it (not all dropped) */
+	if (strlen(body) > HTTP_BODY_MAX ||
+	    strlen(body) < HTTP_BODY_MAX - 16384)
 		fail_msg("the request is %zu bytes", strlen(body));
+	free(body);
+	/* under the budget nothing is dropped */
+	body = agent_request(a, tools, "a-model-name", 1048576, &cut);
+	assert_int_equal(cut, 0);
 	free(body);
 	cJSON_Delete(a);
 	cJSON_Delete(tools);
