@@ -96,11 +96,15 @@ cmd_lab_gateway_there(struct docker *d, const struct lab *lab,
 static void
 cmd_lab_on_signal(int sig)
 {
+	struct sigaction dfl;
+
 	(void)sig;
 	cmd_lab_stop = 1;
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
+	memset(&dfl, 0, sizeof dfl);   /* sigaction: async-signal-safe */
+	dfl.sa_handler = SIG_DFL;
+	sigaction(SIGINT, &dfl, NULL);
+	sigaction(SIGTERM, &dfl, NULL);
+	sigaction(SIGHUP, &dfl, NULL);
 }
 
 /* Catch SIGINT, SIGTERM and SIGHUP (cmd_lab_on_signal) and ignore SIGPIPE
