@@ -1280,6 +1280,8 @@ struct relay_config {
 	int retries;                 /* further attempts */
 	const char *sock_path;       /* where to listen */
 	long owner_uid, owner_gid;   /* the socket's owner (-1: keep) */
+	const char *model;           /* model.name: every call's "model"
+	                                (NULL: left as the gateway sent it) */
 };
 struct relay;
 /* Listen on cfg->sock_path and serve the gateway's calls on a thread of

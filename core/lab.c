@@ -1108,7 +1108,8 @@ lab_relay_up(struct lab_build *b, struct errbuf *e)
 	    .retries = b->p->model_retries,
 	    .sock_path = b->lab->relay_path,
 	    .owner_uid = geteuid() == 0 ? (long)su : -1,
-	    .owner_gid = geteuid() == 0 ? (long)sg : -1 };
+	    .owner_gid = geteuid() == 0 ? (long)sg : -1,
+	    .model = b->p->model_name };
 	b->lab->relay = relay_start(&rc, e);
 	free(url);
 	if (b->lab->relay == NULL)

@@ -207,6 +207,10 @@ lab_role_model(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	return 0;
 }
 
+/* The gateway's bound on a call to the offline model (its 120 s transfer
+ * and 5 s connect, leakbox/gateway.c forward). */
+#define LAB_OFFLINE_CALL_S 125
+
 /* How the gateway reaches the model: the offline one on upstream
  * (MODEL_URL), or a real model.url through the host relay on the control
  * folder (MODEL_RELAY, and how long a call may take): the gateway then
@@ -221,6 +225,8 @@ lab_model_url_env(struct lab_build *b, struct lab_strv *env)
 	}
 	lab_strv_add(env, "MODEL_RELAY=/ctl/" RELAY_SOCK_NAME);
 	lab_strv_add(env, "RELAY_TIMEOUT_S=%d", relay_call_bound_s(b->p) + 5);
+	/* (the gateway refuses one over 86400: the policy ranges give at
+	 * most (600 + 60) * 11 + 30 + 5 = 7295) */
 }
 
 /* gateway: lab (alias gateway) + upstream; the control folder (its
@@ -437,6 +443,9 @@ lab_role_agent(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	lab_strv_add(&s->env, "AGENT_MAX_STEPS=%d", p->max_steps);
 	lab_strv_add(&s->env, "AGENT_CONTEXT_BUDGET=%d",
 	    p->model_context_budget);
+	/* past the gateway's bound on a call (its 504 comes first) */
+	lab_strv_add(&s->env, "AGENT_HTTP_TIMEOUT=%d", (b->model_url != NULL ?
+	    relay_call_bound_s(p) + 5 : LAB_OFFLINE_CALL_S) + 10);
 	task = variant_expand(b->v, b->v->task);
 	lab_strv_add(&s->env, "AGENT_TASK=%s", task);
 	free(task);

@@ -37,6 +37,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -55,11 +56,13 @@
 #define RELAY_BACKOFF_MS     500     /* first retry wait */
 #define RELAY_BACKOFF_MAX_MS 8000    /* one wait's cap (and Retry-After's) */
 #define RELAY_WAITS_MAX_S    30      /* all waits of a call together */
+#define RELAY_STOP_WAIT_S    5       /* relay_stop's wait for the calls */
 
 struct relay {
 	char *url;                 /* the chat completions URL */
 	char *sock_path;
 	char *ca_file;             /* or NULL */
+	char *model;               /* model.name, every call's, or NULL */
 	char *auth;                /* "Authorization: Bearer <key>"
 	                              (sodium_malloc) or NULL */
 	struct curl_slist hdr[3];  /* our own nodes: auth stays in
@@ -92,17 +95,37 @@ relay_call_bound_s(const struct policy *p)
 
 /* ---- framing ------------------------------------------------------ */
 
-/* Read exactly n bytes (each read bounded by the socket's timeout).
- * -1 on error, end or timeout. */
+/* Read (want POLLIN) or write (POLLOUT) exactly n bytes of fd before the
+ * mono deadline, watching the stop flag every 100 ms: a peer trickling
+ * bytes holds a worker until the deadline at most, and never past
+ * relay_stop().  -1 on error, end, stop or the deadline. */
 static int
-relay_read_full(int fd, void *buf, size_t n)
+relay_io(struct relay *r, int fd, void *buf, size_t n, short want,
+    uint64_t deadline)
 {
 	char *p = buf;
 
 	while (n > 0) {
-		ssize_t k = read(fd, p, n);
+		struct pollfd pfd = { .fd = fd, .events = want };
+		uint64_t now = util_mono_ns();
+		ssize_t k;
+		int pr;
 
-		if (k < 0 && errno == EINTR)
+		if (now >= deadline || __atomic_load_n(&r->stop,
+		    __ATOMIC_SEQ_CST))
+			return -1;
+		pr = poll(&pfd, 1, deadline - now > 100000000ull ? 100 :
+		    (int)((deadline - now) / 1000000ull) + 1);
+		if (pr < 0 && errno != EINTR)
+			return -1;
+		if (pr <= 0)
+			continue;
+		if (want == POLLIN)
+			k = recv(fd, p, n, MSG_DONTWAIT);
+		else
+			k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k < 0 && (errno == EINTR || errno == EAGAIN ||
+		    errno == EWOULDBLOCK))
 			continue;
 		if (k <= 0)
 			return -1;
@@ -112,23 +135,11 @@ relay_read_full(int fd, void *buf, size_t n)
 	return 0;
 }
 
-/* Write exactly n bytes (bounded by the socket's timeout).  -1 on error. */
-static int
-relay_write_full(int fd, const void *buf, size_t n)
+/* The deadline of a frame sent or read from now (mono ns). */
+static uint64_t
+relay_frame_deadline(void)
 {
-	const char *p = buf;
-
-	while (n > 0) {
-		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
+	return util_mono_ns() + RELAY_REQ_TIMEOUT_MS * 1000000ull;
 }
 
 /* 4-byte big-endian length of b. */
@@ -149,13 +160,15 @@ relay_put32(unsigned char b[4], uint32_t n)
 	b[3] = (unsigned char)n;
 }
 
-/* Send the answer frame: meta (serialised here, deleted) and body.  -1 on
- * a write error. */
+/* Send the answer frame: meta (serialised here, deleted) and body, within
+ * RELAY_REQ_TIMEOUT_MS.  -1 on a write error, the deadline or a stop. */
 static int
-relay_send_answer(int fd, cJSON *meta, const char *body, size_t blen)
+relay_send_answer(struct relay *r, int fd, cJSON *meta, const char *body,
+    size_t blen)
 {
 	char *m = cJSON_PrintUnformatted(meta);
 	unsigned char hdr[8];
+	uint64_t dl = relay_frame_deadline();
 	size_t ml;
 	int rc;
 
@@ -169,21 +182,22 @@ relay_send_answer(int fd, cJSON *meta, const char *body, size_t blen)
 	}
 	memcpy(hdr, "ARS1", 4);
 	relay_put32(hdr + 4, (uint32_t)ml);
-	rc = relay_write_full(fd, hdr, 8) == 0 &&
-	    relay_write_full(fd, m, ml) == 0 ? 0 : -1;
+	rc = relay_io(r, fd, hdr, 8, POLLOUT, dl) == 0 &&
+	    relay_io(r, fd, m, ml, POLLOUT, dl) == 0 ? 0 : -1;
 	free(m);
 	relay_put32(hdr, (uint32_t)blen);
 	if (rc == 0)
-		rc = relay_write_full(fd, hdr, 4) == 0 &&
-		    relay_write_full(fd, body, blen) == 0 ? 0 : -1;
+		rc = relay_io(r, fd, hdr, 4, POLLOUT, dl) == 0 &&
+		    relay_io(r, fd, (void *)body, blen, POLLOUT, dl) == 0 ?
+		    0 : -1;
 	return rc;
 }
 
 /* An answer the relay makes itself: status, an OpenAI-style error body
  * {"error": {message, type}} and meta with the error. */
 static void
-relay_send_error(int fd, int status, const char *type, const char *msg,
-    int attempts, long latency_ms)
+relay_send_error(struct relay *r, int fd, int status, const char *type,
+    const char *msg, int attempts, long latency_ms)
 {
 	cJSON *meta = cJSON_CreateObject(), *b = cJSON_CreateObject(), *er;
 	char *txt;
@@ -197,7 +211,7 @@ relay_send_error(int fd, int status, const char *type, const char *msg,
 	cJSON_AddStringToObject(er, "type", type);
 	txt = cJSON_PrintUnformatted(b);
 	cJSON_Delete(b);
-	(void)relay_send_answer(fd, meta, txt != NULL ? txt : "{}",
+	(void)relay_send_answer(r, fd, meta, txt != NULL ? txt : "{}",
 	    txt != NULL ? strlen(txt) : 2);
 	free(txt);
 }
@@ -326,8 +340,17 @@ relay_attempt(struct relay *r, const char *body, size_t len,
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
 	    (long)r->connect_timeout_ms);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)r->timeout_s);
-	if (r->ca_file != NULL)
+	if (r->ca_file != NULL) {
+		/* instead of the system's trust, not beside it: libcurl
+		 * also has a built-in CApath (/etc/ssl/certs on Debian) */
 		curl_easy_setopt(c, CURLOPT_CAINFO, r->ca_file);
+		curl_easy_setopt(c, CURLOPT_CAPATH, NULL);
+	}
+#if LIBCURL_VERSION_NUM >= 0x075700
+	/* cleanup does not wait for a threaded name lookup still running
+	 * (relay_stop after an abort) */
+	curl_easy_setopt(c, CURLOPT_QUICK_EXIT, 1L);
+#endif
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, relay_write_cb);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, relay_header_cb);
@@ -363,31 +386,344 @@ relay_backoff_ms(int n, long retry_after_s)
 	return b / 2 + (long)randombytes_uniform((uint32_t)(b / 2 + 1));
 }
 
-/* Replace every copy of the key in buf with '*' (an echo of the
- * Authorization header must not reach the lab). */
-static void
-relay_scrub(const struct relay *r, char *buf, size_t len)
-{
-	const char *key;
-	size_t kl;
+/* ---- JSON without a tree ------------------------------------------- */
+/*
+ * The relay looks into the bodies it passes (a request to pin its model,
+ * an answer for the key) without building a cJSON tree: a 4 MiB body of
+ * "[0,0,..." is a 100+ MiB tree, and this is the process that pulls the
+ * levers.  These scanners are iterative, in place, linear; they check the
+ * shape (an object, strings terminated, nothing after it), never the
+ * whole grammar: the gateway's budgeted parser reads the answer.
+ */
 
-	if (r->auth == NULL)
-		return;
-	key = r->auth + strlen("Authorization: Bearer ");
-	kl = strlen(key);
-	if (kl == 0 || len < kl)
-		return;
-	for (size_t i = 0; i + kl <= len; i++)
-		if (memcmp(buf + i, key, kl) == 0)
-			memset(buf + i, '*', kl);
+#define RELAY_DECODE_LEVELS 4        /* JSON in a string in a string ... */
+
+static size_t
+relay_ws(const char *b, size_t i, size_t len)
+{
+	while (i < len && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' ||
+	    b[i] == '\r'))
+		i++;
+	return i;
+}
+
+/* The end of the JSON string opening at b[i] == '"' (the index after its
+ * closing quote), or 0 when it does not end within len. */
+static size_t
+relay_str_end(const char *b, size_t i, size_t len)
+{
+	for (i++; i < len; i++) {
+		if (b[i] == '\\')
+			i++;
+		else if (b[i] == '"')
+			return i + 1;
+	}
+	return 0;
+}
+
+/* Four hex digits at s (n left) as a number, or -1. */
+static long
+relay_hex4(const char *s, size_t n)
+{
+	long v = 0;
+
+	if (n < 4)
+		return -1;
+	for (int k = 0; k < 4; k++) {
+		char c = s[k];
+
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= c - '0';
+		else if (c >= 'a' && c <= 'f')
+			v |= c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			v |= c - 'A' + 10;
+		else
+			return -1;
+	}
+	return v;
+}
+
+/* Undo JSON string escapes in s[0..n) into out (room for n + 1: a decoded
+ * string is never longer); bytes that are no escape stay as they are, a
+ * lone surrogate becomes U+FFFD.  The decoded length. */
+static size_t
+relay_unescape(const char *s, size_t n, char *out)
+{
+	size_t i = 0, o = 0;
+
+	while (i < n) {
+		long cp;
+
+		if (s[i] != '\\' || i + 1 >= n) {
+			out[o++] = s[i++];
+			continue;
+		}
+		switch (s[i + 1]) {
+		case 'b': out[o++] = '\b'; i += 2; continue;
+		case 'f': out[o++] = '\f'; i += 2; continue;
+		case 'n': out[o++] = '\n'; i += 2; continue;
+		case 'r': out[o++] = '\r'; i += 2; continue;
+		case 't': out[o++] = '\t'; i += 2; continue;
+		case 'u': break;
+		default: out[o++] = s[i + 1]; i += 2; continue;
+		}
+		cp = relay_hex4(s + i + 2, n - i - 2);
+		if (cp < 0) {
+			out[o++] = s[i++];
+			continue;
+		}
+		i += 6;
+		if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < n && s[i] == '\\' &&
+		    s[i + 1] == 'u') {
+			long lo = relay_hex4(s + i + 2, n - i - 2);
+
+			if (lo >= 0xdc00 && lo <= 0xdfff) {
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+				i += 6;
+			}
+		}
+		if (cp >= 0xd800 && cp <= 0xdfff)
+			cp = 0xfffd;
+		/* UTF-8: a \uXXXX (6 bytes, 12 for a pair) never takes more */
+		if (cp < 0x80)
+			out[o++] = (char)cp;
+		else if (cp < 0x800) {
+			out[o++] = (char)(0xc0 | cp >> 6);
+			out[o++] = (char)(0x80 | (cp & 0x3f));
+		} else if (cp < 0x10000) {
+			out[o++] = (char)(0xe0 | cp >> 12);
+			out[o++] = (char)(0x80 | (cp >> 6 & 0x3f));
+			out[o++] = (char)(0x80 | (cp & 0x3f));
+		} else {
+			out[o++] = (char)(0xf0 | cp >> 18);
+			out[o++] = (char)(0x80 | (cp >> 12 & 0x3f));
+			out[o++] = (char)(0x80 | (cp >> 6 & 0x3f));
+			out[o++] = (char)(0x80 | (cp & 0x3f));
+		}
+	}
+	out[o] = '\0';
+	return o;
+}
+
+/* Does s[0..n) hold key, as it is or under up to RELAY_DECODE_LEVELS
+ * decodings of its escapes (a key in tool-call arguments is JSON in a
+ * JSON string)?  tmp has room for n + 1. */
+static bool
+relay_str_holds(const char *s, size_t n, const char *key, size_t kl,
+    char *tmp)
+{
+	for (int lv = 0;; lv++) {
+		if (n >= kl && memmem(s, n, key, kl) != NULL)
+			return true;
+		if (lv == RELAY_DECODE_LEVELS || memchr(s, '\\', n) == NULL)
+			return false;
+		n = relay_unescape(s, n, tmp);
+		s = tmp;
+	}
+}
+
+/* Is buf[0..len) one JSON object (first and last non-space bytes '{' and
+ * '}', every string ended)?  *has_key: key (kl bytes, 0: none) is in it
+ * raw, or in a string once decoded (see relay_str_holds). */
+static bool
+relay_answer_scan(const char *buf, size_t len, const char *key, size_t kl,
+    bool *has_key)
+{
+	size_t i = relay_ws(buf, 0, len), last = len;
+	char *tmp;
+
+	*has_key = kl > 0 && len >= kl && memmem(buf, len, key, kl) != NULL;
+	while (last > i && (buf[last - 1] == ' ' || buf[last - 1] == '\t' ||
+	    buf[last - 1] == '\n' || buf[last - 1] == '\r'))
+		last--;
+	if (i >= last || buf[i] != '{' || buf[last - 1] != '}')
+		return false;
+	tmp = xmalloc(len + 1);
+	for (; i < last; i++) {
+		size_t e;
+
+		if (buf[i] != '"')
+			continue;
+		e = relay_str_end(buf, i, last);
+		if (e == 0) {
+			free(tmp);
+			return false;
+		}
+		if (kl > 0 && !*has_key && relay_str_holds(buf + i + 1,
+		    e - i - 2, key, kl, tmp))
+			*has_key = true;
+		i = e - 1;
+	}
+	free(tmp);
+	return true;
+}
+
+/* The end of the JSON value starting at b[i] (strings and nesting
+ * followed, no recursion), or 0 when it is cut or empty. */
+static size_t
+relay_value_end(const char *b, size_t i, size_t len)
+{
+	size_t depth = 0;
+
+	if (i >= len)
+		return 0;
+	if (b[i] != '{' && b[i] != '[' && b[i] != '"') {
+		size_t s = i;
+
+		while (i < len && strchr(",}] \t\r\n", b[i]) == NULL)
+			i++;
+		return i > s ? i : 0;
+	}
+	for (; i < len; i++) {
+		if (b[i] == '"') {
+			size_t e = relay_str_end(b, i, len);
+
+			if (e == 0)
+				return 0;
+			if (depth == 0)
+				return e;
+			i = e - 1;
+		} else if (b[i] == '{' || b[i] == '[')
+			depth++;
+		else if (b[i] == '}' || b[i] == ']') {
+			if (depth == 0)
+				return 0;
+			if (--depth == 0)
+				return i + 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The request the relay sends: body with every top-level "model" member
+ * (its name decoded: "mo\u0064el" too) set to model, or one added; a
+ * "stream" other than false/null and an "n" other than 1/null refused
+ * (streaming is not relayed; n > 1 multiplies the cost).  Returns the
+ * new body (caller frees, *olen its length), or NULL with why (a 400).
+ */
+static char *
+relay_pin_request(const char *b, size_t len, const char *model,
+    size_t *olen, char *why, size_t whylen)
+{
+	size_t i = relay_ws(b, 0, len), copied, o = 0, ml;
+	size_t cap;
+	bool any = false, members = false;
+	char *out, name[16];
+
+	ml = strlen(model);
+	if (i >= len || b[i] != '{') {
+		snprintf(why, whylen, "relay: the request is not a JSON object");
+		return NULL;
+	}
+	cap = len + ml + 16;
+	out = xmalloc(cap);
+	i++;
+	memcpy(out, b, i);
+	o = copied = i;
+	for (;;) {
+		size_t ns, ne, vs, ve, nl;
+
+		i = relay_ws(b, i, len);
+		if (i < len && b[i] == '}' && !members)
+			break;
+		if (i >= len || b[i] != '"')
+			goto bad;
+		ns = i;
+		ne = relay_str_end(b, i, len);
+		if (ne == 0)
+			goto bad;
+		nl = 0;
+		name[0] = '\0';
+		if (ne - ns - 2 < 64) {
+			char tmp[80];
+
+			nl = relay_unescape(b + ns + 1, ne - ns - 2, tmp);
+			/* a name with a NUL in it is no name we look for */
+			if (nl < sizeof name && strlen(tmp) == nl)
+				memcpy(name, tmp, nl + 1);
+		}
+		i = relay_ws(b, ne, len);
+		if (i >= len || b[i] != ':')
+			goto bad;
+		vs = relay_ws(b, i + 1, len);
+		ve = relay_value_end(b, vs, len);
+		if (ve == 0)
+			goto bad;
+		members = true;
+		if (strcmp(name, "stream") == 0 && !(ve - vs == 5 &&
+		    memcmp(b + vs, "false", 5) == 0) && !(ve - vs == 4 &&
+		    memcmp(b + vs, "null", 4) == 0)) {
+			snprintf(why, whylen, "relay: streaming is not supported "
+			    "(\"stream\" must be false)");
+			free(out);
+			return NULL;
+		}
+		if (strcmp(name, "n") == 0 && !(ve - vs == 1 && b[vs] == '1') &&
+		    !(ve - vs == 4 && memcmp(b + vs, "null", 4) == 0)) {
+			snprintf(why, whylen, "relay: \"n\" must be 1 (one "
+			    "choice per call)");
+			free(out);
+			return NULL;
+		}
+		if (strcmp(name, "model") == 0) {
+			/* copy up to the value, then the pinned name */
+			if (o + (vs - copied) + ml + 2 > cap) {
+				cap = (o + (vs - copied) + ml + 2) * 2;
+				out = xrealloc(out, cap);
+			}
+			memcpy(out + o, b + copied, vs - copied);
+			o += vs - copied;
+			out[o++] = '"';
+			memcpy(out + o, model, ml);
+			o += ml;
+			out[o++] = '"';
+			copied = ve;
+			any = true;
+		}
+		i = relay_ws(b, ve, len);
+		if (i < len && b[i] == ',') {
+			i++;
+			continue;
+		}
+		if (i < len && b[i] == '}')
+			break;
+		goto bad;
+	}
+	if (relay_ws(b, i + 1, len) != len)
+		goto bad;
+	if (o + (len - copied) + ml + 16 > cap) {
+		cap = o + (len - copied) + ml + 16;
+		out = xrealloc(out, cap);
+	}
+	if (!any) {
+		/* "{" is out[0..o): the model goes first */
+		o += (size_t)snprintf(out + o, cap - o, "\"model\":\"%s\"%s",
+		    model, members ? "," : "");
+	}
+	memcpy(out + o, b + copied, len - copied);
+	o += len - copied;
+	out[o] = '\0';
+	*olen = o;
+	return out;
+bad:
+	snprintf(why, whylen, "relay: the request is not a JSON object");
+	free(out);
+	return NULL;
 }
 
 /* One call for the gateway on fd: attempts until an answer that is not
  * retried, the attempts run out or the budget would be passed; the answer
  * (or the relay's error) is sent back. */
 static void
-relay_call(struct relay *r, int fd, const char *body, size_t len)
+relay_call(struct relay *r, int fd, const char *body0, size_t len0)
 {
+	char why[160];
+	size_t len = len0;
+	char *pinned = NULL;
+	const char *body = body0;
 	uint64_t t0 = util_mono_ns();
 	uint64_t end = t0 + (uint64_t)relay_budget_s(r) * 1000000000ull;
 	long waited_ms = 0, status = 0;
@@ -395,6 +731,16 @@ relay_call(struct relay *r, int fd, const char *body, size_t len)
 	CURLcode rc = CURLE_OK;
 	struct relay_xfer x = { .r = r };
 
+	if (r->model != NULL) {
+		pinned = relay_pin_request(body0, len0, r->model, &len, why,
+		    sizeof why);
+		if (pinned == NULL) {
+			relay_send_error(r, fd, 400, "invalid_request_error", why,
+			    0, 0);
+			return;
+		}
+		body = pinned;
+	}
 	for (attempt = 1;; attempt++) {
 		long wait;
 		bool again;
@@ -416,44 +762,48 @@ relay_call(struct relay *r, int fd, const char *body, size_t len)
 		if (!relay_sleep_ms(r, wait))
 			break;
 	}
+	free(pinned);
 	long ms = (long)((util_mono_ns() - t0) / 1000000ull);
 	if (x.over) {
 		char msg[128];
 
 		snprintf(msg, sizeof msg, "the model's answer is over %u bytes",
 		    (unsigned)RELAY_BODY_MAX);
-		relay_send_error(fd, 502, "upstream_error", msg, attempt, ms);
+		relay_send_error(r, fd, 502, "upstream_error", msg, attempt, ms);
 	} else if (rc != CURLE_OK) {
 		char msg[256];
 
 		snprintf(msg, sizeof msg, "model endpoint: %s",
 		    __atomic_load_n(&r->stop, __ATOMIC_SEQ_CST) ?
 		    "the relay stopped" : curl_easy_strerror(rc));
-		relay_send_error(fd, rc == CURLE_OPERATION_TIMEDOUT ? 504 :
+		relay_send_error(r, fd, rc == CURLE_OPERATION_TIMEDOUT ? 504 :
 		    502, "upstream_error", msg, attempt, ms);
 	} else {
-		cJSON *j = NULL, *meta;
+		const char *key = r->auth != NULL ? r->auth +
+		    strlen("Authorization: Bearer ") : "";
+		bool ok2 = status >= 200 && status < 300, has_key;
+		bool obj = x.buf != NULL && relay_answer_scan(x.buf, x.len, key,
+		    strlen(key), &has_key);
+		cJSON *meta;
 
-		if (x.buf == NULL)
-			x.buf = xstrdup("");
-		if (status >= 200 && status < 300) {
-			j = cJSON_ParseWithLength(x.buf, x.len);
-			if (!cJSON_IsObject(j)) {
-				cJSON_Delete(j);
-				relay_send_error(fd, 502, "upstream_error",
-				    "the model's answer is not a JSON object",
-				    attempt, ms);
-				free(x.buf);
-				return;
-			}
-			cJSON_Delete(j);
+		if (!obj || has_key) {
+			/* only JSON the relay looked through reaches the lab;
+			 * an error keeps its status (429 and 5xx stay retried) */
+			char msg[160];
+
+			snprintf(msg, sizeof msg, "the model's answer (HTTP %ld) %s",
+			    status, !obj ? "is not a JSON object" :
+			    "held the API key: withheld");
+			relay_send_error(r, fd, ok2 ? 502 : (int)status,
+			    "upstream_error", msg, attempt, ms);
+			free(x.buf);
+			return;
 		}
-		relay_scrub(r, x.buf, x.len);
 		meta = cJSON_CreateObject();
 		cJSON_AddNumberToObject(meta, "status", (double)status);
 		cJSON_AddNumberToObject(meta, "attempts", attempt);
 		cJSON_AddNumberToObject(meta, "latency_ms", (double)ms);
-		(void)relay_send_answer(fd, meta, x.buf, x.len);
+		(void)relay_send_answer(r, fd, meta, x.buf, x.len);
 	}
 	free(x.buf);
 }
@@ -474,26 +824,25 @@ relay_worker(void *arg)
 	struct relay *r = cn->r;
 	int fd = cn->fd;
 	unsigned char hdr[8];
-	struct timeval tv = { RELAY_REQ_TIMEOUT_MS / 1000, 0 };
+	uint64_t dl = relay_frame_deadline();   /* the whole request frame */
 	uint32_t n;
 	char *body;
 
 	free(cn);
-	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-	if (relay_read_full(fd, hdr, 8) == -1 || memcmp(hdr, "ARQ1", 4) != 0) {
-		relay_send_error(fd, 400, "invalid_request_error",
+	if (relay_io(r, fd, hdr, 8, POLLIN, dl) == -1 ||
+	    memcmp(hdr, "ARQ1", 4) != 0) {
+		relay_send_error(r, fd, 400, "invalid_request_error",
 		    "relay: not an ARQ1 frame", 0, 0);
 		goto out;
 	}
 	n = relay_be32(hdr + 4);
 	if (n > RELAY_BODY_MAX) {
-		relay_send_error(fd, 413, "invalid_request_error",
+		relay_send_error(r, fd, 413, "invalid_request_error",
 		    "relay: request frame over its bound", 0, 0);
 		goto out;
 	}
 	body = xmalloc((size_t)n + 1);
-	if (relay_read_full(fd, body, n) == -1) {
+	if (relay_io(r, fd, body, n, POLLIN, dl) == -1) {
 		free(body);
 		goto out;
 	}
@@ -534,9 +883,14 @@ relay_accept(void *arg)
 			r->active++;
 		pthread_mutex_unlock(&r->mu);
 		if (full) {
-			relay_send_error(fd, 503, "upstream_error",
+			/* a flood of connections gets its 503s at most every
+			 * 10 ms: the accept thread never spins on them */
+			static const struct timespec pace = { 0, 10000000L };
+
+			relay_send_error(r, fd, 503, "upstream_error",
 			    "relay: too many calls at once", 0, 0);
 			close(fd);
+			nanosleep(&pace, NULL);
 			continue;
 		}
 		cn = xmalloc(sizeof *cn);
@@ -566,9 +920,42 @@ relay_free(struct relay *r)
 	free(r->url);
 	free(r->sock_path);
 	free(r->ca_file);
+	free(r->model);
 	pthread_mutex_destroy(&r->mu);
 	pthread_cond_destroy(&r->cv);
 	free(r);
+}
+
+/* chown (unless uid < 0) and chmod 0600 the socket at path without
+ * following a symlink: the node is opened O_PATH|O_NOFOLLOW, checked to
+ * be a socket, then changed through its fd.  -1 + e. */
+static int
+relay_own_socket(const char *path, long uid, long gid, struct errbuf *e)
+{
+	struct stat st;
+	char proc[64];
+	int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st) == -1 || !S_ISSOCK(st.st_mode)) {
+		errbuf_set(e, ERRBUF_INTERNAL, "relay: %s is not the socket "
+		    "just bound (%s)", path, fd < 0 ? strerror(errno) :
+		    "replaced");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (uid >= 0 && fchownat(fd, "", (uid_t)uid, (gid_t)gid,
+	    AT_EMPTY_PATH) == -1) {
+		errbuf_set(e, ERRBUF_INTERNAL, "relay: chown %s: %s", path,
+		    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	/* fchmod does not take an O_PATH fd; its /proc link is the node */
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	(void)chmod(proc, 0600);
+	close(fd);
+	return 0;
 }
 
 struct relay *
@@ -596,6 +983,18 @@ relay_start(const struct relay_config *cfg, struct errbuf *e)
 		    "8192 bytes");
 		return NULL;
 	}
+	if (cfg->model != NULL && (cfg->model[0] == '\0' ||
+	    strlen(cfg->model) > 255 || strpbrk(cfg->model, "\"\\") != NULL)) {
+		errbuf_set(e, ERRBUF_INPUT, "model.name: empty, too long, or "
+		    "with a quote or backslash");
+		return NULL;
+	}
+	for (const char *m = cfg->model; m != NULL && *m; m++)
+		if ((unsigned char)*m < 0x20 || *m == 0x7f) {
+			errbuf_set(e, ERRBUF_INPUT, "model.name: a control "
+			    "character");
+			return NULL;
+		}
 	if (cfg->ca_file != NULL && access(cfg->ca_file, R_OK) == -1) {
 		errbuf_set(e, ERRBUF_INPUT, "model.ca_file %s: %s",
 		    cfg->ca_file, strerror(errno));
@@ -616,6 +1015,7 @@ relay_start(const struct relay_config *cfg, struct errbuf *e)
 	r->url = xstrdup(cfg->url);
 	r->sock_path = xstrdup(cfg->sock_path);
 	r->ca_file = cfg->ca_file != NULL ? xstrdup(cfg->ca_file) : NULL;
+	r->model = cfg->model != NULL ? xstrdup(cfg->model) : NULL;
 	r->connect_timeout_ms = cfg->connect_timeout_ms;
 	r->timeout_s = cfg->timeout_s;
 	r->retries = cfg->retries;
@@ -645,14 +1045,13 @@ relay_start(const struct relay_config *cfg, struct errbuf *e)
 		goto fail;
 	}
 	/* the gateway runs as the sensors' uid: the socket is theirs, and
-	 * the folder (0700, the gateway's only) is what keeps others out */
-	if (cfg->owner_uid >= 0 && chown(cfg->sock_path,
-	    (uid_t)cfg->owner_uid, (gid_t)cfg->owner_gid) == -1) {
-		errbuf_set(e, ERRBUF_INTERNAL, "relay: chown %s: %s",
-		    cfg->sock_path, strerror(errno));
+	 * the folder (0700, the gateway's only) is what keeps others out.
+	 * The folder is writable by that uid: the path may have become a
+	 * symlink since bind, so the owner and mode are set on what an
+	 * O_PATH|O_NOFOLLOW open finds there, and only if it is a socket */
+	if (relay_own_socket(cfg->sock_path, cfg->owner_uid, cfg->owner_gid,
+	    e) == -1)
 		goto fail;
-	}
-	(void)chmod(cfg->sock_path, 0600);
 	if (pthread_create(&r->accept_thread, NULL, relay_accept, r) != 0) {
 		errbuf_set(e, ERRBUF_INTERNAL, "relay: cannot start its thread");
 		goto fail;
@@ -675,9 +1074,25 @@ relay_stop(struct relay *r)
 	pthread_join(r->accept_thread, NULL);
 	close(r->fd);
 	(void)unlink(r->sock_path);
+	/* the workers watch the stop flag (frames, transfers, waits): they
+	 * end within a few hundred ms; past RELAY_STOP_WAIT_S one that is
+	 * stuck keeps r (leaked, never freed under it) */
+	struct timespec until;
+	int left;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += RELAY_STOP_WAIT_S;
 	pthread_mutex_lock(&r->mu);
-	while (r->active > 0)
-		pthread_cond_wait(&r->cv, &r->mu);
+	while (r->active > 0 && pthread_cond_timedwait(&r->cv, &r->mu,
+	    &until) != ETIMEDOUT)
+		;
+	left = r->active;
 	pthread_mutex_unlock(&r->mu);
+	if (left > 0) {
+		fprintf(stderr, "ares: model relay: %d call(s) did not end "
+		    "within %d s of the stop; left running\n", left,
+		    RELAY_STOP_WAIT_S);
+		return;
+	}
 	relay_free(r);
 }

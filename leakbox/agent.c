@@ -513,6 +513,60 @@ idle(void)
 	return 0;
 }
 
+cJSON *
+agent_tools_json(void)
+{
+	return tools_json();
+}
+
+char *
+agent_request(cJSON *messages, const cJSON *tools, const char *model,
+    long budget, int *cut)
+{
+	cJSON *req = cJSON_CreateObject();
+	char *body;
+
+	cJSON_AddStringToObject(req, "model", model);
+	cJSON_AddItemReferenceToObject(req, "tools", (cJSON *)tools);
+	cJSON_AddStringToObject(req, "tool_choice", "auto");
+	/* the rest of the body (model, tools, the keys) comes off the budget:
+	 * the gateway refuses a body over HTTP_BODY_MAX with a 413 */
+	char *rest = cJSON_PrintUnformatted(req);
+	long room = (long)HTTP_BODY_MAX - (long)strlen(rest) -
+	    (long)sizeof(",\"messages\":") - 64;
+	free(rest);
+	if (budget > room)
+		budget = room > 0 ? room : 0;
+	*cut = agent_trim_history(messages, (size_t)budget);
+	cJSON_AddItemReferenceToObject(req, "messages", messages);
+	body = cJSON_PrintUnformatted(req);
+	cJSON_Delete(req);
+	return body;
+}
+
+long
+agent_post(const char *url, const char *key, const char *body,
+    long timeout_s, struct http_answer *out, char *err, size_t errlen)
+{
+	long status = 0;
+	size_t max = out->max;
+
+	for (int attempt = 0; attempt < 10; attempt++) {
+		if (attempt)
+			sleep(1);
+		free(out->buf);
+		*out = (struct http_answer){ .max = max };
+		status = http_post_bearer(url, key, body, body ? strlen(body) : 0,
+		    timeout_s, out, err, errlen);
+		/* only "not connected" is safe to post again: the gateway
+		 * never saw the request */
+		if (status != 0 || (out->curl_rc != CURLE_COULDNT_CONNECT &&
+		    out->curl_rc != CURLE_COULDNT_RESOLVE_HOST))
+			break;
+	}
+	return status;
+}
+
 int
 agent_main(void)
 {
@@ -528,6 +582,11 @@ agent_main(void)
 	long budget = atol(util_env_or("AGENT_CONTEXT_BUDGET", "262144"));
 	if (budget < 4096 || budget > 1048576)
 		budget = 262144;
+	/* longer than the gateway's own bound on a model call (ares sets
+	 * it): giving up first would leave that call running upstream */
+	long http_timeout = atol(util_env_or("AGENT_HTTP_TIMEOUT", "180"));
+	if (http_timeout < 10 || http_timeout > 86400)
+		http_timeout = 180;
 	const char *task = util_env_or("AGENT_TASK",
 	    "Look around your workspace and help with the open tasks you find.");
 	signal(SIGPIPE, SIG_IGN);
@@ -559,19 +618,13 @@ agent_main(void)
 			logline(step - 1, "stop:", "step limit reached");
 			break;
 		}
-		cJSON *req = cJSON_CreateObject();
-		cJSON_AddStringToObject(req, "model", model);
-		cJSON_AddItemReferenceToObject(req, "messages", messages);
-		cJSON_AddItemReferenceToObject(req, "tools", tools);
-		cJSON_AddStringToObject(req, "tool_choice", "auto");
-		int cut = agent_trim_history(messages, budget);
+		int cut;
+		char *body = agent_request(messages, tools, model, budget, &cut);
 		if (cut > 0) {
 			char n[32];
 			snprintf(n, sizeof(n), "%d turn(s)", cut);
 			logline(step, "context budget: dropped the oldest", n);
 		}
-		char *body = cJSON_PrintUnformatted(req);
-		cJSON_Delete(req);
 		cJSON *ans = NULL;
 		const cJSON *msg = NULL;
 		char why[320] = "";
@@ -580,16 +633,8 @@ agent_main(void)
 		for (int retry = 0;; retry++) {
 			struct http_answer out = { .max = AGENT_RESP_MAX };
 			char err[256] = "";
-			status = 0;
-			for (int attempt = 0; attempt < 10 && status == 0; attempt++) {
-				if (attempt)
-					sleep(1);
-				free(out.buf);
-				out = (struct http_answer){ .max = AGENT_RESP_MAX };
-				status = http_post_bearer(url, key, body,
-				    body ? strlen(body) : 0, 180, &out, err,
-				    sizeof(err));
-			}
+			status = agent_post(url, key, body, http_timeout, &out, err,
+			    sizeof(err));
 			if (status == 0) {
 				free(out.buf);
 				snprintf(why, sizeof(why), "gateway unreachable: %s",

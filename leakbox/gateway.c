@@ -467,6 +467,19 @@ be32(const unsigned char *b)
 	    (uint32_t)b[2] << 8 | b[3];
 }
 
+int
+gateway_relay_timeout(const char *v)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno != 0 || end == v || *end != '\0' || n < 1 || n > 86400)
+		return -1;
+	return (int)n;
+}
+
 long
 gateway_relay_call(const char *sock, int timeout_s, const char *body,
     size_t len, struct http_answer *out, int *attempts, long *latency_ms,
@@ -976,9 +989,14 @@ gateway_main(void)
 	g.relay = getenv("MODEL_RELAY");
 	if (g.relay != NULL && !*g.relay)
 		g.relay = NULL;
-	g.relay_timeout_s = atoi(util_env_or("RELAY_TIMEOUT_S", "180"));
-	if (g.relay_timeout_s < 1 || g.relay_timeout_s > 7200)
-		g.relay_timeout_s = 180;
+	/* ares sets it from the policy (the relay's bound + 5 s, at most
+	 * 7295 s): one it did not set is an error, never a silent 180 */
+	g.relay_timeout_s = gateway_relay_timeout(util_env_or("RELAY_TIMEOUT_S",
+	    "180"));
+	if (g.relay_timeout_s < 0) {
+		fprintf(stderr, "gateway: RELAY_TIMEOUT_S must be 1..86400\n");
+		return EXIT_INTERNAL;
+	}
 	const char *listen_on = util_env_or("GATEWAY_LISTEN", "0.0.0.0:8080");
 	const char *ctl = util_env_or("GATEWAY_CONTROL", "/ctl/gateway.sock");
 	gateway_changes_init(&g.changes,

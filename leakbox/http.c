@@ -1124,6 +1124,7 @@ http_post_bearer(const char *url, const char *key, const char *body,
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
 	CURLcode rc = curl_easy_perform(c);
 	long status = 0;
+	out->curl_rc = (int)rc;
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	else

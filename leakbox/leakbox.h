@@ -169,6 +169,7 @@ struct http_answer {
 	size_t len;
 	size_t max;                 /* set by the caller */
 	bool over;                  /* more than max came: transfer stopped */
+	int curl_rc;                /* http_post_bearer's CURLcode (0: ok) */
 };
 /* CURLOPT_WRITEFUNCTION for a struct http_answer (ud): appends, or returns
  * 0 and sets over when the answer would pass max bytes (libcurl then ends
@@ -307,6 +308,9 @@ void gateway_scrub(char *buf, size_t len, const char *secret);
  * answer malformed, -1 when it did not answer in time; *attempts and
  * *latency_ms from its meta (0 / -1 when absent), err the reason.
  */
+/* RELAY_TIMEOUT_S (a decimal 1..86400, what ares computes from the
+ * policy), or -1: the gateway refuses to start rather than guess. */
+int gateway_relay_timeout(const char *v);
 long gateway_relay_call(const char *sock, int timeout_s, const char *body,
     size_t len, struct http_answer *out, int *attempts, long *latency_ms,
     char *err, size_t errlen);
@@ -720,6 +724,24 @@ uint64_t model_rng(uint64_t seed, uint64_t salt);
  * first two) nor the latest turn.  Returns the turns dropped.
  */
 int agent_trim_history(cJSON *messages, size_t budget);
+/* Poyo's tool definitions (the request's "tools").  Caller deletes. */
+cJSON *agent_tools_json(void);
+/*
+ * Poyo's request body: model, messages (trimmed first: *cut turns
+ * dropped) and tools; the budget is lowered so that the whole body stays
+ * within HTTP_BODY_MAX, the gateway's bound.  Caller frees.
+ */
+char *agent_request(cJSON *messages, const cJSON *tools, const char *model,
+    long budget, int *cut);
+/*
+ * POST body to the gateway (timeout_s for the whole exchange).  Posted
+ * again (up to 10 times, 1 s apart) only while the gateway cannot be
+ * connected to (not up yet); a timeout or an error once the request went
+ * out is not posted again (it would be a second upstream call).  The
+ * status, 0 without an answer (err says why).
+ */
+long agent_post(const char *url, const char *key, const char *body,
+    long timeout_s, struct http_answer *out, char *err, size_t errlen);
 
 /* Runs the loop, or with AGENT_IDLE=1 sleeps until SIGTERM/SIGINT. */
 int agent_main(void);

@@ -9,7 +9,8 @@
  * `up` brings a lab up with the agent idle (AGENT_IDLE=1) so people and
  * probes can exec into it; `status` lists a run's containers and networks
  * by label; `down` removes them (the run id comes from RUN_DIR/lab.json).
- * `up --wait` serves until SIGINT/SIGTERM (then tears the lab down) or
+ * `up --wait` serves until SIGINT/SIGTERM/SIGHUP (then tears the lab down;
+ * caught from before lab up, a second one ends at once) or
  * until the lab is downed elsewhere: a real model.url needs it, the host
  * relay that makes the model calls lives in this process.
  * Exit codes: 0 ok, 2 usage / bad input, 3 engine unreachable, 5 failure.
@@ -89,31 +90,56 @@ cmd_lab_gateway_there(struct docker *d, const struct lab *lab,
 	return there;
 }
 
-/* SIGINT / SIGTERM of `lab up --wait`: serve no longer. */
+/* SIGINT / SIGTERM / SIGHUP of `lab up --wait`: serve no longer (tear
+ * down); the next one of them ends the process at once (a teardown that
+ * hangs is never stuck with an ignored Ctrl-C). */
 static void
 cmd_lab_on_signal(int sig)
 {
+	struct sigaction dfl;
+
 	(void)sig;
 	cmd_lab_stop = 1;
+	memset(&dfl, 0, sizeof dfl);   /* sigaction: async-signal-safe */
+	dfl.sa_handler = SIG_DFL;
+	sigaction(SIGINT, &dfl, NULL);
+	sigaction(SIGTERM, &dfl, NULL);
+	sigaction(SIGHUP, &dfl, NULL);
+}
+
+/* Catch SIGINT, SIGTERM and SIGHUP (cmd_lab_on_signal) and ignore SIGPIPE
+ * for `lab up --wait`: set before lab up, so that a signal while the lab
+ * comes up tears it down once it is up instead of leaving it behind. */
+static void
+cmd_lab_catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = cmd_lab_on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 }
 
 /*
  * lab up --wait: serve (the host relay of a real model lives in this
- * process) until SIGINT/SIGTERM, then tear the lab down, or until its
+ * process) until SIGINT/SIGTERM/SIGHUP (cmd_lab_catch_signals, also
+ * during lab up), then tear the lab down, or until its
  * gateway is gone (ares lab down elsewhere).  The exit code.
  */
 static int
 cmd_lab_serve(struct docker *d, struct lab *lab)
 {
-	struct sigaction sa;
 	struct errbuf e = { 0 };
 	int removed;
 
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = cmd_lab_on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	printf("waiting   until SIGINT/SIGTERM (then down) or ares lab down\n");
+	if (!cmd_lab_stop)
+		printf("waiting   until SIGINT/SIGTERM/SIGHUP (then down) or "
+		    "ares lab down\n");
 	fflush(stdout);
 	while (!cmd_lab_stop) {
 		int there = cmd_lab_gateway_there(d, lab, &e);
@@ -256,6 +282,8 @@ cmd_lab_up(const struct cmd_lab_args *a)
 	lo.lease = true;   /* the lab outlives us: RUN_DIR/lab.lease owns it */
 	lo.model_url = a->model_url;
 	lo.model_key_env = a->model_key_env;
+	if (a->wait)
+		cmd_lab_catch_signals();
 	lab = lab_up_opts(d, p, run_dir, run_id, a->has_seed ? a->seed :
 	    p->seed, &lo, &e);
 	if (lab == NULL) {

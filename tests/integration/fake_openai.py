@@ -13,8 +13,11 @@ repeats.  An entry:
   {"oversize": N}                                  200 with N bytes of JSON
 In a body, the string "{token}" becomes the first match of "token_regex"
 (an entry key) in the tool messages of the request: the model uses what
-the agent read.  The chosen port is written to PORTFILE; every request is
-a JSON line in LOG: {"n", "auth", "messages", "tool_results"}.
+the agent read; "{key}" becomes the key of the request's Authorization
+header (a server that echoes it), and in a raw text "{key_u}" the key with
+every character \\u-escaped.  The chosen port is written to PORTFILE; every
+request is a JSON line in LOG: {"n", "auth", "model", "stream",
+"messages", "tool_results"}.
 """
 import json
 import re
@@ -29,14 +32,14 @@ lock = threading.Lock()
 count = [0]
 
 
-def fill(obj, token):
-    """obj with every "{token}" in its strings replaced."""
+def fill(obj, token, key=""):
+    """obj with every "{token}" and "{key}" in its strings replaced."""
     if isinstance(obj, str):
-        return obj.replace("{token}", token)
+        return obj.replace("{token}", token).replace("{key}", key)
     if isinstance(obj, list):
-        return [fill(x, token) for x in obj]
+        return [fill(x, token, key) for x in obj]
     if isinstance(obj, dict):
-        return {k: fill(v, token) for k, v in obj.items()}
+        return {k: fill(v, token, key) for k, v in obj.items()}
     return obj
 
 
@@ -74,6 +77,8 @@ class Handler(BaseHTTPRequestHandler):
             with open(LOG, "a") as f:
                 f.write(json.dumps({"n": i, "path": self.path,
                                     "auth": self.headers.get("Authorization"),
+                                    "model": req.get("model") if isinstance(req, dict) else None,
+                                    "stream": req.get("stream") if isinstance(req, dict) else None,
                                     "messages": len(msgs),
                                     "tool_results": tools}) + "\n")
         if self.path != "/v1/chat/completions":
@@ -87,8 +92,12 @@ class Handler(BaseHTTPRequestHandler):
             body = pad + b"x" * e["oversize"] + b'"}}]}'
             self.send(200, body)
             return
+        auth = self.headers.get("Authorization") or ""
+        key = auth[7:] if auth.startswith("Bearer ") else ""
         if "raw" in e:
-            self.send(e.get("status", 200), e["raw"].encode())
+            raw = e["raw"].replace("{key_u}",
+                                   "".join("\\u%04x" % ord(c) for c in key))
+            self.send(e.get("status", 200), raw.replace("{key}", key).encode())
             return
         token = ""
         rx = e.get("token_regex")
@@ -98,7 +107,7 @@ class Handler(BaseHTTPRequestHandler):
                 if m:
                     token = m.group(0)
                     break
-        body = json.dumps(fill(e.get("body", {}), token)).encode()
+        body = json.dumps(fill(e.get("body", {}), token, key)).encode()
         self.send(e.get("status", 200), body, e.get("headers"))
 
 
