@@ -1034,7 +1034,7 @@ docker_network_create(struct docker *d,
 	b = cJSON_CreateObject();
 	cJSON_AddStringToObject(b, "Name", spec->name);
 	cJSON_AddStringToObject(b, "Driver", "bridge");
-	cJSON_AddBoolToObject(b, "Internal", spec->internal);
+	cJSON_AddTrueToObject(b, "Internal");      /* always: docs/lab.md */
 	cJSON_AddBoolToObject(b, "CheckDuplicate", true);
 	labels = cJSON_AddObjectToObject(b, "Labels");
 	if (spec->run_id != NULL)

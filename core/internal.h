@@ -66,11 +66,12 @@ int docker_image_inspect(struct docker *d, const char *ref, cJSON **out,
 int docker_image_import(struct docker *d, const char *tar_path,
     const char *repo, const char *tag, struct errbuf *e);
 
-/* Networks (driver bridge).  Labels: ares.run=<run_id>. */
+/* Networks (driver bridge), every one Internal (no forwarded traffic, no
+ * route out: no caller can ask for another kind).  Labels:
+ * ares.run=<run_id>. */
 struct docker_network_spec {
 	const char *name;
 	const char *run_id;          /* label ares.run (NULL: none) */
-	bool internal;               /* Internal: no forwarded traffic */
 	const char *bridge_name;     /* Linux bridge name, or NULL (br-<id>) */
 	bool no_host_address;        /* the host gets no IPv4 address on the
 	                                bridge (bridge.inhibit_ipv4) */

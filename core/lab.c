@@ -546,7 +546,7 @@ lab_networks(struct docker *d, struct lab *lab, const struct lab_options *o,
 	for (i = 0; i < 3; i++) {
 		char *name = xasprintf("ares-%s-%s", lab->run_id, roles[i]);
 		struct docker_network_spec ns = {
-			.name = name, .run_id = lab->run_id, .internal = true,
+			.name = name, .run_id = lab->run_id,
 			.bridge_name = br[i], .no_host_address = sealed,
 			.lease = lab->lease_path,
 		};

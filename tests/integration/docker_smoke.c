@@ -138,7 +138,7 @@ int main(void)
 
 	{
 		struct docker_network_spec ns = { .name = net_name,
-		    .run_id = run_id, .internal = true };
+		    .run_id = run_id };
 
 		net = docker_network_create(d, &ns, &e);
 	}

@@ -197,7 +197,6 @@ test_dead_owner_removed(void **state)
 		assert_int_equal(hostfw_seal(run, brs, 1, &e), 0);
 	ns.name = run;
 	ns.run_id = run;
-	ns.internal = true;
 	ns.bridge_name = br;
 	ns.no_host_address = true;
 	ns.owner = owner;
