@@ -1040,7 +1040,9 @@ probe_uid_ids(const char *line, bool *zero, size_t *n)
  * uid 0 fails the row, and so does the root group (root's files): gid 0
  * or 0 among the supplementary groups, in id's answer or the kernel's
  * (a real, effective, saved or filesystem id of the row's shell or of
- * PID 1).  Unknown groups are an ERROR, never a pass.
+ * PID 1).  Unknown groups are an ERROR, never a pass, and so is an answer
+ * without all six kernel lines (Uid: and Gid: with their four ids each):
+ * id alone is the image's own binary, it cannot clear the row.
  */
 static enum probe_outcome
 probe_e_uid(const struct probe_ctx *c, const struct probe_exec *x,
@@ -1053,6 +1055,7 @@ probe_e_uid(const struct probe_ctx *c, const struct probe_exec *x,
 	bool root_uid = uid == 0, root_group = gid == 0, bad = false;
 	char line[256], groups[64] = "";
 	size_t pos = 0, ngroups = 0;
+	bool seen[6] = { false };
 
 	(void)c;
 	while (probe_line(x->out, x->out_len, &pos, line, sizeof line)) {
@@ -1075,6 +1078,10 @@ probe_e_uid(const struct probe_ctx *c, const struct probe_exec *x,
 			continue;
 		if (probe_uid_ids(line + strlen(ids[i]), &zero, &n) == -1)
 			bad = true;
+		/* Uid: and Gid: hold the real, effective, saved and fs ids */
+		if (strstr(ids[i], "Groups:") == NULL && n != 4)
+			bad = true;
+		seen[i] = true;
 		if (zero && strstr(ids[i], "Uid:") != NULL)
 			root_uid = true;
 		else if (zero)
@@ -1089,6 +1096,9 @@ probe_e_uid(const struct probe_ctx *c, const struct probe_exec *x,
 		return PROBE_FAIL;
 	if (gid < 0 || ngroups == 0 || bad)
 		return PROBE_ERROR;
+	for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++)
+		if (!seen[i])
+			return PROBE_ERROR;
 	return PROBE_PASS;
 }
 

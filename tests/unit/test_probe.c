@@ -184,8 +184,25 @@ test_eval_privilege(void **state)
 	assert_int_equal(eval("uid", "@uid=65532\n@gid=65532\n"
 	    "@groups 65532\n@self Uid:\t65532\t65532\t65532\t65532\n"
 	    "@self Gid:\t65532\t65532\t65532\t65532\n@self Groups:\t65532 \n"
+	    "@pid1 Uid:\t65532\t65532\t65532\t65532\n"
+	    "@pid1 Gid:\t65532\t65532\t65532\t65532\n"
 	    "@pid1 Groups:\t65532\n", NULL, &r), PROBE_PASS);
 	assert_string_equal(r.observed, "uid 65532 gid 65532 groups 65532");
+	/* id alone (the image's own binary) clears nothing: every kernel
+	 * line, with its four ids, or an ERROR */
+	assert_int_equal(eval("uid", "@uid=1000\n@gid=1000\n@groups 1000\n",
+	    NULL, &r), PROBE_ERROR);
+	assert_int_equal(eval("uid", "@uid=65532\n@gid=65532\n"
+	    "@groups 65532\n@self Uid:\t65532\t65532\t65532\t65532\n"
+	    "@self Gid:\t65532\t65532\t65532\t65532\n@self Groups:\t65532 \n"
+	    "@pid1 Uid:\t65532\t65532\t65532\t65532\n"
+	    "@pid1 Groups:\t65532\n", NULL, &r), PROBE_ERROR);
+	assert_int_equal(eval("uid", "@uid=65532\n@gid=65532\n"
+	    "@groups 65532\n@self Uid:\t65532\n"
+	    "@self Gid:\t65532\t65532\t65532\t65532\n@self Groups:\t65532 \n"
+	    "@pid1 Uid:\t65532\t65532\t65532\t65532\n"
+	    "@pid1 Gid:\t65532\t65532\t65532\t65532\n"
+	    "@pid1 Groups:\t65532\n", NULL, &r), PROBE_ERROR);
 	assert_int_equal(eval("uid", "@uid=0\n@gid=0\n@groups 0\n", NULL,
 	    &r), PROBE_FAIL);
 	assert_non_null(strstr(r.observed, "uid 0"));
