@@ -598,11 +598,62 @@ relay_value_end(const char *b, size_t i, size_t len)
 }
 
 /*
- * The request the relay sends: body with every top-level "model" member
- * (its name decoded: "mo\u0064el" too) set to model, or one added; a
- * "stream" other than false/null and an "n" other than 1/null refused
- * (streaming is not relayed; n > 1 multiplies the cost).  Returns the
- * new body (caller frees, *olen its length), or NULL with why (a 400).
+ * The top-level members a request may have (docs/lab.md), compared with
+ * the decoded name exactly.  An upstream may read other names as one of
+ * these (Go's encoding/json folds case and Unicode, the last duplicate
+ * winning; cJSON stops a name at a NUL), or route and bill by them
+ * (OpenRouter's "models", "provider", "service_tier", "store"): every
+ * other name is refused.
+ */
+static const char *const relay_members[] = {
+	"model", "messages", "tools", "tool_choice", "temperature", "top_p",
+	"max_tokens", "max_completion_tokens", "stop", "seed",
+	"response_format", "parallel_tool_calls", "frequency_penalty",
+	"presence_penalty", "user", "stream", "n",
+};
+#define RELAY_MEMBERS (sizeof relay_members / sizeof relay_members[0])
+#define RELAY_NAME_MAX 32            /* longer than every listed name */
+
+/* The index of the member name[0..nl) in relay_members, or -1; its why
+ * (a 400's message) when it is not there. */
+static int
+relay_member(const char *name, size_t nl, char *why, size_t whylen)
+{
+	for (size_t k = 0; k < nl; k++) {
+		unsigned char c = (unsigned char)name[k];
+
+		if (c < 0x20 || c >= 0x7f) {
+			snprintf(why, whylen, "relay: a top-level member name "
+			    "with a NUL or non-ASCII byte (or a control byte) "
+			    "is not allowed");
+			return -1;
+		}
+	}
+	for (size_t k = 0; k < RELAY_MEMBERS; k++)
+		if (strlen(relay_members[k]) == nl &&
+		    memcmp(relay_members[k], name, nl) == 0)
+			return (int)k;
+	for (size_t k = 0; k < RELAY_MEMBERS; k++)
+		if (strlen(relay_members[k]) == nl &&
+		    strncasecmp(relay_members[k], name, nl) == 0) {
+			snprintf(why, whylen, "relay: the member \"%.*s\" is not "
+			    "allowed (names are case-sensitive: \"%s\")",
+			    (int)nl, name, relay_members[k]);
+			return -1;
+		}
+	snprintf(why, whylen, "relay: the member \"%.*s\" is not allowed "
+	    "(docs/models.md lists those that are)", (int)nl, name);
+	return -1;
+}
+
+/*
+ * The request the relay sends: body with its top-level "model" member
+ * (its name decoded: "mo\u0064el" too) set to model, or one added.
+ * Refused (NULL, why: a 400): a top-level member not in relay_members
+ * (a case variant, a name with a NUL or non-ASCII byte included), one
+ * member twice, a "stream" other than false/null and an "n" other than
+ * 1/null (streaming is not relayed; n > 1 multiplies the cost).  Returns
+ * the new body (caller frees, *olen its length).
  */
 static char *
 relay_pin_request(const char *b, size_t len, const char *model,
@@ -610,8 +661,9 @@ relay_pin_request(const char *b, size_t len, const char *model,
 {
 	size_t i = relay_ws(b, 0, len), copied, o = 0, ml;
 	size_t cap;
-	bool any = false, members = false;
-	char *out, name[16];
+	bool any = false, members = false, seen[RELAY_MEMBERS] = { false };
+	char *out, name[RELAY_NAME_MAX + 8];
+	int m;
 
 	ml = strlen(model);
 	if (i >= len || b[i] != '{') {
@@ -635,16 +687,38 @@ relay_pin_request(const char *b, size_t len, const char *model,
 		ne = relay_str_end(b, i, len);
 		if (ne == 0)
 			goto bad;
-		nl = 0;
-		name[0] = '\0';
-		if (ne - ns - 2 < 64) {
-			char tmp[80];
+		/* 6 bytes per \uXXXX: a longer name is no listed one */
+		if (ne - ns - 2 > RELAY_NAME_MAX * 6) {
+			snprintf(why, whylen, "relay: a top-level member name "
+			    "over %d bytes is not allowed", RELAY_NAME_MAX);
+			free(out);
+			return NULL;
+		}
+		{
+			char tmp[RELAY_NAME_MAX * 6 + 1];
 
 			nl = relay_unescape(b + ns + 1, ne - ns - 2, tmp);
-			/* a name with a NUL in it is no name we look for */
-			if (nl < sizeof name && strlen(tmp) == nl)
-				memcpy(name, tmp, nl + 1);
+			if (nl > RELAY_NAME_MAX) {
+				snprintf(why, whylen, "relay: a top-level member "
+				    "name over %d bytes is not allowed",
+				    RELAY_NAME_MAX);
+				free(out);
+				return NULL;
+			}
+			memcpy(name, tmp, nl + 1);
 		}
+		m = relay_member(name, nl, why, whylen);
+		if (m < 0) {
+			free(out);
+			return NULL;
+		}
+		if (seen[m]) {
+			snprintf(why, whylen, "relay: the member \"%s\" is there "
+			    "twice", relay_members[m]);
+			free(out);
+			return NULL;
+		}
+		seen[m] = true;
 		i = relay_ws(b, ne, len);
 		if (i >= len || b[i] != ':')
 			goto bad;

@@ -278,7 +278,11 @@ before=$(wc -l <"$tmp/calls-lab.jsonl")
 out=$(docker exec "ares-$rid-agent" sh -c 'wget -S -O- --header "Authorization: Bearer $OPENAI_API_KEY" --header "Content-Type: application/json" --post-data "{\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}" http://gateway:8080/v1/chat/completions' 2>&1)
 [ $? -ne 0 ] && echo "$out" | grep -q ' 400' || fail "stream:true: want a 400: $out"
 [ "$(wc -l <"$tmp/calls-lab.jsonl")" -eq "$before" ] || fail "stream:true reached the server"
-echo "ok: agent -> gateway -> host relay -> model, the key added on the host, model pinned, stream refused"
+# a case variant of "model" (Go's encoding/json reads it as "model")
+out=$(docker exec "ares-$rid-agent" sh -c 'wget -S -O- --header "Authorization: Bearer $OPENAI_API_KEY" --header "Content-Type: application/json" --post-data "{\"model\":\"x\",\"Model\":\"gpt-4.5\",\"messages\":[]}" http://gateway:8080/v1/chat/completions' 2>&1)
+[ $? -ne 0 ] && echo "$out" | grep -q ' 400' || fail "\"Model\": want a 400: $out"
+[ "$(wc -l <"$tmp/calls-lab.jsonl")" -eq "$before" ] || fail "\"Model\" reached the server"
+echo "ok: agent -> gateway -> host relay -> model, the key added on the host, model pinned, stream and \"Model\" refused"
 kill -HUP "$lab"
 sleep 0.2
 # the first signal restores the default action: a second one would end it

@@ -544,20 +544,48 @@ test_relay_big_answer(void **state)
 	relay_stop(r);
 }
 
-/* The relay pins "model" to model.name (added when absent, every copy
- * replaced, an escaped member name too) and refuses stream:true and n>1
- * with a 400 that says why; the server never sees those. */
+/* The relay pins "model" to model.name (added when absent, an escaped
+ * member name too) and refuses stream:true and n>1 with a 400 that says
+ * why; only the listed top-level members pass (every one of them does),
+ * compared on the decoded name exactly: a case variant ("Model", which Go's
+ * encoding/json takes for "model"), a name with a NUL or a non-ASCII byte
+ * ("model\u0000" is "model" to cJSON, "\u017ftream" is "stream" to Go),
+ * a routing or cost key (OpenRouter's "models", "provider",
+ * "service_tier", "store") and a second copy of a member are refused, the
+ * member named; the server never sees those. */
 static void
 test_relay_pin_model(void **state)
 {
 	static const char *const pinned[] = {
 		"{\"model\":\"gpt-expensive\",\"messages\":[]}",
-		"{\"messages\":[],\"model\":\"a\",\"model\":{\"x\":[1]}}",
 		"{\"mo\\u0064el\":\"b\",\"messages\":[],\"stream\":false,\"n\":1}",
 		" {\"messages\":[ ] } ",
 		"{}",
+		"{\"model\":\"a\",\"messages\":[],\"tools\":[],\"tool_choice\":"
+		    "\"auto\",\"temperature\":0.2,\"top_p\":1,\"max_tokens\":5,"
+		    "\"max_completion_tokens\":5,\"stop\":null,\"seed\":1,"
+		    "\"response_format\":{\"type\":\"text\"},\"parallel_tool_calls\":"
+		    "false,\"frequency_penalty\":0,\"presence_penalty\":0,"
+		    "\"user\":\"u\",\"stream\":null,\"n\":null}",
 	};
 	static const char *const refused[][2] = {
+		{ "{\"model\":\"x\",\"Model\":\"gpt-4.5\",\"Stream\":true,"
+		    "\"N\":5}", "\"Model\"" },
+		{ "{\"messages\":[],\"STREAM\":true}", "\"STREAM\"" },
+		{ "{\"model\\u0000\":\"big\",\"messages\":[]}", "NUL or non-ASCII" },
+		{ "{\"\\u017ftream\":true,\"messages\":[]}", "NUL or non-ASCII" },
+		{ "{\"mod\u00e9l\":1,\"messages\":[]}", "NUL or non-ASCII" },
+		{ "{\"models\":[\"o1-pro\"],\"messages\":[]}", "\"models\"" },
+		{ "{\"messages\":[],\"provider\":{\"order\":[\"x\"]}}",
+		    "\"provider\"" },
+		{ "{\"messages\":[],\"service_tier\":\"priority\"}",
+		    "\"service_tier\"" },
+		{ "{\"messages\":[],\"store\":true}", "\"store\"" },
+		{ "{\"model\":1,\"model\":2}", "twice" },
+		{ "{\"messages\":[],\"model\":\"a\",\"model\":{\"x\":[1]}}",
+		    "twice" },
+		{ "{\"messages\":[],\"messages\":[]}", "twice" },
+		{ "{\"model\":\"a\",\"mo\\u0064el\":\"b\"}", "twice" },
 		{ "{\"stream\":true,\"messages\":[]}", "stream" },
 		{ "{\"str\\u0065am\":1,\"messages\":[]}", "stream" },
 		{ "{\"n\":2,\"messages\":[]}", "\"n\"" },
@@ -611,6 +639,25 @@ test_relay_pin_model(void **state)
 			    refused[i][0], st, err, srv_req ? srv_req : "-");
 		free(out.buf);
 	}
+	/* 1 MiB of "model":0 members is refused, not pinned copy by copy
+	 * (each one 26 times longer once pinned to a long name) */
+	size_t bl = 1u << 20, o = 1;
+	char *big = xmalloc(bl + 16);
+	long st;
+
+	big[0] = '{';
+	while (o + 10 < bl)
+		o += (size_t)snprintf(big + o, bl + 16 - o, "\"model\":0,");
+	big[o - 1] = '}';
+	big[o] = '\0';
+	free(srv_req);
+	srv_req = NULL;
+	err[0] = '\0';
+	st = call(path, big, &out, err, sizeof err);
+	if (st != 400 || strstr(err, "twice") == NULL || srv_req != NULL)
+		fail_msg("repeated model: status %ld, err %s", st, err);
+	free(out.buf);
+	free(big);
 	relay_stop(r);
 }
 
