@@ -507,15 +507,52 @@ relay_unescape(const char *s, size_t n, char *out)
 	return o;
 }
 
-/* Does s[0..n) hold key, as it is or under up to RELAY_DECODE_LEVELS
- * decodings of its escapes (a key in tool-call arguments is JSON in a
- * JSON string)?  tmp has room for n + 1. */
+/* s[0..n) into out (room for n + 1) with every byte not in set (the
+ * key's own bytes) removed.  The new length. */
+static size_t
+relay_keep(const char *s, size_t n, const bool set[256], char *out)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (set[(unsigned char)s[i]])
+			out[o++] = s[i];
+	out[o] = '\0';
+	return o;
+}
+
+/* Does s[0..n) hold key as it is, with every byte outside the key's
+ * own set (set) removed (a control byte, a zero-width space inserted),
+ * or with what util_sanitize drops (ESC sequences, C0 and C1 controls)
+ * and then those bytes removed?  tmp has room for n + 1. */
+static bool
+relay_holds_1(const char *s, size_t n, const char *key, size_t kl,
+    const bool set[256], char *tmp)
+{
+	size_t m;
+
+	if (n < kl)
+		return false;
+	if (memmem(s, n, key, kl) != NULL)
+		return true;
+	m = relay_keep(s, n, set, tmp);
+	if (m >= kl && memmem(tmp, m, key, kl) != NULL)
+		return true;
+	m = util_sanitize(tmp, n + 1, s, n, false);
+	m = relay_keep(tmp, m, set, tmp);
+	return m >= kl && memmem(tmp, m, key, kl) != NULL;
+}
+
+/* Does s[0..n) hold key (see relay_holds_1), as it is or under up to
+ * RELAY_DECODE_LEVELS decodings of its escapes (a key in tool-call
+ * arguments is JSON in a JSON string)?  tmp and tmp2 have room for
+ * n + 1 each. */
 static bool
 relay_str_holds(const char *s, size_t n, const char *key, size_t kl,
-    char *tmp)
+    const bool set[256], char *tmp, char *tmp2)
 {
 	for (int lv = 0;; lv++) {
-		if (n >= kl && memmem(s, n, key, kl) != NULL)
+		if (relay_holds_1(s, n, key, kl, set, tmp2))
 			return true;
 		if (lv == RELAY_DECODE_LEVELS || memchr(s, '\\', n) == NULL)
 			return false;
@@ -532,7 +569,8 @@ relay_answer_scan(const char *buf, size_t len, const char *key, size_t kl,
     bool *has_key)
 {
 	size_t i = relay_ws(buf, 0, len), last = len;
-	char *tmp;
+	bool set[256] = { false };
+	char *tmp, *tmp2;
 
 	*has_key = kl > 0 && len >= kl && memmem(buf, len, key, kl) != NULL;
 	while (last > i && (buf[last - 1] == ' ' || buf[last - 1] == '\t' ||
@@ -540,7 +578,10 @@ relay_answer_scan(const char *buf, size_t len, const char *key, size_t kl,
 		last--;
 	if (i >= last || buf[i] != '{' || buf[last - 1] != '}')
 		return false;
+	for (size_t k = 0; k < kl; k++)
+		set[(unsigned char)key[k]] = true;
 	tmp = xmalloc(len + 1);
+	tmp2 = xmalloc(len + 1);
 	for (; i < last; i++) {
 		size_t e;
 
@@ -549,14 +590,16 @@ relay_answer_scan(const char *buf, size_t len, const char *key, size_t kl,
 		e = relay_str_end(buf, i, last);
 		if (e == 0) {
 			free(tmp);
+			free(tmp2);
 			return false;
 		}
 		if (kl > 0 && !*has_key && relay_str_holds(buf + i + 1,
-		    e - i - 2, key, kl, tmp))
+		    e - i - 2, key, kl, set, tmp, tmp2))
 			*has_key = true;
 		i = e - 1;
 	}
 	free(tmp);
+	free(tmp2);
 	return true;
 }
 

@@ -68,26 +68,43 @@ srv_esc(const char *k, int how, char *out, size_t len)
 	out[o] = '\0';
 }
 
+/* The JSON-escaped key k with ins put after its 4th byte (into out). */
+static void
+srv_ins(const char *k, const char *ins, char *out, size_t len)
+{
+	snprintf(out, len, "%.4s%s%s", k, ins, k + 4);
+}
+
 /* srv_tmpl with {K} (the key, JSON-escaped), {U} (\u-escaped), {S} (\/),
- * {KK} (escaped twice: the key inside a JSON string inside a string).
+ * {KK} (escaped twice: the key inside a JSON string inside a string),
+ * {C1} {C2} {C3} {C4} {C5} (the escaped key with a control byte, an ESC
+ * sequence, a C1 control, a zero-width space, a raw DEL inserted).
  * Caller frees. */
 static char *
 srv_fill(void)
 {
 	const char *key = strncmp(srv_auth, "Bearer ", 7) == 0 ?
 	    srv_auth + 7 : "";
+	static const char *const ins[] = { "\\u0001", "\\u001b[0m",
+	    "\\u0085", "\\u200b", "\x7f" };
 	char k[1024], u[4096], sl[1024], kk[2048], *out = xmalloc(65536);
+	char c[5][1100];
 	size_t o = 0;
 
 	srv_esc(key, 0, k, sizeof k);
 	srv_esc(key, 1, u, sizeof u);
 	srv_esc(key, 2, sl, sizeof sl);
 	srv_esc(k, 0, kk, sizeof kk);
+	for (int n = 0; n < 5; n++)
+		srv_ins(k, ins[n], c[n], sizeof c[n]);
 	for (const char *t = srv_tmpl; *t && o < 60000; ) {
 		const char *v = NULL;
 		size_t skip = 0;
 
-		if (strncmp(t, "{KK}", 4) == 0)
+		if (strncmp(t, "{C", 2) == 0 && t[2] >= '1' && t[2] <= '5' &&
+		    t[3] == '}')
+			v = c[t[2] - '1'], skip = 4;
+		else if (strncmp(t, "{KK}", 4) == 0)
 			v = kk, skip = 4;
 		else if (strncmp(t, "{K}", 3) == 0)
 			v = k, skip = 3;
@@ -454,8 +471,10 @@ holds_key(const char *s)
 }
 
 /* The model echoes the key: plain (JSON-escaped as it must be), every
- * byte \u-escaped, '/' as \/, in a member name, and escaped twice inside
- * tool-call arguments (JSON in a string).  None of it reaches the
+ * byte \u-escaped, '/' as \/, in a member name, escaped twice inside
+ * tool-call arguments (JSON in a string), and with a control byte, an ESC
+ * sequence, a C1 control, a zero-width space or a DEL inserted (dropped
+ * when printed: util_sanitize, a terminal).  None of it reaches the
  * gateway: the relay answers with its own error, the status kept. */
 static void
 test_relay_key_echo(void **state)
@@ -472,6 +491,11 @@ test_relay_key_echo(void **state)
 		    "\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\","
 		    "\"function\":{\"name\":\"shell\",\"arguments\":"
 		    "\"{\\\"command\\\":\\\"echo {KK}\\\"}\"}}]}}]}",
+		"{\"choices\":[{\"message\":{\"content\":\"{C1}\"}}]}",
+		"{\"choices\":[{\"message\":{\"content\":\"a {C2} b\"}}]}",
+		"{\"choices\":[{\"message\":{\"content\":\"{C3}\"}}]}",
+		"{\"choices\":[{\"message\":{\"content\":\"{C4}\"}}]}",
+		"{\"choices\":[{\"message\":{\"content\":\"{C5}\"}}]}",
 	};
 	char path[128], err[256];
 	struct relay *r = start_srv("echo.sock", path);
