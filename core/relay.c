@@ -194,15 +194,19 @@ relay_send_answer(struct relay *r, int fd, cJSON *meta, const char *body,
 }
 
 /* An answer the relay makes itself: status, an OpenAI-style error body
- * {"error": {message, type}} and meta with the error. */
+ * {"error": {message, type}} and meta with the error; "final": true
+ * when the last attempt was one the relay retries (it ran out of
+ * retries or budget: the gateway tells the agent not to retry). */
 static void
-relay_send_error(struct relay *r, int fd, int status, const char *type,
-    const char *msg, int attempts, long latency_ms)
+relay_send_error_f(struct relay *r, int fd, int status, const char *type,
+    const char *msg, int attempts, long latency_ms, bool final)
 {
 	cJSON *meta = cJSON_CreateObject(), *b = cJSON_CreateObject(), *er;
 	char *txt;
 
 	cJSON_AddNumberToObject(meta, "status", status);
+	if (final)
+		cJSON_AddBoolToObject(meta, "final", 1);
 	cJSON_AddNumberToObject(meta, "attempts", attempts);
 	cJSON_AddNumberToObject(meta, "latency_ms", (double)latency_ms);
 	cJSON_AddStringToObject(meta, "error", msg);
@@ -214,6 +218,15 @@ relay_send_error(struct relay *r, int fd, int status, const char *type,
 	(void)relay_send_answer(r, fd, meta, txt != NULL ? txt : "{}",
 	    txt != NULL ? strlen(txt) : 2);
 	free(txt);
+}
+
+/* relay_send_error_f, not final (nothing was retried). */
+static void
+relay_send_error(struct relay *r, int fd, int status, const char *type,
+    const char *msg, int attempts, long latency_ms)
+{
+	relay_send_error_f(r, fd, status, type, msg, attempts, latency_ms,
+	    false);
 }
 
 /* ---- the upstream call -------------------------------------------- */
@@ -847,6 +860,7 @@ relay_call(struct relay *r, int fd, const char *body0, size_t len0)
 	int attempt;
 	CURLcode rc = CURLE_OK;
 	struct relay_xfer x = { .r = r };
+	bool final = false;        /* the last attempt is one retried */
 
 	if (r->model != NULL) {
 		pinned = relay_pin_request(body0, len0, r->model, &len, why,
@@ -867,6 +881,7 @@ relay_call(struct relay *r, int fd, const char *body0, size_t len0)
 		rc = relay_attempt(r, body, len, &x, &status);
 		again = (rc != CURLE_OK && !x.over && relay_retryable(rc)) ||
 		    (rc == CURLE_OK && (status == 429 || status >= 500));
+		final = again;
 		if (!again || attempt > r->retries)
 			break;
 		wait = relay_backoff_ms(attempt, status == 429 ?
@@ -893,8 +908,8 @@ relay_call(struct relay *r, int fd, const char *body0, size_t len0)
 		snprintf(msg, sizeof msg, "model endpoint: %s",
 		    __atomic_load_n(&r->stop, __ATOMIC_SEQ_CST) ?
 		    "the relay stopped" : curl_easy_strerror(rc));
-		relay_send_error(r, fd, rc == CURLE_OPERATION_TIMEDOUT ? 504 :
-		    502, "upstream_error", msg, attempt, ms);
+		relay_send_error_f(r, fd, rc == CURLE_OPERATION_TIMEDOUT ? 504 :
+		    502, "upstream_error", msg, attempt, ms, final);
 	} else {
 		const char *key = r->auth != NULL ? r->auth +
 		    strlen("Authorization: Bearer ") : "";
@@ -911,8 +926,8 @@ relay_call(struct relay *r, int fd, const char *body0, size_t len0)
 			snprintf(msg, sizeof msg, "the model's answer (HTTP %ld) %s",
 			    status, !obj ? "is not a JSON object" :
 			    "held the API key: withheld");
-			relay_send_error(r, fd, ok2 ? 502 : (int)status,
-			    "upstream_error", msg, attempt, ms);
+			relay_send_error_f(r, fd, ok2 ? 502 : (int)status,
+			    "upstream_error", msg, attempt, ms, final);
 			free(x.buf);
 			return;
 		}
@@ -920,6 +935,8 @@ relay_call(struct relay *r, int fd, const char *body0, size_t len0)
 		cJSON_AddNumberToObject(meta, "status", (double)status);
 		cJSON_AddNumberToObject(meta, "attempts", attempt);
 		cJSON_AddNumberToObject(meta, "latency_ms", (double)ms);
+		if (final)
+			cJSON_AddBoolToObject(meta, "final", 1);
 		(void)relay_send_answer(r, fd, meta, x.buf, x.len);
 	}
 	free(x.buf);

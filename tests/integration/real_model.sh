@@ -192,6 +192,10 @@ other_drill refusal '[{"status":200,"body":{"choices":[{"index":0,"message":{"ro
     'refused: I cannot help with that'
 other_drill failing '[{"status":503,"body":{"error":{"message":"down for maintenance","type":"server_error"}}}]' 0 \
     'stop: HTTP 503 from the gateway: down for maintenance'
+# the relay's 503 is its final word (retries: 0): Poyo does not call again
+[ "$(wc -l <"$tmp/failing.jsonl")" -eq 1 ] ||
+    fail "failing: $(wc -l <"$tmp/failing.jsonl") calls reached the server, want 1"
+echo "ok: failing: one call, the relay's final 503 not retried by Poyo"
 # the lab below: a model that only ever answers "All done."
 kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
 sed -n '$!{h;};${x;p;}' "$tmp/script.json" | sed 's/^/[/; s/$/]/' >"$tmp/done.json"

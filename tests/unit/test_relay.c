@@ -333,6 +333,7 @@ test_relay_connect_error(void **state)
 	    &attempts, &lat, err, sizeof err);
 	assert_int_equal(st, 502);
 	assert_int_equal(attempts, 3);
+	assert_true(out.final);             /* retried: the relay's last word */
 	assert_true(lat >= 0);
 	assert_non_null(strstr(err, "model endpoint"));
 	assert_non_null(out.buf);
@@ -509,6 +510,9 @@ test_relay_key_echo(void **state)
 		err[0] = '\0';
 		st = call(path, "{\"messages\":[]}", &out, err, sizeof err);
 		assert_string_equal(srv_auth, "Bearer " TKEY);
+		/* a 2xx the relay did not retry: a new call may do better */
+		if (out.final)
+			fail_msg("answer %zu: marked final", i);
 		if (out.buf == NULL || holds_key(out.buf) || st != 502 ||
 		    strstr(err, "key") == NULL)
 			fail_msg("answer %zu: status %ld, err %s, body %s", i, st,
