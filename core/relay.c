@@ -57,6 +57,7 @@
 #define RELAY_BACKOFF_MAX_MS 8000    /* one wait's cap (and Retry-After's) */
 #define RELAY_WAITS_MAX_S    30      /* all waits of a call together */
 #define RELAY_STOP_WAIT_S    5       /* relay_stop's wait for the calls */
+#define RELAY_STOP_SEND_MS   1000    /* an answer frame's time after it */
 
 struct relay {
 	char *url;                 /* the chat completions URL */
@@ -72,6 +73,7 @@ struct relay {
 	int retries;
 	int fd;                    /* listening socket */
 	int stop;                  /* atomic */
+	uint64_t stop_ns;          /* atomic: when it was set (mono ns) */
 	pthread_t accept_thread;
 	pthread_mutex_t mu;        /* the relay's own: workers only */
 	pthread_cond_t cv;
@@ -98,7 +100,9 @@ relay_call_bound_s(const struct policy *p)
 /* Read (want POLLIN) or write (POLLOUT) exactly n bytes of fd before the
  * mono deadline, watching the stop flag every 100 ms: a peer trickling
  * bytes holds a worker until the deadline at most, and never past
- * relay_stop().  -1 on error, end, stop or the deadline. */
+ * relay_stop() (a read) or RELAY_STOP_SEND_MS after it (a write: the
+ * answer frame, "the relay stopped" among them, still goes out).  -1 on
+ * error, end, stop or the deadline. */
 static int
 relay_io(struct relay *r, int fd, void *buf, size_t n, short want,
     uint64_t deadline)
@@ -111,8 +115,16 @@ relay_io(struct relay *r, int fd, void *buf, size_t n, short want,
 		ssize_t k;
 		int pr;
 
-		if (now >= deadline || __atomic_load_n(&r->stop,
-		    __ATOMIC_SEQ_CST))
+		if (__atomic_load_n(&r->stop, __ATOMIC_SEQ_CST)) {
+			uint64_t cap = __atomic_load_n(&r->stop_ns,
+			    __ATOMIC_SEQ_CST) + RELAY_STOP_SEND_MS * 1000000ull;
+
+			if (want != POLLOUT)
+				return -1;
+			if (deadline > cap)
+				deadline = cap;
+		}
+		if (now >= deadline)
 			return -1;
 		pr = poll(&pfd, 1, deadline - now > 100000000ull ? 100 :
 		    (int)((deadline - now) / 1000000ull) + 1);
@@ -161,7 +173,8 @@ relay_put32(unsigned char b[4], uint32_t n)
 }
 
 /* Send the answer frame: meta (serialised here, deleted) and body, within
- * RELAY_REQ_TIMEOUT_MS.  -1 on a write error, the deadline or a stop. */
+ * RELAY_REQ_TIMEOUT_MS (RELAY_STOP_SEND_MS of a stop).  -1 on a write
+ * error or the deadline. */
 static int
 relay_send_answer(struct relay *r, int fd, cJSON *meta, const char *body,
     size_t blen)
@@ -1204,6 +1217,7 @@ relay_stop(struct relay *r)
 {
 	if (r == NULL)
 		return;
+	__atomic_store_n(&r->stop_ns, util_mono_ns(), __ATOMIC_SEQ_CST);
 	__atomic_store_n(&r->stop, 1, __ATOMIC_SEQ_CST);
 	pthread_join(r->accept_thread, NULL);
 	close(r->fd);

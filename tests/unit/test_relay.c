@@ -739,6 +739,61 @@ test_relay_stop_trickle(void **state)
 	close(t.fd);
 }
 
+/* relay_stop on a thread of its own. */
+static void *
+stop_main(void *arg)
+{
+	relay_stop(arg);
+	return NULL;
+}
+
+/* A call in flight to a model that never answers (a port that listens
+ * and never accepts): relay_stop aborts it, and the gateway still gets
+ * the relay's answer frame, a 502 "the relay stopped", within 2 s. */
+static void
+test_relay_stop_answer(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof sa;
+	struct errbuf e = { 0 };
+	char url[96], path[128], meta[4200];
+	struct relay_config c = { .connect_timeout_ms = 1000, .timeout_s = 20,
+	    .retries = 0, .owner_uid = -1, .owner_gid = -1 };
+	struct timespec half = { 0, 500000000L };
+	struct relay *r;
+	pthread_t th;
+	uint64_t t0;
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), fd;
+
+	(void)state;
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions",
+	    ntohs(sa.sin_port));
+	c.url = url;
+	snprintf(path, sizeof path, "%s/stopans.sock", dir);
+	c.sock_path = path;
+	r = relay_start(&c, &e);
+	if (r == NULL)
+		fail_msg("relay_start: %s", e.msg);
+	fd = dial(path);
+	assert_int_equal(write(fd, "ARQ1\0\0\0\x02{}", 10), 10);
+	nanosleep(&half, NULL);             /* the call is in libcurl */
+	t0 = util_mono_ns();
+	assert_int_equal(pthread_create(&th, NULL, stop_main, r), 0);
+	read_meta(fd, meta, sizeof meta);
+	if (util_mono_ns() - t0 > 2000000000ull || strstr(meta,
+	    "\"status\":502") == NULL || strstr(meta, "the relay stopped") ==
+	    NULL)
+		fail_msg("after %.1f s: %s", (util_mono_ns() - t0) / 1e9, meta);
+	pthread_join(th, NULL);
+	close(fd);
+	close(lfd);
+}
+
 /* The whole request frame has 10 s: a client sending a byte a second
  * is cut then (an error answer or a hang-up), not 100 s later. */
 static void
@@ -1106,6 +1161,7 @@ main(void)
 		cmocka_unit_test(test_relay_big_answer),
 		cmocka_unit_test(test_relay_pin_model),
 		cmocka_unit_test(test_relay_stop_trickle),
+		cmocka_unit_test(test_relay_stop_answer),
 		cmocka_unit_test(test_relay_frame_deadline),
 		cmocka_unit_test(test_relay_ca_file_replaces),
 		cmocka_unit_test(test_agent_post_timeout),
