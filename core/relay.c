@@ -57,6 +57,7 @@
 #define RELAY_BACKOFF_MAX_MS 8000    /* one wait's cap (and Retry-After's) */
 #define RELAY_WAITS_MAX_S    30      /* all waits of a call together */
 #define RELAY_STOP_WAIT_S    5       /* relay_stop's wait for the calls */
+#define RELAY_STOP_SEND_MS   1000    /* an answer frame's time after it */
 
 struct relay {
 	char *url;                 /* the chat completions URL */
@@ -72,6 +73,7 @@ struct relay {
 	int retries;
 	int fd;                    /* listening socket */
 	int stop;                  /* atomic */
+	uint64_t stop_ns;          /* atomic: when it was set (mono ns) */
 	pthread_t accept_thread;
 	pthread_mutex_t mu;        /* the relay's own: workers only */
 	pthread_cond_t cv;
@@ -98,7 +100,9 @@ relay_call_bound_s(const struct policy *p)
 /* Read (want POLLIN) or write (POLLOUT) exactly n bytes of fd before the
  * mono deadline, watching the stop flag every 100 ms: a peer trickling
  * bytes holds a worker until the deadline at most, and never past
- * relay_stop().  -1 on error, end, stop or the deadline. */
+ * relay_stop() (a read) or RELAY_STOP_SEND_MS after it (a write: the
+ * answer frame, "the relay stopped" among them, still goes out).  -1 on
+ * error, end, stop or the deadline. */
 static int
 relay_io(struct relay *r, int fd, void *buf, size_t n, short want,
     uint64_t deadline)
@@ -111,8 +115,16 @@ relay_io(struct relay *r, int fd, void *buf, size_t n, short want,
 		ssize_t k;
 		int pr;
 
-		if (now >= deadline || __atomic_load_n(&r->stop,
-		    __ATOMIC_SEQ_CST))
+		if (__atomic_load_n(&r->stop, __ATOMIC_SEQ_CST)) {
+			uint64_t cap = __atomic_load_n(&r->stop_ns,
+			    __ATOMIC_SEQ_CST) + RELAY_STOP_SEND_MS * 1000000ull;
+
+			if (want != POLLOUT)
+				return -1;
+			if (deadline > cap)
+				deadline = cap;
+		}
+		if (now >= deadline)
 			return -1;
 		pr = poll(&pfd, 1, deadline - now > 100000000ull ? 100 :
 		    (int)((deadline - now) / 1000000ull) + 1);
@@ -161,7 +173,8 @@ relay_put32(unsigned char b[4], uint32_t n)
 }
 
 /* Send the answer frame: meta (serialised here, deleted) and body, within
- * RELAY_REQ_TIMEOUT_MS.  -1 on a write error, the deadline or a stop. */
+ * RELAY_REQ_TIMEOUT_MS (RELAY_STOP_SEND_MS of a stop).  -1 on a write
+ * error or the deadline. */
 static int
 relay_send_answer(struct relay *r, int fd, cJSON *meta, const char *body,
     size_t blen)
@@ -194,15 +207,19 @@ relay_send_answer(struct relay *r, int fd, cJSON *meta, const char *body,
 }
 
 /* An answer the relay makes itself: status, an OpenAI-style error body
- * {"error": {message, type}} and meta with the error. */
+ * {"error": {message, type}} and meta with the error; "final": true
+ * when the last attempt was one the relay retries (it ran out of
+ * retries or budget: the gateway tells the agent not to retry). */
 static void
-relay_send_error(struct relay *r, int fd, int status, const char *type,
-    const char *msg, int attempts, long latency_ms)
+relay_send_error_f(struct relay *r, int fd, int status, const char *type,
+    const char *msg, int attempts, long latency_ms, bool final)
 {
 	cJSON *meta = cJSON_CreateObject(), *b = cJSON_CreateObject(), *er;
 	char *txt;
 
 	cJSON_AddNumberToObject(meta, "status", status);
+	if (final)
+		cJSON_AddBoolToObject(meta, "final", 1);
 	cJSON_AddNumberToObject(meta, "attempts", attempts);
 	cJSON_AddNumberToObject(meta, "latency_ms", (double)latency_ms);
 	cJSON_AddStringToObject(meta, "error", msg);
@@ -214,6 +231,15 @@ relay_send_error(struct relay *r, int fd, int status, const char *type,
 	(void)relay_send_answer(r, fd, meta, txt != NULL ? txt : "{}",
 	    txt != NULL ? strlen(txt) : 2);
 	free(txt);
+}
+
+/* relay_send_error_f, not final (nothing was retried). */
+static void
+relay_send_error(struct relay *r, int fd, int status, const char *type,
+    const char *msg, int attempts, long latency_ms)
+{
+	relay_send_error_f(r, fd, status, type, msg, attempts, latency_ms,
+	    false);
 }
 
 /* ---- the upstream call -------------------------------------------- */
@@ -507,15 +533,52 @@ relay_unescape(const char *s, size_t n, char *out)
 	return o;
 }
 
-/* Does s[0..n) hold key, as it is or under up to RELAY_DECODE_LEVELS
- * decodings of its escapes (a key in tool-call arguments is JSON in a
- * JSON string)?  tmp has room for n + 1. */
+/* s[0..n) into out (room for n + 1) with every byte not in set (the
+ * key's own bytes) removed.  The new length. */
+static size_t
+relay_keep(const char *s, size_t n, const bool set[256], char *out)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (set[(unsigned char)s[i]])
+			out[o++] = s[i];
+	out[o] = '\0';
+	return o;
+}
+
+/* Does s[0..n) hold key as it is, with every byte outside the key's
+ * own set (set) removed (a control byte, a zero-width space inserted),
+ * or with what util_sanitize drops (ESC sequences, C0 and C1 controls)
+ * and then those bytes removed?  tmp has room for n + 1. */
+static bool
+relay_holds_1(const char *s, size_t n, const char *key, size_t kl,
+    const bool set[256], char *tmp)
+{
+	size_t m;
+
+	if (n < kl)
+		return false;
+	if (memmem(s, n, key, kl) != NULL)
+		return true;
+	m = relay_keep(s, n, set, tmp);
+	if (m >= kl && memmem(tmp, m, key, kl) != NULL)
+		return true;
+	m = util_sanitize(tmp, n + 1, s, n, false);
+	m = relay_keep(tmp, m, set, tmp);
+	return m >= kl && memmem(tmp, m, key, kl) != NULL;
+}
+
+/* Does s[0..n) hold key (see relay_holds_1), as it is or under up to
+ * RELAY_DECODE_LEVELS decodings of its escapes (a key in tool-call
+ * arguments is JSON in a JSON string)?  tmp and tmp2 have room for
+ * n + 1 each. */
 static bool
 relay_str_holds(const char *s, size_t n, const char *key, size_t kl,
-    char *tmp)
+    const bool set[256], char *tmp, char *tmp2)
 {
 	for (int lv = 0;; lv++) {
-		if (n >= kl && memmem(s, n, key, kl) != NULL)
+		if (relay_holds_1(s, n, key, kl, set, tmp2))
 			return true;
 		if (lv == RELAY_DECODE_LEVELS || memchr(s, '\\', n) == NULL)
 			return false;
@@ -532,7 +595,8 @@ relay_answer_scan(const char *buf, size_t len, const char *key, size_t kl,
     bool *has_key)
 {
 	size_t i = relay_ws(buf, 0, len), last = len;
-	char *tmp;
+	bool set[256] = { false };
+	char *tmp, *tmp2;
 
 	*has_key = kl > 0 && len >= kl && memmem(buf, len, key, kl) != NULL;
 	while (last > i && (buf[last - 1] == ' ' || buf[last - 1] == '\t' ||
@@ -540,7 +604,10 @@ relay_answer_scan(const char *buf, size_t len, const char *key, size_t kl,
 		last--;
 	if (i >= last || buf[i] != '{' || buf[last - 1] != '}')
 		return false;
+	for (size_t k = 0; k < kl; k++)
+		set[(unsigned char)key[k]] = true;
 	tmp = xmalloc(len + 1);
+	tmp2 = xmalloc(len + 1);
 	for (; i < last; i++) {
 		size_t e;
 
@@ -549,14 +616,16 @@ relay_answer_scan(const char *buf, size_t len, const char *key, size_t kl,
 		e = relay_str_end(buf, i, last);
 		if (e == 0) {
 			free(tmp);
+			free(tmp2);
 			return false;
 		}
 		if (kl > 0 && !*has_key && relay_str_holds(buf + i + 1,
-		    e - i - 2, key, kl, tmp))
+		    e - i - 2, key, kl, set, tmp, tmp2))
 			*has_key = true;
 		i = e - 1;
 	}
 	free(tmp);
+	free(tmp2);
 	return true;
 }
 
@@ -598,11 +667,62 @@ relay_value_end(const char *b, size_t i, size_t len)
 }
 
 /*
- * The request the relay sends: body with every top-level "model" member
- * (its name decoded: "mo\u0064el" too) set to model, or one added; a
- * "stream" other than false/null and an "n" other than 1/null refused
- * (streaming is not relayed; n > 1 multiplies the cost).  Returns the
- * new body (caller frees, *olen its length), or NULL with why (a 400).
+ * The top-level members a request may have (docs/lab.md), compared with
+ * the decoded name exactly.  An upstream may read other names as one of
+ * these (Go's encoding/json folds case and Unicode, the last duplicate
+ * winning; cJSON stops a name at a NUL), or route and bill by them
+ * (OpenRouter's "models", "provider", "service_tier", "store"): every
+ * other name is refused.
+ */
+static const char *const relay_members[] = {
+	"model", "messages", "tools", "tool_choice", "temperature", "top_p",
+	"max_tokens", "max_completion_tokens", "stop", "seed",
+	"response_format", "parallel_tool_calls", "frequency_penalty",
+	"presence_penalty", "user", "stream", "n",
+};
+#define RELAY_MEMBERS (sizeof relay_members / sizeof relay_members[0])
+#define RELAY_NAME_MAX 32            /* longer than every listed name */
+
+/* The index of the member name[0..nl) in relay_members, or -1; its why
+ * (a 400's message) when it is not there. */
+static int
+relay_member(const char *name, size_t nl, char *why, size_t whylen)
+{
+	for (size_t k = 0; k < nl; k++) {
+		unsigned char c = (unsigned char)name[k];
+
+		if (c < 0x20 || c >= 0x7f) {
+			snprintf(why, whylen, "relay: a top-level member name "
+			    "with a NUL or non-ASCII byte (or a control byte) "
+			    "is not allowed");
+			return -1;
+		}
+	}
+	for (size_t k = 0; k < RELAY_MEMBERS; k++)
+		if (strlen(relay_members[k]) == nl &&
+		    memcmp(relay_members[k], name, nl) == 0)
+			return (int)k;
+	for (size_t k = 0; k < RELAY_MEMBERS; k++)
+		if (strlen(relay_members[k]) == nl &&
+		    strncasecmp(relay_members[k], name, nl) == 0) {
+			snprintf(why, whylen, "relay: the member \"%.*s\" is not "
+			    "allowed (names are case-sensitive: \"%s\")",
+			    (int)nl, name, relay_members[k]);
+			return -1;
+		}
+	snprintf(why, whylen, "relay: the member \"%.*s\" is not allowed "
+	    "(docs/models.md lists those that are)", (int)nl, name);
+	return -1;
+}
+
+/*
+ * The request the relay sends: body with its top-level "model" member
+ * (its name decoded: "mo\u0064el" too) set to model, or one added.
+ * Refused (NULL, why: a 400): a top-level member not in relay_members
+ * (a case variant, a name with a NUL or non-ASCII byte included), one
+ * member twice, a "stream" other than false/null and an "n" other than
+ * 1/null (streaming is not relayed; n > 1 multiplies the cost).  Returns
+ * the new body (caller frees, *olen its length).
  */
 static char *
 relay_pin_request(const char *b, size_t len, const char *model,
@@ -610,8 +730,9 @@ relay_pin_request(const char *b, size_t len, const char *model,
 {
 	size_t i = relay_ws(b, 0, len), copied, o = 0, ml;
 	size_t cap;
-	bool any = false, members = false;
-	char *out, name[16];
+	bool any = false, members = false, seen[RELAY_MEMBERS] = { false };
+	char *out, name[RELAY_NAME_MAX + 8];
+	int m;
 
 	ml = strlen(model);
 	if (i >= len || b[i] != '{') {
@@ -635,16 +756,38 @@ relay_pin_request(const char *b, size_t len, const char *model,
 		ne = relay_str_end(b, i, len);
 		if (ne == 0)
 			goto bad;
-		nl = 0;
-		name[0] = '\0';
-		if (ne - ns - 2 < 64) {
-			char tmp[80];
+		/* 6 bytes per \uXXXX: a longer name is no listed one */
+		if (ne - ns - 2 > RELAY_NAME_MAX * 6) {
+			snprintf(why, whylen, "relay: a top-level member name "
+			    "over %d bytes is not allowed", RELAY_NAME_MAX);
+			free(out);
+			return NULL;
+		}
+		{
+			char tmp[RELAY_NAME_MAX * 6 + 1];
 
 			nl = relay_unescape(b + ns + 1, ne - ns - 2, tmp);
-			/* a name with a NUL in it is no name we look for */
-			if (nl < sizeof name && strlen(tmp) == nl)
-				memcpy(name, tmp, nl + 1);
+			if (nl > RELAY_NAME_MAX) {
+				snprintf(why, whylen, "relay: a top-level member "
+				    "name over %d bytes is not allowed",
+				    RELAY_NAME_MAX);
+				free(out);
+				return NULL;
+			}
+			memcpy(name, tmp, nl + 1);
 		}
+		m = relay_member(name, nl, why, whylen);
+		if (m < 0) {
+			free(out);
+			return NULL;
+		}
+		if (seen[m]) {
+			snprintf(why, whylen, "relay: the member \"%s\" is there "
+			    "twice", relay_members[m]);
+			free(out);
+			return NULL;
+		}
+		seen[m] = true;
 		i = relay_ws(b, ne, len);
 		if (i >= len || b[i] != ':')
 			goto bad;
@@ -730,6 +873,7 @@ relay_call(struct relay *r, int fd, const char *body0, size_t len0)
 	int attempt;
 	CURLcode rc = CURLE_OK;
 	struct relay_xfer x = { .r = r };
+	bool final = false;        /* the last attempt is one retried */
 
 	if (r->model != NULL) {
 		pinned = relay_pin_request(body0, len0, r->model, &len, why,
@@ -750,6 +894,7 @@ relay_call(struct relay *r, int fd, const char *body0, size_t len0)
 		rc = relay_attempt(r, body, len, &x, &status);
 		again = (rc != CURLE_OK && !x.over && relay_retryable(rc)) ||
 		    (rc == CURLE_OK && (status == 429 || status >= 500));
+		final = again;
 		if (!again || attempt > r->retries)
 			break;
 		wait = relay_backoff_ms(attempt, status == 429 ?
@@ -776,8 +921,8 @@ relay_call(struct relay *r, int fd, const char *body0, size_t len0)
 		snprintf(msg, sizeof msg, "model endpoint: %s",
 		    __atomic_load_n(&r->stop, __ATOMIC_SEQ_CST) ?
 		    "the relay stopped" : curl_easy_strerror(rc));
-		relay_send_error(r, fd, rc == CURLE_OPERATION_TIMEDOUT ? 504 :
-		    502, "upstream_error", msg, attempt, ms);
+		relay_send_error_f(r, fd, rc == CURLE_OPERATION_TIMEDOUT ? 504 :
+		    502, "upstream_error", msg, attempt, ms, final);
 	} else {
 		const char *key = r->auth != NULL ? r->auth +
 		    strlen("Authorization: Bearer ") : "";
@@ -794,8 +939,8 @@ relay_call(struct relay *r, int fd, const char *body0, size_t len0)
 			snprintf(msg, sizeof msg, "the model's answer (HTTP %ld) %s",
 			    status, !obj ? "is not a JSON object" :
 			    "held the API key: withheld");
-			relay_send_error(r, fd, ok2 ? 502 : (int)status,
-			    "upstream_error", msg, attempt, ms);
+			relay_send_error_f(r, fd, ok2 ? 502 : (int)status,
+			    "upstream_error", msg, attempt, ms, final);
 			free(x.buf);
 			return;
 		}
@@ -803,6 +948,8 @@ relay_call(struct relay *r, int fd, const char *body0, size_t len0)
 		cJSON_AddNumberToObject(meta, "status", (double)status);
 		cJSON_AddNumberToObject(meta, "attempts", attempt);
 		cJSON_AddNumberToObject(meta, "latency_ms", (double)ms);
+		if (final)
+			cJSON_AddBoolToObject(meta, "final", 1);
 		(void)relay_send_answer(r, fd, meta, x.buf, x.len);
 	}
 	free(x.buf);
@@ -1070,6 +1217,7 @@ relay_stop(struct relay *r)
 {
 	if (r == NULL)
 		return;
+	__atomic_store_n(&r->stop_ns, util_mono_ns(), __ATOMIC_SEQ_CST);
 	__atomic_store_n(&r->stop, 1, __ATOMIC_SEQ_CST);
 	pthread_join(r->accept_thread, NULL);
 	close(r->fd);

@@ -430,12 +430,14 @@ agent_trim_history(cJSON *messages, size_t budget)
 
 enum answer_kind {
 	ANSWER_OK = 0,     /* a message to act on */
-	ANSWER_RETRY,      /* 429, 5xx, no choices, an error in the body */
+	ANSWER_RETRY,      /* 429, 5xx (unless the relay's final word), no
+	                      choices, an error in the body */
 	ANSWER_STOP,       /* anything else: stop */
 };
 
 /* Classify the gateway's answer (status, parsed body ans) and say why in
- * why.  *msg is the message of ANSWER_OK. */
+ * why.  *msg is the message of ANSWER_OK.  A 429/5xx of error.type
+ * GATEWAY_RELAY_FINAL is not retried (the relay's final word). */
 static enum answer_kind
 classify(long status, const cJSON *ans, const cJSON **msg, char *why,
     size_t whylen)
@@ -444,10 +446,15 @@ classify(long status, const cJSON *ans, const cJSON **msg, char *why,
 	const cJSON *em = cJSON_GetObjectItemCaseSensitive(err, "message");
 	const char *es = cJSON_IsString(em) ? em->valuestring :
 	    cJSON_IsString(err) ? err->valuestring : NULL;
+	const cJSON *et = cJSON_GetObjectItemCaseSensitive(err, "type");
 	*msg = NULL;
 	if (status == 429 || status >= 500) {
 		snprintf(why, whylen, "HTTP %ld from the gateway: %.200s", status,
 		    es ? es : "");
+		/* the relay already retried within its budget: final */
+		if (cJSON_IsString(et) &&
+		    strcmp(et->valuestring, GATEWAY_RELAY_FINAL) == 0)
+			return ANSWER_STOP;
 		return ANSWER_RETRY;
 	}
 	if (status != 200) {

@@ -544,6 +544,7 @@ gateway_relay_call(const char *sock, int timeout_s, const char *body,
 	const cJSON *at = cJSON_GetObjectItemCaseSensitive(m, "attempts");
 	const cJSON *lt = cJSON_GetObjectItemCaseSensitive(m, "latency_ms");
 	const cJSON *er = cJSON_GetObjectItemCaseSensitive(m, "error");
+	out->final = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "final"));
 	if (!cJSON_IsNumber(st) || st->valuedouble < 100 ||
 	    st->valuedouble > 599) {
 		cJSON_Delete(m);
@@ -572,6 +573,33 @@ out:
 	if (fd >= 0)
 		close(fd);
 	return status == 0 && late ? -1 : status;
+}
+
+char *
+gateway_relay_final(long status, const char *body)
+{
+	cJSON *ans = body != NULL ? cJSON_Parse(body) : NULL;
+	const cJSON *err = cJSON_GetObjectItemCaseSensitive(ans, "error");
+	const cJSON *em = cJSON_GetObjectItemCaseSensitive(err, "message");
+	const char *es = cJSON_IsString(em) ? em->valuestring :
+	    cJSON_IsString(err) ? err->valuestring : NULL;
+	char msg[256];
+	cJSON *o = cJSON_CreateObject();
+	cJSON *e = cJSON_AddObjectToObject(o, "error");
+
+	if (es != NULL && *es) {
+		char *t = sensor_trunc(es, 200);
+		snprintf(msg, sizeof(msg), "%s", t);
+		free(t);
+	} else
+		snprintf(msg, sizeof(msg), "the model answered HTTP %ld", status);
+	cJSON_Delete(ans);
+	cJSON_AddStringToObject(e, "message", msg);
+	cJSON_AddStringToObject(e, "type", GATEWAY_RELAY_FINAL);
+	char *txt = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return txt != NULL ? txt : xstrdup("{\"error\":{\"type\":\""
+	    GATEWAY_RELAY_FINAL "\"}}");
 }
 
 /* POST body to the model: through the host relay (a real model.url: the
@@ -701,7 +729,9 @@ chat(struct gateway *g, const struct http_request *req,
 		 * error, never a hang */
 		int code = status < 0 ? 504 : 502;
 		free(out.buf);
-		http_response_error(resp, code, "upstream_error", status < 0 ?
+		/* through the relay: its bound was spent, no retry helps */
+		http_response_error(resp, code, g->relay != NULL ?
+		    GATEWAY_RELAY_FINAL : "upstream_error", status < 0 ?
 		    "the model did not answer in time" :
 		    "model endpoint unreachable");
 		emit_turn(step, code, "", &u);
@@ -711,6 +741,16 @@ chat(struct gateway *g, const struct http_request *req,
 		out.buf = xstrdup("");
 	gateway_scrub(out.buf, out.len, g->real_key);
 	emit_turn(step, status, out.buf, &u);
+	if (g->relay != NULL && out.final && (status == 429 || status >= 500)) {
+		/* the relay's final word (after its retries and budget):
+		 * marked, so that the agent does not spend more */
+		parse_acquire(out.len);
+		char *fin = gateway_relay_final(status, out.buf);
+		parse_release(out.len);
+		free(out.buf);
+		out.buf = fin;
+		out.len = strlen(fin);
+	}
 	resp->status = (int)status;
 	resp->ctype = "application/json";
 	resp->body = out.buf;

@@ -170,6 +170,9 @@ struct http_answer {
 	size_t max;                 /* set by the caller */
 	bool over;                  /* more than max came: transfer stopped */
 	int curl_rc;                /* http_post_bearer's CURLcode (0: ok) */
+	bool final;                 /* gateway_relay_call: the relay's final
+	                               word ("final" in its meta: the last
+	                               attempt was one it retries) */
 };
 /* CURLOPT_WRITEFUNCTION for a struct http_answer (ud): appends, or returns
  * 0 and sets over when the answer would pass max bytes (libcurl then ends
@@ -314,6 +317,20 @@ int gateway_relay_timeout(const char *v);
 long gateway_relay_call(const char *sock, int timeout_s, const char *body,
     size_t len, struct http_answer *out, int *attempts, long *latency_ms,
     char *err, size_t errlen);
+/*
+ * The error.type of the gateway's answer when the relay's answer is its
+ * final word: a 429 or 5xx after the relay's own retries and budget
+ * (struct http_answer's final), or the relay unreachable or too slow
+ * (502, 504).  Not so a 502 the relay made of a 2xx it did not retry
+ * (not JSON, over 4 MiB, the key echoed): a new call may do better.  An agent does not retry those (Poyo
+ * does not); it retries only unmarked ones (the offline model's).
+ */
+#define GATEWAY_RELAY_FINAL "ares_relay"
+/* The body for the agent in place of a relay's final answer of status
+ * (429/5xx) with body (NULL: none): {"error":{"message","type":
+ * GATEWAY_RELAY_FINAL}}, the message the upstream's error message (cut
+ * at 200 bytes) or "HTTP <status>".  Caller frees. */
+char *gateway_relay_final(long status, const char *body);
 
 /*
  * The change-request queue (self-modification requests from the agent):

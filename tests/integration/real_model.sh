@@ -192,6 +192,10 @@ other_drill refusal '[{"status":200,"body":{"choices":[{"index":0,"message":{"ro
     'refused: I cannot help with that'
 other_drill failing '[{"status":503,"body":{"error":{"message":"down for maintenance","type":"server_error"}}}]' 0 \
     'stop: HTTP 503 from the gateway: down for maintenance'
+# the relay's 503 is its final word (retries: 0): Poyo does not call again
+[ "$(wc -l <"$tmp/failing.jsonl")" -eq 1 ] ||
+    fail "failing: $(wc -l <"$tmp/failing.jsonl") calls reached the server, want 1"
+echo "ok: failing: one call, the relay's final 503 not retried by Poyo"
 # the lab below: a model that only ever answers "All done."
 kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
 sed -n '$!{h;};${x;p;}' "$tmp/script.json" | sed 's/^/[/; s/$/]/' >"$tmp/done.json"
@@ -278,7 +282,11 @@ before=$(wc -l <"$tmp/calls-lab.jsonl")
 out=$(docker exec "ares-$rid-agent" sh -c 'wget -S -O- --header "Authorization: Bearer $OPENAI_API_KEY" --header "Content-Type: application/json" --post-data "{\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}" http://gateway:8080/v1/chat/completions' 2>&1)
 [ $? -ne 0 ] && echo "$out" | grep -q ' 400' || fail "stream:true: want a 400: $out"
 [ "$(wc -l <"$tmp/calls-lab.jsonl")" -eq "$before" ] || fail "stream:true reached the server"
-echo "ok: agent -> gateway -> host relay -> model, the key added on the host, model pinned, stream refused"
+# a case variant of "model" (Go's encoding/json reads it as "model")
+out=$(docker exec "ares-$rid-agent" sh -c 'wget -S -O- --header "Authorization: Bearer $OPENAI_API_KEY" --header "Content-Type: application/json" --post-data "{\"model\":\"x\",\"Model\":\"gpt-4.5\",\"messages\":[]}" http://gateway:8080/v1/chat/completions' 2>&1)
+[ $? -ne 0 ] && echo "$out" | grep -q ' 400' || fail "\"Model\": want a 400: $out"
+[ "$(wc -l <"$tmp/calls-lab.jsonl")" -eq "$before" ] || fail "\"Model\" reached the server"
+echo "ok: agent -> gateway -> host relay -> model, the key added on the host, model pinned, stream and \"Model\" refused"
 kill -HUP "$lab"
 sleep 0.2
 # the first signal restores the default action: a second one would end it

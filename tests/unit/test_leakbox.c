@@ -19,6 +19,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -1771,6 +1773,135 @@ static void test_agent_idle_reaps(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* Accept one call on lfd within ms, read its request (head and
+ * Content-Length body), answer status with body.  false: none came. */
+static bool fake_gw_answer(int lfd, int ms, int status, const char *body)
+{
+	struct pollfd p = { .fd = lfd, .events = POLLIN };
+	if (poll(&p, 1, ms) != 1)
+		return false;
+	int fd = accept(lfd, NULL, NULL);
+	assert_true(fd >= 0);
+	char buf[65536];
+	size_t got = 0;
+	for (;;) {
+		struct pollfd q = { .fd = fd, .events = POLLIN };
+		assert_int_equal(poll(&q, 1, 5000), 1);
+		ssize_t n = read(fd, buf + got, sizeof(buf) - 1 - got);
+		assert_true(n > 0);
+		got += (size_t)n;
+		buf[got] = '\0';
+		char *h = strstr(buf, "\r\n\r\n");
+		char *cl = strcasestr(buf, "Content-Length:");
+		if (h && cl && got >= (size_t)(h + 4 - buf) +
+		    (size_t)strtol(cl + 15, NULL, 10))
+			break;
+	}
+	char head[256];
+	int hl = snprintf(head, sizeof(head), "HTTP/1.1 %d Error\r\n"
+	    "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+	    "Connection: close\r\n\r\n", status, strlen(body));
+	assert_int_equal(send(fd, head, (size_t)hl, MSG_NOSIGNAL), hl);
+	assert_int_equal(send(fd, body, strlen(body), MSG_NOSIGNAL),
+	    (ssize_t)strlen(body));
+	close(fd);
+	return true;
+}
+
+/* Poyo against a gateway of the test's own that answers 503 each time:
+ * a 503 the gateway marked as the relay's final word (error.type
+ * "ares_relay": the relay already retried within its budget) ends Poyo
+ * after one call; an unmarked one (the offline model's) is retried. */
+static void test_agent_relay_final(void **state)
+{
+	(void)state;
+	static const char *const body[] = {
+		"{\"error\":{\"message\":\"down\",\"type\":\"" GATEWAY_RELAY_FINAL
+		    "\"}}",
+		"{\"error\":{\"message\":\"down\",\"type\":\"server_error\"}}",
+	};
+	for (int k = 0; k < 2; k++) {
+		struct sockaddr_in sa = { .sin_family = AF_INET,
+		    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		socklen_t sl = sizeof(sa);
+		int lfd = socket(AF_INET, SOCK_STREAM, 0);
+		assert_true(lfd >= 0);
+		assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		assert_int_equal(listen(lfd, 4), 0);
+		assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+		char base[64];
+		snprintf(base, sizeof(base), "http://127.0.0.1:%d/v1",
+		    ntohs(sa.sin_port));
+		pid_t c = fork();
+		assert_true(c >= 0);
+		if (c == 0) {
+			int nul = open("/dev/null", O_WRONLY);
+			dup2(nul, 1);
+			dup2(nul, 2);
+			setenv("OPENAI_BASE_URL", base, 1);
+			setenv("AGENT_MAX_STEPS", "1", 1);
+			_exit(agent_main());
+		}
+		assert_true(fake_gw_answer(lfd, 10000, 503, body[k]));
+		/* Poyo retries after 1 s: a second call within 3 s is one */
+		bool again = fake_gw_answer(lfd, 3000, 503, body[k]);
+		int st;
+		if (k == 0) {
+			pid_t w = waitpid(c, &st, WNOHANG);
+			if (again || w != c) {
+				kill(c, SIGKILL);
+				waitpid(c, NULL, 0);
+				fail_msg("a marked 503: %s", again ? "retried" :
+				    "Poyo did not stop");
+			}
+			assert_true(WIFEXITED(st));
+		} else {
+			assert_true(again);
+			kill(c, SIGKILL);
+			assert_int_equal(waitpid(c, &st, 0), c);
+		}
+		close(lfd);
+	}
+}
+
+/* The gateway's answer for a relay's final 429/5xx: an error of type
+ * GATEWAY_RELAY_FINAL with the upstream's message kept (cut), or one of
+ * its own when the body has none. */
+static void test_gateway_relay_final(void **state)
+{
+	(void)state;
+	char big[1024];
+	memset(big, 'm', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	char *in = xasprintf("{\"error\":{\"message\":\"%s\"}}", big);
+	const char *const bodies[] = {
+		"{\"error\":{\"message\":\"down for maintenance\","
+		    "\"type\":\"server_error\"}}",
+		"{\"error\":\"plain string\"}",
+		"{\"choices\":[]}",
+		"not json",
+		NULL,
+		in,
+	};
+	const char *const want[] = { "down for maintenance", "plain string",
+	    "HTTP 503", "HTTP 503", "HTTP 503", "mmmm" };
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		char *out = gateway_relay_final(503, bodies[i]);
+		cJSON *j = cJSON_Parse(out);
+		const cJSON *er = cJSON_GetObjectItemCaseSensitive(j, "error");
+		const cJSON *ty = cJSON_GetObjectItemCaseSensitive(er, "type");
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(er, "message");
+		if (!cJSON_IsString(ty) || strcmp(ty->valuestring,
+		    GATEWAY_RELAY_FINAL) != 0 || !cJSON_IsString(m) ||
+		    strstr(m->valuestring, want[i]) == NULL ||
+		    strlen(m->valuestring) > 300)
+			fail_msg("%zu: %s", i, out);
+		cJSON_Delete(j);
+		free(out);
+	}
+	free(in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1798,6 +1929,8 @@ int main(void)
 		cmocka_unit_test(test_toolcli_http),
 		cmocka_unit_test(test_toolcli_other),
 		cmocka_unit_test(test_agent_tool_ran),
+		cmocka_unit_test(test_agent_relay_final),
+		cmocka_unit_test(test_gateway_relay_final),
 		cmocka_unit_test(test_gateway_note_parse),
 		cmocka_unit_test(test_gateway_notes),
 		cmocka_unit_test(test_agent_idle_reaps),

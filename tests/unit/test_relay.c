@@ -68,26 +68,43 @@ srv_esc(const char *k, int how, char *out, size_t len)
 	out[o] = '\0';
 }
 
+/* The JSON-escaped key k with ins put after its 4th byte (into out). */
+static void
+srv_ins(const char *k, const char *ins, char *out, size_t len)
+{
+	snprintf(out, len, "%.4s%s%s", k, ins, k + 4);
+}
+
 /* srv_tmpl with {K} (the key, JSON-escaped), {U} (\u-escaped), {S} (\/),
- * {KK} (escaped twice: the key inside a JSON string inside a string).
+ * {KK} (escaped twice: the key inside a JSON string inside a string),
+ * {C1} {C2} {C3} {C4} {C5} (the escaped key with a control byte, an ESC
+ * sequence, a C1 control, a zero-width space, a raw DEL inserted).
  * Caller frees. */
 static char *
 srv_fill(void)
 {
 	const char *key = strncmp(srv_auth, "Bearer ", 7) == 0 ?
 	    srv_auth + 7 : "";
+	static const char *const ins[] = { "\\u0001", "\\u001b[0m",
+	    "\\u0085", "\\u200b", "\x7f" };
 	char k[1024], u[4096], sl[1024], kk[2048], *out = xmalloc(65536);
+	char c[5][1100];
 	size_t o = 0;
 
 	srv_esc(key, 0, k, sizeof k);
 	srv_esc(key, 1, u, sizeof u);
 	srv_esc(key, 2, sl, sizeof sl);
 	srv_esc(k, 0, kk, sizeof kk);
+	for (int n = 0; n < 5; n++)
+		srv_ins(k, ins[n], c[n], sizeof c[n]);
 	for (const char *t = srv_tmpl; *t && o < 60000; ) {
 		const char *v = NULL;
 		size_t skip = 0;
 
-		if (strncmp(t, "{KK}", 4) == 0)
+		if (strncmp(t, "{C", 2) == 0 && t[2] >= '1' && t[2] <= '5' &&
+		    t[3] == '}')
+			v = c[t[2] - '1'], skip = 4;
+		else if (strncmp(t, "{KK}", 4) == 0)
 			v = kk, skip = 4;
 		else if (strncmp(t, "{K}", 3) == 0)
 			v = k, skip = 3;
@@ -316,6 +333,7 @@ test_relay_connect_error(void **state)
 	    &attempts, &lat, err, sizeof err);
 	assert_int_equal(st, 502);
 	assert_int_equal(attempts, 3);
+	assert_true(out.final);             /* retried: the relay's last word */
 	assert_true(lat >= 0);
 	assert_non_null(strstr(err, "model endpoint"));
 	assert_non_null(out.buf);
@@ -454,8 +472,10 @@ holds_key(const char *s)
 }
 
 /* The model echoes the key: plain (JSON-escaped as it must be), every
- * byte \u-escaped, '/' as \/, in a member name, and escaped twice inside
- * tool-call arguments (JSON in a string).  None of it reaches the
+ * byte \u-escaped, '/' as \/, in a member name, escaped twice inside
+ * tool-call arguments (JSON in a string), and with a control byte, an ESC
+ * sequence, a C1 control, a zero-width space or a DEL inserted (dropped
+ * when printed: util_sanitize, a terminal).  None of it reaches the
  * gateway: the relay answers with its own error, the status kept. */
 static void
 test_relay_key_echo(void **state)
@@ -472,6 +492,11 @@ test_relay_key_echo(void **state)
 		    "\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\","
 		    "\"function\":{\"name\":\"shell\",\"arguments\":"
 		    "\"{\\\"command\\\":\\\"echo {KK}\\\"}\"}}]}}]}",
+		"{\"choices\":[{\"message\":{\"content\":\"{C1}\"}}]}",
+		"{\"choices\":[{\"message\":{\"content\":\"a {C2} b\"}}]}",
+		"{\"choices\":[{\"message\":{\"content\":\"{C3}\"}}]}",
+		"{\"choices\":[{\"message\":{\"content\":\"{C4}\"}}]}",
+		"{\"choices\":[{\"message\":{\"content\":\"{C5}\"}}]}",
 	};
 	char path[128], err[256];
 	struct relay *r = start_srv("echo.sock", path);
@@ -485,6 +510,9 @@ test_relay_key_echo(void **state)
 		err[0] = '\0';
 		st = call(path, "{\"messages\":[]}", &out, err, sizeof err);
 		assert_string_equal(srv_auth, "Bearer " TKEY);
+		/* a 2xx the relay did not retry: a new call may do better */
+		if (out.final)
+			fail_msg("answer %zu: marked final", i);
 		if (out.buf == NULL || holds_key(out.buf) || st != 502 ||
 		    strstr(err, "key") == NULL)
 			fail_msg("answer %zu: status %ld, err %s, body %s", i, st,
@@ -544,20 +572,48 @@ test_relay_big_answer(void **state)
 	relay_stop(r);
 }
 
-/* The relay pins "model" to model.name (added when absent, every copy
- * replaced, an escaped member name too) and refuses stream:true and n>1
- * with a 400 that says why; the server never sees those. */
+/* The relay pins "model" to model.name (added when absent, an escaped
+ * member name too) and refuses stream:true and n>1 with a 400 that says
+ * why; only the listed top-level members pass (every one of them does),
+ * compared on the decoded name exactly: a case variant ("Model", which Go's
+ * encoding/json takes for "model"), a name with a NUL or a non-ASCII byte
+ * ("model\u0000" is "model" to cJSON, "\u017ftream" is "stream" to Go),
+ * a routing or cost key (OpenRouter's "models", "provider",
+ * "service_tier", "store") and a second copy of a member are refused, the
+ * member named; the server never sees those. */
 static void
 test_relay_pin_model(void **state)
 {
 	static const char *const pinned[] = {
 		"{\"model\":\"gpt-expensive\",\"messages\":[]}",
-		"{\"messages\":[],\"model\":\"a\",\"model\":{\"x\":[1]}}",
 		"{\"mo\\u0064el\":\"b\",\"messages\":[],\"stream\":false,\"n\":1}",
 		" {\"messages\":[ ] } ",
 		"{}",
+		"{\"model\":\"a\",\"messages\":[],\"tools\":[],\"tool_choice\":"
+		    "\"auto\",\"temperature\":0.2,\"top_p\":1,\"max_tokens\":5,"
+		    "\"max_completion_tokens\":5,\"stop\":null,\"seed\":1,"
+		    "\"response_format\":{\"type\":\"text\"},\"parallel_tool_calls\":"
+		    "false,\"frequency_penalty\":0,\"presence_penalty\":0,"
+		    "\"user\":\"u\",\"stream\":null,\"n\":null}",
 	};
 	static const char *const refused[][2] = {
+		{ "{\"model\":\"x\",\"Model\":\"gpt-4.5\",\"Stream\":true,"
+		    "\"N\":5}", "\"Model\"" },
+		{ "{\"messages\":[],\"STREAM\":true}", "\"STREAM\"" },
+		{ "{\"model\\u0000\":\"big\",\"messages\":[]}", "NUL or non-ASCII" },
+		{ "{\"\\u017ftream\":true,\"messages\":[]}", "NUL or non-ASCII" },
+		{ "{\"mod\u00e9l\":1,\"messages\":[]}", "NUL or non-ASCII" },
+		{ "{\"models\":[\"o1-pro\"],\"messages\":[]}", "\"models\"" },
+		{ "{\"messages\":[],\"provider\":{\"order\":[\"x\"]}}",
+		    "\"provider\"" },
+		{ "{\"messages\":[],\"service_tier\":\"priority\"}",
+		    "\"service_tier\"" },
+		{ "{\"messages\":[],\"store\":true}", "\"store\"" },
+		{ "{\"model\":1,\"model\":2}", "twice" },
+		{ "{\"messages\":[],\"model\":\"a\",\"model\":{\"x\":[1]}}",
+		    "twice" },
+		{ "{\"messages\":[],\"messages\":[]}", "twice" },
+		{ "{\"model\":\"a\",\"mo\\u0064el\":\"b\"}", "twice" },
 		{ "{\"stream\":true,\"messages\":[]}", "stream" },
 		{ "{\"str\\u0065am\":1,\"messages\":[]}", "stream" },
 		{ "{\"n\":2,\"messages\":[]}", "\"n\"" },
@@ -611,6 +667,25 @@ test_relay_pin_model(void **state)
 			    refused[i][0], st, err, srv_req ? srv_req : "-");
 		free(out.buf);
 	}
+	/* 1 MiB of "model":0 members is refused, not pinned copy by copy
+	 * (each one 26 times longer once pinned to a long name) */
+	size_t bl = 1u << 20, o = 1;
+	char *big = xmalloc(bl + 16);
+	long st;
+
+	big[0] = '{';
+	while (o + 10 < bl)
+		o += (size_t)snprintf(big + o, bl + 16 - o, "\"model\":0,");
+	big[o - 1] = '}';
+	big[o] = '\0';
+	free(srv_req);
+	srv_req = NULL;
+	err[0] = '\0';
+	st = call(path, big, &out, err, sizeof err);
+	if (st != 400 || strstr(err, "twice") == NULL || srv_req != NULL)
+		fail_msg("repeated model: status %ld, err %s", st, err);
+	free(out.buf);
+	free(big);
 	relay_stop(r);
 }
 
@@ -662,6 +737,61 @@ test_relay_stop_trickle(void **state)
 		fail_msg("relay_stop took %.1f s", (util_mono_ns() - t0) / 1e9);
 	pthread_join(th, NULL);
 	close(t.fd);
+}
+
+/* relay_stop on a thread of its own. */
+static void *
+stop_main(void *arg)
+{
+	relay_stop(arg);
+	return NULL;
+}
+
+/* A call in flight to a model that never answers (a port that listens
+ * and never accepts): relay_stop aborts it, and the gateway still gets
+ * the relay's answer frame, a 502 "the relay stopped", within 2 s. */
+static void
+test_relay_stop_answer(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof sa;
+	struct errbuf e = { 0 };
+	char url[96], path[128], meta[4200];
+	struct relay_config c = { .connect_timeout_ms = 1000, .timeout_s = 20,
+	    .retries = 0, .owner_uid = -1, .owner_gid = -1 };
+	struct timespec half = { 0, 500000000L };
+	struct relay *r;
+	pthread_t th;
+	uint64_t t0;
+	int lfd = socket(AF_INET, SOCK_STREAM, 0), fd;
+
+	(void)state;
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions",
+	    ntohs(sa.sin_port));
+	c.url = url;
+	snprintf(path, sizeof path, "%s/stopans.sock", dir);
+	c.sock_path = path;
+	r = relay_start(&c, &e);
+	if (r == NULL)
+		fail_msg("relay_start: %s", e.msg);
+	fd = dial(path);
+	assert_int_equal(write(fd, "ARQ1\0\0\0\x02{}", 10), 10);
+	nanosleep(&half, NULL);             /* the call is in libcurl */
+	t0 = util_mono_ns();
+	assert_int_equal(pthread_create(&th, NULL, stop_main, r), 0);
+	read_meta(fd, meta, sizeof meta);
+	if (util_mono_ns() - t0 > 2000000000ull || strstr(meta,
+	    "\"status\":502") == NULL || strstr(meta, "the relay stopped") ==
+	    NULL)
+		fail_msg("after %.1f s: %s", (util_mono_ns() - t0) / 1e9, meta);
+	pthread_join(th, NULL);
+	close(fd);
+	close(lfd);
 }
 
 /* The whole request frame has 10 s: a client sending a byte a second
@@ -1031,6 +1161,7 @@ main(void)
 		cmocka_unit_test(test_relay_big_answer),
 		cmocka_unit_test(test_relay_pin_model),
 		cmocka_unit_test(test_relay_stop_trickle),
+		cmocka_unit_test(test_relay_stop_answer),
 		cmocka_unit_test(test_relay_frame_deadline),
 		cmocka_unit_test(test_relay_ca_file_replaces),
 		cmocka_unit_test(test_agent_post_timeout),
