@@ -406,35 +406,10 @@ emit_turn(int step, long status, const char *body,
 	sensor_emit("upstream_call", uf);
 }
 
-/* Write n bytes to fd before deadline (mono ns).  -1 on error or late. */
+/* Read (want POLLIN) or write (POLLOUT) exactly n bytes of fd before
+ * the mono deadline (ns).  -1 on error, end or late (then *late is set). */
 static int
-write_by(int fd, const char *p, size_t n, uint64_t deadline)
-{
-	while (n > 0) {
-		uint64_t now = util_mono_ns();
-		if (now >= deadline)
-			return -1;
-		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-		int pr = poll(&pfd, 1, (int)((deadline - now) / 1000000u) + 1);
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr <= 0)
-			continue;
-		ssize_t k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (k < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-/* Read exactly n bytes from fd before deadline.  -1 on error, end or
- * late (*late set). */
-static int
-read_by(int fd, char *p, size_t n, uint64_t deadline, bool *late)
+io_by(int fd, char *p, size_t n, short want, uint64_t deadline, bool *late)
 {
 	while (n > 0) {
 		uint64_t now = util_mono_ns();
@@ -442,13 +417,14 @@ read_by(int fd, char *p, size_t n, uint64_t deadline, bool *late)
 			*late = true;
 			return -1;
 		}
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct pollfd pfd = { .fd = fd, .events = want };
 		int pr = poll(&pfd, 1, (int)((deadline - now) / 1000000u) + 1);
 		if (pr < 0 && errno == EINTR)
 			continue;
 		if (pr <= 0)
 			continue;
-		ssize_t k = recv(fd, p, n, MSG_DONTWAIT);
+		ssize_t k = want == POLLIN ? recv(fd, p, n, MSG_DONTWAIT) :
+		    send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (k < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (k <= 0)
@@ -489,7 +465,7 @@ gateway_relay_call(const char *sock, int timeout_s, const char *body,
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	unsigned char hdr[8];
 	char *meta = NULL;
-	bool late = false;
+	bool late = false, wlate = false;
 	long status = 0;
 	int fd = -1;
 
@@ -511,28 +487,29 @@ gateway_relay_call(const char *sock, int timeout_s, const char *body,
 	hdr[5] = (unsigned char)(len >> 16);
 	hdr[6] = (unsigned char)(len >> 8);
 	hdr[7] = (unsigned char)len;
-	if (write_by(fd, (const char *)hdr, 8, deadline) < 0 ||
-	    write_by(fd, body, len, deadline) < 0) {
+	/* a request the relay does not take is "cannot send", not late */
+	if (io_by(fd, (char *)hdr, 8, POLLOUT, deadline, &wlate) < 0 ||
+	    io_by(fd, (char *)body, len, POLLOUT, deadline, &wlate) < 0) {
 		snprintf(err, errlen, "model relay: cannot send the request");
 		goto out;
 	}
-	if (read_by(fd, (char *)hdr, 8, deadline, &late) < 0 ||
+	if (io_by(fd, (char *)hdr, 8, POLLIN, deadline, &late) < 0 ||
 	    memcmp(hdr, "ARS1", 4) != 0)
 		goto bad;
 	uint32_t ml = be32(hdr + 4);
 	if (ml == 0 || ml > GATEWAY_RELAY_META_MAX)
 		goto bad;
 	meta = xmalloc(ml + 1);
-	if (read_by(fd, meta, ml, deadline, &late) < 0)
+	if (io_by(fd, meta, ml, POLLIN, deadline, &late) < 0)
 		goto bad;
 	meta[ml] = '\0';
-	if (read_by(fd, (char *)hdr, 4, deadline, &late) < 0)
+	if (io_by(fd, (char *)hdr, 4, POLLIN, deadline, &late) < 0)
 		goto bad;
 	uint32_t bl = be32(hdr);
 	if (bl > out->max || bl > GATEWAY_RELAY_BODY_MAX)
 		goto bad;
 	out->buf = xmalloc((size_t)bl + 1);
-	if (read_by(fd, out->buf, bl, deadline, &late) < 0) {
+	if (io_by(fd, out->buf, bl, POLLIN, deadline, &late) < 0) {
 		free(out->buf);
 		out->buf = NULL;
 		goto bad;
