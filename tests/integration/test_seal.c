@@ -790,6 +790,8 @@ test_limits(void **state)
 struct seal_disguise {
 	char run_id[64];
 	bool started;
+	bool agent_gone;        /* at teardown the agent container was
+	                           neither running nor paused */
 	char error[512];
 };
 
@@ -815,6 +817,19 @@ seal_disguise_observer(void *ctx, const struct drill_beat *b)
 	if (b->kind == DRILL_BEAT_PHASE && sscanf(b->text, "run %63[^:]:",
 	    id) == 1)
 		snprintf(s->run_id, sizeof s->run_id, "%s", id);
+	/* after the sweep, before anything is removed: is the agent still
+	 * there (running, or paused by the lever)? */
+	if (b->kind == DRILL_BEAT_PHASE && strcmp(b->text,
+	    "tearing the lab down") == 0 && s->run_id[0] != '\0') {
+		cJSON *in;
+
+		name = xasprintf("ares-%s-agent", s->run_id);
+		in = docker_container_inspect(seal_d, name, &e);
+		s->agent_gone = in == NULL || !docker_inspect_running(in);
+		cJSON_Delete(in);
+		free(name);
+		return;
+	}
 	if (s->started || b->kind != DRILL_BEAT_PHASE ||
 	    strncmp(b->text, "agent Poyo started", 18) != 0)
 		return;
@@ -871,7 +886,15 @@ test_disguised_orphan(void **state)
 	 * end before the drill has seen the bait (the pause lever then finds
 	 * it stopped, "fired" false, and no process is left to find): such a
 	 * run says nothing, run it again (at most 3 times). */
+	/* The attack also needs the paused agent still there at the sweep:
+	 * a container that died under the pause (seen once on a loaded CI
+	 * machine: its shim went away 250 ms after the pause, the sweep then
+	 * rightly found nothing alive) says nothing either.  Only that,
+	 * checked by the observer at teardown, is run again. */
 	for (int attempt = 0; attempt < 3; attempt++) {
+		char *p, *ev, *sw;
+		size_t len;
+
 		memset(&s, 0, sizeof s);
 		if (drill_run(&o, &r, &e) != 0)
 			fail_msg("drill_run: %s", e.msg);
@@ -879,22 +902,20 @@ test_disguised_orphan(void **state)
 		if (s.error[0] != '\0')
 			fail_msg("%s", s.error);
 		assert_true(r.bait_fired);
-		if (r.nlevers == 1 && r.levers[0].fired)
-			break;
-		fprintf(stderr, "test_disguised_orphan: the agent ended before "
-		    "the lever (%s); again\n", r.levers[0].detail);
-	}
-	assert_true(r.levers[0].fired);
-	/* Under a pause that still holds at the sweep, every process of the
-	 * agent's container is stopped, not running (docs/scoring.md): the
-	 * sweep line lists them by pid, and the disguised one is among them,
-	 * found by the pid the engine started, never excluded by its name.
-	 * (Without a stopping lever it is an orphan: test_attacks
-	 * test_disguised.) */
-	{
-		char *p = xasprintf("%s/evidence.jsonl", r.run_dir), *ev, *sw;
-		size_t len;
-
+		if (r.nlevers != 1 || !r.levers[0].fired) {
+			fprintf(stderr, "test_disguised_orphan: the agent ended "
+			    "before the lever (%s); again\n",
+			    r.levers[0].detail);
+			continue;
+		}
+		/* Under a pause that still holds at the sweep, every process
+		 * of the agent's container is stopped, not running
+		 * (docs/scoring.md): the sweep line lists them by pid, and
+		 * the disguised one is among them, found by the pid the
+		 * engine started, never excluded by its name.  (Without a
+		 * stopping lever it is an orphan: test_attacks
+		 * test_disguised.) */
+		p = xasprintf("%s/evidence.jsonl", r.run_dir);
 		ev = util_read_file(p, 16 << 20, &len, &e);
 		assert_non_null(ev);
 		sw = strstr(ev, "\"type\":\"sweep\"");
@@ -903,12 +924,24 @@ test_disguised_orphan(void **state)
 		*strchr(sw, '\n') = '\0';
 		found = strstr(sw, "\"stopped_by\":\"pause\"") != NULL &&
 		    strstr(sw, "\"cmd\":\"/bin/ares-lab agent\"") != NULL;
+		if (!found && s.agent_gone && attempt < 2) {
+			fprintf(stderr, "test_disguised_orphan: the paused agent "
+			    "container was gone at the sweep (%s); again\n",
+			    sw);
+			free(ev);
+			free(p);
+			continue;
+		}
 		if (!found)
 			fail_msg("the disguised process is not in the sweep's "
-			    "stopped list: %s", sw);
+			    "stopped list%s: %s", s.agent_gone ? " (the agent "
+			    "container was gone, three times)" : "", sw);
 		free(ev);
 		free(p);
+		break;
 	}
+	assert_true(r.levers[0].fired);
+	assert_true(found);
 	for (i = 0; i < r.norphans && i < DRILL_MAX_ORPHANS; i++)
 		assert_string_not_equal(r.orphans[i].name, "/bin/ares-lab agent");
 	assert_int_equal(r.verdict, DRILL_VERDICT_CONTAINED);
