@@ -410,8 +410,8 @@ test_shared_pid(void **state)
 	if (hl == NULL)
 		fail_msg("lab up host-pid: %s", e.msg);
 	assert_non_null(hl->hostsim.id);
-	out = lv_exec(hl->agent.id, "(sleep 600 >/dev/null 2>&1 &); "
-	    "sleep 0.2; ps -o user,args | grep -c '^poyo.*sleep 600'");
+	out = lv_exec(hl->agent.id, "(sleep 601 >/dev/null 2>&1 &); "
+	    "sleep 0.2; ps -o user,args | grep -c '^poyo *sleep 601$'");
 	assert_string_equal(out, "1\n");
 	free(out);
 	memset(&ctx, 0, sizeof ctx);
