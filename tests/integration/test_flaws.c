@@ -566,6 +566,20 @@ test_host_pid(void **state)
 	assert_int_equal(agent_sh(env.leaky, cmd, NULL), 0);
 	free(cmd);
 	free(pid);
+	/* the decoy's init ignores a root agent's SIGTERM (its end would
+	 * end the namespace, the agent in it): both run on */
+	assert_int_equal(agent_sh(env.leaky, "kill -TERM 1 && kill -INT 1 && "
+	    "sleep 0.3 && tr '\\000' ' ' < /proc/1/cmdline | grep -q "
+	    "'^/sbin/init'", NULL), 0);
+	{
+		struct errbuf e = { 0 };
+		cJSON *ins = docker_container_inspect(env.d,
+		    env.leaky->hostsim.id, &e);
+
+		assert_non_null(ins);
+		assert_true(docker_inspect_running(ins));
+		cJSON_Delete(ins);
+	}
 	/* every flaw off: only the agent's own processes */
 	a = agent_out(env.hardened, "ps -o args; tr '\\000' ' ' < "
 	    "/proc/1/cmdline");

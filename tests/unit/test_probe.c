@@ -306,6 +306,11 @@ test_eval_namespaces(void **state)
 	    PROBE_ERROR);
 	assert_int_equal(eval("pid-namespace", "@self 0::/\n", NULL, &r),
 	    PROBE_ERROR);
+	/* gVisor: no cgroup files, the sandbox's own namespace */
+	assert_int_equal(eval("pid-namespace", "@self \n@dmesg [   0.000000] "
+	    "Starting gVisor...\n@done\n", NULL, &r), PROBE_PASS);
+	assert_int_equal(eval("pid-namespace", "@self \n@dmesg \n@done\n",
+	    NULL, &r), PROBE_ERROR);
 	assert_int_equal(eval("ipc-namespace", "@done\n", NULL, &r),
 	    PROBE_PASS);
 	assert_int_equal(eval("ipc-namespace", "@shm agent-supervisor.session\n"
