@@ -264,6 +264,47 @@ static void test_container_config_minimal(void **state)
 	cJSON_Delete(c);
 }
 
+/* The namespace modes, ShmSize and a seccomp profile; "unconfined" is
+ * never sent (docs/security.md). */
+static void test_container_config_namespaces(void **state)
+{
+	struct docker_container_spec s = { .image = "img:1",
+	    .no_new_privileges = true, .pid_mode = "container:abc",
+	    .ipc_mode = "shareable", .seccomp = "{\"defaultAction\":"
+	    "\"SCMP_ACT_ERRNO\"}", .shm_bytes = 4 << 20 };
+	const cJSON *hc, *so;
+	cJSON *c;
+	(void)state;
+
+	c = docker_container_config(&s);
+	hc = get(c, "HostConfig");
+	assert_string_equal(str(hc, "PidMode"), "container:abc");
+	assert_string_equal(str(hc, "IpcMode"), "shareable");
+	assert_int_equal((int)get(hc, "ShmSize")->valuedouble, 4 << 20);
+	so = get(hc, "SecurityOpt");
+	assert_int_equal(cJSON_GetArraySize(so), 2);
+	assert_string_equal(cJSON_GetArrayItem(so, 0)->valuestring,
+	    "no-new-privileges");
+	assert_string_equal(cJSON_GetArrayItem(so, 1)->valuestring,
+	    "seccomp={\"defaultAction\":\"SCMP_ACT_ERRNO\"}");
+	cJSON_Delete(c);
+	s.seccomp = "unconfined";
+	s.pid_mode = s.ipc_mode = NULL;
+	c = docker_container_config(&s);
+	hc = get(c, "HostConfig");
+	so = get(hc, "SecurityOpt");
+	assert_int_equal(cJSON_GetArraySize(so), 1);
+	{
+		char *t = cJSON_PrintUnformatted(so);
+
+		assert_null(strstr(t, "unconfined"));
+		free(t);
+	}
+	assert_null(cJSON_GetObjectItemCaseSensitive(hc, "PidMode"));
+	assert_null(cJSON_GetObjectItemCaseSensitive(hc, "IpcMode"));
+	cJSON_Delete(c);
+}
+
 /* ---- inspect helpers ---------------------------------------------- */
 
 static const char *inspect_paused =
@@ -832,6 +873,7 @@ int main(void)
 		cmocka_unit_test(test_error_message),
 		cmocka_unit_test(test_container_config),
 		cmocka_unit_test(test_container_config_minimal),
+		cmocka_unit_test(test_container_config_namespaces),
 		cmocka_unit_test(test_inspect_helpers),
 		cmocka_unit_test(test_demux_two_frames),
 		cmocka_unit_test(test_demux_interleaved),
