@@ -574,9 +574,14 @@ cbuild_event(struct cbuilder *b, const yaml_event_t *ev)
 		if (b->depth == 0)
 			return 0;
 		n = b->stack[b->depth - 1];
-		n->end_line = end_line_of(ev->end_mark, n->line);
+		/* A block node ends where its last kid does (its end mark
+		 * is the next token's start); a flow one at its bracket. */
 		if (n->flow)
 			n->end_line = ev->end_mark.line + 1;
+		else if (n->nkids > 0)
+			n->end_line = n->kids[n->nkids - 1]->end_line;
+		else
+			n->end_line = end_line_of(ev->end_mark, n->line);
 		if (n->kind == CN_MAP)
 			rc = cbuild_merge(b, n);
 		b->depth--;

@@ -1776,7 +1776,7 @@ static int
 map_service(struct imp *m, const char *spath, const struct cnode *svc)
 {
 	char path[IMPORT_KEY_MAX + 160];
-	size_t i;
+	size_t i, j, first;
 
 	for (i = 0; i + 1 < svc->nkids; i += 2) {
 		const struct cnode *k = svc->kids[i], *v = svc->kids[i + 1];
@@ -1809,8 +1809,14 @@ map_service(struct imp *m, const char *spath, const struct cnode *svc)
 			row_note(w, "null: the default");
 			continue;
 		}
+		first = m->r->nrows;
 		if (d->map(m, d, path, k, v) == -1)
 			return -1;
+		for (j = first; (k->aliased || v->aliased) && j < m->r->nrows;
+		    j++)
+			row_note(&m->r->rows[j], "written at line %zu through "
+			    "an anchor (an alias or <<): changing it there "
+			    "changes every user of the anchor", m->r->rows[j].line);
 	}
 	return svc_defaults(m, spath, svc);
 }
