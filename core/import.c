@@ -1226,7 +1226,7 @@ svc_workdir(struct imp *m, const struct svc_key *d, const char *path,
 		    "[A-Za-z0-9._@+-/])");
 	else {
 		free(m->workdir);
-		m->workdir = xstrdup(s);
+		m->workdir = s;
 		s = NULL;
 	}
 	free(s);
@@ -2467,8 +2467,12 @@ import_table_text(const struct import_result *r)
 	size_t i;
 
 	util_buf_init(&b, 4096);
-	util_buf_printf(&b, "# ares policy import: %s, service %s\n",
-	    r->source ? r->source : "?", r->service ? r->service : "?");
+	if (r->source != NULL && strncmp(r->source, "container ", 10) == 0)
+		util_buf_printf(&b, "# ares policy import: %s\n", r->source);
+	else
+		util_buf_printf(&b, "# ares policy import: %s, service %s\n",
+		    r->source ? r->source : "?", r->service ? r->service :
+		    "?");
 	util_buf_printf(&b, "# %-5s %-44s %-34s -> %s\n", "LINE", "KEY",
 	    "VALUE", "MAPS TO");
 	for (i = 0; i < r->nrows; i++) {

@@ -522,6 +522,63 @@ test_errors(void **state)
 	    "(aliases count as the nodes they expand to)");
 	free(b.s);
 
+	/* A merge source that is itself an anchor stays usable after the
+	 * merge; merges count their copies: a merge bomb stops too. */
+	{
+		struct import_result r;
+		struct errbuf e = { 0 };
+		const char *path = scratch("mergeanchor.yml", "services:\n"
+		    "  a:\n    <<: &m {image: busybox, privileged: true}\n"
+		    "    read_only: true\n  b:\n    <<: *m\n"
+		    "    x: *m\n");
+
+		if (import_compose(path, "b", NULL, &r, &e) != 0)
+			fail_msg("%s", e.msg);
+		row_flaw(&r, "services.b.privileged", "privileged", 3, 29, 3);
+		row_not(&r, "services.b.x", true);
+		import_result_free(&r);
+	}
+	util_buf_init(&b, 4096);
+	util_buf_printf(&b, "m0: &m0 {");
+	for (j = 0; j < 40; j++)
+		util_buf_printf(&b, "%sk%d: v", j ? ", " : "", j);
+	util_buf_printf(&b, "}\n");
+	for (i = 1; i < 400; i++)
+		util_buf_printf(&b, "m%d: &m%d {<<: *m%d, q%d: v}\n", i, i,
+		    i - 1, i);
+	util_buf_printf(&b, "services: {}\n");
+	{
+		struct import_result r;
+		struct errbuf e = { 0 };
+		const char *path = scratch("mbomb.yml", b.s);
+
+		assert_int_equal(import_compose(path, "s", NULL, &r, &e), -1);
+		assert_non_null(strstr(e.msg, "more than 20000 nodes"));
+		import_result_free(&r);
+	}
+	free(b.s);
+
+	/* The copies a merge makes count too (6000 pairs written, 6000
+	 * copied): refused in the merge, the mapping left whole. */
+	util_buf_init(&b, 65536);
+	util_buf_printf(&b, "services:\n  s:\n    image: x\n    <<: {");
+	for (j = 0; j < 6000; j++)
+		util_buf_printf(&b, "%sk%d: v", j ? ", " : "", j);
+	util_buf_printf(&b, "}\n");
+	{
+		struct import_result r;
+		struct errbuf e = { 0 };
+		const char *path = scratch("mcopy.yml", b.s);
+
+		free(b.s);
+		assert_int_equal(import_compose(path, "s", NULL, &r, &e), -1);
+		/* at the source key whose copy crossed the cap */
+		assert_non_null(strstr(e.msg, "mcopy.yml:4:"));
+		assert_non_null(strstr(e.msg, ": services.s: more than 20000 "
+		    "nodes"));
+		import_result_free(&r);
+	}
+
 	/* Deep nesting through aliases stays within the depth bound. */
 	util_buf_init(&b, 4096);
 	util_buf_printf(&b, "d: &d ");
