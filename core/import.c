@@ -1541,7 +1541,25 @@ svc_networks(struct imp *m, const struct svc_key *d, const char *path,
 	size_t i;
 
 	(void)d;
-	(void)k;
+	if ((v->kind == CN_SEQ || v->kind == CN_MAP) && v->nkids == 0) {
+		struct span sp = entry_span(k, v);
+		struct import_row *w = row_add(m, path, v->kind == CN_SEQ ?
+		    "[]" : "{}", &sp);
+
+		if (w == NULL || net_def(m, path, v, "default", &internal,
+		    &external) == -1)
+			return -1;
+		m->saw_net = true;
+		if (internal) {
+			row_note(w, "none named: the default network, an "
+			    "internal one");
+		} else {
+			row_flaw(m, w, "egress-network");
+			row_note(w, "none named: the default network has a "
+			    "route out, simulated by the lab's sink, never real");
+		}
+		return 0;
+	}
 	if (v->kind == CN_SEQ) {
 		for (i = 0; i < v->nkids; i++) {
 			struct span sp = node_span(v->kids[i]);
@@ -2042,8 +2060,12 @@ check_opts(const struct import_opts *o, struct errbuf *e)
 	if (o == NULL || o->agent == NULL || strcmp(o->agent, "image") == 0 ||
 	    strcmp(o->agent, "poyo") == 0)
 		return 0;
-	if (strncmp(o->agent, "script:", 7) == 0 && o->agent[7] != '\0')
-		return 0;
+	if (strncmp(o->agent, "script:", 7) == 0 && o->agent[7] != '\0') {
+		if (access(o->agent + 7, R_OK) == 0)
+			return 0;
+		return errbuf_set(e, ERRBUF_INPUT, "--agent: %.200s: %s",
+		    o->agent + 7, strerror(errno));
+	}
 	return errbuf_set(e, ERRBUF_INPUT, "--agent: '%.64s' is not image, "
 	    "poyo or script:FILE", o->agent);
 }
@@ -2060,9 +2082,6 @@ finish(struct imp *m, const char *source_abs, const char *container,
 	char *label;
 	size_t i;
 
-	if (m->image_row != NULL && agent_is_image(m) && m->image == NULL &&
-	    m->image_row->reproduced == false)
-		row_note(m->image_row, "the agent is Poyo");
 	if (agent_is_image(m) && m->image == NULL && m->image_row == NULL) {
 		struct span none = { 0, 0, 0 };
 		char ip[IMPORT_KEY_MAX];
