@@ -2127,6 +2127,8 @@ finish(struct imp *m, const char *source_abs, const char *container,
 /* API                                                                 */
 /* ------------------------------------------------------------------ */
 
+/* Import service of Compose file path (core.h).  0, or -1 + e; the
+ * caller import_result_free()s out either way. */
 int
 import_compose(const char *path, const char *service,
     const struct import_opts *o, struct import_result *out, struct errbuf *e)
@@ -2424,6 +2426,8 @@ map_inspect(struct imp *m, struct docker *d, const cJSON *ins)
 	return 0;
 }
 
+/* Import container name from its inspect on d (core.h).  0, or -1 + e
+ * (ERRBUF_INPUT: no such container; ERRBUF_ENGINE). */
 int
 import_container(struct docker *d, const char *name,
     const struct import_opts *o, struct import_result *out, struct errbuf *e)
@@ -2459,6 +2463,7 @@ import_container(struct docker *d, const char *name,
 	return rc;
 }
 
+/* Free what an import filled in (not r itself); r is zeroed. */
 void
 import_result_free(struct import_result *r)
 {
@@ -2479,6 +2484,7 @@ import_result_free(struct import_result *r)
 	memset(r, 0, sizeof *r);
 }
 
+/* The mapping table, every line a YAML comment (caller frees). */
 char *
 import_table_text(const struct import_result *r)
 {
