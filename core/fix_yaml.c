@@ -255,3 +255,104 @@ fix_unified_diff(const char *a, const char *b, const char *name_a,
 #undef FIX_EQ
 	return ob.s;
 }
+
+/* s as a YAML double-quoted scalar into a new string, or NULL when it
+ * holds a control byte (no path of ours does).  Caller frees. */
+static char *
+fix_yaml_quote(const char *s)
+{
+	struct util_buf b;
+	size_t i;
+
+	util_buf_init(&b, strlen(s) + 8);
+	util_buf_printf(&b, "\"");
+	for (i = 0; s[i] != '\0'; i++) {
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
+			free(b.s);
+			return NULL;
+		}
+		if (s[i] == '"' || s[i] == '\\')
+			util_buf_printf(&b, "\\");
+		util_buf_printf(&b, "%c", s[i]);
+	}
+	util_buf_printf(&b, "\"");
+	return b.s;
+}
+
+/*
+ * buf without its top-level key's entry (the key's line and the lines
+ * after it that are indented, blank or comments, up to the next line
+ * that starts in column 0), and rep appended as a line.  Caller frees;
+ * NULL + e when the key is not at the start of a line.
+ */
+static char *
+fix_yaml_replace_top(const char *buf, size_t len, const char *key,
+    const char *rep, struct errbuf *e)
+{
+	struct policy_keyval kv;
+	size_t a, b;
+	char *out;
+
+	if (fix_yaml_find(buf, len, key, &kv, e) == -1)
+		return NULL;
+	if (!kv.found)
+		return xasprintf("%.*s%s%s\n", (int)len, buf, len > 0 &&
+		    buf[len - 1] != '\n' ? "\n" : "", rep);
+	a = kv.key_end;
+	while (a > 0 && buf[a - 1] != '\n')
+		a--;
+	if (buf[a] == ' ' || buf[a] == '\t') {
+		errbuf_set(e, ERRBUF_INPUT, "policy: %s: not in column 0", key);
+		return NULL;
+	}
+	b = kv.key_end;
+	while (b < len && buf[b] != '\n')
+		b++;
+	while (b < len) {
+		size_t nx = b + 1;
+
+		if (nx >= len || (buf[nx] != ' ' && buf[nx] != '\t' &&
+		    buf[nx] != '\n' && buf[nx] != '\r' && buf[nx] != '#'))
+			break;
+		b = nx;
+		while (b < len && buf[b] != '\n')
+			b++;
+	}
+	if (b < len)
+		b++;
+	out = xasprintf("%.*s%.*s%s%s\n", (int)a, buf, (int)(len - b), buf + b,
+	    len - b > 0 && buf[len - 1] != '\n' ? "\n" : "", rep);
+	return out;
+}
+
+/*
+ * The policy text p was parsed from, for a copy in another directory
+ * (the fix dir): the paths it names relative to its own file are made
+ * absolute, as p resolved them: agent.script (a script agent: agent:
+ * becomes {kind: script, script: "/abs"}).  Caller frees; NULL + e.
+ */
+char *
+fix_policy_pin_paths(const char *buf, size_t len, const struct policy *p,
+    struct errbuf *e)
+{
+	char *cur = xstrndup(buf, len), *q, *rep, *next;
+
+	if (p->agent_kind == POLICY_AGENT_SCRIPT && p->agent_script != NULL) {
+		q = fix_yaml_quote(p->agent_script);
+		if (q == NULL) {
+			free(cur);
+			errbuf_set(e, ERRBUF_INPUT, "agent.script: a control "
+			    "byte in the path");
+			return NULL;
+		}
+		rep = xasprintf("agent: {kind: script, script: %s}", q);
+		next = fix_yaml_replace_top(cur, strlen(cur), "agent", rep, e);
+		free(q);
+		free(rep);
+		free(cur);
+		if (next == NULL)
+			return NULL;
+		cur = next;
+	}
+	return cur;
+}
