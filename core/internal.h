@@ -136,6 +136,16 @@ struct docker_container_spec {
 	                                runs nothing of the image's inside */
 	const char *runtime;         /* HostConfig.Runtime ("runsc"), or NULL:
 	                                the engine's default */
+	const char *pid_mode;        /* HostConfig.PidMode ("container:ID"),
+	                                or NULL: its own */
+	const char *ipc_mode;        /* HostConfig.IpcMode ("shareable",
+	                                "container:ID"), or NULL: the
+	                                engine's default (private) */
+	const char *seccomp;         /* a seccomp profile (JSON) for
+	                                SecurityOpt "seccomp=...", or NULL:
+	                                the engine's default; never
+	                                "unconfined" (docs/security.md) */
+	long long shm_bytes;         /* HostConfig.ShmSize; 0: the engine's */
 };
 /* Pure: the JSON body of POST /containers/create.  Every container's log
  * is bounded (json-file, DOCKER_LOG_MAX_SIZE, one file): a container that
@@ -400,6 +410,21 @@ void lab_build_all_caps(struct lab_build *b, const char *role);
 void lab_build_user(struct lab_build *b, const char *role, const char *user);
 /* Role's root filesystem writable. */
 void lab_build_writable_rootfs(struct lab_build *b, const char *role);
+/* Role joins the PID namespace of role with (HostConfig.PidMode
+ * container:<with's id>; with must be wanted and is created first). */
+void lab_build_share_pid(struct lab_build *b, const char *role,
+    const char *with);
+/* Role joins the IPC namespace of role with (IpcMode container:<id>;
+ * with's becomes shareable). */
+void lab_build_share_ipc(struct lab_build *b, const char *role,
+    const char *with);
+/* Role runs under the seccomp profile json (never "unconfined"; kept,
+ * not copied). */
+void lab_build_seccomp(struct lab_build *b, const char *role,
+    const char *json);
+/* The agent's runtime as checked against the engine ("runc", "runsc")
+ * and whether it is a sandbox (not runc). */
+const char *lab_build_runtime(const struct lab_build *b, bool *sandbox);
 /* Write text to dir/rel (parents created 0755) with mode: what a lab
  * plants.  -1 + e. */
 int lab_plant_file(const char *dir, const char *rel, const char *text,
@@ -483,6 +508,10 @@ struct lab_overlay {
 	bool all_caps;
 	const char *user;
 	bool writable_rootfs;
+	const char *pid_with;    /* join this role's PID namespace, or NULL */
+	const char *ipc_with;    /* join this role's IPC namespace, or NULL */
+	bool ipc_shareable;      /* others may join its IPC namespace */
+	const char *seccomp;     /* its seccomp profile (JSON), or NULL */
 };
 
 /* One role's container as it is about to be created. */
@@ -502,6 +531,9 @@ struct lab_spec {
 	struct lab_overlay flaws;
 	struct lab_strv argv;             /* the entrypoint the builder made
 	                                     (agent kind image), freed with
+	                                     the build */
+	char *pid_mode, *ipc_mode;        /* "container:<id>" (the overlay's
+	                                     pid_with, ipc_with), freed with
 	                                     the build */
 };
 
@@ -541,7 +573,7 @@ struct lab_role {
 	    struct errbuf *e);
 };
 
-#define LAB_NROLES       7
+#define LAB_NROLES       8
 #define LAB_BUILD_PATHS  16
 
 /* The lab being built (lab_up_opts).  Everything here but lab is freed
@@ -599,6 +631,19 @@ void lab_listed(const struct lab *lab, struct lab_container *out[LAB_NROLES]);
  * it when ares runs as root).  -1 + e. */
 int lab_own_dir(const char *path, mode_t mode, bool for_sensors,
     struct errbuf *e);
+/* ------------------------------------------------------------------ */
+/* seccomp.c - flaw seccomp-unconfined's profile (never unconfined)     */
+/* ------------------------------------------------------------------ */
+/* The profile (JSON, for SecurityOpt "seccomp=..."): the engine's
+ * refusals of personality(ADDR_NO_RANDOMIZE) and the NUMA policy calls
+ * lifted, the dangerous families still refused (docs/security.md).
+ * Static storage, made once. */
+const char *seccomp_lab_profile(void);
+/* Whether system call name is one the profile lifts. */
+bool seccomp_lab_lifted(const char *name);
+/* Whether the profile lets system call name by (with or without an
+ * argument condition). */
+bool seccomp_lab_allows(const char *name);
 /* ------------------------------------------------------------------ */
 /* lab_runtime.c - the agent's container runtime (policy runtime:)      */
 /* ------------------------------------------------------------------ */
@@ -1361,5 +1406,43 @@ struct relay_answer {
  * key check.  0, or -1 + e (see core/relay.c). */
 int relay_complete(const struct relay_config *cfg, const char *body,
     size_t len, struct relay_answer *out, struct errbuf *e);
+
+/* ------------------------------------------------------------------ */
+/* compose.c - a bounded Compose file reader (core/import.c)           */
+/* ------------------------------------------------------------------ */
+#define COMPOSE_MAX_BYTES   (1024 * 1024)  /* file size */
+#define COMPOSE_MAX_DEPTH   32      /* nesting, aliases' copies included */
+#define COMPOSE_MAX_NODES   20000   /* nodes, aliases counted expanded */
+#define COMPOSE_MAX_SCALAR  65536   /* bytes per scalar */
+#define COMPOSE_MAX_ANCHORS 256
+#define COMPOSE_MAX_MERGE   16      /* merge sources per mapping */
+#define COMPOSE_PATH_MAX    256     /* rendered key path in messages */
+
+enum cnode_kind { CN_SCALAR, CN_SEQ, CN_MAP };
+struct cnode {
+	enum cnode_kind kind;
+	size_t line, col, end_line;  /* 1-based; an alias copy keeps the
+	                                span of its anchor's node */
+	char *str;                   /* scalar bytes (NUL-terminated) */
+	size_t len;
+	bool plain;                  /* plain style, no tag */
+	bool flow;                   /* [a, b] or {a: b} */
+	bool aliased;                /* copied from an anchor (alias, <<) */
+	struct cnode **kids;         /* seq items; map key, value, ... */
+	size_t nkids, cap;
+};
+/* Parse / read a Compose file (anchors, aliases and << merge keys
+ * expanded, bounded).  NULL + e ("file:line:col: path: problem",
+ * ERRBUF_INPUT).  compose_free() the root. */
+struct cnode *compose_parse(const char *file, const char *buf, size_t len,
+    struct errbuf *e);
+struct cnode *compose_read(const char *path, struct errbuf *e);
+void compose_free(struct cnode *n);
+const struct cnode *compose_get(const struct cnode *m, const char *key);
+bool compose_is_null(const struct cnode *n);
+/* The one error format of compose.c and import.c.  Returns -1. */
+int compose_err(struct errbuf *e, const char *file, size_t line, size_t col,
+    const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 
 #endif /* DRILL_INTERNAL_H */

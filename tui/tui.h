@@ -493,5 +493,8 @@ extern const struct cmd_entry cmd_fix_entry;
 /* ares gc (cmd_gc.c, docs/cli-gc.md): 0 nothing failed, 2 usage, 3 no
  * engine, 5 something stayed. */
 extern const struct cmd_entry cmd_gc_entry;
+/* ares policy import (cmd_policy.c, docs/cli-policy.md): 0 imported, 1
+ * --strict refused, 2 usage / bad input, 3 no engine, 5 internal. */
+extern const struct cmd_entry cmd_policy_entry;
 
 #endif /* DRILL_TUI_H */

@@ -595,12 +595,13 @@ test_catalogues(void **state)
 	    "t.yaml:4:47: flaws[3]: unknown flaw 'x' (known: egress-network, "
 	    "docker-socket, host-mount, control-keys, self-modify, real-key, "
 	    "open-dns, extra-caps, privileged, root-user, writable-rootfs, "
-	    "admin-api)");
+	    "admin-api, host-pid, host-ipc, seccomp-unconfined)");
 	expect_error(BASE "flaws:\n  - docker\n",
 	    "t.yaml:5:5: flaws[0]: unknown flaw 'docker' (known: "
 	    "egress-network, docker-socket, host-mount, control-keys, "
 	    "self-modify, real-key, open-dns, extra-caps, privileged, "
-	    "root-user, writable-rootfs, admin-api)");
+	    "root-user, writable-rootfs, admin-api, host-pid, host-ipc, "
+	    "seccomp-unconfined)");
 	expect_error(BASE "variant: acme-2\n",
 	    "t.yaml:4:10: variant: unknown variant 'acme-2' (known: default, "
 	    "billing-east, wiki-north)");
