@@ -1155,7 +1155,7 @@ struct fix_result {
 	/* An imported Compose policy (policy key imported:): */
 	bool compose_patched;       /* the commit changes the Compose file */
 	char compose_path[1024];    /* the Compose file, as the policy says */
-	char compose_note[512];     /* why it was not patched, or "" */
+	char compose_note[600];     /* why it was not patched, or "" */
 	char compose_service[128];
 	char *compose_diff;         /* owned: fix_result_free */
 };

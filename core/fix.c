@@ -347,6 +347,14 @@ struct fix_state {
 	char cur_path[1200];        /* where text is written */
 	char given_policy[1024];    /* the given run's policy (o->policy_path
 	                               when the options name none) */
+	/* An imported Compose policy (fix_compose.c): */
+	char *compose_text;         /* the Compose file with the entries cut so
+	                               far; NULL: not (or no longer) patched */
+	char *compose_orig;         /* as read */
+	char compose_cur[1200];     /* the file whose text is compose_text */
+	char *drill_text;           /* the policy the reruns use (re-imported
+	                               from the patched file), or NULL: text */
+	char agent_opt[1100];       /* import_opts.agent for the re-import */
 };
 
 static void fix_beat(struct fix_state *st, const char *type, cJSON *fields,
@@ -657,8 +665,23 @@ fix_propose_git(struct fix_state *st, const char *patched,
 	struct fix_result *r = st->r;
 	struct errbuf e = { 0 };
 
-	if (fix_git_commit(r->policy_path, patched, strlen(patched), branch,
-	    msg, &r->git, &e) == -1) {
+	struct fix_git_file files[2] = {
+		{ .path = r->policy_path, .text = patched },
+		{ .path = NULL, .text = NULL },
+	};
+	size_t nfiles = 1;
+
+	if (r->compose_patched && st->compose_text != NULL) {
+		/* the Compose file's repository, the policy with it when it
+		 * is in the same work tree */
+		files[0] = (struct fix_git_file){ .path = r->compose_path,
+		    .text = st->compose_text };
+		files[1] = (struct fix_git_file){ .path = r->policy_path,
+		    .text = patched };
+		nfiles = 2;
+	}
+	if (fix_git_commit_files(files, nfiles, branch, msg, &r->git,
+	    &e) == -1) {
 		fix_beat(st, "fix.git", NULL, "git: %s (the patched policy and "
 		    "the patch are in the fix dir)", e.msg);
 	} else if (r->git.committed) {
@@ -668,13 +691,21 @@ fix_propose_git(struct fix_state *st, const char *patched,
 		cJSON_AddStringToObject(f, "commit", r->git.commit);
 		cJSON_AddStringToObject(f, "repo", r->git.toplevel);
 		cJSON_AddStringToObject(f, "path", r->git.path_in_repo);
+		if (nfiles == 2) {
+			cJSON_AddBoolToObject(f, "compose", true);
+			cJSON_AddBoolToObject(f, "policy_in_commit",
+			    files[1].committed);
+		}
 		fix_beat(st, "fix.git", f, "branch %s, commit %.12s in %s "
-		    "(work tree and HEAD untouched)", r->git.branch,
-		    r->git.commit, r->git.toplevel);
+		    "(work tree and HEAD untouched)%s%s", r->git.branch,
+		    r->git.commit, r->git.toplevel, nfiles == 2 ?
+		    ": the Compose file " : "", nfiles == 2 ?
+		    (files[1].committed ? "and the policy" : "(the policy is "
+		    "in another work tree: its patch is in the fix dir)") : "");
 	} else
 		fix_beat(st, "fix.git", NULL, "%s is not in a git work tree: "
 		    "wrote the patched policy %s and the patch %s instead",
-		    r->policy_path, r->patched_path, r->patch_path);
+		    files[0].path, r->patched_path, r->patch_path);
 }
 
 /* FIX_DIR/pr.md: the title, the body and the branch when committed; its
@@ -1148,6 +1179,42 @@ fix_given_run(struct fix_state *st, struct fix_options *o, struct errbuf *e)
 	return 0;
 }
 
+/* An imported Compose policy (imported: {compose, service}): the Compose
+ * file read, the re-import's agent option; r->compose_note says why the
+ * file will not be patched when it cannot be read. */
+static void
+fix_load_compose(struct fix_state *st)
+{
+	const struct policy *p = st->cur;
+	struct fix_result *r = st->r;
+	struct errbuf e = { 0 };
+	size_t len;
+
+	if (p->import_compose == NULL || p->import_service == NULL)
+		return;
+	snprintf(r->compose_path, sizeof r->compose_path, "%s",
+	    p->import_compose);
+	snprintf(r->compose_service, sizeof r->compose_service, "%s",
+	    p->import_service);
+	st->compose_orig = util_read_file(p->import_compose, POLICY_MAX_BYTES,
+	    &len, &e);
+	if (st->compose_orig == NULL) {
+		snprintf(r->compose_note, sizeof r->compose_note, "The Compose "
+		    "file could not be read (%.300s): the fix is the policy "
+		    "patch only.", e.msg);
+		return;
+	}
+	st->compose_text = xstrdup(st->compose_orig);
+	snprintf(st->compose_cur, sizeof st->compose_cur, "%s",
+	    p->import_compose);
+	if (p->agent_kind == POLICY_AGENT_SCRIPT && p->agent_script != NULL)
+		snprintf(st->agent_opt, sizeof st->agent_opt, "script:%s",
+		    p->agent_script);
+	else
+		snprintf(st->agent_opt, sizeof st->agent_opt, "%s",
+		    p->agent_kind == POLICY_AGENT_IMAGE ? "image" : "poyo");
+}
+
 /*
  * The policy to fix: read and parsed (st->orig, st->cur), its name and
  * variant (st->training), the held-out variant to re-check on
@@ -1179,6 +1246,7 @@ fix_load_policy(struct fix_state *st, struct errbuf *e)
 		    "re-check on (training %s, known: %s)", st->training,
 		    variant_ids());
 	st->seed = o->has_seed ? o->seed : st->cur->seed;
+	fix_load_compose(st);
 	return 0;
 }
 
@@ -1462,6 +1530,149 @@ fix_patch(struct fix_state *st, const char *flaw, struct errbuf *e)
 	return 0;
 }
 
+/* Whether two policies switch on the same flaws (in any order) and plant
+ * the same bait and levers. */
+static bool
+fix_same_access(const struct policy *a, const struct policy *b)
+{
+	size_t i, j;
+
+	if (a->nflaws != b->nflaws || a->nbait != b->nbait ||
+	    a->nlevers != b->nlevers)
+		return false;
+	for (i = 0; i < a->nflaws; i++) {
+		for (j = 0; j < b->nflaws; j++)
+			if (strcmp(a->flaws[i], b->flaws[j]) == 0)
+				break;
+		if (j == b->nflaws)
+			return false;
+	}
+	for (i = 0; i < a->nbait; i++)
+		if (strcmp(a->bait[i], b->bait[i]) != 0)
+			return false;
+	for (i = 0; i < a->nlevers; i++)
+		if (strcmp(a->levers[i], b->levers[i]) != 0)
+			return false;
+	return true;
+}
+
+/* Stop patching the Compose file (the fix is the policy patch from now
+ * on), saying why in r->compose_note and a fix.compose beat. */
+static void
+fix_compose_give_up(struct fix_state *st, const char *flaw, const char *why)
+{
+	struct fix_result *r = st->r;
+	cJSON *f = cJSON_CreateObject();
+	char safe[400];
+
+	util_sanitize(safe, sizeof safe, why, strlen(why), false);
+	snprintf(r->compose_note, sizeof r->compose_note, "The Compose file "
+	    "`%.200s` is not changed: %.48s cannot be removed from it as text "
+	    "(%.180s); the fix is the policy patch.", r->compose_path, flaw, safe);
+	cJSON_AddStringToObject(f, "flaw", flaw);
+	cJSON_AddStringToObject(f, "compose", r->compose_path);
+	cJSON_AddBoolToObject(f, "patched", false);
+	cJSON_AddStringToObject(f, "why", safe);
+	fix_beat(st, "fix.compose", f, "Compose file %s: %s not removable (%s): "
+	    "falling back to the policy patch", r->compose_path, flaw, safe);
+	free(st->compose_text);
+	st->compose_text = NULL;
+	free(st->drill_text);
+	st->drill_text = NULL;
+	r->compose_patched = false;
+	free(r->compose_diff);
+	r->compose_diff = NULL;
+}
+
+/*
+ * After the policy patch of flaw, an imported Compose policy's own fix:
+ * the entries mapped to flaw cut from the Compose file
+ * (compose.patched.yml in the fix dir), imported again; the re-import's
+ * policy (policy.reimported.yaml) must switch on what the patched policy
+ * does, and becomes what the reruns drill (st->cur, st->cur_path,
+ * st->drill_text).  Anything that fails falls back to the policy patch
+ * (fix_compose_give_up).  Never an error of the loop.
+ */
+static void
+fix_patch_compose(struct fix_state *st, const char *flaw)
+{
+	struct fix_result *r = st->r;
+	struct errbuf e = { 0 };
+	char why[512], *patched, *yaml, *cpath, *ppath, *name, *diff;
+	struct policy *rp;
+	cJSON *f;
+
+	if (st->compose_text == NULL)
+		return;
+	cpath = xasprintf("%s/compose.patched.yml", r->fix_dir);
+	ppath = xasprintf("%s/policy.reimported.yaml", r->fix_dir);
+	if (fix_compose_patch(st->compose_cur, st->compose_text,
+	    r->compose_service, flaw, st->agent_opt, cpath, ppath, &patched,
+	    &yaml, why, sizeof why) == -1) {
+		fix_compose_give_up(st, flaw, why);
+		goto out;
+	}
+	if (util_write_file(ppath, yaml, strlen(yaml), 0644, &e) == -1 ||
+	    (rp = policy_load(ppath, &e)) == NULL) {
+		free(patched);
+		free(yaml);
+		fix_compose_give_up(st, flaw, e.msg);
+		goto out;
+	}
+	if (!fix_same_access(rp, st->cur)) {
+		policy_free(rp);
+		free(patched);
+		free(yaml);
+		fix_compose_give_up(st, flaw, "the policy imported from the "
+		    "patched Compose file switches on other flaws, bait or "
+		    "levers than the patched policy");
+		goto out;
+	}
+	free(st->compose_text);
+	st->compose_text = patched;
+	snprintf(st->compose_cur, sizeof st->compose_cur, "%s", cpath);
+	free(st->drill_text);
+	st->drill_text = yaml;
+	policy_free(st->cur);
+	st->cur = rp;
+	snprintf(st->cur_path, sizeof st->cur_path, "%s", ppath);
+	name = strrchr(r->compose_path, '/');
+	name = xasprintf("%s", name ? name + 1 : r->compose_path);
+	{
+		char *na = xasprintf("a/%s", name), *nb = xasprintf("b/%s", name);
+
+		diff = fix_unified_diff(st->compose_orig, st->compose_text, na,
+		    nb);
+		free(na);
+		free(nb);
+	}
+	free(name);
+	free(r->compose_diff);
+	r->compose_diff = diff;
+	r->compose_patched = true;
+	{
+		char *pp = xasprintf("%s/compose.patch", r->fix_dir);
+
+		(void)util_write_file(pp, diff, strlen(diff), 0644, &e);
+		free(pp);
+	}
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "flaw", flaw);
+	cJSON_AddStringToObject(f, "compose", r->compose_path);
+	cJSON_AddStringToObject(f, "service", r->compose_service);
+	cJSON_AddBoolToObject(f, "patched", true);
+	cJSON_AddStringToObject(f, "patched_file", cpath);
+	cJSON_AddStringToObject(f, "reimported", ppath);
+	cJSON_AddStringToObject(f, "diff", diff);
+	fix_beat(st, "fix.compose", f, "removed %s from the Compose file %s "
+	    "(service %s): %s imports again, maps to %s no more; the reruns "
+	    "drill its re-import %s", flaw, r->compose_path,
+	    r->compose_service, cpath, flaw, ppath);
+out:
+	free(cpath);
+	free(ppath);
+}
+
 /* The patched policy drilled on the training variant in a fresh lab: NEXT
  * when contained, AGAIN when still breached (st->run_dir is that run),
  * DONE when never exercised or in error, FAIL + e. */
@@ -1513,8 +1724,9 @@ fix_rerun_heldout(struct fix_state *st, struct errbuf *e)
 	struct policy *hp;
 	char *held, name[64], held_path[1200];
 
-	held = fix_policy_set_variant(st->text, strlen(st->text), st->heldout,
-	    e);
+	held = fix_policy_set_variant(st->drill_text ? st->drill_text :
+	    st->text, strlen(st->drill_text ? st->drill_text : st->text),
+	    st->heldout, e);
 	if (held == NULL)
 		return FIX_STEP_FAIL;
 	snprintf(name, sizeof name, "policy.heldout-%s.yaml", st->heldout);
@@ -1598,6 +1810,7 @@ fix_iteration(struct fix_state *st, size_t it, struct errbuf *e)
 	fix_note_attributed(r, &a);
 	if (fix_patch(st, h->flaw, e) == -1)
 		return FIX_STEP_FAIL;
+	fix_patch_compose(st, h->flaw);
 	step = fix_rerun_training(st, h->flaw, e);
 	if (step != FIX_STEP_NEXT)
 		return step;
@@ -1760,6 +1973,9 @@ out:
 	policy_free(st.cur);
 	free(st.text);
 	free(st.orig);
+	free(st.compose_text);
+	free(st.compose_orig);
+	free(st.drill_text);
 	free(runs_abs);
 	free(st.d);
 	return rc;

@@ -329,7 +329,9 @@ fix_yaml_replace_top(const char *buf, size_t len, const char *key,
  * The policy text p was parsed from, for a copy in another directory
  * (the fix dir): the paths it names relative to its own file are made
  * absolute, as p resolved them: agent.script (a script agent: agent:
- * becomes {kind: script, script: "/abs"}).  Caller frees; NULL + e.
+ * becomes {kind: script, script: "/abs"}) and imported.compose
+ * (imported: becomes {compose: "/abs", service: NAME}).  Caller frees;
+ * NULL + e.
  */
 char *
 fix_policy_pin_paths(const char *buf, size_t len, const struct policy *p,
@@ -348,6 +350,27 @@ fix_policy_pin_paths(const char *buf, size_t len, const struct policy *p,
 		rep = xasprintf("agent: {kind: script, script: %s}", q);
 		next = fix_yaml_replace_top(cur, strlen(cur), "agent", rep, e);
 		free(q);
+		free(rep);
+		free(cur);
+		if (next == NULL)
+			return NULL;
+		cur = next;
+	}
+	if (p->import_compose != NULL && p->import_service != NULL) {
+		char *qs = fix_yaml_quote(p->import_service);
+
+		q = fix_yaml_quote(p->import_compose);
+		if (q == NULL || qs == NULL) {
+			free(q);
+			free(qs);
+			free(cur);
+			errbuf_set(e, ERRBUF_INPUT, "imported: a control byte");
+			return NULL;
+		}
+		rep = xasprintf("imported: {compose: %s, service: %s}", q, qs);
+		next = fix_yaml_replace_top(cur, strlen(cur), "imported", rep, e);
+		free(q);
+		free(qs);
 		free(rep);
 		free(cur);
 		if (next == NULL)

@@ -1207,6 +1207,27 @@ char *fix_policy_set_variant(const char *buf, size_t len,
  * frees; NULL + e. */
 char *fix_policy_pin_paths(const char *buf, size_t len,
     const struct policy *p, struct errbuf *e);
+/* The Compose file's side of a fix (core/fix_compose.c).  An entry to
+ * cut: import_row's 1-based span and key path. */
+struct fix_span {
+	size_t line, col, end_line;
+	char key[128];
+};
+/* text without the entries (whole lines: a sequence item, a mapping
+ * entry, with their deeper lines; a sequence left empty loses its bare
+ * key), or NULL with why (an absent key, an entry sharing its line with
+ * others).  Caller frees. */
+char *fix_compose_remove(const char *text, const struct fix_span *spans,
+    size_t nspans, char *why, size_t whylen);
+/* Cut the entries of service that cur_path (whose text is cur_text) maps
+ * to flaw, write the result to out_compose, import it again (agent, the
+ * policy at out_policy) and check it maps to flaw no more and to every
+ * other flaw as often.  0 with *patched (the new text) and *policy_yaml
+ * (the re-import's policy), caller frees; -1 with why. */
+int fix_compose_patch(const char *cur_path, const char *cur_text,
+    const char *service, const char *flaw, const char *agent,
+    const char *out_compose, const char *out_policy, char **patched,
+    char **policy_yaml, char *why, size_t whylen);
 /* A one-hunk unified diff of a -> b (caller frees). */
 char *fix_unified_diff(const char *a, const char *b, const char *name_a,
     const char *name_b);
