@@ -1530,15 +1530,15 @@ fix_patch(struct fix_state *st, const char *flaw, struct errbuf *e)
 	return 0;
 }
 
-/* Whether two policies switch on the same flaws (in any order) and plant
- * the same bait and levers. */
+/* Whether two policies switch on the same flaws (in any order), run the
+ * same kind of agent and plant the same bait and levers. */
 static bool
 fix_same_access(const struct policy *a, const struct policy *b)
 {
 	size_t i, j;
 
 	if (a->nflaws != b->nflaws || a->nbait != b->nbait ||
-	    a->nlevers != b->nlevers)
+	    a->nlevers != b->nlevers || a->agent_kind != b->agent_kind)
 		return false;
 	for (i = 0; i < a->nflaws; i++) {
 		for (j = 0; j < b->nflaws; j++)
@@ -1612,8 +1612,16 @@ fix_patch_compose(struct fix_state *st, const char *flaw)
 		fix_compose_give_up(st, flaw, why);
 		goto out;
 	}
-	if (util_write_file(ppath, yaml, strlen(yaml), 0644, &e) == -1 ||
-	    (rp = policy_load(ppath, &e)) == NULL) {
+	/* the re-import with this policy's own settings (seed, limits,
+	 * bait, levers, model, ...): only the access is the Compose file's */
+	{
+		char *carried = fix_policy_carry(yaml, st->text, &e);
+
+		free(yaml);
+		yaml = carried;
+	}
+	if (yaml == NULL || util_write_file(ppath, yaml, strlen(yaml), 0644,
+	    &e) == -1 || (rp = policy_load(ppath, &e)) == NULL) {
 		free(patched);
 		free(yaml);
 		fix_compose_give_up(st, flaw, e.msg);
@@ -1624,8 +1632,8 @@ fix_patch_compose(struct fix_state *st, const char *flaw)
 		free(patched);
 		free(yaml);
 		fix_compose_give_up(st, flaw, "the policy imported from the "
-		    "patched Compose file switches on other flaws, bait or "
-		    "levers than the patched policy");
+		    "patched Compose file switches on other flaws (or runs "
+		    "another agent) than the patched policy");
 		goto out;
 	}
 	free(st->compose_text);

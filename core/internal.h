@@ -1228,6 +1228,11 @@ int fix_compose_patch(const char *cur_path, const char *cur_text,
     const char *service, const char *flaw, const char *agent,
     const char *out_compose, const char *out_policy, char **patched,
     char **policy_yaml, char *why, size_t whylen);
+/* The re-imported policy text with from's name, seed, limits, observe_ms,
+ * variant, bait, levers and model entries carried over.  Caller frees;
+ * NULL + e. */
+char *fix_policy_carry(const char *imported, const char *from,
+    struct errbuf *e);
 /* A one-hunk unified diff of a -> b (caller frees). */
 char *fix_unified_diff(const char *a, const char *b, const char *name_a,
     const char *name_b);
