@@ -901,8 +901,19 @@ fix_propose_slack(struct fix_state *st, const char *title)
 	if (hook != NULL && hook[0] != '\0') {
 		if (fix_slack_post(hook, slack, path, &r->slack_status,
 		    &e) == -1) {
+			/* the webhook's URL is its secret: never in a beat */
+			char *m = fix_redact_secrets(e.msg), *at;
+
+			while ((at = strstr(m, hook)) != NULL) {
+				char *n = xasprintf("%.*s(the webhook)%s",
+				    (int)(at - m), m, at + strlen(hook));
+
+				free(m);
+				m = n;
+			}
 			r->delivery_failed = true;
-			fix_beat(st, "fix.slack", NULL, "Slack: %s", e.msg);
+			fix_beat(st, "fix.slack", NULL, "Slack: %s", m);
+			free(m);
 		} else
 			fix_beat(st, "fix.slack", NULL, "Slack message posted "
 			    "(HTTP %ld)", r->slack_status);
