@@ -389,6 +389,93 @@ test_none(void **state)
 }
 
 static void
+test_misc(void **state)
+{
+	struct import_opts o = { .strict = true };
+	struct import_result r;
+	struct errbuf e = { 0 };
+	struct policy *p;
+	static const char *const odd[] = { "host-mount", "writable-rootfs",
+	    NULL };
+	static const char *const bridged[] = { "egress-network",
+	    "writable-rootfs", NULL };
+	static const char *const outside[] = { "egress-network",
+	    "writable-rootfs", NULL };
+
+	(void)state;
+	p = import_ok(DATA "misc.yml", "odd", NULL, &r);
+	flaws_are(p, odd);
+	/* ${IMAGE} stays unresolved: Poyo runs. */
+	assert_int_equal(p->agent_kind, POLICY_AGENT_POYO);
+	row_not(&r, "services.odd.image", false);
+	row_not(&r, "services.odd.user", false);          /* a name */
+	assert_null(p->agent_user);
+	row_not(&r, "services.odd.working_dir", false);   /* relative */
+	row_not(&r, "services.odd.uts", true);
+	row_not(&r, "services.odd.userns_mode", true);
+	row_none(&r, "services.odd.cgroup");              /* private */
+	row_not(&r, "services.odd.env_file", true);
+	row_not(&r, "services.odd.volumes_from", true);
+	row_not(&r, "services.odd.gpus", true);
+	row_none(&r, "services.odd.configs");
+	row_none(&r, "services.odd.expose");
+	row_none(&r, "services.odd.hostname");
+	row_none(&r, "services.odd.stop_signal");
+	row_none(&r, "services.odd.init");
+	row_none(&r, "services.odd.pull_policy");
+	row_none(&r, "services.odd.dns");
+	row_none(&r, "services.odd.extra_hosts");
+	row_none(&r, "services.odd.group_add");
+	row_not(&r, "services.odd.runtime", true);        /* kata */
+	row_not(&r, "services.odd.security_opt[0]", true); /* a profile */
+	row_not(&r, "services.odd.cap_add[0]", true);     /* no such cap */
+	row_not(&r, "services.odd.network_mode", true);   /* service:x */
+	row_not(&r, "services.odd.pid", true);            /* service:x */
+	row_none(&r, "services.odd.ipc");                 /* private */
+	row_flaw(&r, "services.odd.volumes[0]", "host-mount", 30, 9, 30);
+	assert_non_null(strstr(row(&r, "services.odd.volumes[0]")->note,
+	    "whole root"));
+	row_not(&r, "services.odd.volumes[1]", true);     /* npipe */
+	policy_free(p);
+	import_result_free(&r);
+	assert_int_equal(import_compose(DATA "misc.yml", "odd", &o, &r, &e),
+	    -1);
+	assert_int_equal(r.nrefused, 11);
+	import_result_free(&r);
+
+	p = import_ok(DATA "misc.yml", "bridged", NULL, &r);
+	flaws_are(p, bridged);
+	row_flaw(&r, "services.bridged.network_mode", "egress-network", 36, 5,
+	    36);
+	row_not(&r, "services.bridged.user", false);      /* ${UID} */
+	policy_free(p);
+	import_result_free(&r);
+
+	p = import_ok(DATA "misc.yml", "outside", NULL, &r);
+	flaws_are(p, outside);
+	row_flaw(&r, "services.outside.networks[0]", "egress-network", 40, 16,
+	    40);                                          /* external */
+	row_flaw(&r, "services.outside.networks[1]", "egress-network", 40, 21,
+	    40);                                          /* default */
+	policy_free(p);
+	import_result_free(&r);
+
+	p = import_ok(DATA "misc.yml", "other", NULL, &r);
+	row_flaw(&r, "services.other.networks", "egress-network", 43, 5, 43);
+	policy_free(p);
+	import_result_free(&r);
+
+	o.strict = false;
+	o.agent = "script:/nonexistent/attack.sh";
+	assert_int_equal(import_compose(DATA "misc.yml", "other", &o, &r, &e),
+	    -1);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_string_equal(e.msg, "--agent: /nonexistent/attack.sh: No such "
+	    "file or directory");
+	import_result_free(&r);
+}
+
+static void
 test_hostns(void **state)
 {
 	struct import_result r;
@@ -522,6 +609,63 @@ test_errors(void **state)
 	    "(aliases count as the nodes they expand to)");
 	free(b.s);
 
+	/* A merge source that is itself an anchor stays usable after the
+	 * merge; merges count their copies: a merge bomb stops too. */
+	{
+		struct import_result r;
+		struct errbuf e = { 0 };
+		const char *path = scratch("mergeanchor.yml", "services:\n"
+		    "  a:\n    <<: &m {image: busybox, privileged: true}\n"
+		    "    read_only: true\n  b:\n    <<: *m\n"
+		    "    x: *m\n");
+
+		if (import_compose(path, "b", NULL, &r, &e) != 0)
+			fail_msg("%s", e.msg);
+		row_flaw(&r, "services.b.privileged", "privileged", 3, 29, 3);
+		row_not(&r, "services.b.x", true);
+		import_result_free(&r);
+	}
+	util_buf_init(&b, 4096);
+	util_buf_printf(&b, "m0: &m0 {");
+	for (j = 0; j < 40; j++)
+		util_buf_printf(&b, "%sk%d: v", j ? ", " : "", j);
+	util_buf_printf(&b, "}\n");
+	for (i = 1; i < 400; i++)
+		util_buf_printf(&b, "m%d: &m%d {<<: *m%d, q%d: v}\n", i, i,
+		    i - 1, i);
+	util_buf_printf(&b, "services: {}\n");
+	{
+		struct import_result r;
+		struct errbuf e = { 0 };
+		const char *path = scratch("mbomb.yml", b.s);
+
+		assert_int_equal(import_compose(path, "s", NULL, &r, &e), -1);
+		assert_non_null(strstr(e.msg, "more than 20000 nodes"));
+		import_result_free(&r);
+	}
+	free(b.s);
+
+	/* The copies a merge makes count too (6000 pairs written, 6000
+	 * copied): refused in the merge, the mapping left whole. */
+	util_buf_init(&b, 65536);
+	util_buf_printf(&b, "services:\n  s:\n    image: x\n    <<: {");
+	for (j = 0; j < 6000; j++)
+		util_buf_printf(&b, "%sk%d: v", j ? ", " : "", j);
+	util_buf_printf(&b, "}\n");
+	{
+		struct import_result r;
+		struct errbuf e = { 0 };
+		const char *path = scratch("mcopy.yml", b.s);
+
+		free(b.s);
+		assert_int_equal(import_compose(path, "s", NULL, &r, &e), -1);
+		/* at the source key whose copy crossed the cap */
+		assert_non_null(strstr(e.msg, "mcopy.yml:4:"));
+		assert_non_null(strstr(e.msg, ": services.s: more than 20000 "
+		    "nodes"));
+		import_result_free(&r);
+	}
+
 	/* Deep nesting through aliases stays within the depth bound. */
 	util_buf_init(&b, 4096);
 	util_buf_printf(&b, "d: &d ");
@@ -621,6 +765,7 @@ main(void)
 		cmocka_unit_test(test_networks),
 		cmocka_unit_test(test_anchors),
 		cmocka_unit_test(test_none),
+		cmocka_unit_test(test_misc),
 		cmocka_unit_test(test_hostns),
 		cmocka_unit_test(test_agents),
 		cmocka_unit_test(test_errors),

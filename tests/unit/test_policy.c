@@ -224,7 +224,7 @@ test_unknown_keys(void **state)
 	expect_error(BASE "colour: red\n",
 	    "t.yaml:4:1: colour: unknown key; allowed here: name, "
 	    "description, seed, limits, observe_ms, variant, bait, levers, "
-	    "flaws, model, agent, runtime");
+	    "flaws, model, agent, runtime, imported");
 	expect_error(BASE "limits:\n  steps: 3\n  minutes: 2\n",
 	    "t.yaml:6:3: limits.minutes: unknown key; allowed here: steps, "
 	    "seconds");
@@ -236,7 +236,7 @@ test_unknown_keys(void **state)
 	expect_error(BASE "\"\\e[31mred\": 1\n",
 	    "t.yaml:4:1: red: unknown key; allowed here: name, "
 	    "description, seed, limits, observe_ms, variant, bait, levers, "
-	    "flaws, model, agent, runtime");
+	    "flaws, model, agent, runtime, imported");
 }
 
 static void
