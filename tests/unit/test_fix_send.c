@@ -179,6 +179,7 @@ test_compose_patch(void **state)
 	assert_non_null(strstr(yaml, "host-mount"));
 	assert_null(strstr(yaml, "docker-socket"));
 	free(yaml);
+	free(src);
 	/* the next flaw on the patched text */
 	assert_int_equal(fix_compose_patch(out, patched, "agent", "privileged",
 	    "poyo", out, pol, &src, &yaml, why, sizeof why), 0);
