@@ -1048,6 +1048,9 @@ void replay_state_apply(struct replay_state *s, const struct drill_beat *b);
 #define FIX_MAX_RUNS        48
 #define FIX_MAX_SEEDS       5   /* reruns until the bait is exercised */
 #define FIX_MAX_ITERATIONS  6   /* flaws turned off, one per iteration */
+#define FIX_MAX_SLACK_CHANNELS 8   /* --slack-channel, at most */
+#define FIX_EXIT_NOT_DELIVERED 6   /* verified, but a push, pull request or
+                                      Slack post that was asked for failed */
 
 /* One flaw the evidence proves was used. */
 struct fix_hit {
@@ -1103,6 +1106,14 @@ struct fix_options {
 	fix_observer_fn observer;   /* each beat as it happens */
 	void *observer_ctx;
 	volatile sig_atomic_t *cancel;
+	/* Sending (docs/cli-fix.md "Sending"): */
+	const char *push_remote;    /* git push REMOTE BRANCH before the PR;
+	                               NULL: the branch stays here */
+	const char *slack_api;      /* NULL: $ARES_SLACK_API or
+	                               https://slack.com/api */
+	const char *slack_channels[FIX_MAX_SLACK_CHANNELS];  /* chat.postMessage
+	                               with $SLACK_BOT_TOKEN, one post each */
+	size_t nslack_channels;
 };
 struct fix_run_ref {
 	char role[16];              /* original, rerun, held-out */
@@ -1135,6 +1146,18 @@ struct fix_result {
 	long github_status, slack_status;
 	char pr_url[256];
 	bool evidence_failed;
+	/* Sending and the model-written section: */
+	bool pushed;                /* git push REMOTE BRANCH succeeded */
+	bool delivery_failed;       /* a push, PR or Slack post asked for
+	                               failed (exit FIX_EXIT_NOT_DELIVERED) */
+	size_t slack_posted;        /* chat.postMessage posts that were ok */
+	bool model_section;         /* pr.md has the model-written section */
+	/* An imported Compose policy (policy key imported:): */
+	bool compose_patched;       /* the commit changes the Compose file */
+	char compose_path[1024];    /* the Compose file, as the policy says */
+	char compose_note[600];     /* why it was not patched, or "" */
+	char compose_service[128];
+	char *compose_diff;         /* owned: fix_result_free */
 };
 /* Run the loop.  0 when it reached an outcome (r->outcome), -1 + e when it
  * could not (tampered or unbreached run dir, bad policy: ERRBUF_INPUT;
@@ -1142,9 +1165,12 @@ struct fix_result {
 int fix_run(const struct fix_options *o, struct fix_result *r,
     struct errbuf *e);
 void fix_result_free(struct fix_result *r);
-/* 0 verified, 1 otherwise, 5 error. */
+/* 0 verified, 6 verified but not delivered, 1 otherwise, 5 error. */
 int fix_exit_code(const struct fix_result *r);
 cJSON *fix_result_json(const struct fix_result *r);
+/* Whether c is a Slack channel --slack-channel accepts (an id such as
+ * C0123ABC or a name such as #ops: 1..80 of [A-Za-z0-9#._-]). */
+bool fix_slack_channel_ok(const char *c);
 /* Whether DIR/fix.json exists (and no report.json or trial.json). */
 bool fix_dir_is(const char *dir);
 /* ares verify on a fix dir: the signature of fix.json (pub_path, else

@@ -347,6 +347,14 @@ struct fix_state {
 	char cur_path[1200];        /* where text is written */
 	char given_policy[1024];    /* the given run's policy (o->policy_path
 	                               when the options name none) */
+	/* An imported Compose policy (fix_compose.c): */
+	char *compose_text;         /* the Compose file with the entries cut so
+	                               far; NULL: not (or no longer) patched */
+	char *compose_orig;         /* as read */
+	char compose_cur[1200];     /* the file whose text is compose_text */
+	char *drill_text;           /* the policy the reruns use (re-imported
+	                               from the patched file), or NULL: text */
+	char agent_opt[1100];       /* import_opts.agent for the re-import */
 };
 
 static void fix_beat(struct fix_state *st, const char *type, cJSON *fields,
@@ -481,16 +489,36 @@ fix_drill_until_exercised(struct fix_state *st, const char *policy_path,
 	return 0;
 }
 
-/* Write policy text to the fix dir under name, re-parse it.  The parsed
- * policy is returned (caller frees) or NULL + e. */
+/* Write policy text to the fix dir under name, its relative paths made
+ * absolute as the given policy resolved them (fix_policy_pin_paths: the
+ * copy lives in another directory), re-parse it.  The parsed policy is
+ * returned (caller frees) or NULL + e. */
 static struct policy *
 fix_write_policy(struct fix_state *st, const char *name, const char *text,
     char *path_out, size_t path_len, struct errbuf *e)
 {
-	snprintf(path_out, path_len, "%s/%s", st->r->fix_dir, name);
-	if (util_write_file(path_out, text, strlen(text), 0644, e) == -1)
+	char *pinned = fix_policy_pin_paths(text, strlen(text), st->cur, e);
+	struct policy *np;
+	int rc;
+
+	if (pinned == NULL)
 		return NULL;
-	return policy_load(path_out, e);
+	snprintf(path_out, path_len, "%s/%s", st->r->fix_dir, name);
+	rc = util_write_file(path_out, pinned, strlen(pinned), 0644, e);
+	free(pinned);
+	if (rc == -1)
+		return NULL;
+	np = policy_load(path_out, e);
+	if (np != NULL && st->cur != NULL && (np->agent_kind !=
+	    st->cur->agent_kind || (st->cur->agent_script != NULL &&
+	    (np->agent_script == NULL || strcmp(np->agent_script,
+	    st->cur->agent_script) != 0)))) {
+		policy_free(np);
+		errbuf_set(e, ERRBUF_INTERNAL, "%s: the copy's agent is not the "
+		    "policy's: refused", path_out);
+		return NULL;
+	}
+	return np;
 }
 
 /* Attribute from a run dir's evidence among the flaws still on. */
@@ -601,6 +629,17 @@ fix_result_json(const struct fix_result *r)
 	cJSON_AddNumberToObject(j, "github_status", (double)r->github_status);
 	cJSON_AddStringToObject(j, "pr_url", r->pr_url);
 	cJSON_AddNumberToObject(j, "slack_status", (double)r->slack_status);
+	cJSON_AddBoolToObject(j, "pushed", r->pushed);
+	cJSON_AddNumberToObject(j, "slack_posted", (double)r->slack_posted);
+	cJSON_AddBoolToObject(j, "delivery_failed", r->delivery_failed);
+	cJSON_AddBoolToObject(j, "model_section", r->model_section);
+	if (r->compose_path[0] != '\0') {
+		x = cJSON_AddObjectToObject(j, "compose");
+		cJSON_AddStringToObject(x, "path", r->compose_path);
+		cJSON_AddStringToObject(x, "service", r->compose_service);
+		cJSON_AddBoolToObject(x, "patched", r->compose_patched);
+		cJSON_AddStringToObject(x, "note", r->compose_note);
+	}
 	return j;
 }
 
@@ -626,8 +665,23 @@ fix_propose_git(struct fix_state *st, const char *patched,
 	struct fix_result *r = st->r;
 	struct errbuf e = { 0 };
 
-	if (fix_git_commit(r->policy_path, patched, strlen(patched), branch,
-	    msg, &r->git, &e) == -1) {
+	struct fix_git_file files[2] = {
+		{ .path = r->policy_path, .text = patched },
+		{ .path = NULL, .text = NULL },
+	};
+	size_t nfiles = 1;
+
+	if (r->compose_patched && st->compose_text != NULL) {
+		/* the Compose file's repository, the policy with it when it
+		 * is in the same work tree */
+		files[0] = (struct fix_git_file){ .path = r->compose_path,
+		    .text = st->compose_text };
+		files[1] = (struct fix_git_file){ .path = r->policy_path,
+		    .text = patched };
+		nfiles = 2;
+	}
+	if (fix_git_commit_files(files, nfiles, branch, msg, &r->git,
+	    &e) == -1) {
 		fix_beat(st, "fix.git", NULL, "git: %s (the patched policy and "
 		    "the patch are in the fix dir)", e.msg);
 	} else if (r->git.committed) {
@@ -637,13 +691,21 @@ fix_propose_git(struct fix_state *st, const char *patched,
 		cJSON_AddStringToObject(f, "commit", r->git.commit);
 		cJSON_AddStringToObject(f, "repo", r->git.toplevel);
 		cJSON_AddStringToObject(f, "path", r->git.path_in_repo);
+		if (nfiles == 2) {
+			cJSON_AddBoolToObject(f, "compose", true);
+			cJSON_AddBoolToObject(f, "policy_in_commit",
+			    files[1].committed);
+		}
 		fix_beat(st, "fix.git", f, "branch %s, commit %.12s in %s "
-		    "(work tree and HEAD untouched)", r->git.branch,
-		    r->git.commit, r->git.toplevel);
+		    "(work tree and HEAD untouched)%s%s", r->git.branch,
+		    r->git.commit, r->git.toplevel, nfiles == 2 ?
+		    ": the Compose file " : "", nfiles == 2 ?
+		    (files[1].committed ? "and the policy" : "(the policy is "
+		    "in another work tree: its patch is in the fix dir)") : "");
 	} else
 		fix_beat(st, "fix.git", NULL, "%s is not in a git work tree: "
 		    "wrote the patched policy %s and the patch %s instead",
-		    r->policy_path, r->patched_path, r->patch_path);
+		    files[0].path, r->patched_path, r->patch_path);
 }
 
 /* FIX_DIR/pr.md: the title, the body and the branch when committed; its
@@ -669,11 +731,62 @@ fix_write_pr(struct fix_state *st, const char *title, const char *body)
 	snprintf(r->pr_path, sizeof r->pr_path, "%s/pr.md", r->fix_dir);
 }
 
-/* The GitHub pull request: sent only with a token and --github; either
+/*
+ * git push REMOTE BRANCH when --push asked for it, with its fix.push beat
+ * (what git said, bounded, secrets redacted).  true when the pull request
+ * may be opened: nothing was asked, or the push succeeded.
+ */
+static bool
+fix_propose_push(struct fix_state *st, const char *branch)
+{
+	struct fix_result *r = st->r;
+	struct errbuf e = { 0 };
+	char out[4096], shown[1024], *red, *remote;
+	cJSON *f;
+	int rc;
+
+	if (st->o->push_remote == NULL)
+		return true;
+	remote = fix_redact_secrets(st->o->push_remote);
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "remote", remote);
+	cJSON_AddStringToObject(f, "branch", branch);
+	if (!r->git.committed) {
+		r->delivery_failed = true;
+		cJSON_AddBoolToObject(f, "ok", false);
+		fix_beat(st, "fix.push", f, "push to %s: nothing to push (no "
+		    "commit: the policy is not in a git work tree, or the "
+		    "commit failed); no pull request", remote);
+		free(remote);
+		return false;
+	}
+	rc = fix_git_push(r->git.toplevel, st->o->push_remote, branch, out,
+	    sizeof out, &e);
+	red = fix_redact_secrets(rc == -1 ? e.msg : out);
+	util_sanitize(shown, sizeof shown, red, strlen(red), false);
+	free(red);
+	cJSON_AddBoolToObject(f, "ok", rc == 0);
+	cJSON_AddNumberToObject(f, "status", rc);
+	cJSON_AddStringToObject(f, "git", shown);
+	if (rc == 0) {
+		r->pushed = true;
+		fix_beat(st, "fix.push", f, "pushed %s to %s", branch, remote);
+	} else {
+		r->delivery_failed = true;
+		fix_beat(st, "fix.push", f, "push of %s to %s failed (%s%d): "
+		    "%s; no pull request", branch, remote, rc == -1 ? "" :
+		    "git exit ", rc, shown);
+	}
+	free(remote);
+	return rc == 0;
+}
+
+/* The GitHub pull request: sent only with a token and --github, after
+ * the push when --push asked for one (not at all when it failed); either
  * way FIX_DIR/github-request.json says what is (or would be) sent. */
 static void
 fix_propose_github(struct fix_state *st, const char *branch,
-    const char *title, const char *body)
+    const char *title, const char *body, bool pushed_ok)
 {
 	struct fix_result *r = st->r;
 	struct errbuf e = { 0 };
@@ -686,12 +799,23 @@ fix_propose_github(struct fix_state *st, const char *branch,
 	    r->git.base_branch[0] && strcmp(r->git.base_branch, "HEAD") != 0 ?
 	    r->git.base_branch : "main";
 	path = xasprintf("%s/github-request.json", r->fix_dir);
-	if (st->o->github_repo != NULL && token != NULL && token[0] != '\0') {
+	if (!pushed_ok) {
+		fix_github_pr_unsent(api, st->o->github_repo ?
+		    st->o->github_repo : "OWNER/REPO", branch, base, title,
+		    body, path, "not sent: the push failed");
+		fix_beat(st, "fix.github", NULL, "GitHub: nothing sent (the "
+		    "push failed); %s says what would be", path);
+	} else if (st->o->github_repo != NULL && token != NULL &&
+	    token[0] != '\0') {
 		if (fix_github_pr(api, st->o->github_repo, token, branch, base,
 		    title, body, path, &r->github_status, r->pr_url,
-		    sizeof r->pr_url, &e) == -1)
-			fix_beat(st, "fix.github", NULL, "GitHub: %s", e.msg);
-		else
+		    sizeof r->pr_url, &e) == -1) {
+			char *red = fix_redact_secrets(e.msg);
+
+			r->delivery_failed = true;
+			fix_beat(st, "fix.github", NULL, "GitHub: %s", red);
+			free(red);
+		} else
 			fix_beat(st, "fix.github", NULL, "GitHub pull request "
 			    "opened (HTTP %ld) %s", r->github_status, r->pr_url);
 	} else {
@@ -706,27 +830,91 @@ fix_propose_github(struct fix_state *st, const char *branch,
 	free(path);
 }
 
-/* The Slack message: posted only with a webhook; either way
- * FIX_DIR/slack-request.json says what is (or would be) sent. */
+/* The bot's posts: chat.postMessage to each --slack-channel with
+ * $SLACK_BOT_TOKEN (nothing sent without it), each recorded in
+ * FIX_DIR/slack-chat-<n>.json, each with its fix.slack beat. */
+static void
+fix_propose_slack_chat(struct fix_state *st, const char *text)
+{
+	struct fix_result *r = st->r;
+	const char *token = getenv("SLACK_BOT_TOKEN");
+	size_t i;
+
+	for (i = 0; i < st->o->nslack_channels; i++) {
+		const char *ch = st->o->slack_channels[i];
+		char *path = xasprintf("%s/slack-chat-%zu.json", r->fix_dir,
+		    i + 1);
+		struct errbuf e = { 0 };
+		long status = 0;
+		cJSON *f = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(f, "channel", ch);
+		cJSON_AddStringToObject(f, "record", path);
+		if (!fix_slack_channel_ok(ch)) {
+			r->delivery_failed = true;
+			fix_beat(st, "fix.slack", f, "Slack: channel %zu is not "
+			    "a channel id or name: nothing sent", i + 1);
+		} else if (token == NULL || token[0] == '\0') {
+			(void)fix_slack_chat_post(st->o->slack_api, ch, NULL, text,
+			    path, &status, &e);
+			fix_beat(st, "fix.slack", f, "Slack %s: nothing sent "
+			    "(SLACK_BOT_TOKEN unset); %s says what would be", ch,
+			    path);
+		} else if (fix_slack_chat_post(st->o->slack_api, ch, token,
+		    text, path, &status, &e) == -1) {
+			char *red = fix_redact_secrets(e.msg);
+
+			r->delivery_failed = true;
+			cJSON_AddNumberToObject(f, "status", (double)status);
+			fix_beat(st, "fix.slack", f, "Slack: %s", red);
+			free(red);
+		} else {
+			r->slack_posted++;
+			cJSON_AddNumberToObject(f, "status", (double)status);
+			fix_beat(st, "fix.slack", f, "Slack message posted to %s "
+			    "(chat.postMessage, HTTP %ld)", ch, status);
+		}
+		free(path);
+	}
+}
+
+/* The Slack message (inert, bounded: fix_slack_text): posted with a
+ * webhook when one is set (either way FIX_DIR/slack-request.json says
+ * what is or would be sent), and by the bot to each --slack-channel. */
 static void
 fix_propose_slack(struct fix_state *st, const char *title)
 {
 	struct fix_result *r = st->r;
 	struct errbuf e = { 0 };
 	const char *hook = st->o->slack_webhook;
-	char *slack, *path;
+	char *raw, *slack, *path;
 
-	slack = xasprintf("ares fix %s: %s. %s. Branch %s. Runs: %s (%s)%s%s",
+	raw = xasprintf("ares fix %s: %s. %s. Branch %s%s. Runs: %s (%s)%s%s",
 	    r->fix_id, title, r->reason, r->git.committed ? r->git.branch :
-	    "(none)", r->nruns ? r->runs[0].run_id : "?",
+	    "(none)", r->pushed ? " (pushed)" : "",
+	    r->nruns ? r->runs[0].run_id : "?",
 	    r->nruns ? r->runs[0].verdict : "?", r->pr_url[0] ? ". PR " : "",
 	    r->pr_url);
+	slack = fix_slack_text(raw);
+	free(raw);
 	path = xasprintf("%s/slack-request.json", r->fix_dir);
 	if (hook != NULL && hook[0] != '\0') {
 		if (fix_slack_post(hook, slack, path, &r->slack_status,
-		    &e) == -1)
-			fix_beat(st, "fix.slack", NULL, "Slack: %s", e.msg);
-		else
+		    &e) == -1) {
+			/* the webhook's URL is its secret: never in a beat */
+			char *m = fix_redact_secrets(e.msg), *at;
+
+			while ((at = strstr(m, hook)) != NULL) {
+				char *n = xasprintf("%.*s(the webhook)%s",
+				    (int)(at - m), m, at + strlen(hook));
+
+				free(m);
+				m = n;
+			}
+			r->delivery_failed = true;
+			fix_beat(st, "fix.slack", NULL, "Slack: %s", m);
+			free(m);
+		} else
 			fix_beat(st, "fix.slack", NULL, "Slack message posted "
 			    "(HTTP %ld)", r->slack_status);
 	} else {
@@ -734,17 +922,177 @@ fix_propose_slack(struct fix_state *st, const char *title)
 		fix_beat(st, "fix.slack", NULL, "Slack: nothing sent (no "
 		    "webhook); %s says what would be", path);
 	}
+	fix_propose_slack_chat(st, slack);
 	free(path);
 	free(slack);
 }
 
-/* The proposal of a verified fix, in order: git commit, pr.md, GitHub,
- * Slack (each one's failure is a beat, not an error of the loop). */
+/* The fields of an evidence line that say what happened (not the chain's
+ * own: seq, prev, times), "k=v k=v".  Caller frees. */
+static char *
+fix_summary_fields(const cJSON *line)
+{
+	static const char *const keys[] = { "bait", "src", "via", "path",
+	    "lever", "fired", "verified", "detail", "verdict", "reason",
+	    "container", "image", "origin" };
+	struct util_buf b;
+	size_t k;
+
+	util_buf_init(&b, 256);
+	for (k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(line, keys[k]);
+
+		if (cJSON_IsString(v))
+			util_buf_printf(&b, "%s%s=%.200s", b.len ? " " : "",
+			    keys[k], v->valuestring);
+		else if (cJSON_IsBool(v))
+			util_buf_printf(&b, "%s%s=%s", b.len ? " " : "",
+			    keys[k], cJSON_IsTrue(v) ? "true" : "false");
+	}
+	return b.s;
+}
+
+/*
+ * The evidence summary the model is given (bounded: FIX_SUMMARY_MAX
+ * bytes, FIX_SUMMARY_LINES evidence lines of FIX_SUMMARY_LINE bytes):
+ * the policy, the attribution (decided already), the runs, then the
+ * original run's evidence lines that the catalogue matches to a flaw or
+ * that mark the breach, the bait, the levers and the verdict, each
+ * sanitized.  Caller frees.
+ */
+#define FIX_SUMMARY_MAX    12000
+#define FIX_SUMMARY_LINES  60
+#define FIX_SUMMARY_LINE   300
+static char *
+fix_model_summary(const struct fix_state *st)
+{
+	const struct fix_result *r = st->r;
+	struct util_buf b;
+	struct errbuf e = { 0 };
+	cJSON *lines, *line;
+	size_t i, n = 0, idx = 0;
+
+	util_buf_init(&b, 4096);
+	util_buf_printf(&b, "Policy %s. The drill ended %s: %s.\n",
+	    r->policy_name, r->nruns ? r->runs[0].verdict : "?",
+	    r->nruns ? r->runs[0].reason : "?");
+	for (i = 0; i < r->nattributed; i++) {
+		const struct flaw *f = flaw_find(r->attributed[i].flaw);
+
+		util_buf_printf(&b, "Attributed flaw: %s (%s), %zu evidence "
+		    "line(s)%s, e.g. %s\n", r->attributed[i].flaw,
+		    f ? f->summary : "?", r->attributed[i].events,
+		    r->attributed[i].breakout ? " on the breakout path" : "",
+		    r->attributed[i].evidence);
+	}
+	for (i = 0; i < r->nruns; i++)
+		util_buf_printf(&b, "Run %s (%s, variant %s): %s\n",
+		    r->runs[i].run_id, r->runs[i].role, r->runs[i].variant,
+		    r->runs[i].verdict);
+	util_buf_printf(&b, "Evidence of the original run (chain line: "
+	    "type, kind, what):\n");
+	lines = r->nruns ? fix_load_evidence(r->runs[0].run_dir, &e) : NULL;
+	cJSON_ArrayForEach(line, lines) {
+		struct fix_match m[FLAW_MAX];
+		const char *type = util_json_str(line, "type", NULL), *kind;
+		size_t nm;
+		bool mark;
+		char *txt, safe[FIX_SUMMARY_LINE];
+
+		idx++;
+		/* the master chain only (it carries every sensor's events):
+		 * the next chain starts with its own genesis */
+		if (idx > 1 && type != NULL && strcmp(type, "genesis") == 0)
+			break;
+		if (n >= FIX_SUMMARY_LINES || b.len >= FIX_SUMMARY_MAX)
+			break;
+		nm = fix_match_event(line, m);
+		(void)fix_event_of(line, &kind);
+		mark = util_json_true(line, "breach") || (type != NULL &&
+		    (strncmp(type, "bait", 4) == 0 || strncmp(type, "lever",
+		    5) == 0 || strcmp(type, "verdict") == 0 ||
+		    strcmp(type, "orphan") == 0 || strcmp(type, "leak") == 0));
+		if (nm == 0 && !mark)
+			continue;
+		if (nm > 0)
+			txt = xasprintf("%s%s: %s", m[0].flaw, m[0].breakout ?
+			    " (breakout)" : "", m[0].what);
+		else
+			txt = fix_summary_fields(line);
+		util_sanitize(safe, sizeof safe, txt, strlen(txt), false);
+		free(txt);
+		util_buf_printf(&b, "#%zu %s %s%s %s\n", idx, type ? type : "-",
+		    kind ? kind : "-", util_json_true(line, "breach") ?
+		    " after-cutoff" : "", safe);
+		n++;
+	}
+	cJSON_Delete(lines);
+	if (b.len > FIX_SUMMARY_MAX) {
+		b.len = FIX_SUMMARY_MAX;
+		while (b.len > 0 && ((unsigned char)b.s[b.len] & 0xc0) == 0x80)
+			b.len--;
+		b.s[b.len] = '\0';
+	}
+	return b.s;
+}
+
+/* The model-written section when the policy configures a real model:
+ * NULL without one (no beat, nothing sent) or when the call failed
+ * (*note then says so in one line).  Its fix.model beat.  Caller frees
+ * both. */
+static char *
+fix_propose_model(struct fix_state *st, char **note)
+{
+	struct fix_result *r = st->r;
+	char *summary, *section = NULL, *path, why[512];
+	cJSON *f;
+	int rc;
+
+	*note = NULL;
+	if (st->cur->model_url == NULL)
+		return NULL;
+	summary = fix_model_summary(st);
+	path = xasprintf("%s/model-request.json", r->fix_dir);
+	rc = fix_model_section(st->cur, summary, path, &section, why,
+	    sizeof why);
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "record", path);
+	cJSON_AddNumberToObject(f, "summary_bytes", (double)strlen(summary));
+	if (rc == 1) {
+		r->model_section = true;
+		cJSON_AddBoolToObject(f, "ok", true);
+		fix_beat(st, "fix.model", f, "the breakout in words: written by "
+		    "%s (%zu bytes, quoted in pr.md as model-written)",
+		    st->cur->model_name ? st->cur->model_name : "the model",
+		    strlen(section));
+	} else {
+		char *red = fix_redact_secrets(why);
+		char safe[400];
+
+		util_sanitize(safe, sizeof safe, red, strlen(red), false);
+		free(red);
+		cJSON_AddBoolToObject(f, "ok", false);
+		cJSON_AddStringToObject(f, "error", safe);
+		fix_beat(st, "fix.model", f, "the breakout in words: the model "
+		    "call failed (%s): section omitted", safe);
+		*note = xasprintf("The model-written section is omitted: the "
+		    "call to the model failed (%s).", safe);
+	}
+	free(path);
+	free(summary);
+	return section;
+}
+
+/* The proposal of a verified fix, in order: git commit, push (when
+ * asked), the model-written section (with a real model), pr.md, GitHub,
+ * Slack (each one's failure is a beat, not an error of the loop; a
+ * failed push, PR or post that was asked for sets r->delivery_failed). */
 static void
 fix_propose(struct fix_state *st, const char *patched)
 {
 	struct fix_result *r = st->r;
-	char *title = fix_pr_title(r), *body, *branch, *msg;
+	char *title = fix_pr_title(r), *body, *branch, *msg, *section, *note;
+	bool push_ok;
 
 	branch = fix_branch_name(r);
 	msg = xasprintf("%s\n\nFound and checked by the ares fix loop %s:\n"
@@ -752,10 +1100,14 @@ fix_propose(struct fix_state *st, const char *patched)
 	    "training and held-out variants (fix.json in %s).\n", title,
 	    r->fix_id, r->nruns ? r->runs[0].run_id : "?", r->fix_dir);
 	fix_propose_git(st, patched, branch, msg);
-	body = fix_pr_body(r);
+	push_ok = fix_propose_push(st, branch);
+	section = fix_propose_model(st, &note);
+	body = fix_pr_body_x(r, section, note);
 	fix_write_pr(st, title, body);
-	fix_propose_github(st, branch, title, body);
+	fix_propose_github(st, branch, title, body, push_ok);
 	fix_propose_slack(st, title);
+	free(section);
+	free(note);
 	free(body);
 	free(msg);
 	free(branch);
@@ -783,6 +1135,10 @@ fix_options_defaults(struct fix_options *o)
 		o->github_api = getenv("ARES_GITHUB_API");
 	if (o->slack_webhook == NULL)
 		o->slack_webhook = getenv("ARES_SLACK_WEBHOOK");
+	if (o->slack_api == NULL)
+		o->slack_api = getenv("ARES_SLACK_API");
+	if (o->nslack_channels > FIX_MAX_SLACK_CHANNELS)
+		o->nslack_channels = FIX_MAX_SLACK_CHANNELS;
 }
 
 /*
@@ -834,6 +1190,42 @@ fix_given_run(struct fix_state *st, struct fix_options *o, struct errbuf *e)
 	return 0;
 }
 
+/* An imported Compose policy (imported: {compose, service}): the Compose
+ * file read, the re-import's agent option; r->compose_note says why the
+ * file will not be patched when it cannot be read. */
+static void
+fix_load_compose(struct fix_state *st)
+{
+	const struct policy *p = st->cur;
+	struct fix_result *r = st->r;
+	struct errbuf e = { 0 };
+	size_t len;
+
+	if (p->import_compose == NULL || p->import_service == NULL)
+		return;
+	snprintf(r->compose_path, sizeof r->compose_path, "%s",
+	    p->import_compose);
+	snprintf(r->compose_service, sizeof r->compose_service, "%s",
+	    p->import_service);
+	st->compose_orig = util_read_file(p->import_compose, POLICY_MAX_BYTES,
+	    &len, &e);
+	if (st->compose_orig == NULL) {
+		snprintf(r->compose_note, sizeof r->compose_note, "The Compose "
+		    "file could not be read (%.300s): the fix is the policy "
+		    "patch only.", e.msg);
+		return;
+	}
+	st->compose_text = xstrdup(st->compose_orig);
+	snprintf(st->compose_cur, sizeof st->compose_cur, "%s",
+	    p->import_compose);
+	if (p->agent_kind == POLICY_AGENT_SCRIPT && p->agent_script != NULL)
+		snprintf(st->agent_opt, sizeof st->agent_opt, "script:%s",
+		    p->agent_script);
+	else
+		snprintf(st->agent_opt, sizeof st->agent_opt, "%s",
+		    p->agent_kind == POLICY_AGENT_IMAGE ? "image" : "poyo");
+}
+
 /*
  * The policy to fix: read and parsed (st->orig, st->cur), its name and
  * variant (st->training), the held-out variant to re-check on
@@ -865,6 +1257,7 @@ fix_load_policy(struct fix_state *st, struct errbuf *e)
 		    "re-check on (training %s, known: %s)", st->training,
 		    variant_ids());
 	st->seed = o->has_seed ? o->seed : st->cur->seed;
+	fix_load_compose(st);
 	return 0;
 }
 
@@ -1148,6 +1541,157 @@ fix_patch(struct fix_state *st, const char *flaw, struct errbuf *e)
 	return 0;
 }
 
+/* Whether two policies switch on the same flaws (in any order), run the
+ * same kind of agent and plant the same bait and levers. */
+static bool
+fix_same_access(const struct policy *a, const struct policy *b)
+{
+	size_t i, j;
+
+	if (a->nflaws != b->nflaws || a->nbait != b->nbait ||
+	    a->nlevers != b->nlevers || a->agent_kind != b->agent_kind)
+		return false;
+	for (i = 0; i < a->nflaws; i++) {
+		for (j = 0; j < b->nflaws; j++)
+			if (strcmp(a->flaws[i], b->flaws[j]) == 0)
+				break;
+		if (j == b->nflaws)
+			return false;
+	}
+	for (i = 0; i < a->nbait; i++)
+		if (strcmp(a->bait[i], b->bait[i]) != 0)
+			return false;
+	for (i = 0; i < a->nlevers; i++)
+		if (strcmp(a->levers[i], b->levers[i]) != 0)
+			return false;
+	return true;
+}
+
+/* Stop patching the Compose file (the fix is the policy patch from now
+ * on), saying why in r->compose_note and a fix.compose beat. */
+static void
+fix_compose_give_up(struct fix_state *st, const char *flaw, const char *why)
+{
+	struct fix_result *r = st->r;
+	cJSON *f = cJSON_CreateObject();
+	char safe[400];
+
+	util_sanitize(safe, sizeof safe, why, strlen(why), false);
+	snprintf(r->compose_note, sizeof r->compose_note, "The Compose file "
+	    "`%.200s` is not changed: %.48s cannot be removed from it as text "
+	    "(%.180s); the fix is the policy patch.", r->compose_path, flaw, safe);
+	cJSON_AddStringToObject(f, "flaw", flaw);
+	cJSON_AddStringToObject(f, "compose", r->compose_path);
+	cJSON_AddBoolToObject(f, "patched", false);
+	cJSON_AddStringToObject(f, "why", safe);
+	fix_beat(st, "fix.compose", f, "Compose file %s: %s not removable (%s): "
+	    "falling back to the policy patch", r->compose_path, flaw, safe);
+	free(st->compose_text);
+	st->compose_text = NULL;
+	free(st->drill_text);
+	st->drill_text = NULL;
+	r->compose_patched = false;
+	free(r->compose_diff);
+	r->compose_diff = NULL;
+}
+
+/*
+ * After the policy patch of flaw, an imported Compose policy's own fix:
+ * the entries mapped to flaw cut from the Compose file
+ * (compose.patched.yml in the fix dir), imported again; the re-import's
+ * policy (policy.reimported.yaml) must switch on what the patched policy
+ * does, and becomes what the reruns drill (st->cur, st->cur_path,
+ * st->drill_text).  Anything that fails falls back to the policy patch
+ * (fix_compose_give_up).  Never an error of the loop.
+ */
+static void
+fix_patch_compose(struct fix_state *st, const char *flaw)
+{
+	struct fix_result *r = st->r;
+	struct errbuf e = { 0 };
+	char why[512], *patched, *yaml, *cpath, *ppath, *name, *diff;
+	struct policy *rp;
+	cJSON *f;
+
+	if (st->compose_text == NULL)
+		return;
+	cpath = xasprintf("%s/compose.patched.yml", r->fix_dir);
+	ppath = xasprintf("%s/policy.reimported.yaml", r->fix_dir);
+	if (fix_compose_patch(st->compose_cur, st->compose_text,
+	    r->compose_service, flaw, st->agent_opt, cpath, ppath, &patched,
+	    &yaml, why, sizeof why) == -1) {
+		fix_compose_give_up(st, flaw, why);
+		goto out;
+	}
+	/* the re-import with this policy's own settings (seed, limits,
+	 * bait, levers, model, ...): only the access is the Compose file's */
+	{
+		char *carried = fix_policy_carry(yaml, st->text, &e);
+
+		free(yaml);
+		yaml = carried;
+	}
+	if (yaml == NULL || util_write_file(ppath, yaml, strlen(yaml), 0644,
+	    &e) == -1 || (rp = policy_load(ppath, &e)) == NULL) {
+		free(patched);
+		free(yaml);
+		fix_compose_give_up(st, flaw, e.msg);
+		goto out;
+	}
+	if (!fix_same_access(rp, st->cur)) {
+		policy_free(rp);
+		free(patched);
+		free(yaml);
+		fix_compose_give_up(st, flaw, "the policy imported from the "
+		    "patched Compose file switches on other flaws (or runs "
+		    "another agent) than the patched policy");
+		goto out;
+	}
+	free(st->compose_text);
+	st->compose_text = patched;
+	snprintf(st->compose_cur, sizeof st->compose_cur, "%s", cpath);
+	free(st->drill_text);
+	st->drill_text = yaml;
+	policy_free(st->cur);
+	st->cur = rp;
+	snprintf(st->cur_path, sizeof st->cur_path, "%s", ppath);
+	name = strrchr(r->compose_path, '/');
+	name = xasprintf("%s", name ? name + 1 : r->compose_path);
+	{
+		char *na = xasprintf("a/%s", name), *nb = xasprintf("b/%s", name);
+
+		diff = fix_unified_diff(st->compose_orig, st->compose_text, na,
+		    nb);
+		free(na);
+		free(nb);
+	}
+	free(name);
+	free(r->compose_diff);
+	r->compose_diff = diff;
+	r->compose_patched = true;
+	{
+		char *pp = xasprintf("%s/compose.patch", r->fix_dir);
+
+		(void)util_write_file(pp, diff, strlen(diff), 0644, &e);
+		free(pp);
+	}
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "flaw", flaw);
+	cJSON_AddStringToObject(f, "compose", r->compose_path);
+	cJSON_AddStringToObject(f, "service", r->compose_service);
+	cJSON_AddBoolToObject(f, "patched", true);
+	cJSON_AddStringToObject(f, "patched_file", cpath);
+	cJSON_AddStringToObject(f, "reimported", ppath);
+	cJSON_AddStringToObject(f, "diff", diff);
+	fix_beat(st, "fix.compose", f, "removed %s from the Compose file %s "
+	    "(service %s): %s imports again, maps to %s no more; the reruns "
+	    "drill its re-import %s", flaw, r->compose_path,
+	    r->compose_service, cpath, flaw, ppath);
+out:
+	free(cpath);
+	free(ppath);
+}
+
 /* The patched policy drilled on the training variant in a fresh lab: NEXT
  * when contained, AGAIN when still breached (st->run_dir is that run),
  * DONE when never exercised or in error, FAIL + e. */
@@ -1199,8 +1743,9 @@ fix_rerun_heldout(struct fix_state *st, struct errbuf *e)
 	struct policy *hp;
 	char *held, name[64], held_path[1200];
 
-	held = fix_policy_set_variant(st->text, strlen(st->text), st->heldout,
-	    e);
+	held = fix_policy_set_variant(st->drill_text ? st->drill_text :
+	    st->text, strlen(st->drill_text ? st->drill_text : st->text),
+	    st->heldout, e);
 	if (held == NULL)
 		return FIX_STEP_FAIL;
 	snprintf(name, sizeof name, "policy.heldout-%s.yaml", st->heldout);
@@ -1284,6 +1829,7 @@ fix_iteration(struct fix_state *st, size_t it, struct errbuf *e)
 	fix_note_attributed(r, &a);
 	if (fix_patch(st, h->flaw, e) == -1)
 		return FIX_STEP_FAIL;
+	fix_patch_compose(st, h->flaw);
 	step = fix_rerun_training(st, h->flaw, e);
 	if (step != FIX_STEP_NEXT)
 		return step;
@@ -1446,15 +1992,20 @@ out:
 	policy_free(st.cur);
 	free(st.text);
 	free(st.orig);
+	free(st.compose_text);
+	free(st.compose_orig);
+	free(st.drill_text);
 	free(runs_abs);
 	free(st.d);
 	return rc;
 }
 
-/* Free what r owns (its diff). */
+/* Free what r owns (its diffs). */
 void
 fix_result_free(struct fix_result *r)
 {
 	free(r->diff);
 	r->diff = NULL;
+	free(r->compose_diff);
+	r->compose_diff = NULL;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #define FIX_GIT_OUT_MAX    (64 * 1024)
+#define FIX_GIT_PUSH_MS    120000     /* git push, at most */
 
 /* ---- git (argv, never a shell) ---------------------------------------- */
 
@@ -172,37 +173,45 @@ out:
 	return rc;
 }
 
-/* The tree of HEAD with rel replaced by blob, built in a private index (a
- * temp file, removed again; the repository's index is never touched): its
- * id into tree.  -1 + e. */
+/* The tree of HEAD with each rels[i] replaced by blobs[i] (n of them),
+ * built in a private index (a temp file, removed again; the
+ * repository's index is never touched): its id into tree.  -1 + e. */
 static int
-fix_git_tree(const char *top, const char *blob, const char *rel,
-    char tree[128], struct errbuf *e)
+fix_git_tree(const char *top, char blobs[][128], char *const *rels,
+    size_t n, char tree[128], struct errbuf *e)
 {
 	char *idx = xasprintf("%s/.ares-fix-index-XXXXXX", P_tmpdir);
-	char *idx_env, *ci, out[FIX_GIT_OUT_MAX];
+	char *idx_env, out[FIX_GIT_OUT_MAX];
 	int fd = mkstemp(idx), rc = 0;
+	size_t i;
 
 	if (fd != -1)
 		close(fd);
 	unlink(idx);   /* git creates it */
 	idx_env = xasprintf("GIT_INDEX_FILE=%s", idx);
-	ci = xasprintf("100644,%s,%s", blob, rel);
 	{
 		const char *env[] = { idx_env, NULL };
 		const char *av1[] = { "git", "-C", top, "read-tree", "HEAD",
 		    NULL };
-		const char *av2[] = { "git", "-C", top, "update-index", "--add",
-		    "--cacheinfo", ci, NULL };
 		const char *av3[] = { "git", "-C", top, "write-tree", NULL };
 
-		if (fix_git(av1, env, out, sizeof out, e) != 0 ||
-		    fix_git(av2, env, out, sizeof out, e) != 0 ||
-		    fix_git(av3, env, tree, 128, e) != 0)
+		if (fix_git(av1, env, out, sizeof out, e) != 0)
 			rc = errbuf_set(e, ERRBUF_INTERNAL, "git index: %.200s",
 			    out);
+		for (i = 0; i < n && rc == 0; i++) {
+			char *ci = xasprintf("100644,%s,%s", blobs[i], rels[i]);
+			const char *av2[] = { "git", "-C", top, "update-index",
+			    "--add", "--cacheinfo", ci, NULL };
+
+			if (fix_git(av2, env, out, sizeof out, e) != 0)
+				rc = errbuf_set(e, ERRBUF_INTERNAL, "git index: "
+				    "%.200s", out);
+			free(ci);
+		}
+		if (rc == 0 && fix_git(av3, env, tree, 128, e) != 0)
+			rc = errbuf_set(e, ERRBUF_INTERNAL, "git index: %.200s",
+			    tree);
 	}
-	free(ci);
 	unlink(idx);
 	free(idx);
 	free(idx_env);
@@ -241,40 +250,119 @@ fix_git_branch(const char *top, const char *branch,
 	return 0;
 }
 
+/* path's path inside the work tree top (realpath'd; caller frees), or
+ * NULL when it is not under it (or does not exist). */
+static char *
+fix_git_rel(const char *top, const char *path)
+{
+	char *abs = realpath(path, NULL), *rtop = realpath(top, NULL), *rel;
+	size_t tl = rtop ? strlen(rtop) : 0;
+
+	rel = abs != NULL && rtop != NULL && strncmp(abs, rtop, tl) == 0 &&
+	    abs[tl] == '/' ? xstrdup(abs + tl + 1) : NULL;
+	free(abs);
+	free(rtop);
+	return rel;
+}
+
 /*
  * The proposal as a commit on a new branch, step by step: find the work
- * tree, the identity, check the branch is new, the base (HEAD), then a
- * blob, a tree from a private index, commit-tree and the branch: the work
- * tree, the index and HEAD are never touched.
+ * tree around files[0], the identity, check the branch is new, the base
+ * (HEAD), then a blob per file, a tree from a private index, commit-tree
+ * and the branch: the work tree, the index and HEAD are never touched.
+ * A file after the first that is not in that work tree is left out
+ * (files[i].committed false).  0 (g->in_repo false when files[0] is not
+ * in a work tree), -1 + e.
  */
+int
+fix_git_commit_files(struct fix_git_file *files, size_t n,
+    const char *branch, const char *message, struct fix_git_result *g,
+    struct errbuf *e)
+{
+	char top[PATH_MAX], (*blobs)[128], tree[128], head[128], env[4][160];
+	const char *extra[6] = { NULL };
+	char **rels;
+	size_t i, k = 0;
+	int rc;
+
+	memset(g, 0, sizeof *g);
+	if (n == 0)
+		return errbuf_set(e, ERRBUF_INTERNAL, "git: nothing to commit");
+	blobs = xcalloc(n, sizeof *blobs);
+	rels = xcalloc(n, sizeof *rels);
+	for (i = 0; i < n; i++)
+		files[i].committed = false;
+	rc = fix_git_locate(files[0].path, g, top, sizeof top, &rels[0], e);
+	if (rc != 1)
+		goto out;   /* -1, or 0: not in a work tree */
+	rc = -1;
+	fix_git_identity(top, env, extra, e);
+	if (fix_git_branch_is_new(top, branch, e) == -1 ||
+	    fix_git_base(top, g, head, e) == -1)
+		goto out;
+	for (i = 0; i < n; i++) {
+		char *rel = i == 0 ? rels[0] : fix_git_rel(top, files[i].path);
+
+		if (rel == NULL)
+			continue;
+		if (fix_git_blob(top, files[i].text, strlen(files[i].text),
+		    blobs[k], e) == -1) {
+			if (i > 0)
+				free(rel);
+			goto out;
+		}
+		if (i > 0)
+			rels[k] = rel;
+		files[i].committed = true;
+		k++;
+	}
+	if (fix_git_tree(top, blobs, rels, k, tree, e) == -1 ||
+	    fix_git_commit_tree(top, tree, head, message, extra, g, e) == -1 ||
+	    fix_git_branch(top, branch, g, e) == -1)
+		goto out;
+	snprintf(g->branch, sizeof g->branch, "%s", branch);
+	snprintf(g->path_in_repo, sizeof g->path_in_repo, "%s", rels[0]);
+	g->committed = true;
+	rc = 0;
+out:
+	for (i = 0; i < n; i++)
+		free(rels[i]);
+	free(rels);
+	free(blobs);
+	return rc;
+}
+
+/* The patched policy alone as the commit (fix_git_commit_files). */
 int
 fix_git_commit(const char *policy_path, const char *patched, size_t len,
     const char *branch, const char *message, struct fix_git_result *g,
     struct errbuf *e)
 {
-	char top[PATH_MAX], blob[128], tree[128], head[128], env[4][160];
-	const char *extra[6] = { NULL };
-	char *rel;
-	int rc;
+	struct fix_git_file f = { .path = policy_path, .text = patched };
 
-	memset(g, 0, sizeof *g);
-	rc = fix_git_locate(policy_path, g, top, sizeof top, &rel, e);
-	if (rc != 1)
-		return rc;   /* -1, or 0: not in a work tree */
-	rc = -1;
-	fix_git_identity(top, env, extra, e);
-	if (fix_git_branch_is_new(top, branch, e) == -1 ||
-	    fix_git_base(top, g, head, e) == -1 ||
-	    fix_git_blob(top, patched, len, blob, e) == -1 ||
-	    fix_git_tree(top, blob, rel, tree, e) == -1 ||
-	    fix_git_commit_tree(top, tree, head, message, extra, g, e) == -1 ||
-	    fix_git_branch(top, branch, g, e) == -1)
-		goto out;
-	snprintf(g->branch, sizeof g->branch, "%s", branch);
-	snprintf(g->path_in_repo, sizeof g->path_in_repo, "%s", rel);
-	g->committed = true;
-	rc = 0;
-out:
-	free(rel);
-	return rc;
+	(void)len;
+	return fix_git_commit_files(&f, 1, branch, message, g, e);
+}
+
+/*
+ * git push REMOTE BRANCH in the work tree top (argv, never a shell; no
+ * force; no prompt: GIT_TERMINAL_PROMPT=0; at most FIX_GIT_PUSH_MS).
+ * out gets what git said (bounded, NUL-terminated, not yet redacted).
+ * Returns git's exit status, or -1 + e when it could not run (or ran out
+ * of time).
+ */
+int
+fix_git_push(const char *top, const char *remote, const char *branch,
+    char *out, size_t outlen, struct errbuf *e)
+{
+	const char *av[] = { "git", "-C", top, "push", "--", remote, branch,
+	    NULL };
+	const char *env[] = { "GIT_TERMINAL_PROMPT=0", NULL };
+
+	if (outlen > 0)
+		out[0] = '\0';
+	if (remote == NULL || remote[0] == '\0' || remote[0] == '-')
+		return errbuf_set(e, ERRBUF_INPUT, "--push: '%s' is no remote",
+		    remote ? remote : "");
+	return util_run(av, env, FIX_GIT_PUSH_MS, out, outlen, e);
 }

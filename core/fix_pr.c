@@ -31,13 +31,15 @@ fix_outcome_name(enum fix_outcome o)
 	return "error";
 }
 
-/* The exit code of ares fix: 0 verified, 5 error, 1 otherwise. */
+/* The exit code of ares fix: 0 verified, 6 verified but a push, pull
+ * request or Slack post that was asked for failed, 5 error, 1 otherwise. */
 int
 fix_exit_code(const struct fix_result *r)
 {
 	switch (r->outcome) {
 	case FIX_OUTCOME_VERIFIED:
-		return EXIT_CONTAINED;
+		return r->delivery_failed ? FIX_EXIT_NOT_DELIVERED :
+		    EXIT_CONTAINED;
 	case FIX_OUTCOME_ERROR:
 		return EXIT_INTERNAL;
 	default:
@@ -68,13 +70,32 @@ fix_pr_title(const struct fix_result *r)
 	    r->policy_name);
 }
 
-/* The pull-request body in Markdown: what broke out, which flaw, the
- * change, the evidence table, the outcome and how to verify (also
- * attempt.md's text).  Caller frees. */
-char *
-fix_pr_body(const struct fix_result *r)
+/* text (sanitized already) as an inline code span: backticks become
+ * "'" so nothing in it ends the span (no mention, link or HTML from
+ * evidence text).  Into out. */
+static void
+fix_md_code(char *out, size_t len, const char *text)
 {
-	char fl[512];
+	size_t i;
+
+	snprintf(out, len, "`%s", text);
+	for (i = 1; out[i] != '\0'; i++)
+		if (out[i] == '`')
+			out[i] = '\'';
+	if (strlen(out) + 2 <= len)
+		strcat(out, "`");
+	else
+		out[len - 2] = '`';
+}
+
+/* fix_pr_body with the model-written section (section: a Markdown block,
+ * after the change) or, when the model call failed, a one-line note
+ * (note); both NULL: neither. */
+char *
+fix_pr_body_x(const struct fix_result *r, const char *section,
+    const char *note)
+{
+	char fl[512], code[600];
 	size_t i;
 	struct util_buf ob;
 
@@ -85,24 +106,39 @@ fix_pr_body(const struct fix_result *r)
 	if (r->nruns > 0) {
 		const struct fix_run_ref *o = &r->runs[0];
 
+		fix_md_code(code, sizeof code, o->reason);
 		PUT("Drill `%s` (policy `%s`, variant `%s`, seed %llu) ended "
 		    "**%s**: %s.\n\n", o->run_id, r->policy_name, o->variant,
-		    (unsigned long long)o->seed, o->verdict, o->reason);
+		    (unsigned long long)o->seed, o->verdict, code);
 	}
 	PUT("## Which flaw\n\n");
 	for (i = 0; i < r->nattributed; i++) {
 		const struct fix_hit *h = &r->attributed[i];
 		const struct flaw *f = flaw_find(h->flaw);
 
+		fix_md_code(code, sizeof code, h->evidence);
 		PUT("- `%s` (%s): %zu evidence line(s)%s, e.g. %s\n", h->flaw,
 		    f ? f->summary : "?", h->events, h->breakout ?
-		    " on the breakout path" : "", h->evidence);
+		    " on the breakout path" : "", code);
 	}
 	PUT("\nAttribution is deterministic (no model): evidence kinds of the "
 	    "flaw catalogue (docs/flaws.md), only flaws that were on in the "
 	    "run's policy.\n\n");
-	PUT("## The change\n\nTurn off `%s` in `%s`:\n\n```diff\n%s```\n\n",
-	    fl, r->policy_path, r->diff ? r->diff : "");
+	if (r->compose_patched && r->compose_diff != NULL)
+		PUT("## The change\n\nRemove the access in the Compose file "
+		    "`%s` (service `%s`):\n\n```diff\n%s```\n\nand turn off "
+		    "`%s` in `%s`:\n\n```diff\n%s```\n\n", r->compose_path,
+		    r->compose_service, r->compose_diff, fl, r->policy_path,
+		    r->diff ? r->diff : "");
+	else
+		PUT("## The change\n\nTurn off `%s` in `%s`:\n\n```diff\n"
+		    "%s```\n\n", fl, r->policy_path, r->diff ? r->diff : "");
+	if (r->compose_note[0] != '\0')
+		PUT("%s\n\n", r->compose_note);
+	if (section != NULL)
+		PUT("%s\n", section);
+	else if (note != NULL)
+		PUT("_%s_\n\n", note);
 	PUT("## Evidence\n\n| role | run id | variant | seed | verdict | "
 	    "time to kill | report.json BLAKE2b-256 |\n"
 	    "|---|---|---|---|---|---|---|\n");
@@ -133,4 +169,13 @@ fix_pr_body(const struct fix_result *r)
 	    r->fix_dir, r->fix_id, r->fix_dir);
 #undef PUT
 	return ob.s;
+}
+
+/* The pull-request body in Markdown: what broke out, which flaw, the
+ * change, the evidence table, the outcome and how to verify (also
+ * attempt.md's text), without a model-written section.  Caller frees. */
+char *
+fix_pr_body(const struct fix_result *r)
+{
+	return fix_pr_body_x(r, NULL, NULL);
 }

@@ -255,3 +255,178 @@ fix_unified_diff(const char *a, const char *b, const char *name_a,
 #undef FIX_EQ
 	return ob.s;
 }
+
+/* s as a YAML double-quoted scalar into a new string, or NULL when it
+ * holds a control byte (no path of ours does).  Caller frees. */
+static char *
+fix_yaml_quote(const char *s)
+{
+	struct util_buf b;
+	size_t i;
+
+	util_buf_init(&b, strlen(s) + 8);
+	util_buf_printf(&b, "\"");
+	for (i = 0; s[i] != '\0'; i++) {
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
+			free(b.s);
+			return NULL;
+		}
+		if (s[i] == '"' || s[i] == '\\')
+			util_buf_printf(&b, "\\");
+		util_buf_printf(&b, "%c", s[i]);
+	}
+	util_buf_printf(&b, "\"");
+	return b.s;
+}
+
+/*
+ * Where the top-level key's entry is in buf: [*a, *b), the key's line and
+ * the lines after it that are indented, blank or comments, up to the
+ * next line that starts in column 0.  1 found, 0 absent, -1 + e (a key
+ * not at the start of a line).
+ */
+static int
+fix_yaml_top_range(const char *buf, size_t len, const char *key, size_t *a,
+    size_t *b, struct errbuf *e)
+{
+	struct policy_keyval kv;
+
+	if (fix_yaml_find(buf, len, key, &kv, e) == -1)
+		return -1;
+	if (!kv.found)
+		return 0;
+	*a = kv.key_end;
+	while (*a > 0 && buf[*a - 1] != '\n')
+		(*a)--;
+	if (buf[*a] == ' ' || buf[*a] == '\t')
+		return errbuf_set(e, ERRBUF_INPUT, "policy: %s: not in column 0",
+		    key);
+	*b = kv.key_end;
+	while (*b < len && buf[*b] != '\n')
+		(*b)++;
+	while (*b < len) {
+		size_t nx = *b + 1;
+
+		if (nx >= len || (buf[nx] != ' ' && buf[nx] != '\t' &&
+		    buf[nx] != '\n' && buf[nx] != '\r' && buf[nx] != '#'))
+			break;
+		*b = nx;
+		while (*b < len && buf[*b] != '\n')
+			(*b)++;
+	}
+	if (*b < len)
+		(*b)++;
+	return 1;
+}
+
+/* buf without its top-level key's entry (fix_yaml_top_range) and rep
+ * (one or more lines, no final newline) appended.  Caller frees; NULL +
+ * e. */
+static char *
+fix_yaml_replace_top(const char *buf, size_t len, const char *key,
+    const char *rep, struct errbuf *e)
+{
+	size_t a, b;
+	int rc = fix_yaml_top_range(buf, len, key, &a, &b, e);
+
+	if (rc == -1)
+		return NULL;
+	if (rc == 0)
+		return xasprintf("%.*s%s%s\n", (int)len, buf, len > 0 &&
+		    buf[len - 1] != '\n' ? "\n" : "", rep);
+	return xasprintf("%.*s%.*s%s%s\n", (int)a, buf, (int)(len - b),
+	    buf + b, len - b > 0 && buf[len - 1] != '\n' ? "\n" : "", rep);
+}
+
+/*
+ * A re-imported policy (imported) with the settings of the policy it
+ * replaces (from: its text) carried over, entry for entry: name, seed,
+ * limits, observe_ms, variant, bait, levers and model (what the import
+ * writes as defaults and a person tunes); the access (flaws, agent,
+ * runtime, imported) stays the re-import's.  Caller frees; NULL + e.
+ */
+char *
+fix_policy_carry(const char *imported, const char *from, struct errbuf *e)
+{
+	static const char *const keys[] = { "name", "seed", "limits",
+	    "observe_ms", "variant", "bait", "levers", "model" };
+	char *cur = xstrdup(imported), *next;
+	size_t k, a, b, fl = strlen(from);
+
+	for (k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+		int rc = fix_yaml_top_range(from, fl, keys[k], &a, &b, e);
+		char *entry;
+
+		if (rc == -1) {
+			free(cur);
+			return NULL;
+		}
+		if (rc == 0)
+			continue;
+		while (b > a && (from[b - 1] == '\n' || from[b - 1] == '\r'))
+			b--;
+		entry = xstrndup(from + a, b - a);
+		next = fix_yaml_replace_top(cur, strlen(cur), keys[k], entry, e);
+		free(entry);
+		free(cur);
+		if (next == NULL)
+			return NULL;
+		cur = next;
+	}
+	return cur;
+}
+
+/*
+ * The policy text p was parsed from, for a copy in another directory
+ * (the fix dir): the paths it names relative to its own file are made
+ * absolute, as p resolved them: agent.script (a script agent: agent:
+ * becomes {kind: script, script: "/abs"}) and imported.compose
+ * (imported: becomes {compose: "/abs", service: NAME}).  Caller frees;
+ * NULL + e.
+ */
+char *
+fix_policy_pin_paths(const char *buf, size_t len, const struct policy *p,
+    struct errbuf *e)
+{
+	char *cur = xstrndup(buf, len), *q, *rep, *next;
+
+	if (p->agent_kind == POLICY_AGENT_SCRIPT && p->agent_script != NULL) {
+		q = fix_yaml_quote(p->agent_script);
+		if (q == NULL) {
+			free(cur);
+			errbuf_set(e, ERRBUF_INPUT, "agent.script: a control "
+			    "byte in the path");
+			return NULL;
+		}
+		rep = xasprintf("agent: {kind: script, script: %s}", q);
+		next = fix_yaml_replace_top(cur, strlen(cur), "agent", rep, e);
+		free(q);
+		free(rep);
+		free(cur);
+		if (next == NULL)
+			return NULL;
+		cur = next;
+	}
+	if (p->import_compose != NULL && p->import_service != NULL) {
+		char *qs = fix_yaml_quote(p->import_service);
+
+		q = fix_yaml_quote(p->import_compose);
+		if (q == NULL || qs == NULL) {
+			free(q);
+			free(qs);
+			free(cur);
+			errbuf_set(e, ERRBUF_INPUT, "imported: a control byte");
+			return NULL;
+		}
+		rep = xasprintf("imported: {compose: %s, service: %s}", q, qs);
+		next = fix_yaml_replace_top(cur, strlen(cur), "imported", rep, e);
+		free(q);
+		free(qs);
+		free(rep);
+		free(cur);
+		if (next == NULL)
+			return NULL;
+		cur = next;
+	}
+	return cur;
+}

@@ -1202,6 +1202,37 @@ char *fix_policy_remove_flaw(const char *buf, size_t len, const char *flaw,
     struct errbuf *e);
 char *fix_policy_set_variant(const char *buf, size_t len,
     const char *variant, struct errbuf *e);
+/* buf (the text p was parsed from) with the paths p resolved relative to
+ * its file made absolute (agent.script), for a copy elsewhere.  Caller
+ * frees; NULL + e. */
+char *fix_policy_pin_paths(const char *buf, size_t len,
+    const struct policy *p, struct errbuf *e);
+/* The Compose file's side of a fix (core/fix_compose.c).  An entry to
+ * cut: import_row's 1-based span and key path. */
+struct fix_span {
+	size_t line, col, end_line;
+	char key[128];
+};
+/* text without the entries (whole lines: a sequence item, a mapping
+ * entry, with their deeper lines; a sequence left empty loses its bare
+ * key), or NULL with why (an absent key, an entry sharing its line with
+ * others).  Caller frees. */
+char *fix_compose_remove(const char *text, const struct fix_span *spans,
+    size_t nspans, char *why, size_t whylen);
+/* Cut the entries of service that cur_path (whose text is cur_text) maps
+ * to flaw, write the result to out_compose, import it again (agent, the
+ * policy at out_policy) and check it maps to flaw no more and to every
+ * other flaw as often.  0 with *patched (the new text) and *policy_yaml
+ * (the re-import's policy), caller frees; -1 with why. */
+int fix_compose_patch(const char *cur_path, const char *cur_text,
+    const char *service, const char *flaw, const char *agent,
+    const char *out_compose, const char *out_policy, char **patched,
+    char **policy_yaml, char *why, size_t whylen);
+/* The re-imported policy text with from's name, seed, limits, observe_ms,
+ * variant, bait, levers and model entries carried over.  Caller frees;
+ * NULL + e. */
+char *fix_policy_carry(const char *imported, const char *from,
+    struct errbuf *e);
 /* A one-hunk unified diff of a -> b (caller frees). */
 char *fix_unified_diff(const char *a, const char *b, const char *name_a,
     const char *name_b);
@@ -1209,6 +1240,21 @@ char *fix_unified_diff(const char *a, const char *b, const char *name_a,
 int fix_git_commit(const char *policy_path, const char *patched, size_t len,
     const char *branch, const char *message, struct fix_git_result *g,
     struct errbuf *e);
+/* One file of a commit: its path (in the work tree) and new text. */
+struct fix_git_file {
+	const char *path;
+	const char *text;
+	bool committed;         /* out: it is in the commit */
+};
+/* The files as one commit on a new branch (the first locates the work
+ * tree; others outside it are left out).  0, -1 + e. */
+int fix_git_commit_files(struct fix_git_file *files, size_t n,
+    const char *branch, const char *message, struct fix_git_result *g,
+    struct errbuf *e);
+/* git -C top push -- remote branch; out what git said.  git's exit
+ * status, -1 + e. */
+int fix_git_push(const char *top, const char *remote, const char *branch,
+    char *out, size_t outlen, struct errbuf *e);
 /* POST {api}/repos/{owner_repo}/pulls {title, head, base, body} with
  * "Authorization: Bearer <token>" (token NULL: nothing is sent).  The
  * request (token redacted) goes to record_path (may be NULL).  *status
@@ -1221,9 +1267,40 @@ int fix_github_pr(const char *api, const char *owner_repo, const char *token,
  * path redacted) goes to record_path.  -1 + e. */
 int fix_slack_post(const char *webhook, const char *text,
     const char *record_path, long *status, struct errbuf *e);
+/* Only github-request.json, with note saying why nothing was sent. */
+void fix_github_pr_unsent(const char *api, const char *owner_repo,
+    const char *head, const char *base, const char *title, const char *body,
+    const char *record_path, const char *note);
+/* text with GITHUB_TOKEN's and SLACK_BOT_TOKEN's values and URL
+ * user-info replaced by "***" (caller frees). */
+char *fix_redact_secrets(const char *text);
+/* Slack: text made inert and bounded for a message (caller frees); a
+ * channel id or name we accept; chat.postMessage {channel, text} with a
+ * bot token (NULL: nothing sent), recorded without the token.  -1 + e
+ * (also on a 200 {"ok": false, "error": ...}). */
+#define FIX_SLACK_TEXT_MAX 3000
+char *fix_slack_text(const char *text);
+int fix_slack_chat_post(const char *api, const char *channel,
+    const char *token, const char *text, const char *record_path,
+    long *status, struct errbuf *e);
+/* The model-written section (core/fix_model.c): with p->model_url, one
+ * call (relay_complete) with summary; *section the labelled quoted block
+ * (caller frees), 1.  0 without a model (nothing sent, *section NULL).
+ * -1 with why when the call or its answer failed (no section).  The
+ * request (no key) and its outcome go to record_path. */
+#define FIX_MODEL_TEXT_MAX 4000   /* bytes of the model's text kept */
+int fix_model_section(const struct policy *p, const char *summary,
+    const char *record_path, char **section, char *why, size_t whylen);
+/* Untrusted model text as an inert quoted Markdown block, or NULL when
+ * nothing printable is left (caller frees). */
+char *fix_model_render(const char *content, size_t len);
 /* The pull-request title and Markdown body (caller frees). */
 char *fix_pr_title(const struct fix_result *r);
 char *fix_pr_body(const struct fix_result *r);
+/* The body with the model-written section (or the one-line note saying
+ * why it is missing) after the change; both NULL: fix_pr_body. */
+char *fix_pr_body_x(const struct fix_result *r, const char *section,
+    const char *note);
 /* ------------------------------------------------------------------ */
 /* fix internals: shared by fix*.c, not for other callers              */
 /* ------------------------------------------------------------------ */
@@ -1342,6 +1419,19 @@ char *lab_model_chat_url(const char *model_url);
 /* The longest a call may take with p's model.* settings (every attempt
  * and wait), in seconds: the gateway's bound on waiting for the relay. */
 int relay_call_bound_s(const struct policy *p);
+/* What relay_complete got: the answer (a JSON object, caller frees). */
+struct relay_answer {
+	long status;                 /* HTTP status, 0 without an answer */
+	int attempts;
+	long latency_ms;
+	char *body;
+	size_t len;
+};
+/* One chat completions call from this process with cfg (sock_path and
+ * the owner unused): the relay's timeouts, retries, bounds, model pin and
+ * key check.  0, or -1 + e (see core/relay.c). */
+int relay_complete(const struct relay_config *cfg, const char *body,
+    size_t len, struct relay_answer *out, struct errbuf *e);
 
 /* ------------------------------------------------------------------ */
 /* compose.c - a bounded Compose file reader (core/import.c)           */

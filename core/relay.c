@@ -857,9 +857,61 @@ bad:
 	return NULL;
 }
 
-/* One call for the gateway on fd: attempts until an answer that is not
- * retried, the attempts run out or the budget would be passed; the answer
- * (or the relay's error) is sent back. */
+/* The attempts of one call: until an answer that is not retried, the
+ * attempts run out or the budget would be passed.  *x gets the last
+ * answer (caller frees x->buf), *status its HTTP status, *attempts how
+ * many were made, *final whether the last one is one the relay retries;
+ * returns the last attempt's curl code. */
+static CURLcode
+relay_exchange(struct relay *r, const char *body, size_t len,
+    struct relay_xfer *x, long *status, int *attempts, bool *final)
+{
+	uint64_t end = util_mono_ns() +
+	    (uint64_t)relay_budget_s(r) * 1000000000ull;
+	long waited_ms = 0;
+	int attempt;
+	CURLcode rc = CURLE_OK;
+
+	*final = false;
+	*status = 0;
+	*x = (struct relay_xfer){ .r = r, .retry_after_s = -1 };
+	for (attempt = 1;; attempt++) {
+		long wait;
+		bool again;
+
+		free(x->buf);
+		*x = (struct relay_xfer){ .r = r, .retry_after_s = -1 };
+		rc = relay_attempt(r, body, len, x, status);
+		again = (rc != CURLE_OK && !x->over && relay_retryable(rc)) ||
+		    (rc == CURLE_OK && (*status == 429 || *status >= 500));
+		*final = again;
+		if (!again || attempt > r->retries)
+			break;
+		wait = relay_backoff_ms(attempt, *status == 429 ?
+		    x->retry_after_s : -1);
+		if (waited_ms + wait > RELAY_WAITS_MAX_S * 1000L ||
+		    util_mono_ns() + (uint64_t)wait * 1000000ull +
+		    (uint64_t)r->timeout_s * 1000000000ull > end)
+			break;
+		waited_ms += wait;
+		if (!relay_sleep_ms(r, wait))
+			break;
+	}
+	*attempts = attempt;
+	return rc;
+}
+
+/* The key r holds (its bytes after "Authorization: Bearer "), "" when
+ * none. */
+static const char *
+relay_key(const struct relay *r)
+{
+	return r->auth != NULL ? r->auth + strlen("Authorization: Bearer ") :
+	    "";
+}
+
+/* One call for the gateway on fd: relay_exchange, then the answer (or
+ * the relay's error) is sent back. */
 static void
 relay_call(struct relay *r, int fd, const char *body0, size_t len0)
 {
@@ -868,12 +920,11 @@ relay_call(struct relay *r, int fd, const char *body0, size_t len0)
 	char *pinned = NULL;
 	const char *body = body0;
 	uint64_t t0 = util_mono_ns();
-	uint64_t end = t0 + (uint64_t)relay_budget_s(r) * 1000000000ull;
-	long waited_ms = 0, status = 0;
+	long status = 0;
 	int attempt;
-	CURLcode rc = CURLE_OK;
-	struct relay_xfer x = { .r = r };
-	bool final = false;        /* the last attempt is one retried */
+	CURLcode rc;
+	struct relay_xfer x;
+	bool final;                /* the last attempt is one retried */
 
 	if (r->model != NULL) {
 		pinned = relay_pin_request(body0, len0, r->model, &len, why,
@@ -885,28 +936,7 @@ relay_call(struct relay *r, int fd, const char *body0, size_t len0)
 		}
 		body = pinned;
 	}
-	for (attempt = 1;; attempt++) {
-		long wait;
-		bool again;
-
-		free(x.buf);
-		x = (struct relay_xfer){ .r = r, .retry_after_s = -1 };
-		rc = relay_attempt(r, body, len, &x, &status);
-		again = (rc != CURLE_OK && !x.over && relay_retryable(rc)) ||
-		    (rc == CURLE_OK && (status == 429 || status >= 500));
-		final = again;
-		if (!again || attempt > r->retries)
-			break;
-		wait = relay_backoff_ms(attempt, status == 429 ?
-		    x.retry_after_s : -1);
-		if (waited_ms + wait > RELAY_WAITS_MAX_S * 1000L ||
-		    util_mono_ns() + (uint64_t)wait * 1000000ull +
-		    (uint64_t)r->timeout_s * 1000000000ull > end)
-			break;
-		waited_ms += wait;
-		if (!relay_sleep_ms(r, wait))
-			break;
-	}
+	rc = relay_exchange(r, body, len, &x, &status, &attempt, &final);
 	free(pinned);
 	long ms = (long)((util_mono_ns() - t0) / 1000000ull);
 	if (x.over) {
@@ -924,8 +954,7 @@ relay_call(struct relay *r, int fd, const char *body0, size_t len0)
 		relay_send_error_f(r, fd, rc == CURLE_OPERATION_TIMEDOUT ? 504 :
 		    502, "upstream_error", msg, attempt, ms, final);
 	} else {
-		const char *key = r->auth != NULL ? r->auth +
-		    strlen("Authorization: Bearer ") : "";
+		const char *key = relay_key(r);
 		bool ok2 = status >= 200 && status < 300, has_key;
 		bool obj = x.buf != NULL && relay_answer_scan(x.buf, x.len, key,
 		    strlen(key), &has_key);
@@ -1105,18 +1134,18 @@ relay_own_socket(const char *path, long uid, long gid, struct errbuf *e)
 	return 0;
 }
 
-struct relay *
-relay_start(const struct relay_config *cfg, struct errbuf *e)
+/*
+ * A relay for cfg without its socket: the settings checked (the key, the
+ * model name, the CA file), the key copied into sodium memory, the header
+ * list.  relay_start listens with it; relay_complete calls with it.  NULL
+ * + e (ERRBUF_INPUT: a bad key, model name or ca_file).  relay_free frees.
+ */
+static struct relay *
+relay_new(const struct relay_config *cfg, struct errbuf *e)
 {
 	struct relay *r;
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	size_t kl = cfg->key != NULL ? strlen(cfg->key) : 0;
 
-	if (strlen(cfg->sock_path) >= sizeof sa.sun_path) {
-		errbuf_set(e, ERRBUF_INTERNAL, "relay: socket path %s is too "
-		    "long", cfg->sock_path);
-		return NULL;
-	}
 	for (size_t i = 0; i < kl; i++)
 		if ((unsigned char)cfg->key[i] <= 0x20 ||
 		    (unsigned char)cfg->key[i] == 0x7f) {
@@ -1160,7 +1189,8 @@ relay_start(const struct relay_config *cfg, struct errbuf *e)
 	pthread_cond_init(&r->cv, NULL);
 	r->fd = -1;
 	r->url = xstrdup(cfg->url);
-	r->sock_path = xstrdup(cfg->sock_path);
+	r->sock_path = cfg->sock_path != NULL ? xstrdup(cfg->sock_path) :
+	    NULL;
 	r->ca_file = cfg->ca_file != NULL ? xstrdup(cfg->ca_file) : NULL;
 	r->model = cfg->model != NULL ? xstrdup(cfg->model) : NULL;
 	r->connect_timeout_ms = cfg->connect_timeout_ms;
@@ -1182,6 +1212,23 @@ relay_start(const struct relay_config *cfg, struct errbuf *e)
 	    "application/json", &r->hdr[2] };
 	r->hdr[2] = (struct curl_slist){ (char *)"Expect:", NULL };
 
+	return r;
+}
+
+struct relay *
+relay_start(const struct relay_config *cfg, struct errbuf *e)
+{
+	struct relay *r;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	if (strlen(cfg->sock_path) >= sizeof sa.sun_path) {
+		errbuf_set(e, ERRBUF_INTERNAL, "relay: socket path %s is too "
+		    "long", cfg->sock_path);
+		return NULL;
+	}
+	r = relay_new(cfg, e);
+	if (r == NULL)
+		return NULL;
 	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", cfg->sock_path);
 	(void)unlink(cfg->sock_path);
 	r->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -1243,4 +1290,71 @@ relay_stop(struct relay *r)
 		return;
 	}
 	relay_free(r);
+}
+
+/*
+ * One chat completions call made from this process (no socket, no
+ * thread: the fix loop's own call, core/fix_model.c), with the relay's
+ * rules: cfg's URL, key (in sodium memory, zeroed after), CA file,
+ * timeouts, bounded retries with backoff, model pinned, answer bounded
+ * and scanned.  0 with out filled (out->body a JSON object, caller
+ * frees); -1 + e when the settings are bad, no answer came, the answer
+ * is over RELAY_BODY_MAX, not a JSON object, held the key (withheld), or
+ * its status is not 2xx (out->status, out->attempts are set either way).
+ */
+int
+relay_complete(const struct relay_config *cfg, const char *body, size_t len,
+    struct relay_answer *out, struct errbuf *e)
+{
+	struct relay *r;
+	struct relay_xfer x;
+	char why[160], *pinned = NULL;
+	uint64_t t0 = util_mono_ns();
+	CURLcode rc;
+	bool final, has_key = false;
+	int ret = -1;
+
+	memset(out, 0, sizeof *out);
+	r = relay_new(cfg, e);
+	if (r == NULL)
+		return -1;
+	if (r->model != NULL) {
+		pinned = relay_pin_request(body, len, r->model, &len, why,
+		    sizeof why);
+		if (pinned == NULL) {
+			errbuf_set(e, ERRBUF_INPUT, "%s", why);
+			goto out;
+		}
+		body = pinned;
+	}
+	rc = relay_exchange(r, body, len, &x, &out->status, &out->attempts,
+	    &final);
+	out->latency_ms = (long)((util_mono_ns() - t0) / 1000000ull);
+	if (x.over)
+		errbuf_set(e, ERRBUF_INTERNAL, "the model's answer is over %u "
+		    "bytes", (unsigned)RELAY_BODY_MAX);
+	else if (rc != CURLE_OK)
+		errbuf_set(e, ERRBUF_INTERNAL, "model endpoint: %s (%d "
+		    "attempt(s))", curl_easy_strerror(rc), out->attempts);
+	else if (x.buf == NULL || !relay_answer_scan(x.buf, x.len,
+	    relay_key(r), strlen(relay_key(r)), &has_key))
+		errbuf_set(e, ERRBUF_INTERNAL, "the model's answer (HTTP %ld) "
+		    "is not a JSON object", out->status);
+	else if (has_key)
+		errbuf_set(e, ERRBUF_INTERNAL, "the model's answer (HTTP %ld) "
+		    "held the API key: withheld", out->status);
+	else if (out->status < 200 || out->status >= 300)
+		errbuf_set(e, ERRBUF_INTERNAL, "the model answered HTTP %ld "
+		    "(%d attempt(s))", out->status, out->attempts);
+	else {
+		out->body = x.buf;
+		out->len = x.len;
+		x.buf = NULL;
+		ret = 0;
+	}
+	free(x.buf);
+out:
+	free(pinned);
+	relay_free(r);
+	return ret;
 }

@@ -48,6 +48,9 @@ static const struct option cmd_fix_longopts[] = {
 	{ "github-api", required_argument, NULL, 'a' },
 	{ "base", required_argument, NULL, 'b' },
 	{ "slack-webhook", required_argument, NULL, 'w' },
+	{ "push", required_argument, NULL, 'u' },
+	{ "slack-channel", required_argument, NULL, 'c' },
+	{ "slack-api", required_argument, NULL, 'A' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -65,8 +68,10 @@ const struct cmd_entry cmd_fix_entry = {
 	    "options: [--runs DIR] [--key-dir DIR] [--heldout VARIANT]\n"
 	    "         [--max-seeds N] [--max-iterations N] [--json FILE|-] "
 	    "[--quiet]\n"
-	    "         [--github OWNER/REPO [--github-api URL] [--base BRANCH]]\n"
-	    "         [--slack-webhook URL]\n",
+	    "         [--push REMOTE] [--github OWNER/REPO [--github-api URL] "
+	    "[--base BRANCH]]\n"
+	    "         [--slack-webhook URL] [--slack-channel C ...] "
+	    "[--slack-api URL]\n",
 	.exec = cmd_fix_exec,
 };
 
@@ -154,6 +159,31 @@ cmd_fix_exec(const struct cmd_entry *self, int argc, char **argv)
 		case 'w':
 			o.slack_webhook = optarg;
 			break;
+		case 'u':
+			if (optarg[0] == '\0' || optarg[0] == '-') {
+				fprintf(stderr, "ares fix: --push: '%s' is no "
+				    "remote\n", optarg);
+				return EXIT_USAGE;
+			}
+			o.push_remote = optarg;
+			break;
+		case 'c':
+			if (!fix_slack_channel_ok(optarg)) {
+				fprintf(stderr, "ares fix: --slack-channel: '%s' "
+				    "is not a channel id or name (1..80 of "
+				    "A-Z a-z 0-9 # . _ -)\n", optarg);
+				return EXIT_USAGE;
+			}
+			if (o.nslack_channels >= FIX_MAX_SLACK_CHANNELS) {
+				fprintf(stderr, "ares fix: --slack-channel: at "
+				    "most %d\n", FIX_MAX_SLACK_CHANNELS);
+				return EXIT_USAGE;
+			}
+			o.slack_channels[o.nslack_channels++] = optarg;
+			break;
+		case 'A':
+			o.slack_api = optarg;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -206,9 +236,14 @@ cmd_fix_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (r->git.committed)
 		printf("branch     %s (commit %.12s in %s)\n", r->git.branch,
 		    r->git.commit, r->git.toplevel);
+	if (r->pushed)
+		printf("pushed     %s\n", r->git.branch);
 	if (r->pr_path[0] != '\0')
 		printf("pr         %s%s%s\n", r->pr_path,
 		    r->pr_url[0] ? "  " : "", r->pr_url);
+	if (r->delivery_failed)
+		printf("not sent   a push, pull request or Slack post that was "
+		    "asked for failed (see the beats)\n");
 	if (json != NULL &&
 	    cmd_json_write(fix_result_json(r), json, &e) == -1) {
 		fprintf(stderr, "ares fix: --json: %s\n", e.msg);

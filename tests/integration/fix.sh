@@ -1,8 +1,9 @@
 #!/bin/sh
 # fix.sh - the fix loop end to end: a breached docker-socket drill in a
 # temporary git repository ends with a verified fix (exit 0), a commit on a
-# new branch (work tree and HEAD untouched), pr.md, a signed fix.json, and
-# nothing sent anywhere.  Needs the engine: skips (77) without it unless
+# new branch (work tree and HEAD untouched), pr.md (without a model-written
+# section: no model is configured), a signed fix.json, and nothing sent
+# anywhere.  Needs the engine: skips (77) without it unless
 # ARES_REQUIRE_DOCKER=1.
 set -u
 ARES=${ARES_BIN:-./ares}
@@ -48,6 +49,11 @@ for f in pr.md fix.json fix.json.minisig ares.pub evidence.jsonl \
 done
 grep -q '"sent":	false' "$fixdir/github-request.json" || fail "GitHub request sent"
 grep -q '"sent":	false' "$fixdir/slack-request.json" || fail "Slack request sent"
+# No model configured: no model-written section, no call, no note.
+grep -q 'The breakout in words\|model-written' "$fixdir/pr.md" &&
+    fail "a model section without a model"
+[ -e "$fixdir/model-request.json" ] && fail "a model request without a model"
+grep -q 'fix.model\|fix.push' "$tmp/out" && fail "a model call or a push not asked for"
 
 # The branch and its commit: only the flaw line changed.
 branch=$(git -C "$repo" for-each-ref --format='%(refname:short)' 'refs/heads/ares/fix-docker-socket-*')

@@ -858,6 +858,59 @@ test_slack_request(void **state)
 	unlink(recpath);
 }
 
+/* chat.postMessage: the request (path, bot token, JSON channel and text),
+ * the record without the token; an answer that is not {"ok": true}
+ * (this server's 201 {"html_url": ...}) is a failure. */
+static void
+test_slack_chat_request(void **state)
+{
+	struct server s;
+	char api[96], *req, *body, *rec;
+	char recpath[] = "/tmp/test_fix-slchat-XXXXXX";
+	struct errbuf e = { 0 };
+	long status = 0;
+	size_t len;
+	cJSON *j;
+	int fd = mkstemp(recpath);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	server_start(&s, "slchat");
+	snprintf(api, sizeof api, "http://127.0.0.1:%d/api/", s.port);
+	assert_int_equal(fix_slack_chat_post(api, "C0123ABC", "xoxb-SECRET-1",
+	    "fix verified: RUN-ONE", recpath, &status, &e), -1);
+	assert_non_null(strstr(e.msg, "\"ok\" is not true"));
+	assert_int_equal(status, 201);
+	req = server_finish(&s);
+	assert_non_null(strstr(req, "POST /api/chat.postMessage HTTP/1.1"));
+	assert_non_null(strstr(req, "Authorization: Bearer xoxb-SECRET-1\r\n"));
+	body = strstr(req, "\r\n\r\n");
+	assert_non_null(body);
+	j = cJSON_Parse(body + 4);
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetObjectItem(j, "channel")->valuestring,
+	    "C0123ABC");
+	assert_string_equal(cJSON_GetObjectItem(j, "text")->valuestring,
+	    "fix verified: RUN-ONE");
+	cJSON_Delete(j);
+	free(req);
+	rec = util_read_file(recpath, 1 << 20, &len, &e);
+	assert_non_null(rec);
+	assert_null(strstr(rec, "xoxb-SECRET"));
+	assert_non_null(strstr(rec, "Bearer ***"));
+	assert_non_null(strstr(rec, "\"ok\":\tfalse"));
+	free(rec);
+	/* Without a token nothing is sent, the record says so. */
+	assert_int_equal(fix_slack_chat_post("http://127.0.0.1:1", "C1", NULL,
+	    "t", recpath, &status, &e), 0);
+	rec = util_read_file(recpath, 1 << 20, &len, &e);
+	assert_non_null(strstr(rec, "\"sent\":\tfalse"));
+	assert_non_null(strstr(rec, "SLACK_BOT_TOKEN unset"));
+	free(rec);
+	unlink(recpath);
+}
+
 int
 main(void)
 {
@@ -880,6 +933,7 @@ main(void)
 		cmocka_unit_test(test_pr_body),
 		cmocka_unit_test(test_github_request),
 		cmocka_unit_test(test_slack_request),
+		cmocka_unit_test(test_slack_chat_request),
 	};
 	int rc;
 
