@@ -1298,4 +1298,11 @@ char *lab_model_chat_url(const char *model_url);
  * and wait), in seconds: the gateway's bound on waiting for the relay. */
 int relay_call_bound_s(const struct policy *p);
 
+/* ------------------------------------------------------------------ */
+/* gate*.c - ares gate (core.h has the API)                            */
+/* ------------------------------------------------------------------ */
+/* Write GATE_DIR/gate.json (signed with the key of key_dir: g->key_id),
+ * gate.md and gate.xml.  -1 + e. */
+int gate_write(struct gate *g, const char *key_dir, struct errbuf *e);
+
 #endif /* DRILL_INTERNAL_H */
