@@ -121,6 +121,13 @@ struct policy {
 	char *agent_home;                          /* "/home/poyo" default */
 	char *runtime;               /* runtime: the agent's container runtime
 	                                ("runsc"), NULL: the engine's default */
+	/* imported: where an imported policy came from (ares policy import,
+	 * docs/import.md), else NULL: the Compose file (resolved absolute
+	 * path; written relative to the policy's folder) and its service,
+	 * or the container. */
+	char *import_compose;
+	char *import_service;
+	char *import_container;
 };
 
 /* Load and validate a policy file.  NULL + e (ERRBUF_INPUT). */
@@ -1516,5 +1523,62 @@ bool gate_dir_is(const char *dir);
  * from them.  Same contract as report_verify_dir. */
 int gate_verify_dir(const char *dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e);
+
+/* ------------------------------------------------------------------ */
+/* import.c - ares policy import: a Compose service or a container     */
+/* ------------------------------------------------------------------ */
+/*
+ * Reads the containment a team really runs (a Compose file's service, or
+ * a container's inspect) and writes the ares policy that reproduces it in
+ * a lab: image, command, env and user into agent:, each access into the
+ * flaw it maps to (docs/import.md).  Every key becomes one row of the
+ * mapping table.
+ */
+struct import_opts {
+	bool strict;          /* refuse a widening access not reproduced */
+	const char *agent;    /* "image" (NULL: default), "poyo", "script:FILE" */
+	const char *out_path; /* where the policy will be written (imported.compose
+	                         is relative to its folder); NULL: the cwd */
+};
+struct import_row {
+	char *key;            /* compose key path, "services.agent.volumes[1]" */
+	char *value;          /* the value as written, one line, bounded
+	                         ("<redacted>" for a credential) */
+	char *maps_to;        /* "flaw docker-socket", "agent.image", "runtime",
+	                         or NULL (no access change / not reproduced) */
+	char *note;           /* why not reproduced / extra words, or NULL */
+	const char *flaw;     /* flaw id when it maps to a flaw, else NULL */
+	bool widening;        /* an access beyond the lab's sealed default */
+	bool reproduced;
+	size_t line, col, end_line;  /* 1-based span of the entry in the file
+	                                (the key of a mapping entry, the item of
+	                                a sequence); 0: absent key, --container */
+};
+struct import_result {
+	struct import_row *rows;
+	size_t nrows;
+	char *policy_yaml;    /* the policy text (loads with policy_load);
+	                         NULL when --strict refused */
+	char *source;         /* the compose path or "container NAME" */
+	char *service;        /* the service (or the container's name) */
+	size_t nrefused;      /* rows --strict refused (then the call is -1) */
+};
+/* Import service of the Compose file path.  0, or -1 + e: bad input
+ * ("file:line:col: services.x.key: problem", ERRBUF_INPUT); with
+ * o->strict a widening access not reproduced: ERRBUF_INPUT with code
+ * and out->nrefused > 0 (the rows stay in out).  The caller
+ * import_result_free()s out either way. */
+int import_compose(const char *path, const char *service,
+    const struct import_opts *o, struct import_result *out, struct errbuf *e);
+/* The same from GET /containers/NAME/json (and its networks).  -1 + e
+ * (ERRBUF_ENGINE: unreachable; ERRBUF_INPUT: no such container). */
+struct docker;
+int import_container(struct docker *d, const char *name,
+    const struct import_opts *o, struct import_result *out, struct errbuf *e);
+void import_result_free(struct import_result *r);
+/* The mapping table as text, one row a line, every line starting "# "
+ * (so a table followed by the policy is itself a valid policy).
+ * xmalloc'd. */
+char *import_table_text(const struct import_result *r);
 
 #endif /* DRILL_CORE_H */

@@ -1305,4 +1305,42 @@ int relay_call_bound_s(const struct policy *p);
  * gate.md and gate.xml.  -1 + e. */
 int gate_write(struct gate *g, const char *key_dir, struct errbuf *e);
 
+/* ------------------------------------------------------------------ */
+/* compose.c - a bounded Compose file reader (core/import.c)           */
+/* ------------------------------------------------------------------ */
+#define COMPOSE_MAX_BYTES   (1024 * 1024)  /* file size */
+#define COMPOSE_MAX_DEPTH   32      /* nesting, aliases' copies included */
+#define COMPOSE_MAX_NODES   20000   /* nodes, aliases counted expanded */
+#define COMPOSE_MAX_SCALAR  65536   /* bytes per scalar */
+#define COMPOSE_MAX_ANCHORS 256
+#define COMPOSE_MAX_MERGE   16      /* merge sources per mapping */
+#define COMPOSE_PATH_MAX    256     /* rendered key path in messages */
+
+enum cnode_kind { CN_SCALAR, CN_SEQ, CN_MAP };
+struct cnode {
+	enum cnode_kind kind;
+	size_t line, col, end_line;  /* 1-based; an alias copy keeps the
+	                                span of its anchor's node */
+	char *str;                   /* scalar bytes (NUL-terminated) */
+	size_t len;
+	bool plain;                  /* plain style, no tag */
+	bool flow;                   /* [a, b] or {a: b} */
+	bool aliased;                /* copied from an anchor (alias, <<) */
+	struct cnode **kids;         /* seq items; map key, value, ... */
+	size_t nkids, cap;
+};
+/* Parse / read a Compose file (anchors, aliases and << merge keys
+ * expanded, bounded).  NULL + e ("file:line:col: path: problem",
+ * ERRBUF_INPUT).  compose_free() the root. */
+struct cnode *compose_parse(const char *file, const char *buf, size_t len,
+    struct errbuf *e);
+struct cnode *compose_read(const char *path, struct errbuf *e);
+void compose_free(struct cnode *n);
+const struct cnode *compose_get(const struct cnode *m, const char *key);
+bool compose_is_null(const struct cnode *n);
+/* The one error format of compose.c and import.c.  Returns -1. */
+int compose_err(struct errbuf *e, const char *file, size_t line, size_t col,
+    const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
 #endif /* DRILL_INTERNAL_H */

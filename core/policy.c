@@ -651,6 +651,15 @@ static const struct keydesc agent_keys[] = {
 	{ .key = NULL },
 };
 
+/* imported: where ares policy import read the policy from
+ * (docs/import.md); checked by check_imported. */
+static const struct keydesc imported_keys[] = {
+	K_STR("compose", import_compose, STR_PATH, 4096, false, false),
+	K_STR("service", import_service, STR_NAME, 128, false, false),
+	K_STR("container", import_container, STR_NAME, 128, false, false),
+	{ .key = NULL },
+};
+
 static const struct keydesc top_keys[] = {
 	K_STR("name", name, STR_NAME, 64, true, false),
 	K_STR("description", description, STR_TEXT, 1024, false, false),
@@ -664,6 +673,7 @@ static const struct keydesc top_keys[] = {
 	K_MAP("model", model_keys, true),
 	K_MAP("agent", agent_keys, true),
 	K_STR("runtime", runtime, STR_NAME, 64, false, true),
+	K_MAP("imported", imported_keys, true),
 	{ .key = NULL },
 };
 
@@ -1404,6 +1414,44 @@ check_agent(const struct ynode *root, struct policy *p, struct bindctx *c)
 	return agent_script_load(script, p, c);
 }
 
+/*
+ * imported: either compose (with its service) or container; compose is
+ * resolved against the policy file's folder (the folders with realpath
+ * when they exist: the file may have moved since).  -1 + e.
+ */
+static int
+check_imported(const struct ynode *root, struct policy *p,
+    struct bindctx *c)
+{
+	const struct ynode *im = top_value(root, "imported");
+	char *abs;
+	int why;
+
+	if (im == NULL || im->kind != YN_MAP)
+		return 0;
+	snprintf(c->path, sizeof c->path, "imported");
+	if ((p->import_compose != NULL) == (p->import_container != NULL))
+		return BERR(c, im, "name either compose (with service) or "
+		    "container");
+	if (p->import_compose != NULL && p->import_service == NULL)
+		return BERR(c, im, "compose needs its service");
+	if (p->import_container != NULL && p->import_service != NULL)
+		return BERR(c, im, "service goes with compose only");
+	if (p->import_compose == NULL)
+		return 0;
+	abs = agent_script_abs(c->file, p->import_compose, &why);
+	if (abs == NULL) {
+		const char *slash = strrchr(c->file, '/');
+
+		abs = p->import_compose[0] == '/' || slash == NULL ?
+		    xstrdup(p->import_compose) : xasprintf("%.*s/%s",
+		    (int)(slash - c->file), c->file, p->import_compose);
+	}
+	free(p->import_compose);
+	p->import_compose = abs;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* API                                                                 */
 /* ------------------------------------------------------------------ */
@@ -1460,6 +1508,8 @@ policy_parse(const char *buf, size_t len, const char *name, struct errbuf *e)
 	if (check_catalogues(root, p, &c) == -1)
 		goto fail;
 	if (check_agent(root, p, &c) == -1)
+		goto fail;
+	if (check_imported(root, p, &c) == -1)
 		goto fail;
 	ynode_free(root);
 	return p;
@@ -1541,6 +1591,9 @@ policy_free(struct policy *p)
 	free(p->agent_workdir);
 	free(p->agent_home);
 	free(p->runtime);
+	free(p->import_compose);
+	free(p->import_service);
+	free(p->import_container);
 	free(p);
 }
 

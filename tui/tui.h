@@ -497,5 +497,8 @@ extern const struct cmd_entry cmd_gc_entry;
  * new one (or the gate is blind), 2 usage, 3 no engine, 4 nothing
  * exercised, 5 a lab could not come up. */
 extern const struct cmd_entry cmd_gate_entry;
+/* ares policy import (cmd_policy.c, docs/cli-policy.md): 0 imported, 1
+ * --strict refused, 2 usage / bad input, 3 no engine, 5 internal. */
+extern const struct cmd_entry cmd_policy_entry;
 
 #endif /* DRILL_TUI_H */
