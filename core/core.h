@@ -1435,6 +1435,12 @@ void gate_diff_policies(const struct policy *base, const struct policy *head,
 void gate_diff_add(struct gate_diff *d, enum gate_change_kind kind, int sign,
     bool widening, const char *what, const char *area, const char *from,
     const char *to, const char *meaning);
+struct import_result;
+/* Pure: append to d the raw accesses of a Compose service that the import
+ * rows mark as widening, gained (in head, not in base: widening) or lost,
+ * matched by compose key (without list indexes) and value. */
+void gate_diff_imports(struct gate_diff *d, const struct import_result *base,
+    const struct import_result *head);
 /* Whether a failing core row of HEAD is explained by an access BASE
  * already had: the row detects a flaw on in BASE (flaw_table[].probes).
  * why (may be NULL) gets those flaws. */

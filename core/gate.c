@@ -163,6 +163,86 @@ gate_diff_policies(const struct policy *base, const struct policy *head,
 		    "accesses are the policy's)");
 }
 
+/* The key of an import row without its list indexes and without the
+ * "services.NAME." prefix ("services.agent.volumes[1]" -> "volumes"). */
+static void
+gate_norm_key(const char *key, char *out, size_t len)
+{
+	size_t n = 0;
+	const char *k = key ? key : "";
+
+	if (strncmp(k, "services.", 9) == 0 && strchr(k + 9, '.') != NULL)
+		k = strchr(k + 9, '.') + 1;
+	for (; *k != '\0' && n + 1 < len; k++) {
+		if (*k == '[') {
+			while (*k != '\0' && *k != ']')
+				k++;
+			if (*k == '\0')
+				break;
+			continue;
+		}
+		out[n++] = *k;
+	}
+	out[n] = '\0';
+}
+
+/* Whether r has a widening row with the same key (normalized) and value
+ * as row. */
+static bool
+gate_import_has(const struct import_result *r, const struct import_row *row)
+{
+	char a[200], b[200];
+	size_t i;
+
+	gate_norm_key(row->key, a, sizeof a);
+	for (i = 0; r != NULL && i < r->nrows; i++) {
+		const struct import_row *x = &r->rows[i];
+
+		if (!x->widening)
+			continue;
+		gate_norm_key(x->key, b, sizeof b);
+		if (strcmp(a, b) == 0 && strcmp(x->value ? x->value : "",
+		    row->value ? row->value : "") == 0)
+			return true;
+	}
+	return false;
+}
+
+/* One import row as a diff line. */
+static void
+gate_import_add(struct gate_diff *d, const struct import_row *row, int sign)
+{
+	char meaning[400];
+
+	if (row->reproduced)
+		snprintf(meaning, sizeof meaning, "%s%s%s", row->maps_to ?
+		    row->maps_to : "reproduced", row->note ? ": " : "",
+		    row->note ? row->note : "");
+	else
+		snprintf(meaning, sizeof meaning, "not reproduced%s%s",
+		    row->note ? ": " : "", row->note ? row->note : "");
+	gate_diff_add(d, GATE_CH_ACCESS, sign, sign > 0, row->key,
+	    row->flaw ? gate_flaw_area(row->flaw) : "compose",
+	    sign > 0 ? "(absent)" : row->value, sign > 0 ? row->value :
+	    "(absent)", meaning);
+}
+
+void
+gate_diff_imports(struct gate_diff *d, const struct import_result *base,
+    const struct import_result *head)
+{
+	size_t i;
+
+	for (i = 0; head != NULL && i < head->nrows; i++)
+		if (head->rows[i].widening &&
+		    !gate_import_has(base, &head->rows[i]))
+			gate_import_add(d, &head->rows[i], +1);
+	for (i = 0; base != NULL && i < base->nrows; i++)
+		if (base->rows[i].widening &&
+		    !gate_import_has(head, &base->rows[i]))
+			gate_import_add(d, &base->rows[i], -1);
+}
+
 bool
 gate_row_explained(const struct gate_diff *d, const char *row, char *why,
     size_t whylen)

@@ -14,8 +14,8 @@
 #define GATE_JSON_MAX (4 * 1024 * 1024)
 
 /* Markdown-safe copy of untrusted text: letters, digits, space and
- * .,:;=/_+-@()%#~ are kept, anything else (| ` * [ ] < > ! \ and control
- * characters) becomes '_', so a value cannot break a table or make a link,
+ * .,:;=/_+-()%#~'" are kept, anything else (| ` * [ ] < > ! @ \ and
+ * control characters) becomes '_', so a value cannot break a table or make a link,
  * an image or a mention.  At most outlen-1 bytes. */
 static void
 gate_md_safe(char *out, size_t outlen, const char *s)
@@ -27,7 +27,23 @@ gate_md_safe(char *out, size_t outlen, const char *s)
 
 		out[n++] = ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 		    (c >= '0' && c <= '9') || (c != 0 &&
-		    strchr(" .,:;=/_+-()%#~", c) != NULL)) ? (char)c : '_';
+		    strchr(" .,:;=/_+-()%#~'\"", c) != NULL)) ? (char)c : '_';
+	}
+	out[n] = '\0';
+}
+
+/* The same for text inside a code span: only ` and | (which would end
+ * the span or the table cell) and control characters become '_'. */
+static void
+gate_md_code(char *out, size_t outlen, const char *s)
+{
+	size_t i, n = 0;
+
+	for (i = 0; s != NULL && s[i] != '\0' && n + 1 < outlen; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		out[n++] = c < 0x20 || c == 0x7f || c == '`' || c == '|' ? '_' :
+		    (char)c;
 	}
 	out[n] = '\0';
 }
@@ -70,12 +86,12 @@ gate_markdown(const struct gate *g)
 	gate_md_safe(a, sizeof a, g->sentence);
 	fprintf(f, "**Verdict (exit %d, %s):** %s\n\n", g->exit_code,
 	    g->result, a);
-	gate_md_safe(a, sizeof a, g->base.source);
-	gate_md_safe(b, sizeof b, g->head.source);
+	gate_md_code(a, sizeof a, g->base.source);
+	gate_md_code(b, sizeof b, g->head.source);
 	fprintf(f, "- BASE: `%s` (%s)\n- HEAD: `%s` (%s)\n", a, g->base.kind,
 	    b, g->head.kind);
 	if (g->service[0]) {
-		gate_md_safe(a, sizeof a, g->service);
+		gate_md_code(a, sizeof a, g->service);
 		fprintf(f, "- service: `%s` (imported with agent %s)\n", a,
 		    g->agent);
 	}
@@ -90,13 +106,13 @@ gate_markdown(const struct gate *g)
 		for (i = 0; i < g->diff.n; i++) {
 			const struct gate_change *ch = &g->diff.changes[i];
 
-			gate_md_safe(a, sizeof a, ch->what);
+			gate_md_code(a, sizeof a, ch->what);
 			gate_md_safe(b, sizeof b, ch->meaning);
 			fprintf(f, "| %s | %s | `%s` | %s | ", gate_sign_word(
 			    ch->sign), gate_kind_word[ch->kind], a, ch->area);
-			gate_md_safe(a, sizeof a, ch->from);
-			gate_md_safe(c, sizeof c, ch->to);
-			fprintf(f, "%s -> %s | %s | %s |\n", a, c, b,
+			gate_md_code(a, sizeof a, ch->from);
+			gate_md_code(c, sizeof c, ch->to);
+			fprintf(f, "`%s` -> `%s` | %s | %s |\n", a, c, b,
 			    ch->widening ? "**yes**" : "no");
 		}
 		if (g->diff.truncated)

@@ -254,26 +254,60 @@ gate_copy(const struct gate *g, const char *src, const char *name,
 	return rc;
 }
 
-/* The inputs as policies: *bp, *hp loaded (policy inputs: the files; with
- * --service: imported from Compose, written to GATE_DIR/base.yaml and
- * head.yaml and loaded from there), *head_path the policy file HEAD's labs
- * use (caller frees).  -1 + e. */
+/* Import service of the Compose file file (agent o->agent, "poyo" by
+ * default) into *ir, write its policy to GATE_DIR/name and load it.  label
+ * (may be NULL) replaces tmp's path in messages.  NULL + e. */
+static struct policy *
+gate_import(const struct gate_options *o, struct gate *g, const char *file,
+    const char *label, const char *name, struct import_result *ir,
+    struct errbuf *e)
+{
+	struct import_opts io = { .agent = o->agent ? o->agent : "poyo" };
+	char *out = xasprintf("%s/%s", g->dir, name);
+	struct policy *p = NULL;
+
+	io.out_path = out;
+	if (import_compose(file, o->service, &io, ir, e) == -1 ||
+	    ir->policy_yaml == NULL) {
+		if (e->code == ERRBUF_NONE)
+			errbuf_set(e, ERRBUF_INPUT, "%s: no policy", file);
+		if (label != NULL)
+			gate_relabel(e, file, label);
+		goto out;
+	}
+	if (util_write_file(out, ir->policy_yaml, strlen(ir->policy_yaml),
+	    0644, e) == -1)
+		goto out;
+	p = policy_load(out, e);
+out:
+	free(out);
+	return p;
+}
+
+/* The inputs as policies: *bp, *hp loaded (policy inputs: the files,
+ * copied to GATE_DIR/base.yaml and head.yaml; with --service: imported
+ * from Compose into bi/hi and written there), *head_path the policy file
+ * HEAD's labs use (caller frees).  -1 + e. */
 static int
 gate_load(const struct gate_options *o, struct gate *g, const char *base_file,
     const char *base_label, struct policy **bp, struct policy **hp,
-    char **head_path, struct errbuf *e)
+    char **head_path, struct import_result *bi, struct import_result *hi,
+    struct errbuf *e)
 {
 	*bp = *hp = NULL;
 	*head_path = NULL;
 	if (o->service != NULL) {
-#ifdef GATE_HAVE_IMPORT
-		return gate_load_compose(o, g, base_file, base_label, bp, hp,
-		    head_path, e);
-#else
-		(void)base_label;
-		return errbuf_set(e, ERRBUF_INPUT, "--service: this build reads "
-		    "no Compose files");
-#endif
+		*bp = gate_import(o, g, base_file, o->git_ref ? base_label :
+		    NULL, "base.yaml", bi, e);
+		if (*bp == NULL)
+			return -1;
+		*hp = gate_import(o, g, o->head_path, NULL, "head.yaml", hi, e);
+		if (*hp == NULL)
+			return -1;
+		*head_path = xasprintf("%s/head.yaml", g->dir);
+		g->base_import = import_table_text(bi);
+		g->head_import = import_table_text(hi);
+		return 0;
 	}
 	*bp = policy_load(base_file, e);
 	if (*bp == NULL) {
@@ -282,13 +316,9 @@ gate_load(const struct gate_options *o, struct gate *g, const char *base_file,
 		return -1;
 	}
 	*hp = policy_load(o->head_path, e);
-	if (*hp == NULL) {
-		policy_free(*bp);
-		*bp = NULL;
+	if (*hp == NULL)
 		return -1;
-	}
 	*head_path = xstrdup(o->head_path);
-	(void)g;
 	return 0;
 }
 
@@ -349,8 +379,12 @@ gate_run(const struct gate_options *o, struct gate *g, struct errbuf *e)
 	char *tmpdir = NULL, *base_file = NULL, *head_path = NULL;
 	char label[1100] = "";
 	struct policy *bp = NULL, *hp = NULL;
+	struct import_result bi, hi;
 	struct docker *d = NULL;
 	int rc = -1;
+
+	memset(&bi, 0, sizeof bi);
+	memset(&hi, 0, sizeof hi);
 
 	memset(g, 0, sizeof *g);
 	g->trial_n = o->n ? o->n : GATE_TRIAL_N;
@@ -380,28 +414,34 @@ gate_run(const struct gate_options *o, struct gate *g, struct errbuf *e)
 		snprintf(g->service, sizeof g->service, "%s", o->service);
 	gate_hash(base_file, g->base.blake2b);
 	gate_hash(o->head_path, g->head.blake2b);
-	/* inputs first: bad input is exit 2 before any dir or engine */
+	/* policy inputs are checked before the gate dir exists; a Compose
+	 * import writes its policies into it */
 	if (o->service == NULL) {
-		if (gate_load(o, g, base_file, label, &bp, &hp, &head_path,
-		    e) == -1)
+		struct errbuf le = { 0 };
+		struct policy *t = policy_load(base_file, &le);
+
+		if (t == NULL) {
+			if (o->git_ref != NULL)
+				gate_relabel(&le, base_file, label);
+			*e = le;
 			goto out;
-		if (gate_make_dir(o, g, e) == -1)
+		}
+		policy_free(t);
+		if ((t = policy_load(o->head_path, e)) == NULL)
 			goto out;
-		if (gate_copy(g, base_file, "base.yaml", e) == -1 ||
-		    gate_copy(g, o->head_path, "head.yaml", e) == -1)
-			goto out;
-	} else {
-		if (gate_make_dir(o, g, e) == -1)
-			goto out;
-		if (gate_load(o, g, base_file, label, &bp, &hp, &head_path,
-		    e) == -1)
-			goto out;
+		policy_free(t);
 	}
+	if (gate_make_dir(o, g, e) == -1)
+		goto out;
+	if (gate_load(o, g, base_file, label, &bp, &hp, &head_path, &bi, &hi,
+	    e) == -1)
+		goto out;
+	if (o->service == NULL && (gate_copy(g, base_file, "base.yaml", e) ==
+	    -1 || gate_copy(g, o->head_path, "head.yaml", e) == -1))
+		goto out;
 	gate_diff_policies(bp, hp, &g->diff);
-#ifdef GATE_HAVE_IMPORT
 	if (o->service != NULL)
-		gate_diff_imports(g, &g->diff);
-#endif
+		gate_diff_imports(&g->diff, &bi, &hi);
 	gate_say(o, "access diff: %zu change(s), %s", g->diff.n,
 	    g->diff.widens ? "HEAD widens access" :
 	    "HEAD does not widen access");
@@ -497,6 +537,8 @@ gate_run(const struct gate_options *o, struct gate *g, struct errbuf *e)
 	rc = gate_write(g, o->key_dir, e);
 out:
 	docker_close(d);
+	import_result_free(&bi);
+	import_result_free(&hi);
 	policy_free(bp);
 	policy_free(hp);
 	free(head_path);
