@@ -659,7 +659,8 @@ gate_verify_dir(const char *dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e)
 {
 	char tc[SIGN_COMMENT_MAX + 1], *path, *buf, *want, *pub, got[64];
-	char rows[512];
+	char rows[512] = "";
+	bool blind = false, gained = false;
 	const char *id, *result, *probe_id = "", *trial_id = "", *new_rows;
 	const cJSON *v, *pr, *tr, *nc, *it;
 	struct errbuf e2 = { 0 };
@@ -748,11 +749,32 @@ gate_verify_dir(const char *dir, const char *pub_path,
 	nc = cJSON_GetObjectItemCaseSensitive(j, "negative_control");
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(nc, "labs")) {
 		const char *rid = util_json_str(it, "run_id", "");
+		const cJSON *flaw = cJSON_GetObjectItemCaseSensitive(it, "flaw");
 
 		if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "ran")))
 			continue;
-		(void)gate_verify_sub(dir, rid, pub, "negative-control",
-		    probe_verify_dir, res, NULL, 0);
+		if (gate_verify_sub(dir, rid, pub, "negative-control",
+		    probe_verify_dir, res, got, sizeof got) &&
+		    strcmp(got, cJSON_IsString(flaw) ? "failed" : "held") != 0)
+			blind = true;   /* the lab's own result says so */
+		if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it,
+		    cJSON_IsString(flaw) ? "seen" : "held")))
+			blind = true;
+	}
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(tr,
+	    "breaches"))
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it,
+		    "through_gained")))
+			gained = true;
+	{
+		bool must1 = rows[0] != '\0' || blind || gained;
+
+		report_check_add(res, "verdict", !must1 || exit_code == 1, 0,
+		    !must1 || exit_code == 1 ? "" : "verdict does not follow",
+		    "verdict exit %d%s", exit_code, !must1 ? "" :
+		    exit_code == 1 ? " follows from the rows, the negative "
+		    "control and the trial" : ": the rows, the negative "
+		    "control or the trial say exit 1");
 	}
 	if (trial_id[0])
 		(void)gate_verify_sub(dir, trial_id, pub, "trial",

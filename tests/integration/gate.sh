@@ -87,6 +87,20 @@ fi
 cp -r "$T/g1" "$T/g1x"
 sed -i 's/"exit":	1/"exit":	0/' "$T/g1x/gate.json"
 "$ARES" verify "$T/g1x" >/dev/null 2>&1 && fail "a rewritten gate.json verifies"
+# ... and re-signed with the operator's own key, the verdict does not
+# follow from the verified battery
+if command -v minisign >/dev/null 2>&1; then
+	sed -i 's/"result":	"new-breach-path"/"result":	"no-new-breach-path"/' \
+	    "$T/g1x/gate.json"
+	tc=$(sed -n 's/^trusted comment: //p' "$T/g1/gate.json.minisig" |
+	    sed 's/exit=1 result=new-breach-path/exit=0 result=no-new-breach-path/')
+	(cd "$T/g1x" && minisign -S -s "$ARES_KEY_DIR/ares.key" -m gate.json \
+	    -t "$tc" </dev/null >/dev/null 2>&1) || fail "minisign -S"
+	"$ARES" verify "$T/g1x" >"$T/v1x" 2>&1 &&
+	    fail "a gate.json re-signed to say exit 0 verifies"
+	grep -q '^FAIL verdict exit 0' "$T/v1x" ||
+	    { fail "verify does not name the verdict"; cat "$T/v1x" >&2; }
+fi
 commit socket
 
 # ---- 2: HEAD only narrows ----------------------------------------------
