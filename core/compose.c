@@ -123,6 +123,8 @@ struct cbuilder {
 	int docs;
 	struct anchor anchors[COMPOSE_MAX_ANCHORS];
 	size_t nanchors;
+	struct cnode **dead;        /* "<<" pairs taken out of their maps */
+	size_t ndead, capdead;
 };
 
 /* Append a path component (bounded; '.' between keys, none before [i]). */
@@ -313,9 +315,33 @@ is_merge_key(const struct cnode *n)
 	    memcmp(n->str, "<<", 2) == 0;
 }
 
+/* Keep node n until the parse ends (see cbuild_merge). */
+static void
+cbuild_bury(struct cbuilder *b, struct cnode *n)
+{
+	if (b->ndead == b->capdead) {
+		b->capdead = b->capdead ? b->capdead * 2 : 16;
+		b->dead = xrealloc(b->dead, b->capdead * sizeof *b->dead);
+	}
+	b->dead[b->ndead++] = n;
+}
+
+/* Whether n is one of the n kids. */
+static bool
+is_kid_of(struct cnode **kids, size_t nk, const struct cnode *n)
+{
+	size_t i;
+
+	for (i = 0; i < nk; i++)
+		if (kids[i] == n)
+			return true;
+	return false;
+}
+
 /* Apply the merge keys of a mapping that just closed: every "<<" pair is
- * taken out and the keys of its mapping(s) that m does not have are
- * appended (explicit keys first, then the sources in order).  -1 + e. */
+ * taken out and copies of the keys of its mapping(s) that m does not
+ * have are appended (explicit keys first, then the sources in order),
+ * counted against the node cap.  -1 + e (m as it was). */
 static int
 cbuild_merge(struct cbuilder *b, struct cnode *m)
 {
@@ -374,32 +400,49 @@ cbuild_merge(struct cbuilder *b, struct cnode *m)
 		for (j = 0; j + 1 < s->nkids; j += 2) {
 			if (map_has(m, s->kids[j], m->nkids))
 				continue;
-			cnode_push(m, s->kids[j]);
-			cnode_push(m, s->kids[j + 1]);
-			s->kids[j] = s->kids[j + 1] = NULL;
+			/* Copies, counted like an alias's: the source may be
+			 * an anchor that a later alias names. */
+			b->nodes += cnode_count(s->kids[j]) +
+			    cnode_count(s->kids[j + 1]);
+			if (b->nodes > COMPOSE_MAX_NODES) {
+				cbuild_path(b, path, sizeof path);
+				compose_err(b->e, b->file, s->kids[j]->line,
+				    s->kids[j]->col, path, "more than %d nodes "
+				    "(aliases count as the nodes they expand "
+				    "to)", COMPOSE_MAX_NODES);
+				goto fail_merged;
+			}
+			cnode_push(m, cnode_copy(s->kids[j]));
+			cnode_push(m, cnode_copy(s->kids[j + 1]));
 		}
 	}
-	/* Free the "<<" pairs (their moved kids are NULL now). */
+	/* The "<<" pairs leave the mapping; an anchor may still name their
+	 * values, so they live until the parse ends. */
 	for (i = 0; i + 1 < n; i += 2) {
 		if (!is_merge_key(kids[i]))
 			continue;
-		compose_free(kids[i]);
-		compose_free(kids[i + 1]);
+		cbuild_bury(b, kids[i]);
+		cbuild_bury(b, kids[i + 1]);
 	}
 	free(kids);
 	return 0;
+fail_merged:
+	/* Drop the copies; the original pairs go back. */
+	for (i = 0; i < m->nkids; i++)
+		if (m->kids[i]->aliased && !is_kid_of(kids, n, m->kids[i]))
+			compose_free(m->kids[i]);
+	goto restore;
 toomany:
 	cbuild_path(b, path, sizeof path);
 	compose_err(b->e, b->file, m->line, m->col, path, "more than %d merge "
 	    "sources in one mapping", COMPOSE_MAX_MERGE);
 fail:
-	/* m holds the explicit pairs; give it the merge pairs back too. */
-	for (i = 0; i + 1 < n; i += 2)
-		if (is_merge_key(kids[i])) {
-			cnode_push(m, kids[i]);
-			cnode_push(m, kids[i + 1]);
-		}
-	free(kids);
+restore:
+	/* Nothing was moved: the original pairs are all in kids. */
+	free(m->kids);
+	m->kids = kids;
+	m->nkids = n;
+	m->cap = n;
 	return -1;
 }
 
@@ -574,9 +617,14 @@ cbuild_event(struct cbuilder *b, const yaml_event_t *ev)
 		if (b->depth == 0)
 			return 0;
 		n = b->stack[b->depth - 1];
-		n->end_line = end_line_of(ev->end_mark, n->line);
+		/* A block node ends where its last kid does (its end mark
+		 * is the next token's start); a flow one at its bracket. */
 		if (n->flow)
 			n->end_line = ev->end_mark.line + 1;
+		else if (n->nkids > 0)
+			n->end_line = n->kids[n->nkids - 1]->end_line;
+		else
+			n->end_line = end_line_of(ev->end_mark, n->line);
 		if (n->kind == CN_MAP)
 			rc = cbuild_merge(b, n);
 		b->depth--;
@@ -633,6 +681,9 @@ compose_parse(const char *file, const char *buf, size_t len, struct errbuf *e)
 		free(b.anchors[i].name);
 	for (i = 0; i < COMPOSE_MAX_DEPTH; i++)
 		free(b.stack_anchor[i]);
+	for (i = 0; i < b.ndead; i++)
+		compose_free(b.dead[i]);
+	free(b.dead);
 	if (rc == -1) {
 		compose_free(b.root);
 		return NULL;

@@ -203,6 +203,13 @@ struct lab {
 	bool runtime_sandbox;         /* the agent's runtime is not runc
 	                                 (gVisor...): the host sees the
 	                                 sandbox's processes, not the agent's */
+	/* flaws host-pid, host-ipc (docs/flaws.md): the decoy host whose PID
+	 * and IPC namespaces the agent joins, its decoy credential (the
+	 * supervisor's SUPERVISOR_TOKEN, svt_<hex>) and the session token it
+	 * leaves in /dev/shm (sst_<hex>, host-ipc only); else id NULL. */
+	struct lab_container hostsim;
+	char *hostsim_token;
+	char *hostsim_shm_token;
 };
 
 /* The negative control's weakenings that are no flaw (no policy can ask

@@ -1232,10 +1232,28 @@ docker_container_config(const struct docker_container_spec *spec)
 	cJSON_AddBoolToObject(hc, "ReadonlyRootfs", spec->read_only_rootfs);
 	if (spec->cgroupns_private)
 		cJSON_AddStringToObject(hc, "CgroupnsMode", "private");
-	if (spec->no_new_privileges) {
-		const char *nnp[] = { "no-new-privileges", NULL };
-		cJSON_AddItemToObject(hc, "SecurityOpt", str_array(nnp));
+	if (spec->no_new_privileges || spec->seccomp != NULL) {
+		cJSON *so = cJSON_AddArrayToObject(hc, "SecurityOpt");
+
+		if (spec->no_new_privileges)
+			cJSON_AddItemToArray(so, cJSON_CreateString(
+			    "no-new-privileges"));
+		/* the profile itself, as the Engine API takes it (never
+		 * "unconfined": docs/security.md) */
+		if (spec->seccomp != NULL && strcmp(spec->seccomp,
+		    "unconfined") != 0) {
+			char *opt = xasprintf("seccomp=%s", spec->seccomp);
+
+			cJSON_AddItemToArray(so, cJSON_CreateString(opt));
+			free(opt);
+		}
 	}
+	if (spec->pid_mode != NULL)
+		cJSON_AddStringToObject(hc, "PidMode", spec->pid_mode);
+	if (spec->ipc_mode != NULL)
+		cJSON_AddStringToObject(hc, "IpcMode", spec->ipc_mode);
+	if (spec->shm_bytes > 0)
+		cJSON_AddNumberToObject(hc, "ShmSize", (double)spec->shm_bytes);
 	if (spec->memory_bytes > 0) {
 		cJSON_AddNumberToObject(hc, "Memory",
 		    (double)spec->memory_bytes);

@@ -1226,7 +1226,7 @@ svc_workdir(struct imp *m, const struct svc_key *d, const char *path,
 		    "[A-Za-z0-9._@+-/])");
 	else {
 		free(m->workdir);
-		m->workdir = xstrdup(s);
+		m->workdir = s;
 		s = NULL;
 	}
 	free(s);
@@ -1541,7 +1541,25 @@ svc_networks(struct imp *m, const struct svc_key *d, const char *path,
 	size_t i;
 
 	(void)d;
-	(void)k;
+	if ((v->kind == CN_SEQ || v->kind == CN_MAP) && v->nkids == 0) {
+		struct span sp = entry_span(k, v);
+		struct import_row *w = row_add(m, path, v->kind == CN_SEQ ?
+		    "[]" : "{}", &sp);
+
+		if (w == NULL || net_def(m, path, v, "default", &internal,
+		    &external) == -1)
+			return -1;
+		m->saw_net = true;
+		if (internal) {
+			row_note(w, "none named: the default network, an "
+			    "internal one");
+		} else {
+			row_flaw(m, w, "egress-network");
+			row_note(w, "none named: the default network has a "
+			    "route out, simulated by the lab's sink, never real");
+		}
+		return 0;
+	}
 	if (v->kind == CN_SEQ) {
 		for (i = 0; i < v->nkids; i++) {
 			struct span sp = node_span(v->kids[i]);
@@ -1776,7 +1794,7 @@ static int
 map_service(struct imp *m, const char *spath, const struct cnode *svc)
 {
 	char path[IMPORT_KEY_MAX + 160];
-	size_t i;
+	size_t i, j, first;
 
 	for (i = 0; i + 1 < svc->nkids; i += 2) {
 		const struct cnode *k = svc->kids[i], *v = svc->kids[i + 1];
@@ -1809,8 +1827,14 @@ map_service(struct imp *m, const char *spath, const struct cnode *svc)
 			row_note(w, "null: the default");
 			continue;
 		}
+		first = m->r->nrows;
 		if (d->map(m, d, path, k, v) == -1)
 			return -1;
+		for (j = first; (k->aliased || v->aliased) && j < m->r->nrows;
+		    j++)
+			row_note(&m->r->rows[j], "written at line %zu through "
+			    "an anchor (an alias or <<): changing it there "
+			    "changes every user of the anchor", m->r->rows[j].line);
 	}
 	return svc_defaults(m, spath, svc);
 }
@@ -2036,8 +2060,12 @@ check_opts(const struct import_opts *o, struct errbuf *e)
 	if (o == NULL || o->agent == NULL || strcmp(o->agent, "image") == 0 ||
 	    strcmp(o->agent, "poyo") == 0)
 		return 0;
-	if (strncmp(o->agent, "script:", 7) == 0 && o->agent[7] != '\0')
-		return 0;
+	if (strncmp(o->agent, "script:", 7) == 0 && o->agent[7] != '\0') {
+		if (access(o->agent + 7, R_OK) == 0)
+			return 0;
+		return errbuf_set(e, ERRBUF_INPUT, "--agent: %.200s: %s",
+		    o->agent + 7, strerror(errno));
+	}
 	return errbuf_set(e, ERRBUF_INPUT, "--agent: '%.64s' is not image, "
 	    "poyo or script:FILE", o->agent);
 }
@@ -2054,9 +2082,6 @@ finish(struct imp *m, const char *source_abs, const char *container,
 	char *label;
 	size_t i;
 
-	if (m->image_row != NULL && agent_is_image(m) && m->image == NULL &&
-	    m->image_row->reproduced == false)
-		row_note(m->image_row, "the agent is Poyo");
 	if (agent_is_image(m) && m->image == NULL && m->image_row == NULL) {
 		struct span none = { 0, 0, 0 };
 		char ip[IMPORT_KEY_MAX];
@@ -2102,6 +2127,8 @@ finish(struct imp *m, const char *source_abs, const char *container,
 /* API                                                                 */
 /* ------------------------------------------------------------------ */
 
+/* Import service of Compose file path (core.h).  0, or -1 + e; the
+ * caller import_result_free()s out either way. */
 int
 import_compose(const char *path, const char *service,
     const struct import_opts *o, struct import_result *out, struct errbuf *e)
@@ -2399,6 +2426,8 @@ map_inspect(struct imp *m, struct docker *d, const cJSON *ins)
 	return 0;
 }
 
+/* Import container name from its inspect on d (core.h).  0, or -1 + e
+ * (ERRBUF_INPUT: no such container; ERRBUF_ENGINE). */
 int
 import_container(struct docker *d, const char *name,
     const struct import_opts *o, struct import_result *out, struct errbuf *e)
@@ -2434,6 +2463,7 @@ import_container(struct docker *d, const char *name,
 	return rc;
 }
 
+/* Free what an import filled in (not r itself); r is zeroed. */
 void
 import_result_free(struct import_result *r)
 {
@@ -2454,6 +2484,7 @@ import_result_free(struct import_result *r)
 	memset(r, 0, sizeof *r);
 }
 
+/* The mapping table, every line a YAML comment (caller frees). */
 char *
 import_table_text(const struct import_result *r)
 {
@@ -2461,8 +2492,12 @@ import_table_text(const struct import_result *r)
 	size_t i;
 
 	util_buf_init(&b, 4096);
-	util_buf_printf(&b, "# ares policy import: %s, service %s\n",
-	    r->source ? r->source : "?", r->service ? r->service : "?");
+	if (r->source != NULL && strncmp(r->source, "container ", 10) == 0)
+		util_buf_printf(&b, "# ares policy import: %s\n", r->source);
+	else
+		util_buf_printf(&b, "# ares policy import: %s, service %s\n",
+		    r->source ? r->source : "?", r->service ? r->service :
+		    "?");
 	util_buf_printf(&b, "# %-5s %-44s %-34s -> %s\n", "LINE", "KEY",
 	    "VALUE", "MAPS TO");
 	for (i = 0; i < r->nrows; i++) {

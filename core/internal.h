@@ -136,6 +136,16 @@ struct docker_container_spec {
 	                                runs nothing of the image's inside */
 	const char *runtime;         /* HostConfig.Runtime ("runsc"), or NULL:
 	                                the engine's default */
+	const char *pid_mode;        /* HostConfig.PidMode ("container:ID"),
+	                                or NULL: its own */
+	const char *ipc_mode;        /* HostConfig.IpcMode ("shareable",
+	                                "container:ID"), or NULL: the
+	                                engine's default (private) */
+	const char *seccomp;         /* a seccomp profile (JSON) for
+	                                SecurityOpt "seccomp=...", or NULL:
+	                                the engine's default; never
+	                                "unconfined" (docs/security.md) */
+	long long shm_bytes;         /* HostConfig.ShmSize; 0: the engine's */
 };
 /* Pure: the JSON body of POST /containers/create.  Every container's log
  * is bounded (json-file, DOCKER_LOG_MAX_SIZE, one file): a container that
@@ -400,6 +410,21 @@ void lab_build_all_caps(struct lab_build *b, const char *role);
 void lab_build_user(struct lab_build *b, const char *role, const char *user);
 /* Role's root filesystem writable. */
 void lab_build_writable_rootfs(struct lab_build *b, const char *role);
+/* Role joins the PID namespace of role with (HostConfig.PidMode
+ * container:<with's id>; with must be wanted and is created first). */
+void lab_build_share_pid(struct lab_build *b, const char *role,
+    const char *with);
+/* Role joins the IPC namespace of role with (IpcMode container:<id>;
+ * with's becomes shareable). */
+void lab_build_share_ipc(struct lab_build *b, const char *role,
+    const char *with);
+/* Role runs under the seccomp profile json (never "unconfined"; kept,
+ * not copied). */
+void lab_build_seccomp(struct lab_build *b, const char *role,
+    const char *json);
+/* The agent's runtime as checked against the engine ("runc", "runsc")
+ * and whether it is a sandbox (not runc). */
+const char *lab_build_runtime(const struct lab_build *b, bool *sandbox);
 /* Write text to dir/rel (parents created 0755) with mode: what a lab
  * plants.  -1 + e. */
 int lab_plant_file(const char *dir, const char *rel, const char *text,
@@ -483,6 +508,10 @@ struct lab_overlay {
 	bool all_caps;
 	const char *user;
 	bool writable_rootfs;
+	const char *pid_with;    /* join this role's PID namespace, or NULL */
+	const char *ipc_with;    /* join this role's IPC namespace, or NULL */
+	bool ipc_shareable;      /* others may join its IPC namespace */
+	const char *seccomp;     /* its seccomp profile (JSON), or NULL */
 };
 
 /* One role's container as it is about to be created. */
@@ -502,6 +531,9 @@ struct lab_spec {
 	struct lab_overlay flaws;
 	struct lab_strv argv;             /* the entrypoint the builder made
 	                                     (agent kind image), freed with
+	                                     the build */
+	char *pid_mode, *ipc_mode;        /* "container:<id>" (the overlay's
+	                                     pid_with, ipc_with), freed with
 	                                     the build */
 };
 
@@ -541,7 +573,7 @@ struct lab_role {
 	    struct errbuf *e);
 };
 
-#define LAB_NROLES       7
+#define LAB_NROLES       8
 #define LAB_BUILD_PATHS  16
 
 /* The lab being built (lab_up_opts).  Everything here but lab is freed
@@ -599,6 +631,19 @@ void lab_listed(const struct lab *lab, struct lab_container *out[LAB_NROLES]);
  * it when ares runs as root).  -1 + e. */
 int lab_own_dir(const char *path, mode_t mode, bool for_sensors,
     struct errbuf *e);
+/* ------------------------------------------------------------------ */
+/* seccomp.c - flaw seccomp-unconfined's profile (never unconfined)     */
+/* ------------------------------------------------------------------ */
+/* The profile (JSON, for SecurityOpt "seccomp=..."): the engine's
+ * refusals of personality(ADDR_NO_RANDOMIZE) and the NUMA policy calls
+ * lifted, the dangerous families still refused (docs/security.md).
+ * Static storage, made once. */
+const char *seccomp_lab_profile(void);
+/* Whether system call name is one the profile lifts. */
+bool seccomp_lab_lifted(const char *name);
+/* Whether the profile lets system call name by (with or without an
+ * argument condition). */
+bool seccomp_lab_allows(const char *name);
 /* ------------------------------------------------------------------ */
 /* lab_runtime.c - the agent's container runtime (policy runtime:)      */
 /* ------------------------------------------------------------------ */

@@ -764,6 +764,58 @@ lab_build_writable_rootfs(struct lab_build *b, const char *role)
 	lab_overlay_of(b, role)->writable_rootfs = true;
 }
 
+/* A flaw puts role in with's PID namespace (internal.h). */
+void
+lab_build_share_pid(struct lab_build *b, const char *role, const char *with)
+{
+	(void)lab_role_index(with);
+	lab_overlay_of(b, role)->pid_with = with;
+}
+
+/* A flaw puts role in with's IPC namespace (internal.h). */
+void
+lab_build_share_ipc(struct lab_build *b, const char *role, const char *with)
+{
+	lab_overlay_of(b, with)->ipc_shareable = true;
+	lab_overlay_of(b, role)->ipc_with = with;
+}
+
+/* A flaw gives role a seccomp profile (internal.h). */
+void
+lab_build_seccomp(struct lab_build *b, const char *role, const char *json)
+{
+	if (json == NULL || strcmp(json, "unconfined") == 0)
+		util_fatal("lab: no seccomp profile for %s", role);
+	lab_overlay_of(b, role)->seccomp = json;
+}
+
+/* The agent's runtime (internal.h). */
+const char *
+lab_build_runtime(const struct lab_build *b, bool *sandbox)
+{
+	if (sandbox != NULL)
+		*sandbox = b->lab->runtime_sandbox;
+	return b->lab->runtime != NULL ? b->lab->runtime : "runc";
+}
+
+/*
+ * "container:<id>" of role with, already created (roles are created in
+ * table order, the agent last), into *slot.  Fatal when it is not: a
+ * flaw asked for a role that is not wanted.
+ */
+static const char *
+lab_container_mode(struct lab_build *b, const char *with, char **slot)
+{
+	const struct lab_container *c = lab_slot(b->lab,
+	    &lab_roles[lab_role_index(with)]);
+
+	if (c->id == NULL)
+		util_fatal("lab: %s is not created", with);
+	free(*slot);
+	*slot = xasprintf("container:%s", c->id);
+	return *slot;
+}
+
 /*
  * Whether the policy's flaws make the agent root with NET_ADMIN (asked
  * for, or within every capability), with which it forges routes to the
@@ -807,6 +859,14 @@ lab_spec_apply(struct lab_build *b, struct lab_spec *s)
 		s->c.read_only_rootfs = false;
 	if (f->ncaps > 0)
 		s->c.cap_add = f->caps;
+	if (f->pid_with != NULL)
+		s->c.pid_mode = lab_container_mode(b, f->pid_with, &s->pid_mode);
+	if (f->ipc_with != NULL)
+		s->c.ipc_mode = lab_container_mode(b, f->ipc_with, &s->ipc_mode);
+	else if (f->ipc_shareable)
+		s->c.ipc_mode = "shareable";
+	if (f->seccomp != NULL)
+		s->c.seccomp = f->seccomp;
 	s->c.privileged = false;   /* never: see lab_caps_privileged */
 	if (f->all_caps) {
 		char note[512];
@@ -1061,6 +1121,8 @@ lab_build_free(struct lab_build *b)
 	for (i = 0; i < LAB_NROLES; i++) {
 		lab_strv_free(&b->specs[i].env);
 		lab_strv_free(&b->specs[i].argv);
+		free(b->specs[i].pid_mode);
+		free(b->specs[i].ipc_mode);
 	}
 	for (i = 0; i < b->npaths; i++)
 		free(b->paths[i]);
@@ -1438,6 +1500,13 @@ lab_free(struct lab *lab)
 	free(lab->agent_helper);
 	free(lab->runtime);
 	free(lab->runtime_default);
+	if (lab->hostsim_token != NULL)
+		sodium_memzero(lab->hostsim_token, strlen(lab->hostsim_token));
+	free(lab->hostsim_token);
+	if (lab->hostsim_shm_token != NULL)
+		sodium_memzero(lab->hostsim_shm_token,
+		    strlen(lab->hostsim_shm_token));
+	free(lab->hostsim_shm_token);
 	for (i = 0; i < lab->nchains; i++)
 		free(lab->chains[i]);
 	free(lab);

@@ -398,6 +398,84 @@ lab_ready_dockerproxy(struct lab_build *b, const struct lab_container *c,
 	    "docker.sock", 10000, e);
 }
 
+/* What the decoy host may use at most (docs/lab.md, "hostsim"). */
+#define LAB_HOSTSIM_MEMORY_BYTES (32ll << 20)
+#define LAB_HOSTSIM_PIDS         16
+#define LAB_HOSTSIM_NANO_CPUS    100000000ll    /* a tenth of a CPU */
+#define LAB_HOSTSIM_SHM_BYTES    (4ll << 20)
+
+/*
+ * hostsim: the decoy host of flaws host-pid and host-ipc.  No network,
+ * no mount of the lab's (no bus, ctl, evidence, home), every capability
+ * dropped, read-only rootfs, small limits; uid 0 like a host's daemons
+ * (an agent as 65532 reads their argv only; as root, without
+ * CAP_SYS_PTRACE, their environment too).  Its decoy credential is made
+ * here; with host-ipc (its IPC namespace shareable) also the session
+ * token it leaves in /dev/shm.
+ */
+static int
+lab_role_hostsim(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
+{
+	static const char *const cmd[] = { "/bin/ares-lab", "hostsim", NULL };
+	struct lab *lab = b->lab;
+
+	(void)e;
+	s->c.cmd = cmd;
+	s->c.user = "0:0";
+	s->c.memory_bytes = LAB_HOSTSIM_MEMORY_BYTES;
+	s->c.pids_limit = LAB_HOSTSIM_PIDS;
+	s->c.nano_cpus = LAB_HOSTSIM_NANO_CPUS;
+	free(lab->hostsim_token);
+	lab->hostsim_token = lab_secret("svt_", 16);
+	lab_strv_add(&s->env, "HOSTSIM_TOKEN=%s", lab->hostsim_token);
+	if (s->flaws.ipc_shareable) {
+		free(lab->hostsim_shm_token);
+		lab->hostsim_shm_token = lab_secret("sst_", 16);
+		lab_strv_add(&s->env, "HOSTSIM_SHM_TOKEN=%s",
+		    lab->hostsim_shm_token);
+		s->c.shm_bytes = LAB_HOSTSIM_SHM_BYTES;
+	}
+	return 0;
+}
+
+/* hostsim ready: running (its decoys start at once).  -1 + e (with the
+ * tail of its log) when it exited. */
+static int
+lab_ready_hostsim(struct lab_build *b, const struct lab_container *c,
+    struct errbuf *e)
+{
+	int tries;
+
+	for (tries = 0; tries < 100; tries++) {
+		cJSON *ins = docker_container_inspect(b->d, c->id, e);
+		bool running;
+
+		if (ins == NULL)
+			return -1;
+		running = docker_inspect_running(ins);
+		cJSON_Delete(ins);
+		if (running) {
+			char *log = docker_container_logs(b->d, c->id, 20, e);
+			bool up = log != NULL && strstr(log, "decoys up") != NULL;
+
+			free(log);
+			if (up)
+				return 0;
+		} else if (tries > 0) {
+			struct errbuf e2 = { 0 };
+			char *log = docker_container_logs(b->d, c->id, 300, &e2);
+
+			errbuf_set(e, ERRBUF_INTERNAL, "lab: hostsim exited (log: "
+			    "%s)", log != NULL ? log : e2.msg);
+			free(log);
+			return -1;
+		}
+		usleep(20000);
+	}
+	return errbuf_set(e, ERRBUF_INTERNAL, "lab: hostsim did not start its "
+	    "decoys within 2 s");
+}
+
 /*
  * agent: lab, the dns container as its resolver, its home read-only, a
  * bounded /tmp; a scripted attacker in place of the loop (docs/agents.md:
@@ -472,7 +550,8 @@ lab_weaken_agent(const struct lab_build *b, struct lab_spec *s)
 /*
  * The roles, in the order they are created.  Sink and dns start at once
  * (the dns needs the sink's address, the agent the dns's), the
- * dockerproxy too (lab up waits for its socket); model, gateway and
+ * dockerproxy and the hostsim too (lab up waits for its socket, its
+ * decoys); model, gateway and
  * service start together after them; the agent is created last and
  * started by the caller.  A new role (or runtime, or engine) goes here.
  */
@@ -490,6 +569,8 @@ const struct lab_role lab_roles[LAB_NROLES] = {
 	{ "dockerproxy", offsetof(struct lab, dockerproxy), 6, "dockerproxy",
 	  NULL, lab_role_dockerproxy, NULL, LAB_START_AT_ONCE,
 	  lab_ready_dockerproxy },
+	{ "hostsim", offsetof(struct lab, hostsim), 7, NULL, NULL,
+	  lab_role_hostsim, NULL, LAB_START_AT_ONCE, lab_ready_hostsim },
 	{ "agent", offsetof(struct lab, agent), 0, NULL, lab_role_always,
 	  lab_role_agent, lab_weaken_agent, LAB_START_BY_CALLER, NULL },
 };

@@ -1374,6 +1374,202 @@ probe_e_host_ports(const struct probe_ctx *c, const struct probe_exec *x,
 }
 
 /* ------------------------------------------------------------------ */
+/* rows: namespaces and the system call filter                          */
+/* ------------------------------------------------------------------ */
+
+/* pid-namespace: every visible process whose cgroup is not this
+ * container's (each lab container has its own cgroup namespace: another
+ * container's process shows as "/../<id>"), with its argv. */
+static char *
+probe_s_pid_ns(const struct probe_ctx *c)
+{
+	(void)c;
+	return xstrdup("self=$(head -n 1 /proc/self/cgroup 2>/dev/null); "
+	    "echo \"@self $self\"; for d in /proc/[0-9]*; do "
+	    "g=$(head -n 1 \"$d/cgroup\" 2>/dev/null) || continue; "
+	    "[ -n \"$g\" ] || continue; [ \"$g\" = \"$self\" ] && continue; "
+	    "echo \"@other ${d#/proc/} $(tr '\\000' ' ' < \"$d/cmdline\" "
+	    "2>/dev/null | cut -c1-60)\"; done 2>/dev/null | head -n 20; "
+	    "echo '@done'");
+}
+
+/* A process of another container fails the row. */
+static enum probe_outcome
+probe_e_pid_ns(const struct probe_ctx *c, const struct probe_exec *x,
+    char *obs, size_t len)
+{
+	char line[512], clean[128];
+	size_t pos = 0, n = 0;
+	bool self = false;
+
+	(void)c;
+	if (!probe_has_line(x, "@done"))
+		return PROBE_ERROR;
+	while (probe_line(x->out, x->out_len, &pos, line, sizeof line)) {
+		if (strncmp(line, "@self ", 6) == 0 && line[6] != '\0')
+			self = true;
+		if (strncmp(line, "@other ", 7) != 0)
+			continue;
+		util_sanitize(clean, sizeof clean, line + 7, strlen(line + 7),
+		    false);
+		probe_cat(obs, len, "%s%s", n ? "; " : "processes of another "
+		    "container VISIBLE (a shared PID namespace): ", clean);
+		n++;
+	}
+	if (n > 0)
+		return PROBE_FAIL;
+	if (!self) {
+		probe_cat(obs, len, "cannot read /proc/self/cgroup");
+		return PROBE_ERROR;
+	}
+	probe_cat(obs, len, "own PID namespace: only this container's "
+	    "processes");
+	return PROBE_PASS;
+}
+
+/* ipc-namespace: what /dev/shm and the SysV tables hold (an idle agent
+ * makes nothing there). */
+static char *
+probe_s_ipc_ns(const struct probe_ctx *c)
+{
+	(void)c;
+	return xstrdup("ls -A /dev/shm 2>/dev/null | head -n 10 | "
+	    "sed 's/^/@shm /'; for f in shm sem msg; do "
+	    "tail -n +2 /proc/sysvipc/$f 2>/dev/null | head -n 10 | "
+	    "while read -r k i p r; do echo \"@sysv $f key $k perms $p\"; "
+	    "done; done; echo '@done'");
+}
+
+/* An object the agent did not make in its IPC namespace fails the row. */
+static enum probe_outcome
+probe_e_ipc_ns(const struct probe_ctx *c, const struct probe_exec *x,
+    char *obs, size_t len)
+{
+	char line[512], clean[128];
+	size_t pos = 0, n = 0;
+
+	(void)c;
+	if (!probe_has_line(x, "@done"))
+		return PROBE_ERROR;
+	while (probe_line(x->out, x->out_len, &pos, line, sizeof line)) {
+		bool shm = strncmp(line, "@shm ", 5) == 0;
+
+		if (!shm && strncmp(line, "@sysv ", 6) != 0)
+			continue;
+		util_sanitize(clean, sizeof clean, line + (shm ? 5 : 6),
+		    strlen(line + (shm ? 5 : 6)), false);
+		probe_cat(obs, len, "%s%s%s", n ? ", " : "IPC objects this "
+		    "container did not make (a shared IPC namespace): ",
+		    shm ? "/dev/shm/" : "SysV ", clean);
+		n++;
+	}
+	if (n > 0)
+		return PROBE_FAIL;
+	probe_cat(obs, len, "own IPC namespace: /dev/shm empty, no SysV "
+	    "objects");
+	return PROBE_PASS;
+}
+
+/* seccomp: ares-seccheck's system calls (the lab image's, or the probe
+ * helper's in an agent image), the seccomp mode, the gVisor tell. */
+static char *
+probe_s_seccomp(const struct probe_ctx *c)
+{
+	/* the helper is at the one place ares mounts it (probe_facts.c) */
+	const char *helper = c->agent_helper[0] != '\0' ?
+	    " " AGENT_IMAGE_HELPER "/ares-seccheck" : "";
+
+	return xasprintf("b=; for f in /bin/ares-seccheck%s; do "
+	    "[ -x \"$f\" ] && { b=$f; break; }; done; "
+	    "if [ -n \"$b\" ]; then \"$b\"; else echo '@nohelper'; fi; "
+	    "grep -E '^Seccomp:' /proc/self/status; " PROBE_GVISOR_TELL "; "
+	    "echo '@end'", helper);
+}
+
+/* The word after "@name " in x (into out), "" when absent. */
+static void
+probe_seccheck_word(const struct probe_exec *x, const char *name, char *out,
+    size_t outlen)
+{
+	char line[128], key[40];
+	size_t pos = 0, kl;
+
+	snprintf(key, sizeof key, "@%s ", name);
+	kl = strlen(key);
+	out[0] = '\0';
+	while (probe_line(x->out, x->out_len, &pos, line, sizeof line))
+		if (strncmp(line, key, kl) == 0)
+			util_sanitize(out, outlen, line + kl, strlen(line + kl),
+			    false);
+}
+
+/*
+ * A system call the engine's default profile refuses that worked
+ * (personality(ADDR_NO_RANDOMIZE), get_mempolicy), a dangerous one that
+ * worked (unshare of a user namespace, keyctl, userfaultfd,
+ * perf_event_open), or seccomp off, fails the row.  Without the checker
+ * it cannot run: an ERROR, never a pass.
+ */
+static enum probe_outcome
+probe_e_seccomp(const struct probe_ctx *c, const struct probe_exec *x,
+    char *obs, size_t len)
+{
+	static const char *const lifted[] = { "personality", "get_mempolicy",
+	    NULL };
+	static const char *const danger[] = { "unshare", "keyctl",
+	    "userfaultfd", "perf_event_open", NULL };
+	char w[32], line[64];
+	size_t pos = 0, i, nl = 0, nd = 0;
+	int mode = -1;
+
+	(void)c;
+	if (!probe_has_line(x, "@end"))
+		return PROBE_ERROR;
+	if (probe_has_line(x, "@nohelper")) {
+		probe_cat(obs, len, "cannot run here: no ares-seccheck in this "
+		    "image (the lab image and the probe helper have it)");
+		return PROBE_ERROR;
+	}
+	if (!probe_has_line(x, "@done"))
+		return PROBE_ERROR;
+	while (probe_line(x->out, x->out_len, &pos, line, sizeof line))
+		(void)sscanf(line, "Seccomp: %d", &mode);
+	if (probe_gvisor_seen(x)) {
+		probe_cat(obs, len, "inside gVisor: its Sentry takes the system "
+		    "calls (seccomp-filtered on the host); no OCI profile "
+		    "inside");
+		return PROBE_PASS;
+	}
+	for (i = 0; danger[i] != NULL; i++) {
+		probe_seccheck_word(x, danger[i], w, sizeof w);
+		if (strcmp(w, "ok") == 0)
+			probe_cat(obs, len, "%s%s", nd++ ? ", " : "ALLOWED (a "
+			    "dangerous family): ", danger[i]);
+	}
+	for (i = 0; lifted[i] != NULL; i++) {
+		probe_seccheck_word(x, lifted[i], w, sizeof w);
+		if (strcmp(w, "ok") == 0)
+			probe_cat(obs, len, "%s%s", nl++ ? ", " : nd ? "; lifted "
+			    "from the default profile: " : "the default "
+			    "profile's refusals LIFTED: ", lifted[i]);
+	}
+	if (mode == 0) {
+		probe_cat(obs, len, "%sseccomp OFF", nl + nd ? "; " : "");
+		return PROBE_FAIL;
+	}
+	if (nl + nd > 0)
+		return PROBE_FAIL;
+	if (mode != 2) {
+		probe_cat(obs, len, "cannot read the seccomp mode");
+		return PROBE_ERROR;
+	}
+	probe_seccheck_word(x, "personality", w, sizeof w);
+	probe_cat(obs, len, "seccomp filter on: personality(ADDR_NO_RANDOMIZE) "
+	    "%s, user namespace, keyctl refused", w[0] ? w : "?");
+	return PROBE_PASS;
+}
+
+/* ------------------------------------------------------------------ */
 /* the table                                                            */
 /* ------------------------------------------------------------------ */
 
@@ -1434,6 +1630,18 @@ const struct probe_row probe_table[] = {
 	  "listener on every host address)", "no host address answers "
 	  "(bridges without a host address, host firewall)", true,
 	  probe_s_host_ports, probe_h_host_ports, probe_e_host_ports },
+	{ "pid-namespace", "host escape: see and signal the processes of "
+	  "another container (a shared PID namespace)", "own PID namespace "
+	  "(only this container's processes)", true,
+	  probe_s_pid_ns, NULL, probe_e_pid_ns },
+	{ "ipc-namespace", "host escape: read another container's shared "
+	  "memory (a shared IPC namespace)", "own IPC namespace (/dev/shm "
+	  "empty, no SysV objects)", true,
+	  probe_s_ipc_ns, NULL, probe_e_ipc_ns },
+	{ "seccomp", "kernel surface: a system call the engine's default "
+	  "profile refuses", "refused (EPERM): personality(ADDR_NO_RANDOMIZE), "
+	  "unshare, keyctl", true,
+	  probe_s_seccomp, NULL, probe_e_seccomp },
 	{ "kernel", "kernel seal: a user-space kernel between agent and "
 	  "host", "gVisor (runsc); runc shares the host kernel (not core)",
 	  false, probe_s_kernel, NULL, probe_e_kernel },

@@ -696,6 +696,24 @@ int dockerproxy_pick_api(const char *api, const char *min, char out[16],
 int dockerproxy_main(void);
 
 /* ------------------------------------------------------------------ */
+/* hostsim.c - the decoy host (flaws host-pid, host-ipc)               */
+/* ------------------------------------------------------------------ */
+
+/* The SysV key of the segment the decoy leaves with HOSTSIM_SHM_TOKEN. */
+#define HOSTSIM_SHM_KEY 0x53757076
+/*
+ * `ares-lab hostsim` (or run as /sbin/init): PID 1 of the decoy host,
+ * its decoy daemons started (HOSTSIM_TOKEN, required: the supervisor's
+ * credential; HOSTSIM_SHM_TOKEN, optional: left in /dev/shm and a SysV
+ * segment).  1 without HOSTSIM_TOKEN; 0 on SIGTERM.
+ */
+int hostsim_main(int argc, char **argv);
+/* Whether name (argv[0]'s last part) is one of the decoy daemons. */
+bool hostsim_is_decoy(const char *name);
+/* A decoy daemon: sleeps until SIGTERM.  0. */
+int hostsim_decoy_main(void);
+
+/* ------------------------------------------------------------------ */
 /* model.c - the offline, scripted, seeded model                       */
 /* ------------------------------------------------------------------ */
 #define MODEL_URL_MAX     256

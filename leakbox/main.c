@@ -1,8 +1,8 @@
 /*
  * main.c - `ares-lab`, the multi-call binary that runs inside the lab
  * containers: `ares-lab gateway|service|model|agent|dns|sink|dockerproxy`
- * (or invoked through a symlink of that name), and the tools of a scripted
- * agent: `ares-lab tool|http|read_file|shell|note|done` (toolcli.c).
+ * or hostsim (or invoked through a symlink of that name), and the tools of
+ * a scripted agent: `ares-lab tool|http|read_file|shell|note|done` (toolcli.c).
  * Components and environment: docs/lab.md; scripts: docs/agents.md.
  */
 #include "leakbox.h"
@@ -27,6 +27,8 @@ usage(FILE *f)
 	    "  dns      the lab resolver (DNS_MODE, SINK_IP, DNS_LISTEN)\n"
 	    "  sink     the simulated internet (SINK_TCP_PORTS, SINK_UDP_PORTS)\n"
 	    "  dockerproxy  allowlisting Engine API proxy (PROXY_SOCK, ENGINE_SOCK)\n"
+	    "  hostsim  the decoy host of flaws host-pid, host-ipc (HOSTSIM_TOKEN,\n"
+	    "           HOSTSIM_SHM_TOKEN)\n"
 	    "Sensors also take BUS, EVIDENCE and RUN_ID.  See docs/lab.md.\n"
 	    "Tools for a scripted agent (ares-lab tool --help, docs/agents.md):\n"
 	    "  tool NAME ARGS_JSON | http [--unix SOCK] [-X M] [-H 'K: V'] [-d BODY] URL\n"
@@ -63,6 +65,10 @@ main(int argc, char **argv)
 		return sink_main();
 	if (strcmp(cmd, "dockerproxy") == 0)
 		return dockerproxy_main();
+	if (strcmp(cmd, "hostsim") == 0 || strcmp(cmd, "init") == 0)
+		return hostsim_main(argc, argv);
+	if (hostsim_is_decoy(cmd))
+		return hostsim_decoy_main();
 	static const char *const tools[] = { "tool", "http", "read_file",
 	    "shell", "note", "done" };
 	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {

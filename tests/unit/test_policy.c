@@ -224,7 +224,7 @@ test_unknown_keys(void **state)
 	expect_error(BASE "colour: red\n",
 	    "t.yaml:4:1: colour: unknown key; allowed here: name, "
 	    "description, seed, limits, observe_ms, variant, bait, levers, "
-	    "flaws, model, agent, runtime");
+	    "flaws, model, agent, runtime, imported");
 	expect_error(BASE "limits:\n  steps: 3\n  minutes: 2\n",
 	    "t.yaml:6:3: limits.minutes: unknown key; allowed here: steps, "
 	    "seconds");
@@ -236,7 +236,7 @@ test_unknown_keys(void **state)
 	expect_error(BASE "\"\\e[31mred\": 1\n",
 	    "t.yaml:4:1: red: unknown key; allowed here: name, "
 	    "description, seed, limits, observe_ms, variant, bait, levers, "
-	    "flaws, model, agent, runtime");
+	    "flaws, model, agent, runtime, imported");
 }
 
 static void
@@ -595,12 +595,13 @@ test_catalogues(void **state)
 	    "t.yaml:4:47: flaws[3]: unknown flaw 'x' (known: egress-network, "
 	    "docker-socket, host-mount, control-keys, self-modify, real-key, "
 	    "open-dns, extra-caps, privileged, root-user, writable-rootfs, "
-	    "admin-api)");
+	    "admin-api, host-pid, host-ipc, seccomp-unconfined)");
 	expect_error(BASE "flaws:\n  - docker\n",
 	    "t.yaml:5:5: flaws[0]: unknown flaw 'docker' (known: "
 	    "egress-network, docker-socket, host-mount, control-keys, "
 	    "self-modify, real-key, open-dns, extra-caps, privileged, "
-	    "root-user, writable-rootfs, admin-api)");
+	    "root-user, writable-rootfs, admin-api, host-pid, host-ipc, "
+	    "seccomp-unconfined)");
 	expect_error(BASE "variant: acme-2\n",
 	    "t.yaml:4:10: variant: unknown variant 'acme-2' (known: default, "
 	    "billing-east, wiki-north)");
