@@ -434,8 +434,14 @@ gate_run(const struct gate_options *o, struct gate *g, struct errbuf *e)
 	if (gate_make_dir(o, g, e) == -1)
 		goto out;
 	if (gate_load(o, g, base_file, label, &bp, &hp, &head_path, &bi, &hi,
-	    e) == -1)
+	    e) == -1) {
+		/* bad input: no half-made gate dir of ours is left behind */
+		struct errbuf re = { 0 };
+
+		if (o->out_dir == NULL)
+			(void)util_rm_rf(g->dir, &re);
 		goto out;
+	}
 	if (o->service == NULL && (gate_copy(g, base_file, "base.yaml", e) ==
 	    -1 || gate_copy(g, o->head_path, "head.yaml", e) == -1))
 		goto out;
