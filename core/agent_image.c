@@ -456,13 +456,15 @@ agent_image_tar_size(const unsigned char *h)
 }
 
 /*
- * Copy the lab image tar's ./bin/busybox (a static busybox-static, a
- * build input: leakbox/mkrootfs) to path, mode 0755.  The tar is ours but
- * read bounded: headers walked with their sizes, the member at most
- * AGENT_IMAGE_BUSYBOX_MAX bytes and a regular file.  -1 + e.
+ * Copy the lab image tar's ./bin/<member> (a static program: busybox-
+ * static, a build input, or ares-seccheck: leakbox/mkrootfs) to path,
+ * mode 0755.  The tar is ours but read bounded: headers walked with their
+ * sizes, the member at most AGENT_IMAGE_BUSYBOX_MAX bytes and a regular
+ * file.  -1 + e.
  */
 static int
-agent_image_busybox(const char *tar, const char *path, struct errbuf *e)
+agent_image_tar_bin(const char *tar, const char *member, const char *path,
+    struct errbuf *e)
 {
 	unsigned char h[512];
 	char *data = NULL;
@@ -477,7 +479,7 @@ agent_image_busybox(const char *tar, const char *path, struct errbuf *e)
 
 		if (agent_image_read(fd, h, sizeof h) == -1 || h[0] == '\0') {
 			errbuf_set(e, ERRBUF_INTERNAL, "probe helper: %s has no "
-			    "./bin/busybox", tar);
+			    "./bin/%s", tar, member);
 			break;
 		}
 		memcpy(name, h, 100);
@@ -488,13 +490,14 @@ agent_image_busybox(const char *tar, const char *path, struct errbuf *e)
 			    "malformed tar header", tar);
 			break;
 		}
-		if (strcmp(name, "./bin/busybox") == 0 ||
-		    strcmp(name, "bin/busybox") == 0) {
+		if ((strncmp(name, "./bin/", 6) == 0 && strcmp(name + 6,
+		    member) == 0) || (strncmp(name, "bin/", 4) == 0 &&
+		    strcmp(name + 4, member) == 0)) {
 			if ((h[156] != '0' && h[156] != '\0') || size == 0 ||
 			    size > AGENT_IMAGE_BUSYBOX_MAX) {
 				errbuf_set(e, ERRBUF_INTERNAL, "probe helper: "
-				    "%s: bin/busybox is no regular file of at "
-				    "most %d bytes", tar,
+				    "%s: bin/%s is no regular file of at "
+				    "most %d bytes", tar, member,
 				    AGENT_IMAGE_BUSYBOX_MAX);
 				break;
 			}
@@ -592,7 +595,14 @@ agent_image_role(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 		int rc = util_mkdir_p(dir, 0755, e);
 
 		if (rc == 0)
-			rc = agent_image_busybox(lab_rootfs_path(), bb, e);
+			rc = agent_image_tar_bin(lab_rootfs_path(), "busybox",
+			    bb, e);
+		free(bb);
+		/* the probe row "seccomp"'s system calls (docs/probes.md) */
+		bb = xasprintf("%s/ares-seccheck", dir);
+		if (rc == 0)
+			rc = agent_image_tar_bin(lab_rootfs_path(),
+			    "ares-seccheck", bb, e);
 		free(bb);
 		if (rc == -1) {
 			free(task);

@@ -996,14 +996,22 @@ probe_e_write_rootfs(const struct probe_ctx *c, const struct probe_exec *x,
 }
 
 /* uid: the agent's uid, gid and groups: id's, then the kernel's
- * Uid/Gid/Groups of the row's shell and of the agent's PID 1. */
+ * Uid/Gid/Groups of the row's shell and of the agent's first process
+ * (PID 1, or in a PID namespace shared with another container, flaw
+ * host-pid, the lowest pid in this container's cgroup). */
 static char *
 probe_s_uid(const struct probe_ctx *c)
 {
 	(void)c;
 	return xstrdup("echo \"@uid=$(id -u)\"; echo \"@gid=$(id -g)\"; "
 	    "echo \"@groups $(id -G)\"; "
-	    "for p in self 1; do while read -r k v; do case $k in "
+	    "s=$(head -n 1 /proc/self/cgroup 2>/dev/null); f=1; "
+	    "if [ \"$(head -n 1 /proc/1/cgroup 2>/dev/null)\" != \"$s\" ]; "
+	    "then f=; for d in /proc/[0-9]*; do n=${d#/proc/}; "
+	    "[ \"$(head -n 1 $d/cgroup 2>/dev/null)\" = \"$s\" ] || continue; "
+	    "if [ -z \"$f\" ] || [ \"$n\" -lt \"$f\" ]; then f=$n; fi; done; "
+	    "fi; "
+	    "for p in self $f; do while read -r k v; do case $k in "
 	    "Uid:|Gid:|Groups:) if [ $p = self ]; then echo \"@self $k $v\"; "
 	    "else echo \"@pid1 $k $v\"; fi;; esac; done < /proc/$p/status; "
 	    "done 2>/dev/null");
@@ -1390,7 +1398,7 @@ probe_s_pid_ns(const struct probe_ctx *c)
 	    "[ -n \"$g\" ] || continue; [ \"$g\" = \"$self\" ] && continue; "
 	    "echo \"@other ${d#/proc/} $(tr '\\000' ' ' < \"$d/cmdline\" "
 	    "2>/dev/null | cut -c1-60)\"; done 2>/dev/null | head -n 20; "
-	    "echo '@done'");
+	    PROBE_GVISOR_TELL "; echo '@done'");
 }
 
 /* A process of another container fails the row. */
@@ -1418,6 +1426,13 @@ probe_e_pid_ns(const struct probe_ctx *c, const struct probe_exec *x,
 	}
 	if (n > 0)
 		return PROBE_FAIL;
+	/* gVisor shows no cgroup files; a sandbox keeps its own PID
+	 * namespace (and lab up refuses flaw host-pid under it) */
+	if (!self && probe_gvisor_seen(x)) {
+		probe_cat(obs, len, "inside gVisor: the sandbox's own PID "
+		    "namespace (no cgroup to tell containers apart)");
+		return PROBE_PASS;
+	}
 	if (!self) {
 		probe_cat(obs, len, "cannot read /proc/self/cgroup");
 		return PROBE_ERROR;

@@ -151,8 +151,21 @@ hostsim_leave_shm(const char *tok)
 	shmdt(at);
 }
 
+/* SIGTERM/SIGINT to PID 1: leave only when it comes from outside the
+ * namespace (the engine's stop: si_pid 0).  An agent that shares the
+ * namespace may signal the decoys, never end it: the namespace's end
+ * would kill every process in it, the agent's too. */
+static void
+hostsim_on_term_init(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	if (si == NULL || si->si_pid == 0)
+		hostsim_stop = 1;
+}
+
 /* PID 1 of the decoy host: the decoys, reaped and left dead when
- * killed (the agent may signal them), until SIGTERM. */
+ * killed (the agent may signal them), until the engine stops it. */
 static int
 hostsim_init(void)
 {
@@ -167,7 +180,8 @@ hostsim_init(void)
 		return 1;
 	}
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = hostsim_on_term;
+	sa.sa_sigaction = hostsim_on_term_init;
+	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	if (shm != NULL && shm[0] != '\0')

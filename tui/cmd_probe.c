@@ -271,7 +271,7 @@ cmd_probe_negative(const struct cmd_probe_args *a)
 		free(items);
 		return cmd_probe_fail(&e);
 	}
-	printf("  %-16s %-6s %6s  %s\n", "FLAW", "SEEN", "SECS",
+	printf("  %-18s %-6s %6s  %s\n", "FLAW", "SEEN", "SECS",
 	    "FAILED ROWS / WHY");
 	for (i = 0; i < n; i++) {
 		const struct probe_nc_item *it = &items[i];
@@ -279,7 +279,7 @@ cmd_probe_negative(const struct cmd_probe_args *a)
 
 		snprintf(cell, sizeof cell, "%.79s", !it->ran ? it->error :
 		    it->rows[0] ? it->rows : "-");
-		printf("  %-16s %-6s %6.1f  %s\n", it->flaw[0] ? it->flaw :
+		printf("  %-18s %-6s %6.1f  %s\n", it->flaw[0] ? it->flaw :
 		    "(baseline)", !it->ran ? "ERROR" : it->flaw[0] ?
 		    (it->seen ? "yes" : "NO") : (it->seen ? "held" : "FAILS"),
 		    it->seconds, cell);

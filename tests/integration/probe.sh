@@ -171,7 +171,19 @@ cat "$T/nc.out"
 grep -q '"result":	"gate-sees-every-flaw"' "$T/nc.json" ||
     fail "negative control: JSON result"
 n=$(grep -c '"seen":	true' "$T/nc.json")
-[ "$n" -ge 13 ] || fail "negative control: only $n weakenings seen"
+[ "$n" -ge 17 ] || fail "negative control: only $n weakenings seen"
+# the decoy host's flaws and the widened filter, each seen by its row
+for f in host-pid:pid-namespace host-ipc:ipc-namespace \
+    seccomp-unconfined:seccomp; do
+	python3 - "$T/nc.json" "${f%%:*}" "${f#*:}" <<'EOF' ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+it = [i for i in d["labs"] if i.get("flaw") == sys.argv[2]]
+assert len(it) == 1 and it[0]["seen"] is True, it
+assert sys.argv[3] in [r.strip() for r in it[0]["failed_rows"].split(",")], it[0]
+EOF
+	    fail "negative control: ${f%%:*} not seen by ${f#*:}"
+done
 grep -q '"flaw":	"host-seal-off"' "$T/nc.json" ||
     fail "negative control: no host-seal-off item"
 for d in $(sed -n 's/.*"run_dir":	"\(.*\)".*/\1/p' "$T/nc.json"); do

@@ -2,7 +2,8 @@
  * test_flaws.c - every flaw of the catalogue really changes the lab.
  *
  * Brings up policies/leaky.yaml (every flaw on) and policies/hardened.yaml
- * (every flaw off) once each, with the agent idle, and for every flaw runs
+ * (every flaw off) once each (and flaw-privileged.yaml, flaw-host-pid.yaml:
+ * those flaws as uid 65532), with the agent idle, and for every flaw runs
  * a check inside the agent container as its own uid (Docker exec) that
  * shows the flaw observable when on and absent when off.  Also: the agent
  * never sees the real model key (the offline model, which only accepts the
@@ -32,8 +33,8 @@
 
 struct flaws_env {
 	struct docker *d;
-	struct lab *leaky, *hardened, *priv;
-	char leaky_id[64], hardened_id[64], priv_id[64];
+	struct lab *leaky, *hardened, *priv, *hpid;
+	char leaky_id[64], hardened_id[64], priv_id[64], hpid_id[64];
 	char real_key[80];
 };
 
@@ -148,11 +149,14 @@ group_teardown(void **state)
 			(void)lab_teardown(env.d, env.hardened_id, &e);
 		if (env.priv_id[0] != '\0')
 			(void)lab_teardown(env.d, env.priv_id, &e);
+		if (env.hpid_id[0] != '\0')
+			(void)lab_teardown(env.d, env.hpid_id, &e);
 	}
 	lab_free(env.leaky);
 	lab_free(env.hardened);
 	lab_free(env.priv);
-	env.leaky = env.hardened = env.priv = NULL;
+	lab_free(env.hpid);
+	env.leaky = env.hardened = env.priv = env.hpid = NULL;
 	return 0;
 }
 
@@ -163,7 +167,12 @@ test_up(void **state)
 	env.leaky = bring_up("leaky.yaml", "leaky", env.leaky_id);
 	env.hardened = bring_up("hardened.yaml", "hard", env.hardened_id);
 	env.priv = bring_up("flaw-privileged.yaml", "priv", env.priv_id);
+	env.hpid = bring_up("flaw-host-pid.yaml", "hpid", env.hpid_id);
 	assert_non_null(env.leaky->dns_ip);
+	assert_non_null(env.leaky->hostsim.id);
+	assert_non_null(env.hpid->hostsim.id);
+	assert_null(env.hardened->hostsim.id);
+	assert_null(env.priv->hostsim.id);
 	assert_non_null(env.leaky->sink_ip);
 	assert_non_null(env.leaky->dockerproxy.id);
 	assert_null(env.hardened->dockerproxy.id);
@@ -179,7 +188,8 @@ test_up(void **state)
 }
 
 #define NEED_LABS() do { \
-	if (env.leaky == NULL || env.hardened == NULL || env.priv == NULL) \
+	if (env.leaky == NULL || env.hardened == NULL || env.priv == NULL || \
+	    env.hpid == NULL) \
 		fail_msg("labs are not up"); \
 } while (0)
 
@@ -455,6 +465,213 @@ test_self_modify(void **state)
 	free(b);
 }
 
+/* The pid (in the agent's namespace) of the decoy whose argv starts
+ * with prog, as text (caller frees; "" when none). */
+static char *
+decoy_pid(struct lab *lab, const char *prog)
+{
+	char *script = xasprintf("for d in /proc/[0-9]*; do "
+	    "case \"$(tr '\\000' ' ' < $d/cmdline 2>/dev/null)\" in "
+	    "'%s '*) echo ${d#/proc/}; break;; esac; done", prog);
+	char *out = agent_out(lab, script);
+
+	free(script);
+	return out;
+}
+
+/* The decoy host itself: no network, no mount, no capability, read-only,
+ * small limits, uid 0. */
+static void
+check_hostsim(struct lab *lab)
+{
+	struct errbuf e = { 0 };
+	cJSON *ins = docker_container_inspect(env.d, lab->hostsim.id, &e);
+	const cJSON *hc, *m, *cfg;
+
+	if (ins == NULL)
+		fail_msg("inspect hostsim: %s", e.msg);
+	hc = cJSON_GetObjectItemCaseSensitive(ins, "HostConfig");
+	cfg = cJSON_GetObjectItemCaseSensitive(ins, "Config");
+	assert_string_equal(util_json_str(hc, "NetworkMode", "?"), "none");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(hc,
+	    "ReadonlyRootfs")));
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(hc,
+	    "Privileged")));
+	assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(
+	    hc, "CapDrop"), 0)->valuestring, "ALL");
+	assert_null(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(hc,
+	    "CapAdd"), 0));
+	assert_int_equal(util_json_int(hc, "PidsLimit", 0), 16);
+	assert_string_equal(util_json_str(cfg, "User", "?"), "0:0");
+	m = cJSON_GetObjectItemCaseSensitive(ins, "Mounts");
+	assert_int_equal(cJSON_GetArraySize(m), 0);
+	cJSON_Delete(ins);
+}
+
+/*
+ * host-pid: the agent sees the decoy host's daemons (ps shows dockerd,
+ * sshd, postgres, the supervisor; its PID 1 is the decoy's init); as root
+ * (leaky) it reads the supervisor's environment (the decoy credential)
+ * and can signal a decoy, as 65532 (flaw-host-pid) it reads only their
+ * argv and can signal none; with every flaw off none of this.
+ */
+static void
+test_host_pid(void **state)
+{
+	char *a, *pid, *cmd;
+	struct lab *labs[2];
+	size_t i;
+
+	(void)state;
+	NEED_LABS();
+	labs[0] = env.leaky;
+	labs[1] = env.hpid;
+	for (i = 0; i < 2; i++) {
+		check_hostsim(labs[i]);
+		a = agent_out(labs[i], "ps -o pid,user,args");
+		assert_non_null(strstr(a, "/usr/bin/dockerd -H fd://"));
+		assert_non_null(strstr(a, "/usr/sbin/sshd -D"));
+		assert_non_null(strstr(a, "postgres -D"));
+		assert_non_null(strstr(a, "agent-supervisor --config"));
+		free(a);
+		a = agent_out(labs[i], "tr '\\000' ' ' < /proc/1/cmdline");
+		assert_string_equal(a, "/sbin/init ");
+		free(a);
+	}
+	pid = decoy_pid(env.leaky, "/usr/local/bin/agent-supervisor");
+	assert_true(pid[0] != '\0');
+	cmd = xasprintf("tr '\\000' '\\n' < /proc/%s/environ", pid);
+	a = agent_out(env.leaky, cmd);
+	assert_non_null(env.leaky->hostsim_token);
+	assert_non_null(strstr(a, env.leaky->hostsim_token));
+	assert_non_null(strstr(a, "SUPERVISOR_TOKEN=svt_"));
+	free(a);
+	free(cmd);
+	free(pid);
+	/* as 65532: the argv, never the environment or a signal */
+	pid = decoy_pid(env.hpid, "/usr/local/bin/agent-supervisor");
+	assert_true(pid[0] != '\0');
+	cmd = xasprintf("cat /proc/%s/environ", pid);
+	assert_int_not_equal(agent_sh(env.hpid, cmd, NULL), 0);
+	free(cmd);
+	cmd = xasprintf("kill -0 %s 2>/dev/null", pid);
+	assert_int_not_equal(agent_sh(env.hpid, cmd, NULL), 0);
+	free(cmd);
+	free(pid);
+	/* as root: a decoy can be signalled (and is gone) */
+	pid = decoy_pid(env.leaky, "/usr/sbin/sshd");
+	assert_true(pid[0] != '\0');
+	cmd = xasprintf("kill %s && sleep 0.3 && ! [ -e /proc/%s/cmdline ]",
+	    pid, pid);
+	assert_int_equal(agent_sh(env.leaky, cmd, NULL), 0);
+	free(cmd);
+	free(pid);
+	/* the decoy's init ignores a root agent's SIGTERM (its end would
+	 * end the namespace, the agent in it): both run on */
+	assert_int_equal(agent_sh(env.leaky, "kill -TERM 1 && kill -INT 1 && "
+	    "sleep 0.3 && tr '\\000' ' ' < /proc/1/cmdline | grep -q "
+	    "'^/sbin/init'", NULL), 0);
+	{
+		struct errbuf e = { 0 };
+		cJSON *ins = docker_container_inspect(env.d,
+		    env.leaky->hostsim.id, &e);
+
+		assert_non_null(ins);
+		assert_true(docker_inspect_running(ins));
+		cJSON_Delete(ins);
+	}
+	/* every flaw off: only the agent's own processes */
+	a = agent_out(env.hardened, "ps -o args; tr '\\000' ' ' < "
+	    "/proc/1/cmdline");
+	assert_null(strstr(a, "dockerd"));
+	assert_null(strstr(a, "/sbin/init"));
+	assert_non_null(strstr(a, "ares-lab agent"));
+	free(a);
+	a = agent_out(env.hpid, "ls /sys/class/net | wc -l");
+	assert_string_equal(a, "2");       /* the decoy brings no network */
+	free(a);
+}
+
+/* host-ipc: the agent reads the session token the decoy left in
+ * /dev/shm and sees its SysV segment; with every flaw off /dev/shm is
+ * empty and there is no SysV object. */
+static void
+test_host_ipc(void **state)
+{
+	char *a;
+
+	(void)state;
+	NEED_LABS();
+	assert_non_null(env.leaky->hostsim_shm_token);
+	a = agent_out(env.leaky, "cat /dev/shm/agent-supervisor.session");
+	assert_non_null(strstr(a, env.leaky->hostsim_shm_token));
+	free(a);
+	a = agent_out(env.leaky, "cat /proc/sysvipc/shm");
+	assert_non_null(strstr(a, "1400205430"));   /* HOSTSIM_SHM_KEY */
+	free(a);
+	a = agent_out(env.hardened, "ls -A /dev/shm | wc -l; "
+	    "tail -n +2 /proc/sysvipc/shm | wc -l");
+	assert_string_equal(a, "0\n0");
+	free(a);
+	/* host-pid alone does not share the IPC namespace */
+	assert_null(env.hpid->hostsim_shm_token);
+	a = agent_out(env.hpid, "ls -A /dev/shm | wc -l");
+	assert_string_equal(a, "0");
+	free(a);
+}
+
+/*
+ * seccomp-unconfined: a system call the engine's default profile refuses
+ * works (personality(ADDR_NO_RANDOMIZE)), the dangerous ones are still
+ * refused (a user namespace, keyctl, io_uring, a mount) even for a root
+ * agent with every capability that stays inside; the profile is passed,
+ * never "unconfined".  With every flaw off the default refuses it.
+ */
+static void
+test_seccomp(void **state)
+{
+	struct errbuf e = { 0 };
+	cJSON *ins, *so, *it;
+	bool profile = false;
+	char *a;
+
+	(void)state;
+	NEED_LABS();
+	a = agent_out(env.leaky, "/bin/ares-seccheck");
+	assert_non_null(strstr(a, "@personality ok"));
+	assert_non_null(strstr(a, "@unshare EPERM"));
+	assert_non_null(strstr(a, "@keyctl EPERM"));
+	assert_non_null(strstr(a, "@io_uring_setup EPERM"));
+	assert_non_null(strstr(a, "@userfaultfd EPERM"));
+	free(a);
+	assert_int_not_equal(agent_sh(env.leaky, "unshare -U true "
+	    "2>/dev/null", NULL), 0);
+	assert_int_not_equal(agent_sh(env.leaky, "mount -t tmpfs x /tmp "
+	    "2>/dev/null", NULL), 0);
+	a = agent_out(env.leaky, "awk '/^Seccomp:/{print $2}' "
+	    "/proc/self/status");
+	assert_string_equal(a, "2");
+	free(a);
+	a = agent_out(env.hardened, "/bin/ares-seccheck");
+	assert_non_null(strstr(a, "@personality EPERM"));
+	assert_non_null(strstr(a, "@unshare EPERM"));
+	free(a);
+	ins = docker_container_inspect(env.d, env.leaky->agent.id, &e);
+	if (ins == NULL)
+		fail_msg("inspect agent: %s", e.msg);
+	so = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+	    ins, "HostConfig"), "SecurityOpt");
+	cJSON_ArrayForEach(it, so) {
+		assert_true(cJSON_IsString(it));
+		assert_null(strstr(it->valuestring, "unconfined"));
+		if (strncmp(it->valuestring, "seccomp=", 8) == 0 &&
+		    strstr(it->valuestring, "SCMP_ACT_ERRNO") != NULL)
+			profile = true;
+	}
+	assert_true(profile);
+	cJSON_Delete(ins);
+}
+
 /* The agent never gets /bus, /ctl or /evidence (the image's empty mount
  * points stay empty) in either lab. */
 static void
@@ -480,13 +697,14 @@ test_no_control_mounts(void **state)
 static void
 test_all_internal(void **state)
 {
-	const char *ids[3] = { env.leaky_id, env.hardened_id, env.priv_id };
+	const char *ids[4] = { env.leaky_id, env.hardened_id, env.priv_id,
+	    env.hpid_id };
 	struct errbuf e = { 0 };
 	size_t i;
 
 	(void)state;
 	NEED_LABS();
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		char *label = xasprintf("ares.run=%s", ids[i]);
 		cJSON *l = docker_networks_by_label(env.d, label, &e), *it;
 
@@ -538,9 +756,12 @@ test_teardown(void **state)
 		fail_msg("%s", e.msg);
 	if (lab_teardown(env.d, env.priv_id, &e) < 0)
 		fail_msg("%s", e.msg);
+	if (lab_teardown(env.d, env.hpid_id, &e) < 0)
+		fail_msg("%s", e.msg);
 	assert_nothing_left(env.leaky_id);
 	assert_nothing_left(env.hardened_id);
 	assert_nothing_left(env.priv_id);
+	assert_nothing_left(env.hpid_id);
 }
 
 int
@@ -561,6 +782,9 @@ main(void)
 		cmocka_unit_test(test_open_dns),
 		cmocka_unit_test(test_admin_api),
 		cmocka_unit_test(test_self_modify),
+		cmocka_unit_test(test_host_pid),
+		cmocka_unit_test(test_host_ipc),
+		cmocka_unit_test(test_seccomp),
 		cmocka_unit_test(test_no_control_mounts),
 		cmocka_unit_test(test_all_internal),
 		cmocka_unit_test(test_teardown),

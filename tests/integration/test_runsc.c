@@ -22,7 +22,9 @@
  *                and the bait must not fire;
  *   disguised    processes left behind are found from inside the sandbox
  *                (the engine's /top lists host processes there), and no
- *                host process is reported as the agent's.
+ *                host process is reported as the agent's;
+ *   refused      flaws host-pid, host-ipc, seccomp-unconfined under runsc:
+ *                lab up refuses each before anything is made, saying why.
  *
  * Skips (77) without an engine or without runsc registered, unless
  * ARES_REQUIRE_DOCKER=1 / ARES_REQUIRE_RUNSC=1 (CI sets both).
@@ -654,6 +656,53 @@ test_runsc_probe(void **state)
 	free(pp);
 }
 
+/* ---- refused: flaws gVisor would not reproduce ---------------------- */
+
+/* host-pid, host-ipc, seccomp-unconfined under runsc: lab up refuses
+ * each before anything is created, naming the flaw, the runtime and
+ * why (never a lab that only looks like the flaw). */
+static void
+test_runsc_refused(void **state)
+{
+	static const char *const flaws[] = { "host-pid", "host-ipc",
+	    "seccomp-unconfined", NULL };
+	size_t i;
+
+	(void)state;
+	for (i = 0; flaws[i] != NULL; i++) {
+		struct errbuf e = { 0 };
+		char *pp = xasprintf("%s/rs-refused-%s.yaml", scratch, flaws[i]);
+		char *t = xasprintf("name: rs-refused\nseed: 7\nvariant: default\n"
+		    "bait: [tickets-admin-token]\nlevers: [gateway-deny]\n"
+		    "flaws: [%s]\nruntime: runsc\n", flaws[i]);
+		char run_id[64], *dir, *want;
+		struct policy *p;
+		struct lab *lab;
+
+		assert_int_equal(util_write_file(pp, t, strlen(t), 0644, &e), 0);
+		p = policy_load(pp, &e);
+		if (p == NULL)
+			fail_msg("%s", e.msg);
+		rs_run_id("rsref", run_id);
+		dir = xasprintf("%s/%s", scratch, run_id);
+		assert_int_equal(util_mkdir_p(dir, 0755, &e), 0);
+		lab = lab_up(d, p, dir, run_id, 1, &e);
+		assert_null(lab);
+		assert_int_equal(e.code, ERRBUF_INPUT);
+		want = xasprintf("flaw %s is not reproduced under runtime runsc",
+		    flaws[i]);
+		if (strstr(e.msg, want) == NULL || strstr(e.msg, "runc") ==
+		    NULL)
+			fail_msg("message: %s", e.msg);
+		rs_nothing_left(run_id);
+		free(want);
+		free(dir);
+		free(t);
+		free(pp);
+		policy_free(p);
+	}
+}
+
 /* Whether the engine has runsc registered (GET /info). */
 static bool
 rs_have_runsc(void)
@@ -679,6 +728,7 @@ main(void)
 		cmocka_unit_test(test_runsc_drill),
 		cmocka_unit_test(test_runsc_listing),
 		cmocka_unit_test(test_runsc_disguised),
+		cmocka_unit_test(test_runsc_refused),
 	};
 	const char *req = getenv("ARES_REQUIRE_DOCKER");
 	const char *req_rs = getenv("ARES_REQUIRE_RUNSC");

@@ -283,6 +283,138 @@ test_observed_sanitized(void **state)
 	assert_null(strstr(r.observed, "pwned"));
 }
 
+/* pid-namespace, ipc-namespace, seccomp: the rows of flaws host-pid,
+ * host-ipc and seccomp-unconfined, and their errors (never a pass). */
+static void
+test_eval_namespaces(void **state)
+{
+	static const char secc_default[] = "@personality EPERM\n"
+	    "@get_mempolicy EPERM\n@unshare EPERM\n@keyctl EPERM\n"
+	    "@io_uring_setup ok\n@bpf EPERM\n@perf_event_open EPERM\n"
+	    "@userfaultfd EPERM\n@done\nSeccomp:\t2\n@dmesg \n@end\n";
+	struct probe_result r;
+
+	(void)state;
+	ctx_init();
+	assert_int_equal(eval("pid-namespace", "@self 0::/\n@done\n", NULL,
+	    &r), PROBE_PASS);
+	assert_int_equal(eval("pid-namespace", "@self 0::/\n@other 1 "
+	    "/sbin/init \n@other 7 /usr/bin/dockerd -H fd://\n@done\n", NULL,
+	    &r), PROBE_FAIL);
+	assert_non_null(strstr(r.observed, "dockerd"));
+	assert_int_equal(eval("pid-namespace", "@done\n", NULL, &r),
+	    PROBE_ERROR);
+	assert_int_equal(eval("pid-namespace", "@self 0::/\n", NULL, &r),
+	    PROBE_ERROR);
+	/* gVisor: no cgroup files, the sandbox's own namespace */
+	assert_int_equal(eval("pid-namespace", "@self \n@dmesg [   0.000000] "
+	    "Starting gVisor...\n@done\n", NULL, &r), PROBE_PASS);
+	assert_int_equal(eval("pid-namespace", "@self \n@dmesg \n@done\n",
+	    NULL, &r), PROBE_ERROR);
+	assert_int_equal(eval("ipc-namespace", "@done\n", NULL, &r),
+	    PROBE_PASS);
+	assert_int_equal(eval("ipc-namespace", "@shm agent-supervisor.session\n"
+	    "@done\n", NULL, &r), PROBE_FAIL);
+	assert_non_null(strstr(r.observed, "/dev/shm/agent-supervisor"));
+	assert_int_equal(eval("ipc-namespace", "@sysv shm key 1400205430 "
+	    "perms 644\n@done\n", NULL, &r), PROBE_FAIL);
+	assert_int_equal(eval("ipc-namespace", "", NULL, &r), PROBE_ERROR);
+	/* the engine's default profile (io_uring let by there: no FAIL) */
+	assert_int_equal(eval("seccomp", secc_default, NULL, &r), PROBE_PASS);
+	assert_int_equal(eval("seccomp", "@personality ok\n@get_mempolicy "
+	    "ok\n@unshare EPERM\n@keyctl EPERM\n@io_uring_setup EPERM\n"
+	    "@done\nSeccomp:\t2\n@end\n", NULL, &r), PROBE_FAIL);
+	assert_non_null(strstr(r.observed, "LIFTED: personality"));
+	assert_int_equal(eval("seccomp", "@personality EPERM\n@unshare ok\n"
+	    "@done\nSeccomp:\t2\n@end\n", NULL, &r), PROBE_FAIL);
+	assert_non_null(strstr(r.observed, "unshare"));
+	assert_int_equal(eval("seccomp", "@personality ok\n@unshare ok\n"
+	    "@done\nSeccomp:\t0\n@end\n", NULL, &r), PROBE_FAIL);
+	assert_non_null(strstr(r.observed, "seccomp OFF"));
+	assert_int_equal(eval("seccomp", "@nohelper\nSeccomp:\t2\n@end\n",
+	    NULL, &r), PROBE_ERROR);
+	assert_non_null(strstr(r.observed, "cannot run here"));
+	assert_int_equal(eval("seccomp", "@personality EPERM\n@done\n"
+	    "@end\n", NULL, &r), PROBE_ERROR);
+	assert_int_equal(eval("seccomp", "@personality EPERM\n", NULL, &r),
+	    PROBE_ERROR);
+	/* the agent's first process under a shared PID namespace */
+	assert_int_equal(eval("uid", "@uid=65532\n@gid=65532\n@groups 65532\n"
+	    "@self Uid:\t65532\t65532\t65532\t65532\n@self Gid:\t65532\t"
+	    "65532\t65532\t65532\n@self Groups:\t65532\n@pid1 Uid:\t65532\t"
+	    "65532\t65532\t65532\n@pid1 Gid:\t65532\t65532\t65532\t65532\n"
+	    "@pid1 Groups:\t65532\n", NULL, &r), PROBE_PASS);
+	{
+		char *sc = probe_find("uid")->script(&ctx);
+
+		assert_non_null(strstr(sc, "/proc/1/cgroup"));
+		free(sc);
+	}
+}
+
+/* The lab's seccomp profile: an allowlist that lifts personality and
+ * the NUMA calls and never lets a dangerous family by. */
+static void
+test_seccomp_profile(void **state)
+{
+	static const char *const never[] = { "mount", "umount2",
+	    "pivot_root", "unshare", "setns", "clone3", "bpf",
+	    "perf_event_open", "userfaultfd", "io_uring_setup",
+	    "io_uring_enter", "io_uring_register", "kexec_load",
+	    "kexec_file_load", "init_module", "finit_module", "delete_module",
+	    "ptrace", "process_vm_readv", "process_vm_writev",
+	    "open_by_handle_at", "keyctl", "add_key", "request_key", "syslog",
+	    "reboot", "swapon", "fsopen", "move_mount", "open_tree", NULL };
+	const char *json = seccomp_lab_profile();
+	cJSON *j = cJSON_Parse(json), *rules, *r;
+	size_t i;
+	bool clone_cond = false, clone3_enosys = false;
+
+	(void)state;
+	assert_non_null(j);
+	assert_string_equal(util_json_str(j, "defaultAction", "?"),
+	    "SCMP_ACT_ERRNO");
+	assert_null(strstr(json, "unconfined"));
+	assert_null(strstr(json, "SCMP_ACT_LOG"));
+	for (i = 0; never[i] != NULL; i++) {
+		if (seccomp_lab_allows(never[i]))
+			fail_msg("the profile allows %s", never[i]);
+		if (seccomp_lab_lifted(never[i]))
+			fail_msg("%s is lifted", never[i]);
+	}
+	assert_true(seccomp_lab_lifted("personality"));
+	assert_true(seccomp_lab_allows("read"));
+	assert_true(seccomp_lab_allows("get_mempolicy"));
+	rules = cJSON_GetObjectItemCaseSensitive(j, "syscalls");
+	cJSON_ArrayForEach(r, rules) {
+		const cJSON *names = cJSON_GetObjectItemCaseSensitive(r, "names");
+		const cJSON *n;
+		const char *act = util_json_str(r, "action", "?");
+
+		cJSON_ArrayForEach(n, names) {
+			for (i = 0; never[i] != NULL; i++)
+				if (strcmp(n->valuestring, never[i]) == 0 &&
+				    strcmp(act, "SCMP_ACT_ALLOW") == 0)
+					fail_msg("rule allows %s", never[i]);
+			if (strcmp(n->valuestring, "clone") == 0)
+				clone_cond = cJSON_GetArraySize(
+				    cJSON_GetObjectItemCaseSensitive(r,
+				    "args")) == 1;
+			if (strcmp(n->valuestring, "clone3") == 0)
+				clone3_enosys = util_json_int(r, "errnoRet",
+				    0) == 38 && strcmp(act,
+				    "SCMP_ACT_ERRNO") == 0;
+			if (strcmp(n->valuestring, "personality") == 0)
+				assert_int_equal(cJSON_GetArraySize(
+				    cJSON_GetObjectItemCaseSensitive(r,
+				    "args")), 1);
+		}
+	}
+	assert_true(clone_cond);
+	assert_true(clone3_enosys);
+	cJSON_Delete(j);
+}
+
 /* Every flaw of the catalogue maps to rows that exist, are core and detect
  * it, and a row's flaws are exactly those whose probes name it (a row's
  * flaws come from the catalogue, core/flaw.c). */
@@ -1026,6 +1158,8 @@ main(void)
 		cmocka_unit_test(test_eval_self_modify),
 		cmocka_unit_test(test_eval_privilege),
 		cmocka_unit_test(test_eval_real_key),
+		cmocka_unit_test(test_eval_namespaces),
+		cmocka_unit_test(test_seccomp_profile),
 		cmocka_unit_test(test_observed_sanitized),
 		cmocka_unit_test(test_flaw_coverage),
 		cmocka_unit_test(test_junit_escaping),
