@@ -903,6 +903,11 @@ struct probe_nc_options {
 	int parallel;              /* labs at once: 1 or 2 */
 	const volatile sig_atomic_t *cancel;  /* may be NULL: as probe_lab;
 	                              items not started get "cancelled" */
+	/* with nflaws > 0 (and only_flaw NULL): just these flaws (ids of
+	 * the catalogue) after the baseline, no weakening (ares gate: the
+	 * flaws HEAD gained) */
+	const char *const *flaws;
+	size_t nflaws;
 };
 /* Fills items (flaw_count + 1 entries: baseline first).  *nitems gets the
  * count.  0 when every lab ran (see each item's seen); -1 + e otherwise
@@ -1407,6 +1412,156 @@ int drill_run(const struct drill_options *o, struct drill_result *out,
 cJSON *drill_result_json(const struct drill_result *r);
 /* Exit code for a verdict (EXIT_CONTAINED, EXIT_BREACHED, ...). */
 int drill_exit_code(const struct drill_result *r);
+
+/* ------------------------------------------------------------------ */
+/* gate.c - ares gate: the access diff of BASE -> HEAD and its verdict */
+/* ------------------------------------------------------------------ */
+/*
+ * docs/cli-gate.md, docs/gate-json.md.  The diff is pure (two loaded
+ * policies, and for Compose inputs the import rows); the gate then runs
+ * the probe battery on HEAD, and when HEAD widens the negative control of
+ * the flaws it gained and a short trial, and decides one exit code.
+ * GATE_DIR holds gate.md, gate.xml, gate.json (+ .minisig, ares.pub),
+ * base.yaml and head.yaml (the policies compared) and the labs' dirs.
+ */
+#define GATE_FORMAT        "ares-gate-v1"
+#define GATE_MAX_CHANGES   64
+#define GATE_TRIAL_N       6     /* default -n */
+#define GATE_TRIAL_J       2     /* default -j */
+
+enum gate_change_kind {
+	GATE_CH_FLAW = 0,    /* a catalogue flaw switched on or off */
+	GATE_CH_RUNTIME,     /* the agent's container runtime */
+	GATE_CH_AGENT,       /* agent user / kind / image (informational) */
+	GATE_CH_ACCESS,      /* a raw access of a Compose service */
+};
+/* One line of the access diff. */
+struct gate_change {
+	enum gate_change_kind kind;
+	int sign;            /* +1 gained, -1 lost, 0 changed */
+	bool widening;       /* it opens access the other side did not have */
+	char what[160];      /* flaw id, "runtime", "agent.user", compose key */
+	char area[24];       /* mounts, capabilities, networks, namespaces, ... */
+	char from[200], to[200];
+	char meaning[400];   /* flaw_table[].changes or words of our own */
+};
+struct gate_diff {
+	struct gate_change changes[GATE_MAX_CHANGES];
+	size_t n;
+	bool truncated;      /* more than fit (counts as widening) */
+	bool widens;
+	char base_flaws[POLICY_MAX_FLAWS][32];
+	size_t nbase;
+	char head_flaws[POLICY_MAX_FLAWS][32];
+	size_t nhead;
+	char gained[POLICY_MAX_FLAWS][32];   /* flaws on in HEAD, off in BASE */
+	size_t ngained;
+};
+/* The area a flaw opens ("mounts", "capabilities", "networks",
+ * "namespaces", "user", "filesystem", "services", "secrets"; "access"
+ * for a flaw this table does not know yet).  Static storage. */
+const char *gate_flaw_area(const char *flaw);
+/* Pure: d gets the access diff of base -> head (flaws, runtime, agent). */
+void gate_diff_policies(const struct policy *base, const struct policy *head,
+    struct gate_diff *d);
+/* Append one change (bounded; past GATE_MAX_CHANGES d->truncated). */
+void gate_diff_add(struct gate_diff *d, enum gate_change_kind kind, int sign,
+    bool widening, const char *what, const char *area, const char *from,
+    const char *to, const char *meaning);
+struct import_result;
+/* Pure: append to d the raw accesses of a Compose service that the import
+ * rows mark as widening, gained (in head, not in base: widening) or lost,
+ * matched by compose key (without list indexes) and value. */
+void gate_diff_imports(struct gate_diff *d, const struct import_result *base,
+    const struct import_result *head);
+/* Whether a failing core row of HEAD is explained by an access BASE
+ * already had: the row detects a flaw on in BASE (flaw_table[].probes).
+ * why (may be NULL) gets those flaws. */
+bool gate_row_explained(const struct gate_diff *d, const char *row,
+    char *why, size_t whylen);
+
+struct gate_input {
+	char source[1024];   /* as given, or "REF:path" for --git-base */
+	char kind[8];        /* "policy" or "compose" */
+	char blake2b[EVIDENCE_HEX_BYTES];   /* of the file read */
+};
+struct gate_trial_breach {
+	size_t index;
+	char run_id[64];
+	bool gained;         /* attributed to a gained flaw, or to none */
+	char flaws[160];     /* the flaws the evidence proves were used */
+};
+#define GATE_MAX_BREACHES 64
+struct gate {
+	char id[64];
+	char dir[4096];
+	struct gate_input base, head;
+	char git_ref[256];               /* "" without --git-base */
+	char service[128];               /* "" for policy inputs */
+	char agent[16];                  /* compose import agent */
+	struct gate_diff diff;
+	char *base_import, *head_import; /* the mapping tables (compose) */
+	/* the battery on HEAD */
+	struct probe_report *probe;      /* NULL when it did not run */
+	bool probe_lab_failed;           /* the lab did not come up */
+	char probe_error[256];
+	/* the negative control of the gained flaws (widening only) */
+	bool nc_planned, nc_full;
+	struct probe_nc_item *nc;
+	size_t nnc;
+	char nc_error[256];
+	/* the short trial of HEAD (widening only) */
+	bool trial_planned;
+	size_t trial_n, trial_j;
+	struct trial *trial;             /* NULL when it did not run */
+	char trial_error[256];
+	struct gate_trial_breach breaches[GATE_MAX_BREACHES];
+	size_t nbreaches, nbreach_gained;
+	/* the verdict (gate_decide) */
+	int exit_code;
+	char result[24];                 /* no-new-breach-path, new-breach-path,
+	                                    not-exercised, error */
+	char new_rows[512];              /* core rows failing on HEAD that BASE
+	                                    does not explain ("a, b") */
+	char sentence[600];
+	char key_id[SIGN_KEYID_HEX];
+};
+/* Pure over g: exit code, result, new_rows and the sentence (docs/cli-
+ * gate.md "Exit codes"). */
+void gate_decide(struct gate *g);
+
+struct gate_options {
+	const char *base_path;     /* BASE file (NULL with git_ref) */
+	const char *head_path;     /* HEAD file */
+	const char *git_ref;       /* BASE = head_path as of this git ref */
+	const char *service;       /* compose inputs: the service */
+	const char *agent;         /* compose import agent (NULL: "poyo") */
+	size_t n, jobs;            /* the trial (0: GATE_TRIAL_N / _J) */
+	bool full_nc;              /* the negative control of every flaw */
+	const char *out_dir;       /* NULL: RUNS/gate-<id> */
+	const char *runs_dir;      /* NULL: $ARES_RUNS or ./runs */
+	const char *key_dir;
+	volatile sig_atomic_t *cancel;
+	void (*progress)(void *ctx, const char *line);   /* may be NULL */
+	void *progress_ctx;
+};
+/* Run the gate and write GATE_DIR's files (signed gate.json).  0 when it
+ * reached a verdict (g->exit_code), -1 + e when it could not start: bad
+ * input (ERRBUF_INPUT, file:line:col), no engine (ERRBUF_ENGINE).
+ * gate_free(g). */
+int gate_run(const struct gate_options *o, struct gate *g, struct errbuf *e);
+void gate_free(struct gate *g);
+char *gate_markdown(const struct gate *g);   /* caller frees */
+char *gate_junit(const struct gate *g);      /* caller frees */
+cJSON *gate_json(const struct gate *g);      /* caller deletes */
+/* Whether DIR/gate.json exists. */
+bool gate_dir_is(const char *dir);
+/* ares verify on a gate dir: the signature of gate.json, its schema and
+ * trusted comment, the probe run, the negative control's labs and the
+ * trial verified on their own (same key), and the verdict recomputed
+ * from them.  Same contract as report_verify_dir. */
+int gate_verify_dir(const char *dir, const char *pub_path,
+    struct report_verify_result *res, struct errbuf *e);
 
 /* ------------------------------------------------------------------ */
 /* import.c - ares policy import: a Compose service or a container     */

@@ -1434,6 +1434,13 @@ int relay_complete(const struct relay_config *cfg, const char *body,
     size_t len, struct relay_answer *out, struct errbuf *e);
 
 /* ------------------------------------------------------------------ */
+/* gate*.c - ares gate (core.h has the API)                            */
+/* ------------------------------------------------------------------ */
+/* Write GATE_DIR/gate.json (signed with the key of key_dir: g->key_id),
+ * gate.md and gate.xml.  -1 + e. */
+int gate_write(struct gate *g, const char *key_dir, struct errbuf *e);
+
+/* ------------------------------------------------------------------ */
 /* compose.c - a bounded Compose file reader (core/import.c)           */
 /* ------------------------------------------------------------------ */
 #define COMPOSE_MAX_BYTES   (1024 * 1024)  /* file size */

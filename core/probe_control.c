@@ -144,6 +144,18 @@ fail:
 	it->seconds = (double)(util_mono_ns() - t0) / 1e9;
 }
 
+/* Whether flaw is one of o->flaws (the gate's list). */
+static bool
+probe_nc_listed(const struct probe_nc_options *o, const char *flaw)
+{
+	size_t i;
+
+	for (i = 0; i < o->nflaws; i++)
+		if (o->flaws[i] != NULL && strcmp(o->flaws[i], flaw) == 0)
+			return true;
+	return false;
+}
+
 /* Worker: its own engine connection; takes items until none is left. */
 static void *
 probe_nc_worker(void *arg)
@@ -200,13 +212,16 @@ probe_negative_control(const struct probe_nc_options *o,
 	memset(items, 0, PROBE_NC_ITEMS(flaw_count) * sizeof *items);
 	n = 1;   /* items[0]: the baseline (flaw "") */
 	for (i = 0; i < flaw_count; i++)
-		if (o->only_flaw == NULL ||
-		    strcmp(o->only_flaw, flaw_table[i].id) == 0)
+		if ((o->only_flaw == NULL && (o->nflaws == 0 ||
+		    probe_nc_listed(o, flaw_table[i].id))) ||
+		    (o->only_flaw != NULL &&
+		    strcmp(o->only_flaw, flaw_table[i].id) == 0))
 			snprintf(items[n++].flaw, sizeof items[0].flaw, "%s",
 			    flaw_table[i].id);
 	for (i = 0; i < probe_nc_nweakenings; i++)
-		if (o->only_flaw == NULL ||
-		    strcmp(o->only_flaw, probe_nc_weakenings[i].id) == 0)
+		if ((o->only_flaw == NULL && o->nflaws == 0) ||
+		    (o->only_flaw != NULL &&
+		    strcmp(o->only_flaw, probe_nc_weakenings[i].id) == 0))
 			snprintf(items[n++].flaw, sizeof items[0].flaw, "%s",
 			    probe_nc_weakenings[i].id);
 	*nitems = n;

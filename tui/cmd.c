@@ -44,6 +44,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_stats_entry,
 	&cmd_fix_entry,
 	&cmd_gc_entry,
+	&cmd_gate_entry,
 	&cmd_policy_entry,
 	&cmd_help_entry,
 	&cmd_version_entry,

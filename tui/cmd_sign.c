@@ -100,7 +100,7 @@ cmd_verify_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct errbuf e = { 0 };
 	const char *pub = NULL, *json = NULL, *run_dir;
 	FILE *out = stdout;
-	bool probe, fix;
+	bool probe, fix, gate;
 	size_t i;
 	int c, rc;
 
@@ -126,9 +126,11 @@ cmd_verify_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (json != NULL && strcmp(json, "-") == 0)
 		out = stderr;   /* stdout carries the JSON */
 
-	probe = !trial_dir_is(run_dir) && probe_dir_is(run_dir);
-	fix = !trial_dir_is(run_dir) && !probe && fix_dir_is(run_dir);
-	if ((trial_dir_is(run_dir) ? trial_verify_dir : probe ?
+	gate = gate_dir_is(run_dir);
+	probe = !gate && !trial_dir_is(run_dir) && probe_dir_is(run_dir);
+	fix = !gate && !trial_dir_is(run_dir) && !probe && fix_dir_is(run_dir);
+	if ((gate ? gate_verify_dir : trial_dir_is(run_dir) ?
+	    trial_verify_dir : probe ?
 	    probe_verify_dir : fix ? fix_verify_dir :
 	    report_verify_dir)(run_dir, pub, &res, &e) == -1) {
 		fprintf(stderr, "ares verify: %s\n", e.msg);
@@ -139,8 +141,9 @@ cmd_verify_exec(const struct cmd_entry *self, int argc, char **argv)
 		    res.checks[i].text);
 	if (res.ok)
 		fprintf(out, "verified: %s %s, %s %s, key id %s%s\n",
-		    probe ? "probe run" : fix ? "fix" : "run", res.run_id, probe ?
-		    "result" : fix ? "outcome" : "verdict", res.verdict,
+		    gate ? "gate" : probe ? "probe run" : fix ? "fix" : "run",
+		    res.run_id, gate || probe ? "result" : fix ? "outcome" :
+		    "verdict", res.verdict,
 		    res.key_id, res.pinned ? "" :
 		    " (the run directory's own key: integrity only)");
 	else

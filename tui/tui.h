@@ -493,6 +493,10 @@ extern const struct cmd_entry cmd_fix_entry;
 /* ares gc (cmd_gc.c, docs/cli-gc.md): 0 nothing failed, 2 usage, 3 no
  * engine, 5 something stayed. */
 extern const struct cmd_entry cmd_gc_entry;
+/* ares gate (cmd_gate.c, docs/cli-gate.md): 0 no new breach path, 1 a
+ * new one (or the gate is blind), 2 usage, 3 no engine, 4 nothing
+ * exercised, 5 a lab could not come up. */
+extern const struct cmd_entry cmd_gate_entry;
 /* ares policy import (cmd_policy.c, docs/cli-policy.md): 0 imported, 1
  * --strict refused, 2 usage / bad input, 3 no engine, 5 internal. */
 extern const struct cmd_entry cmd_policy_entry;
