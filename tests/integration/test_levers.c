@@ -207,6 +207,21 @@ test_pause(void **state)
 
 	(void)state;
 	pull_ok("pause", true);
+	/* The engine answers the unpause before its state says so (Paused
+	 * follows the runtime's resume event): wait for that, then the
+	 * verification must fail. */
+	for (int i = 0; i < 500; i++) {
+		cJSON *ins = docker_container_inspect(d, ctx.agent_id, &e);
+		bool paused;
+
+		if (ins == NULL)
+			fail_msg("inspect: %s", e.msg);
+		paused = docker_inspect_paused(ins);
+		cJSON_Delete(ins);
+		if (!paused)
+			break;
+		usleep(10000);
+	}
 	assert_int_equal(l->verify(&ctx, l, &e), -1);
 }
 
