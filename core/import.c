@@ -2238,6 +2238,18 @@ jargv(const cJSON *a, char **argv, size_t max)
 	return n;
 }
 
+#define IMPORT_MAX_MOUNTS 256
+
+/* qsort: two inspect Mounts entries by Destination (then Source). */
+static int
+mount_cmp(const void *a, const void *b)
+{
+	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+	int c = strcmp(jstr(x, "Destination"), jstr(y, "Destination"));
+
+	return c != 0 ? c : strcmp(jstr(x, "Source"), jstr(y, "Source"));
+}
+
 /* The container's HostConfig and Config mapped through the mappers. */
 static int
 map_inspect(struct imp *m, struct docker *d, const cJSON *ins)
@@ -2247,9 +2259,10 @@ map_inspect(struct imp *m, struct docker *d, const cJSON *ins)
 	const cJSON *ns = cJSON_GetObjectItemCaseSensitive(ins,
 	    "NetworkSettings");
 	char key[IMPORT_KEY_MAX + 160], *argv[POLICY_AGENT_ARGV_MAX];
+	const cJSON *mounts[IMPORT_MAX_MOUNTS];
 	struct import_row *w;
 	const char *s;
-	size_t i, n;
+	size_t i, n, nmounts;
 	int rc;
 
 	if (!cJSON_IsObject(hc) || !cJSON_IsObject(cf)) {
@@ -2338,16 +2351,31 @@ map_inspect(struct imp *m, struct docker *d, const cJSON *ins)
 		row_flaw(m, w, "writable-rootfs");
 		row_note(w, "docker's default is a writable root filesystem");
 	}
-	i = 0;
+	/* The engine lists Mounts in no fixed order: taken by destination,
+	 * so one container always imports to the same policy. */
+	nmounts = 0;
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(ins,
 	    "Mounts")) {
-		const char *type = jstr(it, "Type"), *src = jstr(it, "Source"),
-		    *dst = jstr(it, "Destination");
+		if (nmounts == IMPORT_MAX_MOUNTS) {
+			errbuf_set(m->e, ERRBUF_INPUT, "container %s: more than "
+			    "%d mounts", m->service, IMPORT_MAX_MOUNTS);
+			return -1;
+		}
+		mounts[nmounts++] = it;
+	}
+	qsort(mounts, nmounts, sizeof mounts[0], mount_cmp);
+	for (i = 0; i < nmounts; i++) {
+		const char *type, *src, *dst;
+
+		it = mounts[i];
+		type = jstr(it, "Type");
+		src = jstr(it, "Source");
+		dst = jstr(it, "Destination");
 		char *shown = xasprintf("%s:%s (%s%s)", src, dst, type,
 		    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "RW")) ?
 		    "" : ", ro");
 
-		snprintf(key, sizeof key, "Mounts[%zu]", i++);
+		snprintf(key, sizeof key, "Mounts[%zu]", i);
 		rc = map_bind(m, key, shown, type, src, dst, !cJSON_IsTrue(
 		    cJSON_GetObjectItemCaseSensitive(it, "RW")), NULL);
 		free(shown);
