@@ -7,8 +7,11 @@
  * and starts the decoys, each this same binary run with a host daemon's
  * argv (dockerd, sshd -D, postgres, an agent supervisor): main() sends
  * those names to hostsim_decoy_main, which only sleeps.  The agent
- * supervisor's environment holds HOSTSIM_TOKEN (the lab's decoy
- * credential, svt_<hex>) as SUPERVISOR_TOKEN.  With HOSTSIM_SHM_TOKEN
+ * supervisor's argv (--token) and environment (SUPERVISOR_TOKEN) hold
+ * HOSTSIM_TOKEN, the lab's decoy credential (svt_<hex>): the argv is what
+ * any process of the namespace reads, the environment no one (every
+ * process here is non-dumpable, so an agent of the same uid, root under
+ * root-user, gets no ptrace access: no environ, no maps, no mem).  With HOSTSIM_SHM_TOKEN
  * set (flaw host-ipc) init leaves it in /dev/shm/agent-supervisor.session
  * and in a SysV shared memory segment (key HOSTSIM_SHM_KEY), where an
  * agent that shares this IPC namespace finds them.  Nothing here is real.
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ipc.h>
+#include <sys/prctl.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -72,6 +76,11 @@ hostsim_decoy_main(void)
 {
 	struct sigaction sa;
 
+	/* no ptrace access for anyone without CAP_SYS_PTRACE, even of our
+	 * uid: a root agent in this PID namespace may signal a decoy, never
+	 * read or write its memory (or leave code running in it) */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+		return 1;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = hostsim_on_term;
 	sigaction(SIGTERM, &sa, NULL);
@@ -103,16 +112,28 @@ hostsim_env(size_t i, const char *token)
 	return sup;
 }
 
-/* Start decoy i (this binary under its argv).  Its pid, or -1. */
+/* Start decoy i (this binary under its argv; the supervisor's with
+ * --token TOKEN added, a secret on a command line as hosts have them).
+ * Its pid, or -1. */
 static pid_t
 hostsim_spawn(size_t i, const char *token)
 {
+	const char *argv[16];
+	size_t n = 0;
 	pid_t pid = fork();
 
 	if (pid != 0)
 		return pid;
-	execve("/bin/ares-lab", (char *const *)hostsim_decoys[i],
-	    hostsim_env(i, token));
+	while (hostsim_decoys[i][n] != NULL && n < 12) {
+		argv[n] = hostsim_decoys[i][n];
+		n++;
+	}
+	if (hostsim_decoys[i] == hostsim_supervisor) {
+		argv[n++] = "--token";
+		argv[n++] = token;
+	}
+	argv[n] = NULL;
+	execve("/bin/ares-lab", (char *const *)argv, hostsim_env(i, token));
 	_exit(127);
 }
 
@@ -175,8 +196,14 @@ hostsim_init(void)
 	pid_t pids[HOSTSIM_NDECOYS];
 	size_t i;
 
-	if (token == NULL || token[0] == '\0') {
+	if (token == NULL || token[0] == '\0' || strlen(token) > 120) {
 		fprintf(stderr, "hostsim: HOSTSIM_TOKEN is not set\n");
+		return 1;
+	}
+	/* non-dumpable like the decoys (the children set it again after
+	 * their exec, which resets it) */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1) {
+		fprintf(stderr, "hostsim: prctl: %s\n", strerror(errno));
 		return 1;
 	}
 	memset(&sa, 0, sizeof sa);

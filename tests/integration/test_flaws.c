@@ -549,10 +549,11 @@ check_hostsim(struct lab *lab)
 
 /*
  * host-pid: the agent sees the decoy host's daemons (ps shows dockerd,
- * sshd, postgres, the supervisor; its PID 1 is the decoy's init); as root
- * (leaky) it reads the supervisor's environment (the decoy credential)
- * and can signal a decoy, as 65532 (flaw-host-pid) it reads only their
- * argv and can signal none; with every flaw off none of this.
+ * sshd, postgres, the supervisor; its PID 1 is the decoy's init) and the
+ * supervisor's command line (the decoy credential); as root (leaky) it can
+ * signal a decoy but, the decoys being non-dumpable, read neither their
+ * environment nor their maps nor write their memory; as 65532
+ * (flaw-host-pid) it can signal none; with every flaw off none of this.
  */
 static void
 test_host_pid(void **state)
@@ -593,12 +594,25 @@ test_host_pid(void **state)
 	}
 	pid = decoy_pid(env.leaky, "/usr/local/bin/agent-supervisor");
 	assert_true(pid[0] != '\0');
-	cmd = xasprintf("tr '\\000' '\\n' < /proc/%s/environ", pid);
+	/* the credential on its command line, read by any process there */
+	cmd = xasprintf("tr '\\000' ' ' < /proc/%s/cmdline", pid);
 	a = agent_out(env.leaky, cmd);
 	assert_non_null(env.leaky->hostsim_token);
 	assert_non_null(strstr(a, env.leaky->hostsim_token));
-	assert_non_null(strstr(a, "SUPERVISOR_TOKEN=svt_"));
+	assert_non_null(strstr(a, "--token svt_"));
 	free(a);
+	free(cmd);
+	/* root of the same uid, but the decoys are non-dumpable: no
+	 * environment, no maps, no memory (no code left running in them) */
+	cmd = xasprintf("cat /proc/%s/environ", pid);
+	assert_int_not_equal(agent_sh(env.leaky, cmd, NULL), 0);
+	free(cmd);
+	cmd = xasprintf("cat /proc/%s/maps", pid);
+	assert_int_not_equal(agent_sh(env.leaky, cmd, NULL), 0);
+	free(cmd);
+	cmd = xasprintf("printf x | dd of=/proc/%s/mem bs=1 seek=4194304 "
+	    "conv=notrunc 2>/dev/null", pid);
+	assert_int_not_equal(agent_sh(env.leaky, cmd, NULL), 0);
 	free(cmd);
 	free(pid);
 	/* as 65532: the argv, never the environment or a signal */
