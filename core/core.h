@@ -1444,6 +1444,8 @@ struct gate_change {
 	char area[24];       /* mounts, capabilities, networks, namespaces, ... */
 	char from[200], to[200];
 	char meaning[400];   /* flaw_table[].changes or words of our own */
+	char flaw[32];       /* GATE_CH_ACCESS: the flaw the lab reproduces
+	                        the access with, or "" */
 };
 struct gate_diff {
 	struct gate_change changes[GATE_MAX_CHANGES];

@@ -225,6 +225,10 @@ gate_import_add(struct gate_diff *d, const struct import_row *row, int sign)
 	    row->flaw ? gate_flaw_area(row->flaw) : "compose",
 	    sign > 0 ? "(absent)" : row->value, sign > 0 ? row->value :
 	    "(absent)", meaning);
+	if (d->n > 0 && row->flaw != NULL &&
+	    d->changes[d->n - 1].kind == GATE_CH_ACCESS)
+		snprintf(d->changes[d->n - 1].flaw,
+		    sizeof d->changes[d->n - 1].flaw, "%s", row->flaw);
 }
 
 void
@@ -307,6 +311,24 @@ gate_decide(struct gate *g)
 		if (c->kind == GATE_CH_ACCESS && c->widening &&
 		    strncmp(c->meaning, "not reproduced", 14) == 0)
 			gate_list(unchecked, sizeof unchecked, c->what);
+		/* nor one it reproduces with a flaw BASE already has: the
+		 * battery and the trial cannot tell the new access from
+		 * the old one (a second host path, SYS_ADMIN beside CHOWN) */
+		else if (c->kind == GATE_CH_ACCESS && c->widening &&
+		    c->sign > 0 && c->flaw[0] != '\0') {
+			size_t k;
+
+			for (k = 0; k < g->diff.nbase; k++)
+				if (strcmp(g->diff.base_flaws[k], c->flaw) == 0)
+					break;
+			if (k < g->diff.nbase) {
+				char w[200];
+
+				snprintf(w, sizeof w, "%.120s (as flaw %.31s, "
+				    "which BASE has)", c->what, c->flaw);
+				gate_list(unchecked, sizeof unchecked, w);
+			}
+		}
 	}
 	if (g->diff.truncated)
 		gate_list(unchecked, sizeof unchecked, "more changes than "
@@ -401,7 +423,7 @@ gate_decide(struct gate *g)
 		    "path cannot be excluded:%s%s%s%s; fail closed.",
 		    g->diff.widens ? "widens access" : "does not widen access",
 		    errors[0] ? " could not check " : "", errors,
-		    unchecked[0] ? "; not reproduced in the lab: " : "",
+		    unchecked[0] ? "; the lab cannot check: " : "",
 		    unchecked);
 	} else if (trial_err) {
 		g->exit_code = EXIT_INTERNAL;

@@ -277,6 +277,46 @@ test_decide(void **state)
 	assert_string_equal(g.new_rows, "");
 	assert_non_null(strstr(g.sentence, "does not widen"));
 	free(g.probe);
+	/* HEAD gains a Compose access the lab reproduces with a flaw BASE
+	 * already has (a second host path beside ./src): the battery cannot
+	 * tell them apart, so fail closed (exit 1, unchecked) */
+	{
+		struct import_row br[] = {
+			{ .key = "services.agent.volumes[0]", .value =
+			  "./src:/src:ro", .maps_to = "flaw host-mount",
+			  .flaw = "host-mount", .widening = true,
+			  .reproduced = true },
+		};
+		struct import_row hr[] = {
+			{ .key = "services.agent.volumes[0]", .value =
+			  "./src:/src:ro", .maps_to = "flaw host-mount",
+			  .flaw = "host-mount", .widening = true,
+			  .reproduced = true },
+			{ .key = "services.agent.volumes[1]", .value =
+			  "/home:/home", .maps_to = "flaw host-mount",
+			  .flaw = "host-mount", .widening = true,
+			  .reproduced = true },
+		};
+		struct import_result b = { .rows = br, .nrows = 1 };
+		struct import_result h = { .rows = hr, .nrows = 2 };
+
+		mkgate(&g, "host-mount", "host-mount",
+		    mkreport("host-paths", NULL));
+		gate_diff_imports(&g.diff, &b, &h);
+		gate_decide(&g);
+		assert_int_equal(g.exit_code, EXIT_BREACHED);
+		assert_string_equal(g.result, "unchecked");
+		assert_non_null(strstr(g.sentence, "services.agent.volumes[1]"));
+		assert_non_null(strstr(g.sentence, "which BASE has"));
+		free(g.probe);
+		/* the same rows on both sides: nothing gained, exit 0 */
+		mkgate(&g, "host-mount", "host-mount",
+		    mkreport("host-paths", NULL));
+		gate_diff_imports(&g.diff, &b, &b);
+		gate_decide(&g);
+		assert_int_equal(g.exit_code, EXIT_CONTAINED);
+		free(g.probe);
+	}
 	/* narrowing with everything held */
 	mkgate(&g, "docker-socket", "", mkreport(NULL, NULL));
 	gate_decide(&g);
