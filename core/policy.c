@@ -541,6 +541,7 @@ enum str_class {
 	STR_TEXT,    /* any UTF-8 without control characters except \n \t */
 	STR_URL,     /* http:// or https:// then visible ASCII */
 	STR_ENV,     /* an environment variable name [A-Z_][A-Z0-9_]* */
+	STR_KEYENV,  /* STR_ENV, and not one ares reads for another service */
 	STR_LEVER,   /* an id, or external:/abs/path ([A-Za-z0-9._/-], no "..") */
 	STR_PATH,    /* a file path: UTF-8 without any control character */
 };
@@ -613,7 +614,7 @@ static const struct keydesc limits_keys[] = {
 
 static const struct keydesc model_keys[] = {
 	K_STR("url", model_url, STR_URL, 2048, false, true),
-	K_STR("key_env", model_key_env, STR_ENV, 128, false, true),
+	K_STR("key_env", model_key_env, STR_KEYENV, 128, false, true),
 	K_STR("name", model_name, STR_MODEL, 63, false, false),
 	/* a real endpoint's call from the host (core/relay.c) */
 	K_STR("ca_file", model_ca_file, STR_PATH, 4096, false, true),
@@ -694,6 +695,8 @@ str_check(enum str_class cls, const char *s, size_t len, size_t maxlen)
 		[STR_URL] = "an http:// or https:// URL without spaces",
 		[STR_ENV] = "an environment variable name of A-Z, 0-9 and '_' "
 		    "(not starting with a digit)",
+		[STR_KEYENV] = "an environment variable name of A-Z, 0-9 and "
+		    "'_' (not starting with a digit)",
 		[STR_LEVER] = "a lever id of a-z, 0-9 and '-' (at most 31 "
 		    "bytes) or external:/absolute/path (A-Z, a-z, 0-9, ._/-, "
 		    "no '..')",
@@ -729,6 +732,27 @@ str_check(enum str_class cls, const char *s, size_t len, size_t maxlen)
 		allowed = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 		    "abcdefghijklmnopqrstuvwxyz0123456789._:/@+-";
 		break;
+	case STR_KEYENV: {
+		/* The model key goes to model.url, which the policy names:
+		 * never a token ares holds for GitHub, Slack or the CI. */
+		static const char *const theirs[] = { "GITHUB_TOKEN",
+		    "GH_TOKEN", "GH_ENTERPRISE_TOKEN",
+		    "GITHUB_ENTERPRISE_TOKEN", "SLACK_BOT_TOKEN",
+		    "ARES_SLACK_WEBHOOK", "ARES_SLACK_API", "ARES_GITHUB_API",
+		    "ARES_KEY_DIR", "HOME", "PATH", NULL };
+		static const char theirs_msg[] = "a variable other than the "
+		    "ones ares reads for another service (GITHUB_TOKEN, "
+		    "GH_TOKEN, SLACK_BOT_TOKEN, ARES_SLACK_WEBHOOK, ACTIONS_*, "
+		    "...: the key is sent to model.url)";
+
+		for (i = 0; theirs[i] != NULL; i++)
+			if (len == strlen(theirs[i]) &&
+			    memcmp(s, theirs[i], len) == 0)
+				return theirs_msg;
+		if (len >= 8 && memcmp(s, "ACTIONS_", 8) == 0)
+			return theirs_msg;
+	}
+		/* FALLTHROUGH */
 	case STR_ENV:
 		if (s[0] >= '0' && s[0] <= '9')
 			return need[cls];

@@ -652,6 +652,17 @@ test_model_key_env(void **state)
 	    "t.yaml:4:18: model.key_env: expected an environment variable "
 	    "name of A-Z, 0-9 and '_' (not starting with a digit), at most "
 	    "128 bytes; got \"openai_key\"");
+	/* never a token ares holds for another service: it goes to url */
+	expect_error(BASE "model: {key_env: GITHUB_TOKEN}\n",
+	    "t.yaml:4:18: model.key_env: expected a variable other than the "
+	    "ones ares reads for another service (GITHUB_TOKEN, GH_TOKEN, "
+	    "SLACK_BOT_TOKEN, ARES_SLACK_WEBHOOK, ACTIONS_*, ...: the key is "
+	    "sent to model.url), at most 128 bytes; got \"GITHUB_TOKEN\"");
+	expect_error(BASE "model: {key_env: SLACK_BOT_TOKEN}\n",
+	    "t.yaml:4:18: model.key_env: expected a variable other than the "
+	    "ones ares reads for another service (GITHUB_TOKEN, GH_TOKEN, "
+	    "SLACK_BOT_TOKEN, ARES_SLACK_WEBHOOK, ACTIONS_*, ...: the key is "
+	    "sent to model.url), at most 128 bytes; got \"SLACK_BOT_TOKEN\"");
 	expect_error(BASE "model: {key_env: 9KEY}\n",
 	    "t.yaml:4:18: model.key_env: expected an environment variable "
 	    "name of A-Z, 0-9 and '_' (not starting with a digit), at most "
