@@ -672,12 +672,12 @@ fix_propose_git(struct fix_state *st, const char *patched,
 	size_t nfiles = 1;
 
 	if (r->compose_patched && st->compose_text != NULL) {
-		/* the Compose file's repository, the policy with it when it
-		 * is in the same work tree */
-		files[0] = (struct fix_git_file){ .path = r->compose_path,
+		/* the policy's repository, the Compose file with it only when
+		 * it is in the same work tree: imported.compose may name any
+		 * file, and the fix never commits to (or pushes) a repository
+		 * the policy is not in */
+		files[1] = (struct fix_git_file){ .path = r->compose_path,
 		    .text = st->compose_text };
-		files[1] = (struct fix_git_file){ .path = r->policy_path,
-		    .text = patched };
 		nfiles = 2;
 	}
 	if (fix_git_commit_files(files, nfiles, branch, msg, &r->git,
@@ -691,17 +691,15 @@ fix_propose_git(struct fix_state *st, const char *patched,
 		cJSON_AddStringToObject(f, "commit", r->git.commit);
 		cJSON_AddStringToObject(f, "repo", r->git.toplevel);
 		cJSON_AddStringToObject(f, "path", r->git.path_in_repo);
-		if (nfiles == 2) {
-			cJSON_AddBoolToObject(f, "compose", true);
-			cJSON_AddBoolToObject(f, "policy_in_commit",
-			    files[1].committed);
-		}
+		if (nfiles == 2)
+			cJSON_AddBoolToObject(f, "compose", files[1].committed);
 		fix_beat(st, "fix.git", f, "branch %s, commit %.12s in %s "
 		    "(work tree and HEAD untouched)%s%s", r->git.branch,
 		    r->git.commit, r->git.toplevel, nfiles == 2 ?
-		    ": the Compose file " : "", nfiles == 2 ?
-		    (files[1].committed ? "and the policy" : "(the policy is "
-		    "in another work tree: its patch is in the fix dir)") : "");
+		    ": the policy " : "", nfiles == 2 ?
+		    (files[1].committed ? "and the Compose file" : "(the "
+		    "Compose file is outside the policy's work tree: not "
+		    "committed; its patch is in the fix dir)") : "");
 	} else
 		fix_beat(st, "fix.git", NULL, "%s is not in a git work tree: "
 		    "wrote the patched policy %s and the patch %s instead",
