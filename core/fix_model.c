@@ -104,6 +104,17 @@ fix_model_render(const char *content, size_t len)
 		case '\t':
 			util_buf_printf(&b, " ");
 			break;
+		case ':':
+			/* "scheme://" and "www." are autolinked by GitHub:
+			 * a zero-width space keeps them plain text */
+			util_buf_printf(&b, ":%s", p[1] == '/' && p[2] == '/' ?
+			    "&#8203;" : "");
+			break;
+		case '.':
+			util_buf_printf(&b, "%s.", b.len >= 3 && (b.s[b.len - 3] |
+			    0x20) == 'w' && (b.s[b.len - 2] | 0x20) == 'w' &&
+			    (b.s[b.len - 1] | 0x20) == 'w' ? "&#8203;" : "");
+			break;
 		default:
 			util_buf_printf(&b, "%c", c);
 		}

@@ -225,13 +225,21 @@ test_model_render(void **state)
 	out = fix_model_render(hostile, strlen(hostile));
 	assert_non_null(out);
 	assert_non_null(strstr(out, "> Step one &lt;\\!channel&gt; &lt;img "
-	    "src=x&gt; &#64;everyone \\[a\\](http://x) \\!\\[i\\](http://y)\n"
+	    "src=x&gt; &#64;everyone \\[a\\](http:&#8203;//x) "
+	    "\\!\\[i\\](http:&#8203;//y)\n"
 	    ">\n> Outcome: \\*\\*verified\\*\\* \\| rerun \\| \\`id\\` \\| "
 	    "red\n> \\- item\n> \\# head\n"));
 	assert_null(strchr(out, '\x1b'));
 	assert_null(strchr(out, '\x07'));
 	assert_null(strstr(out, "Outcome: **"));
 	assert_null(strstr(out, "| rerun | `"));
+	free(out);
+	/* bare URLs and www. names are not autolinked */
+	out = fix_model_render("see https://evil.example/x and WWW.evil.example",
+	    47);
+	assert_non_null(out);
+	assert_string_equal(out, "> see https:&#8203;//evil.example/x and "
+	    "WWW&#8203;.evil.example\n");
 	free(out);
 	assert_null(fix_model_render(" \n\t\x1b[0m\n", 8));
 	big = xmalloc(20001);
