@@ -181,6 +181,122 @@ fix_compose_count(const struct import_result *r, const char *flaw)
 	return n;
 }
 
+/* Whether a and b map to the same flaws, each as many times. */
+static bool
+fix_compose_same(const struct import_result *a, const struct import_result *b)
+{
+	size_t i;
+
+	for (i = 0; i < a->nrows; i++)
+		if (a->rows[i].flaw != NULL && fix_compose_count(a,
+		    a->rows[i].flaw) != fix_compose_count(b, a->rows[i].flaw))
+			return false;
+	for (i = 0; i < b->nrows; i++)
+		if (b->rows[i].flaw != NULL && fix_compose_count(a,
+		    b->rows[i].flaw) != fix_compose_count(b, b->rows[i].flaw))
+			return false;
+	return true;
+}
+
+#define FIX_COMPOSE_SERVICES_MAX 256
+
+/* The other services of a Compose file, imported (before an edit). */
+struct fix_compose_others {
+	char *name[FIX_COMPOSE_SERVICES_MAX];
+	struct import_result r[FIX_COMPOSE_SERVICES_MAX];
+	size_t n;
+};
+
+/*
+ * Import every service of the Compose file at path but service into o
+ * (before the edit: an entry cut from an anchor, an alias or a << merge,
+ * changes every service that uses it, which fix_compose_others_same
+ * checks after).  0, or -1 with why.  fix_compose_others_free() o.
+ */
+static int
+fix_compose_others_read(const char *path, const char *service,
+    const struct import_opts *io, struct fix_compose_others *o, char *why,
+    size_t whylen)
+{
+	struct errbuf e = { 0 };
+	struct cnode *root = compose_read(path, &e);
+	const struct cnode *svcs;
+	size_t i;
+	int rc = -1;
+
+	memset(o, 0, sizeof *o);
+	if (root == NULL) {
+		snprintf(why, whylen, "the Compose file does not read: %s",
+		    e.msg);
+		return -1;
+	}
+	svcs = compose_get(root, "services");
+	for (i = 0; svcs != NULL && svcs->kind == CN_MAP &&
+	    i + 1 < svcs->nkids; i += 2) {
+		const char *name = svcs->kids[i]->str;
+
+		if (name == NULL || strcmp(name, service) == 0)
+			continue;
+		if (o->n == FIX_COMPOSE_SERVICES_MAX) {
+			snprintf(why, whylen, "more than %d services",
+			    FIX_COMPOSE_SERVICES_MAX);
+			goto out;
+		}
+		if (import_compose(path, name, io, &o->r[o->n], &e) == -1) {
+			snprintf(why, whylen, "service %.64s: %s", name, e.msg);
+			goto out;
+		}
+		o->name[o->n++] = xstrdup(name);
+	}
+	rc = 0;
+out:
+	compose_free(root);
+	return rc;
+}
+
+/* Each service of o maps to the same flaws in the edited file at path.
+ * 0, or -1 with why (the first that changed). */
+static int
+fix_compose_others_same(const struct fix_compose_others *o,
+    const char *path, const struct import_opts *io, char *why,
+    size_t whylen)
+{
+	struct errbuf e = { 0 };
+	size_t i;
+
+	for (i = 0; i < o->n; i++) {
+		struct import_result a = { 0 };
+		bool same;
+
+		if (import_compose(path, o->name[i], io, &a, &e) == -1) {
+			snprintf(why, whylen, "service %.64s after the edit: %s",
+			    o->name[i], e.msg);
+			return -1;
+		}
+		same = fix_compose_same(&o->r[i], &a);
+		import_result_free(&a);
+		if (!same) {
+			snprintf(why, whylen, "the edit also changes service "
+			    "%.64s (an entry shared through an anchor): edit "
+			    "the Compose file by hand", o->name[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void
+fix_compose_others_free(struct fix_compose_others *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->n; i++) {
+		free(o->name[i]);
+		import_result_free(&o->r[i]);
+	}
+	o->n = 0;
+}
+
 int
 fix_compose_patch(const char *cur_path, const char *cur_text,
     const char *service, const char *flaw, const char *agent,
@@ -189,6 +305,7 @@ fix_compose_patch(const char *cur_path, const char *cur_text,
 {
 	struct import_result before = { 0 }, after = { 0 };
 	struct import_opts io = { .agent = agent, .out_path = out_policy };
+	struct fix_compose_others *others = xcalloc(1, sizeof *others);
 	struct fix_span *spans = NULL;
 	struct errbuf e = { 0 };
 	size_t i, n = 0;
@@ -202,6 +319,9 @@ fix_compose_patch(const char *cur_path, const char *cur_text,
 		    e.msg);
 		goto out;
 	}
+	if (fix_compose_others_read(cur_path, service, &io, others, why,
+	    whylen) == -1)
+		goto out;
 	spans = xcalloc(before.nrows + 1, sizeof *spans);
 	for (i = 0; i < before.nrows; i++) {
 		const struct import_row *w = &before.rows[i];
@@ -254,6 +374,9 @@ fix_compose_patch(const char *cur_path, const char *cur_text,
 		snprintf(why, whylen, "the patched Compose file gives no policy");
 		goto out;
 	}
+	if (fix_compose_others_same(others, out_compose, &io, why,
+	    whylen) == -1)
+		goto out;
 	*policy_yaml = xstrdup(after.policy_yaml);
 	rc = 0;
 out:
@@ -262,6 +385,8 @@ out:
 		*patched = NULL;
 	}
 	free(spans);
+	fix_compose_others_free(others);
+	free(others);
 	import_result_free(&before);
 	import_result_free(&after);
 	return rc;

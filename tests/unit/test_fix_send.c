@@ -189,6 +189,27 @@ test_compose_patch(void **state)
 	assert_non_null(strstr(yaml, "host-mount"));
 	free(yaml);
 	free(src);
+	/* an entry shared through an anchor: cutting it would change the
+	 * other service too, so the Compose file is left to a person */
+	src = put(dir, "anchor.yml",
+	    "x-base: &base\n"
+	    "  image: ares-lab:local\n"
+	    "  read_only: true\n"
+	    "  privileged: true\n"
+	    "services:\n"
+	    "  agent:\n"
+	    "    <<: *base\n"
+	    "  worker:\n"
+	    "    <<: *base\n");
+	assert_int_equal(fix_compose_patch(src, "x-base: &base\n"
+	    "  image: ares-lab:local\n  read_only: true\n"
+	    "  privileged: true\nservices:\n  agent:\n    <<: *base\n"
+	    "  worker:\n    <<: *base\n", "agent", "privileged", "poyo", out,
+	    pol, &patched, &yaml, why, sizeof why), -1);
+	assert_null(patched);
+	assert_non_null(strstr(why, "also changes service worker"));
+	unlink(src);
+	free(src);
 	/* no entry to cut: the implicit default network */
 	src = put(dir, "open.yml", open_net);
 	assert_int_equal(fix_compose_patch(src, open_net, "agent",
