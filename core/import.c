@@ -181,6 +181,22 @@ row_field(struct import_row *w, const char *field)
 	w->reproduced = true;
 }
 
+/* The row keeps its flaw as a lower bound of the access, but the lab
+ * builds less than it grants: not reproduced (the gate counts it as
+ * unchecked), widening, why in the note. */
+static void
+row_partly(struct import_row *w, const char *why)
+{
+	w->reproduced = false;
+	w->widening = true;
+	row_note(w, "reproduced only in part: %s", why);
+}
+
+/* The note of privileged: true. */
+#define PRIV_PART "the lab's privileged withholds SYS_ADMIN and the other " \
+	"capabilities that reach the host, and every host device " \
+	"(docs/flaws.md); flaw privileged is only its lower bound"
+
 /* Not reproduced: why (widening or not). */
 static void
 row_not(struct import_row *w, bool widening, const char *why)
@@ -416,6 +432,15 @@ static const char *const caps_known[] = {
 	"SYS_TTY_CONFIG", "WAKE_ALARM", NULL,
 };
 
+/* The capabilities the lab's privileged withholds (docs/flaws.md):
+ * added by a service, they are reproduced only in part. */
+static const char *const caps_withheld[] = {
+	"ALL", "AUDIT_CONTROL", "BLOCK_SUSPEND", "BPF", "CHECKPOINT_RESTORE",
+	"DAC_READ_SEARCH", "MAC_ADMIN", "MAC_OVERRIDE", "PERFMON",
+	"SYSLOG", "SYS_ADMIN", "SYS_BOOT", "SYS_MODULE", "SYS_NICE",
+	"SYS_PTRACE", "SYS_RAWIO", "SYS_TIME", "WAKE_ALARM", NULL,
+};
+
 /* One added capability (as written, "CAP_" optional, any case). */
 static int
 map_cap(struct imp *m, const char *key, const char *cap,
@@ -446,6 +471,13 @@ map_cap(struct imp *m, const char *key, const char *cap,
 		return 0;
 	}
 	row_flaw(m, w, "privileged");
+	for (i = 0; caps_withheld[i] != NULL; i++)
+		if (strcmp(up, caps_withheld[i]) == 0) {
+			row_partly(w, "the lab's privileged withholds this "
+			    "capability (it reaches the host: docs/flaws.md); "
+			    "flaw privileged is only its lower bound");
+			return 0;
+		}
 	row_note(w, "wider than NET_ADMIN/NET_RAW: the lab's widest set, "
 	    "every capability that stays inside the container (never "
 	    "SYS_ADMIN and the others that reach the host: docs/security.md)");
@@ -533,13 +565,20 @@ map_bind(struct imp *m, const char *key, const char *value, const char *type,
 		row_flaw(m, w, "control-keys");
 		row_note(w, "key or credential files from the host: the lab "
 		    "plants decoy keys read-only at %s", FLAW_MOUNT_CONTROL_KEYS);
+		if (!ro)
+			row_partly(w, "a read-write mount: writing to the "
+			    "host is not reproduced");
 		return 0;
 	}
 	row_flaw(m, w, "host-mount");
 	row_note(w, "a host path%s: the lab mounts a decoy host tree "
-	    "read-only at %s%s", strcmp(clean, "/") == 0 ? " (the host's "
-	    "whole root)" : "", FLAW_MOUNT_HOST, ro ? "" : "; writing to the "
-	    "host is not reproduced");
+	    "read-only at %s", strcmp(clean, "/") == 0 ? " (the host's "
+	    "whole root)" : "", FLAW_MOUNT_HOST);
+	if (strcmp(clean, "/") == 0)
+		row_partly(w, "the host's whole root is not reproduced");
+	if (!ro)
+		row_partly(w, "a read-write mount: writing to the host is "
+		    "not reproduced");
 	if (!ro && dst != NULL && dst[0] == '\0')
 		row_note(w, "no target");
 	return 0;
@@ -775,8 +814,9 @@ map_netmode(struct imp *m, const char *key, const char *v,
 	if (strcmp(v, "host") == 0) {
 		row_flaw(m, w, "egress-network");
 		row_note(w, "a route out, simulated by the lab's sink, never "
-		    "real; the host's own network namespace (its loopback "
-		    "services) is not reproduced");
+		    "real");
+		row_partly(w, "the host's own network namespace (its "
+		    "loopback services, cloud metadata) is not reproduced");
 		return 0;
 	}
 	if (strcmp(v, "bridge") == 0 || strcmp(v, "default") == 0) {
@@ -1055,8 +1095,11 @@ svc_bool(struct imp *m, const struct svc_key *d, const char *path,
 			row_flaw(m, w, "writable-rootfs");
 		return 0;
 	}
-	if (b)
+	if (b) {
 		row_flaw(m, w, d->note);
+		if (strcmp(d->key, "privileged") == 0)
+			row_partly(w, PRIV_PART);
+	}
 	return 0;
 }
 
@@ -2331,8 +2374,11 @@ map_inspect(struct imp *m, struct docker *d, const cJSON *ins)
 	    "false", NULL);
 	if (w == NULL)
 		return -1;
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(hc, "Privileged")))
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(hc,
+	    "Privileged"))) {
 		row_flaw(m, w, "privileged");
+		row_partly(w, PRIV_PART);
+	}
 	i = 0;
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(hc, "CapAdd")) {
 		if (!cJSON_IsString(it))
