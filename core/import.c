@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -66,7 +67,15 @@ struct imp {
 	char *runtime;
 	bool saw_read_only, saw_net, saw_user;
 	struct import_row *image_row;      /* to mark when the image is unusable */
+	/* interpolation of the scalars read since the last row: UNRES_* */
+	unsigned pend;
+	unsigned char unres_of[IMPORT_MAX_ROWS];   /* per row: UNRES_* */
 };
+
+#define DEFAULT_NOTE "default taken; .env or the environment may " \
+	"override it at docker compose time"
+#define UNRES_BARE     1u   /* ${VAR}, $VAR, ${VAR:?err}: kept as written */
+#define UNRES_DEFAULT  2u   /* ${VAR:-x}, ${VAR-x}: the default taken */
 
 /* Whether the agent the policy will run is the service's image. */
 static bool
@@ -108,6 +117,8 @@ row_add(struct imp *m, const char *key, const char *value,
 		m->r->rows = xrealloc(m->r->rows, m->rows_cap *
 		    sizeof *m->r->rows);
 	}
+	m->unres_of[m->r->nrows] = (unsigned char)m->pend;
+	m->pend = 0;
 	w = &m->r->rows[m->r->nrows++];
 	memset(w, 0, sizeof *w);
 	w->key = one_line(key);
@@ -212,16 +223,18 @@ row_not(struct import_row *w, bool widening, const char *why)
 
 /*
  * Compose interpolation of s: "$$" -> "$", "${VAR:-x}" / "${VAR-x}" ->
- * x, "${VAR}", "${VAR:?msg}", "$VAR" kept as written and *unresolved set
- * (never read from the environment).  Caller frees.
+ * x and *defaulted set (docker compose takes VAR from .env or the
+ * environment first), "${VAR}", "${VAR:?msg}", "$VAR" kept as written
+ * and *unresolved set (never read from the environment).  Caller frees.
  */
 static char *
-interp(const char *s, bool *unresolved)
+interp(const char *s, bool *unresolved, bool *defaulted)
 {
 	struct util_buf b;
 	const char *p = s, *close;
 
 	*unresolved = false;
+	*defaulted = false;
 	util_buf_init(&b, strlen(s) + 1);
 	while (*p != '\0') {
 		if (p[0] != '$') {
@@ -245,6 +258,7 @@ interp(const char *s, bool *unresolved)
 			    q[0] == '-')) {
 				q += q[0] == ':' ? 2 : 1;
 				util_buf_printf(&b, "%.*s", (int)(close - q), q);
+				*defaulted = true;
 			} else {
 				util_buf_printf(&b, "%.*s", (int)(close - p + 1),
 				    p);
@@ -1026,7 +1040,11 @@ scalar(struct imp *m, const char *path, const struct cnode *v, char **out,
 		    "a mapping" : "null");
 	if (strlen(v->str) != v->len)
 		return IERR(m, v, path, "contains a NUL byte");
-	*out = interp(v->str, unresolved);
+	bool dflt;
+
+	*out = interp(v->str, unresolved, &dflt);
+	m->pend |= (*unresolved ? UNRES_BARE : 0u) | (dflt ? UNRES_DEFAULT :
+	    0u);
 	return 0;
 }
 
@@ -1703,6 +1721,41 @@ svc_host_ns(struct imp *m, const struct svc_key *d, const char *path,
 #define S_NONE(k, n)  { (k), svc_none, (n), false }
 #define S_NOT(k, n, w) { (k), svc_not, (n), (w) }
 
+/*
+ * A row whose value needed interpolation (how: UNRES_*).  For an access
+ * key the lab cannot know what docker compose will make of it: not
+ * reproduced, widening (the flaw, if any, kept as a lower bound).  The
+ * others (image, command, entrypoint, environment, working_dir, the keys
+ * that change no access) keep a default, with a note.
+ */
+static void
+row_unres(struct imp *m, const struct svc_key *d, struct import_row *w,
+    unsigned how)
+{
+	static const char *const plain[] = { "image", "command",
+	    "entrypoint", "environment", "working_dir", NULL };
+	size_t i;
+
+	(void)m;
+	if (how == 0)
+		return;
+	for (i = 0; plain[i] != NULL; i++)
+		if (strcmp(d->key, plain[i]) == 0)
+			break;
+	if (plain[i] != NULL || d->map == svc_none || d->map == svc_not) {
+		if (how & UNRES_DEFAULT)
+			row_note(w, DEFAULT_NOTE);
+		return;
+	}
+	w->reproduced = false;
+	w->widening = true;
+	if (how & UNRES_DEFAULT)
+		row_note(w, DEFAULT_NOTE);
+	else
+		row_note(w, "unresolved: the access depends on the caller's "
+		    "environment, never read");
+}
+
 /* Every service key Compose defines, and what it maps to
  * (docs/import.md has one row per key).  Keys not in the table are "not
  * reproduced: unknown key" (widening: fail closed). */
@@ -1871,8 +1924,12 @@ map_service(struct imp *m, const char *spath, const struct cnode *svc)
 			continue;
 		}
 		first = m->r->nrows;
+		m->pend = 0;
 		if (d->map(m, d, path, k, v) == -1)
 			return -1;
+		m->pend = 0;
+		for (j = first; j < m->r->nrows; j++)
+			row_unres(m, d, &m->r->rows[j], m->unres_of[j]);
 		for (j = first; (k->aliased || v->aliased) && j < m->r->nrows;
 		    j++)
 			row_note(&m->r->rows[j], "written at line %zu through "
@@ -2170,6 +2227,41 @@ finish(struct imp *m, const char *source_abs, const char *container,
 /* API                                                                 */
 /* ------------------------------------------------------------------ */
 
+/*
+ * The files docker compose reads next to the Compose file without being
+ * told (.env for interpolation, the override files it merges): never
+ * read here, so a row each (not reproduced, widening) when one is there.
+ * 0, or -1 + e (too many rows).
+ */
+static int
+siblings(struct imp *m, const char *path)
+{
+	static const char *const names[] = { ".env", "compose.override.yaml",
+	    "compose.override.yml", "docker-compose.override.yaml",
+	    "docker-compose.override.yml", NULL };
+	const char *slash = strrchr(path, '/');
+	struct import_row *w;
+	struct stat st;
+	size_t i;
+
+	for (i = 0; names[i] != NULL; i++) {
+		char *f = slash != NULL ? xasprintf("%.*s/%s",
+		    (int)(slash - path), path, names[i]) : xstrdup(names[i]);
+		bool there = lstat(f, &st) == 0;
+
+		free(f);
+		if (!there)
+			continue;
+		w = row_add(m, names[i], "(next to the Compose file)", NULL);
+		if (w == NULL)
+			return -1;
+		row_not(w, true, i == 0 ? "not read: docker compose would "
+		    "merge it (it sets the variables ${...} takes, over any "
+		    "default)" : "not read: docker compose would merge it");
+	}
+	return 0;
+}
+
 /* Import service of Compose file path (core.h).  0, or -1 + e; the
  * caller import_result_free()s out either way. */
 int
@@ -2242,6 +2334,8 @@ import_compose(const char *path, const char *service,
 		goto out;
 	}
 	if (map_service(&m, spath, svc) == -1)
+		goto out;
+	if (siblings(&m, path) == -1)
 		goto out;
 	abs = realpath(path, NULL);
 	if (abs == NULL) {

@@ -80,6 +80,18 @@ row(const struct import_result *r, const char *key)
 	return NULL;
 }
 
+/* The row with key path key, or NULL. */
+static const struct import_row *
+row_find(const struct import_result *r, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < r->nrows; i++)
+		if (strcmp(r->rows[i].key, key) == 0)
+			return &r->rows[i];
+	return NULL;
+}
+
 /* The row maps to flaw (reproduced, widening) at line:col..end_line. */
 static void
 row_flaw(const struct import_result *r, const char *key, const char *flaw,
@@ -469,7 +481,7 @@ test_misc(void **state)
 	flaws_are(p, bridged);
 	row_flaw(&r, "services.bridged.network_mode", "egress-network", 36, 5,
 	    36);
-	row_not(&r, "services.bridged.user", false);      /* ${UID} */
+	row_not(&r, "services.bridged.user", true);       /* ${UID}: fail closed */
 	policy_free(p);
 	import_result_free(&r);
 
@@ -584,6 +596,65 @@ test_partly(void **state)
 	    "writing to the host is not reproduced"));
 	row_part(&r, "services.a.volumes[2]", "host-mount", 9, 9, 9);
 	row_part(&r, "services.a.network_mode", "egress-network", 10, 5, 10);
+	policy_free(p);
+	import_result_free(&r);
+}
+
+/* A value that took an interpolation default is unresolved for access
+ * keys (not reproduced, widening), kept with a note for the others; a
+ * .env or an override file next to the Compose file gets a row. */
+static void
+test_defaults(void **state)
+{
+	struct import_result r;
+	struct policy *p;
+	const struct import_row *w;
+	char dir[600], file[700];
+
+	(void)state;
+	snprintf(dir, sizeof dir, "%s/defaults", tmpdir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(file, sizeof file, "%s/compose.yml", dir);
+	scratch("defaults/compose.yml", "services:\n  a:\n"
+	    "    image: ${IMG:-busybox}\n"
+	    "    privileged: ${PRIV:-false}\n"
+	    "    pid: ${PIDMODE-private}\n"
+	    "    cap_add: [\"${CAP:?set CAP}\"]\n"
+	    "    read_only: ${RO:-true}\n"
+	    "    volumes: [\"${SOCK:-/tmp/x}:/var/run/docker.sock\"]\n"
+	    "    environment: {MODE: \"${MODE:-fast}\"}\n");
+	p = import_ok(file, "a", NULL, &r);
+	assert_string_equal(p->agent_image, "busybox");
+	assert_non_null(strstr(row(&r, "services.a.image")->note,
+	    "default taken"));
+	assert_true(row(&r, "services.a.image")->reproduced);
+	assert_string_equal(p->agent_env[0], "MODE=fast");
+	assert_non_null(strstr(row(&r, "services.a.environment.MODE")->note,
+	    "default taken"));
+	row_not(&r, "services.a.privileged", true);
+	assert_non_null(strstr(row(&r, "services.a.privileged")->note,
+	    "default taken; .env or the environment may override it"));
+	row_not(&r, "services.a.pid", true);
+	row_not(&r, "services.a.read_only", true);
+	w = row(&r, "services.a.cap_add[0]");
+	assert_false(w->reproduced);
+	assert_true(w->widening);
+	w = row(&r, "services.a.volumes[0]");
+	assert_false(w->reproduced);
+	assert_true(w->widening);
+	assert_non_null(strstr(w->note, "default taken"));
+	assert_null(row_find(&r, ".env"));
+	policy_free(p);
+	import_result_free(&r);
+
+	scratch("defaults/.env", "PRIV=true\n");
+	scratch("defaults/docker-compose.override.yml", "services: {}\n");
+	p = import_ok(file, "a", NULL, &r);
+	row_not(&r, ".env", true);
+	row_not(&r, "docker-compose.override.yml", true);
+	assert_non_null(strstr(row(&r, "docker-compose.override.yml")->note,
+	    "not read: docker compose would merge it"));
+	assert_null(row_find(&r, "compose.override.yaml"));
 	policy_free(p);
 	import_result_free(&r);
 }
@@ -829,6 +900,7 @@ main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_big),
 		cmocka_unit_test(test_partly),
+		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_policy_key),
 	};
 
