@@ -1440,6 +1440,89 @@ svc_scalar_key(struct imp *m, const struct svc_key *d, const char *path,
 	return rc;
 }
 
+/* A top-level definition's scalar key k (interpolated) or NULL when
+ * absent; -1 + e when it is not a scalar. */
+static int
+def_str(struct imp *m, const char *path, const struct cnode *def,
+    const char *k, char **out)
+{
+	const struct cnode *v = compose_get(def, k);
+	char ip[IMPORT_KEY_MAX + 64];
+	bool u;
+
+	*out = NULL;
+	if (v == NULL || compose_is_null(v))
+		return 0;
+	snprintf(ip, sizeof ip, "%s.%s", path, k);
+	return scalar(m, ip, v, out, &u);
+}
+
+/*
+ * A named volume name mounted at dst: looked up under the top-level
+ * volumes:.  driver_opts o=bind with a device is a bind of device (the
+ * socket, key and host path rules); external, a driver other than local
+ * or other driver_opts: not reproduced, widening; otherwise the engine's
+ * own data.  0, or -1 + e.
+ */
+static int
+map_named(struct imp *m, const char *key, const char *shown,
+    const char *name, const char *dst, bool ro, const struct span *sp)
+{
+	const struct cnode *def = compose_get(compose_get(m->root, "volumes"),
+	    name), *opts;
+	char tpath[IMPORT_KEY_MAX + 160], *drv = NULL, *o = NULL, *dev = NULL,
+	    *ext = NULL;
+	struct import_row *w;
+	int rc = -1;
+
+	if (def == NULL || def->kind != CN_MAP)
+		return map_bind(m, key, shown, "volume", name, dst, ro, sp);
+	snprintf(tpath, sizeof tpath, "volumes.%.128s", name);
+	opts = compose_get(def, "driver_opts");
+	if (def_str(m, tpath, def, "driver", &drv) == -1 ||
+	    def_str(m, tpath, def, "external", &ext) == -1)
+		goto out;
+	if (opts != NULL && opts->kind == CN_MAP) {
+		snprintf(tpath, sizeof tpath, "volumes.%.128s.driver_opts",
+		    name);
+		if (def_str(m, tpath, opts, "o", &o) == -1 ||
+		    def_str(m, tpath, opts, "device", &dev) == -1)
+			goto out;
+	}
+	if (ext != NULL && parse_bool(ext) != 0) {
+		if ((w = row_add(m, key, shown, sp)) == NULL)
+			goto out;
+		row_not(w, true, "an external volume: made outside this file, "
+		    "what it holds (a host path?) is not known");
+		rc = 0;
+	} else if (drv != NULL && strcmp(drv, "local") != 0) {
+		if ((w = row_add(m, key, shown, sp)) == NULL)
+			goto out;
+		row_not(w, true, "a volume driver other than local: where its "
+		    "data lives is not known");
+		rc = 0;
+	} else if (o != NULL && dev != NULL && strstr(o, "bind") != NULL) {
+		rc = map_bind(m, key, shown, "bind", dev, dst, ro, sp);
+		if (rc == 0)
+			row_note(&m->r->rows[m->r->nrows - 1], "a named volume "
+			    "that binds the host path %.200s (driver_opts o=bind)",
+			    dev);
+	} else if (opts != NULL && !compose_is_null(opts)) {
+		if ((w = row_add(m, key, shown, sp)) == NULL)
+			goto out;
+		row_not(w, true, "a volume with driver_opts: what it mounts "
+		    "(a device, an NFS share) is not reproduced");
+		rc = 0;
+	} else
+		rc = map_bind(m, key, shown, "volume", name, dst, ro, sp);
+out:
+	free(drv);
+	free(o);
+	free(dev);
+	free(ext);
+	return rc;
+}
+
 /* One short-syntax volume: "SRC:DST[:MODE]" or "DST". */
 static int
 volume_short(struct imp *m, const char *path, const struct cnode *it)
@@ -1466,7 +1549,7 @@ volume_short(struct imp *m, const char *path, const struct cnode *it)
 	    parts[0][0] == '~' || parts[0][0] == '$'))
 		rc = map_bind(m, path, s, "bind", parts[0], parts[1], ro, &sp);
 	else if (n >= 2)
-		rc = map_bind(m, path, s, "volume", parts[0], parts[1], ro, &sp);
+		rc = map_named(m, path, s, parts[0], parts[1], ro, &sp);
 	else
 		rc = IERR(m, it, path, "an empty volume");
 	if (rc == 0 && unres)
@@ -1520,7 +1603,10 @@ volume_long(struct imp *m, const char *path, const struct cnode *it)
 		goto out;
 	}
 	shown = rendered(it);
-	rc = map_bind(m, path, shown, type, s, d, rob, &sp);
+	if (strcmp(type, "volume") == 0 && s != NULL && s[0] != '\0')
+		rc = map_named(m, path, shown, s, d, rob, &sp);
+	else
+		rc = map_bind(m, path, shown, type, s, d, rob, &sp);
 	free(shown);
 	if (rc == 0 && unres)
 		row_note(&m->r->rows[m->r->nrows - 1], "unresolved: ${...} "
@@ -1656,6 +1742,124 @@ svc_networks(struct imp *m, const struct svc_key *d, const char *path,
 	return 0;
 }
 
+/*
+ * A config or secret (top: "configs" / "secrets") named name whose
+ * top-level definition has file: a read-only host file, run through the
+ * mount rules (socket, key, host path).  *wp: its row, or NULL when the
+ * definition has no file: (secret: a socket only; other files stay a
+ * secret).  0, or -1 + e.
+ */
+static int
+host_file(struct imp *m, const char *top, const char *key,
+    const struct cnode *it, const char *name, bool secret,
+    const struct span *sp, struct import_row **wp)
+{
+	const struct cnode *def = compose_get(compose_get(m->root, top), name);
+	char tpath[IMPORT_KEY_MAX + 160], *f = NULL, *shown, clean[4096];
+	size_t n;
+	int rc;
+
+	*wp = NULL;
+	snprintf(tpath, sizeof tpath, "%s.%.128s", top, name);
+	if (def == NULL || def->kind != CN_MAP)
+		return 0;
+	if (def_str(m, tpath, def, "file", &f) == -1)
+		return -1;
+	if (f == NULL)
+		return 0;
+	snprintf(clean, sizeof clean, "%s", f);
+	n = strlen(clean);
+	while (n > 1 && clean[n - 1] == '/')
+		clean[--n] = '\0';
+	if (secret && !path_is_socket(clean) && strcmp(clean, "/") != 0) {
+		m->pend = 0;
+		free(f);
+		return 0;
+	}
+	shown = rendered(it);
+	rc = map_bind(m, key, shown, "bind", f, NULL, true, sp);
+	free(shown);
+	if (rc == 0) {
+		*wp = &m->r->rows[m->r->nrows - 1];
+		row_note(*wp, "%s file: %.200s from the host, read-only", top,
+		    f);
+	}
+	free(f);
+	return rc;
+}
+
+/* configs (names or {source, target}, defined under the top-level
+ * configs:): file: is a read-only host file (host_file), content: or
+ * environment: no access change. */
+static int
+svc_configs(struct imp *m, const struct svc_key *d, const char *path,
+    const struct cnode *k, const struct cnode *v)
+{
+	char ip[IMPORT_KEY_MAX + 16];
+	size_t i;
+
+	(void)d;
+	(void)k;
+	if (v->kind != CN_SEQ)
+		return IERR(m, v, path, "expected a sequence");
+	for (i = 0; i < v->nkids; i++) {
+		const struct cnode *it = v->kids[i], *src = it;
+		struct span sp = node_span(it);
+		struct import_row *w;
+		char *shown;
+
+		snprintf(ip, sizeof ip, "%s[%zu]", path, i);
+		if (it->kind == CN_MAP)
+			src = compose_get(it, "source");
+		if (src == NULL || src->kind != CN_SCALAR ||
+		    compose_is_null(src))
+			return IERR(m, it, ip, "expected a config name or "
+			    "{source: NAME}");
+		if (host_file(m, "configs", ip, it, src->str, false, &sp,
+		    &w) == -1)
+			return -1;
+		if (w != NULL)
+			continue;
+		shown = rendered(it);
+		w = row_add(m, ip, shown, &sp);
+		free(shown);
+		if (w == NULL)
+			return -1;
+		row_note(w, "a read-only file of the project (not from a host "
+		    "path)");
+	}
+	return 0;
+}
+
+/* deploy: limits and replicas (the lab sets its own), but
+ * resources.reservations.devices passes host devices (GPUs) in: a row of
+ * its own, like gpus: not reproduced, widening. */
+static int
+svc_deploy(struct imp *m, const struct svc_key *d, const char *path,
+    const struct cnode *k, const struct cnode *v)
+{
+	const struct cnode *dev = compose_get(compose_get(compose_get(v,
+	    "resources"), "reservations"), "devices");
+	char ip[IMPORT_KEY_MAX + 64];
+	struct span sp;
+	struct import_row *w;
+	char *val;
+
+	if (svc_none(m, d, path, k, v) == -1)
+		return -1;
+	if (dev == NULL || compose_is_null(dev))
+		return 0;
+	snprintf(ip, sizeof ip, "%s.resources.reservations.devices", path);
+	sp = node_span(dev);
+	val = rendered(dev);
+	w = row_add(m, ip, val, &sp);
+	free(val);
+	if (w == NULL)
+		return -1;
+	row_not(w, true, "ares never passes a host device (a GPU) into a lab");
+	return 0;
+}
+
 /* secrets: names (or {source, target}) of top-level secrets. */
 static int
 svc_secrets(struct imp *m, const struct svc_key *d, const char *path,
@@ -1685,6 +1889,11 @@ svc_secrets(struct imp *m, const struct svc_key *d, const char *path,
 		if (compose_get(top, src->str) == NULL)
 			return IERR(m, src, ip, "secret \"%.64s\" is not "
 			    "defined under the top-level secrets:", src->str);
+		if (host_file(m, "secrets", ip, it, src->str, true, &sp,
+		    &w) == -1)
+			return -1;
+		if (w != NULL)
+			continue;
 		shown = rendered(it);
 		w = row_add(m, ip, shown, &sp);
 		free(shown);
@@ -1733,7 +1942,7 @@ row_unres(struct imp *m, const struct svc_key *d, struct import_row *w,
     unsigned how)
 {
 	static const char *const plain[] = { "image", "command",
-	    "entrypoint", "environment", "working_dir", NULL };
+	    "entrypoint", "environment", "working_dir", "deploy", NULL };
 	size_t i;
 
 	(void)m;
@@ -1796,7 +2005,7 @@ static const struct svc_key svc_keys[] = {
 	    "cgroup parent", false),
 	S_NONE("cap_drop", "the lab drops every capability already"),
 	S_NONE("tmpfs", "a tmpfs inside the container"),
-	S_NONE("configs", "read-only files of the project"),
+	{ "configs", svc_configs, NULL, false },
 	S_NONE("build", "ares never builds or pulls; the image must be "
 	    "local"),
 	S_NONE("ports", "ports publish inward; the lab publishes nothing"),
@@ -1811,8 +2020,8 @@ static const struct svc_key svc_keys[] = {
 	S_NONE("hostname", NULL),
 	S_NONE("domainname", NULL),
 	S_NONE("logging", NULL),
-	S_NONE("deploy", "resource limits and replicas; the lab sets its "
-	    "own limits"),
+	{ "deploy", svc_deploy, "resource limits and replicas; the lab sets "
+	  "its own limits", false },
 	S_NONE("mem_limit", "a limit"),
 	S_NONE("memswap_limit", "a limit"),
 	S_NONE("mem_reservation", "a limit"),

@@ -451,7 +451,7 @@ test_misc(void **state)
 	row_not(&r, "services.odd.env_file", true);
 	row_not(&r, "services.odd.volumes_from", true);
 	row_not(&r, "services.odd.gpus", true);
-	row_none(&r, "services.odd.configs");
+	row_flaw(&r, "services.odd.configs[0]", "host-mount", 14, 15, 14);	/* file: */
 	row_none(&r, "services.odd.expose");
 	row_none(&r, "services.odd.hostname");
 	row_none(&r, "services.odd.stop_signal");
@@ -655,6 +655,62 @@ test_defaults(void **state)
 	assert_non_null(strstr(row(&r, "docker-compose.override.yml")->note,
 	    "not read: docker compose would merge it"));
 	assert_null(row_find(&r, "compose.override.yaml"));
+	policy_free(p);
+	import_result_free(&r);
+}
+
+/* Named volumes follow their top-level definition (a bind through
+ * driver_opts is a bind), configs/secrets with file: are host files,
+ * deploy's reserved devices are a device. */
+static void
+test_named(void **state)
+{
+	struct import_result r;
+	struct policy *p;
+	static const char *const flaws[] = { "host-mount", "docker-socket",
+	    "control-keys", "writable-rootfs", "egress-network", NULL };
+
+	(void)state;
+	p = import_ok(scratch("named.yml", "services:\n  a:\n"
+	    "    image: busybox\n"
+	    "    volumes:\n"
+	    "      - hostroot:/host\n"
+	    "      - {type: volume, source: sock, target: /s}\n"
+	    "      - data:/data\n"
+	    "      - ext:/e\n"
+	    "      - nfs:/n\n"
+	    "      - plug:/p\n"
+	    "    configs: [keys]\n"
+	    "    secrets: [eng]\n"
+	    "    deploy:\n"
+	    "      resources:\n"
+	    "        reservations:\n"
+	    "          devices: [{capabilities: [gpu]}]\n"
+	    "volumes:\n"
+	    "  hostroot: {driver: local, driver_opts: {type: none, o: bind, "
+	    "device: /}}\n"
+	    "  sock: {driver_opts: {type: none, o: bind, device: "
+	    "/var/run/docker.sock}}\n"
+	    "  data: {}\n"
+	    "  ext: {external: true}\n"
+	    "  nfs: {driver_opts: {type: nfs, o: addr=10.0.0.1, device: "
+	    "\":/x\"}}\n"
+	    "  plug: {driver: rexray}\n"
+	    "configs:\n  keys: {file: /home/u/.ssh/id_rsa}\n"
+	    "secrets:\n  eng: {file: /run/docker.sock}\n"), "a", NULL, &r);
+	flaws_are(p, flaws);
+	row_part(&r, "services.a.volumes[0]", "host-mount", 5, 9, 5);
+	assert_non_null(strstr(row(&r, "services.a.volumes[0]")->note,
+	    "driver_opts o=bind"));
+	row_flaw(&r, "services.a.volumes[1]", "docker-socket", 6, 9, 6);
+	row_none(&r, "services.a.volumes[2]");
+	row_not(&r, "services.a.volumes[3]", true);
+	row_not(&r, "services.a.volumes[4]", true);
+	row_not(&r, "services.a.volumes[5]", true);
+	row_flaw(&r, "services.a.configs[0]", "control-keys", 11, 15, 11);
+	row_flaw(&r, "services.a.secrets[0]", "docker-socket", 12, 15, 12);
+	row_none(&r, "services.a.deploy");
+	row_not(&r, "services.a.deploy.resources.reservations.devices", true);
 	policy_free(p);
 	import_result_free(&r);
 }
@@ -901,6 +957,7 @@ main(void)
 		cmocka_unit_test(test_big),
 		cmocka_unit_test(test_partly),
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_named),
 		cmocka_unit_test(test_policy_key),
 	};
 
