@@ -749,6 +749,14 @@ test_errors(void **state)
 	    "\"maybe\"");
 	expect_error("dup.yml", "services:\n  s:\n    image: a\n    image: b\n",
 	    "s", "4:5: services.s: duplicate key \"image\" (first at 3:5)");
+	/* a NUL or another C0 byte in any mapping key (a service name
+	 * "agent\0" standing in for agent, a service key). */
+	expect_error("nulkey.yml", "services:\n  agent:\n    privileged: "
+	    "true\n  \"agent\\0\":\n    read_only: true\n", "agent",
+	    "4:3: services: a mapping key holds the control byte 0x00");
+	expect_error("c0key.yml", "services:\n  agent:\n    \"user\\x01\": "
+	    "x\n", "agent", "3:5: services.agent: a mapping key holds the "
+	    "control byte 0x01");
 	expect_error("nosvc.yml", "services:\n  a: {}\n  b: {}\n", "c",
 	    "2:3: services: no service \"c\" (services: a, b)");
 	expect_error("vol.yml", "services:\n  s:\n    volumes:\n"
