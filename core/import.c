@@ -385,13 +385,60 @@ cred_value(const char *v)
 	    "rk_live_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
 	    "glpat-", "AKIA", "ASIA", "xoxb-", "xoxp-", "xoxa-", "xapp-",
 	    "AIza", "hf_", "npm_", "-----BEGIN", NULL };
+	static const char *const hook[] = { "hooks.slack.com/services/",
+	    "discord.com/api/webhooks/", "discordapp.com/api/webhooks/",
+	    NULL };
+	const char *a, *end, *at, *colon;
 	size_t i;
 
 	for (i = 0; prefix[i] != NULL; i++)
 		if (strncmp(v, prefix[i], strlen(prefix[i])) == 0 &&
 		    strlen(v) >= strlen(prefix[i]) + 8)
 			return true;
+	/* an Authorization header's value */
+	if ((strncasecmp(v, "Bearer ", 7) == 0 ||
+	    strncasecmp(v, "Basic ", 6) == 0) && strlen(v) >= 10)
+		return true;
+	/* a webhook URL is its own secret */
+	for (i = 0; hook[i] != NULL; i++)
+		if (strstr(v, hook[i]) != NULL)
+			return true;
+	/* URL user-info, scheme://user:pass@host (a DSN, a *_URL) */
+	for (a = strstr(v, "://"); a != NULL; a = strstr(a, "://")) {
+		a += 3;
+		end = a + strcspn(a, "/?# ");
+		at = NULL;
+		for (const char *q = a; q < end; q++)
+			if (*q == '@')
+				at = q;
+		if (at == NULL)
+			continue;
+		colon = memchr(a, ':', (size_t)(at - a));
+		if (colon != NULL && colon + 1 < at)
+			return true;
+	}
 	return false;
+}
+
+/* Whether argv word w is an option whose value is a credential: "--token"
+ * (the value is the next word) gives 1, "--token=VALUE" gives 2, other
+ * words 0. */
+static int
+cred_flag(const char *w)
+{
+	static const char *const flag[] = { "--token", "--key", "--password",
+	    "--secret", "--api-key", "--api-token", "--access-token",
+	    "--auth-token", "--passwd", NULL };
+	size_t i, n;
+
+	for (i = 0; flag[i] != NULL; i++) {
+		n = strlen(flag[i]);
+		if (strncasecmp(w, flag[i], n) == 0 && w[n] == '\0')
+			return 1;
+		if (strncasecmp(w, flag[i], n) == 0 && w[n] == '=')
+			return 2;
+	}
+	return 0;
 }
 
 /* An environment variable name the policy takes: [A-Z_][A-Z0-9_]*, at
@@ -917,12 +964,60 @@ static int
 map_argv(struct imp *m, const char *key, const char *shown, char **argv,
     size_t argc, bool entry, bool unresolved, const struct span *sp)
 {
-	struct import_row *w = row_add(m, key, shown, sp);
-	char **dst = entry ? m->entry : m->cmd;
-	size_t *n = entry ? &m->nentry : &m->ncmd, i;
+	struct import_row *w, *c;
+	char **dst = entry ? m->entry : m->cmd, *kept[POLICY_AGENT_ARGV_MAX];
+	size_t *n = entry ? &m->nentry : &m->ncmd, i, nkept = 0, nred = 0;
+	struct util_buf b;
+	int f;
 
+	/* credentials in argv: the option and its value dropped, the row
+	 * shows <redacted>, and a real-key row says so */
+	util_buf_init(&b, 64);
+	util_buf_printf(&b, "[");
+	for (i = 0; i < argc; i++) {
+		f = cred_flag(argv[i]);
+		if (f == 1 || f == 2 || cred_value(argv[i])) {
+			if (f == 2)
+				util_buf_printf(&b, "%s%.*s=<redacted>", i ? ", " :
+				    "", (int)strcspn(argv[i], "="), argv[i]);
+			else if (f == 1)
+				util_buf_printf(&b, "%s%s%s", i ? ", " : "",
+				    argv[i], i + 1 < argc ? ", <redacted>" : "");
+			else
+				util_buf_printf(&b, "%s<redacted>", i ? ", " : "");
+			nred++;
+			if (f == 1 && i + 1 < argc)
+				i++;
+			continue;
+		}
+		util_buf_printf(&b, "%s%s", i ? ", " : "", argv[i]);
+		if (nkept < POLICY_AGENT_ARGV_MAX)
+			kept[nkept++] = argv[i];
+	}
+	util_buf_printf(&b, "]");
+	w = row_add(m, key, nred ? b.s : shown, sp);
+	free(b.s);
 	if (w == NULL)
 		return -1;
+	if (nred > 0) {
+		char ck[IMPORT_KEY_MAX + 200];
+
+		snprintf(ck, sizeof ck, "%s (credential)", key);
+		c = row_add(m, ck, "<redacted>", sp);
+		if (c == NULL)
+			return -1;
+		row_flaw(m, c, "real-key");
+		row_note(c, "%zu credential%s in the argv (after --token, --key, "
+		    "--password, --secret, --api-key, or a key's shape): "
+		    "dropped from agent.command with its option, never copied; "
+		    "the lab hands the agent the real model key", nred,
+		    nred == 1 ? "" : "s");
+		w = &m->r->rows[m->r->nrows - 2];   /* rows may have moved */
+		row_note(w, "%zu credential%s dropped with its option "
+		    "(row %s)", nred, nred == 1 ? "" : "s", ck);
+		argv = kept;
+		argc = nkept;
+	}
 	w->maps_to = xstrdup("agent.command");
 	if (!agent_is_image(m)) {
 		row_not(w, false, "the agent is not the service's image");

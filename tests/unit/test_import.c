@@ -715,6 +715,58 @@ test_named(void **state)
 	import_result_free(&r);
 }
 
+/* Credentials the name heuristics miss: URL user-info, Authorization
+ * values, webhook URLs, argv words after --token and the like. */
+static void
+test_cred_shapes(void **state)
+{
+	struct import_result r;
+	struct policy *p;
+	static const char *const secret[] = { "hunter2pass", "abcdefghijklm",
+	    "T000/B000/XXXXXXXX", "123/abcwebhook", "s3cr3tTOKENvalue",
+	    "apikeyVALUE42", "pw4ssw0rd", NULL };
+	size_t i;
+
+	(void)state;
+	p = import_ok(scratch("cred.yml", "services:\n  a:\n"
+	    "    image: busybox\n"
+	    "    command: [agent, --token, s3cr3tTOKENvalue, --api-key=apikeyVALUE42, "
+	    "--mode, fast, --password]\n"
+	    "    entrypoint: \"run --secret pw4ssw0rd\"\n"
+	    "    environment:\n"
+	    "      DATABASE_URL: postgres://admin:hunter2pass@db:5432/prod\n"
+	    "      AUTH_HEADER: \"Bearer abcdefghijklmnop\"\n"
+	    "      SLACK_WEBHOOK: https://hooks.slack.com/services/T000/B000/XXXXXXXX\n"
+	    "      HOOK: https://discord.com/api/webhooks/123/abcwebhook\n"
+	    "      PLAIN_URL: https://example.com/a@b\n"
+	    "      USER_URL: https://someone@example.com/\n"), "a", NULL, &r);
+	assert_true(policy_has_flaw(p, "real-key"));
+	row_flaw(&r, "services.a.environment.DATABASE_URL", "real-key", 7, 7, 7);
+	row_flaw(&r, "services.a.environment.AUTH_HEADER", "real-key", 8, 7, 8);
+	row_flaw(&r, "services.a.environment.SLACK_WEBHOOK", "real-key", 9, 7,
+	    9);
+	row_flaw(&r, "services.a.environment.HOOK", "real-key", 10, 7, 10);
+	assert_string_equal(row(&r, "services.a.environment.PLAIN_URL")->maps_to,
+	    "agent.env.PLAIN_URL");
+	assert_string_equal(row(&r, "services.a.environment.USER_URL")->maps_to,
+	    "agent.env.USER_URL");
+	row_flaw(&r, "services.a.command (credential)", "real-key", 4, 5, 4);
+	row_flaw(&r, "services.a.entrypoint (credential)", "real-key", 5, 5, 5);
+	assert_string_equal(row(&r, "services.a.command")->value,
+	    "[agent, --token, <redacted>, --api-key=<redacted>, --mode, fast, "
+	    "--password]");
+	/* entrypoint then command; the options and their values dropped */
+	assert_int_equal(p->agent_ncommand, 4);
+	assert_string_equal(p->agent_command[0], "run");
+	assert_string_equal(p->agent_command[1], "agent");
+	assert_string_equal(p->agent_command[2], "--mode");
+	assert_string_equal(p->agent_command[3], "fast");
+	for (i = 0; secret[i] != NULL; i++)
+		never_shown(&r, secret[i]);
+	policy_free(p);
+	import_result_free(&r);
+}
+
 static void
 expect_error(const char *name, const char *text, const char *service,
     const char *want)
@@ -966,6 +1018,7 @@ main(void)
 		cmocka_unit_test(test_partly),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_named),
+		cmocka_unit_test(test_cred_shapes),
 		cmocka_unit_test(test_policy_key),
 	};
 
