@@ -2983,9 +2983,11 @@ import_table_text(const struct import_result *r)
 		util_buf_printf(&b, "# %-5s %-44s %-34s -> ", line, w->key,
 		    w->value);
 		if (!w->reproduced)
-			util_buf_printf(&b, "%snot reproduced: %s",
+			util_buf_printf(&b, "%s%s%snot reproduced: %s",
 			    w->widening ? "WIDENING, " : "",
-			    w->note ? w->note : "?");
+			    w->flaw != NULL && w->maps_to != NULL ? w->maps_to :
+			    "", w->flaw != NULL && w->maps_to != NULL ?
+			    " (its lower bound), " : "", w->note ? w->note : "?");
 		else if (w->maps_to != NULL)
 			util_buf_printf(&b, "%s%s%s", w->maps_to,
 			    w->note ? ": " : "", w->note ? w->note : "");

@@ -572,6 +572,7 @@ test_partly(void **state)
 {
 	struct import_result r;
 	struct policy *p;
+	char *t;
 	static const char *const flaws[] = { "privileged", "host-mount",
 	    "egress-network", "writable-rootfs", NULL };
 
@@ -596,6 +597,10 @@ test_partly(void **state)
 	    "writing to the host is not reproduced"));
 	row_part(&r, "services.a.volumes[2]", "host-mount", 9, 9, 9);
 	row_part(&r, "services.a.network_mode", "egress-network", 10, 5, 10);
+	t = import_table_text(&r);
+	assert_non_null(strstr(t, "-> WIDENING, flaw host-mount (its lower "
+	    "bound), not reproduced: "));
+	free(t);
 	policy_free(p);
 	import_result_free(&r);
 }
