@@ -471,7 +471,8 @@ cbuild_anchor(struct cbuilder *b, yaml_mark_t m, const char *name,
 }
 
 /* Hang node n under the innermost open container (or make it the root).
- * Keys must be scalars and unique (a merge key "<<" may repeat).  On
+ * Keys must be scalars without C0 control bytes (NUL included) and
+ * unique (a merge key "<<" may repeat).  On
  * error n is freed and -1 returned. */
 static int
 cbuild_hang(struct cbuilder *b, yaml_mark_t m, struct cnode *n)
@@ -494,6 +495,17 @@ cbuild_hang(struct cbuilder *b, yaml_mark_t m, struct cnode *n)
 			compose_free(n);
 			return cbuild_err(b, m, "mapping keys must be scalars");
 		}
+		/* A NUL (or another C0 byte) would let "agent\\0" stand in
+		 * for "agent" wherever a key is compared as a C string. */
+		for (i = 0; i < n->len; i++)
+			if ((unsigned char)n->str[i] < 0x20) {
+				int rc = cbuild_err(b, m, "a mapping key holds "
+				    "the control byte 0x%02x",
+				    (unsigned char)n->str[i]);
+
+				compose_free(n);
+				return rc;
+			}
 		for (i = 0; i < parent->nkids && !is_merge_key(n); i += 2) {
 			const struct cnode *o = parent->kids[i];
 

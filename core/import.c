@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -66,7 +67,15 @@ struct imp {
 	char *runtime;
 	bool saw_read_only, saw_net, saw_user;
 	struct import_row *image_row;      /* to mark when the image is unusable */
+	/* interpolation of the scalars read since the last row: UNRES_* */
+	unsigned pend;
+	unsigned char unres_of[IMPORT_MAX_ROWS];   /* per row: UNRES_* */
 };
+
+#define DEFAULT_NOTE "default taken; .env or the environment may " \
+	"override it at docker compose time"
+#define UNRES_BARE     1u   /* ${VAR}, $VAR, ${VAR:?err}: kept as written */
+#define UNRES_DEFAULT  2u   /* ${VAR:-x}, ${VAR-x}: the default taken */
 
 /* Whether the agent the policy will run is the service's image. */
 static bool
@@ -108,6 +117,8 @@ row_add(struct imp *m, const char *key, const char *value,
 		m->r->rows = xrealloc(m->r->rows, m->rows_cap *
 		    sizeof *m->r->rows);
 	}
+	m->unres_of[m->r->nrows] = (unsigned char)m->pend;
+	m->pend = 0;
 	w = &m->r->rows[m->r->nrows++];
 	memset(w, 0, sizeof *w);
 	w->key = one_line(key);
@@ -181,6 +192,22 @@ row_field(struct import_row *w, const char *field)
 	w->reproduced = true;
 }
 
+/* The row keeps its flaw as a lower bound of the access, but the lab
+ * builds less than it grants: not reproduced (the gate counts it as
+ * unchecked), widening, why in the note. */
+static void
+row_partly(struct import_row *w, const char *why)
+{
+	w->reproduced = false;
+	w->widening = true;
+	row_note(w, "reproduced only in part: %s", why);
+}
+
+/* The note of privileged: true. */
+#define PRIV_PART "the lab's privileged withholds SYS_ADMIN and the other " \
+	"capabilities that reach the host, and every host device " \
+	"(docs/flaws.md); flaw privileged is only its lower bound"
+
 /* Not reproduced: why (widening or not). */
 static void
 row_not(struct import_row *w, bool widening, const char *why)
@@ -196,16 +223,18 @@ row_not(struct import_row *w, bool widening, const char *why)
 
 /*
  * Compose interpolation of s: "$$" -> "$", "${VAR:-x}" / "${VAR-x}" ->
- * x, "${VAR}", "${VAR:?msg}", "$VAR" kept as written and *unresolved set
- * (never read from the environment).  Caller frees.
+ * x and *defaulted set (docker compose takes VAR from .env or the
+ * environment first), "${VAR}", "${VAR:?msg}", "$VAR" kept as written
+ * and *unresolved set (never read from the environment).  Caller frees.
  */
 static char *
-interp(const char *s, bool *unresolved)
+interp(const char *s, bool *unresolved, bool *defaulted)
 {
 	struct util_buf b;
 	const char *p = s, *close;
 
 	*unresolved = false;
+	*defaulted = false;
 	util_buf_init(&b, strlen(s) + 1);
 	while (*p != '\0') {
 		if (p[0] != '$') {
@@ -229,6 +258,7 @@ interp(const char *s, bool *unresolved)
 			    q[0] == '-')) {
 				q += q[0] == ':' ? 2 : 1;
 				util_buf_printf(&b, "%.*s", (int)(close - q), q);
+				*defaulted = true;
 			} else {
 				util_buf_printf(&b, "%.*s", (int)(close - p + 1),
 				    p);
@@ -355,13 +385,60 @@ cred_value(const char *v)
 	    "rk_live_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
 	    "glpat-", "AKIA", "ASIA", "xoxb-", "xoxp-", "xoxa-", "xapp-",
 	    "AIza", "hf_", "npm_", "-----BEGIN", NULL };
+	static const char *const hook[] = { "hooks.slack.com/services/",
+	    "discord.com/api/webhooks/", "discordapp.com/api/webhooks/",
+	    NULL };
+	const char *a, *end, *at, *colon;
 	size_t i;
 
 	for (i = 0; prefix[i] != NULL; i++)
 		if (strncmp(v, prefix[i], strlen(prefix[i])) == 0 &&
 		    strlen(v) >= strlen(prefix[i]) + 8)
 			return true;
+	/* an Authorization header's value */
+	if ((strncasecmp(v, "Bearer ", 7) == 0 ||
+	    strncasecmp(v, "Basic ", 6) == 0) && strlen(v) >= 10)
+		return true;
+	/* a webhook URL is its own secret */
+	for (i = 0; hook[i] != NULL; i++)
+		if (strstr(v, hook[i]) != NULL)
+			return true;
+	/* URL user-info, scheme://user:pass@host (a DSN, a *_URL) */
+	for (a = strstr(v, "://"); a != NULL; a = strstr(a, "://")) {
+		a += 3;
+		end = a + strcspn(a, "/?# ");
+		at = NULL;
+		for (const char *q = a; q < end; q++)
+			if (*q == '@')
+				at = q;
+		if (at == NULL)
+			continue;
+		colon = memchr(a, ':', (size_t)(at - a));
+		if (colon != NULL && colon + 1 < at)
+			return true;
+	}
 	return false;
+}
+
+/* Whether argv word w is an option whose value is a credential: "--token"
+ * (the value is the next word) gives 1, "--token=VALUE" gives 2, other
+ * words 0. */
+static int
+cred_flag(const char *w)
+{
+	static const char *const flag[] = { "--token", "--key", "--password",
+	    "--secret", "--api-key", "--api-token", "--access-token",
+	    "--auth-token", "--passwd", NULL };
+	size_t i, n;
+
+	for (i = 0; flag[i] != NULL; i++) {
+		n = strlen(flag[i]);
+		if (strncasecmp(w, flag[i], n) == 0 && w[n] == '\0')
+			return 1;
+		if (strncasecmp(w, flag[i], n) == 0 && w[n] == '=')
+			return 2;
+	}
+	return 0;
 }
 
 /* An environment variable name the policy takes: [A-Z_][A-Z0-9_]*, at
@@ -416,6 +493,15 @@ static const char *const caps_known[] = {
 	"SYS_TTY_CONFIG", "WAKE_ALARM", NULL,
 };
 
+/* The capabilities the lab's privileged withholds (docs/flaws.md):
+ * added by a service, they are reproduced only in part. */
+static const char *const caps_withheld[] = {
+	"ALL", "AUDIT_CONTROL", "BLOCK_SUSPEND", "BPF", "CHECKPOINT_RESTORE",
+	"DAC_READ_SEARCH", "MAC_ADMIN", "MAC_OVERRIDE", "PERFMON",
+	"SYSLOG", "SYS_ADMIN", "SYS_BOOT", "SYS_MODULE", "SYS_NICE",
+	"SYS_PTRACE", "SYS_RAWIO", "SYS_TIME", "WAKE_ALARM", NULL,
+};
+
 /* One added capability (as written, "CAP_" optional, any case). */
 static int
 map_cap(struct imp *m, const char *key, const char *cap,
@@ -446,6 +532,13 @@ map_cap(struct imp *m, const char *key, const char *cap,
 		return 0;
 	}
 	row_flaw(m, w, "privileged");
+	for (i = 0; caps_withheld[i] != NULL; i++)
+		if (strcmp(up, caps_withheld[i]) == 0) {
+			row_partly(w, "the lab's privileged withholds this "
+			    "capability (it reaches the host: docs/flaws.md); "
+			    "flaw privileged is only its lower bound");
+			return 0;
+		}
 	row_note(w, "wider than NET_ADMIN/NET_RAW: the lab's widest set, "
 	    "every capability that stays inside the container (never "
 	    "SYS_ADMIN and the others that reach the host: docs/security.md)");
@@ -533,13 +626,20 @@ map_bind(struct imp *m, const char *key, const char *value, const char *type,
 		row_flaw(m, w, "control-keys");
 		row_note(w, "key or credential files from the host: the lab "
 		    "plants decoy keys read-only at %s", FLAW_MOUNT_CONTROL_KEYS);
+		if (!ro)
+			row_partly(w, "a read-write mount: writing to the "
+			    "host is not reproduced");
 		return 0;
 	}
 	row_flaw(m, w, "host-mount");
 	row_note(w, "a host path%s: the lab mounts a decoy host tree "
-	    "read-only at %s%s", strcmp(clean, "/") == 0 ? " (the host's "
-	    "whole root)" : "", FLAW_MOUNT_HOST, ro ? "" : "; writing to the "
-	    "host is not reproduced");
+	    "read-only at %s", strcmp(clean, "/") == 0 ? " (the host's "
+	    "whole root)" : "", FLAW_MOUNT_HOST);
+	if (strcmp(clean, "/") == 0)
+		row_partly(w, "the host's whole root is not reproduced");
+	if (!ro)
+		row_partly(w, "a read-write mount: writing to the host is "
+		    "not reproduced");
 	if (!ro && dst != NULL && dst[0] == '\0')
 		row_note(w, "no target");
 	return 0;
@@ -775,8 +875,9 @@ map_netmode(struct imp *m, const char *key, const char *v,
 	if (strcmp(v, "host") == 0) {
 		row_flaw(m, w, "egress-network");
 		row_note(w, "a route out, simulated by the lab's sink, never "
-		    "real; the host's own network namespace (its loopback "
-		    "services) is not reproduced");
+		    "real");
+		row_partly(w, "the host's own network namespace (its "
+		    "loopback services, cloud metadata) is not reproduced");
 		return 0;
 	}
 	if (strcmp(v, "bridge") == 0 || strcmp(v, "default") == 0) {
@@ -863,12 +964,60 @@ static int
 map_argv(struct imp *m, const char *key, const char *shown, char **argv,
     size_t argc, bool entry, bool unresolved, const struct span *sp)
 {
-	struct import_row *w = row_add(m, key, shown, sp);
-	char **dst = entry ? m->entry : m->cmd;
-	size_t *n = entry ? &m->nentry : &m->ncmd, i;
+	struct import_row *w, *c;
+	char **dst = entry ? m->entry : m->cmd, *kept[POLICY_AGENT_ARGV_MAX];
+	size_t *n = entry ? &m->nentry : &m->ncmd, i, nkept = 0, nred = 0;
+	struct util_buf b;
+	int f;
 
+	/* credentials in argv: the option and its value dropped, the row
+	 * shows <redacted>, and a real-key row says so */
+	util_buf_init(&b, 64);
+	util_buf_printf(&b, "[");
+	for (i = 0; i < argc; i++) {
+		f = cred_flag(argv[i]);
+		if (f == 1 || f == 2 || cred_value(argv[i])) {
+			if (f == 2)
+				util_buf_printf(&b, "%s%.*s=<redacted>", i ? ", " :
+				    "", (int)strcspn(argv[i], "="), argv[i]);
+			else if (f == 1)
+				util_buf_printf(&b, "%s%s%s", i ? ", " : "",
+				    argv[i], i + 1 < argc ? ", <redacted>" : "");
+			else
+				util_buf_printf(&b, "%s<redacted>", i ? ", " : "");
+			nred++;
+			if (f == 1 && i + 1 < argc)
+				i++;
+			continue;
+		}
+		util_buf_printf(&b, "%s%s", i ? ", " : "", argv[i]);
+		if (nkept < POLICY_AGENT_ARGV_MAX)
+			kept[nkept++] = argv[i];
+	}
+	util_buf_printf(&b, "]");
+	w = row_add(m, key, nred ? b.s : shown, sp);
+	free(b.s);
 	if (w == NULL)
 		return -1;
+	if (nred > 0) {
+		char ck[IMPORT_KEY_MAX + 200];
+
+		snprintf(ck, sizeof ck, "%s (credential)", key);
+		c = row_add(m, ck, "<redacted>", sp);
+		if (c == NULL)
+			return -1;
+		row_flaw(m, c, "real-key");
+		row_note(c, "%zu credential%s in the argv (after --token, --key, "
+		    "--password, --secret, --api-key, or a key's shape): "
+		    "dropped from agent.command with its option, never copied; "
+		    "the lab hands the agent the real model key", nred,
+		    nred == 1 ? "" : "s");
+		w = &m->r->rows[m->r->nrows - 2];   /* rows may have moved */
+		row_note(w, "%zu credential%s dropped with its option "
+		    "(row %s)", nred, nred == 1 ? "" : "s", ck);
+		argv = kept;
+		argc = nkept;
+	}
 	w->maps_to = xstrdup("agent.command");
 	if (!agent_is_image(m)) {
 		row_not(w, false, "the agent is not the service's image");
@@ -986,7 +1135,11 @@ scalar(struct imp *m, const char *path, const struct cnode *v, char **out,
 		    "a mapping" : "null");
 	if (strlen(v->str) != v->len)
 		return IERR(m, v, path, "contains a NUL byte");
-	*out = interp(v->str, unresolved);
+	bool dflt;
+
+	*out = interp(v->str, unresolved, &dflt);
+	m->pend |= (*unresolved ? UNRES_BARE : 0u) | (dflt ? UNRES_DEFAULT :
+	    0u);
 	return 0;
 }
 
@@ -1055,8 +1208,11 @@ svc_bool(struct imp *m, const struct svc_key *d, const char *path,
 			row_flaw(m, w, "writable-rootfs");
 		return 0;
 	}
-	if (b)
+	if (b) {
 		row_flaw(m, w, d->note);
+		if (strcmp(d->key, "privileged") == 0)
+			row_partly(w, PRIV_PART);
+	}
 	return 0;
 }
 
@@ -1379,6 +1535,89 @@ svc_scalar_key(struct imp *m, const struct svc_key *d, const char *path,
 	return rc;
 }
 
+/* A top-level definition's scalar key k (interpolated) or NULL when
+ * absent; -1 + e when it is not a scalar. */
+static int
+def_str(struct imp *m, const char *path, const struct cnode *def,
+    const char *k, char **out)
+{
+	const struct cnode *v = compose_get(def, k);
+	char ip[IMPORT_KEY_MAX + 64];
+	bool u;
+
+	*out = NULL;
+	if (v == NULL || compose_is_null(v))
+		return 0;
+	snprintf(ip, sizeof ip, "%s.%s", path, k);
+	return scalar(m, ip, v, out, &u);
+}
+
+/*
+ * A named volume name mounted at dst: looked up under the top-level
+ * volumes:.  driver_opts o=bind with a device is a bind of device (the
+ * socket, key and host path rules); external, a driver other than local
+ * or other driver_opts: not reproduced, widening; otherwise the engine's
+ * own data.  0, or -1 + e.
+ */
+static int
+map_named(struct imp *m, const char *key, const char *shown,
+    const char *name, const char *dst, bool ro, const struct span *sp)
+{
+	const struct cnode *def = compose_get(compose_get(m->root, "volumes"),
+	    name), *opts;
+	char tpath[IMPORT_KEY_MAX + 160], *drv = NULL, *o = NULL, *dev = NULL,
+	    *ext = NULL;
+	struct import_row *w;
+	int rc = -1;
+
+	if (def == NULL || def->kind != CN_MAP)
+		return map_bind(m, key, shown, "volume", name, dst, ro, sp);
+	snprintf(tpath, sizeof tpath, "volumes.%.128s", name);
+	opts = compose_get(def, "driver_opts");
+	if (def_str(m, tpath, def, "driver", &drv) == -1 ||
+	    def_str(m, tpath, def, "external", &ext) == -1)
+		goto out;
+	if (opts != NULL && opts->kind == CN_MAP) {
+		snprintf(tpath, sizeof tpath, "volumes.%.128s.driver_opts",
+		    name);
+		if (def_str(m, tpath, opts, "o", &o) == -1 ||
+		    def_str(m, tpath, opts, "device", &dev) == -1)
+			goto out;
+	}
+	if (ext != NULL && parse_bool(ext) != 0) {
+		if ((w = row_add(m, key, shown, sp)) == NULL)
+			goto out;
+		row_not(w, true, "an external volume: made outside this file, "
+		    "what it holds (a host path?) is not known");
+		rc = 0;
+	} else if (drv != NULL && strcmp(drv, "local") != 0) {
+		if ((w = row_add(m, key, shown, sp)) == NULL)
+			goto out;
+		row_not(w, true, "a volume driver other than local: where its "
+		    "data lives is not known");
+		rc = 0;
+	} else if (o != NULL && dev != NULL && strstr(o, "bind") != NULL) {
+		rc = map_bind(m, key, shown, "bind", dev, dst, ro, sp);
+		if (rc == 0)
+			row_note(&m->r->rows[m->r->nrows - 1], "a named volume "
+			    "that binds the host path %.200s (driver_opts o=bind)",
+			    dev);
+	} else if (opts != NULL && !compose_is_null(opts)) {
+		if ((w = row_add(m, key, shown, sp)) == NULL)
+			goto out;
+		row_not(w, true, "a volume with driver_opts: what it mounts "
+		    "(a device, an NFS share) is not reproduced");
+		rc = 0;
+	} else
+		rc = map_bind(m, key, shown, "volume", name, dst, ro, sp);
+out:
+	free(drv);
+	free(o);
+	free(dev);
+	free(ext);
+	return rc;
+}
+
 /* One short-syntax volume: "SRC:DST[:MODE]" or "DST". */
 static int
 volume_short(struct imp *m, const char *path, const struct cnode *it)
@@ -1405,7 +1644,7 @@ volume_short(struct imp *m, const char *path, const struct cnode *it)
 	    parts[0][0] == '~' || parts[0][0] == '$'))
 		rc = map_bind(m, path, s, "bind", parts[0], parts[1], ro, &sp);
 	else if (n >= 2)
-		rc = map_bind(m, path, s, "volume", parts[0], parts[1], ro, &sp);
+		rc = map_named(m, path, s, parts[0], parts[1], ro, &sp);
 	else
 		rc = IERR(m, it, path, "an empty volume");
 	if (rc == 0 && unres)
@@ -1459,7 +1698,10 @@ volume_long(struct imp *m, const char *path, const struct cnode *it)
 		goto out;
 	}
 	shown = rendered(it);
-	rc = map_bind(m, path, shown, type, s, d, rob, &sp);
+	if (strcmp(type, "volume") == 0 && s != NULL && s[0] != '\0')
+		rc = map_named(m, path, shown, s, d, rob, &sp);
+	else
+		rc = map_bind(m, path, shown, type, s, d, rob, &sp);
 	free(shown);
 	if (rc == 0 && unres)
 		row_note(&m->r->rows[m->r->nrows - 1], "unresolved: ${...} "
@@ -1595,6 +1837,124 @@ svc_networks(struct imp *m, const struct svc_key *d, const char *path,
 	return 0;
 }
 
+/*
+ * A config or secret (top: "configs" / "secrets") named name whose
+ * top-level definition has file: a read-only host file, run through the
+ * mount rules (socket, key, host path).  *wp: its row, or NULL when the
+ * definition has no file: (secret: a socket only; other files stay a
+ * secret).  0, or -1 + e.
+ */
+static int
+host_file(struct imp *m, const char *top, const char *key,
+    const struct cnode *it, const char *name, bool secret,
+    const struct span *sp, struct import_row **wp)
+{
+	const struct cnode *def = compose_get(compose_get(m->root, top), name);
+	char tpath[IMPORT_KEY_MAX + 160], *f = NULL, *shown, clean[4096];
+	size_t n;
+	int rc;
+
+	*wp = NULL;
+	snprintf(tpath, sizeof tpath, "%s.%.128s", top, name);
+	if (def == NULL || def->kind != CN_MAP)
+		return 0;
+	if (def_str(m, tpath, def, "file", &f) == -1)
+		return -1;
+	if (f == NULL)
+		return 0;
+	snprintf(clean, sizeof clean, "%s", f);
+	n = strlen(clean);
+	while (n > 1 && clean[n - 1] == '/')
+		clean[--n] = '\0';
+	if (secret && !path_is_socket(clean) && strcmp(clean, "/") != 0) {
+		m->pend = 0;
+		free(f);
+		return 0;
+	}
+	shown = rendered(it);
+	rc = map_bind(m, key, shown, "bind", f, NULL, true, sp);
+	free(shown);
+	if (rc == 0) {
+		*wp = &m->r->rows[m->r->nrows - 1];
+		row_note(*wp, "%s file: %.200s from the host, read-only", top,
+		    f);
+	}
+	free(f);
+	return rc;
+}
+
+/* configs (names or {source, target}, defined under the top-level
+ * configs:): file: is a read-only host file (host_file), content: or
+ * environment: no access change. */
+static int
+svc_configs(struct imp *m, const struct svc_key *d, const char *path,
+    const struct cnode *k, const struct cnode *v)
+{
+	char ip[IMPORT_KEY_MAX + 16];
+	size_t i;
+
+	(void)d;
+	(void)k;
+	if (v->kind != CN_SEQ)
+		return IERR(m, v, path, "expected a sequence");
+	for (i = 0; i < v->nkids; i++) {
+		const struct cnode *it = v->kids[i], *src = it;
+		struct span sp = node_span(it);
+		struct import_row *w;
+		char *shown;
+
+		snprintf(ip, sizeof ip, "%s[%zu]", path, i);
+		if (it->kind == CN_MAP)
+			src = compose_get(it, "source");
+		if (src == NULL || src->kind != CN_SCALAR ||
+		    compose_is_null(src))
+			return IERR(m, it, ip, "expected a config name or "
+			    "{source: NAME}");
+		if (host_file(m, "configs", ip, it, src->str, false, &sp,
+		    &w) == -1)
+			return -1;
+		if (w != NULL)
+			continue;
+		shown = rendered(it);
+		w = row_add(m, ip, shown, &sp);
+		free(shown);
+		if (w == NULL)
+			return -1;
+		row_note(w, "a read-only file of the project (not from a host "
+		    "path)");
+	}
+	return 0;
+}
+
+/* deploy: limits and replicas (the lab sets its own), but
+ * resources.reservations.devices passes host devices (GPUs) in: a row of
+ * its own, like gpus: not reproduced, widening. */
+static int
+svc_deploy(struct imp *m, const struct svc_key *d, const char *path,
+    const struct cnode *k, const struct cnode *v)
+{
+	const struct cnode *dev = compose_get(compose_get(compose_get(v,
+	    "resources"), "reservations"), "devices");
+	char ip[IMPORT_KEY_MAX + 64];
+	struct span sp;
+	struct import_row *w;
+	char *val;
+
+	if (svc_none(m, d, path, k, v) == -1)
+		return -1;
+	if (dev == NULL || compose_is_null(dev))
+		return 0;
+	snprintf(ip, sizeof ip, "%s.resources.reservations.devices", path);
+	sp = node_span(dev);
+	val = rendered(dev);
+	w = row_add(m, ip, val, &sp);
+	free(val);
+	if (w == NULL)
+		return -1;
+	row_not(w, true, "ares never passes a host device (a GPU) into a lab");
+	return 0;
+}
+
 /* secrets: names (or {source, target}) of top-level secrets. */
 static int
 svc_secrets(struct imp *m, const struct svc_key *d, const char *path,
@@ -1624,6 +1984,11 @@ svc_secrets(struct imp *m, const struct svc_key *d, const char *path,
 		if (compose_get(top, src->str) == NULL)
 			return IERR(m, src, ip, "secret \"%.64s\" is not "
 			    "defined under the top-level secrets:", src->str);
+		if (host_file(m, "secrets", ip, it, src->str, true, &sp,
+		    &w) == -1)
+			return -1;
+		if (w != NULL)
+			continue;
 		shown = rendered(it);
 		w = row_add(m, ip, shown, &sp);
 		free(shown);
@@ -1659,6 +2024,41 @@ svc_host_ns(struct imp *m, const struct svc_key *d, const char *path,
 
 #define S_NONE(k, n)  { (k), svc_none, (n), false }
 #define S_NOT(k, n, w) { (k), svc_not, (n), (w) }
+
+/*
+ * A row whose value needed interpolation (how: UNRES_*).  For an access
+ * key the lab cannot know what docker compose will make of it: not
+ * reproduced, widening (the flaw, if any, kept as a lower bound).  The
+ * others (image, command, entrypoint, environment, working_dir, the keys
+ * that change no access) keep a default, with a note.
+ */
+static void
+row_unres(struct imp *m, const struct svc_key *d, struct import_row *w,
+    unsigned how)
+{
+	static const char *const plain[] = { "image", "command",
+	    "entrypoint", "environment", "working_dir", "deploy", NULL };
+	size_t i;
+
+	(void)m;
+	if (how == 0)
+		return;
+	for (i = 0; plain[i] != NULL; i++)
+		if (strcmp(d->key, plain[i]) == 0)
+			break;
+	if (plain[i] != NULL || d->map == svc_none || d->map == svc_not) {
+		if (how & UNRES_DEFAULT)
+			row_note(w, DEFAULT_NOTE);
+		return;
+	}
+	w->reproduced = false;
+	w->widening = true;
+	if (how & UNRES_DEFAULT)
+		row_note(w, DEFAULT_NOTE);
+	else
+		row_note(w, "unresolved: the access depends on the caller's "
+		    "environment, never read");
+}
 
 /* Every service key Compose defines, and what it maps to
  * (docs/import.md has one row per key).  Keys not in the table are "not
@@ -1700,7 +2100,7 @@ static const struct svc_key svc_keys[] = {
 	    "cgroup parent", false),
 	S_NONE("cap_drop", "the lab drops every capability already"),
 	S_NONE("tmpfs", "a tmpfs inside the container"),
-	S_NONE("configs", "read-only files of the project"),
+	{ "configs", svc_configs, NULL, false },
 	S_NONE("build", "ares never builds or pulls; the image must be "
 	    "local"),
 	S_NONE("ports", "ports publish inward; the lab publishes nothing"),
@@ -1715,8 +2115,8 @@ static const struct svc_key svc_keys[] = {
 	S_NONE("hostname", NULL),
 	S_NONE("domainname", NULL),
 	S_NONE("logging", NULL),
-	S_NONE("deploy", "resource limits and replicas; the lab sets its "
-	    "own limits"),
+	{ "deploy", svc_deploy, "resource limits and replicas; the lab sets "
+	  "its own limits", false },
 	S_NONE("mem_limit", "a limit"),
 	S_NONE("memswap_limit", "a limit"),
 	S_NONE("mem_reservation", "a limit"),
@@ -1828,8 +2228,12 @@ map_service(struct imp *m, const char *spath, const struct cnode *svc)
 			continue;
 		}
 		first = m->r->nrows;
+		m->pend = 0;
 		if (d->map(m, d, path, k, v) == -1)
 			return -1;
+		m->pend = 0;
+		for (j = first; j < m->r->nrows; j++)
+			row_unres(m, d, &m->r->rows[j], m->unres_of[j]);
 		for (j = first; (k->aliased || v->aliased) && j < m->r->nrows;
 		    j++)
 			row_note(&m->r->rows[j], "written at line %zu through "
@@ -2127,6 +2531,41 @@ finish(struct imp *m, const char *source_abs, const char *container,
 /* API                                                                 */
 /* ------------------------------------------------------------------ */
 
+/*
+ * The files docker compose reads next to the Compose file without being
+ * told (.env for interpolation, the override files it merges): never
+ * read here, so a row each (not reproduced, widening) when one is there.
+ * 0, or -1 + e (too many rows).
+ */
+static int
+siblings(struct imp *m, const char *path)
+{
+	static const char *const names[] = { ".env", "compose.override.yaml",
+	    "compose.override.yml", "docker-compose.override.yaml",
+	    "docker-compose.override.yml", NULL };
+	const char *slash = strrchr(path, '/');
+	struct import_row *w;
+	struct stat st;
+	size_t i;
+
+	for (i = 0; names[i] != NULL; i++) {
+		char *f = slash != NULL ? xasprintf("%.*s/%s",
+		    (int)(slash - path), path, names[i]) : xstrdup(names[i]);
+		bool there = lstat(f, &st) == 0;
+
+		free(f);
+		if (!there)
+			continue;
+		w = row_add(m, names[i], "(next to the Compose file)", NULL);
+		if (w == NULL)
+			return -1;
+		row_not(w, true, i == 0 ? "not read: docker compose would "
+		    "merge it (it sets the variables ${...} takes, over any "
+		    "default)" : "not read: docker compose would merge it");
+	}
+	return 0;
+}
+
 /* Import service of Compose file path (core.h).  0, or -1 + e; the
  * caller import_result_free()s out either way. */
 int
@@ -2199,6 +2638,8 @@ import_compose(const char *path, const char *service,
 		goto out;
 	}
 	if (map_service(&m, spath, svc) == -1)
+		goto out;
+	if (siblings(&m, path) == -1)
 		goto out;
 	abs = realpath(path, NULL);
 	if (abs == NULL) {
@@ -2331,8 +2772,11 @@ map_inspect(struct imp *m, struct docker *d, const cJSON *ins)
 	    "false", NULL);
 	if (w == NULL)
 		return -1;
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(hc, "Privileged")))
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(hc,
+	    "Privileged"))) {
 		row_flaw(m, w, "privileged");
+		row_partly(w, PRIV_PART);
+	}
 	i = 0;
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(hc, "CapAdd")) {
 		if (!cJSON_IsString(it))
@@ -2539,9 +2983,11 @@ import_table_text(const struct import_result *r)
 		util_buf_printf(&b, "# %-5s %-44s %-34s -> ", line, w->key,
 		    w->value);
 		if (!w->reproduced)
-			util_buf_printf(&b, "%snot reproduced: %s",
+			util_buf_printf(&b, "%s%s%snot reproduced: %s",
 			    w->widening ? "WIDENING, " : "",
-			    w->note ? w->note : "?");
+			    w->flaw != NULL && w->maps_to != NULL ? w->maps_to :
+			    "", w->flaw != NULL && w->maps_to != NULL ?
+			    " (its lower bound), " : "", w->note ? w->note : "?");
 		else if (w->maps_to != NULL)
 			util_buf_printf(&b, "%s%s%s", w->maps_to,
 			    w->note ? ": " : "", w->note ? w->note : "");

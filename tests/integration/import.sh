@@ -85,7 +85,9 @@ rc=$?
 [ $rc -eq 1 ] || fail "--strict: exit $rc, want 1"
 [ -e "$T/strict.yaml" ] && fail "--strict wrote a policy"
 n=$(grep -c 'ares policy import: --strict: .*caps.yml:[0-9]*: services\.worker\.' "$T/err")
-[ "$n" -eq 5 ] || fail "--strict listed $n accesses, want 5: $(cat "$T/err")"
+# five the lab does not make, three it makes only in part (privileged,
+# SYS_ADMIN, network_mode host)
+[ "$n" -eq 8 ] || fail "--strict listed $n accesses, want 8: $(cat "$T/err")"
 want_line "$T/err" 'caps\.yml:20: services\.worker\.devices\[0\]: ares never passes a host device'
 grep -q 'ghp_abcdefghij' "$T/out" "$T/err" && fail "--strict printed a credential"
 
@@ -150,8 +152,8 @@ docker create --name "$C1" --network "$NET" --cap-add NET_ADMIN \
 rc=$?
 [ $rc -eq 0 ] || fail "import --container A: exit $rc: $(cat "$T/err")"
 want_line "$T/out" '^# - +HostConfig\.CapAdd\[[01]\] +(CAP_)?NET_ADMIN +-> flaw extra-caps'
-want_line "$T/out" '^# - +HostConfig\.CapAdd\[[01]\] +(CAP_)?SYS_PTRACE +-> flaw privileged'
-want_line "$T/out" "^# - +Mounts\[[01]\] +$T/hostdir:/data \(bind\) +-> flaw host-mount"
+want_line "$T/out" '^# - +HostConfig\.CapAdd\[[01]\] +(CAP_)?SYS_PTRACE +-> WIDENING, flaw privileged \(its lower bound\), not reproduced: .*reproduced only in part'
+want_line "$T/out" "^# - +Mounts\[[01]\] +$T/hostdir:/data \(bind\) +-> WIDENING, flaw host-mount \(its lower bound\), not reproduced: .*writing to the host is not reproduced"
 want_line "$T/out" '^# - +Mounts\[[01]\] +.*id_ed25519:/k/id_ed25519 \(bind, ro\) +-> flaw control-keys'
 want_line "$T/out" "^# - +NetworkSettings\.Networks\.$NET +$NET +-> no access change: an internal network"
 want_line "$T/out" '^# - +Config\.User +1000:1000 +-> agent\.user'
@@ -183,7 +185,7 @@ want_line "$T/out" '^# - +HostConfig\.SecurityOpt\[[01]\] +apparmor=unconfined +
 want_line "$T/out" '^# - +Mounts\[0\] +/var/run/docker\.sock:/var/run/docker\.sock \(bind\) +-> flaw docker-socket'
 want_line "$T/out" '^# - +HostConfig\.Devices\[0\] +/dev/null:/dev/xnull +-> WIDENING, not reproduced'
 want_line "$T/out" '^# - +Config\.User +0 +-> flaw root-user'
-want_line "$T/out" '^# - +HostConfig\.NetworkMode +host +-> flaw egress-network'
+want_line "$T/out" '^# - +HostConfig\.NetworkMode +host +-> WIDENING, flaw egress-network \(its lower bound\), not reproduced: .*reproduced only in part'
 want_line "$T/c2.yaml" '^  kind: poyo$'
 for f in host-pid host-ipc seccomp-unconfined docker-socket root-user \
     egress-network writable-rootfs; do
