@@ -2691,6 +2691,71 @@ mount_cmp(const void *a, const void *b)
 	return c != 0 ? c : strcmp(jstr(x, "Source"), jstr(y, "Source"));
 }
 
+/*
+ * The HostConfig fields that widen access and that the lab does not
+ * build, as the Compose keys of the same meaning are (userns_mode,
+ * cgroup, uts, gpus, device_cgroup_rules, volumes_from, cgroup_parent):
+ * a widening row, not reproduced, each (fail closed).  -1 + e past the
+ * row cap.
+ */
+static int
+map_inspect_more(struct imp *m, const cJSON *hc)
+{
+	static const struct { const char *field, *host, *why; } modes[] = {
+		{ "UsernsMode", "host", "the host's user namespace" },
+		{ "CgroupnsMode", "host", "the host's cgroup namespace" },
+		{ "UTSMode", "host", "the host's UTS namespace (hostname)" },
+	};
+	static const char *const lists[][2] = {
+		{ "DeviceRequests", "devices requested from the host (GPUs)" },
+		{ "DeviceCgroupRules", "device cgroup rules" },
+		{ "VolumesFrom", "another container's volumes" },
+	};
+	struct import_row *w;
+	char key[IMPORT_KEY_MAX + 64], why[160];
+	const cJSON *a, *it;
+	const char *s;
+	size_t i, j;
+
+	for (i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		s = jstr(hc, modes[i].field);
+		if (strcmp(s, modes[i].host) != 0)
+			continue;
+		snprintf(key, sizeof key, "HostConfig.%s", modes[i].field);
+		if ((w = row_add(m, key, s, NULL)) == NULL)
+			return -1;
+		snprintf(why, sizeof why, "%s: the lab never shares it",
+		    modes[i].why);
+		row_not(w, true, why);
+	}
+	for (i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+		a = cJSON_GetObjectItemCaseSensitive(hc, lists[i][0]);
+		j = 0;
+		cJSON_ArrayForEach(it, a) {
+			char *shown = cJSON_IsString(it) ?
+			    xstrdup(it->valuestring) : cJSON_PrintUnformatted(it);
+
+			snprintf(key, sizeof key, "HostConfig.%s[%zu]",
+			    lists[i][0], j++);
+			w = row_add(m, key, shown ? shown : "?", NULL);
+			free(shown);
+			if (w == NULL)
+				return -1;
+			snprintf(why, sizeof why, "%s: the lab never passes "
+			    "them", lists[i][1]);
+			row_not(w, true, why);
+		}
+	}
+	s = jstr(hc, "CgroupParent");
+	if (s[0] != '\0') {
+		if ((w = row_add(m, "HostConfig.CgroupParent", s, NULL)) == NULL)
+			return -1;
+		row_not(w, true, "a cgroup parent of the host's choosing: the "
+		    "lab's containers are the engine's own");
+	}
+	return 0;
+}
+
 /* The container's HostConfig and Config mapped through the mappers. */
 static int
 map_inspect(struct imp *m, struct docker *d, const cJSON *ins)
@@ -2874,6 +2939,8 @@ map_inspect(struct imp *m, struct docker *d, const cJSON *ins)
 		if (rc == -1)
 			return -1;
 	}
+	if (map_inspect_more(m, hc) == -1)
+		return -1;
 	i = 0;
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(hc,
 	    "SecurityOpt")) {

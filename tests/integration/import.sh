@@ -169,6 +169,7 @@ want_line "$T/c1.yaml" "^  container: \"$C1\"$"
 # B: created only, never started: the host's pid and ipc, no seccomp, the
 # docker socket, a device, root, the host network.
 docker create --name "$C2" --network host --pid host --ipc host \
+    --uts host --userns host --volumes-from "$C1" \
     --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
     -v /var/run/docker.sock:/var/run/docker.sock \
     --device /dev/null:/dev/xnull --user 0 --entrypoint /bin/busybox \
@@ -182,10 +183,12 @@ want_line "$T/out" '^# - +HostConfig\.PidMode +host +-> flaw host-pid'
 want_line "$T/out" '^# - +HostConfig\.IpcMode +host +-> flaw host-ipc'
 want_line "$T/out" '^# - +HostConfig\.SecurityOpt\[[01]\] +seccomp=unconfined +-> flaw seccomp-unconfined'
 want_line "$T/out" '^# - +HostConfig\.SecurityOpt\[[01]\] +apparmor=unconfined +-> WIDENING, not reproduced: this engine host has no AppArmor'
-want_line "$T/out" '^# - +Mounts\[0\] +/var/run/docker\.sock:/var/run/docker\.sock \(bind\) +-> flaw docker-socket'
+want_line "$T/out" '^# - +Mounts\[[0-9]\] +/var/run/docker\.sock:/var/run/docker\.sock \(bind\) +-> flaw docker-socket'
 want_line "$T/out" '^# - +HostConfig\.Devices\[0\] +/dev/null:/dev/xnull +-> WIDENING, not reproduced'
 want_line "$T/out" '^# - +Config\.User +0 +-> flaw root-user'
 want_line "$T/out" '^# - +HostConfig\.NetworkMode +host +-> WIDENING, flaw egress-network \(its lower bound\), not reproduced: .*reproduced only in part'
+want_line "$T/out" '^# - +HostConfig\.UTSMode +host +-> WIDENING, not reproduced: the host.s UTS namespace'
+want_line "$T/out" '^# - +HostConfig\.VolumesFrom\[0\] +'"$C1"' +-> WIDENING, not reproduced: another container.s volumes'
 want_line "$T/c2.yaml" '^  kind: poyo$'
 for f in host-pid host-ipc seccomp-unconfined docker-socket root-user \
     egress-network writable-rootfs; do
