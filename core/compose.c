@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <yaml.h>
 
@@ -715,30 +714,12 @@ struct cnode *
 compose_read(const char *path, struct errbuf *e)
 {
 	struct cnode *root;
-	struct stat st;
 	size_t len;
 	char *buf;
 
-	if (stat(path, &st) == -1) {
-		errbuf_set(e, ERRBUF_INPUT, "%s: %s", path, strerror(errno));
+	buf = util_read_input(path, "the file", COMPOSE_MAX_BYTES, &len, e);
+	if (buf == NULL)
 		return NULL;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		errbuf_set(e, ERRBUF_INPUT, "%s: not a regular file", path);
-		return NULL;
-	}
-	if ((unsigned long long)st.st_size > COMPOSE_MAX_BYTES) {
-		errbuf_set(e, ERRBUF_INPUT, "%s: the file is %lld bytes; the "
-		    "limit is %d", path, (long long)st.st_size,
-		    COMPOSE_MAX_BYTES);
-		return NULL;
-	}
-	buf = util_read_file(path, COMPOSE_MAX_BYTES, &len, e);
-	if (buf == NULL) {
-		if (e != NULL)
-			e->code = ERRBUF_INPUT;
-		return NULL;
-	}
 	root = compose_parse(path, buf, len, e);
 	free(buf);
 	return root;

@@ -1549,7 +1549,6 @@ struct policy *
 policy_load(const char *path, struct errbuf *e)
 {
 	struct policy *p;
-	struct stat st;
 	size_t len;
 	char *buf;
 
@@ -1557,26 +1556,9 @@ policy_load(const char *path, struct errbuf *e)
 		errbuf_set(e, ERRBUF_INPUT, "policy: no file given");
 		return NULL;
 	}
-	if (stat(path, &st) == -1) {
-		errbuf_set(e, ERRBUF_INPUT, "%s: %s", path, strerror(errno));
+	buf = util_read_input(path, "policy", POLICY_MAX_BYTES, &len, e);
+	if (buf == NULL)
 		return NULL;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		errbuf_set(e, ERRBUF_INPUT, "%s: not a regular file", path);
-		return NULL;
-	}
-	if ((unsigned long long)st.st_size > POLICY_MAX_BYTES) {
-		errbuf_set(e, ERRBUF_INPUT, "%s: policy is %lld bytes; the "
-		    "limit is %d", path, (long long)st.st_size,
-		    POLICY_MAX_BYTES);
-		return NULL;
-	}
-	buf = util_read_file(path, POLICY_MAX_BYTES, &len, e);
-	if (buf == NULL) {
-		if (e != NULL)
-			e->code = ERRBUF_INPUT;
-		return NULL;
-	}
 	p = policy_parse(buf, len, path, e);
 	free(buf);
 	return p;

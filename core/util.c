@@ -288,6 +288,32 @@ util_read_file(const char *path, size_t max, size_t *len, struct errbuf *e)
 }
 
 char *
+util_read_input(const char *path, const char *what, size_t max,
+    size_t *len, struct errbuf *e)
+{
+	struct stat st;
+	char *buf;
+
+	if (stat(path, &st) == -1) {
+		errbuf_set(e, ERRBUF_INPUT, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		errbuf_set(e, ERRBUF_INPUT, "%s: not a regular file", path);
+		return NULL;
+	}
+	if ((unsigned long long)st.st_size > max) {
+		errbuf_set(e, ERRBUF_INPUT, "%s: %s is %lld bytes; the limit is "
+		    "%zu", path, what, (long long)st.st_size, max);
+		return NULL;
+	}
+	buf = util_read_file(path, max, len, e);
+	if (buf == NULL && e != NULL)
+		e->code = ERRBUF_INPUT;
+	return buf;
+}
+
+char *
 util_read_regular(const char *path, size_t max, size_t *len,
     struct errbuf *e)
 {

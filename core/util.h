@@ -80,6 +80,12 @@ char *util_read_file(const char *path, size_t max, size_t *len,
     struct errbuf *e);
 /* util_read_file that never follows a symlink in the last component
  * (evidence a run wrote: a link planted there is refused). */
+/* An input file (a policy, a Compose file) whole: path must be a regular
+ * file of at most max bytes ("PATH: WHAT is N bytes; the limit is MAX"),
+ * then util_read_file (which checks again on the open file).  NULL + e,
+ * always ERRBUF_INPUT.  Caller frees. */
+char *util_read_input(const char *path, const char *what, size_t max,
+    size_t *len, struct errbuf *e);
 char *util_read_regular(const char *path, size_t max, size_t *len,
     struct errbuf *e);
 /* Write len bytes to path atomically (tmp + rename), mode.  -1 + e. */
