@@ -161,6 +161,8 @@ fix_policy_set_variant(const char *buf, size_t len, const char *variant,
 	for (i = kb.nitems; i-- > 0;) {
 		const char *id = kb.items[i].text, *rep = NULL;
 
+		if (variant_bait_kind_find(id) != -1)
+			continue;       /* a kind names the bait on any variant */
 		if (strcmp(id, from->bait_credential) == 0)
 			rep = to->bait_credential;
 		else if (strcmp(id, from->bait_instruction) == 0)
