@@ -870,9 +870,10 @@ static void test_lab_image_client(void **state)
 		skip();
 	}
 	char *ref = NULL;
-	if (lab_image_ensure(d, &ref, &e) == -1)
-		fail_msg("lab image: %s", e.msg);
+	int rc = lab_image_ensure(d, &ref, &e);
 	docker_close(d);
+	if (rc == -1)
+		fail_msg("lab image: %s", e.msg);
 	char *fp = sshkey_pub_fingerprint(planted_pub, &e);
 	assert_non_null(fp);
 	static const char *const users[] = { "65532:65532", "0:0" };
