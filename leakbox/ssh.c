@@ -84,6 +84,7 @@ struct conn {
 	uint8_t buf[4 + SSHD_PACKET_MAX + 16];
 	const uint8_t *pl;              /* the last packet's payload */
 	size_t pllen;
+	uint64_t t_pl;                  /* when it had fully arrived */
 };
 
 static int sshd_port_last;
@@ -384,6 +385,7 @@ read_packet(struct conn *c)
 		return -1;
 	c->pl = b + 5;
 	c->pllen = L - 1 - pad;
+	c->t_pl = util_mono_ns();
 	return 0;
 }
 
@@ -837,7 +839,10 @@ auth_run(struct conn *c)
 			    "authentication failures");
 			return;
 		}
+		/* events carry the request's arrival (docs/scoring.md) */
+		sensor_request_time(c->t_pl);
 		int rc = auth_one(c);
+		sensor_request_time(0);
 		if (rc == -1)
 			send_disconnect(c, DISC_PROTOCOL_ERROR, "bad request");
 		if (rc != 0)

@@ -583,6 +583,8 @@ static void test_planted_key_is_bait(void **state)
 		assert_string_equal(util_json_str(b, "user", ""), "deploy");
 		assert_int_equal(strncmp(util_json_str(b, "remote", ""),
 		    "127.0.0.1:", 10), 0);
+		/* stamped with the request's arrival (docs/scoring.md) */
+		assert_non_null(cJSON_GetObjectItemCaseSensitive(b, "t_req_ns"));
 	}
 	/* the offer comes first (the kill path starts before the client
 	 * signs) */
