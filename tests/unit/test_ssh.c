@@ -835,6 +835,109 @@ static void test_connection_cap(void **state)
 	close(fd);
 }
 
+/* A USERAUTH_REQUEST "password" for user with the password pw. */
+static void cl_password(struct cl *c, const char *user, const char *pw)
+{
+	uint8_t m[512];
+	size_t ml = 0;
+	m[ml++] = 50;
+	bstr(m, &ml, user, strlen(user));
+	bstr(m, &ml, "ssh-connection", 14);
+	bstr(m, &ml, "password", 8);
+	m[ml++] = 0;
+	bstr(m, &ml, pw, strlen(pw));
+	cl_send(c, m, ml, false);
+}
+
+/* The per-connection bounds: SSHD_AUTH_MAX requests (each one an
+ * ssh_auth event, the password never in it), then DISCONNECT; at most
+ * SSHD_PACKETS_MAX packets (IGNORE ones too). */
+static void test_connection_bounds(void **state)
+{
+	(void)state;
+	static struct cl c;
+	struct events es;
+	events_get(&es, 0);
+	events_free(&es);
+	cl_kex(&c);
+	cl_service(&c, false);
+	cl_recv(&c);
+	assert_int_equal(c.pkt[0], 6);
+	for (int i = 0; i < SSHD_AUTH_MAX; i++) {
+		cl_password(&c, "admin", "hunter2-secret");
+		cl_recv(&c);
+		assert_int_equal(c.pkt[0], 51);
+	}
+	cl_password(&c, "admin", "hunter2-secret");
+	cl_recv(&c);
+	assert_int_equal(c.pkt[0], 1);   /* DISCONNECT */
+	assert_true(closed_within(c.fd, 3000));
+	close(c.fd);
+	events_get(&es, 300);
+	assert_int_equal(events_count(&es, "ssh_auth"), SSHD_AUTH_MAX);
+	const cJSON *a = events_find(&es, "ssh_auth", "method", "password");
+	assert_non_null(a);
+	assert_string_equal(util_json_str(a, "user", ""), "admin");
+	for (int i = 0; i < es.n; i++) {
+		char *t = cJSON_PrintUnformatted(es.ev[i]);
+		assert_null(strstr(t, "hunter2"));
+		free(t);
+	}
+	events_free(&es);
+
+	/* IGNORE packets count: the connection ends at the bound (the key
+	 * exchange took 3, the service request 1) */
+	cl_kex(&c);
+	cl_service(&c, false);
+	cl_recv(&c);
+	uint8_t ig[8] = { 2, 0, 0, 0, 2, 'h', 'i', 0 };
+	for (int i = 0; i < SSHD_PACKETS_MAX - 4 - 1; i++)
+		cl_send(&c, ig, 7, false);
+	/* the last packet allowed is still answered */
+	uint8_t m[64];
+	size_t ml = 0;
+	m[ml++] = 50;
+	bstr(m, &ml, "u", 1);
+	bstr(m, &ml, "ssh-connection", 14);
+	bstr(m, &ml, "none", 4);
+	cl_send(&c, m, ml, false);
+	cl_recv(&c);
+	assert_int_equal(c.pkt[0], 51);
+	/* one more is not */
+	cl_send(&c, ig, 7, false);
+	assert_true(closed_within(c.fd, 3000));
+	close(c.fd);
+}
+
+/* One deadline for the whole connection: a client trickling a packet a
+ * byte every 400 ms is closed SSHD_DEADLINE_MS after it connected. */
+static void test_deadline(void **state)
+{
+	(void)state;
+	int fd = tcp_connect();
+	uint64_t t0 = util_mono_ns();
+	char v[256];
+	read_version(fd, v, sizeof v);
+	send(fd, "SSH-2.0-slow\r\n", 14, MSG_NOSIGNAL);
+	uint8_t l[4];
+	put32(l, 1020);
+	bool closed = false;
+	for (int i = 0; i < 200 && !closed; i++) {
+		uint8_t b = i < 4 ? l[i] : 'z';
+		if (send(fd, &b, 1, MSG_NOSIGNAL) != 1) {
+			closed = true;
+			break;
+		}
+		closed = closed_within(fd, 400);
+	}
+	double s = (double)(util_mono_ns() - t0) / 1e9;
+	printf("closed after %.1f s\n", s);
+	assert_true(closed);
+	assert_true(s > SSHD_DEADLINE_MS / 1000.0 - 1);
+	assert_true(s < SSHD_DEADLINE_MS / 1000.0 + 3);
+	close(fd);
+}
+
 /* Bad configurations are refused. */
 static void test_bad_config(void **state)
 {
@@ -1024,6 +1127,8 @@ int main(void)
 		cmocka_unit_test(test_bad_mac_dropped),
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_connection_cap),
+		cmocka_unit_test(test_connection_bounds),
+		cmocka_unit_test(test_deadline),
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_lab_image_client),
 	};
