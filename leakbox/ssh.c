@@ -181,12 +181,15 @@ shown(const uint8_t *d, size_t n)
 
 /* ---- building what we send ----------------------------------------- */
 
+/* A packet payload being built: what we send is small and fixed in shape;
+ * a write past the buffer sets over and send_packet refuses it. */
 struct wb {
 	uint8_t p[2048];
 	size_t len;
 	bool over;
 };
 
+/* Append n bytes (or set over). */
 static void
 wb_put(struct wb *b, const void *d, size_t n)
 {
@@ -198,12 +201,14 @@ wb_put(struct wb *b, const void *d, size_t n)
 	b->len += n;
 }
 
+/* Append a byte. */
 static void
 wb_u8(struct wb *b, uint8_t v)
 {
 	wb_put(b, &v, 1);
 }
 
+/* Append a big-endian uint32. */
 static void
 wb_u32(struct wb *b, uint32_t v)
 {
@@ -212,6 +217,7 @@ wb_u32(struct wb *b, uint32_t v)
 	wb_put(b, x, 4);
 }
 
+/* Append an SSH string (uint32 length, bytes). */
 static void
 wb_str(struct wb *b, const void *d, size_t n)
 {
@@ -219,6 +225,7 @@ wb_str(struct wb *b, const void *d, size_t n)
 	wb_put(b, d, n);
 }
 
+/* Append a C string as an SSH string. */
 static void
 wb_cstr(struct wb *b, const char *s)
 {
