@@ -287,6 +287,39 @@ lab_plant_file(const char *dir, const char *rel, const char *text,
 	return rc == -1 ? errbuf_prefix(e, "lab: plant %s", rel) : 0;
 }
 
+/* Write a planted file owned as the agent's tools want it (internal.h).
+ * -1 + e. */
+int
+lab_plant_file_as(const char *dir, const char *rel, const char *text,
+    mode_t mode, const char *user, struct errbuf *e)
+{
+	unsigned long uid, gid;
+	char *end;
+
+	if (user == NULL)
+		user = LAB_AGENT_UID;
+	uid = strtoul(user, &end, 10);
+	gid = *end == ':' ? strtoul(end + 1, &end, 10) : uid;
+	if (*end != '\0' || uid > 0x7fffffffUL || gid > 0x7fffffffUL)
+		return errbuf_set(e, ERRBUF_INPUT, "lab: plant %s: bad user "
+		    "'%s' (want UID:GID)", rel, user);
+	if (geteuid() != 0 && geteuid() != (uid_t)uid)
+		mode |= 0044;
+	if (lab_plant_file(dir, rel, text, mode, e) == -1)
+		return -1;
+	if (geteuid() == 0) {
+		char *path = xasprintf("%s/%s", dir, rel);
+		int rc = chown(path, (uid_t)uid, (gid_t)gid);
+		int err = errno;
+
+		free(path);
+		if (rc == -1)
+			return errbuf_set(e, ERRBUF_INTERNAL, "lab: plant %s: "
+			    "chown %s: %s", rel, user, strerror(err));
+	}
+	return 0;
+}
+
 /*
  * The agent's home from the variant: layout dirs, the notes, and each bait
  * the policy plants (the decoy token file, the planted instruction, the
