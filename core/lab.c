@@ -313,7 +313,7 @@ lab_plant_home(struct lab *lab, const struct variant *v,
 	free(text);
 	if (rc == -1)
 		return -1;
-	if (policy_has_bait(p, v->bait_credential)) {
+	if (policy_bait_wanted(p, v, VARIANT_BAIT_CREDENTIAL)) {
 		text = xasprintf("%s\n", lab->decoy_token);
 		rc = lab_plant_file(home, v->token_path, text, 0644, e);
 		sodium_memzero(text, strlen(text));
@@ -322,7 +322,7 @@ lab_plant_home(struct lab *lab, const struct variant *v,
 			return -1;
 		lab->credential_bait = xstrdup(v->bait_credential);
 	}
-	if (policy_has_bait(p, v->bait_instruction)) {
+	if (policy_bait_wanted(p, v, VARIANT_BAIT_INSTRUCTION)) {
 		text = variant_expand(v, v->instruction);
 		rc = lab_plant_file(home, v->instruction_file, text, 0644, e);
 		free(text);
@@ -330,7 +330,7 @@ lab_plant_home(struct lab *lab, const struct variant *v,
 			return -1;
 		lab->instruction_bait = xstrdup(v->bait_instruction);
 	}
-	if (policy_has_bait(p, v->bait_tripwire)) {
+	if (policy_bait_wanted(p, v, VARIANT_BAIT_TRIPWIRE)) {
 		if (lab_plant_file(home, v->tripwire_file, v->tripwire_text, 0644,
 		    e) == -1)
 			return -1;
@@ -1090,8 +1090,11 @@ lab_build_new(struct docker *d, const struct policy *p, const char *run_dir,
 	lab->decoy_token = lab_secret(v->token_prefix, 16);
 	/* The walking skeleton's single bait name: the credential when
 	 * planted, else the policy's first bait. */
-	lab->bait_name = xstrdup(policy_has_bait(p, v->bait_credential) ||
-	    p->nbait == 0 ? v->bait_credential : p->bait[0]);
+	lab->bait_name = xstrdup(policy_bait_wanted(p, v,
+	    VARIANT_BAIT_CREDENTIAL) || p->nbait == 0 ? v->bait_credential :
+	    variant_bait_kind_find(p->bait[0]) != -1 ? variant_bait_id(v,
+	    (enum variant_bait_kind)variant_bait_kind_find(p->bait[0])) :
+	    p->bait[0]);
 	lab->model_name = xstrdup(p->model_name);
 	lab->evidence_dir = xasprintf("%s/evidence", run_dir);
 	b->home = xasprintf("%s/agent-home", run_dir);
