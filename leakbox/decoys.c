@@ -1214,6 +1214,8 @@ decoys_main(void)
 		if (rc != 0)
 			return rc;
 	}
+	printf("decoys up\n");
+	fflush(stdout);
 	/* serve until a listener fails */
 	for (int i = 0; i < n; i++)
 		pthread_join(ls[i].t, NULL);
