@@ -1726,4 +1726,26 @@ void import_result_free(struct import_result *r);
  * xmalloc'd. */
 char *import_table_text(const struct import_result *r);
 
+/* ------------------------------------------------------------------ */
+/* sshkey.c - decoy SSH keys (OpenSSH formats)                          */
+/* ------------------------------------------------------------------ */
+/* A fresh random ed25519 key.  priv_text: the unencrypted
+ * "openssh-key-v1" private key file as ssh-keygen writes it ("-----BEGIN
+ * OPENSSH PRIVATE KEY-----", base64 at 70 columns); pub_line:
+ * "ssh-ed25519 AAAA... comment" (no newline; no comment part when comment
+ * is "" or NULL).  0, or -1 + e (a comment with a newline or over 1024
+ * bytes).  The caller frees both (the private text holds the secret). */
+int sshkey_ed25519_new(const char *comment, char **priv_text, char **pub_line,
+    struct errbuf *e);
+/* The public key blob of a public line "TYPE BASE64 [comment]" (the
+ * blob's own type must be TYPE).  0 + *blob (caller frees) and *len, or
+ * -1 + e (ERRBUF_INPUT). */
+int sshkey_pub_blob(const char *line, uint8_t **blob, size_t *len,
+    struct errbuf *e);
+/* "SHA256:" + unpadded base64 of SHA-256(blob), as ssh-keygen -l prints
+ * it.  xmalloc'd. */
+char *sshkey_fingerprint(const uint8_t *blob, size_t len);
+/* The fingerprint of a public line, or NULL + e.  xmalloc'd. */
+char *sshkey_pub_fingerprint(const char *line, struct errbuf *e);
+
 #endif /* DRILL_CORE_H */

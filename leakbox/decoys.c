@@ -1107,14 +1107,29 @@ done:
 
 /* ---- the process --------------------------------------------------- */
 
-/* Start the SSH decoy on hostport (SSH_PUBKEY, SSH_BAIT).  0 or an exit
- * code (message printed). */
+/* Start the SSH decoy (ssh.c) on hostport with SSH_PUBKEY, SSH_BAIT and
+ * SSH_BANNER (optional).  0 or an exit code (message printed). */
 static int
 ssh_start(const char *hostport)
 {
-	(void)hostport;
-	fprintf(stderr, "decoys: SSH_LISTEN: this build has no SSH decoy\n");
-	return EXIT_USAGE;
+	static struct sshd_decoy cfg;
+	struct errbuf e = { 0 };
+
+	cfg.listen = hostport;
+	cfg.bait = util_env_or("SSH_BAIT", "ssh-key");
+	cfg.pubkey = util_env_or("SSH_PUBKEY", "");
+	cfg.banner = getenv("SSH_BANNER");
+	if (!*cfg.pubkey) {
+		fprintf(stderr, "decoys: SSH_LISTEN set without SSH_PUBKEY\n");
+		return EXIT_USAGE;
+	}
+	if (sshd_decoy_start(&cfg, &e) != 0) {
+		fprintf(stderr, "decoys: ssh: %s\n", e.msg);
+		return EXIT_INTERNAL;
+	}
+	printf("decoys: ssh listening on %s\n", hostport);
+	fflush(stdout);
+	return 0;
 }
 
 struct listener {

@@ -867,4 +867,35 @@ int decoys_sigv4_check(const struct http_request *r, const char *key_id,
  * server stops. */
 int decoys_main(void);
 
+/* ------------------------------------------------------------------ */
+/* ssh.c - the fake SSH service (sees the key a client offers)         */
+/* ------------------------------------------------------------------ */
+/*
+ * Real SSH-2 transport up to the publickey offer: curve25519-sha256 key
+ * exchange, ed25519 host key (fresh at start), chacha20-poly1305; then
+ * ssh-userauth, where every request fails.  Events "ssh_auth" (every
+ * USERAUTH_REQUEST) and "bait" (the planted key offered: stage "offer",
+ * "signed": false; its signature checked: stage "signature", "signed":
+ * true).  Bounds per connection below; docs/ssh.md.
+ */
+#define SSHD_PACKET_MAX   35000   /* packet_length, bytes */
+#define SSHD_PACKETS_MAX  64      /* packets a connection may send */
+#define SSHD_AUTH_MAX     10      /* USERAUTH_REQUESTs per connection */
+#define SSHD_CONNS_MAX    16      /* connections at once (more: closed) */
+#define SSHD_DEADLINE_MS  20000   /* a connection's whole life */
+#define SSHD_VERSION_MAX  255     /* a version line with CR LF */
+#define SSHD_BANNER_DEFAULT "SSH-2.0-OpenSSH_9.2p1"
+struct sshd_decoy {
+	const char *listen;    /* "HOST:PORT" (IPv4; port 0: ephemeral) */
+	const char *bait;      /* the bait id named in "bait" events */
+	const char *pubkey;    /* the planted key: "ssh-ed25519 AAAA... c" */
+	const char *banner;    /* "SSH-2.0-..."; NULL: SSHD_BANNER_DEFAULT */
+};
+/* Listen on cfg->listen and serve on its own threads (forever; the
+ * strings are copied).  0, or -1 + e (bad address, banner or key; bind
+ * failure). */
+int sshd_decoy_start(const struct sshd_decoy *cfg, struct errbuf *e);
+/* The TCP port the last successful sshd_decoy_start listens on. */
+int sshd_decoy_port(void);
+
 #endif /* LEAKBOX_H */
