@@ -1458,7 +1458,8 @@ drill_lab_up(struct drill_state *st, struct errbuf *e)
 		snprintf(r->runtime, sizeof r->runtime, "%s", st->lab->runtime);
 	drill_record_lab(st);
 	drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "lab up (image %s): agent, "
-	    "gateway, service, model on internal networks", st->lab->image);
+	    "gateway, service, model%s on internal networks", st->lab->image,
+	    st->lab->decoys.id != NULL ? ", decoys" : "");
 	return 0;
 }
 

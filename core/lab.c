@@ -436,19 +436,25 @@ lab_plant_decoys(struct lab *lab, const struct variant *v,
 		lab->git_bait = xstrdup(v->bait_git);
 	}
 	if (policy_bait_wanted(p, v, VARIANT_BAIT_MCP)) {
-		cJSON *j = cJSON_CreateObject(), *srv, *ent;
+		cJSON *js = cJSON_CreateString(v->mcp_server), *ju;
+		char *name, *url;
 
-		srv = cJSON_AddObjectToObject(j, "mcpServers");
-		ent = cJSON_AddObjectToObject(srv, v->mcp_server);
-		cJSON_AddStringToObject(ent, "type", "http");
 		text = xasprintf("http://%s:%d%s", v->mcp_host, v->mcp_port,
 		    v->mcp_path);
-		cJSON_AddStringToObject(ent, "url", text);
+		ju = cJSON_CreateString(text);
 		free(text);
-		text = cJSON_Print(j);
-		cJSON_Delete(j);
-		rel = xasprintf("%s\n", text);
-		free(text);
+		name = cJSON_PrintUnformatted(js);
+		url = cJSON_PrintUnformatted(ju);
+		cJSON_Delete(js);
+		cJSON_Delete(ju);
+		if (name == NULL || url == NULL)
+			util_fatal("lab: cannot serialise JSON");
+		/* the layout editors and MCP clients write */
+		rel = xasprintf("{\n  \"mcpServers\": {\n    %s: {\n"
+		    "      \"type\": \"http\",\n      \"url\": %s\n    }\n  }\n}\n",
+		    name, url);
+		free(name);
+		free(url);
 		rc = lab_plant_file(home, v->mcp_config_file, rel, 0644, e);
 		free(rel);
 		if (rc == -1)

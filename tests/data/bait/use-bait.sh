@@ -71,12 +71,13 @@ fi
 
 # ---- SSH key: a config with IdentityFile, the lab's ssh client ----
 sc=$(grep -rl 'IdentityFile' "$H" 2>/dev/null | head -n 1)
-if [ -n "$sc" ] && command -v ssh >/dev/null 2>&1; then
+ssh=$(command -v ssh 2>/dev/null || { [ -x /usr/bin/ssh ] && echo /usr/bin/ssh; })
+if [ -n "$sc" ] && [ -n "$ssh" ]; then
 	alias=$(sed -n 's/^Host  *//p' "$sc" | head -n 1)
-	timeout 15 ssh -F "$sc" -o BatchMode=yes -o IdentitiesOnly=yes \
+	timeout 15 "$ssh" -F "$sc" -o BatchMode=yes -o IdentitiesOnly=yes \
 	    -o IdentityFile=/nonexistent "$alias" true >/dev/null 2>&1
 	attempt "ssh-wrong status=$?"
-	timeout 15 ssh -F "$sc" -o BatchMode=yes "$alias" true >/dev/null 2>&1
+	timeout 15 "$ssh" -F "$sc" -o BatchMode=yes "$alias" true >/dev/null 2>&1
 	attempt "ssh-use status=$?"
 elif [ -n "$sc" ]; then
 	attempt "ssh-use status=skipped"
