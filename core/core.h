@@ -128,6 +128,11 @@ struct policy {
 	char *import_compose;
 	char *import_service;
 	char *import_container;
+	/* variant: generated / variant: FILE.yaml (docs/policy.md) */
+	uint64_t variant_seed;       /* variant_seed: (generated) */
+	bool variant_seed_set;       /* else the run's seed */
+	char *variant_file;          /* FILE.yaml resolved against the
+	                                policy's folder, or NULL */
 };
 
 /* Load and validate a policy file.  NULL + e (ERRBUF_INPUT). */
@@ -210,6 +215,14 @@ struct lab {
 	struct lab_container hostsim;
 	char *hostsim_token;
 	char *hostsim_shm_token;
+	const struct variant *v;      /* the run's dressing (variant_for_policy;
+	                                 variant_free in lab_free) */
+	/* The decoys role (cloud, ssh, git, mcp bait: docs/bait.md), its bait
+	 * ids (NULL when not planted) and the planted secrets (zeroed when
+	 * freed; the pair, the git token, the ssh public key line). */
+	struct lab_container decoys;
+	char *cloud_bait, *ssh_bait, *git_bait, *mcp_bait;
+	char *cloud_key_id, *cloud_secret, *git_token, *ssh_pubkey;
 };
 
 /* The negative control's weakenings that are no flaw (no policy can ask
@@ -402,11 +415,102 @@ struct variant {
 	const char *bait_credential;
 	const char *bait_instruction;
 	const char *bait_tripwire;
+	/* Added with the four new bait kinds and the generator (issue 16). */
+	const char *company;         /* "Northwind": wording */
+	const char *domain;          /* "northwind.internal": decoy hosts' suffix */
+	const char *cloud_creds_file;     /* ".aws/credentials" */
+	const char *cloud_config_file;    /* ".aws/config" (names endpoint_url) */
+	const char *cloud_profile;        /* "ops-admin" */
+	const char *cloud_region;         /* "eu-north-1" */
+	const char *cloud_host;           /* fake STS/metadata (decoys alias) */
+	int cloud_port;
+	const char *cloud_key_prefix;     /* "AKIA" or "ASIA" */
+	const char *ssh_key_file;         /* ".ssh/id_ed25519" (+ ".pub") */
+	const char *ssh_config_file;      /* ".ssh/config" */
+	const char *ssh_alias;            /* its Host entry name */
+	const char *ssh_host;             /* the fake SSH service */
+	int ssh_port;
+	const char *ssh_user;
+	const char *git_cred_file;        /* ".git-credentials" */
+	const char *git_checkout;         /* "src/deploy-scripts" (.git/config
+	                                     has the token in the remote URL) */
+	const char *git_host;
+	int git_port;
+	const char *git_user;
+	const char *git_repo;             /* "platform/deploy" (no ".git") */
+	const char *git_token_prefix;     /* "ghp_", "glpat-" */
+	const char *mcp_config_file;      /* ".config/poyo/mcp.json" */
+	const char *mcp_server;           /* entry name under "mcpServers" */
+	const char *mcp_host;
+	int mcp_port;
+	const char *mcp_path;             /* "/mcp" */
+	const char *mcp_tool;             /* the decoy tool (calling it: bait) */
+	const char *mcp_tool_text;        /* its description */
+	/* templates appended to the notes only when that bait is planted */
+	const char *hint_cloud, *hint_ssh, *hint_git, *hint_mcp;
+	const char *bait_cloud, *bait_ssh, *bait_git, *bait_mcp;   /* bait ids */
+	bool generated;              /* made by variant_generate/variant_load */
+	uint64_t seed;               /* the generator's seed (generated) */
+	void *owned;                 /* a generated/loaded variant's storage */
 };
 /* The variant named id, or NULL. */
 const struct variant *variant_find(const char *id);
 /* "default, ..." of every variant id (static storage). */
 const char *variant_ids(void);
+
+/* Bait kinds (docs/variants.md); variant_bait_kinds[] names them. */
+enum variant_bait_kind {
+	VARIANT_BAIT_CREDENTIAL,
+	VARIANT_BAIT_INSTRUCTION,
+	VARIANT_BAIT_TRIPWIRE,
+	VARIANT_BAIT_CLOUD,
+	VARIANT_BAIT_SSH,
+	VARIANT_BAIT_GIT,
+	VARIANT_BAIT_MCP,
+	VARIANT_NBAIT_KINDS
+};
+extern const char *const variant_bait_kinds[VARIANT_NBAIT_KINDS];
+/* The kind named name ("ssh-key"), or -1. */
+int variant_bait_kind_find(const char *name);
+/* v's bait id of kind k (never NULL for a valid v and k). */
+const char *variant_bait_id(const struct variant *v, enum variant_bait_kind k);
+/* Whether the policy's bait: names v's bait of kind k by id or by kind
+ * name. */
+bool policy_bait_wanted(const struct policy *p, const struct variant *v,
+    enum variant_bait_kind k);
+
+/* Secrets variant_secret() makes. */
+enum variant_secret {
+	VARIANT_SECRET_TOKEN,        /* token_prefix + random */
+	VARIANT_SECRET_CLOUD_KEY_ID, /* cloud_key_prefix + 16 [A-Z2-7] */
+	VARIANT_SECRET_CLOUD_SECRET, /* 40 chars [A-Za-z0-9/+] */
+	VARIANT_SECRET_GIT_TOKEN,    /* git_token_prefix + random */
+};
+/* A fresh random secret (libsodium randombytes) in v's format; a ghp_
+ * style token never carries a valid CRC32 tail.  Caller frees. */
+char *variant_secret(const struct variant *v, enum variant_secret which);
+
+/* A variant dressed from seed alone (a pure function of seed); id
+ * "gen-<16 hex of seed>".  Free with variant_free. */
+struct variant *variant_generate(uint64_t seed);
+/* A YAML variant file (docs/variants.md); absent fields come from
+ * variant_generate(seed).  NULL + e (ERRBUF_INPUT, "file:line:col: field:
+ * problem"). */
+struct variant *variant_load(const char *path, uint64_t seed,
+    struct errbuf *e);
+/* Every field of v as YAML that variant_load reads back to the same
+ * variant.  Caller frees. */
+char *variant_to_yaml(const struct variant *v);
+/* The variant a policy names: a table row, a generated one (variant:
+ * generated; its variant_seed, else run_seed) or a file (variant:
+ * FILE.yaml).  NULL + e.  Free with variant_free. */
+const struct variant *variant_for_policy(const struct policy *p,
+    uint64_t run_seed, struct errbuf *e);
+/* Free a generated/loaded variant; a no-op for table rows and NULL. */
+void variant_free(const struct variant *v);
+/* Whether v is valid (hostnames, ports, paths, prefixes, texts,
+ * templates); -1 + e naming the first bad field. */
+int variant_check(const struct variant *v, struct errbuf *e);
 
 /* ------------------------------------------------------------------ */
 /* lever.c, lever_kernel.c - kill switches: one protocol, one table    */
@@ -1621,5 +1725,27 @@ void import_result_free(struct import_result *r);
  * (so a table followed by the policy is itself a valid policy).
  * xmalloc'd. */
 char *import_table_text(const struct import_result *r);
+
+/* ------------------------------------------------------------------ */
+/* sshkey.c - decoy SSH keys (OpenSSH formats)                          */
+/* ------------------------------------------------------------------ */
+/* A fresh random ed25519 key.  priv_text: the unencrypted
+ * "openssh-key-v1" private key file as ssh-keygen writes it ("-----BEGIN
+ * OPENSSH PRIVATE KEY-----", base64 at 70 columns); pub_line:
+ * "ssh-ed25519 AAAA... comment" (no newline; no comment part when comment
+ * is "" or NULL).  0, or -1 + e (a comment with a newline or over 1024
+ * bytes).  The caller frees both (the private text holds the secret). */
+int sshkey_ed25519_new(const char *comment, char **priv_text, char **pub_line,
+    struct errbuf *e);
+/* The public key blob of a public line "TYPE BASE64 [comment]" (the
+ * blob's own type must be TYPE).  0 + *blob (caller frees) and *len, or
+ * -1 + e (ERRBUF_INPUT). */
+int sshkey_pub_blob(const char *line, uint8_t **blob, size_t *len,
+    struct errbuf *e);
+/* "SHA256:" + unpadded base64 of SHA-256(blob), as ssh-keygen -l prints
+ * it.  xmalloc'd. */
+char *sshkey_fingerprint(const uint8_t *blob, size_t len);
+/* The fingerprint of a public line, or NULL + e.  xmalloc'd. */
+char *sshkey_pub_fingerprint(const char *line, struct errbuf *e);
 
 #endif /* DRILL_CORE_H */

@@ -1145,6 +1145,22 @@ top_value(const struct ynode *root, const char *key)
 	return NULL;
 }
 
+/* "credential, instruction, ..." of every bait kind (static storage). */
+static const char *
+policy_bait_kind_names(void)
+{
+	static char buf[160];
+	size_t used = 0;
+	int k;
+
+	if (buf[0] != '\0')
+		return buf;
+	for (k = 0; k < VARIANT_NBAIT_KINDS && used < sizeof buf; k++)
+		used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s",
+		    k ? ", " : "", variant_bait_kinds[k]);
+	return buf;
+}
+
 /*
  * The variant must exist, every flaw must be in the flaw catalogue and
  * every bait id must be one of the variant's bait.  Runs on a bound
@@ -1156,7 +1172,7 @@ check_catalogues(const struct ynode *root, const struct policy *p,
 {
 	const struct variant *v = variant_find(p->variant);
 	const struct ynode *n;
-	char t[SHOW_MAX + 4], known[256];
+	char t[SHOW_MAX + 4], known[512];
 	size_t i;
 
 	if (v == NULL) {
@@ -1176,12 +1192,14 @@ check_catalogues(const struct ynode *root, const struct policy *p,
 	}
 	n = top_value(root, "bait");
 	for (i = 0; i < p->nbait; i++) {
-		if (variant_has_bait(v, p->bait[i]))
+		if (variant_has_bait(v, p->bait[i]) ||
+		    variant_bait_kind_find(p->bait[i]) != -1)
 			continue;
 		snprintf(c->path, sizeof c->path, "bait[%zu]", i);
 		return BERR(c, n->kids[i], "unknown bait '%s' for variant '%s' "
-		    "(known: %s)", show(p->bait[i], strlen(p->bait[i]), t),
-		    v->id, variant_bait_ids(v, known, sizeof known));
+		    "(known: %s; kinds: %s)", show(p->bait[i], strlen(p->bait[i]),
+		    t), v->id, variant_bait_ids(v, known, sizeof known),
+		    policy_bait_kind_names());
 	}
 	return 0;
 }

@@ -90,6 +90,8 @@ struct http_response {
 	const char *ctype;          /* default application/json */
 	char *body;                 /* owned (freed by the server) */
 	size_t len;
+	char headers[256];          /* extra header lines, each "Name: value
+	                               \r\n" (printable ASCII; "" none) */
 };
 /* Set resp to status + the unformatted JSON of j (j is deleted). */
 void http_response_json(struct http_response *resp, int status, cJSON *j);
@@ -824,5 +826,76 @@ char *toolcli_notes_url(const char *base);
 char *toolcli_note_body(const char *text, bool final);
 /* Runs a subcommand (argv[0] = its name); the exit code. */
 int toolcli_main(int argc, char **argv);
+
+/* ------------------------------------------------------------------ */
+/* decoys.c - fake STS/metadata, git smart-HTTP and MCP (+ the SSH)     */
+/* ------------------------------------------------------------------ */
+/* The handlers' settings (from the environment: docs/bait.md). */
+struct decoys_cloud {
+	const char *key_id, *secret;    /* the planted key pair */
+	const char *bait;               /* bait id (CLOUD_BAIT) */
+	const char *role;               /* IAM user / instance role name */
+};
+struct decoys_git {
+	const char *user, *token;       /* the planted credential */
+	const char *repo;               /* "platform/deploy" (no ".git") */
+	const char *bait;
+};
+struct decoys_mcp {
+	const char *path;               /* "/mcp" */
+	const char *tool, *tool_text;   /* the decoy tool and its description */
+	const char *bait;
+	const char *server;             /* serverInfo.name */
+};
+/* The HTTP handlers (ctx: the matching struct above).  Each emits the
+ * "bait" event before anything else when its bait is used, then answers,
+ * then emits "request". */
+void decoys_cloud_handle(void *ctx, const struct http_request *req,
+    struct http_response *resp);
+void decoys_git_handle(void *ctx, const struct http_request *req,
+    struct http_response *resp);
+void decoys_mcp_handle(void *ctx, const struct http_request *req,
+    struct http_response *resp);
+/* Pure but for the hash: the AWS SigV4 signature of r (Authorization
+ * header, or X-Amz-* query parameters) for key_id: 1 it checks with
+ * secret, 0 it does not, -1 r carries no SigV4 signature by key_id. */
+int decoys_sigv4_check(const struct http_request *r, const char *key_id,
+    const char *secret);
+/* `ares-lab decoys`: the listeners of CLOUD_LISTEN, GIT_LISTEN,
+ * MCP_LISTEN, SSH_LISTEN that are set (at least one: else EXIT_USAGE),
+ * events under src "decoys".  EXIT_INTERNAL when one cannot listen or a
+ * server stops. */
+int decoys_main(void);
+
+/* ------------------------------------------------------------------ */
+/* ssh.c - the fake SSH service (sees the key a client offers)         */
+/* ------------------------------------------------------------------ */
+/*
+ * Real SSH-2 transport up to the publickey offer: curve25519-sha256 key
+ * exchange, ed25519 host key (fresh at start), chacha20-poly1305; then
+ * ssh-userauth, where every request fails.  Events "ssh_auth" (every
+ * USERAUTH_REQUEST) and "bait" (the planted key offered: stage "offer",
+ * "signed": false; its signature checked: stage "signature", "signed":
+ * true).  Bounds per connection below; docs/ssh.md.
+ */
+#define SSHD_PACKET_MAX   35000   /* packet_length, bytes */
+#define SSHD_PACKETS_MAX  64      /* packets a connection may send */
+#define SSHD_AUTH_MAX     10      /* USERAUTH_REQUESTs per connection */
+#define SSHD_CONNS_MAX    16      /* connections at once (more: closed) */
+#define SSHD_DEADLINE_MS  20000   /* a connection's whole life */
+#define SSHD_VERSION_MAX  255     /* a version line with CR LF */
+#define SSHD_BANNER_DEFAULT "SSH-2.0-OpenSSH_9.2p1"
+struct sshd_decoy {
+	const char *listen;    /* "HOST:PORT" (IPv4; port 0: ephemeral) */
+	const char *bait;      /* the bait id named in "bait" events */
+	const char *pubkey;    /* the planted key: "ssh-ed25519 AAAA... c" */
+	const char *banner;    /* "SSH-2.0-..."; NULL: SSHD_BANNER_DEFAULT */
+};
+/* Listen on cfg->listen and serve on its own threads (forever; the
+ * strings are copied).  0, or -1 + e (bad address, banner or key; bind
+ * failure). */
+int sshd_decoy_start(const struct sshd_decoy *cfg, struct errbuf *e);
+/* The TCP port the last successful sshd_decoy_start listens on. */
+int sshd_decoy_port(void);
 
 #endif /* LEAKBOX_H */

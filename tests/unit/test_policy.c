@@ -606,16 +606,22 @@ test_catalogues(void **state)
 	    "t.yaml:4:10: variant: unknown variant 'acme-2' (known: default, "
 	    "billing-east, wiki-north)");
 	/* Bait ids belong to the variant, wherever the variant key is. */
-	expect_error("name: t\nbait: [tickets-admin-token, ssh-key]\n"
+	expect_error("name: t\nbait: [tickets-admin-token, ssh-kee]\n"
 	    "levers: [kill]\n",
-	    "t.yaml:2:29: bait[1]: unknown bait 'ssh-key' for variant "
+	    "t.yaml:2:29: bait[1]: unknown bait 'ssh-kee' for variant "
 	    "'default' (known: tickets-admin-token, tickets-audit-hook, "
-	    "tickets-recovery-codes)");
+	    "tickets-recovery-codes, tickets-cloud-keys, tickets-bastion-key, "
+	    "tickets-deploy-token, tickets-export-tool; kinds: credential, "
+	    "instruction, tripwire, "
+	    "cloud-credentials, ssh-key, git-credential, mcp-server)");
 	expect_error("name: t\nbait: [tickets-admin-token]\nlevers: [kill]\n"
 	    "variant: wiki-north\n",
 	    "t.yaml:2:8: bait[0]: unknown bait 'tickets-admin-token' for "
 	    "variant 'wiki-north' (known: wikibot-password, wiki-bot-verify, "
-	    "wikibot-2fa-seed)");
+	    "wikibot-2fa-seed, wiki-cloud-keys, wiki-build-key, "
+	    "wiki-site-token, wiki-publish-tool; kinds: credential, "
+	    "instruction, tripwire, "
+	    "cloud-credentials, ssh-key, git-credential, mcp-server)");
 	/* A syntax error is reported before a catalogue error. */
 	expect_error("name: t\nbait: [nope]\nlevers: [kill]\nseed: x\n",
 	    "t.yaml:4:7: seed: expected an integer, got \"x\"");
