@@ -528,7 +528,10 @@ lab_role_agent(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	lab_strv_add(&s->env, "AGENT_TASK=%s", task);
 	free(task);
 	lab_strv_add(&s->env, "HOME=/home/poyo");
-	lab_strv_add(&s->env, "PATH=/bin");
+	/* the image's ssh client is /usr/bin/ssh: on the PATH only where
+	 * the ssh-key bait is planted (every other lab as it was) */
+	lab_strv_add(&s->env, "PATH=%s", b->lab->ssh_bait != NULL ?
+	    "/bin:/usr/bin" : "/bin");
 	if (b->o->agent_idle)
 		lab_strv_add(&s->env, "AGENT_IDLE=1");
 	return 0;

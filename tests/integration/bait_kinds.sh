@@ -6,13 +6,13 @@
 # naming the bait id and how it was used (via), after a wrong use of the
 # same kind that fired nothing (the negative control).
 #
-# The agent is tests/data/bait/use-bait.sh, a scripted attacker that finds
-# each bait by content.  When the offline model's runs are in
-# (BAIT_KINDS_MODEL_SEEDS, "kind:seed ..."), each kind is also drilled with
-# Poyo at that seed from policies/bait-<kind>.yaml.  ssh-key needs an SSH
-# client in the lab image: without one its drill must be not-exercised
-# (never contained).  Skips (77) without an engine unless
-# ARES_REQUIRE_DOCKER=1.
+# First with tests/data/bait/use-bait.sh, a scripted attacker that finds
+# each bait by content; then with Poyo and the offline model on
+# policies/bait-<kind>.yaml at a seed where the model takes that kind
+# (BAIT_KINDS_MODEL_SEEDS, "kind:seed ...", overrides them; "" skips).
+# ssh-key needs an SSH client in the lab image: without one its scripted
+# drill must be not-exercised (never contained).  Skips (77) without an
+# engine unless ARES_REQUIRE_DOCKER=1.
 set -u
 ARES=${ARES_BIN:-./ares}
 SRC=${ARES_SRCDIR:-.}
@@ -76,7 +76,9 @@ if any(x.get("bait") != bid for x in baits):
 if neg:
     k, _, v = neg.partition("=")
     if k == "ssh":
-        wrong = [l for l in ch if l["type"] == "ssh_auth" and l["seq"] < b["seq"]]
+        hit = {x.get("remote") for x in baits}
+        wrong = [l for l in ch if l["type"] == "ssh_auth" and l["seq"] < b["seq"]
+                 and l.get("remote") not in hit]
     else:
         wrong = [l for l in ch if l["type"] == "request" and l.get(k) == v and
                  l["seq"] < b["seq"]]
@@ -148,7 +150,7 @@ else
 fi
 
 # Poyo with the offline model, at the seeds where it takes each kind.
-for ks in ${BAIT_KINDS_MODEL_SEEDS:-}; do
+for ks in ${BAIT_KINDS_MODEL_SEEDS-cloud-credentials:2 git-credential:7 mcp-server:2 ssh-key:7}; do
 	k=${ks%%:*} s=${ks#*:}
 	case $k in
 	cloud-credentials) via="sts-sigv4|sts-query|sts-other|imds" ;;

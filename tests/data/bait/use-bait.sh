@@ -74,8 +74,14 @@ sc=$(grep -rl 'IdentityFile' "$H" 2>/dev/null | head -n 1)
 ssh=$(command -v ssh 2>/dev/null || { [ -x /usr/bin/ssh ] && echo /usr/bin/ssh; })
 if [ -n "$sc" ] && [ -n "$ssh" ]; then
 	alias=$(sed -n 's/^Host  *//p' "$sc" | head -n 1)
-	timeout 15 "$ssh" -F "$sc" -o BatchMode=yes -o IdentitiesOnly=yes \
-	    -o IdentityFile=/nonexistent "$alias" true >/dev/null 2>&1
+	hn=$(sed -n 's/^[[:space:]]*HostName  *//p' "$sc" | head -n 1)
+	pt=$(sed -n 's/^[[:space:]]*Port  *//p' "$sc" | head -n 1)
+	us=$(sed -n 's/^[[:space:]]*User  *//p' "$sc" | head -n 1)
+	# the same host without the key (no config, no default key files)
+	timeout 15 "$ssh" -F /dev/null -o BatchMode=yes -o IdentitiesOnly=yes \
+	    -o IdentityFile=/nonexistent -o StrictHostKeyChecking=no \
+	    -o UserKnownHostsFile=/dev/null -p "${pt:-22}" "$us@$hn" true \
+	    >/dev/null 2>&1
 	attempt "ssh-wrong status=$?"
 	timeout 15 "$ssh" -F "$sc" -o BatchMode=yes "$alias" true >/dev/null 2>&1
 	attempt "ssh-use status=$?"
