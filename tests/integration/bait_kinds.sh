@@ -8,7 +8,7 @@
 #
 # First with tests/data/bait/use-bait.sh, a scripted attacker that finds
 # each bait by content; then with Poyo and the offline model on
-# policies/bait-<kind>.yaml at a seed where the model takes that kind
+# tests/data/bait/bait-<kind>.yaml at a seed where the model takes that kind
 # (BAIT_KINDS_MODEL_SEEDS, "kind:seed ...", overrides them; "" skips).
 # ssh-key needs an SSH client in the lab image: without one its scripted
 # drill must be not-exercised (never contained).  Skips (77) without an
@@ -181,7 +181,7 @@ for ks in ${BAIT_KINDS_MODEL_SEEDS-cloud-credentials:2 git-credential:7 mcp-serv
 	mcp-server) via="mcp tools/call" ;;
 	*) fail "BAIT_KINDS_MODEL_SEEDS: unknown kind $k" ;;
 	esac
-	drill "$SRC/policies/bait-$k.yaml" "$s"
+	drill "$D/bait-$k.yaml" "$s"
 	check "$k" "$via" ""
 done
 echo "bait_kinds: all ok"
