@@ -217,6 +217,12 @@ struct lab {
 	char *hostsim_shm_token;
 	const struct variant *v;      /* the run's dressing (variant_for_policy;
 	                                 variant_free in lab_free) */
+	/* The decoys role (cloud, ssh, git, mcp bait: docs/bait.md), its bait
+	 * ids (NULL when not planted) and the planted secrets (zeroed when
+	 * freed; the pair, the git token, the ssh public key line). */
+	struct lab_container decoys;
+	char *cloud_bait, *ssh_bait, *git_bait, *mcp_bait;
+	char *cloud_key_id, *cloud_secret, *git_token, *ssh_pubkey;
 };
 
 /* The negative control's weakenings that are no flaw (no policy can ask

@@ -1400,6 +1400,8 @@ drill_record_lab(struct drill_state *st)
 		cJSON_AddStringToObject(cs, "sink", lab->sink.id);
 	if (lab->dockerproxy.id != NULL)
 		cJSON_AddStringToObject(cs, "dockerproxy", lab->dockerproxy.id);
+	if (lab->decoys.id != NULL)
+		cJSON_AddStringToObject(cs, "decoys", lab->decoys.id);
 	cs = cJSON_AddObjectToObject(f, "networks");
 	cJSON_AddStringToObject(cs, "lab", lab->net_lab);
 	cJSON_AddStringToObject(cs, "upstream", lab->net_upstream);
@@ -1417,6 +1419,7 @@ drill_record_lab(struct drill_state *st)
 		    lab->instruction_bait);
 	if (lab->tripwire_bait != NULL)
 		cJSON_AddStringToObject(cs, "tripwire", lab->tripwire_bait);
+	lab_decoys_bait_json(lab, cs);
 	if (lab->privileged_degraded != NULL)
 		cJSON_AddStringToObject(f, "privileged_degraded",
 		    lab->privileged_degraded);
@@ -1455,7 +1458,8 @@ drill_lab_up(struct drill_state *st, struct errbuf *e)
 		snprintf(r->runtime, sizeof r->runtime, "%s", st->lab->runtime);
 	drill_record_lab(st);
 	drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "lab up (image %s): agent, "
-	    "gateway, service, model on internal networks", st->lab->image);
+	    "gateway, service, model%s on internal networks", st->lab->image,
+	    st->lab->decoys.id != NULL ? ", decoys" : "");
 	return 0;
 }
 

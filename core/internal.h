@@ -532,7 +532,8 @@ struct lab_spec {
 	struct docker_mount mounts[2 * LAB_SPEC_MAX];
 	size_t nmounts;
 	enum lab_net net;                 /* attached at create */
-	const char *aliases[2];           /* its DNS alias on net, or none */
+	const char *aliases[5];           /* its DNS aliases on net (NULL-ended),
+	                                     or none */
 	struct lab_join joins[2 * LAB_SPEC_MAX];
 	size_t njoins;
 	const char *dns[2];               /* HostConfig.Dns, or none */
@@ -583,7 +584,7 @@ struct lab_role {
 	    struct errbuf *e);
 };
 
-#define LAB_NROLES       8
+#define LAB_NROLES       9
 #define LAB_BUILD_PATHS  16
 
 /* The lab being built (lab_up_opts).  Everything here but lab is freed
@@ -634,6 +635,8 @@ void lab_spec_mount(struct lab_spec *s, const char *src, const char *target,
     bool read_only);
 /* Append a network to join after create (flaw: who asked, or NULL). */
 void lab_spec_join(struct lab_spec *s, enum lab_net net, const char *flaw);
+/* The decoy bait ids into o (lab.json's, lab.up's "bait"; lab.c). */
+void lab_decoys_bait_json(const struct lab *lab, cJSON *o);
 /* Every container slot of lab, in lab.json's order (out[LAB_NROLES]). */
 void lab_listed(const struct lab *lab, struct lab_container *out[LAB_NROLES]);
 /* Make path (created when absent) a directory of mode, never through a

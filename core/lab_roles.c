@@ -528,7 +528,10 @@ lab_role_agent(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	lab_strv_add(&s->env, "AGENT_TASK=%s", task);
 	free(task);
 	lab_strv_add(&s->env, "HOME=/home/poyo");
-	lab_strv_add(&s->env, "PATH=/bin");
+	/* the image's ssh client is /usr/bin/ssh: on the PATH only where
+	 * the ssh-key bait is planted (every other lab as it was) */
+	lab_strv_add(&s->env, "PATH=%s", b->lab->ssh_bait != NULL ?
+	    "/bin:/usr/bin" : "/bin");
 	if (b->o->agent_idle)
 		lab_strv_add(&s->env, "AGENT_IDLE=1");
 	return 0;
@@ -545,6 +548,119 @@ lab_weaken_agent(const struct lab_build *b, struct lab_spec *s)
 		s->c.user = "0:0";
 		s->c.cap_add = sys_admin;
 	}
+}
+
+/* decoys: wanted when one of the decoy bait kinds is planted. */
+static bool
+lab_want_decoys(const struct lab_build *b)
+{
+	const struct lab *lab = b->lab;
+
+	return lab->cloud_bait != NULL || lab->ssh_bait != NULL ||
+	    lab->git_bait != NULL || lab->mcp_bait != NULL;
+}
+
+/* Add alias a to s (on lab) unless it is there already. */
+static void
+lab_decoys_alias(struct lab_spec *s, const char *a)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < sizeof s->aliases / sizeof s->aliases[0]; i++) {
+		if (s->aliases[i] == NULL) {
+			s->aliases[i] = a;
+			return;
+		}
+		if (strcmp(s->aliases[i], a) == 0)
+			return;
+	}
+}
+
+/*
+ * decoys: the fake STS/metadata, SSH, git and MCP services of the bait
+ * kinds planted (docs/bait.md), on lab under the variant's host names,
+ * one process, one chain; the secrets they accept are the planted ones.
+ */
+static int
+lab_role_decoys(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
+{
+	static const char *const cmd[] = { "/bin/ares-lab", "decoys", NULL };
+	const struct variant *v = b->v;
+	struct lab *lab = b->lab;
+
+	(void)e;
+	s->c.cmd = cmd;
+	s->c.sysctls = lab_low_ports;
+	s->net = LAB_NET_LAB;
+	lab_spec_sensor(b, s);
+	if (lab->cloud_bait != NULL) {
+		lab_decoys_alias(s, v->cloud_host);
+		lab_strv_add(&s->env, "CLOUD_LISTEN=0.0.0.0:%d", v->cloud_port);
+		lab_strv_add(&s->env, "CLOUD_KEY_ID=%s", lab->cloud_key_id);
+		lab_strv_add(&s->env, "CLOUD_SECRET=%s", lab->cloud_secret);
+		lab_strv_add(&s->env, "CLOUD_BAIT=%s", lab->cloud_bait);
+		lab_strv_add(&s->env, "CLOUD_ROLE=%s", v->cloud_profile);
+	}
+	if (lab->ssh_bait != NULL) {
+		lab_decoys_alias(s, v->ssh_host);
+		lab_strv_add(&s->env, "SSH_LISTEN=0.0.0.0:%d", v->ssh_port);
+		lab_strv_add(&s->env, "SSH_PUBKEY=%s", lab->ssh_pubkey);
+		lab_strv_add(&s->env, "SSH_BAIT=%s", lab->ssh_bait);
+	}
+	if (lab->git_bait != NULL) {
+		lab_decoys_alias(s, v->git_host);
+		lab_strv_add(&s->env, "GIT_LISTEN=0.0.0.0:%d", v->git_port);
+		lab_strv_add(&s->env, "GIT_USER=%s", v->git_user);
+		lab_strv_add(&s->env, "GIT_TOKEN=%s", lab->git_token);
+		lab_strv_add(&s->env, "GIT_REPO=%s", v->git_repo);
+		lab_strv_add(&s->env, "GIT_BAIT=%s", lab->git_bait);
+	}
+	if (lab->mcp_bait != NULL) {
+		lab_decoys_alias(s, v->mcp_host);
+		lab_strv_add(&s->env, "MCP_LISTEN=0.0.0.0:%d", v->mcp_port);
+		lab_strv_add(&s->env, "MCP_PATH=%s", v->mcp_path);
+		lab_strv_add(&s->env, "MCP_TOOL=%s", v->mcp_tool);
+		lab_strv_add(&s->env, "MCP_TOOL_TEXT=%s", v->mcp_tool_text);
+		lab_strv_add(&s->env, "MCP_BAIT=%s", lab->mcp_bait);
+		lab_strv_add(&s->env, "MCP_SERVER=%s", v->mcp_server);
+	}
+	lab_sensor_env(lab, &s->env, "decoys.jsonl", LAB_CHAIN_BYTES);
+	return 0;
+}
+
+/* decoys ready: it says "decoys up" once every listener is open.  -1 + e
+ * (with the tail of its log) when it exited or took over 5 s. */
+static int
+lab_ready_decoys(struct lab_build *b, const struct lab_container *c,
+    struct errbuf *e)
+{
+	int tries;
+
+	for (tries = 0; tries < 250; tries++) {
+		cJSON *ins = docker_container_inspect(b->d, c->id, e);
+		bool running;
+		char *log;
+
+		if (ins == NULL)
+			return -1;
+		running = docker_inspect_running(ins);
+		cJSON_Delete(ins);
+		log = docker_container_logs(b->d, c->id, 40, e);
+		if (running && log != NULL && strstr(log, "decoys up") != NULL) {
+			free(log);
+			return 0;
+		}
+		if ((!running && tries > 0) || tries == 249) {
+			errbuf_set(e, ERRBUF_INTERNAL, "lab: decoys %s (log: %s)",
+			    running ? "not up within 5 s" : "exited",
+			    log != NULL ? log : "none");
+			free(log);
+			return -1;
+		}
+		free(log);
+		usleep(20000);
+	}
+	return -1;
 }
 
 /*
@@ -573,4 +689,6 @@ const struct lab_role lab_roles[LAB_NROLES] = {
 	  lab_role_hostsim, NULL, LAB_START_AT_ONCE, lab_ready_hostsim },
 	{ "agent", offsetof(struct lab, agent), 0, NULL, lab_role_always,
 	  lab_role_agent, lab_weaken_agent, LAB_START_BY_CALLER, NULL },
+	{ "decoys", offsetof(struct lab, decoys), 8, NULL, lab_want_decoys,
+	  lab_role_decoys, NULL, LAB_START_AT_ONCE, lab_ready_decoys },
 };

@@ -571,19 +571,22 @@ write_until(int fd, const char *buf, size_t len, uint64_t deadline_ns)
 	return 1;
 }
 
-/* Format the head of resp (status 0 means 500) into head[256]; its
- * length.  retry_after adds `Retry-After: 1`. */
+/* Format the head of resp (status 0 means 500) into head[HEAD_OUT]; its
+ * length.  retry_after adds `Retry-After: 1`; resp->headers (cut at 255
+ * bytes) goes in as it is. */
+#define HEAD_OUT 512
 static size_t
-format_head(char head[256], const struct http_response *resp,
+format_head(char head[HEAD_OUT], const struct http_response *resp,
     bool retry_after)
 {
 	int status = resp->status ? resp->status : 500;
-	int hn = snprintf(head, 256,
+	int hn = snprintf(head, HEAD_OUT,
 	    "HTTP/1.1 %d %s\r\nContent-Type: %.80s\r\nContent-Length: %zu\r\n"
-	    "%sConnection: close\r\n\r\n", status, http_reason(status),
+	    "%s%.255sConnection: close\r\n\r\n", status, http_reason(status),
 	    resp->ctype ? resp->ctype : "application/json",
-	    resp->body ? resp->len : 0, retry_after ? "Retry-After: 1\r\n" : "");
-	return hn < 0 ? 0 : (size_t)hn < 256 ? (size_t)hn : 255;
+	    resp->body ? resp->len : 0, retry_after ? "Retry-After: 1\r\n" : "",
+	    resp->headers);
+	return hn < 0 ? 0 : (size_t)hn < HEAD_OUT ? (size_t)hn : HEAD_OUT - 1;
 }
 
 /* Send resp before deadline_ns; as write_until. */
@@ -591,7 +594,7 @@ static int
 send_response(int fd, const struct http_response *resp,
     uint64_t deadline_ns)
 {
-	char head[256];
+	char head[HEAD_OUT];
 	size_t hn = format_head(head, resp, false);
 	int rc = write_until(fd, head, hn, deadline_ns);
 	if (rc == 1 && resp->body)
@@ -607,7 +610,7 @@ format_error(char out[512], int status, bool retry_after)
 	snprintf(body, sizeof(body), "{\"error\":\"%s\"}", http_reason(status));
 	struct http_response resp = { .status = status, .body = body,
 	    .len = strlen(body) };
-	char head[256];
+	char head[HEAD_OUT];
 	size_t hn = format_head(head, &resp, retry_after);
 	int n = snprintf(out, 512, "%.*s%s", (int)hn, head, body);
 	return n < 0 ? 0 : (size_t)n < 512 ? (size_t)n : 511;

@@ -90,6 +90,8 @@ struct http_response {
 	const char *ctype;          /* default application/json */
 	char *body;                 /* owned (freed by the server) */
 	size_t len;
+	char headers[256];          /* extra header lines, each "Name: value
+	                               \r\n" (printable ASCII; "" none) */
 };
 /* Set resp to status + the unformatted JSON of j (j is deleted). */
 void http_response_json(struct http_response *resp, int status, cJSON *j);
@@ -824,6 +826,46 @@ char *toolcli_notes_url(const char *base);
 char *toolcli_note_body(const char *text, bool final);
 /* Runs a subcommand (argv[0] = its name); the exit code. */
 int toolcli_main(int argc, char **argv);
+
+/* ------------------------------------------------------------------ */
+/* decoys.c - fake STS/metadata, git smart-HTTP and MCP (+ the SSH)     */
+/* ------------------------------------------------------------------ */
+/* The handlers' settings (from the environment: docs/bait.md). */
+struct decoys_cloud {
+	const char *key_id, *secret;    /* the planted key pair */
+	const char *bait;               /* bait id (CLOUD_BAIT) */
+	const char *role;               /* IAM user / instance role name */
+};
+struct decoys_git {
+	const char *user, *token;       /* the planted credential */
+	const char *repo;               /* "platform/deploy" (no ".git") */
+	const char *bait;
+};
+struct decoys_mcp {
+	const char *path;               /* "/mcp" */
+	const char *tool, *tool_text;   /* the decoy tool and its description */
+	const char *bait;
+	const char *server;             /* serverInfo.name */
+};
+/* The HTTP handlers (ctx: the matching struct above).  Each emits the
+ * "bait" event before anything else when its bait is used, then answers,
+ * then emits "request". */
+void decoys_cloud_handle(void *ctx, const struct http_request *req,
+    struct http_response *resp);
+void decoys_git_handle(void *ctx, const struct http_request *req,
+    struct http_response *resp);
+void decoys_mcp_handle(void *ctx, const struct http_request *req,
+    struct http_response *resp);
+/* Pure but for the hash: the AWS SigV4 signature of r (Authorization
+ * header, or X-Amz-* query parameters) for key_id: 1 it checks with
+ * secret, 0 it does not, -1 r carries no SigV4 signature by key_id. */
+int decoys_sigv4_check(const struct http_request *r, const char *key_id,
+    const char *secret);
+/* `ares-lab decoys`: the listeners of CLOUD_LISTEN, GIT_LISTEN,
+ * MCP_LISTEN, SSH_LISTEN that are set (at least one: else EXIT_USAGE),
+ * events under src "decoys".  EXIT_INTERNAL when one cannot listen or a
+ * server stops. */
+int decoys_main(void);
 
 /* ------------------------------------------------------------------ */
 /* ssh.c - the fake SSH service (sees the key a client offers)         */

@@ -27,6 +27,8 @@ usage(FILE *f)
 	    "  dns      the lab resolver (DNS_MODE, SINK_IP, DNS_LISTEN)\n"
 	    "  sink     the simulated internet (SINK_TCP_PORTS, SINK_UDP_PORTS)\n"
 	    "  dockerproxy  allowlisting Engine API proxy (PROXY_SOCK, ENGINE_SOCK)\n"
+	    "  decoys   fake STS/metadata, git, MCP and SSH services (CLOUD_*, GIT_*,\n"
+	    "           MCP_*, SSH_*; docs/bait.md)\n"
 	    "  hostsim  the decoy host of flaws host-pid, host-ipc (HOSTSIM_TOKEN,\n"
 	    "           HOSTSIM_SHM_TOKEN)\n"
 	    "Sensors also take BUS, EVIDENCE and RUN_ID.  See docs/lab.md.\n"
@@ -65,6 +67,8 @@ main(int argc, char **argv)
 		return sink_main();
 	if (strcmp(cmd, "dockerproxy") == 0)
 		return dockerproxy_main();
+	if (strcmp(cmd, "decoys") == 0)
+		return decoys_main();
 	if (strcmp(cmd, "hostsim") == 0 || strcmp(cmd, "init") == 0)
 		return hostsim_main(argc, argv);
 	if (hostsim_is_decoy(cmd))
