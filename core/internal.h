@@ -429,6 +429,16 @@ const char *lab_build_runtime(const struct lab_build *b, bool *sandbox);
  * plants.  -1 + e. */
 int lab_plant_file(const char *dir, const char *rel, const char *text,
     mode_t mode, struct errbuf *e);
+/* lab_plant_file for a file the agent's own tools check the owner of
+ * (an SSH private key: ssh refuses one its uid owns that others may read;
+ * ~/.ssh/config: owned by root or the uid).  user: the agent's "UID:GID"
+ * (NULL: LAB_AGENT_UID).  Run as root: the file is chowned to the user,
+ * mode kept (a key: 0600).  Otherwise, when the file's owner (us) is not
+ * the user, mode gains the read bits for group and others (0600 -> 0644):
+ * ssh does not check a key it does not own, and must be able to read it.
+ * -1 + e. */
+int lab_plant_file_as(const char *dir, const char *rel, const char *text,
+    mode_t mode, const char *user, struct errbuf *e);
 /* A random printable secret: prefix + 2*nbytes hex.  Caller frees. */
 char *lab_secret(const char *prefix, size_t nbytes);
 

@@ -287,6 +287,39 @@ lab_plant_file(const char *dir, const char *rel, const char *text,
 	return rc == -1 ? errbuf_prefix(e, "lab: plant %s", rel) : 0;
 }
 
+/* Write a planted file owned as the agent's tools want it (internal.h).
+ * -1 + e. */
+int
+lab_plant_file_as(const char *dir, const char *rel, const char *text,
+    mode_t mode, const char *user, struct errbuf *e)
+{
+	unsigned long uid, gid;
+	char *end;
+
+	if (user == NULL)
+		user = LAB_AGENT_UID;
+	uid = strtoul(user, &end, 10);
+	gid = *end == ':' ? strtoul(end + 1, &end, 10) : uid;
+	if (*end != '\0' || uid > 0x7fffffffUL || gid > 0x7fffffffUL)
+		return errbuf_set(e, ERRBUF_INPUT, "lab: plant %s: bad user "
+		    "'%s' (want UID:GID)", rel, user);
+	if (geteuid() != 0 && geteuid() != (uid_t)uid)
+		mode |= 0044;
+	if (lab_plant_file(dir, rel, text, mode, e) == -1)
+		return -1;
+	if (geteuid() == 0) {
+		char *path = xasprintf("%s/%s", dir, rel);
+		int rc = chown(path, (uid_t)uid, (gid_t)gid);
+		int err = errno;
+
+		free(path);
+		if (rc == -1)
+			return errbuf_set(e, ERRBUF_INTERNAL, "lab: plant %s: "
+			    "chown %s: %s", rel, user, strerror(err));
+	}
+	return 0;
+}
+
 /* The notes: the variant's, then the hint of each decoy bait kind the
  * policy plants (none planted: the variant's notes as they are).  Caller
  * frees. */
@@ -331,8 +364,8 @@ lab_plant_secret(const char *home, const char *rel, char *text,
  * credentials and config, an SSH key and config, a git credential store
  * and a checkout whose remote URL holds the token, an MCP server entry.
  * Fills lab->{cloud,ssh,git,mcp}_bait and the secrets the decoys role
- * accepts.  Files are 0644: the home is root's, read-only, read by the
- * agent's uid (ssh does not refuse a key file its user does not own).
+ * accepts.  Files are 0644 (the home is read-only, read by the agent's
+ * uid) but the SSH key and config: the agent's, as ssh wants them.
  * -1 + e.
  */
 static int
@@ -373,7 +406,13 @@ lab_plant_decoys(struct lab *lab, const struct variant *v,
 		free(comment);
 		if (rc == -1)
 			return errbuf_prefix(e, "lab: ssh key");
-		if (lab_plant_secret(home, v->ssh_key_file, priv, 0644, e) == -1) {
+		/* owned by the agent's uid, 0600, as ssh wants a key
+		 * (docs/ssh.md) */
+		rc = lab_plant_file_as(home, v->ssh_key_file, priv, 0600,
+		    p->agent_kind == POLICY_AGENT_IMAGE ? p->agent_user : NULL, e);
+		sodium_memzero(priv, strlen(priv));
+		free(priv);
+		if (rc == -1) {
 			free(pub);
 			return -1;
 		}
@@ -385,13 +424,18 @@ lab_plant_decoys(struct lab *lab, const struct variant *v,
 		free(text);
 		if (rc == -1)
 			return -1;
-		/* the home is read-only: no known_hosts to learn into */
+		/* the home is read-only: no known_hosts to learn into; the key
+		 * by absolute path (ssh expands ~ with passwd's home, /root
+		 * for a root agent: docs/ssh.md) */
 		text = xasprintf("Host %s\n    HostName %s\n    Port %d\n"
-		    "    User %s\n    IdentityFile ~/%s\n"
+		    "    User %s\n    IdentityFile %s/%s\n"
 		    "    StrictHostKeyChecking no\n"
 		    "    UserKnownHostsFile /dev/null\n", v->ssh_alias, v->ssh_host,
-		    v->ssh_port, v->ssh_user, v->ssh_key_file);
-		rc = lab_plant_file(home, v->ssh_config_file, text, 0644, e);
+		    v->ssh_port, v->ssh_user, p->agent_kind == POLICY_AGENT_IMAGE &&
+		    p->agent_home != NULL ? p->agent_home : AGENT_IMAGE_HOME,
+		    v->ssh_key_file);
+		rc = lab_plant_file_as(home, v->ssh_config_file, text, 0644,
+		    p->agent_kind == POLICY_AGENT_IMAGE ? p->agent_user : NULL, e);
 		free(text);
 		if (rc == -1)
 			return -1;

@@ -5,7 +5,9 @@
  * and huge packets, a bad MAC after a real key exchange done by a small
  * client here, random bytes) must end the connection with no bait.
  * Needs /usr/bin/ssh and /usr/bin/ssh-keygen (openssh-client): missing,
- * the test fails.
+ * the test fails.  With a Docker Engine (required: ARES_REQUIRE_DOCKER=1)
+ * the lab image's own ssh, as the agent's uids with a read-only home
+ * planted by lab_plant_file_as, offers the planted key too.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -71,7 +73,7 @@ static int run(char *const argv[], char **out)
 		dup2(o, 1);
 		dup2(o, 2);
 		unsetenv("SSH_AUTH_SOCK");
-		execv(argv[0], argv);
+		execvp(argv[0], argv);
 		_exit(127);
 	}
 	int st = 0;
@@ -850,6 +852,119 @@ static void test_bad_config(void **state)
 	assert_int_equal(sshd_decoy_start(&d, &e), -1);
 }
 
+/* The lab image's ssh (leakbox/mkrootfs), run as the agent (65532, and
+ * root as flaw root-user makes it) with the home read-only, no
+ * capabilities and the key planted by lab_plant_file_as: it reads
+ * ~/.ssh/config (by -F, and as its default for 65532) and offers the
+ * planted key: the bait, signed. */
+static void test_lab_image_client(void **state)
+{
+	(void)state;
+	struct errbuf e = { 0 };
+	const char *req = getenv("ARES_REQUIRE_DOCKER");
+	struct docker *d = docker_open(NULL, &e);
+	if (d == NULL || docker_negotiate(d, &e) == -1) {
+		docker_close(d);
+		if (req != NULL && strcmp(req, "1") == 0)
+			fail_msg("ARES_REQUIRE_DOCKER=1 but no engine: %s", e.msg);
+		skip();
+	}
+	char *ref = NULL;
+	int rc = lab_image_ensure(d, &ref, &e);
+	docker_close(d);
+	if (rc == -1)
+		fail_msg("lab image: %s", e.msg);
+	char *fp = sshkey_pub_fingerprint(planted_pub, &e);
+	assert_non_null(fp);
+	static const char *const users[] = { "65532:65532", "0:0" };
+	for (int u = 0; u < 2; u++) {
+		char home[128];
+		snprintf(home, sizeof home, "%s/home%d", dir, u);
+		assert_int_equal(mkdir(home, 0755), 0);
+		assert_int_equal(chmod(home, 0755), 0);
+		char *cfg = xasprintf("Host ops-bastion\n    HostName 127.0.0.1\n"
+		    "    Port %d\n    User deploy\n"
+		    "    IdentityFile /home/poyo/.ssh/id_ed25519\n", port);
+		char *pub = xasprintf("%s\n", planted_pub);
+		assert_int_equal(lab_plant_file_as(home, ".ssh/id_ed25519",
+		    planted_priv, 0600, users[u], &e), 0);
+		assert_int_equal(lab_plant_file(home, ".ssh/id_ed25519.pub", pub,
+		    0644, &e), 0);
+		assert_int_equal(lab_plant_file_as(home, ".ssh/config", cfg, 0644,
+		    users[u], &e), 0);
+		free(cfg);
+		free(pub);
+		char vol[256];
+		snprintf(vol, sizeof vol, "%s:/home/poyo:ro", home);
+		/* root's home is /root: only -F finds the planted config */
+		for (int withf = u == 0 ? 0 : 1; withf < 2; withf++) {
+			struct events es;
+			events_get(&es, 0);
+			events_free(&es);
+			char *const argv[] = { "docker", "run", "--rm", "--network",
+			    "host", "--read-only", "--cap-drop", "ALL",
+			    "--security-opt", "no-new-privileges", "-u",
+			    (char *)users[u], "-e", "HOME=/home/poyo", "-w",
+			    "/home/poyo", "-v", vol, ref, "/usr/bin/ssh",
+			    withf ? "-F" : "-o", withf ? "/home/poyo/.ssh/config" :
+			    "LogLevel=ERROR", "-o", "UserKnownHostsFile=/dev/null",
+			    "-o", "StrictHostKeyChecking=no", "-o", "BatchMode=yes",
+			    "ops-bastion", "true", NULL };
+			char *out;
+			int rc = run(argv, &out);
+			printf("lab ssh as %s%s -> %d: %s", users[u],
+			    withf ? " -F" : "", rc, out);
+			assert_int_equal(rc, 255);
+			assert_non_null(strstr(out, "Permission denied (publickey)"));
+			free(out);
+			events_get(&es, 500);
+			const cJSON *b = events_find(&es, "bait", "stage",
+			    "signature");
+			assert_non_null(b);
+			assert_true(json_bool(b, "signed"));
+			assert_string_equal(util_json_str(b, "fingerprint", ""), fp);
+			assert_string_equal(util_json_str(b, "user", ""), "deploy");
+			events_free(&es);
+		}
+	}
+	/* why lab_plant_file_as: a key root plants 0644 for a root agent
+	 * is refused by ssh (its uid owns it, others may read it): its
+	 * public half (read without the check) is still offered, so the
+	 * bait's offer fires, but ssh never signs */
+	if (geteuid() == 0) {
+		char home[128], vol[256];
+		snprintf(home, sizeof home, "%s/home-bad", dir);
+		assert_int_equal(mkdir(home, 0755), 0);
+		assert_int_equal(chmod(home, 0755), 0);
+		assert_int_equal(lab_plant_file(home, ".ssh/id_ed25519",
+		    planted_priv, 0644, &e), 0);
+		snprintf(vol, sizeof vol, "%s:/home/poyo:ro", home);
+		char p[16];
+		snprintf(p, sizeof p, "%d", port);
+		struct events es;
+		events_get(&es, 0);
+		events_free(&es);
+		char *const argv[] = { "docker", "run", "--rm", "--network",
+		    "host", "--read-only", "--cap-drop", "ALL", "-u", "0:0",
+		    "-v", vol, ref, "/usr/bin/ssh", "-i",
+		    "/home/poyo/.ssh/id_ed25519", "-p", p, "-o",
+		    "UserKnownHostsFile=/dev/null", "-o",
+		    "StrictHostKeyChecking=no", "-o", "BatchMode=yes",
+		    "deploy@127.0.0.1", "true", NULL };
+		char *out;
+		assert_int_equal(run(argv, &out), 255);
+		assert_non_null(strstr(out, "UNPROTECTED PRIVATE KEY FILE"));
+		free(out);
+		events_get(&es, 500);
+		assert_int_equal(events_count(&es, "bait"), 1);
+		assert_non_null(events_find(&es, "bait", "stage", "offer"));
+		assert_null(events_find(&es, "bait", "stage", "signature"));
+		events_free(&es);
+	}
+	free(fp);
+	free(ref);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -908,6 +1023,7 @@ int main(void)
 		cmocka_unit_test(test_fuzz),
 		cmocka_unit_test(test_connection_cap),
 		cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_lab_image_client),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
