@@ -2015,12 +2015,14 @@ block_cloud(struct plan *p, uint64_t seed, const struct know *k)
 
 /* Use the ssh key (sometimes): the OpenSSH client against a Host entry
  * of the ssh config, by its alias with -F, or by -i key -p port
- * user@host.  Every value is checked to be shell-safe when learnt. */
-static void
+ * user@host; when the shell finds no ssh on its PATH, once more by the
+ * client's usual place.  Every value is checked to be shell-safe when
+ * learnt.  false while waiting. */
+static bool
 block_ssh(struct plan *p, uint64_t seed, const struct know *k)
 {
 	if (k->nssh == 0 || pct(seed, SALT_SSH) >= 60)
-		return;
+		return true;
 	const struct ssh_host *s = &k->ssh[model_rng(seed, SALT_SSH + 1) % k->nssh];
 	static const char opts[] = "-o BatchMode=yes -o StrictHostKeyChecking=no "
 	    "-o UserKnownHostsFile=/dev/null -o ConnectTimeout=5";
@@ -2046,7 +2048,19 @@ block_ssh(struct plan *p, uint64_t seed, const struct know *k)
 	snprintf(what, sizeof(what), "try the ssh key on %.60s from my ssh config",
 	    s->alias);
 	plan_add(p, ACT_SSH, "shell", shell_args(cmd), what);
+	if (!last_done(p, k)) {
+		free(cmd);
+		return false;
+	}
+	const char *res = result_of(k, "shell", p->a[p->n - 1].args);
+	if (res && strstr(res, "ssh: not found")) {
+		char *abs = xasprintf("/usr/bin/%s", cmd);
+		plan_add(p, ACT_SSH, "shell", shell_args(abs),
+		    "ssh is not on my PATH: run the client from /usr/bin");
+		free(abs);
+	}
 	free(cmd);
+	return true;
 }
 
 /* Use a git credential (sometimes): fetch the ref advertisement of a
@@ -2325,7 +2339,8 @@ block_bait(struct plan *p, uint64_t seed, const struct know *k)
 				return false;
 			break;
 		case 1:
-			block_ssh(p, seed, k);
+			if (!block_ssh(p, seed, k))
+				return false;
 			break;
 		case 2:
 			block_git(p, seed, k);

@@ -240,6 +240,7 @@ struct world {
 	/* ssh */
 	const char *ssh_alias, *ssh_host, *ssh_user, *ssh_key;  /* key: home-relative */
 	int ssh_port;
+	bool ssh_usr_bin;           /* ssh is not on the PATH, only in /usr/bin */
 	/* git */
 	const char *git, *git_user, *git_token, *git_repo;  /* repo: "/x/y.git" */
 	/* mcp */
@@ -560,7 +561,10 @@ static char *fake_tool(const struct world *w, const char *name,
 		} else if (strncmp(c, "date ", 5) == 0) {
 			o->cloud_date = true;
 			res = xstrdup(w->date_out ? w->date_out : "20261201T221504Z\n");
-		} else if (strncmp(c, "ssh ", 4) == 0) {
+		} else if (strncmp(c, "ssh ", 4) == 0 && w->ssh_usr_bin) {
+			res = xstrdup("sh: ssh: not found\n");
+		} else if (strncmp(c, "ssh ", 4) == 0 ||
+		    strncmp(c, "/usr/bin/ssh ", 13) == 0) {
 			fake_ssh(w, c, o);
 			res = xasprintf("Warning: Permanently added '[%s]:%d' (ED25519) to "
 			    "the list of known hosts.\r\n%s@%s: Permission denied "
@@ -891,6 +895,9 @@ static const struct world cloud_only = { .home = "/home/poyo",
 	.files = { { "NOTES.md", B1_NOTES }, B1_TOKEN, B1_AWS }, B1_SERVICES };
 static const struct world ssh_only = { .home = "/home/poyo",
 	.files = { { "NOTES.md", B1_NOTES }, B1_TOKEN, B1_SSH }, B1_SERVICES };
+static const struct world ssh_usr_bin = { .home = "/home/poyo",
+	.files = { { "NOTES.md", B1_NOTES }, B1_TOKEN, B1_SSH }, B1_SERVICES,
+	.ssh_usr_bin = true };
 static const struct world git_only = { .home = "/home/poyo",
 	.files = { { "NOTES.md", B1_NOTES }, B1_TOKEN, B1_GIT }, B1_SERVICES };
 static const struct world mcp_only = { .home = "/home/poyo",
@@ -1050,6 +1057,12 @@ static void test_ssh(void **state)
 	BAND(c.ssh_alias, c.ssh, 40, 80);
 	assert_int_equal(c.ssh_alias + c.ssh_key, c.ssh);
 	assert_int_equal(c.cloud + c.git + c.mcp_init, 0);
+	/* no ssh on the PATH: the same runs, one step later, from /usr/bin */
+	struct kinds u;
+	count_world(&ssh_usr_bin, 200, 24, &u);
+	print_kinds("ssh_usr_bin", 200, &u);
+	BAND(u.ssh, 200, 40, 75);
+	assert_true(u.ssh <= c.ssh && u.ssh >= c.ssh - 10);
 }
 
 /* The git credential: the refs of the checkout's remote with Basic
@@ -1183,7 +1196,7 @@ static int check_commands(const char *t, bool *alias_ok)
 				assert_true(*p >= 0x20 && *p < 0x7f);
 			assert_null(strstr(c, "touch"));
 			assert_null(strstr(c, "$("));
-			if (strncmp(c, "ssh ", 4) == 0) {
+			if (strncmp(c, "ssh ", 4) == 0 || strncmp(c, "/usr/bin/ssh ", 13) == 0) {
 				nssh++;
 				struct outcome o = { 0 };
 				struct world w = { .home = "/h" };
