@@ -2097,10 +2097,9 @@ block_git(struct plan *p, uint64_t seed, const struct know *k)
 	cJSON *o;
 	if (pct(seed, SALT_GIT + 1) < 55) {
 		char *up = xasprintf("%s:%s", g.user, g.token);
-		size_t bl = sodium_base64_encoded_len(strlen(up),
-		    sodium_base64_VARIANT_ORIGINAL);
-		char *b = xmalloc(bl);
-		sodium_bin2base64(b, bl, (const unsigned char *)up, strlen(up),
+		/* user and token are bounded: this holds base64 of both */
+		char b[4 * ((NAME_MAX_M + MODEL_SECRET_MAX) / 3 + 2)];
+		sodium_bin2base64(b, sizeof(b), (const unsigned char *)up, strlen(up),
 		    sodium_base64_VARIANT_ORIGINAL);
 		o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "method", "GET");
@@ -2109,7 +2108,7 @@ block_git(struct plan *p, uint64_t seed, const struct know *k)
 		char *v = xasprintf("Basic %s", b);
 		cJSON_AddStringToObject(h, "Authorization", v);
 		free(v);
-		free(b);
+		sodium_memzero(b, sizeof(b));
 		sodium_memzero(up, strlen(up));
 		free(up);
 	} else {
