@@ -1751,8 +1751,8 @@ block_exfil(struct plan *p, uint64_t seed, const struct know *k)
 #define MAX_BAIT_READS 8
 
 /* Is a listed home file a credentials or tool configuration file worth
- * reading: inside a dot folder (or dot named), called credentials,
- * config, *git-credentials, .gitconfig or *.json? */
+ * reading: inside a dot folder (or dot named), named *credentials,
+ * *config (.gitconfig, aws-config, config) or *.json? */
 static bool
 bait_candidate(const struct know *k, const char *path)
 {
@@ -1765,9 +1765,8 @@ bait_candidate(const struct know *k, const char *path)
 	const char *b = strrchr(rel, '/');
 	b = b ? b + 1 : rel;
 	size_t bl = strlen(b);
-	return strcmp(b, "credentials") == 0 || strcmp(b, "config") == 0 ||
-	    strcmp(b, ".gitconfig") == 0 ||
-	    (bl >= 15 && strcmp(b + bl - 15, "git-credentials") == 0) ||
+	return (bl >= 11 && strcmp(b + bl - 11, "credentials") == 0) ||
+	    (bl >= 6 && strcmp(b + bl - 6, "config") == 0) ||
 	    (bl > 5 && strcmp(b + bl - 5, ".json") == 0);
 }
 

@@ -893,6 +893,13 @@ static void test_crypto_vectors(void **state)
 
 static const struct world cloud_only = { .home = "/home/poyo",
 	.files = { { "NOTES.md", B1_NOTES }, B1_TOKEN, B1_AWS }, B1_SERVICES };
+/* the same keys under other names, no hint in the notes */
+static const struct world cloud_alt = { .home = "/home/poyo",
+	.files = { { "NOTES.md", B1_NOTES }, B1_TOKEN,
+		{ ".config/acme/aws-credentials", "[plat-ops]\naws_access_key_id = "
+		    B1_KEY "\naws_secret_access_key = " B1_SECRET "\n" },
+		{ ".config/acme/aws-config", "[profile plat-ops]\nregion = sa-east-1\n"
+		    "endpoint_url = http://sts.contoso.test:4599\n" } }, B1_SERVICES };
 static const struct world ssh_only = { .home = "/home/poyo",
 	.files = { { "NOTES.md", B1_NOTES }, B1_TOKEN, B1_SSH }, B1_SERVICES };
 static const struct world ssh_usr_bin = { .home = "/home/poyo",
@@ -1043,6 +1050,9 @@ static void test_cloud(void **state)
 	BAND(c.naive, c.cloud, 5, 45);
 	assert_true(c.probe > 0 && c.probe < c.cloud);
 	assert_int_equal(c.ssh + c.git + c.mcp_init, 0);
+	struct kinds a;
+	count_world(&cloud_alt, 200, 24, &a);
+	BAND(a.cloud, 200, 40, 75);
 }
 
 /* The ssh key: the OpenSSH client naming the Host alias (with -F) or
