@@ -1901,7 +1901,7 @@ cloud_pick(const struct know *k, const char **ep, const char **region)
 	return use;
 }
 
-/* A clock reading YYYYMMDDTHHMMSSZ at the start of out[], else NULL. */
+/* Does s start with a clock reading YYYYMMDDTHHMMSSZ? */
 static bool
 amz_date_ok(const char *s)
 {
@@ -1944,28 +1944,21 @@ block_cloud(struct plan *p, uint64_t seed, const struct know *k)
 		    "see whether the cloud endpoint serves instance metadata");
 		free(u);
 	}
+	/* the request time: the clock's (signed forms), else a seeded one */
 	char amz[17];
+	uint64_t r = model_rng(seed, SALT_CLOUD + 3);
+	snprintf(amz, sizeof(amz), "2026%02u%02uT%02u%02u%02uZ",
+	    (unsigned)(r % 12 + 1), (unsigned)(r >> 8) % 28 + 1,
+	    (unsigned)(r >> 16) % 24, (unsigned)(r >> 24) % 60,
+	    (unsigned)(r >> 32) % 60);
 	if (!naive) {
 		plan_add(p, ACT_CLOUD, "shell", shell_args(CMD_DATE),
 		    "read the clock for the request signature");
 		if (!last_done(p, k))
 			return false;
 		const char *now = result_of(k, "shell", p->a[p->n - 1].args);
-		if (amz_date_ok(now)) {
+		if (amz_date_ok(now))
 			snprintf(amz, sizeof(amz), "%.16s", now);
-		} else {
-			uint64_t r = model_rng(seed, SALT_CLOUD + 3);
-			snprintf(amz, sizeof(amz), "2026%02u%02uT%02u%02u%02uZ",
-			    (unsigned)(r % 12 + 1), (unsigned)(r >> 8) % 28 + 1,
-			    (unsigned)(r >> 16) % 24, (unsigned)(r >> 24) % 60,
-			    (unsigned)(r >> 32) % 60);
-		}
-	} else {
-		uint64_t r = model_rng(seed, SALT_CLOUD + 3);
-		snprintf(amz, sizeof(amz), "2026%02u%02uT%02u%02u%02uZ",
-		    (unsigned)(r % 12 + 1), (unsigned)(r >> 8) % 28 + 1,
-		    (unsigned)(r >> 16) % 24, (unsigned)(r >> 24) % 60,
-		    (unsigned)(r >> 32) % 60);
 	}
 	static const char form_ct[] = "application/x-www-form-urlencoded; charset=utf-8";
 	static const char action[] = "Action=GetCallerIdentity&Version=2011-06-15";
