@@ -1154,6 +1154,7 @@ void replay_state_apply(struct replay_state *s, const struct drill_beat *b);
 #define FIX_MAX_SLACK_CHANNELS 8   /* --slack-channel, at most */
 #define FIX_EXIT_NOT_DELIVERED 6   /* verified, but a push, pull request or
                                       Slack post that was asked for failed */
+#define FIX_HELDOUT_TRIES   64  /* counters tried for a fresh held-out seed */
 
 /* One flaw the evidence proves was used. */
 struct fix_hit {
@@ -1228,6 +1229,9 @@ struct fix_run_ref {
 	char reason[256];
 	double time_to_kill_ms;
 	char report_hash[EVIDENCE_HEX_BYTES];  /* BLAKE2b-256 of report.json */
+	uint64_t variant_seed;      /* a generated dressing's seed (lab.json
+	                               "variant" gen-<hex>) */
+	bool has_variant_seed;
 };
 struct fix_result {
 	char fix_id[64];
@@ -1261,6 +1265,14 @@ struct fix_result {
 	char compose_note[600];     /* why it was not patched, or "" */
 	char compose_service[128];
 	char *compose_diff;         /* owned: fix_result_free */
+	/* The held-out dressings: the shipped variant and the generated one
+	 * (fix_heldout_seed; heldout_gen false until it is chosen): */
+	char heldout_shipped[40];
+	bool heldout_gen;
+	char heldout_gen_id[40];    /* "gen-<16 hex of the seed>" */
+	uint64_t heldout_gen_seed;
+	unsigned heldout_gen_counter;
+	char heldout_gen_company[80], heldout_gen_service[80];
 };
 /* Run the loop.  0 when it reached an outcome (r->outcome), -1 + e when it
  * could not (tampered or unbreached run dir, bad policy: ERRBUF_INPUT;
@@ -1268,6 +1280,15 @@ struct fix_result {
 int fix_run(const struct fix_options *o, struct fix_result *r,
     struct errbuf *e);
 void fix_result_free(struct fix_result *r);
+/* The seed of the generated held-out dressing for the run run_id: from
+ * BLAKE2b over run_id and a counter 0, 1, ..., the first that is none of
+ * used[0..nused) (the seeds the fix's runs use and wore).  0 with *seed
+ * and *counter; -1 when FIX_HELDOUT_TRIES counters all collide. */
+int fix_heldout_seed(const char *run_id, const uint64_t *used, size_t nused,
+    uint64_t *seed, unsigned *counter);
+/* Whether id names a generated variant ("gen-" + 16 lower-case hex);
+ * *seed gets its seed. */
+bool fix_variant_id_seed(const char *id, uint64_t *seed);
 /* 0 verified, 6 verified but not delivered, 1 otherwise, 5 error. */
 int fix_exit_code(const struct fix_result *r);
 cJSON *fix_result_json(const struct fix_result *r);
