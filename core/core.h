@@ -673,6 +673,14 @@ struct trial_run {
 	size_t leaks;
 	double time_to_kill_ms;    /* < 0: none */
 	char report_blake2b[EVIDENCE_HEX_BYTES];   /* "" when no report */
+	/* --variants fixed / generated: the run's dressing (trial_dress) */
+	char variant[40];          /* "" with the policy's variant */
+	uint64_t variant_seed;     /* generated: from the run's seed */
+	bool has_variant_seed;
+	char company[80], service[80];
+	char policy_copy[48];      /* "policies/run-<index>.yaml" */
+	char bait[64];             /* the bait that fired ("" none) */
+	char bait_kind[24];        /* its kind (variant_bait_kinds) */
 };
 
 struct trial_rate {
@@ -708,8 +716,24 @@ struct trial {
 	struct trial_run *runs;    /* n entries, by index (xcalloc'd) */
 	size_t ncancelled;         /* runs stopped by a hard cancel */
 	struct trial_summary sum;
+	int variants;              /* enum trial_variants */
 };
 
+/* ares trial --variants: the policy's variant for every run (default),
+ * the shipped variants in turn, or a new generated dressing per run. */
+enum trial_variants {
+	TRIAL_VARIANTS_POLICY = 0,
+	TRIAL_VARIANTS_FIXED,
+	TRIAL_VARIANTS_GENERATED,
+};
+/* "policy", "fixed", "generated" (static). */
+const char *trial_variants_name(int v);
+/* The variant_seed of run index (base seed's run seed seed) of a
+ * --variants generated trial: a splitmix64 step of the run's seed, then
+ * the next ones while it equals a run seed of the trial or an earlier
+ * run's variant_seed (runs[0..index)), so every run wears another
+ * dressing and none is dressed by a drill seed. */
+uint64_t trial_variant_seed(const struct trial *t, size_t index);
 enum trial_event { TRIAL_EV_START, TRIAL_EV_FINISH, TRIAL_EV_END };
 struct trial_progress {
 	enum trial_event event;
@@ -735,6 +759,7 @@ struct trial_options {
 	volatile sig_atomic_t *cancel;  /* non-zero: cancel running drills */
 	trial_progress_fn progress;
 	void *progress_ctx;
+	int variants;              /* enum trial_variants (new trials) */
 };
 
 /* Run (or resume) a trial.  Returns 0 when it ran (t->complete false if
