@@ -310,10 +310,12 @@ fix_check_chain_content(const char *dir, const struct fix_vparsed *p,
 			const char *role = util_json_str(j, "role", NULL);
 			const char *rid = util_json_str(j, "run_id", NULL);
 			const char *vd = util_json_str(j, "verdict", NULL);
+			const char *vr = util_json_str(j, "variant", NULL);
 
 			if (r == NULL || strcmp(role, r->role) != 0 ||
 			    rid == NULL || strcmp(rid, r->run_id) != 0 ||
-			    vd == NULL || strcmp(vd, r->verdict) != 0)
+			    vd == NULL || strcmp(vd, r->verdict) != 0 ||
+			    (vr != NULL && strcmp(vr, r->variant) != 0))
 				snprintf(why, sizeof why, "evidence.jsonl line %zu: "
 				    "fix.run %.20s %.64s %.20s is not fix.json "
 				    "runs[%zu]", line, role, rid != NULL ? rid :

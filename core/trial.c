@@ -1429,6 +1429,37 @@ trial_check_summary(const cJSON *j, const struct trial *t,
 		    t->level, w->nttk);
 }
 
+/* --variants: summary.dressings against the table made again from the
+ * runs as their own reports tell them (got: the bait, hence its kind).
+ * One check "summary:dressings". */
+static void
+trial_check_dressings(const cJSON *j, const struct trial *t,
+    struct trial_run *got, struct report_verify_result *res)
+{
+	const cJSON *have = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(j, "summary"), "dressings");
+	struct trial w = *t;
+	cJSON *want;
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		trial_bait_kind(t, &got[i]);
+	w.runs = got;
+	want = trial_dressings_json(&w);
+	if (have != NULL && cJSON_Compare(have, want, true))
+		report_check_add(res, "summary:dressings", true, 0, "",
+		    "summary.dressings recomputed from the runs' own reports "
+		    "matches (%zu dressing(s), bait kinds by dressing and "
+		    "their intervals)", (size_t)cJSON_GetArraySize(
+		    cJSON_GetObjectItemCaseSensitive(want, "table")));
+	else
+		report_check_add(res, "summary:dressings", false, 0, "summary "
+		    "does not match the runs", "trial.json summary.dressings "
+		    "differs from the table recomputed from the runs' own "
+		    "reports (dressings, bait taken per dressing and kind)");
+	cJSON_Delete(want);
+}
+
 int
 trial_verify_dir(const char *dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e)
@@ -1506,6 +1537,8 @@ trial_verify_dir(const char *dir, const char *pub_path,
 		w.complete = t.complete;
 		trial_summary_compute(got, t.n, t.level, &w.sum);
 		trial_check_summary(j, &t, got, &w.sum, res);
+		if (t.variants != TRIAL_VARIANTS_POLICY)
+			trial_check_dressings(j, &t, got, res);
 		cJSON_Delete(j);
 		snprintf(res->verdict, sizeof res->verdict, "%s",
 		    trial_verdict_word(&w));
