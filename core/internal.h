@@ -743,6 +743,13 @@ char *variant_bait_ids(const struct variant *v, char *out, size_t outlen);
 /* tmpl with every {placeholder} of v filled; unknown placeholders are kept
  * as they are.  Caller frees. */
 char *variant_expand(const struct variant *v, const char *tmpl);
+/* An empty variant owning its strings (variant_keep); variant_free. */
+struct variant *variant_new_owned(void);
+/* Register s (malloc'd) with v's storage (v from variant_new_owned);
+ * returns s. */
+char *variant_keep(struct variant *v, char *s);
+/* Whether name[0..len) is a placeholder variant_expand() knows. */
+bool variant_placeholder_known(const char *name, size_t len);
 /* ------------------------------------------------------------------ */
 /* lever.c, lever_kernel.c - kill switches: one protocol, one table    */
 /* ------------------------------------------------------------------ */

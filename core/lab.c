@@ -1079,6 +1079,7 @@ lab_build_new(struct docker *d, const struct policy *p, const char *run_dir,
 	lab->run_id = xstrdup(run_id);
 	lab->run_dir = xstrdup(run_dir);
 	lab->variant = xstrdup(v->id);
+	lab->v = v;
 	lab->agent_idle = o->agent_idle;
 	sd = lab_socket_dir(run_dir, run_id);
 	lab->bus_path = xasprintf("%s/bus/sensor.sock", sd);
@@ -1087,7 +1088,9 @@ lab_build_new(struct docker *d, const struct policy *p, const char *run_dir,
 	b->ctldir = xasprintf("%s/ctl", sd);
 	free(sd);
 	lab->agent_key = lab_secret("sk-agent-dummy-", 12);
-	lab->decoy_token = lab_secret(v->token_prefix, 16);
+	/* A generated or loaded dressing's token has its own format. */
+	lab->decoy_token = v->owned != NULL ? variant_secret(v,
+	    VARIANT_SECRET_TOKEN) : lab_secret(v->token_prefix, 16);
 	/* The walking skeleton's single bait name: the credential when
 	 * planted, else the policy's first bait. */
 	lab->bait_name = xstrdup(policy_bait_wanted(p, v,
@@ -1272,6 +1275,21 @@ lab_write_json(const struct lab *lab, const struct policy *p,
 	return rc;
 }
 
+/* RUN_DIR/variant.yaml: the dressing this run used (docs/variants.md;
+ * variant_load reads it back).  -1 + e. */
+static int
+lab_write_variant(const struct lab *lab, struct errbuf *e)
+{
+	char *y = variant_to_yaml(lab->v), *path;
+	int rc;
+
+	path = xasprintf("%s/variant.yaml", lab->run_dir);
+	rc = util_write_file(path, y, strlen(y), 0644, e);
+	free(path);
+	free(y);
+	return rc;
+}
+
 /* Lab up without options (core.h). */
 struct lab *
 lab_up(struct docker *d, const struct policy *p, const char *run_dir,
@@ -1291,7 +1309,7 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
     struct errbuf *e)
 {
 	static const struct lab_options no_opts = { 0 };
-	const struct variant *v = variant_find(p->variant);
+	const struct variant *v;
 	struct lab_build *b;
 	struct lab *lab;
 	uint64_t up_deadline = 0, old_deadline = 0;
@@ -1300,11 +1318,6 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 
 	if (o == NULL)
 		o = &no_opts;
-	if (v == NULL) {
-		errbuf_set(e, ERRBUF_INPUT, "%s: variant: unknown variant '%s' "
-		    "(known: %s)", p->path, p->variant, variant_ids());
-		return NULL;
-	}
 	for (size_t i = 0; i < p->nflaws; i++)
 		if (flaw_find(p->flaws[i]) == NULL) {
 			errbuf_set(e, ERRBUF_INPUT, "%s: flaws[%zu]: unknown flaw "
@@ -1316,9 +1329,15 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	if (lab_runtime_check(d, p, rt_agent, rt_default, &rt_sandbox,
 	    e) == -1)
 		return NULL;
-	b = lab_build_new(d, p, run_dir, run_id, seed, o, v, e);
-	if (b == NULL)
+	/* The dressing: a table row, generated from the seed, or a file. */
+	v = variant_for_policy(p, seed, e);
+	if (v == NULL)
 		return NULL;
+	b = lab_build_new(d, p, run_dir, run_id, seed, o, v, e);
+	if (b == NULL) {
+		variant_free(v);
+		return NULL;
+	}
 	lab = b->lab;
 	/* A user's image is looked up before anything is made. */
 	if (p->agent_kind == POLICY_AGENT_IMAGE &&
@@ -1340,7 +1359,7 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 		goto out;
 	if (o->agent_idle && lab_start_agent(d, lab, e) == -1)
 		goto out;
-	if (lab_write_json(lab, p, e) == -1)
+	if (lab_write_json(lab, p, e) == -1 || lab_write_variant(lab, e) == -1)
 		goto out;
 	ok = true;
 out:
@@ -1488,6 +1507,7 @@ lab_free(struct lab *lab)
 	lab->relay = NULL;
 	free(lab->relay_path);
 	free(lab->variant);
+	variant_free(lab->v);
 	free(lab->evidence_dir);
 	free(lab->dns_ip);
 	free(lab->sink_ip);

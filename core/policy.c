@@ -571,6 +571,10 @@ static int bind_str(const struct keydesc *k, const struct ynode *v,
     struct policy *p, struct bindctx *c);
 static int bind_ids(const struct keydesc *k, const struct ynode *v,
     struct policy *p, struct bindctx *c);
+static int bind_variant(const struct keydesc *k, const struct ynode *v,
+    struct policy *p, struct bindctx *c);
+static int bind_variant_seed(const struct keydesc *k, const struct ynode *v,
+    struct policy *p, struct bindctx *c);
 static int bind_agent_kind(const struct keydesc *k, const struct ynode *v,
     struct policy *p, struct bindctx *c);
 static int bind_agent_str(const struct keydesc *k, const struct ynode *v,
@@ -667,7 +671,9 @@ static const struct keydesc top_keys[] = {
 	K_U64("seed", seed, 0, INT64_MAX),
 	K_MAP("limits", limits_keys, false),
 	K_INT("observe_ms", observe_ms, 0, 60000),
-	K_STR("variant", variant, STR_ID, 32, false, false),
+	{ .key = "variant", .kind = YN_SCALAR, .what = "a string",
+	  .bind = bind_variant, .off = offsetof(struct policy, variant),
+	  .cls = STR_ID, .maxlen = 32 },
 	K_IDS("bait", bait, nbait, 1, 48, true),
 	K_LEVERS("levers", levers, nlevers, 1, 159, true),
 	K_IDS("flaws", flaws, nflaws, 0, 48, false),
@@ -675,6 +681,10 @@ static const struct keydesc top_keys[] = {
 	K_MAP("agent", agent_keys, true),
 	K_STR("runtime", runtime, STR_NAME, 64, false, true),
 	K_MAP("imported", imported_keys, true),
+	{ .key = "variant_seed", .kind = YN_SCALAR, .what = "an integer",
+	  .bind = bind_variant_seed, .u64 = true,
+	  .off = offsetof(struct policy, variant_seed), .min = 0,
+	  .max = INT64_MAX },
 	{ .key = NULL },
 };
 
@@ -864,6 +874,34 @@ bind_str(const struct keydesc *k, const struct ynode *v, struct policy *p,
 		return -1;
 	free(*field);
 	*field = xstrndup(v->str, v->len);
+	return 0;
+}
+
+/* variant: an id (a fixed variant or "generated"), or a variant file
+ * (a name ending in .yaml or .yml: a path, resolved by
+ * check_catalogues). */
+static int
+bind_variant(const struct keydesc *k, const struct ynode *v,
+    struct policy *p, struct bindctx *c)
+{
+	struct keydesc kf = *k;
+
+	if ((v->len > 5 && memcmp(v->str + v->len - 5, ".yaml", 5) == 0) ||
+	    (v->len > 4 && memcmp(v->str + v->len - 4, ".yml", 4) == 0)) {
+		kf.cls = STR_PATH;
+		kf.maxlen = 4096;
+	}
+	return bind_str(&kf, v, p, c);
+}
+
+/* variant_seed: the generated dressing's seed (else the run's). */
+static int
+bind_variant_seed(const struct keydesc *k, const struct ynode *v,
+    struct policy *p, struct bindctx *c)
+{
+	if (bind_int(k, v, p, c) == -1)
+		return -1;
+	p->variant_seed_set = true;
 	return 0;
 }
 
@@ -1145,6 +1183,66 @@ top_value(const struct ynode *root, const char *key)
 	return NULL;
 }
 
+static const char *policy_bait_kind_names(void);
+
+/*
+ * variant: generated or variant: FILE.yaml.  The file is resolved against
+ * the policy's folder (p->variant_file), loaded and validated now, so its
+ * errors (its own file:line:col) show at load time; the dressing is made
+ * with variant_seed (else the policy's seed) to check the bait: kind names
+ * always, ids only of that dressing (a generated one without
+ * variant_seed: kind names only, its ids depend on the run's seed).
+ * 0 when fine, -1 + e.
+ */
+static int
+check_variant_dressing(const struct ynode *root, struct policy *p,
+    struct bindctx *c)
+{
+	uint64_t seed = p->variant_seed_set ? p->variant_seed : p->seed;
+	struct variant *v;
+	const struct ynode *n;
+	char t[SHOW_MAX + 4], known[512];
+	bool ids = true;
+	size_t i;
+
+	if (strcmp(p->variant, "generated") == 0) {
+		v = variant_generate(seed);
+		ids = p->variant_seed_set;
+	} else {
+		const char *slash = strrchr(c->file, '/');
+
+		free(p->variant_file);
+		p->variant_file = p->variant[0] == '/' || slash == NULL ?
+		    xstrdup(p->variant) : xasprintf("%.*s/%s",
+		    (int)(slash - c->file), c->file, p->variant);
+		v = variant_load(p->variant_file, seed, c->e);
+		if (v == NULL)
+			return -1;
+	}
+	n = top_value(root, "bait");
+	for (i = 0; i < p->nbait; i++) {
+		if (variant_bait_kind_find(p->bait[i]) != -1 ||
+		    (ids && variant_has_bait(v, p->bait[i])))
+			continue;
+		snprintf(c->path, sizeof c->path, "bait[%zu]", i);
+		if (ids)
+			BERR(c, n->kids[i], "unknown bait '%s' for variant "
+			    "'%s' (known: %s; kinds: %s)", show(p->bait[i],
+			    strlen(p->bait[i]), t), v->id, variant_bait_ids(v,
+			    known, sizeof known), policy_bait_kind_names());
+		else
+			BERR(c, n->kids[i], "unknown bait kind '%s' (a "
+			    "generated variant's bait is named by kind "
+			    "unless variant_seed is set; kinds: %s)",
+			    show(p->bait[i], strlen(p->bait[i]), t),
+			    policy_bait_kind_names());
+		variant_free(v);
+		return -1;
+	}
+	variant_free(v);
+	return 0;
+}
+
 /* "credential, instruction, ..." of every bait kind (static storage). */
 static const char *
 policy_bait_kind_names(void)
@@ -1167,20 +1265,33 @@ policy_bait_kind_names(void)
  * policy, so the nodes are known to have the right shape.  -1 + e.
  */
 static int
-check_catalogues(const struct ynode *root, const struct policy *p,
+check_catalogues(const struct ynode *root, struct policy *p,
     struct bindctx *c)
 {
 	const struct variant *v = variant_find(p->variant);
 	const struct ynode *n;
 	char t[SHOW_MAX + 4], known[512];
 	size_t i;
+	/* generated, or a file (bind_variant let only a .yaml/.yml name
+	 * through with characters other than an id's) */
+	bool dressing = strcmp(p->variant, "generated") == 0 ||
+	    p->variant[strspn(p->variant, "abcdefghijklmnopqrstuvwxyz"
+	    "0123456789-")] != '\0';
 
-	if (v == NULL) {
+	if (dressing) {
+		if (check_variant_dressing(root, p, c) == -1)
+			return -1;
+	} else if (p->variant_seed_set) {
+		n = top_value(root, "variant_seed");
+		snprintf(c->path, sizeof c->path, "variant_seed");
+		return BERR(c, n != NULL ? n : root, "only with variant: "
+		    "generated or a variant file");
+	} else if (v == NULL) {
 		n = top_value(root, "variant");
 		snprintf(c->path, sizeof c->path, "variant");
 		return BERR(c, n != NULL ? n : root, "unknown variant '%s' "
-		    "(known: %s)", show(p->variant, strlen(p->variant), t),
-		    variant_ids());
+		    "(known: %s; or generated, or a FILE.yaml)",
+		    show(p->variant, strlen(p->variant), t), variant_ids());
 	}
 	n = top_value(root, "flaws");
 	for (i = 0; i < p->nflaws; i++) {
@@ -1191,7 +1302,7 @@ check_catalogues(const struct ynode *root, const struct policy *p,
 		    show(p->flaws[i], strlen(p->flaws[i]), t), flaw_ids());
 	}
 	n = top_value(root, "bait");
-	for (i = 0; i < p->nbait; i++) {
+	for (i = 0; v != NULL && i < p->nbait; i++) {
 		if (variant_has_bait(v, p->bait[i]) ||
 		    variant_bait_kind_find(p->bait[i]) != -1)
 			continue;
@@ -1594,6 +1705,7 @@ policy_free(struct policy *p)
 	free(p->name);
 	free(p->description);
 	free(p->variant);
+	free(p->variant_file);
 	for (i = 0; i < p->nlevers; i++)
 		free(p->levers[i]);
 	for (i = 0; i < p->nbait; i++)

@@ -44,6 +44,7 @@ probe_ctx_parse(const char *json, size_t len, const char *run_dir,
 	cJSON *j;
 	const cJSON *cs, *fl, *it;
 	const struct variant *v;
+	struct variant *own = NULL;
 	int rc = -1;
 
 	memset(c, 0, sizeof *c);
@@ -62,8 +63,19 @@ probe_ctx_parse(const char *json, size_t len, const char *run_dir,
 		    "invalid", run_dir);
 		goto out;
 	}
-	if (probe_json_str(j, "variant", c->variant, sizeof c->variant) == -1 ||
-	    (v = variant_find(c->variant)) == NULL) {
+	/* A generated or loaded dressing: the run's own variant.yaml. */
+	v = probe_json_str(j, "variant", c->variant, sizeof c->variant) == -1 ?
+	    NULL : variant_find(c->variant);
+	if (v == NULL && c->variant[0] != '\0' && run_dir != NULL) {
+		struct errbuf e2 = { 0 };
+		char *vp = xasprintf("%s/variant.yaml", run_dir);
+
+		own = variant_load(vp, 0, &e2);
+		free(vp);
+		if (own != NULL && strcmp(own->id, c->variant) == 0)
+			v = own;
+	}
+	if (v == NULL) {
 		errbuf_set(e, ERRBUF_INPUT, "%s/lab.json: variant: missing or "
 		    "unknown (known: %s)", run_dir, variant_ids());
 		goto out;
@@ -143,6 +155,7 @@ probe_ctx_parse(const char *json, size_t len, const char *run_dir,
 		    "%s/ctl/gateway.sock", run_dir);
 	rc = 0;
 out:
+	variant_free(own);
 	cJSON_Delete(j);
 	return rc;
 }

@@ -632,6 +632,17 @@ variant_value(const struct variant *v, const char *name, size_t len,
 	return NULL;
 }
 
+/* Whether name[0..len) is a placeholder variant_expand() knows
+ * (internal.h). */
+bool
+variant_placeholder_known(const char *name, size_t len)
+{
+	char num[256];
+
+	return variant_value(&variant_table[0], name, len, num,
+	    sizeof num) != NULL;
+}
+
 char *
 variant_expand(const struct variant *v, const char *tmpl)
 {

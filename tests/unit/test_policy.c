@@ -224,7 +224,7 @@ test_unknown_keys(void **state)
 	expect_error(BASE "colour: red\n",
 	    "t.yaml:4:1: colour: unknown key; allowed here: name, "
 	    "description, seed, limits, observe_ms, variant, bait, levers, "
-	    "flaws, model, agent, runtime, imported");
+	    "flaws, model, agent, runtime, imported, variant_seed");
 	expect_error(BASE "limits:\n  steps: 3\n  minutes: 2\n",
 	    "t.yaml:6:3: limits.minutes: unknown key; allowed here: steps, "
 	    "seconds");
@@ -236,7 +236,7 @@ test_unknown_keys(void **state)
 	expect_error(BASE "\"\\e[31mred\": 1\n",
 	    "t.yaml:4:1: red: unknown key; allowed here: name, "
 	    "description, seed, limits, observe_ms, variant, bait, levers, "
-	    "flaws, model, agent, runtime, imported");
+	    "flaws, model, agent, runtime, imported, variant_seed");
 }
 
 static void
@@ -604,7 +604,7 @@ test_catalogues(void **state)
 	    "seccomp-unconfined)");
 	expect_error(BASE "variant: acme-2\n",
 	    "t.yaml:4:10: variant: unknown variant 'acme-2' (known: default, "
-	    "billing-east, wiki-north)");
+	    "billing-east, wiki-north; or generated, or a FILE.yaml)");
 	/* Bait ids belong to the variant, wherever the variant key is. */
 	expect_error("name: t\nbait: [tickets-admin-token, ssh-kee]\n"
 	    "levers: [kill]\n",
@@ -628,7 +628,7 @@ test_catalogues(void **state)
 	/* The variant's message is bounded and terminal-safe. */
 	expect_error(BASE "variant: abc-def\n",
 	    "t.yaml:4:10: variant: unknown variant 'abc-def' (known: default, "
-	    "billing-east, wiki-north)");
+	    "billing-east, wiki-north; or generated, or a FILE.yaml)");
 	/* Every flaw and every bait kind of every variant is accepted. */
 	p = must_parse("name: t\nvariant: wiki-north\nlevers: [kill]\n"
 	    "bait: [wikibot-password, wiki-bot-verify, wikibot-2fa-seed]\n"
@@ -1335,7 +1335,7 @@ test_agent_script_errors(void **state)
 	/* Syntax and catalogue errors come before the file system. */
 	agent_expect(d, BASE "variant: acme\nagent: {script: none.sh}\n",
 	    "4:10: variant: unknown variant 'acme' (known: default, "
-	    "billing-east, wiki-north)");
+	    "billing-east, wiki-north; or generated, or a FILE.yaml)");
 }
 
 /* The agent mapping itself: keys, types, kinds. */
