@@ -729,7 +729,8 @@ enum trial_variants {
 /* "policy", "fixed", "generated" (static). */
 const char *trial_variants_name(int v);
 /* The variant_seed of run index (base seed's run seed seed) of a
- * --variants generated trial: a splitmix64 step of the run's seed, then
+ * --variants generated trial: a splitmix64 step of the run's seed (its
+ * top bit cleared: a policy's variant_seed is 0..2^63-1), then
  * the next ones while it equals a run seed of the trial or an earlier
  * run's variant_seed (runs[0..index)), so every run wears another
  * dressing and none is dressed by a drill seed. */
@@ -1306,7 +1307,8 @@ int fix_run(const struct fix_options *o, struct fix_result *r,
     struct errbuf *e);
 void fix_result_free(struct fix_result *r);
 /* The seed of the generated held-out dressing for the run run_id: from
- * BLAKE2b over run_id and a counter 0, 1, ..., the first that is none of
+ * BLAKE2b over run_id and a counter 0, 1, ... (0..2^63-1, what a policy's
+ * variant_seed: may be), the first that is none of
  * used[0..nused) (the seeds the fix's runs use and wore).  0 with *seed
  * and *counter; -1 when FIX_HELDOUT_TRIES counters all collide. */
 int fix_heldout_seed(const char *run_id, const uint64_t *used, size_t nused,

@@ -455,7 +455,8 @@ fix_variant_id_seed(const char *id, uint64_t *seed)
 /*
  * The seed of the generated held-out dressing: the first 8 bytes
  * (little-endian) of BLAKE2b-256("ares-heldout-v1\0" RUN_ID "\0" COUNTER,
- * the counter as 4 bytes little-endian)
+ * the counter as 4 bytes little-endian), its top bit cleared (policy
+ * variant_seed: is 0..2^63-1)
  * for counter 0, 1, ... up to FIX_HELDOUT_TRIES, the first that is none
  * of used[0..nused).  0 with *seed and *counter, -1 when every try hits a
  * used seed (fail closed: no held-out seed is better than a reused one).
@@ -485,6 +486,7 @@ fix_heldout_seed(const char *run_id, const uint64_t *used, size_t nused,
 		crypto_generichash_final(&hs, h, sizeof h);
 		for (k = 7; k >= 0; k--)
 			s = s << 8 | h[k];
+		s &= INT64_MAX;   /* a variant_seed a policy can name */
 		for (i = 0; i < nused; i++)
 			if (used[i] == s)
 				break;

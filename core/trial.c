@@ -61,7 +61,7 @@ trial_variant_seed(const struct trial *t, size_t index)
 	for (tries = 0; tries < 1000; tries++) {
 		bool clash = false;
 
-		s = trial_seed(s, 0);
+		s = trial_seed(s, 0) & INT64_MAX;   /* policy variant_seed: */
 		for (i = 0; i < t->n && !clash; i++)
 			clash = t->runs[i].seed == s || (i < index &&
 			    t->runs[i].has_variant_seed &&

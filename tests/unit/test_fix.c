@@ -598,14 +598,14 @@ test_set_generated(void **state)
 {
 	struct errbuf e = { 0 };
 	char *out = fix_policy_set_generated(block_policy, strlen(block_policy),
-	    18446744073709551557ull, &e), *again, *back;
+	    9223372036854775807ull, &e), *again, *back;
 	struct policy *p;
 
 	(void)state;
 	assert_non_null(out);
 	/* appended (no variant: before), the seed on the next line */
 	assert_non_null(strstr(out, "variant: generated\n"
-	    "variant_seed: 18446744073709551557\n"));
+	    "variant_seed: 9223372036854775807\n"));
 	assert_non_null(strstr(out, "bait: [credential, tripwire]\n"));
 	assert_non_null(strstr(out, "# a comment between items"));
 	assert_non_null(strstr(out, "name: t   # trailing comment\n"));
@@ -613,13 +613,13 @@ test_set_generated(void **state)
 	assert_non_null(p);
 	assert_string_equal(p->variant, "generated");
 	assert_true(p->variant_seed_set);
-	assert_true(p->variant_seed == 18446744073709551557ull);
+	assert_true(p->variant_seed == 9223372036854775807ull);
 	policy_free(p);
 	/* a second splice changes the value in place, adds no key */
 	again = fix_policy_set_generated(out, strlen(out), 7, &e);
 	assert_non_null(again);
 	assert_non_null(strstr(again, "variant: generated\nvariant_seed: 7\n"));
-	assert_null(strstr(again, "18446744073709551557"));
+	assert_null(strstr(again, "9223372036854775807"));
 	{
 		const char *a = strstr(again, "variant_seed:");
 
@@ -693,6 +693,7 @@ test_heldout_seed(void **state)
 		assert_int_equal(c, n);
 		for (size_t i = 0; i < n; i++)
 			assert_true(used[i] != s);
+		assert_true(s <= INT64_MAX);
 		used[n++] = s;
 	}
 	assert_int_equal(fix_heldout_seed("r-1", used, n, &s, &c), -1);
