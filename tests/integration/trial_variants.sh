@@ -2,7 +2,8 @@
 # trial_variants.sh - ares trial --variants: rates about the boundary, not
 # one dressing.
 #
-# 1. --variants generated, N runs (ARES_TRIAL_VARIANTS_N, default 20), two
+# 1. --variants generated, N runs (ARES_TRIAL_VARIANTS_N, default 8; 20:
+#    bench/README.md), two
 #    at a time, a short observe window: every run wears its own generated
 #    dressing (trial.json: N distinct variant ids and variant_seeds, each
 #    id gen-<hex of its seed>, no seed a drill seed), its lab wore it, its
@@ -17,7 +18,7 @@
 set -u
 ARES=${ARES_BIN:-./ares}
 SRC=$(cd "${ARES_SRCDIR:-.}" && pwd)
-N=${ARES_TRIAL_VARIANTS_N:-20}
+N=${ARES_TRIAL_VARIANTS_N:-8}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
