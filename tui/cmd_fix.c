@@ -230,7 +230,7 @@ cmd_fix_exec(const struct cmd_entry *self, int argc, char **argv)
 	for (i = 0; i < r->nremoved; i++)
 		printf("turned off %s\n", r->removed[i]);
 	for (i = 0; i < r->nruns; i++)
-		printf("run        %-9s %s  %-12s seed %-6llu %s\n",
+		printf("run        %-12s %s  %-12s seed %-6llu %s\n",
 		    r->runs[i].role, r->runs[i].run_id, r->runs[i].variant,
 		    (unsigned long long)r->runs[i].seed, r->runs[i].verdict);
 	if (r->heldout_gen)
