@@ -453,13 +453,13 @@ fix_variant_id_seed(const char *id, uint64_t *seed)
 }
 
 /*
- * The seed of the generated held-out dressing: the first 8 bytes
- * (little-endian) of BLAKE2b-256("ares-heldout-v1\0" RUN_ID "\0" COUNTER,
- * the counter as 4 bytes little-endian), its top bit cleared (policy
- * variant_seed: is 0..2^63-1)
- * for counter 0, 1, ... up to FIX_HELDOUT_TRIES, the first that is none
- * of used[0..nused).  0 with *seed and *counter, -1 when every try hits a
- * used seed (fail closed: no held-out seed is better than a reused one).
+ * The seed of the generated held-out dressing: for counter 0, 1, ... up
+ * to FIX_HELDOUT_TRIES, the first 8 bytes (little-endian) of
+ * BLAKE2b-256("ares-heldout-v1\0" RUN_ID "\0" COUNTER), the counter as 4
+ * bytes little-endian, its top bit cleared (a policy's variant_seed: is
+ * 0..2^63-1); the first that is none of used[0..nused).  0 with *seed
+ * and *counter, -1 when every try hits a used seed (fail closed: no
+ * held-out seed is better than a reused one).
  */
 int
 fix_heldout_seed(const char *run_id, const uint64_t *used, size_t nused,
@@ -574,9 +574,14 @@ fix_drill_until_exercised(struct fix_state *st, const char *policy_path,
 			cJSON_AddStringToObject(f, "run_dir", d->run_dir);
 			cJSON_AddStringToObject(f, "variant", x != NULL ?
 			    x->variant : variant);
-			if (x != NULL && x->has_variant_seed)
-				cJSON_AddNumberToObject(f, "variant_seed",
-				    (double)x->variant_seed);
+			if (x != NULL && x->has_variant_seed) {
+				char num[24];
+
+				/* a string: a double loses 64-bit seeds */
+				snprintf(num, sizeof num, "%llu",
+				    (unsigned long long)x->variant_seed);
+				cJSON_AddStringToObject(f, "variant_seed", num);
+			}
 			cJSON_AddNumberToObject(f, "seed", (double)d->seed);
 			cJSON_AddStringToObject(f, "verdict",
 			    drill_verdict_name(d->verdict));
@@ -1921,7 +1926,13 @@ fix_pick_heldout_gen(struct fix_state *st, struct errbuf *e)
 	r->heldout_gen = true;
 	f = cJSON_CreateObject();
 	cJSON_AddStringToObject(f, "variant", r->heldout_gen_id);
-	cJSON_AddNumberToObject(f, "variant_seed", (double)r->heldout_gen_seed);
+	{
+		char num[24];
+
+		snprintf(num, sizeof num, "%llu",
+		    (unsigned long long)r->heldout_gen_seed);
+		cJSON_AddStringToObject(f, "variant_seed", num);
+	}
 	cJSON_AddNumberToObject(f, "counter", (double)r->heldout_gen_counter);
 	cJSON_AddStringToObject(f, "company", r->heldout_gen_company);
 	cJSON_AddStringToObject(f, "service", r->heldout_gen_service);
