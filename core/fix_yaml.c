@@ -160,9 +160,9 @@ fix_bait_kind(const char *item, const struct variant *from)
 }
 
 /*
- * The policy text dressed in another variant: each bait item mapped by
+ * The policy text dressed in another variant: each bait id mapped by
  * its kind to to's bait id (to NULL: to the kind name, the only way to
- * name the bait of a generated variant), variant: set to value (appended
+ * name the bait of a generated variant; a kind name stays as it is), variant: set to value (appended
  * when absent), and variant_seed: set to *seed (seed NULL: removed).
  * Caller frees; NULL + e on a bait that names no kind.
  */
@@ -186,8 +186,11 @@ fix_policy_dress(const char *buf, size_t len, const struct variant *to,
 	cur = xstrndup(buf, len);
 	for (i = kb.nitems; i-- > 0;) {
 		const char *id = kb.items[i].text, *rep;
-		int k = fix_bait_kind(id, from);
+		int k;
 
+		if (variant_bait_kind_find(id) != -1)
+			continue;       /* a kind names the bait on any variant */
+		k = fix_bait_kind(id, from);
 		if (k < 0) {
 			free(cur);
 			errbuf_set(e, ERRBUF_INPUT, "policy: bait '%s' is not "

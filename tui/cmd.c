@@ -46,6 +46,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_gc_entry,
 	&cmd_gate_entry,
 	&cmd_policy_entry,
+	&cmd_variant_entry,
 	&cmd_help_entry,
 	&cmd_version_entry,
 };

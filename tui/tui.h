@@ -500,5 +500,8 @@ extern const struct cmd_entry cmd_gate_entry;
 /* ares policy import (cmd_policy.c, docs/cli-policy.md): 0 imported, 1
  * --strict refused, 2 usage / bad input, 3 no engine, 5 internal. */
 extern const struct cmd_entry cmd_policy_entry;
+/* ares variant gen|show|list (cmd_variant.c, docs/cli-variant.md): 0
+ * printed, 2 usage / bad variant file, 5 write failed. */
+extern const struct cmd_entry cmd_variant_entry;
 
 #endif /* DRILL_TUI_H */

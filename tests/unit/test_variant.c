@@ -737,6 +737,20 @@ test_policy_keys(void **state)
 	assert_true(policy_bait_wanted(p, v, VARIANT_BAIT_CREDENTIAL));
 	assert_false(policy_bait_wanted(p, v, VARIANT_BAIT_SSH));
 	policy_free(p);
+	/* The fix loop's move to a held-out variant keeps kind names. */
+	{
+		static const char pol[] = "name: t\nbait: [credential, "
+		    "tickets-admin-token]\nlevers: [kill]\n";
+		char *o = fix_policy_set_variant(pol, strlen(pol), "wiki-north",
+		    &e);
+
+		if (o == NULL)
+			fail_msg("%s", e.msg);
+		assert_non_null(strstr(o, "bait: [credential, "
+		    "wikibot-password]"));
+		assert_non_null(strstr(o, "variant: wiki-north"));
+		free(o);
+	}
 	/* A file next to the policy. */
 	put("acme.yaml", "id: acme\nservice: crm\nbait_credential: "
 	    "acme-crm-key\n");
