@@ -679,6 +679,14 @@ struct trial_run {
 	size_t leaks;
 	double time_to_kill_ms;    /* < 0: none */
 	char report_blake2b[EVIDENCE_HEX_BYTES];   /* "" when no report */
+	/* --variants fixed / generated: the run's dressing (trial_dress) */
+	char variant[40];          /* "" with the policy's variant */
+	uint64_t variant_seed;     /* generated: from the run's seed */
+	bool has_variant_seed;
+	char company[80], service[80];
+	char policy_copy[48];      /* "policies/run-<index>.yaml" */
+	char bait[64];             /* the bait that fired ("" none) */
+	char bait_kind[24];        /* its kind (variant_bait_kinds) */
 };
 
 struct trial_rate {
@@ -714,8 +722,25 @@ struct trial {
 	struct trial_run *runs;    /* n entries, by index (xcalloc'd) */
 	size_t ncancelled;         /* runs stopped by a hard cancel */
 	struct trial_summary sum;
+	int variants;              /* enum trial_variants */
 };
 
+/* ares trial --variants: the policy's variant for every run (default),
+ * the shipped variants in turn, or a new generated dressing per run. */
+enum trial_variants {
+	TRIAL_VARIANTS_POLICY = 0,
+	TRIAL_VARIANTS_FIXED,
+	TRIAL_VARIANTS_GENERATED,
+};
+/* "policy", "fixed", "generated" (static). */
+const char *trial_variants_name(int v);
+/* The variant_seed of run index (base seed's run seed seed) of a
+ * --variants generated trial: a splitmix64 step of the run's seed (its
+ * top bit cleared: a policy's variant_seed is 0..2^63-1), then
+ * the next ones while it equals a run seed of the trial or an earlier
+ * run's variant_seed (runs[0..index)), so every run wears another
+ * dressing and none is dressed by a drill seed. */
+uint64_t trial_variant_seed(const struct trial *t, size_t index);
 enum trial_event { TRIAL_EV_START, TRIAL_EV_FINISH, TRIAL_EV_END };
 struct trial_progress {
 	enum trial_event event;
@@ -741,6 +766,7 @@ struct trial_options {
 	volatile sig_atomic_t *cancel;  /* non-zero: cancel running drills */
 	trial_progress_fn progress;
 	void *progress_ctx;
+	int variants;              /* enum trial_variants (new trials) */
 };
 
 /* Run (or resume) a trial.  Returns 0 when it ran (t->complete false if
@@ -1160,6 +1186,7 @@ void replay_state_apply(struct replay_state *s, const struct drill_beat *b);
 #define FIX_MAX_SLACK_CHANNELS 8   /* --slack-channel, at most */
 #define FIX_EXIT_NOT_DELIVERED 6   /* verified, but a push, pull request or
                                       Slack post that was asked for failed */
+#define FIX_HELDOUT_TRIES   64  /* counters tried for a fresh held-out seed */
 
 /* One flaw the evidence proves was used. */
 struct fix_hit {
@@ -1234,6 +1261,9 @@ struct fix_run_ref {
 	char reason[256];
 	double time_to_kill_ms;
 	char report_hash[EVIDENCE_HEX_BYTES];  /* BLAKE2b-256 of report.json */
+	uint64_t variant_seed;      /* a generated dressing's seed (lab.json
+	                               "variant" gen-<hex>) */
+	bool has_variant_seed;
 };
 struct fix_result {
 	char fix_id[64];
@@ -1267,6 +1297,14 @@ struct fix_result {
 	char compose_note[600];     /* why it was not patched, or "" */
 	char compose_service[128];
 	char *compose_diff;         /* owned: fix_result_free */
+	/* The held-out dressings: the shipped variant and the generated one
+	 * (fix_heldout_seed; heldout_gen false until it is chosen): */
+	char heldout_shipped[40];
+	bool heldout_gen;
+	char heldout_gen_id[40];    /* "gen-<16 hex of the seed>" */
+	uint64_t heldout_gen_seed;
+	unsigned heldout_gen_counter;
+	char heldout_gen_company[80], heldout_gen_service[80];
 };
 /* Run the loop.  0 when it reached an outcome (r->outcome), -1 + e when it
  * could not (tampered or unbreached run dir, bad policy: ERRBUF_INPUT;
@@ -1274,6 +1312,16 @@ struct fix_result {
 int fix_run(const struct fix_options *o, struct fix_result *r,
     struct errbuf *e);
 void fix_result_free(struct fix_result *r);
+/* The seed of the generated held-out dressing for the run run_id: from
+ * BLAKE2b over run_id and a counter 0, 1, ... (0..2^63-1, what a policy's
+ * variant_seed: may be), the first that is none of
+ * used[0..nused) (the seeds the fix's runs use and wore).  0 with *seed
+ * and *counter; -1 when FIX_HELDOUT_TRIES counters all collide. */
+int fix_heldout_seed(const char *run_id, const uint64_t *used, size_t nused,
+    uint64_t *seed, unsigned *counter);
+/* Whether id names a generated variant ("gen-" + 16 lower-case hex);
+ * *seed gets its seed. */
+bool fix_variant_id_seed(const char *id, uint64_t *seed);
 /* 0 verified, 6 verified but not delivered, 1 otherwise, 5 error. */
 int fix_exit_code(const struct fix_result *r);
 cJSON *fix_result_json(const struct fix_result *r);

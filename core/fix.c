@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
 
 #define FIX_EVENTS_MAX     100000               /* lines per run */
 #define FIX_CHAIN_FILES    32                   /* evidence/ files */
@@ -343,6 +344,8 @@ struct fix_state {
 	char training[40];          /* the policy's variant */
 	const char *heldout;        /* the variant it is re-checked on */
 	uint64_t seed;
+	uint64_t training_vseed;    /* the training variant's variant_seed */
+	bool training_vseed_set;    /* (policy variant: generated) */
 	char run_dir[1024];         /* the breached run to attribute */
 	char cur_path[1200];        /* where text is written */
 	char given_policy[1024];    /* the given run's policy (o->policy_path
@@ -398,6 +401,104 @@ fix_hash_hex(const char *path, char out[EVIDENCE_HEX_BYTES])
 		util_hex(h, sizeof h, out);
 }
 
+/*
+ * The dressing a run used, as its lab recorded it: RUN_DIR/lab.json
+ * "variant" (a shipped id, or "gen-<16 hex of the seed>" for a generated
+ * one) into x->variant, its seed into x->variant_seed.  Leaves x->variant
+ * as it is when lab.json cannot be read (a run in error).
+ */
+static void
+fix_run_dressing(const char *run_dir, struct fix_run_ref *x)
+{
+	struct errbuf e = { 0 };
+	char *path = xasprintf("%s/lab.json", run_dir), *buf;
+	const char *v;
+	size_t len;
+	cJSON *j;
+
+	buf = util_read_regular(path, 1 << 20, &len, &e);
+	free(path);
+	j = buf != NULL ? cJSON_ParseWithLength(buf, len) : NULL;
+	free(buf);
+	v = util_json_str(j, "variant", NULL);
+	if (v != NULL && strlen(v) < sizeof x->variant) {
+		snprintf(x->variant, sizeof x->variant, "%s", v);
+		x->has_variant_seed = fix_variant_id_seed(v, &x->variant_seed);
+	}
+	cJSON_Delete(j);
+}
+
+/* Whether id is a generated variant's ("gen-" + 16 lower-case hex
+ * digits); *seed gets the seed. */
+bool
+fix_variant_id_seed(const char *id, uint64_t *seed)
+{
+	uint64_t s = 0;
+	size_t i;
+
+	if (strncmp(id, "gen-", 4) != 0 || strlen(id) != 20)
+		return false;
+	for (i = 4; i < 20; i++) {
+		char c = id[i];
+
+		if (c >= '0' && c <= '9')
+			s = s << 4 | (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			s = s << 4 | (uint64_t)(c - 'a' + 10);
+		else
+			return false;
+	}
+	*seed = s;
+	return true;
+}
+
+/*
+ * The seed of the generated held-out dressing: for counter 0, 1, ... up
+ * to FIX_HELDOUT_TRIES, the first 8 bytes (little-endian) of
+ * BLAKE2b-256("ares-heldout-v1\0" RUN_ID "\0" COUNTER), the counter as 4
+ * bytes little-endian, its top bit cleared (a policy's variant_seed: is
+ * 0..2^63-1); the first that is none of used[0..nused).  0 with *seed
+ * and *counter, -1 when every try hits a used seed (fail closed: no
+ * held-out seed is better than a reused one).
+ */
+int
+fix_heldout_seed(const char *run_id, const uint64_t *used, size_t nused,
+    uint64_t *seed, unsigned *counter)
+{
+	unsigned c;
+	size_t i;
+
+	for (c = 0; c < FIX_HELDOUT_TRIES; c++) {
+		static const char tag[] = "ares-heldout-v1";   /* with its NUL */
+		crypto_generichash_state hs;
+		uint8_t h[32], cb[4];
+		uint64_t s = 0;
+		int k;
+
+		for (k = 0; k < 4; k++)
+			cb[k] = (uint8_t)(c >> (8 * k));
+		crypto_generichash_init(&hs, NULL, 0, sizeof h);
+		crypto_generichash_update(&hs, (const unsigned char *)tag,
+		    sizeof tag);
+		crypto_generichash_update(&hs, (const unsigned char *)run_id,
+		    strlen(run_id) + 1);
+		crypto_generichash_update(&hs, cb, sizeof cb);
+		crypto_generichash_final(&hs, h, sizeof h);
+		for (k = 7; k >= 0; k--)
+			s = s << 8 | h[k];
+		s &= INT64_MAX;   /* a variant_seed a policy can name */
+		for (i = 0; i < nused; i++)
+			if (used[i] == s)
+				break;
+		if (i == nused) {
+			*seed = s;
+			*counter = c;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 /* Record a drill result as run number r->nruns. */
 static struct fix_run_ref *
 fix_add_run(struct fix_state *st, const char *role, const char *variant,
@@ -420,6 +521,7 @@ fix_add_run(struct fix_state *st, const char *role, const char *variant,
 	    strlen(d->verdict_reason), false);
 	x->seed = d->seed;
 	x->time_to_kill_ms = d->time_to_kill_ms;
+	fix_run_dressing(d->run_dir, x);
 	p = xasprintf("%s/report.json", d->run_dir);
 	fix_hash_hex(p, x->report_hash);
 	free(p);
@@ -470,7 +572,16 @@ fix_drill_until_exercised(struct fix_state *st, const char *policy_path,
 			cJSON_AddStringToObject(f, "role", role);
 			cJSON_AddStringToObject(f, "run_id", d->run_id);
 			cJSON_AddStringToObject(f, "run_dir", d->run_dir);
-			cJSON_AddStringToObject(f, "variant", variant);
+			cJSON_AddStringToObject(f, "variant", x != NULL ?
+			    x->variant : variant);
+			if (x != NULL && x->has_variant_seed) {
+				char num[24];
+
+				/* a string: a double loses 64-bit seeds */
+				snprintf(num, sizeof num, "%llu",
+				    (unsigned long long)x->variant_seed);
+				cJSON_AddStringToObject(f, "variant_seed", num);
+			}
 			cJSON_AddNumberToObject(f, "seed", (double)d->seed);
 			cJSON_AddStringToObject(f, "verdict",
 			    drill_verdict_name(d->verdict));
@@ -608,6 +719,15 @@ fix_result_json(const struct fix_result *r)
 		cJSON_AddStringToObject(x, "run_id", y->run_id);
 		cJSON_AddStringToObject(x, "run_dir", y->run_dir);
 		cJSON_AddStringToObject(x, "variant", y->variant);
+		if (y->has_variant_seed) {
+			char num[24];
+
+			/* a decimal string: a double loses a 64-bit seed */
+			snprintf(num, sizeof num, "%llu",
+			    (unsigned long long)y->variant_seed);
+			cJSON_AddStringToObject(x, "variant_seed", num);
+		} else
+			cJSON_AddNullToObject(x, "variant_seed");
 		cJSON_AddNumberToObject(x, "seed", (double)y->seed);
 		cJSON_AddStringToObject(x, "verdict", y->verdict);
 		cJSON_AddNumberToObject(x, "time_to_kill_ms",
@@ -617,6 +737,27 @@ fix_result_json(const struct fix_result *r)
 		cJSON_AddItemToArray(a, x);
 	}
 	cJSON_AddNumberToObject(j, "iterations", (double)r->iterations);
+	cJSON_AddStringToObject(j, "heldout", r->heldout_shipped);
+	if (r->heldout_gen) {
+		char num[24];
+
+		x = cJSON_AddObjectToObject(j, "heldout_generated");
+		cJSON_AddStringToObject(x, "variant", r->heldout_gen_id);
+		snprintf(num, sizeof num, "%llu",
+		    (unsigned long long)r->heldout_gen_seed);
+		cJSON_AddStringToObject(x, "variant_seed", num);
+		cJSON_AddNumberToObject(x, "counter",
+		    (double)r->heldout_gen_counter);
+		cJSON_AddStringToObject(x, "company", r->heldout_gen_company);
+		cJSON_AddStringToObject(x, "service", r->heldout_gen_service);
+		{
+			char *cmd = xasprintf("ares variant gen --seed %s", num);
+
+			cJSON_AddStringToObject(x, "regenerate", cmd);
+			free(cmd);
+		}
+	} else
+		cJSON_AddNullToObject(j, "heldout_generated");
 	cJSON_AddStringToObject(j, "patched_policy", r->patched_path);
 	cJSON_AddStringToObject(j, "patch", r->patch_path);
 	x = cJSON_AddObjectToObject(j, "git");
@@ -1255,6 +1396,12 @@ fix_load_policy(struct fix_state *st, struct errbuf *e)
 		    "re-check on (training %s, known: %s)", st->training,
 		    variant_ids());
 	st->seed = o->has_seed ? o->seed : st->cur->seed;
+	/* a generated training dressing with its own seed: never the
+	 * held-out one's */
+	st->training_vseed_set = st->cur->variant_seed_set;
+	st->training_vseed = st->cur->variant_seed;
+	snprintf(r->heldout_shipped, sizeof r->heldout_shipped, "%s",
+	    st->heldout);
 	fix_load_compose(st);
 	return 0;
 }
@@ -1371,6 +1518,7 @@ fix_record_given(struct fix_state *st, struct errbuf *e)
 		    strlen(reason), false);
 	x->seed = st->seed;
 	x->time_to_kill_ms = util_json_num(j, "time_to_kill_ms", -1);
+	fix_run_dressing(st->run_dir, x);
 	cJSON_Delete(j);
 	free(rj);
 	e->msg[0] = '\0';
@@ -1726,27 +1874,116 @@ fix_rerun_training(struct fix_state *st, const char *flaw, struct errbuf *e)
 }
 
 /*
- * The patched policy re-checked on the held-out variant: a copy with
- * variant: (and bait) changed, written and re-parsed, drilled.  VERIFIED
- * when contained (r->outcome set), AGAIN when breached by a flaw still on
+ * The generated held-out dressing, chosen once per fix (the first time a
+ * held-out rerun on it is due): its seed from the original run's id
+ * (fix_heldout_seed), never one the fix used or will use as a drill seed
+ * (every run so far, the seeds S..S+FIX_MAX_SEEDS-1 the reruns take),
+ * never the seed of a generated dressing a run of it wore (lab.json), nor
+ * the training policy's variant_seed.  Its id, company and service from
+ * variant_generate.  -1 + e.
+ */
+static int
+fix_pick_heldout_gen(struct fix_state *st, struct errbuf *e)
+{
+	struct fix_result *r = st->r;
+	uint64_t used[2 * FIX_MAX_RUNS + FIX_MAX_SEEDS + 1];
+	size_t n = 0, i;
+	struct variant *v;
+	char want[40];
+	cJSON *f;
+
+	if (r->heldout_gen)
+		return 0;
+	for (i = 0; i < r->nruns; i++) {
+		used[n++] = r->runs[i].seed;
+		if (r->runs[i].has_variant_seed)
+			used[n++] = r->runs[i].variant_seed;
+	}
+	for (i = 0; i < FIX_MAX_SEEDS; i++)
+		used[n++] = st->seed + (uint64_t)i;
+	if (st->training_vseed_set)
+		used[n++] = st->training_vseed;
+	if (r->nruns == 0 || fix_heldout_seed(r->runs[0].run_id, used, n,
+	    &r->heldout_gen_seed, &r->heldout_gen_counter) == -1)
+		return errbuf_set(e, ERRBUF_INTERNAL, "no held-out seed unused "
+		    "by the run in %d tries", FIX_HELDOUT_TRIES);
+	v = variant_generate(r->heldout_gen_seed);
+	snprintf(want, sizeof want, "gen-%016llx",
+	    (unsigned long long)r->heldout_gen_seed);
+	if (v == NULL || v->id == NULL || strcmp(v->id, want) != 0) {
+		variant_free(v);
+		return errbuf_set(e, ERRBUF_INTERNAL, "the generated held-out "
+		    "dressing %s could not be made", want);
+	}
+	snprintf(r->heldout_gen_id, sizeof r->heldout_gen_id, "%s", v->id);
+	util_sanitize(r->heldout_gen_company, sizeof r->heldout_gen_company,
+	    v->company ? v->company : "", v->company ? strlen(v->company) : 0,
+	    false);
+	util_sanitize(r->heldout_gen_service, sizeof r->heldout_gen_service,
+	    v->service ? v->service : "", v->service ? strlen(v->service) : 0,
+	    false);
+	variant_free(v);
+	r->heldout_gen = true;
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "variant", r->heldout_gen_id);
+	{
+		char num[24];
+
+		snprintf(num, sizeof num, "%llu",
+		    (unsigned long long)r->heldout_gen_seed);
+		cJSON_AddStringToObject(f, "variant_seed", num);
+	}
+	cJSON_AddNumberToObject(f, "counter", (double)r->heldout_gen_counter);
+	cJSON_AddStringToObject(f, "company", r->heldout_gen_company);
+	cJSON_AddStringToObject(f, "service", r->heldout_gen_service);
+	fix_beat(st, "fix.heldout", f, "generated held-out dressing %s "
+	    "(variant_seed %llu from run %s, counter %u): %s, service %s; none "
+	    "of the %zu seed(s) the fix uses", r->heldout_gen_id,
+	    (unsigned long long)r->heldout_gen_seed, r->runs[0].run_id,
+	    r->heldout_gen_counter, r->heldout_gen_company,
+	    r->heldout_gen_service, n);
+	return 0;
+}
+
+/*
+ * The patched policy re-checked on a held-out dressing: the shipped
+ * held-out variant st->heldout (generated false; role "held-out") or the
+ * generated one (fix_pick_heldout_gen; role "held-out-gen").  A copy with
+ * variant: (variant_seed:) and bait changed, written and re-parsed,
+ * drilled.  Contained: NEXT on the shipped variant, VERIFIED on the
+ * generated one (r->outcome set); AGAIN when breached by a flaw still on
  * (st->run_dir is that run), DONE when never exercised, in error, or
  * breached by nothing that is on (not a fix), FAIL + e.
  */
 static enum fix_step
-fix_rerun_heldout(struct fix_state *st, struct errbuf *e)
+fix_rerun_heldout(struct fix_state *st, bool generated, struct errbuf *e)
 {
 	struct fix_result *r = st->r;
 	struct drill_result *d = st->d;
 	struct fix_attribution ha;
 	struct policy *hp;
-	char *held, name[64], held_path[1200];
+	const char *text = st->drill_text ? st->drill_text : st->text;
+	const char *role = generated ? "held-out-gen" : "held-out";
+	char *held, name[80], held_path[1200], which[160];
 
-	held = fix_policy_set_variant(st->drill_text ? st->drill_text :
-	    st->text, strlen(st->drill_text ? st->drill_text : st->text),
-	    st->heldout, e);
+	if (generated && fix_pick_heldout_gen(st, e) == -1)
+		return FIX_STEP_FAIL;
+	if (generated) {
+		held = fix_policy_set_generated(text, strlen(text),
+		    r->heldout_gen_seed, e);
+		snprintf(which, sizeof which, "generated held-out dressing %s "
+		    "(variant_seed %llu)", r->heldout_gen_id,
+		    (unsigned long long)r->heldout_gen_seed);
+	} else {
+		held = fix_policy_set_variant(text, strlen(text), st->heldout,
+		    e);
+		snprintf(which, sizeof which, "held-out variant %s",
+		    st->heldout);
+	}
 	if (held == NULL)
 		return FIX_STEP_FAIL;
-	snprintf(name, sizeof name, "policy.heldout-%s.yaml", st->heldout);
+	snprintf(name, sizeof name, "policy.heldout-%s.yaml", generated ?
+	    r->heldout_gen_id : st->heldout);
 	hp = fix_write_policy(st, name, held, held_path, sizeof held_path, e);
 	free(held);
 	if (hp == NULL) {
@@ -1754,32 +1991,34 @@ fix_rerun_heldout(struct fix_state *st, struct errbuf *e)
 		return FIX_STEP_FAIL;
 	}
 	policy_free(hp);
-	if (fix_drill_until_exercised(st, held_path, "held-out", st->heldout,
-	    st->seed, d, e) == -1)
+	if (fix_drill_until_exercised(st, held_path, role, generated ?
+	    r->heldout_gen_id : st->heldout, st->seed, d, e) == -1)
 		return FIX_STEP_FAIL;
 	if (d->verdict == DRILL_VERDICT_NOT_EXERCISED) {
 		r->outcome = FIX_OUTCOME_UNPROVEN;
 		snprintf(r->reason, sizeof r->reason, "contained on %s, "
-		    "but the held-out %s rerun was not exercised in %d "
-		    "seeds: the fix is unproven", st->training, st->heldout,
+		    "but the rerun on the %s was not exercised in %d "
+		    "seeds: the fix is unproven", st->training, which,
 		    st->o->max_seeds);
 		return FIX_STEP_DONE;
 	}
 	if (d->verdict == DRILL_VERDICT_ERROR) {
 		r->outcome = FIX_OUTCOME_ERROR;
-		snprintf(r->reason, sizeof r->reason, "the held-out "
-		    "rerun ended in error: %.400s", d->verdict_reason);
+		snprintf(r->reason, sizeof r->reason, "the %s rerun ended in "
+		    "error: %.300s", role, d->verdict_reason);
 		return FIX_STEP_DONE;
 	}
+	if (d->verdict == DRILL_VERDICT_CONTAINED && !generated)
+		return FIX_STEP_NEXT;
 	if (d->verdict == DRILL_VERDICT_CONTAINED) {
 		r->outcome = FIX_OUTCOME_VERIFIED;
 		snprintf(r->reason, sizeof r->reason, "contained on the "
-		    "training variant %s and on the held-out variant %s "
-		    "after turning off %zu flaw(s)", st->training, st->heldout,
-		    r->nremoved);
+		    "training variant %s, on the held-out variant %s and on "
+		    "the %s after turning off %zu flaw(s)", st->training,
+		    st->heldout, which, r->nremoved);
 		return FIX_STEP_VERIFIED;
 	}
-	/* Holds only on the training variant: try the next flaw the
+	/* Holds only on the training dressing: try the next flaw the
 	 * held-out breach shows, else it is not a fix. */
 	snprintf(st->run_dir, sizeof st->run_dir, "%s", d->run_dir);
 	if (fix_attribute_run(st->run_dir, st->cur, &ha, e) == -1)
@@ -1787,20 +2026,19 @@ fix_rerun_heldout(struct fix_state *st, struct errbuf *e)
 	if (ha.nhits == 0) {
 		r->outcome = FIX_OUTCOME_NOT_A_FIX;
 		snprintf(r->reason, sizeof r->reason, "contained "
-		    "on %s but breached on the held-out %s: a "
-		    "fix that holds only on the training variant "
-		    "is not a fix", st->training, st->heldout);
+		    "on %s but breached on the %s: a fix that holds only on "
+		    "the training variant is not a fix", st->training, which);
 		return FIX_STEP_DONE;
 	}
 	fix_beat(st, "fix.iterate", NULL, "contained on %s but "
-	    "breached on held-out %s: attribute again", st->training,
-	    st->heldout);
+	    "breached on the %s: attribute again", st->training, which);
 	return FIX_STEP_AGAIN;
 }
 
 /*
  * One iteration: attribute the breach of st->run_dir, turn the first flaw
- * off, rerun on the training variant, then on the held-out one.  DONE
+ * off, rerun on the training variant, then on the shipped held-out one,
+ * then on the generated held-out dressing.  DONE
  * when nothing that is on explains the breach (unattributed on the first
  * iteration, else not a fix), else what the reruns say.
  */
@@ -1831,7 +2069,12 @@ fix_iteration(struct fix_state *st, size_t it, struct errbuf *e)
 	step = fix_rerun_training(st, h->flaw, e);
 	if (step != FIX_STEP_NEXT)
 		return step;
-	return fix_rerun_heldout(st, e);
+	/* both held-out reruns must hold: the shipped variant, then a
+	 * dressing generated for this fix */
+	step = fix_rerun_heldout(st, false, e);
+	if (step != FIX_STEP_NEXT)
+		return step;
+	return fix_rerun_heldout(st, true, e);
 }
 
 /* FIX_DIR/attempt.md: what was tried, when a flaw was turned off but the

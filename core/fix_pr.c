@@ -156,6 +156,28 @@ fix_pr_body_x(const struct fix_result *r, const char *section,
 	}
 	PUT("\nOutcome: **%s** - %s\n\n", fix_outcome_name(r->outcome),
 	    r->reason);
+	if (r->heldout_shipped[0] != '\0' || r->heldout_gen) {
+		PUT("## Held-out dressings\n\nA fix must hold on dressings it "
+		    "was not tuned on, not only on the training variant:\n\n");
+		if (r->heldout_shipped[0] != '\0')
+			PUT("- shipped held-out variant `%s` (role `held-out`)\n",
+			    r->heldout_shipped);
+		if (r->heldout_gen) {
+			fix_md_code(code, sizeof code, r->heldout_gen_company);
+			PUT("- generated held-out dressing `%s` (role "
+			    "`held-out-gen`): variant_seed %llu, company %s, ",
+			    r->heldout_gen_id,
+			    (unsigned long long)r->heldout_gen_seed, code);
+			fix_md_code(code, sizeof code, r->heldout_gen_service);
+			PUT("service %s; a seed none of this fix's runs used "
+			    "(derived from run `%s`, counter %u).  Regenerate it "
+			    "with `ares variant gen --seed %llu`.\n",
+			    code, r->nruns > 0 ? r->runs[0].run_id : "?",
+			    r->heldout_gen_counter,
+			    (unsigned long long)r->heldout_gen_seed);
+		}
+		PUT("\n");
+	}
 	PUT("## How to verify\n\n```sh\n");
 	for (i = 0; i < r->nruns; i++)
 		PUT("ares verify %s\n", r->runs[i].run_dir);

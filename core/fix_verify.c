@@ -35,6 +35,9 @@ struct fix_vrun {
 	double ttk;
 	char hash[EVIDENCE_HEX_BYTES];
 	char got[32];             /* the verdict its verified report gives */
+	char variant[40];
+	uint64_t vseed;           /* variant_seed, when has_vseed */
+	bool has_vseed;
 };
 struct fix_vparsed {
 	char fix_id[64];
@@ -46,6 +49,12 @@ struct fix_vparsed {
 	size_t iterations;
 	size_t entries;
 	char head[EVIDENCE_HEX_BYTES];
+	/* "heldout_generated" (a fix loop that reruns on a generated
+	 * held-out dressing writes the key; null until one is chosen) */
+	bool gen_key;             /* the key is there: held-out-gen due */
+	bool gen;                 /* it names a dressing */
+	char gen_variant[40];
+	uint64_t gen_seed;
 };
 
 /* Whether dir holds a fix.json and is neither a trial dir nor a run dir. */
@@ -155,10 +164,24 @@ fix_vparse(const char *buf, size_t len, struct fix_vparsed *p, char *why,
 		    where, why, whylen) == -1)
 			goto out;
 		if (strcmp(r->role, "original") != 0 && strcmp(r->role,
-		    "rerun") != 0 && strcmp(r->role, "held-out") != 0) {
-			snprintf(why, whylen, "%srole: not original, rerun or "
-			    "held-out", where);
+		    "rerun") != 0 && strcmp(r->role, "held-out") != 0 &&
+		    strcmp(r->role, "held-out-gen") != 0) {
+			snprintf(why, whylen, "%srole: not original, rerun, "
+			    "held-out or held-out-gen", where);
 			goto out;
+		}
+		if (fix_vcopy(it, "variant", r->variant, sizeof r->variant,
+		    where, why, whylen) == -1)
+			goto out;
+		v = cJSON_GetObjectItemCaseSensitive(it, "variant_seed");
+		if (v != NULL && !cJSON_IsNull(v)) {
+			if (!cJSON_IsString(v) || stats_parse_count(
+			    v->valuestring, UINT64_MAX, &r->vseed) == -1) {
+				snprintf(why, whylen, "%svariant_seed: not a "
+				    "decimal string", where);
+				goto out;
+			}
+			r->has_vseed = true;
 		}
 		if (!fix_id_ok(r->run_id, sizeof r->run_id)) {
 			snprintf(why, whylen, "%srun_id: malformed", where);
@@ -214,6 +237,29 @@ fix_vparse(const char *buf, size_t len, struct fix_vparsed *p, char *why,
 	p->entries = (size_t)v->valuedouble;
 	snprintf(p->head, sizeof p->head, "%s",
 	    util_json_str(j, "evidence_head", NULL));
+	v = cJSON_GetObjectItemCaseSensitive(j, "heldout_generated");
+	p->gen_key = v != NULL;
+	if (cJSON_IsObject(v)) {
+		const char *gs = util_json_str(v, "variant_seed", NULL);
+		uint64_t idseed;
+
+		if (fix_vcopy(v, "variant", p->gen_variant,
+		    sizeof p->gen_variant, "heldout_generated.", why,
+		    whylen) == -1)
+			goto out;
+		if (gs == NULL || stats_parse_count(gs, UINT64_MAX,
+		    &p->gen_seed) == -1 || !fix_variant_id_seed(p->gen_variant,
+		    &idseed) || idseed != p->gen_seed) {
+			snprintf(why, whylen, "heldout_generated: variant_seed "
+			    "missing or not the seed its variant id names");
+			goto out;
+		}
+		p->gen = true;
+	} else if (v != NULL && !cJSON_IsNull(v)) {
+		snprintf(why, whylen, "heldout_generated: not an object or "
+		    "null");
+		goto out;
+	}
 	rc = 0;
 out:
 	cJSON_Delete(j);
@@ -264,10 +310,12 @@ fix_check_chain_content(const char *dir, const struct fix_vparsed *p,
 			const char *role = util_json_str(j, "role", NULL);
 			const char *rid = util_json_str(j, "run_id", NULL);
 			const char *vd = util_json_str(j, "verdict", NULL);
+			const char *vr = util_json_str(j, "variant", NULL);
 
 			if (r == NULL || strcmp(role, r->role) != 0 ||
 			    rid == NULL || strcmp(rid, r->run_id) != 0 ||
-			    vd == NULL || strcmp(vd, r->verdict) != 0)
+			    vd == NULL || strcmp(vd, r->verdict) != 0 ||
+			    (vr != NULL && strcmp(vr, r->variant) != 0))
 				snprintf(why, sizeof why, "evidence.jsonl line %zu: "
 				    "fix.run %.20s %.64s %.20s is not fix.json "
 				    "runs[%zu]", line, role, rid != NULL ? rid :
@@ -430,9 +478,14 @@ static int
 fix_recompute_outcome(const struct fix_vparsed *p, enum fix_outcome *out,
     size_t *series, char *why, size_t whylen)
 {
-	const char *roles[3] = { "original", "rerun", "held-out" };
+	const char *roles[4] = { "original", "rerun", "held-out",
+	    "held-out-gen" };
 	size_t i = 0, reruns = 0;
-	int phase = 0;   /* 0 original, 1 rerun, 2 held-out */
+	int phase = 0;   /* 0 original, 1 rerun, 2 held-out, 3 held-out-gen */
+	/* a fix.json that has "heldout_generated" comes from a loop that
+	 * reruns on a generated dressing after the shipped one: both must
+	 * hold; one without it (an older loop) ends at the shipped one */
+	int last_phase = p->gen_key ? 3 : 2;
 
 	*series = 0;
 	for (;;) {
@@ -456,6 +509,12 @@ fix_recompute_outcome(const struct fix_vparsed *p, enum fix_outcome *out,
 			if (phase == 2) {
 				snprintf(why, whylen, "run %zu: a contained rerun "
 				    "is followed by no held-out drill", i - 1);
+				return -1;
+			}
+			if (phase == 3) {
+				snprintf(why, whylen, "run %zu: a contained "
+				    "held-out drill is followed by no drill on "
+				    "the generated held-out dressing", i - 1);
 				return -1;
 			}
 			/* after a breach, no rerun: attribution found nothing
@@ -487,10 +546,11 @@ fix_recompute_outcome(const struct fix_vparsed *p, enum fix_outcome *out,
 		else if (strcmp(v, "breached") == 0) {
 			phase = 1;
 			continue;
-		} else if (phase == 1 && strcmp(v, "contained") == 0) {
-			phase = 2;
+		} else if ((phase == 1 || (phase == 2 && last_phase == 3)) &&
+		    strcmp(v, "contained") == 0) {
+			phase++;
 			continue;
-		} else if (phase == 2 && strcmp(v, "contained") == 0)
+		} else if (phase == last_phase && strcmp(v, "contained") == 0)
 			*out = FIX_OUTCOME_VERIFIED;
 		else
 			*out = FIX_OUTCOME_ERROR;
@@ -502,6 +562,42 @@ fix_recompute_outcome(const struct fix_vparsed *p, enum fix_outcome *out,
 		}
 		return 0;
 	}
+}
+
+/*
+ * The generated held-out dressing as fix.json names it: every held-out-gen
+ * run wears it (its variant id), and its seed is none the other runs used
+ * (drill seeds, and the seeds of generated dressings they wore).  0, or
+ * -1 with why.
+ */
+static int
+fix_check_heldout_gen(const struct fix_vparsed *p, char *why, size_t whylen)
+{
+	size_t i;
+
+	for (i = 0; i < p->nruns; i++) {
+		const struct fix_vrun *r = &p->runs[i];
+
+		if (strcmp(r->role, "held-out-gen") == 0) {
+			if (!p->gen || strcmp(r->variant, p->gen_variant) != 0 ||
+			    !r->has_vseed || r->vseed != p->gen_seed) {
+				snprintf(why, whylen, "run %zu held-out-gen (%s) "
+				    "is not on the generated held-out dressing "
+				    "fix.json names", i, r->run_id);
+				return -1;
+			}
+			continue;
+		}
+		if (p->gen && ((double)p->gen_seed == r->seed ||
+		    (r->has_vseed && r->vseed == p->gen_seed))) {
+			snprintf(why, whylen, "the generated held-out seed %llu "
+			    "is one run %zu %s (%s) used: not held out",
+			    (unsigned long long)p->gen_seed, i, r->role,
+			    r->run_id);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* pr.md / attempt.md, when there: its runs table and "Outcome:" line
@@ -661,6 +757,11 @@ fix_verify_dir(const char *dir, const char *pub_path,
 		report_check_add(res, "outcome", false, 0, "runs not verified",
 		    "fix.json outcome %s: not recomputed (a run does not "
 		    "verify)", p->outcome);
+		goto done;
+	}
+	if (fix_check_heldout_gen(p, why, sizeof why) == -1) {
+		report_check_add(res, "outcome", false, 0, why, "fix.json: %s",
+		    why);
 		goto done;
 	}
 	if (fix_recompute_outcome(p, &oc, &series, why, sizeof why) == -1) {

@@ -12,6 +12,9 @@
 
 /* ---- minimal YAML edits ---------------------------------------------- */
 
+static int fix_yaml_top_range(const char *buf, size_t len, const char *key,
+    size_t *a, size_t *b, struct errbuf *e);
+
 /* Locate the top-level key's value in buf, with policy.c's parser.
  * -1 + e ("policy:LINE:COL: ..."). */
 static int
@@ -129,50 +132,79 @@ fix_policy_remove_flaw(const char *buf, size_t len, const char *flaw,
 	}
 }
 
-/* The policy text on variant: each bait id mapped to the new variant's
- * bait of the same kind, then variant: set (appended when absent).
- * Caller frees; NULL + e on an unknown variant or bait. */
-char *
-fix_policy_set_variant(const char *buf, size_t len, const char *variant,
-    struct errbuf *e)
+/* The kind of a policy's bait item: a kind name ("ssh-key"), a bait id
+ * of from (may be NULL), else a bait id of any shipped variant.  -1 when
+ * it is none of these. */
+static int
+fix_bait_kind(const char *item, const struct variant *from)
 {
-	const struct variant *to = variant_find(variant), *from;
+	int k = variant_bait_kind_find(item);
+	size_t i;
+
+	if (k >= 0)
+		return k;
+	for (i = 0; i <= variant_count; i++) {
+		const struct variant *v = i == 0 ? from : &variant_table[i - 1];
+
+		if (v == NULL)
+			continue;
+		for (k = 0; k < VARIANT_NBAIT_KINDS; k++) {
+			const char *id = variant_bait_id(v,
+			    (enum variant_bait_kind)k);
+
+			if (id != NULL && strcmp(id, item) == 0)
+				return k;
+		}
+	}
+	return -1;
+}
+
+/*
+ * The policy text dressed in another variant: each bait id mapped by
+ * its kind to to's bait id (to NULL: to the kind name, the only way to
+ * name the bait of a generated variant; a kind name stays as it is), variant: set to value (appended
+ * when absent), and variant_seed: set to *seed (seed NULL: removed).
+ * Caller frees; NULL + e on a bait that names no kind.
+ */
+static char *
+fix_policy_dress(const char *buf, size_t len, const struct variant *to,
+    const char *value, const uint64_t *seed, struct errbuf *e)
+{
+	const struct variant *from;
 	struct policy_keyval kv, kb;
 	char *cur, *next;
 	size_t i;
 
-	if (to == NULL) {
-		errbuf_set(e, ERRBUF_INPUT, "unknown variant '%s' (known: %s)",
-		    variant, variant_ids());
-		return NULL;
-	}
 	if (fix_yaml_find(buf, len, "variant", &kv, e) == -1)
 		return NULL;
+	/* NULL for "generated" or a FILE.yaml: its items are kind names */
 	from = variant_find(kv.found && kv.has_value ? kv.value.text :
 	    "default");
-	if (from == NULL) {
-		errbuf_set(e, ERRBUF_INPUT, "policy: unknown variant");
-		return NULL;
-	}
-	/* Bait ids first (later offsets), each mapped by kind. */
+	/* Bait items first (later offsets), each mapped by kind. */
 	if (fix_yaml_find(buf, len, "bait", &kb, e) == -1)
 		return NULL;
 	cur = xstrndup(buf, len);
 	for (i = kb.nitems; i-- > 0;) {
-		const char *id = kb.items[i].text, *rep = NULL;
+		const char *id = kb.items[i].text, *rep;
+		int k;
 
 		if (variant_bait_kind_find(id) != -1)
 			continue;       /* a kind names the bait on any variant */
-		if (strcmp(id, from->bait_credential) == 0)
-			rep = to->bait_credential;
-		else if (strcmp(id, from->bait_instruction) == 0)
-			rep = to->bait_instruction;
-		else if (strcmp(id, from->bait_tripwire) == 0)
-			rep = to->bait_tripwire;
-		if (rep == NULL) {
+		k = fix_bait_kind(id, from);
+		if (k < 0) {
 			free(cur);
 			errbuf_set(e, ERRBUF_INPUT, "policy: bait '%s' is not "
-			    "one of variant %s's", id, from->id);
+			    "one of variant %s's nor a bait kind", id,
+			    from ? from->id : kv.found && kv.has_value ?
+			    kv.value.text : "default");
+			return NULL;
+		}
+		rep = to != NULL ? variant_bait_id(to,
+		    (enum variant_bait_kind)k) : variant_bait_kinds[k];
+		if (rep == NULL) {
+			free(cur);
+			errbuf_set(e, ERRBUF_INPUT, "variant %s has no bait of "
+			    "kind %s", to->id, variant_bait_kinds[k]);
 			return NULL;
 		}
 		next = fix_splice(cur, strlen(cur), kb.items[i].start,
@@ -187,7 +219,7 @@ fix_policy_set_variant(const char *buf, size_t len, const char *variant,
 	}
 	if (kv.found && kv.has_value)
 		next = fix_splice(cur, strlen(cur), kv.value.start,
-		    kv.value.end, variant);
+		    kv.value.end, value);
 	else if (kv.found) {
 		free(cur);
 		errbuf_set(e, ERRBUF_INPUT, "policy: variant: not a scalar");
@@ -196,10 +228,81 @@ fix_policy_set_variant(const char *buf, size_t len, const char *variant,
 		size_t l = strlen(cur);
 
 		next = xasprintf("%s%svariant: %s\n", cur,
-		    l > 0 && cur[l - 1] != '\n' ? "\n" : "", variant);
+		    l > 0 && cur[l - 1] != '\n' ? "\n" : "", value);
+	}
+	free(cur);
+	cur = next;
+	/* variant_seed: the generated dressing's, or none (a shipped
+	 * variant has no seed) */
+	if (seed != NULL) {
+		char num[24], *line;
+		size_t a, b;
+		int rc;
+
+		snprintf(num, sizeof num, "%llu", (unsigned long long)*seed);
+		if (fix_yaml_find(cur, strlen(cur), "variant_seed", &kv,
+		    e) == -1) {
+			free(cur);
+			return NULL;
+		}
+		if (kv.found && kv.has_value)   /* its value, in place */
+			next = fix_splice(cur, strlen(cur), kv.value.start,
+			    kv.value.end, num);
+		else if (kv.found) {
+			free(cur);
+			errbuf_set(e, ERRBUF_INPUT, "policy: variant_seed: not "
+			    "a scalar");
+			return NULL;
+		} else if ((rc = fix_yaml_top_range(cur, strlen(cur),
+		    "variant", &a, &b, e)) == 1) {
+			/* a line of its own right after variant:'s entry */
+			line = xasprintf("%svariant_seed: %s\n", b > 0 &&
+			    cur[b - 1] != '\n' ? "\n" : "", num);
+			next = fix_splice(cur, strlen(cur), b, b, line);
+			free(line);
+		} else
+			next = NULL;   /* variant: was just set: always there */
+		if (next == NULL && e->msg[0] == '\0')
+			errbuf_set(e, ERRBUF_INTERNAL, "policy: variant: not "
+			    "found after it was set");
+	} else {
+		size_t a, b;
+		int rc = fix_yaml_top_range(cur, strlen(cur), "variant_seed",
+		    &a, &b, e);
+
+		next = rc == -1 ? NULL : rc == 0 ? xstrdup(cur) :
+		    fix_splice(cur, strlen(cur), a, b, "");
 	}
 	free(cur);
 	return next;
+}
+
+/* The policy text on the shipped variant named variant: each bait item
+ * mapped to its bait of the same kind, then variant: set (appended when
+ * absent), variant_seed: dropped.  Caller frees; NULL + e on an unknown
+ * variant or bait. */
+char *
+fix_policy_set_variant(const char *buf, size_t len, const char *variant,
+    struct errbuf *e)
+{
+	const struct variant *to = variant_find(variant);
+
+	if (to == NULL) {
+		errbuf_set(e, ERRBUF_INPUT, "unknown variant '%s' (known: %s)",
+		    variant, variant_ids());
+		return NULL;
+	}
+	return fix_policy_dress(buf, len, to, variant, NULL, e);
+}
+
+/* The policy text on the variant generated from seed: "variant:
+ * generated", "variant_seed: SEED" and each bait item as its kind name.
+ * Caller frees; NULL + e on a bait that names no kind. */
+char *
+fix_policy_set_generated(const char *buf, size_t len, uint64_t seed,
+    struct errbuf *e)
+{
+	return fix_policy_dress(buf, len, NULL, "generated", &seed, e);
 }
 
 /* A one-hunk unified diff of a -> b (common prefix and suffix as

@@ -1222,6 +1222,10 @@ char *fix_policy_remove_flaw(const char *buf, size_t len, const char *flaw,
     struct errbuf *e);
 char *fix_policy_set_variant(const char *buf, size_t len,
     const char *variant, struct errbuf *e);
+/* buf on the variant generated from seed ("variant: generated",
+ * "variant_seed: SEED", each bait item as its kind name).  NULL + e. */
+char *fix_policy_set_generated(const char *buf, size_t len, uint64_t seed,
+    struct errbuf *e);
 /* buf (the text p was parsed from) with the paths p resolved relative to
  * its file made absolute (agent.script), for a copy elsewhere.  Caller
  * frees; NULL + e. */

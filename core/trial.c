@@ -38,6 +38,205 @@ trial_seed(uint64_t base, size_t index)
 	return z ^ (z >> 31);
 }
 
+/* ---- dressings (--variants) ------------------------------------- */
+
+static void trial_add_rate(cJSON *o, const char *key,
+    const struct trial_rate *r);
+static void trial_rate_set(struct trial_rate *r, uint64_t k, uint64_t n,
+    double level);
+
+const char *
+trial_variants_name(int v)
+{
+	return v == TRIAL_VARIANTS_FIXED ? "fixed" :
+	    v == TRIAL_VARIANTS_GENERATED ? "generated" : "policy";
+}
+
+uint64_t
+trial_variant_seed(const struct trial *t, size_t index)
+{
+	uint64_t s = t->runs[index].seed;
+	size_t i, tries;
+
+	for (tries = 0; tries < 1000; tries++) {
+		bool clash = false;
+
+		s = trial_seed(s, 0) & INT64_MAX;   /* policy variant_seed: */
+		for (i = 0; i < t->n && !clash; i++)
+			clash = t->runs[i].seed == s || (i < index &&
+			    t->runs[i].has_variant_seed &&
+			    t->runs[i].variant_seed == s);
+		if (!clash)
+			break;
+	}
+	return s;
+}
+
+/* The variant run r wears (generated: made now, variant_free), or NULL
+ * with the policy's variant. */
+static const struct variant *
+trial_run_variant(const struct trial *t, const struct trial_run *r)
+{
+	if (t->variants == TRIAL_VARIANTS_GENERATED)
+		return variant_generate(r->variant_seed);
+	if (t->variants == TRIAL_VARIANTS_FIXED)
+		return variant_find(r->variant);
+	return NULL;
+}
+
+/* Every run's dressing by the rule of t->variants: the shipped variants
+ * in table order, index by index, or a generated one from
+ * trial_variant_seed; its id, company and service, and the policy copy
+ * it is drilled with.  Deterministic (a resumed trial gets the same). */
+static void
+trial_dress(struct trial *t)
+{
+	size_t i;
+
+	if (t->variants == TRIAL_VARIANTS_POLICY)
+		return;
+	for (i = 0; i < t->n; i++) {
+		struct trial_run *r = &t->runs[i];
+		const struct variant *v;
+
+		if (t->variants == TRIAL_VARIANTS_GENERATED) {
+			r->variant_seed = trial_variant_seed(t, i);
+			r->has_variant_seed = true;
+		} else
+			snprintf(r->variant, sizeof r->variant, "%s",
+			    variant_table[i % variant_count].id);
+		v = trial_run_variant(t, r);
+		if (v != NULL) {
+			snprintf(r->variant, sizeof r->variant, "%s", v->id);
+			util_sanitize(r->company, sizeof r->company,
+			    v->company ? v->company : "", v->company ?
+			    strlen(v->company) : 0, false);
+			util_sanitize(r->service, sizeof r->service,
+			    v->service ? v->service : "", v->service ?
+			    strlen(v->service) : 0, false);
+		}
+		variant_free(v);
+		snprintf(r->policy_copy, sizeof r->policy_copy,
+		    "policies/run-%zu.yaml", i);
+	}
+}
+
+/* The kind of the bait named bait in run r's dressing ("" when none
+ * matches or the run wears the policy's variant). */
+static void
+trial_bait_kind(const struct trial *t, struct trial_run *r)
+{
+	const struct variant *v;
+	int k;
+
+	r->bait_kind[0] = '\0';
+	if (r->bait[0] == '\0' || (v = trial_run_variant(t, r)) == NULL)
+		return;
+	for (k = 0; k < VARIANT_NBAIT_KINDS; k++) {
+		const char *id = variant_bait_id(v, (enum variant_bait_kind)k);
+
+		if (id != NULL && strcmp(id, r->bait) == 0) {
+			snprintf(r->bait_kind, sizeof r->bait_kind, "%s",
+			    variant_bait_kinds[k]);
+			break;
+		}
+	}
+	variant_free(v);
+}
+
+/*
+ * The per-dressing table of trial.json's summary ("dressings"): one row
+ * per distinct dressing (runs, bait taken k/n with its interval, the bait
+ * kinds that fired), the rate over dressings (dressings where the bait
+ * fired in a run / dressings with a verdict) and per bait kind (runs in
+ * which a bait of that kind fired / runs with a verdict), each with its
+ * Clopper-Pearson interval at t->level.  Error runs are in no rate.
+ */
+static cJSON *
+trial_dressings_json(const struct trial *t)
+{
+	cJSON *d = cJSON_CreateObject(), *rows, *kinds;
+	size_t i, j, ndress = 0, dbait = 0, verdicts = 0;
+	size_t kcount[VARIANT_NBAIT_KINDS] = { 0 };
+	struct trial_rate rate;
+	int k;
+
+	rows = cJSON_AddArrayToObject(d, "table");
+	for (i = 0; i < t->n; i++) {
+		const struct trial_run *r = &t->runs[i];
+		size_t runs = 0, bait = 0;
+		cJSON *row, *kk;
+		char num[24];
+
+		/* the first run of each dressing makes its row */
+		for (j = 0; j < i; j++)
+			if (strcmp(t->runs[j].variant, r->variant) == 0)
+				break;
+		if (j < i)
+			continue;
+		row = cJSON_CreateObject();
+		kk = cJSON_CreateObject();
+		for (j = i; j < t->n; j++) {
+			const struct trial_run *x = &t->runs[j];
+
+			if (!x->done || strcmp(x->variant, r->variant) != 0 ||
+			    strcmp(x->verdict, "error") == 0)
+				continue;
+			runs++;
+			if (x->bait_fired) {
+				const cJSON *c = cJSON_GetObjectItemCaseSensitive(
+				    kk, x->bait_kind[0] ? x->bait_kind : "?");
+
+				bait++;
+				if (c != NULL)
+					cJSON_SetNumberValue((cJSON *)c,
+					    c->valuedouble + 1);
+				else
+					cJSON_AddNumberToObject(kk, x->bait_kind[0]
+					    ? x->bait_kind : "?", 1);
+			}
+		}
+		cJSON_AddStringToObject(row, "variant", r->variant);
+		if (r->has_variant_seed) {
+			snprintf(num, sizeof num, "%llu",
+			    (unsigned long long)r->variant_seed);
+			cJSON_AddStringToObject(row, "variant_seed", num);
+		} else
+			cJSON_AddNullToObject(row, "variant_seed");
+		cJSON_AddStringToObject(row, "company", r->company);
+		cJSON_AddStringToObject(row, "service", r->service);
+		cJSON_AddNumberToObject(row, "runs", (double)runs);
+		trial_rate_set(&rate, bait, runs, t->level);
+		trial_add_rate(row, "bait_taken", &rate);
+		cJSON_AddItemToObject(row, "bait_kinds", kk);
+		cJSON_AddItemToArray(rows, row);
+		if (runs > 0) {
+			ndress++;
+			if (bait > 0)
+				dbait++;
+		}
+	}
+	for (i = 0; i < t->n; i++) {
+		const struct trial_run *r = &t->runs[i];
+
+		if (!r->done || strcmp(r->verdict, "error") == 0)
+			continue;
+		verdicts++;
+		for (k = 0; k < VARIANT_NBAIT_KINDS && r->bait_fired; k++)
+			if (strcmp(r->bait_kind, variant_bait_kinds[k]) == 0)
+				kcount[k]++;
+	}
+	cJSON_AddNumberToObject(d, "dressings", (double)ndress);
+	trial_rate_set(&rate, dbait, ndress, t->level);
+	trial_add_rate(d, "bait_taken_over_dressings", &rate);
+	kinds = cJSON_AddObjectToObject(d, "bait_taken_by_kind");
+	for (k = 0; k < VARIANT_NBAIT_KINDS; k++) {
+		trial_rate_set(&rate, kcount[k], verdicts, t->level);
+		trial_add_rate(kinds, variant_bait_kinds[k], &rate);
+	}
+	return d;
+}
+
 /* ---- summary ---------------------------------------------------- */
 
 static void
@@ -221,6 +420,9 @@ trial_json(const struct trial *t)
 	cJSON_AddNumberToObject(j, "j", (double)t->jobs);
 	cJSON_AddNumberToObject(j, "level", t->level);
 	cJSON_AddBoolToObject(j, "complete", t->complete);
+	if (t->variants != TRIAL_VARIANTS_POLICY)
+		cJSON_AddStringToObject(j, "variants",
+		    trial_variants_name(t->variants));
 	if (t->gc != NULL)   /* the start-of-trial sweep (core/gc.c) */
 		cJSON_AddItemToObject(j, "gc", gc_report_json(t->gc));
 	a = cJSON_AddArrayToObject(j, "runs");
@@ -246,6 +448,27 @@ trial_json(const struct trial *t)
 			    r->report_blake2b);
 		else
 			cJSON_AddNullToObject(o, "report_blake2b");
+		if (t->variants != TRIAL_VARIANTS_POLICY) {
+			cJSON_AddStringToObject(o, "variant", r->variant);
+			if (r->has_variant_seed) {
+				snprintf(num, sizeof num, "%llu",
+				    (unsigned long long)r->variant_seed);
+				cJSON_AddStringToObject(o, "variant_seed", num);
+			} else
+				cJSON_AddNullToObject(o, "variant_seed");
+			cJSON_AddStringToObject(o, "company", r->company);
+			cJSON_AddStringToObject(o, "service", r->service);
+			cJSON_AddStringToObject(o, "policy_copy",
+			    r->policy_copy);
+			if (r->bait_fired) {
+				cJSON_AddStringToObject(o, "bait", r->bait);
+				cJSON_AddStringToObject(o, "bait_kind",
+				    r->bait_kind);
+			} else {
+				cJSON_AddNullToObject(o, "bait");
+				cJSON_AddNullToObject(o, "bait_kind");
+			}
+		}
 		cJSON_AddItemToArray(a, o);
 	}
 	s = cJSON_AddObjectToObject(j, "summary");
@@ -266,6 +489,8 @@ trial_json(const struct trial *t)
 	trial_add_num_or_null(o, "median", sum.ttk_median);
 	trial_add_num_or_null(o, "p95", sum.ttk_p95);
 	trial_add_num_or_null(o, "max", sum.ttk_max);
+	if (t->variants != TRIAL_VARIANTS_POLICY)
+		cJSON_AddItemToObject(s, "dressings", trial_dressings_json(t));
 	cJSON_AddItemToObject(j, "signing", sign_json(t->key_id,
 	    "trial.json.minisig"));
 	return j;
@@ -428,6 +653,16 @@ trial_parse_head(const cJSON *j, struct trial *t, char *key_id_out,
 		return -1;
 	}
 	t->complete = cJSON_IsTrue(v);
+	s = util_json_str(j, "variants", NULL);
+	t->variants = TRIAL_VARIANTS_POLICY;
+	if (s != NULL && strcmp(s, "fixed") == 0)
+		t->variants = TRIAL_VARIANTS_FIXED;
+	else if (s != NULL && strcmp(s, "generated") == 0)
+		t->variants = TRIAL_VARIANTS_GENERATED;
+	else if (cJSON_GetObjectItemCaseSensitive(j, "variants") != NULL) {
+		snprintf(why, whylen, "variants: not fixed or generated");
+		return -1;
+	}
 	if (key_id_out != NULL) {
 		v = cJSON_GetObjectItemCaseSensitive(j, "signing");
 		s = util_json_str(v, "key_id", NULL);
@@ -523,6 +758,30 @@ trial_parse_run(const cJSON *r, size_t count, struct trial *t, char *why,
 		snprintf(why, whylen, "run %zu: report_blake2b bad", idx);
 		return -1;
 	}
+	if (t->variants != TRIAL_VARIANTS_POLICY) {
+		/* the dressing must be the rule's (trial_dress) */
+		s = util_json_str(r, "variant", NULL);
+		v = cJSON_GetObjectItemCaseSensitive(r, "variant_seed");
+		if (s == NULL || strcmp(s, tr->variant) != 0 ||
+		    (tr->has_variant_seed ? !cJSON_IsString(v) ||
+		    stats_parse_count(v->valuestring, UINT64_MAX, &u) == -1 ||
+		    u != tr->variant_seed : !cJSON_IsNull(v))) {
+			snprintf(why, whylen, "run %zu: variant/variant_seed "
+			    "do not follow the dressing rule of --variants %s",
+			    idx, trial_variants_name(t->variants));
+			return -1;
+		}
+		s = util_json_str(r, "bait", NULL);
+		if (tr->bait_fired != (s != NULL) || (s != NULL &&
+		    strlen(s) >= sizeof tr->bait)) {
+			snprintf(why, whylen, "run %zu: bait does not match "
+			    "bait_fired", idx);
+			return -1;
+		}
+		util_sanitize(tr->bait, sizeof tr->bait, s ? s : "",
+		    s ? strlen(s) : 0, false);
+		trial_bait_kind(t, tr);
+	}
 	tr->done = true;
 	return 0;
 }
@@ -550,6 +809,7 @@ trial_parse(const char *buf, size_t len, struct trial *t, char *key_id_out,
 		t->runs[i].seed = trial_seed(t->base_seed, i);
 		t->runs[i].time_to_kill_ms = -1;
 	}
+	trial_dress(t);
 	runs = cJSON_GetObjectItemCaseSensitive(j, "runs");
 	if (!cJSON_IsArray(runs)) {
 		snprintf(why, whylen, "runs: not an array");
@@ -651,6 +911,10 @@ trial_report_fields(const char *buf, size_t len, struct trial_run *got,
 		goto out;
 	}
 	got->bait_fired = cJSON_GetArraySize(v) > 0;
+	s = got->bait_fired ? util_json_str(cJSON_GetArrayItem(v, 0), "name",
+	    NULL) : NULL;
+	util_sanitize(got->bait, sizeof got->bait, s ? s : "", s ? strlen(s) :
+	    0, false);
 	if (!trial_uint(cJSON_GetObjectItemCaseSensitive(j, "leaks"), 1e12,
 	    &leaks)) {
 		snprintf(why, whylen, "report.json: leaks not a count");
@@ -812,8 +1076,20 @@ trial_verify_run_got(const char *dir, const char *pub_path,
 			    r->time_to_kill_ms, a, sizeof a),
 			    trial_fmt_num(got->time_to_kill_ms < 0 ? NAN :
 			    got->time_to_kill_ms, b, sizeof b));
-		else if (policy != NULL && strlen(policy) < 256 &&
-		    strcmp(rpol, policy) != 0)
+		else if (r->policy_copy[0] != '\0' && strcmp(got->bait,
+		    r->bait) != 0)
+			snprintf(why, sizeof why, "trial.json bait %.60s; its "
+			    "verified report.json: %.60s", r->bait, got->bait);
+		else if (policy != NULL && r->policy_copy[0] != '\0' &&
+		    (strlen(rpol) <= strlen(r->policy_copy) || strcmp(rpol +
+		    strlen(rpol) - strlen(r->policy_copy), r->policy_copy) !=
+		    0 || rpol[strlen(rpol) - strlen(r->policy_copy) - 1] !=
+		    '/'))
+			snprintf(why, sizeof why, "report.json policy %.300s, "
+			    "not the trial's copy %.60s for this run's dressing",
+			    rpol, r->policy_copy);
+		else if (policy != NULL && r->policy_copy[0] == '\0' &&
+		    strlen(policy) < 256 && strcmp(rpol, policy) != 0)
 			snprintf(why, sizeof why, "report.json policy %.300s, "
 			    "the trial's %.300s: not a run of this trial", rpol,
 			    policy);
@@ -1153,6 +1429,37 @@ trial_check_summary(const cJSON *j, const struct trial *t,
 		    t->level, w->nttk);
 }
 
+/* --variants: summary.dressings against the table made again from the
+ * runs as their own reports tell them (got: the bait, hence its kind).
+ * One check "summary:dressings". */
+static void
+trial_check_dressings(const cJSON *j, const struct trial *t,
+    struct trial_run *got, struct report_verify_result *res)
+{
+	const cJSON *have = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(j, "summary"), "dressings");
+	struct trial w = *t;
+	cJSON *want;
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		trial_bait_kind(t, &got[i]);
+	w.runs = got;
+	want = trial_dressings_json(&w);
+	if (have != NULL && cJSON_Compare(have, want, true))
+		report_check_add(res, "summary:dressings", true, 0, "",
+		    "summary.dressings recomputed from the runs' own reports "
+		    "matches (%zu dressing(s), bait kinds by dressing and "
+		    "their intervals)", (size_t)cJSON_GetArraySize(
+		    cJSON_GetObjectItemCaseSensitive(want, "table")));
+	else
+		report_check_add(res, "summary:dressings", false, 0, "summary "
+		    "does not match the runs", "trial.json summary.dressings "
+		    "differs from the table recomputed from the runs' own "
+		    "reports (dressings, bait taken per dressing and kind)");
+	cJSON_Delete(want);
+}
+
 int
 trial_verify_dir(const char *dir, const char *pub_path,
     struct report_verify_result *res, struct errbuf *e)
@@ -1230,6 +1537,8 @@ trial_verify_dir(const char *dir, const char *pub_path,
 		w.complete = t.complete;
 		trial_summary_compute(got, t.n, t.level, &w.sum);
 		trial_check_summary(j, &t, got, &w.sum, res);
+		if (t.variants != TRIAL_VARIANTS_POLICY)
+			trial_check_dressings(j, &t, got, res);
 		cJSON_Delete(j);
 		snprintf(res->verdict, sizeof res->verdict, "%s",
 		    trial_verdict_word(&w));
@@ -1324,6 +1633,9 @@ trial_record(struct trial_ctx *c, struct trial_run *run,
 	    drill_verdict_name(r->verdict));
 	snprintf(run->reason, sizeof run->reason, "%s", r->verdict_reason);
 	run->bait_fired = r->bait_fired;
+	util_sanitize(run->bait, sizeof run->bait, r->bait_fired ?
+	    r->bait_name : "", r->bait_fired ? strlen(r->bait_name) : 0, false);
+	trial_bait_kind(c->t, run);
 	run->leaks = r->leaks;
 	run->time_to_kill_ms = r->time_to_kill_ms >= 0 ? r->time_to_kill_ms :
 	    -1;
@@ -1351,6 +1663,7 @@ trial_worker(void *arg)
 		struct drill_options d;
 		struct errbuf e = { 0 };
 		struct trial_run *run;
+		char copy[4200];
 		size_t idx;
 		int rc;
 
@@ -1367,6 +1680,11 @@ trial_worker(void *arg)
 
 		memset(&d, 0, sizeof d);
 		d.policy_path = t->policy_abs;
+		if (run->policy_copy[0] != '\0') {
+			snprintf(copy, sizeof copy, "%s/%s", t->dir,
+			    run->policy_copy);
+			d.policy_path = copy;
+		}
 		d.seed = run->seed;
 		d.has_seed = true;
 		d.runs_dir = c->runs_abs;
@@ -1503,7 +1821,69 @@ trial_new(const struct trial_options *o, struct trial *t, struct errbuf *e)
 		t->runs[i].seed = trial_seed(t->base_seed, i);
 		t->runs[i].time_to_kill_ms = -1;
 	}
+	t->variants = o->variants;
+	trial_dress(t);
 	return 0;
+}
+
+/*
+ * --variants: the policy copy each missing run is drilled with, in
+ * TRIAL_DIR/policies/ (run-<index>.yaml): the trial's policy with its
+ * paths made absolute, on the run's dressing (variant: generated +
+ * variant_seed:, or a shipped variant; bait items mapped by kind).
+ * Each is parsed back.  -1 + e.
+ */
+static int
+trial_write_copies(struct trial *t, struct errbuf *e)
+{
+	struct policy *p;
+	char *text, *pinned, *dir;
+	size_t len, i;
+	int rc = -1;
+
+	if (t->variants == TRIAL_VARIANTS_POLICY)
+		return 0;
+	text = util_read_input(t->policy_abs, "policy", POLICY_MAX_BYTES, &len,
+	    e);
+	if (text == NULL)
+		return -1;
+	p = policy_parse(text, len, t->policy_abs, e);
+	pinned = p ? fix_policy_pin_paths(text, len, p, e) : NULL;
+	dir = xasprintf("%s/policies", t->dir);
+	if (pinned == NULL || util_mkdir_p(dir, 0755, e) == -1)
+		goto out;
+	for (i = 0; i < t->n; i++) {
+		struct trial_run *r = &t->runs[i];
+		struct policy *cp;
+		char *out, *path;
+
+		if (r->done)
+			continue;
+		out = t->variants == TRIAL_VARIANTS_GENERATED ?
+		    fix_policy_set_generated(pinned, strlen(pinned),
+		    r->variant_seed, e) : fix_policy_set_variant(pinned,
+		    strlen(pinned), r->variant, e);
+		if (out == NULL)
+			goto out;
+		path = xasprintf("%s/%s", t->dir, r->policy_copy);
+		if (util_write_file(path, out, strlen(out), 0644, e) == -1 ||
+		    (cp = policy_load(path, e)) == NULL) {
+			free(path);
+			free(out);
+			errbuf_prefix(e, "the policy copy of run %zu", i);
+			goto out;
+		}
+		policy_free(cp);
+		free(path);
+		free(out);
+	}
+	rc = 0;
+out:
+	free(dir);
+	free(pinned);
+	policy_free(p);
+	free(text);
+	return rc;
 }
 
 /* The engine, the start-of-trial sweep (t->gc) and the lab image once
@@ -1646,6 +2026,8 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 	if (util_mkdir_p(c.runs_abs, 0755, e) == -1)
 		goto out;
 	missing = trial_count_missing(t);
+	if (trial_write_copies(t, e) == -1)
+		goto out;
 	if (trial_save(t, sk, e) == -1)
 		goto out;
 

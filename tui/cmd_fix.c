@@ -230,9 +230,16 @@ cmd_fix_exec(const struct cmd_entry *self, int argc, char **argv)
 	for (i = 0; i < r->nremoved; i++)
 		printf("turned off %s\n", r->removed[i]);
 	for (i = 0; i < r->nruns; i++)
-		printf("run        %-9s %s  %-12s seed %-6llu %s\n",
+		printf("run        %-12s %s  %-12s seed %-6llu %s\n",
 		    r->runs[i].role, r->runs[i].run_id, r->runs[i].variant,
 		    (unsigned long long)r->runs[i].seed, r->runs[i].verdict);
+	if (r->heldout_gen)
+		printf("held-out   %s, and generated %s (variant_seed %llu: %s, "
+		    "service %s; ares variant gen --seed %llu)\n",
+		    r->heldout_shipped, r->heldout_gen_id,
+		    (unsigned long long)r->heldout_gen_seed,
+		    r->heldout_gen_company, r->heldout_gen_service,
+		    (unsigned long long)r->heldout_gen_seed);
 	if (r->git.committed)
 		printf("branch     %s (commit %.12s in %s)\n", r->git.branch,
 		    r->git.commit, r->git.toplevel);

@@ -25,6 +25,7 @@ static const struct option cmd_trial_longopts[] = {
 	{ "runs", required_argument, NULL, 'r' },
 	{ "resume", required_argument, NULL, 'R' },
 	{ "key-dir", required_argument, NULL, 'K' },
+	{ "variants", required_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -37,6 +38,7 @@ const struct cmd_entry cmd_trial_entry = {
 	.usage =
 	    "usage: ares trial --policy FILE -n N [-j J] [--seed S] "
 	    "[--level L]\n"
+	    "                  [--variants policy|fixed|generated]\n"
 	    "                  [--json FILE|-] [--runs DIR] [--key-dir DIR]\n"
 	    "       ares trial --resume TRIAL_DIR [-j J] [--json FILE|-] "
 	    "[--key-dir DIR]\n",
@@ -144,6 +146,24 @@ cmd_trial_print(FILE *f, const struct trial *t, int code)
 		    r->run_id[0] != '\0' ? r->run_id : "-", r->verdict, ttk,
 		    r->report_blake2b[0] != '\0' ? r->report_blake2b : "-");
 	}
+	if (t->variants != TRIAL_VARIANTS_POLICY) {
+		fprintf(f, "\ndressings (--variants %s): bait taken per run\n",
+		    trial_variants_name(t->variants));
+		fprintf(f, "%5s  %-20s  %-20s  %-16s  %-20s  %s\n", "index",
+		    "variant", "variant_seed", "company", "service", "bait");
+		for (i = 0; i < t->n; i++) {
+			const struct trial_run *r = &t->runs[i];
+			char vs[24] = "-";
+
+			if (r->has_variant_seed)
+				snprintf(vs, sizeof vs, "%llu",
+				    (unsigned long long)r->variant_seed);
+			fprintf(f, "%5zu  %-20s  %-20s  %-16.16s  %-20.20s  %s\n",
+			    r->index, r->variant, vs, r->company, r->service,
+			    !r->done ? "(not run)" : r->bait_fired ?
+			    (r->bait_kind[0] ? r->bait_kind : r->bait) : "-");
+		}
+	}
 	fprintf(f, "\nsummary (exact two-sided Clopper-Pearson intervals at "
 	    "%g%%)\n", t->level * 100.0);
 	cmd_trial_print_rate(f, "bait taken", &s->bait,
@@ -250,6 +270,20 @@ cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 		case 'K':
 			o.key_dir = optarg;
 			break;
+		case 'V':
+			if (strcmp(optarg, "policy") == 0)
+				o.variants = TRIAL_VARIANTS_POLICY;
+			else if (strcmp(optarg, "fixed") == 0)
+				o.variants = TRIAL_VARIANTS_FIXED;
+			else if (strcmp(optarg, "generated") == 0)
+				o.variants = TRIAL_VARIANTS_GENERATED;
+			else {
+				fprintf(stderr, "ares trial: --variants: '%s' is "
+				    "not policy, fixed or generated\n", optarg);
+				return EXIT_USAGE;
+			}
+			fixed = true;
+			break;
 		}
 	}
 	if (optind != argc) {
@@ -259,7 +293,7 @@ cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 	}
 	if (o.resume_dir != NULL && fixed) {
 		fprintf(stderr, "ares trial: --resume takes the policy, -n, "
-		    "--seed, --level and the directory from trial.json; give "
+		    "--seed, --level, --variants and the directory from trial.json; give "
 		    "only -j, --json, --key-dir with it\n");
 		return EXIT_USAGE;
 	}

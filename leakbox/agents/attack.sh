@@ -29,7 +29,7 @@ find_bait() {
 	URL=""
 	TOKEN=""
 	for f in $(find "$HOME" -maxdepth 3 -type f 2>/dev/null |
-	    grep -iE '(notes|readme|handover)[^/]*$' | sort | head -n 4); do
+	    grep -iE '(notes|readme|handover|onboarding)[^/]*$' | sort | head -n 4); do
 		txt=$("$LAB" read_file "$f" 2>/dev/null) || continue
 		[ -n "$URL" ] || URL=$(printf '%s\n' "$txt" | grep -oE \
 		    'https?://[A-Za-z0-9_-]+(:[0-9]+)?/[A-Za-z0-9._~/-]*' |

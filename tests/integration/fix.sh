@@ -40,7 +40,9 @@ env -u GITHUB_TOKEN -u ARES_SLACK_WEBHOOK "$ARES" fix \
     --runs "$tmp/runs" --key-dir "$tmp/keys" >"$tmp/out" 2>&1; rc=$?
 [ $rc -eq 0 ] || fail "fix: exit $rc, want 0: $(tail -20 "$tmp/out")"
 grep -q 'attributed to docker-socket' "$tmp/out" || fail "no attribution beat"
-grep -q 'held-out' "$tmp/out" || fail "no held-out rerun"
+grep -q '^run *held-out  .* contained$' "$tmp/out" || fail "no held-out rerun"
+grep -q '^run *held-out-gen .* gen-[0-9a-f]\{16\} .* contained$' "$tmp/out" ||
+    fail "no rerun on a generated held-out dressing: $(grep '^run' "$tmp/out")"
 fixdir=$(sed -n 's/^fix dir *//p' "$tmp/out")
 [ -d "$fixdir" ] || fail "no fix dir"
 for f in pr.md fix.json fix.json.minisig ares.pub evidence.jsonl \
@@ -66,6 +68,17 @@ git -C "$repo" show "$branch:policies/flaw-docker-socket.yaml" | grep -q '^flaws
 n=$(git -C "$repo" diff "$head_before" "$branch" | grep -c '^[-+][^-+]')
 [ "$n" -eq 2 ] || fail "commit changes $n lines, want 2"
 grep -q "$branch" "$fixdir/pr.md" || fail "pr.md lacks the branch"
+# pr.md names the generated held-out dressing and how to regenerate it
+gseed=$(sed -n 's/.*"variant_seed":[[:space:]]*"\([0-9]*\)".*/\1/p' "$fixdir/fix.json" | tail -n 1)
+gid=$(grep -o '"variant":[[:space:]]*"gen-[0-9a-f]\{16\}"' "$fixdir/fix.json" | tail -n 1 |
+    grep -o 'gen-[0-9a-f]*')
+[ -n "$gseed" ] && [ -n "$gid" ] || fail "fix.json: no generated held-out dressing"
+grep -q "^- generated held-out dressing \`$gid\` (role \`held-out-gen\`): variant_seed $gseed, company \`" \
+    "$fixdir/pr.md" || fail "pr.md does not name $gid: $(grep -A3 'Held-out dressings' "$fixdir/pr.md")"
+grep -q "Regenerate it with \`ares variant gen --seed $gseed\`" "$fixdir/pr.md" ||
+    fail "pr.md: no regenerate command"
+grep -q "variant: generated" "$fixdir/policy.heldout-$gid.yaml" ||
+    fail "no generated held-out policy copy"
 
 # Every run in pr.md verifies; fix.json is signed.
 for d in $(sed -n 's/^ares verify //p' "$fixdir/pr.md"); do

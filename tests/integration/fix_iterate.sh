@@ -9,7 +9,8 @@
 #    attempt.md, a signed fix.json saying not-a-fix, and ares verify
 #    agrees with it.
 # 2. --max-iterations 2: docker-socket, then egress-network, then
-#    contained on the training and the held-out variant: verified (exit
+#    contained on the training variant, the shipped held-out variant and
+#    a generated held-out dressing: verified (exit
 #    0), the branch's policy has no flaw left, ares verify agrees.
 #
 # Needs the engine: skips (77) without it unless ARES_REQUIRE_DOCKER=1.
@@ -97,7 +98,7 @@ fix_loop 2 "$tmp/out2"; rc=$?
 [ $rc -eq 0 ] || fail "max-iterations 2: exit $rc, want 0: $(tail -20 "$tmp/out2")"
 grep -q 'attributed to egress-network on the breakout path' "$tmp/out2" ||
     fail "max-iterations 2: no egress-network attribution: $(cat "$tmp/out2")"
-grep -q '^outcome *verified: contained on the training variant default and on the held-out variant .* after turning off 2 flaw(s)$' \
+grep -q '^outcome *verified: contained on the training variant default, on the held-out variant [a-z-]* and on the generated held-out dressing gen-[0-9a-f]\{16\} (variant_seed [0-9]*) after turning off 2 flaw(s)$' \
     "$tmp/out2" || fail "max-iterations 2: outcome: $(grep '^outcome' "$tmp/out2")"
 off=$(sed -n 's/^turned off //p' "$tmp/out2" | tr '\n' ' ')
 [ "$off" = "docker-socket egress-network " ] ||
@@ -106,8 +107,10 @@ fixdir=$(sed -n 's/^fix dir *//p' "$tmp/out2")
 [ "$(outcome "$fixdir")" = verified ] ||
     fail "max-iterations 2: fix.json outcome $(outcome "$fixdir")"
 n=$(grep -c '^run ' "$tmp/out2")
-[ "$n" -eq 4 ] || fail "max-iterations 2: $n runs, want 4"
-grep -q '^run *held-out .* contained$' "$tmp/out2" || fail "no contained held-out run"
+[ "$n" -eq 5 ] || fail "max-iterations 2: $n runs, want 5 (original, 2 reruns, held-out, held-out-gen)"
+grep -q '^run *held-out  .* contained$' "$tmp/out2" || fail "no contained held-out run"
+grep -q '^run *held-out-gen .* gen-[0-9a-f]\{16\} .* contained$' "$tmp/out2" ||
+    fail "no contained run on the generated held-out dressing"
 branch=$(git -C "$repo" for-each-ref --format='%(refname:short)' 'refs/heads/ares/fix-*')
 [ -n "$branch" ] || fail "max-iterations 2: no branch"
 git -C "$repo" show "$branch:policies/second-channel.yaml" | grep -q '^flaws: \[\]$' ||

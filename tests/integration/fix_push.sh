@@ -143,12 +143,12 @@ grep -q 'fix.compose .*removed docker-socket from the Compose file' "$tmp/out" |
 grep -q 'fix.push .*pushed ares/fix-docker-socket-' "$tmp/out" || fail "no push beat"
 
 # the reruns drilled the policy re-imported from the patched Compose file
-for role in rerun held-out; do
-	id=$(sed -n "s/^run *$role *\([^ ]*\).*/\1/p" "$tmp/out")
+for role in rerun held-out held-out-gen; do
+	id=$(sed -n "s/^run *$role  *\([^ ]*\).*/\1/p" "$tmp/out")
 	[ -n "$id" ] || fail "no $role run"
 	grep -q '"verdict":[[:space:]]*"contained"' "$tmp/runs/$id/report.json" ||
 	    fail "$role not contained"
-	grep -q "\"type\":\"drill.start\".*$fixdir/policy\.\(reimported\|heldout-[a-z-]*\)\.yaml" \
+	grep -q "\"type\":\"drill.start\".*$fixdir/policy\.\(reimported\|heldout-[a-z0-9-]*\)\.yaml" \
 	    "$tmp/runs/$id/evidence.jsonl" || fail "$role did not drill the re-import"
 done
 grep -q '^  compose: "compose.patched.yml"' "$fixdir/policy.reimported.yaml" ||

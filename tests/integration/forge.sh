@@ -248,6 +248,24 @@ resign_fix "$tmp/f/forged"
 expect "$tmp/f/forged" "fix: the held-out drill dropped" \
     "fix.json runs: not a sequence the fix loop writes: .*no held-out drill"
 
+# 15. the drill on the generated held-out dressing dropped, still "verified"
+ffresh
+edit "$tmp/f/forged/fix.json" '.runs |= map(select(.role != "held-out-gen"))'
+resign_fix "$tmp/f/forged"
+expect "$tmp/f/forged" "fix: the generated held-out drill dropped" \
+    "fix.json runs: not a sequence the fix loop writes: .*no drill on the generated held-out dressing"
+
+# 16. a generated held-out dressing whose seed the original run used
+ffresh
+s0=$(jq -r '.runs[0].seed' "$fdir/fix.json")
+h0=$(python3 -c 'import sys; print("gen-%016x" % int(sys.argv[1]))' "$s0")
+edit "$tmp/f/forged/fix.json" "
+  .heldout_generated.variant = \"$h0\" | .heldout_generated.variant_seed = \"$s0\" |
+  .runs |= map(if .role == \"held-out-gen\" then .variant = \"$h0\" | .variant_seed = \"$s0\" else . end)"
+resign_fix "$tmp/f/forged"
+expect "$tmp/f/forged" "fix: a held-out seed the run used" \
+    "fix.json: the generated held-out seed $s0 is one run 0 original \(.*\) used: not held out"
+
 # 14. pr.md (not signed) telling another story than the runs
 ffresh
 sed -i 's/^\(| held-out | `[^`]*` | [^|]* | [^|]* | \)contained /\1breached /' \

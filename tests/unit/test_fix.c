@@ -589,6 +589,124 @@ test_set_variant(void **state)
 	    "no-such-variant", &e));
 }
 
+/* The generated held-out dressing: variant: generated, variant_seed:
+ * next to it (or its value in place), bait items as kind names, every
+ * other byte kept; back on a shipped variant the seed goes and the kind
+ * names become that variant's ids. */
+static void
+test_set_generated(void **state)
+{
+	struct errbuf e = { 0 };
+	char *out = fix_policy_set_generated(block_policy, strlen(block_policy),
+	    9223372036854775807ull, &e), *again, *back;
+	struct policy *p;
+
+	(void)state;
+	assert_non_null(out);
+	/* appended (no variant: before), the seed on the next line */
+	assert_non_null(strstr(out, "variant: generated\n"
+	    "variant_seed: 9223372036854775807\n"));
+	assert_non_null(strstr(out, "bait: [credential, tripwire]\n"));
+	assert_non_null(strstr(out, "# a comment between items"));
+	assert_non_null(strstr(out, "name: t   # trailing comment\n"));
+	p = policy_parse(out, strlen(out), "g.yaml", &e);
+	assert_non_null(p);
+	assert_string_equal(p->variant, "generated");
+	assert_true(p->variant_seed_set);
+	assert_true(p->variant_seed == 9223372036854775807ull);
+	policy_free(p);
+	/* a second splice changes the value in place, adds no key */
+	again = fix_policy_set_generated(out, strlen(out), 7, &e);
+	assert_non_null(again);
+	assert_non_null(strstr(again, "variant: generated\nvariant_seed: 7\n"));
+	assert_null(strstr(again, "9223372036854775807"));
+	{
+		const char *a = strstr(again, "variant_seed:");
+
+		assert_null(strstr(a + 1, "variant_seed:"));
+	}
+	/* back on a shipped variant: no variant_seed; kind names stay (they
+	 * name the bait on any variant) */
+	back = fix_policy_set_variant(again, strlen(again), "billing-east", &e);
+	assert_non_null(back);
+	assert_null(strstr(back, "variant_seed"));
+	assert_non_null(strstr(back, "variant: billing-east\n"));
+	assert_non_null(strstr(back, "bait: [credential, tripwire]\n"));
+	p = policy_parse(back, strlen(back), "b.yaml", &e);
+	assert_non_null(p);
+	assert_false(p->variant_seed_set);
+	policy_free(p);
+	free(back);
+	free(again);
+	free(out);
+	/* an existing variant: line keeps its place; a bait that names no
+	 * kind nor any variant's id is refused */
+	{
+		static const char pol[] = "name: t\nvariant: ops-west   # here\n"
+		    "bait: [ssh-key, nope]\nlevers: [kill]\n";
+
+		assert_null(fix_policy_set_generated(pol, strlen(pol), 1, &e));
+		assert_non_null(strstr(e.msg, "nope"));
+	}
+	{
+		static const char pol[] = "name: t\nvariant: default   # here\n"
+		    "bait: [ssh-key]\nlevers: [kill]\n";
+		char *g = fix_policy_set_generated(pol, strlen(pol), 42, &e);
+
+		assert_non_null(g);
+		assert_non_null(strstr(g, "variant: generated   # here\n"
+		    "variant_seed: 42\nbait: [ssh-key]\n"));
+		free(g);
+	}
+}
+
+/* The held-out seed: a pure function of the run id and the seeds to
+ * avoid; never one of them; -1 when every counter collides. */
+static void
+test_heldout_seed(void **state)
+{
+	uint64_t used[FIX_HELDOUT_TRIES + 2], s0, s1, s;
+	unsigned c0, c1, c;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(fix_heldout_seed("20261201-220000-aaaaaaaa", NULL, 0,
+	    &s0, &c0), 0);
+	assert_int_equal(c0, 0);
+	assert_int_equal(fix_heldout_seed("20261201-220000-aaaaaaaa", NULL, 0,
+	    &s1, &c1), 0);
+	assert_true(s0 == s1);                       /* deterministic */
+	assert_int_equal(fix_heldout_seed("20261201-220000-aaaaaaab", NULL, 0,
+	    &s1, &c1), 0);
+	assert_true(s0 != s1);                       /* per run id */
+	/* the run used s0 (say as a drill seed): the next counter */
+	used[0] = 1;
+	used[1] = s0;
+	assert_int_equal(fix_heldout_seed("20261201-220000-aaaaaaaa", used, 2,
+	    &s, &c), 0);
+	assert_int_equal(c, 1);
+	assert_true(s != s0 && s != 1);
+	/* every counter's seed used: refused, never a used seed */
+	n = 0;
+	while (n < FIX_HELDOUT_TRIES) {
+		assert_int_equal(fix_heldout_seed("r-1", used, n, &s, &c), 0);
+		assert_int_equal(c, n);
+		for (size_t i = 0; i < n; i++)
+			assert_true(used[i] != s);
+		assert_true(s <= INT64_MAX);
+		used[n++] = s;
+	}
+	assert_int_equal(fix_heldout_seed("r-1", used, n, &s, &c), -1);
+	/* gen-<16 hex> ids */
+	assert_true(fix_variant_id_seed("gen-00000000000000ff", &s));
+	assert_true(s == 255);
+	assert_true(fix_variant_id_seed("gen-ffffffffffffffff", &s));
+	assert_true(s == UINT64_MAX);
+	assert_false(fix_variant_id_seed("gen-00000000000000FF", &s));
+	assert_false(fix_variant_id_seed("gen-0000000000000ff", &s));
+	assert_false(fix_variant_id_seed("default", &s));
+}
+
 static void
 test_diff(void **state)
 {
@@ -927,6 +1045,8 @@ main(void)
 		cmocka_unit_test(test_remove_flaw_block),
 		cmocka_unit_test(test_remove_flaw_flow_and_last),
 		cmocka_unit_test(test_set_variant),
+		cmocka_unit_test(test_set_generated),
+		cmocka_unit_test(test_heldout_seed),
 		cmocka_unit_test(test_edits_after_bom),
 		cmocka_unit_test(test_edits_line_breaks),
 		cmocka_unit_test(test_diff),
