@@ -32,7 +32,8 @@
 #define REPORT_MAX_INT     9007199254740992.0   /* 2^53: exact in JSON */
 
 /* Files hashed into report.json, in order (report.md is added last). */
-static const char *const report_hashed_files[] = { "drill.json", "agent.log" };
+static const char *const report_hashed_files[] = { "drill.json", "agent.log",
+    "lab.json", "variant.yaml" };
 
 /* ---- validation shared by writer and verifier ----------------------- */
 

@@ -75,6 +75,19 @@ grep -q '"variant":[[:space:]]*"gen-000000000000007b"' "$rd/lab.json" ||
     fail "lab.json variant is not gen-000000000000007b"
 planted "$rd/variant.yaml" "$rd"
 echo "ok 1 - variant: generated, variant_seed 123: $bait taken and contained"
+# The dressing is signed: the report hashes variant.yaml and lab.json,
+# so an edit after the run (a copy of the run dir) fails ares verify.
+"$ARES" verify "$rd" >"$tmp/v" 2>&1 || { cat "$tmp/v"; fail "verify of the generated run"; }
+for f in variant.yaml lab.json; do
+	cp -a "$rd" "$tmp/forged"
+	sed -i 's/gen-000000000000007b/gen-000000000000007c/' "$tmp/forged/$f"
+	cmp -s "$rd/$f" "$tmp/forged/$f" && fail "$f: the forgery changed nothing"
+	"$ARES" verify "$tmp/forged" >"$tmp/v" 2>&1
+	vrc=$?
+	[ $vrc -eq 1 ] || { cat "$tmp/v"; fail "verify of an edited $f: exit $vrc, want 1"; }
+	grep -q "$f" "$tmp/v" || { cat "$tmp/v"; fail "verify does not name $f"; }
+	rm -rf "$tmp/forged"
+done
 
 # 2. Without variant_seed the run's seed dresses the lab: another seed,
 #    another layout.
