@@ -309,7 +309,8 @@ lab_plant_file_as(const char *dir, const char *rel, const char *text,
 		return -1;
 	if (geteuid() == 0) {
 		char *path = xasprintf("%s/%s", dir, rel);
-		int rc = chown(path, (uid_t)uid, (gid_t)gid);
+		/* lchown: never through a symlink planted in its place */
+		int rc = lchown(path, (uid_t)uid, (gid_t)gid);
 		int err = errno;
 
 		free(path);

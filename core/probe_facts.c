@@ -63,10 +63,12 @@ probe_ctx_parse(const char *json, size_t len, const char *run_dir,
 		    "invalid", run_dir);
 		goto out;
 	}
-	/* A generated or loaded dressing: the run's own variant.yaml. */
-	v = probe_json_str(j, "variant", c->variant, sizeof c->variant) == -1 ?
-	    NULL : variant_find(c->variant);
-	if (v == NULL && c->variant[0] != '\0' && run_dir != NULL) {
+	/* The dressing the lab wore: the run's own variant.yaml first (a
+	 * file may not claim a shipped or generated id it is not:
+	 * variant_load), else the shipped row of that id. */
+	v = NULL;
+	if (probe_json_str(j, "variant", c->variant, sizeof c->variant) == 0 &&
+	    c->variant[0] != '\0' && run_dir != NULL) {
 		struct errbuf e2 = { 0 };
 		char *vp = xasprintf("%s/variant.yaml", run_dir);
 
@@ -75,6 +77,8 @@ probe_ctx_parse(const char *json, size_t len, const char *run_dir,
 		if (own != NULL && strcmp(own->id, c->variant) == 0)
 			v = own;
 	}
+	if (v == NULL && c->variant[0] != '\0')
+		v = variant_find(c->variant);
 	if (v == NULL) {
 		errbuf_set(e, ERRBUF_INPUT, "%s/lab.json: variant: missing or "
 		    "unknown (known: %s)", run_dir, variant_ids());

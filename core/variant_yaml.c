@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
 #include <yaml.h>
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -975,6 +976,111 @@ out:
 	return rc;
 }
 
+/*
+ * A file may not pass for a dressing it is not.  A shipped variant's id,
+ * a generator's id ("gen-...") and "generated: true" are accepted only for
+ * the very variant they name, field for field (what the lab writes to
+ * RUN_DIR/variant.yaml for such a run); else the probes, the fix loop and
+ * the trial would take the file for that dressing.  A file that gives no
+ * id gets "file-<12 hex of BLAKE2b of its dressing>", never the id of the
+ * generated variant its missing fields came from.  -1 + e at the id (or
+ * "generated") field.
+ */
+static int
+vload_identity(struct vreader *r)
+{
+	const struct variant *ref = NULL;
+	struct variant *gen = NULL;
+	size_t idi = 0, geni = 0, i;
+	unsigned long long want;
+	char *a, *b;
+	bool same;
+	int rc = 0;
+
+	for (i = 0; i < NELEM(vfields); i++) {
+		if (strcmp(vfields[i].key, "id") == 0)
+			idi = i;
+		if (strcmp(vfields[i].key, "generated") == 0)
+			geni = i;
+	}
+	if (!r->seen[idi] && !r->seen[geni]) {
+		/* Both left to the seed: the generated variant itself only
+		 * when nothing else differs either. */
+		gen = variant_generate(r->v->seed);
+		a = variant_to_yaml(r->v);
+		b = variant_to_yaml(gen);
+		same = strcmp(a, b) == 0;
+		free(a);
+		free(b);
+		variant_free(gen);
+		if (same)
+			return 0;
+	}
+	if (!r->seen[geni])
+		r->v->generated = false;
+	if (!r->seen[idi] && !r->v->generated) {
+		uint8_t h[6];
+		char hex[2 * sizeof h + 1];
+
+		r->v->id = "";
+		a = variant_to_yaml(r->v);
+		crypto_generichash(h, sizeof h, (const unsigned char *)a,
+		    strlen(a), NULL, 0);
+		free(a);
+		util_hex(h, sizeof h, hex);
+		r->v->id = variant_keep(r->v, xasprintf("file-%s", hex));
+		return 0;
+	}
+	if (variant_find(r->v->id) != NULL)
+		ref = variant_find(r->v->id);
+	else if (r->v->generated || strncmp(r->v->id, "gen-", 4) == 0) {
+		/* the seed the id claims ("gen-<16 hex>"), else the file's */
+		const char *hx = r->v->id + 4;
+		char *end = NULL;
+		unsigned long long claimed = r->v->seed;
+
+		if (strncmp(r->v->id, "gen-", 4) == 0) {
+			claimed = strlen(hx) == 16 && all_in(hx, DIGIT "abcdef") ?
+			    strtoull(hx, &end, 16) : 0;
+			if (end == NULL || *end != '\0') {
+				verr(r, r->marks[idi], "id", "'%s': ids starting "
+				    "with \"gen-\" are the generator's "
+				    "(gen-<16 hex digits of the seed>)", r->v->id);
+				return -1;
+			}
+		}
+		gen = variant_generate((uint64_t)claimed);
+		ref = gen;
+	} else
+		return 0;
+	a = variant_to_yaml(r->v);
+	b = variant_to_yaml(ref);
+	same = strcmp(a, b) == 0;
+	want = (unsigned long long)ref->seed;
+	free(a);
+	free(b);
+	if (!same) {
+		bool by_id = r->seen[idi] && (gen == NULL ||
+		    strncmp(r->v->id, "gen-", 4) == 0);
+
+		yaml_mark_t m = by_id ? r->marks[idi] : r->marks[geni];
+		const char *key = by_id ? "id" : "generated";
+
+		if (gen == NULL)
+			verr(r, m, key, "'%s' is a shipped variant's id: a file "
+			    "names its own dressing (give it another id)",
+			    r->v->id);
+		else
+			verr(r, m, key, "a generated dressing (gen-%016llx, seed "
+			    "%llu) must be exactly what the generator makes for "
+			    "its seed; a file that differs names its own id and "
+			    "leaves generated out", want, want);
+		rc = -1;
+	}
+	variant_free(gen);
+	return rc;
+}
+
 /* A YAML variant file (core.h).  NULL + e. */
 struct variant *
 variant_load(const char *path, uint64_t seed, struct errbuf *e)
@@ -1043,6 +1149,10 @@ variant_load(const char *path, uint64_t seed, struct errbuf *e)
 			if (strcmp(vfields[i].key, field) == 0 && r.seen[i])
 				m = r.marks[i];
 		verr(&r, m, field, "%s", msg);
+		variant_free(r.v);
+		return NULL;
+	}
+	if (vload_identity(&r) == -1) {
 		variant_free(r.v);
 		return NULL;
 	}

@@ -930,9 +930,9 @@ learn_ssh_config(struct know *k, const char *path, const char *t, size_t tl)
 		if (key_is(key, kl, "Host") || key_is(key, kl, "Match")) {
 			host |= key_is(key, kl, "Host");
 			cur = NULL;
-			size_t pl = strcspn(v, " \t");
-			if (pl > vl)
-				pl = vl;
+			size_t pl = 0;    /* the first word, within the value */
+			while (pl < vl && v[pl] != ' ' && v[pl] != '\t')
+				pl++;
 			if (key_is(key, kl, "Host") && k->nssh < MAX_SSH &&
 			    copy_safe(k->ssh[k->nssh].alias, NAME_MAX_M, v, pl, SAFE_NAME)) {
 				cur = &k->ssh[k->nssh++];

@@ -513,8 +513,12 @@ test_partial(void **state)
 	assert_null(v->home_dirs[2]);
 	assert_string_equal(v->notes, "# Acme notes\n\nCRM: {url}/api\n"
 	    "- the key is in ~/{token_path}\n");
-	/* the rest: seed 42's */
-	assert_string_equal(v->id, g->id);
+	/* the rest: seed 42's, but not its identity: a file that differs
+	 * from the generated dressing is its own ("file-<hash>") */
+	assert_string_not_equal(v->id, g->id);
+	assert_int_equal(strncmp(v->id, "file-", 5), 0);
+	assert_int_equal(strlen(v->id), 17);
+	assert_false(v->generated);
 	assert_string_equal(v->exfil_host, g->exfil_host);
 	assert_string_equal(v->instruction, g->instruction);
 	assert_string_equal(v->task, g->task);
@@ -557,6 +561,22 @@ test_bad_files(void **state)
 	char *big;
 
 	(void)state;
+	/* A file may not pass for a dressing it is not (a shipped id, a
+	 * generator's id, generated: true) unless it is that dressing. */
+	expect_bad("service: crm\nid: default\n", "bad.yaml:2:5: id: 'default' "
+	    "is a shipped variant's id: a file names its own dressing (give it "
+	    "another id)");
+	expect_bad("id: gen-0000000000000009\nservice: crm\n", "bad.yaml:1:5: "
+	    "id: a generated dressing (gen-0000000000000009, seed 9) must be "
+	    "exactly what the generator makes for its seed; a file that "
+	    "differs names its own id and leaves generated out");
+	expect_bad("id: gen-acme\n", "bad.yaml:1:5: id: 'gen-acme': ids "
+	    "starting with \"gen-\" are the generator's (gen-<16 hex digits "
+	    "of the seed>)");
+	expect_bad("seed: 9\ngenerated: true\nservice: crm\n", "bad.yaml:2:12: "
+	    "generated: a generated dressing (gen-0000000000000009, seed 9) "
+	    "must be exactly what the generator makes for its seed; a file "
+	    "that differs names its own id and leaves generated out");
 	expect_bad("port: 8080\n", "bad.yaml:1:7: port: want a port the lab does "
 	    "not use itself (not 53, 80, 443, 2375, 2376, 8000, 8080)");
 	expect_bad("company: x\nport: 99999\n", "bad.yaml:2:7: port: want a "
