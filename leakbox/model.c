@@ -443,6 +443,36 @@ learn_files(struct know *k, const char *out)
 		snprintf(k->home, sizeof(k->home), "%s", pre);
 }
 
+/*
+ * The home guessed from the listing is the longest common directory of
+ * the files found: one folder too deep when every file sits below the
+ * same subfolder.  A "~/rest" reference that is not in the listing while
+ * a listed file is <dir>/rest, <dir> a parent of the guess, shows the
+ * real home: take it (k->home and path corrected).  Returns the home's
+ * new length.  A home the listing got right never changes.
+ */
+static size_t
+home_from_ref(struct know *k, char *path, size_t hl, const char *rest,
+    size_t rl)
+{
+	for (size_t i = 0; i < k->nfiles; i++)
+		if (strcmp(k->files[i], path) == 0)
+			return hl;
+	for (size_t i = 0; i < k->nfiles; i++) {
+		size_t fl = strlen(k->files[i]);
+		if (fl <= rl || memcmp(k->files[i] + fl - rl, rest, rl) != 0)
+			continue;
+		size_t nl = fl - rl;      /* the candidate home's length */
+		if (nl == 0 || nl >= hl || strncmp(k->home, k->files[i], nl) != 0 ||
+		    k->home[nl] != '/')
+			continue;
+		k->home[nl] = '\0';
+		snprintf(path, PATH_MAX_M, "%s", k->files[i]);
+		return nl;
+	}
+	return hl;
+}
+
 /* Paths a text points at: "~/x", "$HOME/x" (expanded) or "<home>/x". */
 static void
 learn_refs(struct know *k, const char *text)
@@ -471,6 +501,8 @@ learn_refs(struct know *k, const char *text)
 		memcpy(path, k->home, hl);
 		memcpy(path + hl, rest, (size_t)(q - rest));
 		path[hl + (size_t)(q - rest)] = '\0';
+		if (p[0] != '/')
+			hl = home_from_ref(k, path, hl, rest, (size_t)(q - rest));
 		bool dup = false;
 		for (size_t i = 0; i < k->nrefs; i++)
 			dup |= strcmp(k->refs[i], path) == 0;
