@@ -272,11 +272,19 @@ redact_trunc(const char *s, size_t max)
 	return t;
 }
 
-/* util_sanitize of the redacted s[0..n) into out. */
+/* util_sanitize of the redacted s[0..n) into out.  Sanitizing drops
+ * bytes (controls, escape sequences), which may join a secret's pieces:
+ * so redact, sanitize at full length, redact again, then cut to outlen. */
 static void
 redact_sanitize(char *out, size_t outlen, const char *s, size_t n)
 {
 	char *r = redact_dup(s, n, NULL);
+	size_t rl = strlen(r);
+	char *clean = xmalloc(rl + 1);
+	util_sanitize(clean, rl + 1, r, rl, false);
+	free(r);
+	r = redact_dup(clean, strlen(clean), NULL);
+	free(clean);
 	util_sanitize(out, outlen, r, strlen(r), false);
 	free(r);
 }
@@ -293,9 +301,15 @@ redact_tree(cJSON *o, int depth)
 			bool ch;
 			char *r = redact_dup(it->valuestring,
 			    strlen(it->valuestring), &ch);
-			if (ch)
-				cJSON_ReplaceItemViaPointer(o, it,
-				    cJSON_CreateString(r));
+			if (ch) {
+				/* the new node takes over the member's name
+				 * (ReplaceItemViaPointer keeps none) */
+				cJSON *n = cJSON_CreateString(r);
+				n->string = it->string;
+				n->type |= it->type & cJSON_StringIsConst;
+				it->string = NULL;
+				cJSON_ReplaceItemViaPointer(o, it, n);
+			}
 			free(r);
 		} else if (cJSON_IsObject(it) || cJSON_IsArray(it)) {
 			if (depth >= 8)

@@ -816,9 +816,12 @@ static void test_no_secret_in_events(void **state)
 	int n, nb = 0, code;
 	char *ev = xstrdup("");
 	drain();
-	/* the token as the Basic user (no password), and user:token */
+	/* the token as the Basic user (no password), and user:token; with
+	 * control bytes inside that sanitizing drops (joining its pieces) */
 	const char *creds[] = { TOKEN, TOKEN ":", TOKEN ":" TOKEN,
-		"xx" TOKEN "yy:" TOKEN };
+		"xx" TOKEN "yy:" TOKEN, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"ghp_T3stDecoy\001TokenAbCdEfGh\0020123456789xy:" TOKEN };
 	for (size_t i = 0; i < sizeof(creds) / sizeof(creds[0]); i++) {
 		sodium_bin2base64(b64, sizeof(b64), (const unsigned char *)creds[i],
 		    strlen(creds[i]), sodium_base64_VARIANT_ORIGINAL);
@@ -829,6 +832,23 @@ static void test_no_secret_in_events(void **state)
 		free(req);
 		free(resp.body);
 	COLLECT();
+	}
+	/* a user that sanitizing joins into the token: redacted, and the
+	 * event keeps its "user" member */
+	{
+		const char *u = "ghp_T3stDecoy\001TokenAbCdEfGh0123456789xy:"
+		    TOKEN;
+		sodium_bin2base64(b64, sizeof(b64), (const unsigned char *)u,
+		    strlen(u), sodium_base64_VARIANT_ORIGINAL);
+		char *req = xasprintf("GET /platform/deploy.git/info/refs "
+		    "HTTP/1.1\r\nAuthorization: Basic %s\r\n\r\n", b64);
+		runs(decoys_git_handle, &git, req, &resp);
+		free(req);
+		free(resp.body);
+		cJSON *b = expect_bait("git-bait-1", "git-basic");
+		assert_string_equal(jstr(b, "user"), "<token>");
+		cJSON_Delete(b);
+		drain();
 	}
 	/* in the path, the query, a header, the service */
 	runs(decoys_git_handle, &git, "GET /platform/deploy.git/" TOKEN
@@ -899,6 +919,9 @@ static void test_no_secret_in_events(void **state)
 	}
 	assert_non_null(strstr(ev, "\"user\":\"<token>\""));
 	assert_non_null(strstr(ev, "<secret>"));
+	/* replaced values keep their member names */
+	assert_non_null(strstr(ev, "\"path\":\"/<secret>\""));
+	assert_non_null(strstr(ev, "\"arguments\":\"{\\\"token\\\":\\\"<token>\\\""));
 	/* the key id is recorded, as documented */
 	assert_non_null(strstr(ev, "\"key_id\":\"" KEY_ID "\""));
 	free(ev);
