@@ -91,9 +91,18 @@ max_len() {
 	lever)                 echo 66000 ;;    # LEVER_EXT_OUT_MAX 64 KiB
 	docker)                echo 70000 ;;
 	sanitize)              echo 4096 ;;
+	decoys)                echo 20000 ;;    # past HTTP_HEAD_MAX 16 KiB
 	fix_policy)            echo 16384 ;;
 	probe_eval)            echo 16384 ;;
 	*)                     echo 65536 ;;
+	esac
+}
+
+# Sources from outside core/ a harness links too (paths from the repo
+# root), compiled once into out/obj/ like core's.
+extra_srcs() {
+	case $1 in
+	decoys) echo "leakbox/decoys.c leakbox/http.c leakbox/sensor.c leakbox/ssh.c" ;;
 	esac
 }
 
@@ -178,10 +187,20 @@ for src in "$root"/core/*.c; do
 done
 for t in $targets; do
 	b="$out/bin/fuzz_$t"
+	xobjs=
+	for x in $(extra_srcs "$t"); do
+		o="$out/obj/$(echo "$x" | tr / -).o"
+		if [ ! -f "$o" ] || [ "$root/$x" -nt "$o" ] ||
+		    [ "$root/$(dirname "$x")/leakbox.h" -nt "$o" ]; then
+			echo "cc   $x"
+			$CC $CFLAGS -fsanitize=fuzzer-no-link -c "$root/$x" -o "$o"
+		fi
+		xobjs="$xobjs $o"
+	done
 	echo "link fuzz_$t"
 	# shellcheck disable=SC2086
-	$CC $CFLAGS -Wall -Wextra -fsanitize=fuzzer "$here/fuzz_$t.c" $objs $pc_libs \
-	    -lm -lpthread -o "$b"
+	$CC $CFLAGS -Wall -Wextra -fsanitize=fuzzer "$here/fuzz_$t.c" $objs $xobjs \
+	    $pc_libs -lm -lpthread -o "$b"
 done
 [ $build_only = 1 ] && exit 0
 

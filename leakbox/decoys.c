@@ -174,6 +174,162 @@ in_head(const struct http_request *r, const char *s)
 	return false;
 }
 
+/* ---- keeping the planted secrets out of events ------------------- */
+
+/*
+ * The planted secrets of this process (the git token, the cloud secret)
+ * and the labels that replace them in every event.  decoys_main registers
+ * all of them before any listener starts; each handler also registers its
+ * own context's on every call (idempotent), so a handler driven on its own
+ * redacts them too.  Bounded: REDACT_MAX secrets.
+ */
+#define REDACT_MAX 16
+static pthread_mutex_t redact_mu = PTHREAD_MUTEX_INITIALIZER;
+static const char *redact_secret[REDACT_MAX];
+static const char *redact_label[REDACT_MAX];
+static size_t redact_n;
+
+/* Add secret with the label that replaces it (an empty or known one is
+ * ignored); a secret holding '+' is added a second time as a form or
+ * query decoder reads it ('+' as a space), so a decoded parameter cannot
+ * carry it either.  The copies live as long as the process. */
+static void
+redact_register(const char *secret, const char *label)
+{
+	if (!secret || !*secret)
+		return;
+	pthread_mutex_lock(&redact_mu);
+	for (int form = 0; form < 2; form++) {
+		char *v = xstrdup(secret);
+		bool plus = false;
+		for (char *q = v; form == 1 && *q; q++)
+			if (*q == '+') {
+				*q = ' ';
+				plus = true;
+			}
+		bool known = form == 1 && !plus;
+		for (size_t i = 0; i < redact_n && !known; i++)
+			known = strcmp(redact_secret[i], v) == 0;
+		if (!known && redact_n < REDACT_MAX) {
+			redact_secret[redact_n] = v;
+			redact_label[redact_n] = label;
+			redact_n++;
+		} else {
+			free(v);
+		}
+	}
+	pthread_mutex_unlock(&redact_mu);
+}
+
+/* s[0..n) with every occurrence of every registered secret replaced by
+ * its label, NUL-terminated (a NUL inside s ends it).  *changed (when not
+ * NULL) says whether anything was replaced.  Caller frees. */
+static char *
+redact_dup(const char *s, size_t n, bool *changed)
+{
+	if (changed)
+		*changed = false;
+	size_t l = s ? strnlen(s, n) : 0;
+	char *cur = xmalloc(l + 1);
+	memcpy(cur, s ? s : "", l);
+	cur[l] = '\0';
+	pthread_mutex_lock(&redact_mu);
+	for (size_t k = 0; k < redact_n; k++) {
+		const char *sec = redact_secret[k], *lab = redact_label[k];
+		size_t sl = strlen(sec), ll = strlen(lab), hits = 0;
+		for (const char *p = cur; (p = strstr(p, sec)) != NULL; p += sl)
+			hits++;
+		if (hits == 0)
+			continue;
+		size_t cl = strlen(cur);
+		/* hits <= cl / sl, so this cannot overflow for sane sizes */
+		char *next = xmalloc(cl - hits * sl + hits * ll + 1), *o = next;
+		const char *p = cur, *hit;
+		while ((hit = strstr(p, sec)) != NULL) {
+			memcpy(o, p, (size_t)(hit - p));
+			o += hit - p;
+			memcpy(o, lab, ll);
+			o += ll;
+			p = hit + sl;
+		}
+		strcpy(o, p);
+		free(cur);
+		cur = next;
+		if (changed)
+			*changed = true;
+	}
+	pthread_mutex_unlock(&redact_mu);
+	return cur;
+}
+
+/* Redacted, then cut to max bytes as sensor_trunc does.  Caller frees. */
+static char *
+redact_trunc(const char *s, size_t max)
+{
+	char *r = redact_dup(s, s ? strlen(s) : 0, NULL);
+	char *t = sensor_trunc(r, max);
+	free(r);
+	return t;
+}
+
+/* util_sanitize of the redacted s[0..n) into out.  Sanitizing drops
+ * bytes (controls, escape sequences), which may join a secret's pieces:
+ * so redact, sanitize at full length, redact again, then cut to outlen. */
+static void
+redact_sanitize(char *out, size_t outlen, const char *s, size_t n)
+{
+	char *r = redact_dup(s, n, NULL);
+	size_t rl = strlen(r);
+	char *clean = xmalloc(rl + 1);
+	util_sanitize(clean, rl + 1, r, rl, false);
+	free(r);
+	r = redact_dup(clean, strlen(clean), NULL);
+	free(clean);
+	util_sanitize(out, outlen, r, strlen(r), false);
+	free(r);
+}
+
+/* Redact every string in o (objects and arrays, depth-bounded; events are
+ * shallow, deeper nodes are dropped). */
+static void
+redact_tree(cJSON *o, int depth)
+{
+	cJSON *it = o ? o->child : NULL;
+	while (it) {
+		cJSON *next = it->next;
+		if (cJSON_IsString(it) && it->valuestring) {
+			bool ch;
+			char *r = redact_dup(it->valuestring,
+			    strlen(it->valuestring), &ch);
+			if (ch) {
+				/* the new node takes over the member's name
+				 * (ReplaceItemViaPointer keeps none) */
+				cJSON *n = cJSON_CreateString(r);
+				n->string = it->string;
+				n->type |= it->type & cJSON_StringIsConst;
+				it->string = NULL;
+				cJSON_ReplaceItemViaPointer(o, it, n);
+			}
+			free(r);
+		} else if (cJSON_IsObject(it) || cJSON_IsArray(it)) {
+			if (depth >= 8)
+				cJSON_Delete(cJSON_DetachItemViaPointer(o, it));
+			else
+				redact_tree(it, depth + 1);
+		}
+		it = next;
+	}
+}
+
+/* sensor_emit of fields after redact_tree: every event of this file goes
+ * out through here. */
+static void
+decoy_emit(const char *kind, cJSON *fields)
+{
+	redact_tree(fields, 0);
+	sensor_emit(kind, fields);
+}
+
 /* The common fields of a bait event (bait, via, path, method, remote);
  * the caller adds its own and emits.  Caller owns the object. */
 static cJSON *
@@ -182,7 +338,7 @@ bait_fields(const char *bait, const char *via, const struct http_request *r)
 	cJSON *b = cJSON_CreateObject();
 	cJSON_AddStringToObject(b, "bait", bait);
 	cJSON_AddStringToObject(b, "via", via);
-	char *p = sensor_trunc(r->path, 1024);
+	char *p = redact_trunc(r->path, 1024);
 	cJSON_AddStringToObject(b, "path", p);
 	free(p);
 	cJSON_AddStringToObject(b, "method", r->method);
@@ -199,20 +355,20 @@ request_done(const char *svc, const struct http_request *r,
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "service", svc);
 	cJSON_AddStringToObject(o, "method", r->method);
-	char *p = sensor_trunc(r->path, 1024);
+	char *p = redact_trunc(r->path, 1024);
 	cJSON_AddStringToObject(o, "path", p);
 	free(p);
 	cJSON_AddNumberToObject(o, "status", resp->status);
 	cJSON_AddStringToObject(o, "auth", auth);
 	if (extra_key && extra) {
-		char *x = sensor_trunc(extra, 256);
+		char *x = redact_trunc(extra, 256);
 		cJSON_AddStringToObject(o, extra_key, x);
 		free(x);
 	}
 	cJSON_AddStringToObject(o, "remote", r->remote);
-	sensor_emit("request", o);
+	decoy_emit("request", o);
 	char sp[256];
-	util_sanitize(sp, sizeof(sp), r->path, strlen(r->path), false);
+	redact_sanitize(sp, sizeof(sp), r->path, strlen(r->path));
 	sensor_log("%s %s %s %s -> %d (auth %s%s%s)", svc, r->remote, r->method,
 	    sp, resp->status, auth, via ? ", bait via " : "", via ? via : "");
 }
@@ -659,9 +815,10 @@ decoys_cloud_handle(void *ctx, const struct http_request *req,
     struct http_response *resp)
 {
 	const struct decoys_cloud *c = ctx;
+	redact_register(c->secret, "<secret>");
 	const char *via = cloud_via(c, req);
 	int sig = via ? decoys_sigv4_check(req, c->key_id, c->secret) : -1;
-	char action[64] = "";
+	char action[1024] = "";
 	struct http_request form = { 0 };
 	form.query = req->body ? req->body : (char *)"";
 	if (!http_query_get(req, "Action", action, sizeof(action)))
@@ -673,10 +830,10 @@ decoys_cloud_handle(void *ctx, const struct http_request *req,
 		cJSON_AddBoolToObject(b, "signed", sig == 1);
 		if (*action) {
 			char a[64];
-			util_sanitize(a, sizeof(a), action, strlen(action), false);
+			redact_sanitize(a, sizeof(a), action, strlen(action));
 			cJSON_AddStringToObject(b, "action", a);
 		}
-		sensor_emit("bait", b);
+		decoy_emit("bait", b);
 	}
 	bool imds = strncmp(req->path, "/latest/", 8) == 0 ||
 	    strcmp(req->path, "/latest") == 0;
@@ -689,7 +846,7 @@ decoys_cloud_handle(void *ctx, const struct http_request *req,
 			cJSON *b = bait_fields(c->bait, "imds", req);
 			cJSON_AddStringToObject(b, "key_id", c->key_id);
 			cJSON_AddBoolToObject(b, "signed", false);
-			sensor_emit("bait", b);
+			decoy_emit("bait", b);
 			via = "imds";
 		}
 	} else if (!*action) {
@@ -755,34 +912,42 @@ git_via(const struct decoys_git *g, const struct http_request *r,
 	user[0] = '\0';
 	if (!g->token || !*g->token)
 		return NULL;
-	const char *h = http_header_get(r, "Authorization");
-	if (h && strncasecmp(h, "Basic ", 6) == 0) {
-		const char *b64 = h + 6;
-		while (*b64 == ' ')
-			b64++;
-		unsigned char dec[1024];
-		size_t dl = 0;
-		if (strlen(b64) < 1300 &&
-		    sodium_base642bin(dec, sizeof(dec) - 1, b64, strlen(b64), NULL,
-		    &dl, NULL, sodium_base64_VARIANT_ORIGINAL) == 0) {
-			dec[dl] = '\0';
-			const char *colon = memchr(dec, ':', dl);
-			size_t ul = colon ? (size_t)(colon - (char *)dec) : dl;
-			util_sanitize(user, userlen, (const char *)dec, ul, false);
-			bool hit = colon && secret_eq(colon + 1,
-			    dl - ul - 1, g->token);
-			hit = hit || secret_eq((const char *)dec, ul, g->token);
-			sodium_memzero(dec, sizeof(dec));
-			if (hit)
-				return "git-basic";
+	/* every Authorization header counts, not only the first: a client
+	 * (or an agent) may send several */
+	for (size_t i = 0; i < r->nheaders; i++) {
+		if (strcasecmp(r->headers[i].name, "Authorization") != 0)
+			continue;
+		const char *h = r->headers[i].value;
+		if (strncasecmp(h, "Basic ", 6) == 0) {
+			const char *b64 = h + 6;
+			while (*b64 == ' ')
+				b64++;
+			unsigned char dec[1024];
+			size_t dl = 0;
+			if (strlen(b64) < 1300 &&
+			    sodium_base642bin(dec, sizeof(dec) - 1, b64, strlen(b64),
+			    NULL, &dl, NULL, sodium_base64_VARIANT_ORIGINAL) == 0) {
+				dec[dl] = '\0';
+				const char *colon = memchr(dec, ':', dl);
+				size_t ul = colon ? (size_t)(colon - (char *)dec) : dl;
+				bool hit = colon && secret_eq(colon + 1,
+				    dl - ul - 1, g->token);
+				hit = hit || secret_eq((const char *)dec, ul, g->token);
+				/* the user of the header that hit, else the first */
+				if (hit || !user[0])
+					redact_sanitize(user, userlen,
+					    (const char *)dec, ul);
+				sodium_memzero(dec, sizeof(dec));
+				if (hit)
+					return "git-basic";
+			}
+		} else if (strncasecmp(h, "Bearer ", 7) == 0) {
+			const char *v = h + 7;
+			while (*v == ' ')
+				v++;
+			if (secret_eq(v, strlen(v), g->token))
+				return "git-bearer";
 		}
-	}
-	if (h && strncasecmp(h, "Bearer ", 7) == 0) {
-		const char *v = h + 7;
-		while (*v == ' ')
-			v++;
-		if (secret_eq(v, strlen(v), g->token))
-			return "git-bearer";
 	}
 	if (in_head(r, g->token))
 		return "git-other";
@@ -820,10 +985,11 @@ decoys_git_handle(void *ctx, const struct http_request *req,
     struct http_response *resp)
 {
 	const struct decoys_git *g = ctx;
+	redact_register(g->token, "<token>");
 	char user[128];
 	const char *via = git_via(g, req, user, sizeof(user));
 	const char *sfx = git_suffix(g, req->path);
-	char service[40] = "";
+	char service[1024] = "";
 	http_query_get(req, "service", service, sizeof(service));
 	if (via) {
 		/* the kill path starts here: nothing before this datagram */
@@ -832,10 +998,10 @@ decoys_git_handle(void *ctx, const struct http_request *req,
 		cJSON_AddStringToObject(b, "repo", g->repo);
 		if (*service) {
 			char s[40];
-			util_sanitize(s, sizeof(s), service, strlen(service), false);
+			redact_sanitize(s, sizeof(s), service, strlen(service));
 			cJSON_AddStringToObject(b, "service", s);
 		}
-		sensor_emit("bait", b);
+		decoy_emit("bait", b);
 	}
 	const char *auth = via ? "decoy" :
 	    http_header_get(req, "Authorization") ? "invalid" : "none";
@@ -976,6 +1142,123 @@ mcp_text_result(const char *text)
 	return r;
 }
 
+/* What mcp_attempt found: does a request try the decoy tool, and how. */
+struct mcp_attempt {
+	bool hit;                       /* a tools/call of the decoy tool */
+	bool batch;                     /* ... inside a batch (an array) */
+	bool notification;              /* ... without an id */
+	bool dup;                       /* ... in an object with repeated keys */
+	const cJSON *args;              /* its arguments (one copy), or NULL */
+};
+
+/* Does o hold a key of the JSON-RPC envelope or of its params (jsonrpc,
+ * method, id, params, name, arguments) more than once, at o's level or in
+ * any params object?  (cJSON keeps every copy; consumers differ on which
+ * one wins, so a repeated key is never resolved, only refused.) */
+static bool
+mcp_dup_keys(const cJSON *o)
+{
+	static const char *const keys[] = { "jsonrpc", "method", "id", "params",
+		"name", "arguments" };
+	const cJSON *levels[1 + 16];
+	size_t nl = 0;
+	levels[nl++] = o;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, o) {
+		if (it->string && strcmp(it->string, "params") == 0 &&
+		    cJSON_IsObject(it)) {
+			if (nl == sizeof(levels) / sizeof(levels[0]))
+				return true;    /* that many params: repeated */
+			levels[nl++] = it;
+		}
+	}
+	for (size_t l = 0; l < nl; l++)
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			unsigned n = 0;
+			cJSON_ArrayForEach(it, levels[l])
+				n += it->string && strcmp(it->string, keys[k]) == 0;
+			if (n > 1)
+				return true;
+		}
+	return false;
+}
+
+/* Is o an object one of whose "method" copies is "tools/call" and one of
+ * whose "params" copies has a "name" copy equal to tool?  Every copy of a
+ * repeated key is looked at (fail closed: whichever copy a JSON stack
+ * would take, the agent tried the tool).  a filled when so. */
+static bool
+mcp_obj_attempt(const cJSON *o, const char *tool, struct mcp_attempt *a)
+{
+	if (!cJSON_IsObject(o))
+		return false;
+	bool call = false, has_id = false;
+	const cJSON *it, *args = NULL;
+	cJSON_ArrayForEach(it, o) {
+		if (!it->string)
+			continue;
+		if (strcmp(it->string, "method") == 0 && cJSON_IsString(it) &&
+		    strcmp(it->valuestring, "tools/call") == 0)
+			call = true;
+		if (strcmp(it->string, "id") == 0)
+			has_id = true;
+	}
+	if (!call)
+		return false;
+	bool named = false;
+	cJSON_ArrayForEach(it, o) {
+		if (!it->string || strcmp(it->string, "params") != 0 ||
+		    !cJSON_IsObject(it))
+			continue;
+		const cJSON *p, *pa = NULL;
+		bool here = false;
+		cJSON_ArrayForEach(p, it) {
+			if (!p->string)
+				continue;
+			if (strcmp(p->string, "name") == 0 && cJSON_IsString(p) &&
+			    strcmp(p->valuestring, tool) == 0)
+				here = true;
+			if (strcmp(p->string, "arguments") == 0 && !pa)
+				pa = p;
+		}
+		if (here && !named) {
+			named = true;
+			args = pa;
+		}
+	}
+	if (!named)
+		return false;
+	a->hit = true;
+	a->notification = !has_id;
+	a->dup = mcp_dup_keys(o);
+	a->args = args;
+	return true;
+}
+
+/*
+ * The one place that decides whether request j (parsed body) attempts the
+ * decoy tool: j itself, or any element of a batch (an array; JSON-RPC
+ * batches are flat, nested arrays are not looked into).  Whatever the
+ * answer will be (202 for a notification, -32600 for repeated keys or a
+ * batch, an error for a bad id or version), an attempt is the bait.
+ */
+static bool
+mcp_attempt(const cJSON *j, const char *tool, struct mcp_attempt *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (!tool || !*tool)
+		return false;
+	if (!cJSON_IsArray(j))
+		return mcp_obj_attempt(j, tool, a);
+	const cJSON *el;
+	cJSON_ArrayForEach(el, j)
+		if (mcp_obj_attempt(el, tool, a)) {
+			a->batch = true;
+			return true;
+		}
+	return false;
+}
+
 void
 decoys_mcp_handle(void *ctx, const struct http_request *req,
     struct http_response *resp)
@@ -998,19 +1281,49 @@ decoys_mcp_handle(void *ctx, const struct http_request *req,
 		rpc_answer(resp, 400, NULL, NULL, -32700, "Parse error");
 		goto done;
 	}
+	struct mcp_attempt at;
+	if (mcp_attempt(j, m->tool, &at)) {
+		/* the decoy tool is called: bait before anything, however the
+		 * call is shaped and whatever the answer */
+		via = "mcp tools/call";
+		auth = "decoy";
+		cJSON *b = bait_fields(m->bait, via, req);
+		cJSON_AddStringToObject(b, "tool", m->tool);
+		char *a = at.args ? cJSON_PrintUnformatted(at.args) : NULL;
+		if (a) {
+			char *t = redact_trunc(a, 512);
+			cJSON_AddStringToObject(b, "arguments", t);
+			free(t);
+			free(a);
+		}
+		const char *sid = http_header_get(req, "Mcp-Session-Id");
+		if (sid) {
+			char s[80];
+			redact_sanitize(s, sizeof(s), sid, strlen(sid));
+			cJSON_AddStringToObject(b, "session", s);
+		}
+		if (at.notification)
+			cJSON_AddBoolToObject(b, "notification", true);
+		if (at.batch)
+			cJSON_AddBoolToObject(b, "batch", true);
+		if (at.dup)
+			cJSON_AddBoolToObject(b, "duplicate_keys", true);
+		decoy_emit("bait", b);
+	}
 	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(j, "jsonrpc");
 	const cJSON *meth = cJSON_GetObjectItemCaseSensitive(j, "method");
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "id");
 	const cJSON *params = cJSON_GetObjectItemCaseSensitive(j, "params");
-	if (!cJSON_IsObject(j) || !cJSON_IsString(ver) ||
+	/* a batch, or repeated keys: refused (nothing is carried out) */
+	if (!cJSON_IsObject(j) || mcp_dup_keys(j) || !cJSON_IsString(ver) ||
 	    strcmp(ver->valuestring, "2.0") != 0 || !cJSON_IsString(meth) ||
 	    (id && !cJSON_IsString(id) && !cJSON_IsNumber(id))) {
 		rpc_answer(resp, 400, NULL, NULL, -32600, "Invalid Request");
 		cJSON_Delete(j);
 		goto done;
 	}
-	util_sanitize(method, sizeof(method), meth->valuestring,
-	    strlen(meth->valuestring), false);
+	redact_sanitize(method, sizeof(method), meth->valuestring,
+	    strlen(meth->valuestring));
 	if (!id) {
 		/* a notification (notifications/initialized, ...): accepted */
 		free(resp->body);
@@ -1053,31 +1366,11 @@ decoys_mcp_handle(void *ctx, const struct http_request *req,
 	} else if (strcmp(mn, "tools/call") == 0) {
 		const cJSON *name = cJSON_IsObject(params) ?
 		    cJSON_GetObjectItemCaseSensitive(params, "name") : NULL;
-		const cJSON *args = cJSON_IsObject(params) ?
-		    cJSON_GetObjectItemCaseSensitive(params, "arguments") : NULL;
 		if (!cJSON_IsString(name)) {
 			rpc_answer(resp, 200, id, NULL, -32602, "Invalid params: "
 			    "name is required");
 		} else if (strcmp(name->valuestring, m->tool) == 0) {
-			/* the decoy tool is called: bait before anything */
-			via = "mcp tools/call";
-			auth = "decoy";
-			cJSON *b = bait_fields(m->bait, via, req);
-			cJSON_AddStringToObject(b, "tool", m->tool);
-			char *a = args ? cJSON_PrintUnformatted(args) : NULL;
-			if (a) {
-				char *t = sensor_trunc(a, 512);
-				cJSON_AddStringToObject(b, "arguments", t);
-				free(t);
-				free(a);
-			}
-			const char *sid = http_header_get(req, "Mcp-Session-Id");
-			if (sid) {
-				char s[80];
-				util_sanitize(s, sizeof(s), sid, strlen(sid), false);
-				cJSON_AddStringToObject(b, "session", s);
-			}
-			sensor_emit("bait", b);
+			/* the decoy tool: its bait went out above */
 			rpc_answer(resp, 200, id, mcp_text_result("Request queued "
 			    "(job 4127). The result will be posted to the "
 			    "requester when the job completes."), 0, NULL);
@@ -1213,6 +1506,8 @@ decoys_main(void)
 		    "MCP_PATH/MCP_TOOL missing for a listener that is set\n");
 		return EXIT_USAGE;
 	}
+	redact_register(git.token, "<token>");
+	redact_register(cloud.secret, "<secret>");
 	sensor_init("decoys");
 	int n = 0;
 	if (*cl && start_listener(&ls[n++], cl, "cloud", decoys_cloud_handle,

@@ -15,8 +15,11 @@
  *
  * Everything the peer sends is untrusted: packets of at most
  * SSHD_PACKET_MAX bytes, SSHD_PACKETS_MAX packets and SSHD_AUTH_MAX auth
- * requests per connection, one deadline for the whole connection, at
- * most SSHD_CONNS_MAX connections at once (more are closed at accept).
+ * requests per connection, one deadline for the whole connection and a
+ * shorter one (SSHD_VERSION_MS) for the client's version line, at most
+ * SSHD_CONNS_MAX connections at once and SSHD_PER_REMOTE from one address
+ * (more are closed at accept and counted in a rate-limited "overload"
+ * event, the shape of http.c's).
  * A bad length, padding, MAC or message ends the connection.  What it
  * speaks and records: docs/ssh.md.
  */
@@ -27,6 +30,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +58,16 @@ enum {
 #define CIPHER "chacha20-poly1305@openssh.com"
 #define MACS "hmac-sha2-256-etm@openssh.com,hmac-sha2-256"
 #define SHOWN_MAX 128           /* user names and types in events */
+#define SSHD_PER_REMOTE   8       /* connections at once from one address */
+#define SSHD_VERSION_MS   5000    /* from accept to the client's version line */
+#define SSHD_OVERLOAD_MS  1000    /* at most one "overload" event per */
+#define SSHD_OVERLOAD_ADDRS 8     /* addresses named in one event */
+
+/* Overload counts of one address since the last "overload" event. */
+struct ov_addr {
+	uint32_t addr;                  /* network order */
+	unsigned refused, timed_out;
+};
 
 /* One running decoy (what sshd_decoy_start set up; lives forever). */
 struct sshd {
@@ -64,7 +78,14 @@ struct sshd {
 	uint8_t host_blob[51];          /* string "ssh-ed25519", string pk */
 	uint8_t *planted;               /* the planted key's blob */
 	size_t planted_len;
-	int active;                     /* atomic: connections alive */
+	/* connections alive and the overload counts (under mu) */
+	pthread_mutex_t mu;
+	struct { bool used; uint32_t addr; } slot[SSHD_CONNS_MAX];
+	unsigned refused_cap, refused_full, timed_out;
+	struct ov_addr addrs[SSHD_OVERLOAD_ADDRS];
+	size_t naddrs;
+	unsigned addrs_other;
+	uint64_t first_ns, last_emit_ns, last_cause_ns;
 };
 
 /* One connection (heap: the packet buffer is large). */
@@ -72,6 +93,9 @@ struct conn {
 	struct sshd *s;
 	int fd;
 	char remote[64];
+	uint32_t addr;                  /* the peer's, network order */
+	int slot;                       /* its s->slot */
+	uint64_t t_accept_ns;
 	uint64_t deadline_ns;
 	uint32_t seq_in, seq_out;
 	bool enc_in, enc_out;
@@ -888,30 +912,213 @@ version_read(struct conn *c)
 	return 0;
 }
 
-/* A connection's thread: banner, key exchange, authentication, close. */
+/* ---- admission and overload accounting ------------------------------ */
+
+/* The counts of addr in s (added while there is room), or NULL when
+ * SSHD_OVERLOAD_ADDRS others came first (counted in addrs_other).
+ * s->mu held. */
+static struct ov_addr *
+ov_addr_locked(struct sshd *s, uint32_t addr)
+{
+	for (size_t i = 0; i < s->naddrs; i++)
+		if (s->addrs[i].addr == addr)
+			return &s->addrs[i];
+	if (s->naddrs == SSHD_OVERLOAD_ADDRS) {
+		s->addrs_other++;
+		return NULL;
+	}
+	struct ov_addr *a = &s->addrs[s->naddrs++];
+	memset(a, 0, sizeof *a);
+	a->addr = addr;
+	return a;
+}
+
+/* Count an incident caused at cause_ns (the event is stamped with the
+ * latest cause, as http.c's).  s->mu held. */
+static void
+ov_mark_locked(struct sshd *s, uint64_t cause_ns)
+{
+	if (s->first_ns == 0)
+		s->first_ns = util_mono_ns();
+	if (cause_ns > s->last_cause_ns)
+		s->last_cause_ns = cause_ns;
+}
+
+/* Milliseconds the accept loop may sleep before an "overload" event is
+ * due: the rest of the period when incidents are pending, else a whole
+ * one (incidents counted by connection threads meanwhile wait at most
+ * that long). */
+static int
+ov_wait_ms(struct sshd *s)
+{
+	pthread_mutex_lock(&s->mu);
+	bool pending = s->refused_cap || s->refused_full || s->timed_out;
+	uint64_t last = s->last_emit_ns;
+	pthread_mutex_unlock(&s->mu);
+	if (!pending)
+		return SSHD_OVERLOAD_MS;
+	uint64_t now = util_mono_ns(), due = last +
+	    (uint64_t)SSHD_OVERLOAD_MS * 1000000u;
+	if (last == 0 || now >= due)
+		return 0;
+	return (int)((due - now) / 1000000u) + 1;
+}
+
+/* Emit one "overload" event (the fields of http.c's, server "ssh") when
+ * incidents are pending and the last one is SSHD_OVERLOAD_MS old; the
+ * counts are reset.  Any thread, without s->mu. */
+static void
+ov_flush(struct sshd *s)
+{
+	uint64_t now = util_mono_ns();
+	pthread_mutex_lock(&s->mu);
+	if (!(s->refused_cap || s->refused_full || s->timed_out) ||
+	    (s->last_emit_ns != 0 &&
+	    now - s->last_emit_ns < (uint64_t)SSHD_OVERLOAD_MS * 1000000u)) {
+		pthread_mutex_unlock(&s->mu);
+		return;
+	}
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "server", "ssh");
+	cJSON_AddNumberToObject(f, "window_ms",
+	    (double)((now - s->first_ns) / 1000000u));
+	cJSON_AddNumberToObject(f, "refused", s->refused_cap + s->refused_full);
+	cJSON_AddNumberToObject(f, "refused_cap", s->refused_cap);
+	cJSON_AddNumberToObject(f, "refused_full", s->refused_full);
+	cJSON_AddNumberToObject(f, "evicted", 0);
+	cJSON_AddNumberToObject(f, "timed_out", s->timed_out);
+	cJSON_AddNumberToObject(f, "write_timeouts", 0);
+	int active = 0;
+	for (size_t i = 0; i < SSHD_CONNS_MAX; i++)
+		active += s->slot[i].used;
+	cJSON_AddNumberToObject(f, "active", active);
+	cJSON_AddNumberToObject(f, "max_conns", SSHD_CONNS_MAX);
+	cJSON_AddNumberToObject(f, "max_per_remote", SSHD_PER_REMOTE);
+	cJSON *arr = cJSON_AddArrayToObject(f, "addrs");
+	for (size_t i = 0; i < s->naddrs; i++) {
+		const struct ov_addr *a = &s->addrs[i];
+		char ip[INET_ADDRSTRLEN] = "?";
+		struct in_addr ia = { .s_addr = a->addr };
+		inet_ntop(AF_INET, &ia, ip, sizeof ip);
+		int n = 0;
+		for (size_t k = 0; k < SSHD_CONNS_MAX; k++)
+			n += s->slot[k].used && s->slot[k].addr == a->addr;
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "addr", ip);
+		cJSON_AddNumberToObject(o, "refused", a->refused);
+		cJSON_AddNumberToObject(o, "evicted", 0);
+		cJSON_AddNumberToObject(o, "timed_out", a->timed_out);
+		cJSON_AddNumberToObject(o, "write_timeouts", 0);
+		cJSON_AddNumberToObject(o, "active", n);
+		cJSON_AddItemToArray(arr, o);
+	}
+	cJSON_AddNumberToObject(f, "addrs_other", s->addrs_other);
+	s->refused_cap = s->refused_full = s->timed_out = 0;
+	s->naddrs = 0;
+	s->addrs_other = 0;
+	s->first_ns = 0;
+	s->last_emit_ns = now;
+	uint64_t cause = s->last_cause_ns;
+	s->last_cause_ns = 0;
+	pthread_mutex_unlock(&s->mu);
+	uint64_t saved = sensor_request_time(cause != 0 ? cause : now);
+	sensor_emit("overload", f);
+	(void)sensor_request_time(saved);
+}
+
+/* Take a connection slot for a peer at addr: its index, or -1 when the
+ * decoy holds SSHD_CONNS_MAX connections or addr SSHD_PER_REMOTE (the
+ * refusal counted for the "overload" event). */
+static int
+admit(struct sshd *s, uint32_t addr)
+{
+	pthread_mutex_lock(&s->mu);
+	int free_slot = -1, own = 0;
+	for (int i = 0; i < SSHD_CONNS_MAX; i++) {
+		if (!s->slot[i].used) {
+			if (free_slot < 0)
+				free_slot = i;
+		} else if (s->slot[i].addr == addr) {
+			own++;
+		}
+	}
+	if (free_slot >= 0 && own < SSHD_PER_REMOTE) {
+		s->slot[free_slot].used = true;
+		s->slot[free_slot].addr = addr;
+		pthread_mutex_unlock(&s->mu);
+		return free_slot;
+	}
+	ov_mark_locked(s, util_mono_ns());
+	if (own >= SSHD_PER_REMOTE)
+		s->refused_cap++;
+	else
+		s->refused_full++;
+	struct ov_addr *a = ov_addr_locked(s, addr);
+	if (a)
+		a->refused++;
+	pthread_mutex_unlock(&s->mu);
+	return -1;
+}
+
+/* Give c's slot back; timed_out: it sent no version line in time (an
+ * incident). */
+static void
+release(struct conn *c, bool timed_out)
+{
+	struct sshd *s = c->s;
+	pthread_mutex_lock(&s->mu);
+	s->slot[c->slot].used = false;
+	if (timed_out) {
+		ov_mark_locked(s, c->t_accept_ns);
+		s->timed_out++;
+		struct ov_addr *a = ov_addr_locked(s, c->addr);
+		if (a)
+			a->timed_out++;
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* A connection's thread: banner, key exchange, authentication, close.
+ * Until the client's version line the deadline is SSHD_VERSION_MS, then
+ * the connection's whole one. */
 static void *
 conn_thread(void *arg)
 {
 	struct conn *c = arg;
+	struct sshd *s = c->s;
 	char line[SSHD_VERSION_MAX + 3];
-	int n = snprintf(line, sizeof line, "%s\r\n", c->s->banner);
-	if (write_full(c, (const uint8_t *)line, (size_t)n) == 0 &&
-	    version_read(c) == 0 && kex_run(c) == 0)
+	int n = snprintf(line, sizeof line, "%s\r\n", s->banner);
+	uint64_t all = c->deadline_ns;
+	uint64_t vd = c->t_accept_ns + (uint64_t)SSHD_VERSION_MS * 1000000u;
+	if (vd < all)
+		c->deadline_ns = vd;
+	bool ok = write_full(c, (const uint8_t *)line, (size_t)n) == 0 &&
+	    version_read(c) == 0;
+	bool timed_out = !ok && ms_left(c) == 0;
+	c->deadline_ns = all;
+	if (ok && kex_run(c) == 0)
 		auth_run(c);
 	close(c->fd);
-	__atomic_sub_fetch(&c->s->active, 1, __ATOMIC_SEQ_CST);
+	release(c, timed_out);
 	sodium_memzero(c->k_in, sizeof c->k_in);
 	sodium_memzero(c->k_out, sizeof c->k_out);
 	free(c);
+	ov_flush(s);
 	return NULL;
 }
 
-/* The accept loop (its own thread, forever). */
+/* The accept loop (its own thread, forever); it also sends the pending
+ * "overload" event when it is due. */
 static void *
 accept_thread(void *arg)
 {
 	struct sshd *s = arg;
 	for (;;) {
+		struct pollfd p = { .fd = s->fd, .events = POLLIN };
+		int r = poll(&p, 1, ov_wait_ms(s));
+		ov_flush(s);
+		if (r == 0 || (r < 0 && errno == EINTR))
+			continue;
 		struct sockaddr_in sa;
 		socklen_t sl = sizeof sa;
 		int fd = accept4(s->fd, (struct sockaddr *)&sa, &sl,
@@ -919,8 +1126,10 @@ accept_thread(void *arg)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED ||
 			    errno == EMFILE || errno == ENFILE ||
-			    errno == ENOBUFS || errno == ENOMEM) {
-				if (errno != EINTR && errno != ECONNABORTED)
+			    errno == ENOBUFS || errno == ENOMEM ||
+			    errno == EAGAIN) {
+				if (errno == EMFILE || errno == ENFILE ||
+				    errno == ENOBUFS || errno == ENOMEM)
 					usleep(100000);
 				continue;
 			}
@@ -928,16 +1137,19 @@ accept_thread(void *arg)
 			    strerror(errno));
 			return NULL;
 		}
-		if (__atomic_add_fetch(&s->active, 1, __ATOMIC_SEQ_CST) >
-		    SSHD_CONNS_MAX) {
-			__atomic_sub_fetch(&s->active, 1, __ATOMIC_SEQ_CST);
+		int slot = admit(s, sa.sin_addr.s_addr);
+		if (slot < 0) {
 			close(fd);
+			ov_flush(s);
 			continue;
 		}
 		struct conn *c = xcalloc(1, sizeof *c);
 		c->s = s;
 		c->fd = fd;
-		c->deadline_ns = util_mono_ns() +
+		c->slot = slot;
+		c->addr = sa.sin_addr.s_addr;
+		c->t_accept_ns = util_mono_ns();
+		c->deadline_ns = c->t_accept_ns +
 		    (uint64_t)SSHD_DEADLINE_MS * 1000000u;
 		char ip[INET_ADDRSTRLEN] = "?";
 		inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
@@ -945,8 +1157,8 @@ accept_thread(void *arg)
 		    (unsigned)ntohs(sa.sin_port));
 		if (http_thread_start(conn_thread, c) != 0) {
 			close(fd);
+			release(c, false);
 			free(c);
-			__atomic_sub_fetch(&s->active, 1, __ATOMIC_SEQ_CST);
 		}
 	}
 }
@@ -1017,6 +1229,7 @@ sshd_decoy_start(const struct sshd_decoy *cfg, struct errbuf *e)
 	if (sodium_init() < 0)
 		return errbuf_set(e, ERRBUF_INTERNAL, "sodium_init failed");
 	struct sshd *s = xcalloc(1, sizeof *s);
+	pthread_mutex_init(&s->mu, NULL);
 	if (sshkey_pub_blob(cfg->pubkey, &s->planted, &s->planted_len, e) == -1) {
 		free(s);
 		return errbuf_prefix(e, "ssh decoy: the planted key");

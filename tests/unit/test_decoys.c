@@ -624,6 +624,9 @@ static void test_mcp_errors(void **state)
 	    "\"params\":{\"name\":\"rotate_credentials\"}}", &resp);
 	assert_non_null(strstr(resp.body, "-32600"));
 	free(resp.body);
+	/* an invalid request that still calls the decoy tool is the bait
+	 * (fail closed: the agent tried to call it) */
+	assert_int_equal(baits_pending(), 1);
 	runs(decoys_mcp_handle, &mcp, "GET /mcp HTTP/1.1\r\n\r\n", &resp);
 	assert_int_equal(resp.status, 405);
 	assert_non_null(strstr(resp.headers, "Allow: POST"));
@@ -633,6 +636,295 @@ static void test_mcp_errors(void **state)
 	assert_int_equal(resp.status, 404);
 	free(resp.body);
 	assert_int_equal(baits_pending(), 0);
+}
+
+/* ---- review fixes: MCP attempts, repeated Authorization, redaction ---- */
+
+/* Every pending event, raw, concatenated (caller frees); *nbait counts
+ * the "bait" ones. */
+static char *events_pending(int *nbait)
+{
+	usleep(20000);
+	struct errbuf e = { 0 };
+	struct bus_event ev;
+	int rc;
+	size_t len = 0;
+	char *all = xstrdup("");
+	*nbait = 0;
+	while ((rc = bus_recv(bus_fd, &ev, &e)) != 0) {
+		if (rc != 1)
+			continue;
+		const char *k = bus_event_str(&ev, "kind");
+		*nbait += k && strcmp(k, "bait") == 0;
+		all = xrealloc(all, len + ev.raw_len + 2);
+		memcpy(all + len, ev.raw, ev.raw_len);
+		len += ev.raw_len;
+		all[len++] = '\n';
+		all[len] = '\0';
+		bus_event_free(&ev);
+	}
+	return all;
+}
+
+/* POST body to the MCP handler; the status; the answer's error code (0
+ * when none) into *code. */
+static int mcp_try(const char *body, int *code)
+{
+	struct http_response resp;
+	mcp_post(body, &resp);
+	*code = 0;
+	if (resp.len > 0) {
+		cJSON *j = cJSON_Parse(resp.body);
+		const cJSON *c = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(j, "error"), "code");
+		if (cJSON_IsNumber(c))
+			*code = c->valueint;
+		cJSON_Delete(j);
+	}
+	free(resp.body);
+	return resp.status;
+}
+
+/* A tools/call of the decoy tool fires the bait in every shape an agent
+ * may send it: a notification (no id), a duplicate name or method in any
+ * copy, a batch element.  Duplicate keys and batches are refused. */
+static void test_mcp_attempts(void **state)
+{
+	(void)state;
+	int code, n;
+	char *ev;
+	drain();
+	/* a notification is still carried out: 202, bait first */
+	assert_int_equal(mcp_try("{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"rotate_credentials\"}}", &code), 202);
+	ev = events_pending(&n);
+	assert_int_equal(n, 1);
+	assert_non_null(strstr(ev, "\"notification\":true"));
+	free(ev);
+	/* a harmless notification: 202, no bait */
+	assert_int_equal(mcp_try("{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"ping\"}}", &code), 202);
+	assert_int_equal(baits_pending(), 0);
+	/* duplicate name: refused, the bait fires whichever copy names it */
+	static const char *const dup_bait[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+		"{\"name\":\"ping\",\"name\":\"rotate_credentials\"}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+		"{\"name\":\"rotate_credentials\",\"name\":\"ping\"}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"method\":"
+		"\"tools/call\",\"params\":{\"name\":\"rotate_credentials\"}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+		"{\"name\":\"ping\"},\"params\":{\"name\":\"rotate_credentials\"}}",
+		"{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":"
+		"{\"name\":\"ping\",\"name\":\"rotate_credentials\"}}",
+	};
+	for (size_t i = 0; i < sizeof(dup_bait) / sizeof(dup_bait[0]); i++) {
+		assert_int_equal(mcp_try(dup_bait[i], &code), 400);
+		assert_int_equal(code, -32600);
+		ev = events_pending(&n);
+		if (n != 1)
+			fail_msg("dup case %zu: %d bait events: %s", i, n, ev);
+		assert_non_null(strstr(ev, "\"duplicate_keys\":true"));
+		free(ev);
+	}
+	/* duplicate keys without the decoy tool: refused, no bait */
+	static const char *const dup_plain[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"tools/list\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+		"{\"name\":\"ping\",\"arguments\":{},\"arguments\":{}}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+		"{\"name\":\"ping\",\"name\":\"ping\"}}",
+	};
+	for (size_t i = 0; i < sizeof(dup_plain) / sizeof(dup_plain[0]); i++) {
+		assert_int_equal(mcp_try(dup_plain[i], &code), 400);
+		assert_int_equal(code, -32600);
+	}
+	assert_int_equal(baits_pending(), 0);
+	/* a batch: refused; bait when an element calls the decoy tool */
+	assert_int_equal(mcp_try("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/list\"}]", &code), 400);
+	assert_int_equal(code, -32600);
+	assert_int_equal(baits_pending(), 0);
+	assert_int_equal(mcp_try("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"ping\"}},{\"jsonrpc\":\"2.0\","
+	    "\"method\":\"tools/call\",\"params\":{\"name\":\"rotate_credentials\","
+	    "\"arguments\":{\"target\":\"all\"}}}]", &code), 400);
+	assert_int_equal(code, -32600);
+	ev = events_pending(&n);
+	assert_int_equal(n, 1);
+	assert_non_null(strstr(ev, "\"batch\":true"));
+	free(ev);
+	/* the plain call still fires exactly once */
+	assert_int_equal(mcp_try("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"rotate_credentials\"}}", &code),
+	    200);
+	assert_int_equal(code, 0);
+	assert_int_equal(baits_pending(), 1);
+}
+
+/* Every Authorization header counts: garbage first, Basic user:TOKEN
+ * second still fires the bait. */
+static void test_git_second_auth(void **state)
+{
+	(void)state;
+	struct http_response resp;
+	char *cred = xasprintf("deploy-bot:%s", TOKEN);
+	char b64[256];
+	sodium_bin2base64(b64, sizeof(b64), (const unsigned char *)cred,
+	    strlen(cred), sodium_base64_VARIANT_ORIGINAL);
+	free(cred);
+	static const char *const firsts[] = { "Basic !!!!", "Bearer nope",
+		"Basic ZGVwbG95LWJvdDpnaHBfd3Jvbmc=", "Digest x" };
+	for (size_t i = 0; i < sizeof(firsts) / sizeof(firsts[0]); i++) {
+		drain();
+		char *req = xasprintf("GET /platform/deploy.git/info/refs?service="
+		    "git-upload-pack HTTP/1.1\r\nAuthorization: %s\r\n"
+		    "Authorization: Basic %s\r\n\r\n", firsts[i], b64);
+		runs(decoys_git_handle, &git, req, &resp);
+		free(req);
+		free(resp.body);
+		cJSON *b = expect_bait("git-bait-1", "git-basic");
+		assert_string_equal(jstr(b, "user"), "deploy-bot");
+		cJSON_Delete(b);
+	}
+	/* and a Bearer second */
+	drain();
+	runs(decoys_git_handle, &git, "GET /platform/deploy.git/info/refs "
+	    "HTTP/1.1\r\nAuthorization: Basic Og==\r\nAuthorization: Bearer "
+	    TOKEN "\r\n\r\n", &resp);
+	free(resp.body);
+	cJSON_Delete(expect_bait("git-bait-1", "git-bearer"));
+}
+
+/* No planted secret (git token, cloud secret) in any event: the token as
+ * the Basic user, in the path (also where truncation would cut it), in
+ * the query, in a header, in MCP arguments, method and session. */
+/* Append the pending events to ev (counting baits into nb). */
+#define COLLECT() do { \
+	char *more_ = events_pending(&n); \
+	nb += n; \
+	ev = xrealloc(ev, strlen(ev) + strlen(more_) + 1); \
+	strcat(ev, more_); \
+	free(more_); \
+} while (0)
+
+static void test_no_secret_in_events(void **state)
+{
+	(void)state;
+	struct http_response resp;
+	char b64[512];
+	int n, nb = 0, code;
+	char *ev = xstrdup("");
+	drain();
+	/* the token as the Basic user (no password), and user:token; with
+	 * control bytes inside that sanitizing drops (joining its pieces) */
+	const char *creds[] = { TOKEN, TOKEN ":", TOKEN ":" TOKEN,
+		"xx" TOKEN "yy:" TOKEN, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"ghp_T3stDecoy\001TokenAbCdEfGh\0020123456789xy:" TOKEN };
+	for (size_t i = 0; i < sizeof(creds) / sizeof(creds[0]); i++) {
+		sodium_bin2base64(b64, sizeof(b64), (const unsigned char *)creds[i],
+		    strlen(creds[i]), sodium_base64_VARIANT_ORIGINAL);
+		char *req = xasprintf("GET /platform/deploy.git/info/refs?service="
+		    "git-upload-pack HTTP/1.1\r\nAuthorization: Basic %s\r\n\r\n",
+		    b64);
+		runs(decoys_git_handle, &git, req, &resp);
+		free(req);
+		free(resp.body);
+	COLLECT();
+	}
+	/* a user that sanitizing joins into the token: redacted, and the
+	 * event keeps its "user" member */
+	{
+		const char *u = "ghp_T3stDecoy\001TokenAbCdEfGh0123456789xy:"
+		    TOKEN;
+		sodium_bin2base64(b64, sizeof(b64), (const unsigned char *)u,
+		    strlen(u), sodium_base64_VARIANT_ORIGINAL);
+		char *req = xasprintf("GET /platform/deploy.git/info/refs "
+		    "HTTP/1.1\r\nAuthorization: Basic %s\r\n\r\n", b64);
+		runs(decoys_git_handle, &git, req, &resp);
+		free(req);
+		free(resp.body);
+		cJSON *b = expect_bait("git-bait-1", "git-basic");
+		assert_string_equal(jstr(b, "user"), "<token>");
+		cJSON_Delete(b);
+		drain();
+	}
+	/* in the path, the query, a header, the service */
+	runs(decoys_git_handle, &git, "GET /platform/deploy.git/" TOKEN
+	    "/info/refs?service=" TOKEN "&t=" TOKEN " HTTP/1.1\r\nX-Token: "
+	    TOKEN "\r\n\r\n", &resp);
+	free(resp.body);
+	COLLECT();
+	/* a path long enough that truncating it would cut the token */
+	char pad[1100];
+	for (size_t cut = 1000; cut < 1030; cut += 3) {
+		memset(pad, 'a', cut);
+		pad[cut] = '\0';
+		char *req = xasprintf("GET /%s%s HTTP/1.1\r\n\r\n", pad, TOKEN);
+		runs(decoys_git_handle, &git, req, &resp);
+		free(resp.body);
+	COLLECT();
+		free(req);
+		req = xasprintf("GET /%s%s?Action=GetCallerIdentity&AWSAccessKeyId="
+		    KEY_ID " HTTP/1.1\r\n\r\n", pad, SECRET);
+		runs(decoys_cloud_handle, &cloud, req, &resp);
+		free(resp.body);
+	COLLECT();
+		free(req);
+	}
+	/* the cloud secret in the path, query, a header and the body */
+	runs(decoys_cloud_handle, &cloud, "POST /" SECRET "?Action=Get" SECRET
+	    "&AWSAccessKeyId=" KEY_ID "&s=" SECRET " HTTP/1.1\r\nX-Secret: "
+	    SECRET "\r\nContent-Length: 40\r\n\r\n" SECRET, &resp);
+	free(resp.body);
+	COLLECT();
+	/* MCP: arguments, method, session header */
+	char *body = xasprintf("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"rotate_credentials\","
+	    "\"arguments\":{\"token\":\"%s\",\"secret\":\"%s\",\"long\":\"%s%s\"}}}",
+	    TOKEN, SECRET, pad, TOKEN);
+	char *req = xasprintf("POST /mcp HTTP/1.1\r\nMcp-Session-Id: s" TOKEN
+	    "\r\nContent-Length: %zu\r\n\r\n%s", strlen(body), body);
+	runs(decoys_mcp_handle, &mcp, req, &resp);
+	free(resp.body);
+	COLLECT();
+	free(req);
+	free(body);
+	mcp_try("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"x" TOKEN "\"}", &code);
+	COLLECT();
+	mcp_try("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"" TOKEN "\"}}", &code);
+	COLLECT();
+	print_message("%d bait events, %zu bytes\n", nb, strlen(ev));
+	assert_true(nb >= 25);
+	assert_true(strlen(ev) > 1000);
+	/* neither secret, nor a long piece of one cut by a truncation */
+	if (strstr(ev, TOKEN) || strstr(ev, SECRET))
+		fail_msg("a secret in the events:\n%s", ev);
+	char piece[13];
+	for (size_t off = 0; off + 12 <= strlen(TOKEN); off += 4) {
+		memcpy(piece, TOKEN + off, 12);
+		piece[12] = '\0';
+		if (strstr(ev, piece))
+			fail_msg("a piece of the token (%s) in the events:\n%s",
+			    piece, ev);
+	}
+	for (size_t off = 0; off + 12 <= strlen(SECRET); off += 4) {
+		memcpy(piece, SECRET + off, 12);
+		piece[12] = '\0';
+		if (strstr(ev, piece))
+			fail_msg("a piece of the secret (%s) in the events:\n%s",
+			    piece, ev);
+	}
+	assert_non_null(strstr(ev, "\"user\":\"<token>\""));
+	assert_non_null(strstr(ev, "<secret>"));
+	/* replaced values keep their member names */
+	assert_non_null(strstr(ev, "\"path\":\"/<secret>\""));
+	assert_non_null(strstr(ev, "\"arguments\":\"{\\\"token\\\":\\\"<token>\\\""));
+	/* the key id is recorded, as documented */
+	assert_non_null(strstr(ev, "\"key_id\":\"" KEY_ID "\""));
+	free(ev);
 }
 
 /* ---- garbage ----------------------------------------------------------- */
@@ -715,6 +1007,9 @@ int main(void)
 		cmocka_unit_test(test_git_ls_remote),
 		cmocka_unit_test(test_mcp_session),
 		cmocka_unit_test(test_mcp_errors),
+		cmocka_unit_test(test_mcp_attempts),
+		cmocka_unit_test(test_git_second_auth),
+		cmocka_unit_test(test_no_secret_in_events),
 		cmocka_unit_test(test_garbage),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

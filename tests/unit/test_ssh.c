@@ -811,28 +811,98 @@ static void test_fuzz(void **state)
 	events_free(&es);
 }
 
-/* More than SSHD_CONNS_MAX connections at once: the extra ones are
- * closed at accept; when the others go, new ones are served. */
+/* A TCP connection to the decoy from the loopback address src (any of
+ * 127.0.0.0/8 is this host's). */
+static int tcp_connect_from(const char *src)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	struct sockaddr_in me = { .sin_family = AF_INET };
+	inet_pton(AF_INET, src, &me.sin_addr);
+	assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof me), 0);
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+	    .sin_port = htons((uint16_t)port) };
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	return fd;
+}
+
+/* The sum of an integer field over the "overload" events of es. */
+static int overload_sum(const struct events *es, const char *key)
+{
+	int n = 0;
+	for (int i = 0; i < es->n; i++) {
+		if (strcmp(util_json_str(es->ev[i], "kind", ""), "overload") != 0)
+			continue;
+		assert_string_equal(util_json_str(es->ev[i], "server", ""), "ssh");
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(es->ev[i], key);
+		assert_true(cJSON_IsNumber(v));
+		n += v->valueint;
+	}
+	return n;
+}
+
+/* An agent holding every slot with idle connections: one address gets at
+ * most SSHD_PER_REMOTE (8) of the SSHD_CONNS_MAX, refusals are
+ * "overload" events, idle ones are closed SSHD_VERSION_MS (5 s) after
+ * accept (counted as timed_out), and then the planted key offered by a
+ * real ssh is still the bait. */
 static void test_connection_cap(void **state)
 {
 	(void)state;
-	int fds[SSHD_CONNS_MAX + 4];
+	int fds[SSHD_CONNS_MAX + 2];
 	char v[256];
-	for (int i = 0; i < SSHD_CONNS_MAX; i++) {
-		fds[i] = tcp_connect();
+	struct events es;
+	events_get(&es, 0);
+	events_free(&es);
+	uint64_t t0 = util_mono_ns();
+	for (int i = 0; i < SSHD_CONNS_MAX / 2; i++) {
+		fds[i] = tcp_connect_from("127.0.0.1");
 		read_version(fds[i], v, sizeof v);
 	}
-	for (int i = SSHD_CONNS_MAX; i < SSHD_CONNS_MAX + 4; i++) {
-		fds[i] = tcp_connect();
-		assert_true(closed_within(fds[i], 3000));
+	/* one address past its share: refused (per-remote cap) */
+	fds[SSHD_CONNS_MAX] = tcp_connect_from("127.0.0.1");
+	assert_true(closed_within(fds[SSHD_CONNS_MAX], 3000));
+	for (int i = SSHD_CONNS_MAX / 2; i < SSHD_CONNS_MAX; i++) {
+		fds[i] = tcp_connect_from("127.0.0.2");
+		read_version(fds[i], v, sizeof v);
 	}
-	for (int i = 0; i < SSHD_CONNS_MAX + 4; i++)
+	/* the decoy full: refused (global cap) */
+	fds[SSHD_CONNS_MAX + 1] = tcp_connect_from("127.0.0.3");
+	assert_true(closed_within(fds[SSHD_CONNS_MAX + 1], 3000));
+	/* the first incident at once, the second within a second */
+	events_get(&es, 1500);
+	assert_true(events_count(&es, "overload") >= 1);
+	assert_int_equal(overload_sum(&es, "refused_cap"), 1);
+	assert_int_equal(overload_sum(&es, "refused_full"), 1);
+	assert_int_equal(overload_sum(&es, "refused"), 2);
+	const cJSON *o = events_find(&es, "overload", NULL, NULL);
+	assert_int_equal(util_json_int(o, "max_conns", 0), SSHD_CONNS_MAX);
+	assert_int_equal(util_json_int(o, "max_per_remote", 0), 8);
+	const cJSON *ad = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o,
+	    "addrs"), 0);
+	assert_string_equal(util_json_str(ad, "addr", ""), "127.0.0.1");
+	assert_int_equal(util_json_int(ad, "active", 0), 8);
+	events_free(&es);
+	/* idle: closed after the version deadline, not the whole one */
+	for (int i = 0; i < SSHD_CONNS_MAX; i++)
+		assert_true(closed_within(fds[i], 7000));
+	double secs = (double)(util_mono_ns() - t0) / 1e9;
+	printf("idle connections closed after %.1f s\n", secs);
+	assert_true(secs > 4.0 && secs < 8.0);
+	for (int i = 0; i < SSHD_CONNS_MAX + 2; i++)
 		close(fds[i]);
-	usleep(300000);
-	int fd = tcp_connect();
-	read_version(fd, v, sizeof v);
-	assert_string_equal(v, SSHD_BANNER_DEFAULT);
-	close(fd);
+	events_get(&es, 2500);
+	assert_int_equal(overload_sum(&es, "timed_out"), SSHD_CONNS_MAX);
+	events_free(&es);
+	/* served again: a real client offering the planted key is the bait */
+	char *out;
+	int rc = ssh_to_decoy(planted_path, "deploy", &out);
+	assert_int_equal(rc, 255);
+	free(out);
+	events_get(&es, 500);
+	assert_int_equal(events_count(&es, "bait"), 2);
+	events_free(&es);
 }
 
 /* A USERAUTH_REQUEST "password" for user with the password pw. */
