@@ -890,6 +890,10 @@ struct sshd_decoy {
 	const char *bait;      /* the bait id named in "bait" events */
 	const char *pubkey;    /* the planted key: "ssh-ed25519 AAAA... c" */
 	const char *banner;    /* "SSH-2.0-..."; NULL: SSHD_BANNER_DEFAULT */
+	int deadline_ms;       /* a connection's whole life; 0: SSHD_DEADLINE_MS
+	                          (a test's shorter bound, 500..SSHD_DEADLINE_MS) */
+	int version_ms;        /* until the client's version line; 0:
+	                          SSHD_VERSION_MS (500..deadline) */
 };
 /* Listen on cfg->listen and serve on its own threads (forever; the
  * strings are copied).  0, or -1 + e (bad address, banner or key; bind

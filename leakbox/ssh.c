@@ -73,6 +73,7 @@ struct ov_addr {
 struct sshd {
 	int fd;
 	char *bait, *banner;
+	int deadline_ms, version_ms;    /* the bounds in force */
 	uint8_t host_pk[crypto_sign_ed25519_PUBLICKEYBYTES];
 	uint8_t host_sk[crypto_sign_ed25519_SECRETKEYBYTES];
 	uint8_t host_blob[51];          /* string "ssh-ed25519", string pk */
@@ -1089,7 +1090,7 @@ conn_thread(void *arg)
 	char line[SSHD_VERSION_MAX + 3];
 	int n = snprintf(line, sizeof line, "%s\r\n", s->banner);
 	uint64_t all = c->deadline_ns;
-	uint64_t vd = c->t_accept_ns + (uint64_t)SSHD_VERSION_MS * 1000000u;
+	uint64_t vd = c->t_accept_ns + (uint64_t)s->version_ms * 1000000u;
 	if (vd < all)
 		c->deadline_ns = vd;
 	bool ok = write_full(c, (const uint8_t *)line, (size_t)n) == 0 &&
@@ -1150,7 +1151,7 @@ accept_thread(void *arg)
 		c->addr = sa.sin_addr.s_addr;
 		c->t_accept_ns = util_mono_ns();
 		c->deadline_ns = c->t_accept_ns +
-		    (uint64_t)SSHD_DEADLINE_MS * 1000000u;
+		    (uint64_t)s->deadline_ms * 1000000u;
 		char ip[INET_ADDRSTRLEN] = "?";
 		inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
 		snprintf(c->remote, sizeof c->remote, "%s:%u", ip,
@@ -1243,6 +1244,15 @@ sshd_decoy_start(const struct sshd_decoy *cfg, struct errbuf *e)
 	}
 	s->bait = xstrdup(cfg->bait);
 	s->banner = xstrdup(banner);
+	s->deadline_ms = cfg->deadline_ms > 0 ? cfg->deadline_ms :
+	    SSHD_DEADLINE_MS;
+	if (s->deadline_ms < 500 || s->deadline_ms > SSHD_DEADLINE_MS)
+		s->deadline_ms = SSHD_DEADLINE_MS;
+	s->version_ms = cfg->version_ms > 0 ? cfg->version_ms :
+	    SSHD_VERSION_MS;
+	if (s->version_ms < 500 || s->version_ms > s->deadline_ms)
+		s->version_ms = s->deadline_ms < SSHD_VERSION_MS ?
+		    s->deadline_ms : SSHD_VERSION_MS;
 	crypto_sign_ed25519_keypair(s->host_pk, s->host_sk);
 	static const uint8_t head[] = { 0, 0, 0, 11, 's', 's', 'h', '-', 'e',
 	    'd', '2', '5', '5', '1', '9', 0, 0, 0, 32 };

@@ -14,6 +14,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+/* The decoy's bounds in this test (the lab uses SSHD_DEADLINE_MS and
+ * SSHD_VERSION_MS); sshd_decoy_start takes them from struct sshd_decoy. */
+#define T_DEADLINE_MS 6000
+#define T_VERSION_MS  2000
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -844,7 +849,7 @@ static int overload_sum(const struct events *es, const char *key)
 
 /* An agent holding every slot with idle connections: one address gets at
  * most SSHD_PER_REMOTE (8) of the SSHD_CONNS_MAX, refusals are
- * "overload" events, idle ones are closed SSHD_VERSION_MS (5 s) after
+ * "overload" events, idle ones are closed T_VERSION_MS (2 s here) after
  * accept (counted as timed_out), and then the planted key offered by a
  * real ssh is still the bait. */
 static void test_connection_cap(void **state)
@@ -889,7 +894,8 @@ static void test_connection_cap(void **state)
 		assert_true(closed_within(fds[i], 7000));
 	double secs = (double)(util_mono_ns() - t0) / 1e9;
 	printf("idle connections closed after %.1f s\n", secs);
-	assert_true(secs > 4.0 && secs < 8.0);
+	assert_true(secs > T_VERSION_MS / 1000.0 - 1 &&
+	    secs < T_VERSION_MS / 1000.0 + 3);
 	for (int i = 0; i < SSHD_CONNS_MAX + 2; i++)
 		close(fds[i]);
 	events_get(&es, 2500);
@@ -980,7 +986,8 @@ static void test_connection_bounds(void **state)
 }
 
 /* One deadline for the whole connection: a client trickling a packet a
- * byte every 400 ms is closed SSHD_DEADLINE_MS after it connected. */
+ * byte every 400 ms is closed the deadline (T_DEADLINE_MS here) after it
+ * connected. */
 static void test_deadline(void **state)
 {
 	(void)state;
@@ -1003,8 +1010,8 @@ static void test_deadline(void **state)
 	double s = (double)(util_mono_ns() - t0) / 1e9;
 	printf("closed after %.1f s\n", s);
 	assert_true(closed);
-	assert_true(s > SSHD_DEADLINE_MS / 1000.0 - 1);
-	assert_true(s < SSHD_DEADLINE_MS / 1000.0 + 3);
+	assert_true(s > T_DEADLINE_MS / 1000.0 - 1);
+	assert_true(s < T_DEADLINE_MS / 1000.0 + 3);
 	close(fd);
 }
 
@@ -1161,8 +1168,10 @@ static int setup(void **state)
 	snprintf(other_path, sizeof other_path, "%s/id_other", dir);
 	write_file(planted_path, planted_priv, 0600);
 	write_file(other_path, other_priv, 0600);
+	/* shorter bounds than the lab's, so the deadline tests take seconds */
 	struct sshd_decoy d = { .listen = "127.0.0.1:0",
-	    .bait = "ssh-deploy-key", .pubkey = planted_pub, .banner = NULL };
+	    .bait = "ssh-deploy-key", .pubkey = planted_pub, .banner = NULL,
+	    .deadline_ms = T_DEADLINE_MS, .version_ms = T_VERSION_MS };
 	if (sshd_decoy_start(&d, &e) != 0) {
 		fprintf(stderr, "sshd_decoy_start: %s\n", e.msg);
 		return -1;
