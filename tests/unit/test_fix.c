@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -660,6 +661,109 @@ test_set_generated(void **state)
 	}
 }
 
+/* Write text to dir/rel (the test's own files). */
+static void
+put_file(const char *dir, const char *rel, const char *text)
+{
+	struct errbuf e = { 0 };
+	char *p = xasprintf("%s/%s", dir, rel);
+
+	assert_int_equal(util_write_file(p, text, strlen(text), 0644, &e), 0);
+	free(p);
+}
+
+/* A policy whose variant: is a file next to it: the copy the fix loop
+ * writes into the fix dir (fix_policy_pin_paths) names that file by its
+ * quoted absolute path, so a file of the same name placed in the fix dir
+ * is never the dressing; the unpinned text would pick it up. */
+static void
+test_pin_variant_file(void **state)
+{
+	static const char pol[] = "name: t\nbait: [credential]\n"
+	    "levers: [kill]\nvariant: acme.yaml   # the dressing\n"
+	    "model:\n  name: ares-offline-1\n";
+	struct errbuf e = { 0 };
+	char dir[] = "/tmp/ares-test-pin-XXXXXX", cwd[4096], *orig, *decoy;
+	char *want, *got, *pinned, *line, *a;
+	struct variant *vo = variant_generate(11), *vd = variant_generate(12);
+	const struct variant *v;
+	struct policy *p, *c;
+
+	(void)state;
+	assert_non_null(getcwd(cwd, sizeof cwd));
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chdir(dir), 0);
+	assert_int_equal(mkdir("pol", 0755), 0);
+	assert_int_equal(mkdir("fix", 0755), 0);
+	orig = variant_to_yaml(vo);
+	decoy = variant_to_yaml(vd);
+	assert_string_not_equal(vo->company, vd->company);
+	put_file(".", "pol/acme.yaml", orig);
+	put_file(".", "fix/acme.yaml", decoy);
+	put_file(".", "pol/policy.yaml", pol);
+
+	/* loaded by a relative path: variant_file is relative too */
+	p = policy_load("pol/policy.yaml", &e);
+	assert_non_null(p);
+	assert_non_null(p->variant_file);
+	pinned = fix_policy_pin_paths(pol, strlen(pol), p, &e);
+	assert_non_null(pinned);
+	want = realpath("pol/acme.yaml", NULL);
+	assert_non_null(want);
+	line = xasprintf("variant: \"%s\"\n", want);
+	assert_non_null(strstr(pinned, line));
+	free(line);
+	a = strstr(pinned, "variant:");
+	assert_null(strstr(a + 1, "variant:"));
+	assert_null(strstr(pinned, "variant: acme.yaml"));
+	assert_non_null(strstr(pinned, "bait: [credential]\n"));
+
+	/* the copy in the fix dir: the original file, not the decoy */
+	put_file(".", "fix/policy.patched.yaml", pinned);
+	c = policy_load("fix/policy.patched.yaml", &e);
+	assert_non_null(c);
+	got = realpath(c->variant_file, NULL);
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	v = variant_for_policy(c, 1, &e);
+	assert_non_null(v);
+	assert_string_equal(v->company, vo->company);
+	variant_free(v);
+	policy_free(c);
+	free(got);
+
+	/* control: the unpinned text in the fix dir wears the decoy */
+	put_file(".", "fix/policy.raw.yaml", pol);
+	c = policy_load("fix/policy.raw.yaml", &e);
+	assert_non_null(c);
+	v = variant_for_policy(c, 1, &e);
+	assert_non_null(v);
+	assert_string_equal(v->company, vd->company);
+	variant_free(v);
+	policy_free(c);
+
+	/* the file gone: the copy cannot be pinned, an error (fail closed) */
+	assert_int_equal(unlink("pol/acme.yaml"), 0);
+	assert_null(fix_policy_pin_paths(pol, strlen(pol), p, &e));
+	assert_non_null(strstr(e.msg, "acme.yaml"));
+
+	policy_free(p);
+	free(pinned);
+	free(want);
+	free(orig);
+	free(decoy);
+	variant_free(vo);
+	variant_free(vd);
+	unlink("fix/acme.yaml");
+	unlink("fix/policy.patched.yaml");
+	unlink("fix/policy.raw.yaml");
+	unlink("pol/policy.yaml");
+	rmdir("fix");
+	rmdir("pol");
+	assert_int_equal(chdir(cwd), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* The held-out seed: a pure function of the run id and the seeds to
  * avoid; never one of them; -1 when every counter collides. */
 static void
@@ -1046,6 +1150,7 @@ main(void)
 		cmocka_unit_test(test_remove_flaw_flow_and_last),
 		cmocka_unit_test(test_set_variant),
 		cmocka_unit_test(test_set_generated),
+		cmocka_unit_test(test_pin_variant_file),
 		cmocka_unit_test(test_heldout_seed),
 		cmocka_unit_test(test_edits_after_bom),
 		cmocka_unit_test(test_edits_line_breaks),
