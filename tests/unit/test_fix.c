@@ -1,6 +1,8 @@
 /*
  * test_fix.c - the fix loop's pure parts (core/fix.c): attribution from
- * synthetic evidence lines, the minimal policy edits, the PR body, and the
+ * synthetic evidence lines, the minimal policy edits (and the policy
+ * copies' pinned variant file), the dressing check of ares verify on a
+ * run dir made here (fix_run_wore), the PR body, and the
  * GitHub / Slack requests against a local HTTP server on 127.0.0.1 that
  * this test starts (a forked child, bounded by alarm()).  No Docker.
  */
@@ -764,6 +766,150 @@ test_pin_variant_file(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* BLAKE2b-256 of text in hex into hex (65 bytes). */
+static void
+hex_of(const char *text, char *hex)
+{
+	uint8_t h[32];
+
+	crypto_generichash(h, sizeof h, (const uint8_t *)text, strlen(text),
+	    NULL, 0);
+	util_hex(h, sizeof h, hex);
+}
+
+/* A report.json text whose files list lab.json (lab != NULL) and
+ * variant.yaml (vy != NULL) with the hashes of those texts.  Caller
+ * frees. */
+static char *
+report_with(const char *lab, const char *vy)
+{
+	char hl[65], hv[65], *a, *b, *r;
+
+	if (lab != NULL)
+		hex_of(lab, hl);
+	if (vy != NULL)
+		hex_of(vy, hv);
+	a = lab != NULL ? xasprintf("{\"path\": \"lab.json\", \"bytes\": %zu, "
+	    "\"blake2b_256\": \"%s\"}", strlen(lab), hl) : xstrdup("");
+	b = vy != NULL ? xasprintf("%s{\"path\": \"variant.yaml\", \"bytes\": "
+	    "%zu, \"blake2b_256\": \"%s\"}", lab != NULL ? ", " : "",
+	    strlen(vy), hv) : xstrdup("");
+	r = xasprintf("{\"run_id\": \"r\", \"files\": [{\"path\": "
+	    "\"drill.json\", \"bytes\": 2, \"blake2b_256\": \"%064d\"}%s%s%s]}",
+	    0, lab != NULL || vy != NULL ? ", " : "", a, b);
+	free(a);
+	free(b);
+	return r;
+}
+
+/* fix_run_wore on a run dir made here: the dressing a run is listed with
+ * against its lab.json and variant.yaml as its report hashes them. */
+static void
+test_run_wore(void **state)
+{
+	struct variant *g = variant_generate(77), *o = variant_generate(78);
+	char dir[] = "/tmp/ares-test-wore-XXXXXX", why[400], *lab, *lab2;
+	char *vy = variant_to_yaml(g), *vo = variant_to_yaml(o), *rep, *vdef;
+	const char *id = "gen-000000000000004d";   /* 77 */
+
+	(void)state;
+	assert_string_equal(g->id, id);
+	assert_non_null(mkdtemp(dir));
+	lab = xasprintf("{\"run_id\": \"r\", \"variant\": \"%s\"}\n", id);
+	put_file(dir, "lab.json", lab);
+	put_file(dir, "variant.yaml", vy);
+
+	/* as listed: proven */
+	rep = report_with(lab, vy);
+	why[0] = '\0';
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), id, true, 77, true,
+	    why, sizeof why), 1);
+	/* listed on another dressing */
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), o->id, true, 78,
+	    true, why, sizeof why), -1);
+	assert_non_null(strstr(why, "it wore dressing gen-000000000000004d"));
+	/* the right id with another seed, or none */
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), id, true, 78, true,
+	    why, sizeof why), -1);
+	assert_non_null(strstr(why, "not the generated one of variant_seed"));
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), id, false, 0,
+	    false, why, sizeof why), -1);
+	free(rep);
+
+	/* lab.json edited after signing: its hash no longer matches */
+	rep = report_with(lab, vy);
+	lab2 = xasprintf("{\"run_id\": \"r\", \"variant\": \"%s\"}\n", o->id);
+	put_file(dir, "lab.json", lab2);
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), o->id, true, 78,
+	    true, why, sizeof why), -1);
+	assert_non_null(strstr(why, "lab.json differs from the BLAKE2b-256"));
+	free(rep);
+
+	/* lab.json and report agree on o's id, variant.yaml is g's */
+	rep = report_with(lab2, vy);
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), o->id, true, 78,
+	    true, why, sizeof why), -1);
+	assert_non_null(strstr(why, "variant.yaml is not the dressing"));
+	free(rep);
+	put_file(dir, "variant.yaml", vo);
+	rep = report_with(lab2, vo);
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), o->id, true, 78,
+	    true, why, sizeof why), 1);
+	free(rep);
+
+	/* no lab.json hashed: not proven when required, else not checked */
+	rep = report_with(NULL, vo);
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), o->id, true, 78,
+	    true, why, sizeof why), -1);
+	assert_non_null(strstr(why, "hashes no lab.json"));
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), o->id, true, 78,
+	    false, why, sizeof why), 0);
+	free(rep);
+	/* lab.json hashed, variant.yaml not: required fails */
+	rep = report_with(lab2, NULL);
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), o->id, true, 78,
+	    true, why, sizeof why), -1);
+	assert_non_null(strstr(why, "hashes no variant.yaml"));
+	free(rep);
+
+	/* a shipped dressing: its table row's YAML */
+	free(lab);
+	lab = xstrdup("{\"variant\": \"default\"}\n");
+	vdef = variant_to_yaml(variant_find("default"));
+	put_file(dir, "lab.json", lab);
+	put_file(dir, "variant.yaml", vdef);
+	rep = report_with(lab, vdef);
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), "default", false, 0,
+	    true, why, sizeof why), 1);
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), "billing-east",
+	    false, 0, true, why, sizeof why), -1);
+	free(rep);
+	put_file(dir, "variant.yaml", vo);   /* a default id, another dressing */
+	rep = report_with(lab, vo);
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), "default", false, 0,
+	    true, why, sizeof why), -1);
+	assert_non_null(strstr(why, "of the shipped table"));
+	free(rep);
+
+	free(vdef);
+	free(lab);
+	free(lab2);
+	free(vy);
+	free(vo);
+	variant_free(g);
+	variant_free(o);
+	{
+		char *p = xasprintf("%s/lab.json", dir);
+
+		unlink(p);
+		free(p);
+		p = xasprintf("%s/variant.yaml", dir);
+		unlink(p);
+		free(p);
+	}
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* The held-out seed: a pure function of the run id and the seeds to
  * avoid; never one of them; -1 when every counter collides. */
 static void
@@ -1151,6 +1297,7 @@ main(void)
 		cmocka_unit_test(test_set_variant),
 		cmocka_unit_test(test_set_generated),
 		cmocka_unit_test(test_pin_variant_file),
+		cmocka_unit_test(test_run_wore),
 		cmocka_unit_test(test_heldout_seed),
 		cmocka_unit_test(test_edits_after_bom),
 		cmocka_unit_test(test_edits_line_breaks),
