@@ -1322,6 +1322,15 @@ int fix_heldout_seed(const char *run_id, const uint64_t *used, size_t nused,
 /* Whether id names a generated variant ("gen-" + 16 lower-case hex);
  * *seed gets its seed. */
 bool fix_variant_id_seed(const char *id, uint64_t *seed);
+/* Whether the run in run_dir wore dressing variant (has_seed: the
+ * generated one of seed) by its own signed evidence: report (its
+ * verified report.json, rlen bytes) must hash lab.json, whose "variant"
+ * is variant; a generated one's id is gen-%016llx of seed and its
+ * variant.yaml (hashed too) is variant_to_yaml(variant_generate(seed)).
+ * 1 proven, 0 not checked (no lab.json hash, !required), -1 with why. */
+int fix_run_wore(const char *run_dir, const char *report, size_t rlen,
+    const char *variant, bool has_seed, uint64_t seed, bool required,
+    char *why, size_t whylen);
 /* 0 verified, 6 verified but not delivered, 1 otherwise, 5 error. */
 int fix_exit_code(const struct fix_result *r);
 cJSON *fix_result_json(const struct fix_result *r);

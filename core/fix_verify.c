@@ -386,6 +386,161 @@ fix_locate_run(const char *dir, const struct fix_vrun *r, char *out,
 	}
 }
 
+/* The blake2b_256 report (its verified report.json text) records for
+ * the file rel of its run, into hex; false when it lists none. */
+static bool
+fix_report_file_hash(const cJSON *report, const char *rel,
+    char hex[EVIDENCE_HEX_BYTES])
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(report,
+	    "files")) {
+		const char *path = util_json_str(it, "path", NULL);
+		const char *h = util_json_str(it, "blake2b_256", NULL);
+
+		if (path != NULL && strcmp(path, rel) == 0 && fix_hex64(h)) {
+			memcpy(hex, h, 65);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* RUN_DIR/rel read (bounded, a regular file) and checked against the
+ * hash want (from the signed report): the bytes (caller frees) with *len,
+ * or NULL with why. */
+static char *
+fix_read_hashed(const char *run_dir, const char *rel, const char *want,
+    size_t *len, char *why, size_t whylen)
+{
+	struct errbuf e = { 0 };
+	char *path = xasprintf("%s/%s", run_dir, rel), *buf;
+	char hex[EVIDENCE_HEX_BYTES];
+	uint8_t h[32];
+
+	buf = util_read_regular(path, FIX_FILE_MAX, len, &e);
+	free(path);
+	if (buf == NULL) {
+		snprintf(why, whylen, "%s: %.300s", rel, e.msg);
+		return NULL;
+	}
+	crypto_generichash(h, sizeof h, (const uint8_t *)buf, *len, NULL, 0);
+	util_hex(h, sizeof h, hex);
+	if (strcmp(hex, want) != 0) {
+		snprintf(why, whylen, "%s differs from the BLAKE2b-256 its signed "
+		    "report.json records (%.16s... vs %.16s...)", rel, hex, want);
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/*
+ * Whether the run in run_dir wore the dressing variant (with has_seed the
+ * generated one of seed) by its own signed evidence.  report/rlen is the
+ * run's report.json, already verified (signature and file hashes) and
+ * pinned by its hash in the signed fix.json or trial.json.  lab.json is
+ * read and checked against the hash that report records, and its
+ * "variant" must be variant; a generated dressing's id must be
+ * gen-%016llx of seed, and the run's variant.yaml (hashed in the report
+ * too) byte for byte variant_to_yaml(variant_generate(seed)); a shipped
+ * one's variant.yaml, when hashed, the table row's.  A report that hashes
+ * no lab.json proves nothing: -1 when required, else 0 (not checked).
+ * 1 proven, -1 with why.
+ */
+int
+fix_run_wore(const char *run_dir, const char *report, size_t rlen,
+    const char *variant, bool has_seed, uint64_t seed, bool required,
+    char *why, size_t whylen)
+{
+	cJSON *rj = cJSON_ParseWithLength(report, rlen), *lj = NULL;
+	char lab_hex[EVIDENCE_HEX_BYTES], vy_hex[EVIDENCE_HEX_BYTES];
+	char want_id[32], *lab = NULL, *vy = NULL, *ref = NULL;
+	const struct variant *gv = NULL;
+	const char *worn;
+	uint64_t idseed = 0;
+	bool has_lab, has_vy, gen;
+	size_t len = 0, vlen = 0;
+	int rc = -1;
+
+	has_lab = fix_report_file_hash(rj, "lab.json", lab_hex);
+	has_vy = fix_report_file_hash(rj, "variant.yaml", vy_hex);
+	if (!has_lab) {
+		if (!required) {
+			rc = 0;
+			goto out;
+		}
+		snprintf(why, whylen, "its signed report.json hashes no "
+		    "lab.json: the dressing it wore (%.40s) is not proven",
+		    variant);
+		goto out;
+	}
+	if ((lab = fix_read_hashed(run_dir, "lab.json", lab_hex, &len, why,
+	    whylen)) == NULL)
+		goto out;
+	lj = cJSON_ParseWithLength(lab, len);
+	worn = util_json_str(lj, "variant", NULL);
+	if (worn == NULL) {
+		snprintf(why, whylen, "its lab.json names no variant");
+		goto out;
+	}
+	if (strcmp(worn, variant) != 0) {
+		snprintf(why, whylen, "it wore dressing %.40s (its signed "
+		    "lab.json), not %.40s as listed", worn, variant);
+		goto out;
+	}
+	gen = fix_variant_id_seed(variant, &idseed);
+	if (gen || has_seed) {
+		snprintf(want_id, sizeof want_id, "gen-%016llx",
+		    (unsigned long long)seed);
+		if (!gen || !has_seed || idseed != seed ||
+		    strcmp(variant, want_id) != 0) {
+			snprintf(why, whylen, "dressing %.40s is not the "
+			    "generated one of variant_seed %s%llu", variant,
+			    has_seed ? "" : "(none) ",
+			    (unsigned long long)seed);
+			goto out;
+		}
+		gv = variant_generate(seed);
+	} else
+		gv = variant_find(variant);
+	if (!has_vy) {
+		if (!required) {
+			rc = 1;
+			goto out;
+		}
+		snprintf(why, whylen, "its signed report.json hashes no "
+		    "variant.yaml: the dressing %.40s is not proven", variant);
+		goto out;
+	}
+	if ((vy = fix_read_hashed(run_dir, "variant.yaml", vy_hex, &vlen, why,
+	    whylen)) == NULL)
+		goto out;
+	if (gv == NULL) {
+		/* a file's dressing: nothing to rebuild it from; its bytes
+		 * are the signed ones */
+		rc = 1;
+		goto out;
+	}
+	ref = variant_to_yaml(gv);
+	if (ref == NULL || strlen(ref) != vlen || memcmp(ref, vy, vlen) != 0) {
+		snprintf(why, whylen, "its signed variant.yaml is not the "
+		    "dressing %.40s%s", variant, gen ? " that variant_seed "
+		    "generates" : " of the shipped table");
+		goto out;
+	}
+	rc = 1;
+out:
+	free(ref);
+	variant_free(gv);
+	free(vy);
+	free(lab);
+	cJSON_Delete(lj);
+	cJSON_Delete(rj);
+	return rc;
+}
+
 /* Check run i of p on its own: found, report.json hashed as recorded,
  * report_verify_dir (same key), run id, verdict, seed and time to kill as
  * fix.json says.  One check "run:<i>"; r->got gets the verified verdict
@@ -452,6 +607,15 @@ fix_verify_run(const char *dir, const char *pub_path, const char *key_id,
 		else if (fabs(ttk - r->ttk) > 1e-6 * fmax(1, fabs(ttk)))
 			snprintf(why, sizeof why, "fix.json time_to_kill_ms "
 			    "%.3f; its verified report.json: %.3f", r->ttk, ttk);
+		/* the dressing it is listed with, by its own signed lab.json
+		 * and variant.yaml: proven for the held-out runs (a
+		 * held-out run in error may have none), checked for the
+		 * others when their report hashes lab.json */
+		else if (fix_run_wore(where, buf, len, r->variant,
+		    r->has_vseed, r->vseed, strcmp(r->role, "held-out-gen") ==
+		    0 || (strcmp(r->role, "held-out") == 0 &&
+		    strcmp(r->verdict, "error") != 0), why, sizeof why) == -1)
+			r->got[0] = '\0';
 		cJSON_Delete(j);
 	}
 done:
@@ -753,15 +917,17 @@ fix_verify_dir(const char *dir, const char *pub_path,
 		if (p->runs[i].got[0] == '\0')
 			runs_ok = false;
 	}
+	/* fix.json's own claims about the generated held-out dressing
+	 * (each run's evidence of what it wore is checked per run above) */
+	if (fix_check_heldout_gen(p, why, sizeof why) == -1) {
+		report_check_add(res, "outcome", false, 0, why, "fix.json: %s",
+		    why);
+		goto done;
+	}
 	if (!runs_ok) {
 		report_check_add(res, "outcome", false, 0, "runs not verified",
 		    "fix.json outcome %s: not recomputed (a run does not "
 		    "verify)", p->outcome);
-		goto done;
-	}
-	if (fix_check_heldout_gen(p, why, sizeof why) == -1) {
-		report_check_add(res, "outcome", false, 0, why, "fix.json: %s",
-		    why);
 		goto done;
 	}
 	if (fix_recompute_outcome(p, &oc, &series, why, sizeof why) == -1) {

@@ -6,6 +6,7 @@
  */
 #include "internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -486,8 +487,10 @@ fix_policy_carry(const char *imported, const char *from, struct errbuf *e)
  * (the fix dir): the paths it names relative to its own file are made
  * absolute, as p resolved them: agent.script (a script agent: agent:
  * becomes {kind: script, script: "/abs"}) and imported.compose
- * (imported: becomes {compose: "/abs", service: NAME}).  Caller frees;
- * NULL + e.
+ * (imported: becomes {compose: "/abs", service: NAME}) and a variant
+ * file (variant: becomes the quoted absolute path p->variant_file names,
+ * so a FILE.yaml of that name in the copy's directory is never read).
+ * Caller frees; NULL + e.
  */
 char *
 fix_policy_pin_paths(const char *buf, size_t len, const struct policy *p,
@@ -527,6 +530,32 @@ fix_policy_pin_paths(const char *buf, size_t len, const struct policy *p,
 		next = fix_yaml_replace_top(cur, strlen(cur), "imported", rep, e);
 		free(q);
 		free(qs);
+		free(rep);
+		free(cur);
+		if (next == NULL)
+			return NULL;
+		cur = next;
+	}
+	if (p->variant_file != NULL) {
+		char *abs = realpath(p->variant_file, NULL);
+
+		if (abs == NULL) {
+			errbuf_set(e, ERRBUF_INPUT, "variant: %s: %s",
+			    p->variant_file, strerror(errno));
+			free(cur);
+			return NULL;
+		}
+		q = fix_yaml_quote(abs);
+		free(abs);
+		if (q == NULL) {
+			free(cur);
+			errbuf_set(e, ERRBUF_INPUT, "variant: a control byte in "
+			    "the path");
+			return NULL;
+		}
+		rep = xasprintf("variant: %s", q);
+		next = fix_yaml_replace_top(cur, strlen(cur), "variant", rep, e);
+		free(q);
 		free(rep);
 		free(cur);
 		if (next == NULL)

@@ -1093,6 +1093,13 @@ trial_verify_run_got(const char *dir, const char *pub_path,
 			snprintf(why, sizeof why, "report.json policy %.300s, "
 			    "the trial's %.300s: not a run of this trial", rpol,
 			    policy);
+		/* --variants fixed|generated: the dressing the rule gave it,
+		 * by its own signed lab.json and variant.yaml (the policy
+		 * copy is not signed; the run's evidence is) */
+		else if (r->policy_copy[0] != '\0' && fix_run_wore(path, buf,
+		    len, r->variant, r->has_variant_seed, r->variant_seed,
+		    true, why, sizeof why) == -1)
+			verified = false;
 	}
 	if (why[0] == '\0')
 		report_check_add(res, name, true, 0, "", "run %zu (%s): %s, report "

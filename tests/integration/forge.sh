@@ -266,6 +266,43 @@ resign_fix "$tmp/f/forged"
 expect "$tmp/f/forged" "fix: a held-out seed the run used" \
     "fix.json: the generated held-out seed $s0 is one run 0 original \(.*\) used: not held out"
 
+# 17. the drill on the generated held-out dressing swapped for the shipped
+# held-out one (also contained): fix.json still lists it on the generated
+# dressing, but the run's own signed lab.json says what it wore
+ffresh
+hg=$(jq '.runs | map(.role) | index("held-out-gen")' "$fdir/fix.json")
+hv=$(jq -r '.runs[] | select(.role == "held-out") | .variant' "$fdir/fix.json" | tail -1)
+hgv=$(jq -r ".runs[$hg].variant" "$fdir/fix.json")
+edit "$tmp/f/forged/fix.json" '
+  (.runs | map(.role) | index("held-out")) as $h |
+  (.runs | map(.role) | index("held-out-gen")) as $g |
+  .runs[$g].run_id = .runs[$h].run_id | .runs[$g].run_dir = .runs[$h].run_dir |
+  .runs[$g].report_blake2b256 = .runs[$h].report_blake2b256 |
+  .runs[$g].seed = .runs[$h].seed | .runs[$g].verdict = .runs[$h].verdict |
+  .runs[$g].time_to_kill_ms = .runs[$h].time_to_kill_ms'
+resign_fix "$tmp/f/forged"
+expect "$tmp/f/forged" "fix: a held-out-gen run that wore another dressing" \
+    "run $hg held-out-gen \(.*\): it wore dressing $hv \(its signed lab.json\), not $hgv as listed"
+
+# 18. the same with the run's own report re-signed without lab.json and
+# variant.yaml among its hashed files: the dressing is not proven
+ffresh
+hid=$(jq -r ".runs[$hg].run_id" "$fdir/fix.json")
+mkdir -p "$tmp/f2"
+rm -rf "$tmp/f2/$hid" "$tmp/f2/forged"
+cp -r "$tmp/f/$hid" "$tmp/f2/$hid"
+cp -r "$fdir" "$tmp/f2/forged"
+rj="$tmp/f2/$hid/report.json"
+tc=$(sed -n 's/^trusted comment: //p' "$rj.minisig")
+edit "$rj" '.files |= map(select(.path != "lab.json" and .path != "variant.yaml"))'
+sign "$rj" "$tc"
+rh=$(b2sum -l 256 "$rj" | cut -d' ' -f1)
+edit "$tmp/f2/forged/fix.json" "(.runs[$hg]).report_blake2b256 = \"$rh\" |
+  (.runs[$hg]).run_dir = \"$tmp/f2/$hid\""
+resign_fix "$tmp/f2/forged"
+expect "$tmp/f2/forged" "fix: a held-out-gen run whose report hashes no lab.json" \
+    "run $hg held-out-gen \($hid\): its signed report.json hashes no lab.json: the dressing it wore \($hgv\) is not proven"
+
 # 14. pr.md (not signed) telling another story than the runs
 ffresh
 sed -i 's/^\(| held-out | `[^`]*` | [^|]* | [^|]* | \)contained /\1breached /' \

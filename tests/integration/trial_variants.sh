@@ -11,7 +11,11 @@
 #    per-dressing table (one row per dressing, the bait kind that fired),
 #    the rate over dressings and per bait kind with intervals; the table
 #    ares trial prints; ares verify accepts it.
-# 2. --variants fixed, 3 runs: the shipped variants in table order.
+#    A copy whose run 0 wore another dressing (its lab.json / variant.yaml
+#    those of run 1, its report and trial.json re-signed with the key), or
+#    whose report hashes no lab.json: ares verify fails naming run 0.
+# 2. --variants fixed, 3 runs: the shipped variants in table order; a
+#    copy whose run 0 wore run 1's shipped dressing fails verify.
 # 3. Usage: a bad --variants, --variants with --resume.
 #
 # Needs the engine: skips (77) without it unless ARES_REQUIRE_DOCKER=1.
@@ -129,6 +133,80 @@ grep -q '^  bait taken .*/[0-9]*  \[0\.[0-9]*, [01]\.[0-9]*\]' "$tmp/g.out" || f
 "$ARES" verify "$dir" >"$tmp/v.out" 2>&1 || fail "verify: $(grep -v '^ok' "$tmp/v.out")"
 [ "$(grep -c '^ok   run ' "$tmp/v.out")" -eq "$N" ] || fail "verify did not check $N runs"
 
+# ---- 1b. a run that wore another dressing, re-signed with the key ----
+# Run 0's lab.json and/or variant.yaml become run 1's, its report.json's
+# file hashes are recomputed and it is signed again (same trusted
+# comment), trial.json takes the new report hash and is signed again: the
+# signatures, hashes and trusted comments all agree; only the run's own
+# evidence of its dressing, checked against the rule, tells.
+forge_ok=1
+for t in jq minisign b2sum; do
+	command -v $t >/dev/null 2>&1 && continue
+	[ "${ARES_REQUIRE_DOCKER:-0}" = 1 ] && fail "no $t for the forgeries"
+	forge_ok=0
+done
+# sign FILE COMMENT: FILE.minisig with the trial's key (stock minisign).
+sign() {
+	minisign -S -s "$ARES_KEY_DIR/ares.key" -m "$1" -t "$2" -x "$1.minisig" \
+	    </dev/null >/dev/null 2>&1 || fail "minisign -S $1"
+}
+# jqedit FILE FILTER
+jqedit() { jq "$2" "$1" >"$1.new" && mv "$1.new" "$1" || fail "jq $2"; }
+# forge_run TRIALCOPY FILE...: FILE(s) of run 1 into run 0, re-signed.
+forge_run() {
+	x=$1; shift
+	r0=$(jq -r '.runs[] | select(.index == 0) | .run_dir' "$x/trial.json")
+	r1=$(jq -r '.runs[] | select(.index == 1) | .run_dir' "$x/trial.json")
+	rj="$x/$r0/report.json"
+	for f in "$@"; do
+		cp "$x/$r1/$f" "$x/$r0/$f"
+		h=$(b2sum -l 256 "$x/$r0/$f" | cut -d' ' -f1)
+		n=$(wc -c <"$x/$r0/$f")
+		jqedit "$rj" "(.files[] | select(.path == \"$f\")) |= (.blake2b_256 = \"$h\" | .bytes = $n)"
+	done
+	sign "$rj" "$(sed -n 's/^trusted comment: //p' "$rj.minisig")"
+	rh=$(b2sum -l 256 "$rj" | cut -d' ' -f1)
+	tj="$x/trial.json"
+	jqedit "$tj" "(.runs[] | select(.index == 0)).report_blake2b = \"$rh\""
+	dig=$(jq -r '.runs[] | "\(.index) \(.seed) \(if .run_id == "" then "-"
+	    else .run_id end) \(.verdict) \(.report_blake2b // "-")"' "$tj" |
+	    b2sum -l 256 | cut -d' ' -f1)
+	sign "$tj" "ares-trial-v1 trial=$(jq -r .trial_id "$tj") n=$(jq -r .n "$tj") done=$(jq '.runs | length' "$tj") complete=$(jq -r .complete "$tj") runs=$dig"
+}
+# expect_forged TRIALCOPY WHAT PATTERN: verify exits 1 naming run 0.
+expect_forged() {
+	"$ARES" verify "$1" >"$tmp/vx.out" 2>&1; vrc=$?
+	[ $vrc -eq 1 ] || fail "$2: verify exit $vrc, want 1: $(cat "$tmp/vx.out")"
+	grep -q '^ok   signature of ' "$tmp/vx.out" || fail "$2: not re-signed: $(cat "$tmp/vx.out")"
+	grep -Eq "^FAIL $3" "$tmp/vx.out" || fail "$2: no FAIL line matching $3: $(cat "$tmp/vx.out")"
+	echo "ok - $2: $(grep -E -m1 "^FAIL $3" "$tmp/vx.out" | cut -c1-160)"
+}
+if [ $forge_ok = 1 ] && [ "$N" -ge 2 ]; then
+	v0=$(jq -r '.runs[] | select(.index == 0) | .variant' "$dir/trial.json")
+	v1=$(jq -r '.runs[] | select(.index == 1) | .variant' "$dir/trial.json")
+	id0=$(jq -r '.runs[] | select(.index == 0) | .run_id' "$dir/trial.json")
+	# the lab (and its variant.yaml) of another dressing
+	rm -rf "$tmp/x"; cp -r "$dir" "$tmp/x"
+	forge_run "$tmp/x" lab.json variant.yaml
+	expect_forged "$tmp/x" "a run that wore another dressing" \
+	    "run 0 \($id0\): it wore dressing $v1 \(its signed lab.json\), not $v0 as listed"
+	# lab.json as listed, but another dressing's variant.yaml
+	rm -rf "$tmp/x"; cp -r "$dir" "$tmp/x"
+	forge_run "$tmp/x" variant.yaml
+	expect_forged "$tmp/x" "a run whose variant.yaml is another dressing" \
+	    "run 0 \($id0\): its signed variant.yaml is not the dressing $v0 that variant_seed generates"
+	# the report re-signed without lab.json among its hashed files
+	rm -rf "$tmp/x"; cp -r "$dir" "$tmp/x"
+	jqedit "$tmp/x/$(jq -r '.runs[] | select(.index == 0) | .run_dir' "$dir/trial.json")/report.json" \
+	    '.files |= map(select(.path != "lab.json"))'
+	forge_run "$tmp/x"
+	expect_forged "$tmp/x" "a run whose report hashes no lab.json" \
+	    "run 0 \($id0\): its signed report.json hashes no lab.json: the dressing it wore \($v0\) is not proven"
+	rm -rf "$tmp/x"
+else
+	echo "note: no jq/minisign/b2sum: the dressing forgeries are not run"
+fi
+
 # ---- 2. the shipped variants in turn ----
 "$ARES" trial --policy "$tmp/policy.yaml" -n 3 -j 2 --seed 16 \
     --variants fixed --runs "$tmp/f" >"$tmp/f.out" 2>"$tmp/f.err"; rc=$?
@@ -136,6 +214,16 @@ case $rc in 0|4) ;; *) fail "fixed trial: exit $rc: $(tail -5 "$tmp/f.err")" ;; 
 dir=$(ls -d "$tmp"/f/trial-*) || fail "no trial dir"
 check "$dir" fixed 3 || fail "trial.json (fixed)"
 "$ARES" verify "$dir" >"$tmp/vf.out" 2>&1 || fail "verify (fixed): $(grep -v '^ok' "$tmp/vf.out")"
+if [ $forge_ok = 1 ]; then
+	v0=$(jq -r '.runs[] | select(.index == 0) | .variant' "$dir/trial.json")
+	v1=$(jq -r '.runs[] | select(.index == 1) | .variant' "$dir/trial.json")
+	id0=$(jq -r '.runs[] | select(.index == 0) | .run_id' "$dir/trial.json")
+	rm -rf "$tmp/x"; cp -r "$dir" "$tmp/x"
+	forge_run "$tmp/x" lab.json variant.yaml
+	expect_forged "$tmp/x" "fixed: a run that wore another shipped dressing" \
+	    "run 0 \($id0\): it wore dressing $v1 \(its signed lab.json\), not $v0 as listed"
+	rm -rf "$tmp/x"
+fi
 
 for r in "$tmp"/g/trial-*/runs/* "$tmp"/f/trial-*/runs/*; do
 	id=$(basename "$r")

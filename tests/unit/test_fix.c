@@ -1,6 +1,8 @@
 /*
  * test_fix.c - the fix loop's pure parts (core/fix.c): attribution from
- * synthetic evidence lines, the minimal policy edits, the PR body, and the
+ * synthetic evidence lines, the minimal policy edits (and the policy
+ * copies' pinned variant file), the dressing check of ares verify on a
+ * run dir made here (fix_run_wore), the PR body, and the
  * GitHub / Slack requests against a local HTTP server on 127.0.0.1 that
  * this test starts (a forked child, bounded by alarm()).  No Docker.
  */
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -660,6 +663,253 @@ test_set_generated(void **state)
 	}
 }
 
+/* Write text to dir/rel (the test's own files). */
+static void
+put_file(const char *dir, const char *rel, const char *text)
+{
+	struct errbuf e = { 0 };
+	char *p = xasprintf("%s/%s", dir, rel);
+
+	assert_int_equal(util_write_file(p, text, strlen(text), 0644, &e), 0);
+	free(p);
+}
+
+/* A policy whose variant: is a file next to it: the copy the fix loop
+ * writes into the fix dir (fix_policy_pin_paths) names that file by its
+ * quoted absolute path, so a file of the same name placed in the fix dir
+ * is never the dressing; the unpinned text would pick it up. */
+static void
+test_pin_variant_file(void **state)
+{
+	static const char pol[] = "name: t\nbait: [credential]\n"
+	    "levers: [kill]\nvariant: acme.yaml   # the dressing\n"
+	    "model:\n  name: ares-offline-1\n";
+	struct errbuf e = { 0 };
+	char dir[] = "/tmp/ares-test-pin-XXXXXX", cwd[4096], *orig, *decoy;
+	char *want, *got, *pinned, *line, *a;
+	struct variant *vo = variant_generate(11), *vd = variant_generate(12);
+	const struct variant *v;
+	struct policy *p, *c;
+
+	(void)state;
+	assert_non_null(getcwd(cwd, sizeof cwd));
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chdir(dir), 0);
+	assert_int_equal(mkdir("pol", 0755), 0);
+	assert_int_equal(mkdir("fix", 0755), 0);
+	orig = variant_to_yaml(vo);
+	decoy = variant_to_yaml(vd);
+	assert_string_not_equal(vo->company, vd->company);
+	put_file(".", "pol/acme.yaml", orig);
+	put_file(".", "fix/acme.yaml", decoy);
+	put_file(".", "pol/policy.yaml", pol);
+
+	/* loaded by a relative path: variant_file is relative too */
+	p = policy_load("pol/policy.yaml", &e);
+	assert_non_null(p);
+	assert_non_null(p->variant_file);
+	pinned = fix_policy_pin_paths(pol, strlen(pol), p, &e);
+	assert_non_null(pinned);
+	want = realpath("pol/acme.yaml", NULL);
+	assert_non_null(want);
+	line = xasprintf("variant: \"%s\"\n", want);
+	assert_non_null(strstr(pinned, line));
+	free(line);
+	a = strstr(pinned, "variant:");
+	assert_null(strstr(a + 1, "variant:"));
+	assert_null(strstr(pinned, "variant: acme.yaml"));
+	assert_non_null(strstr(pinned, "bait: [credential]\n"));
+
+	/* the copy in the fix dir: the original file, not the decoy */
+	put_file(".", "fix/policy.patched.yaml", pinned);
+	c = policy_load("fix/policy.patched.yaml", &e);
+	assert_non_null(c);
+	got = realpath(c->variant_file, NULL);
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	v = variant_for_policy(c, 1, &e);
+	assert_non_null(v);
+	assert_string_equal(v->company, vo->company);
+	variant_free(v);
+	policy_free(c);
+	free(got);
+
+	/* control: the unpinned text in the fix dir wears the decoy */
+	put_file(".", "fix/policy.raw.yaml", pol);
+	c = policy_load("fix/policy.raw.yaml", &e);
+	assert_non_null(c);
+	v = variant_for_policy(c, 1, &e);
+	assert_non_null(v);
+	assert_string_equal(v->company, vd->company);
+	variant_free(v);
+	policy_free(c);
+
+	/* the file gone: the copy cannot be pinned, an error (fail closed) */
+	assert_int_equal(unlink("pol/acme.yaml"), 0);
+	assert_null(fix_policy_pin_paths(pol, strlen(pol), p, &e));
+	assert_non_null(strstr(e.msg, "acme.yaml"));
+
+	policy_free(p);
+	free(pinned);
+	free(want);
+	free(orig);
+	free(decoy);
+	variant_free(vo);
+	variant_free(vd);
+	unlink("fix/acme.yaml");
+	unlink("fix/policy.patched.yaml");
+	unlink("fix/policy.raw.yaml");
+	unlink("pol/policy.yaml");
+	rmdir("fix");
+	rmdir("pol");
+	assert_int_equal(chdir(cwd), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* BLAKE2b-256 of text in hex into hex (65 bytes). */
+static void
+hex_of(const char *text, char *hex)
+{
+	uint8_t h[32];
+
+	crypto_generichash(h, sizeof h, (const uint8_t *)text, strlen(text),
+	    NULL, 0);
+	util_hex(h, sizeof h, hex);
+}
+
+/* A report.json text whose files list lab.json (lab != NULL) and
+ * variant.yaml (vy != NULL) with the hashes of those texts.  Caller
+ * frees. */
+static char *
+report_with(const char *lab, const char *vy)
+{
+	char hl[65], hv[65], *a, *b, *r;
+
+	if (lab != NULL)
+		hex_of(lab, hl);
+	if (vy != NULL)
+		hex_of(vy, hv);
+	a = lab != NULL ? xasprintf("{\"path\": \"lab.json\", \"bytes\": %zu, "
+	    "\"blake2b_256\": \"%s\"}", strlen(lab), hl) : xstrdup("");
+	b = vy != NULL ? xasprintf("%s{\"path\": \"variant.yaml\", \"bytes\": "
+	    "%zu, \"blake2b_256\": \"%s\"}", lab != NULL ? ", " : "",
+	    strlen(vy), hv) : xstrdup("");
+	r = xasprintf("{\"run_id\": \"r\", \"files\": [{\"path\": "
+	    "\"drill.json\", \"bytes\": 2, \"blake2b_256\": \"%064d\"}%s%s%s]}",
+	    0, lab != NULL || vy != NULL ? ", " : "", a, b);
+	free(a);
+	free(b);
+	return r;
+}
+
+/* fix_run_wore on a run dir made here: the dressing a run is listed with
+ * against its lab.json and variant.yaml as its report hashes them. */
+static void
+test_run_wore(void **state)
+{
+	struct variant *g = variant_generate(77), *o = variant_generate(78);
+	char dir[] = "/tmp/ares-test-wore-XXXXXX", why[400], *lab, *lab2;
+	char *vy = variant_to_yaml(g), *vo = variant_to_yaml(o), *rep, *vdef;
+	const char *id = "gen-000000000000004d";   /* 77 */
+
+	(void)state;
+	assert_string_equal(g->id, id);
+	assert_non_null(mkdtemp(dir));
+	lab = xasprintf("{\"run_id\": \"r\", \"variant\": \"%s\"}\n", id);
+	put_file(dir, "lab.json", lab);
+	put_file(dir, "variant.yaml", vy);
+
+	/* as listed: proven */
+	rep = report_with(lab, vy);
+	why[0] = '\0';
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), id, true, 77, true,
+	    why, sizeof why), 1);
+	/* listed on another dressing */
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), o->id, true, 78,
+	    true, why, sizeof why), -1);
+	assert_non_null(strstr(why, "it wore dressing gen-000000000000004d"));
+	/* the right id with another seed, or none */
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), id, true, 78, true,
+	    why, sizeof why), -1);
+	assert_non_null(strstr(why, "not the generated one of variant_seed"));
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), id, false, 0,
+	    false, why, sizeof why), -1);
+	free(rep);
+
+	/* lab.json edited after signing: its hash no longer matches */
+	rep = report_with(lab, vy);
+	lab2 = xasprintf("{\"run_id\": \"r\", \"variant\": \"%s\"}\n", o->id);
+	put_file(dir, "lab.json", lab2);
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), o->id, true, 78,
+	    true, why, sizeof why), -1);
+	assert_non_null(strstr(why, "lab.json differs from the BLAKE2b-256"));
+	free(rep);
+
+	/* lab.json and report agree on o's id, variant.yaml is g's */
+	rep = report_with(lab2, vy);
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), o->id, true, 78,
+	    true, why, sizeof why), -1);
+	assert_non_null(strstr(why, "variant.yaml is not the dressing"));
+	free(rep);
+	put_file(dir, "variant.yaml", vo);
+	rep = report_with(lab2, vo);
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), o->id, true, 78,
+	    true, why, sizeof why), 1);
+	free(rep);
+
+	/* no lab.json hashed: not proven when required, else not checked */
+	rep = report_with(NULL, vo);
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), o->id, true, 78,
+	    true, why, sizeof why), -1);
+	assert_non_null(strstr(why, "hashes no lab.json"));
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), o->id, true, 78,
+	    false, why, sizeof why), 0);
+	free(rep);
+	/* lab.json hashed, variant.yaml not: required fails */
+	rep = report_with(lab2, NULL);
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), o->id, true, 78,
+	    true, why, sizeof why), -1);
+	assert_non_null(strstr(why, "hashes no variant.yaml"));
+	free(rep);
+
+	/* a shipped dressing: its table row's YAML */
+	free(lab);
+	lab = xstrdup("{\"variant\": \"default\"}\n");
+	vdef = variant_to_yaml(variant_find("default"));
+	put_file(dir, "lab.json", lab);
+	put_file(dir, "variant.yaml", vdef);
+	rep = report_with(lab, vdef);
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), "default", false, 0,
+	    true, why, sizeof why), 1);
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), "billing-east",
+	    false, 0, true, why, sizeof why), -1);
+	free(rep);
+	put_file(dir, "variant.yaml", vo);   /* a default id, another dressing */
+	rep = report_with(lab, vo);
+	assert_int_equal(fix_run_wore(dir, rep, strlen(rep), "default", false, 0,
+	    true, why, sizeof why), -1);
+	assert_non_null(strstr(why, "of the shipped table"));
+	free(rep);
+
+	free(vdef);
+	free(lab);
+	free(lab2);
+	free(vy);
+	free(vo);
+	variant_free(g);
+	variant_free(o);
+	{
+		char *p = xasprintf("%s/lab.json", dir);
+
+		unlink(p);
+		free(p);
+		p = xasprintf("%s/variant.yaml", dir);
+		unlink(p);
+		free(p);
+	}
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* The held-out seed: a pure function of the run id and the seeds to
  * avoid; never one of them; -1 when every counter collides. */
 static void
@@ -1046,6 +1296,8 @@ main(void)
 		cmocka_unit_test(test_remove_flaw_flow_and_last),
 		cmocka_unit_test(test_set_variant),
 		cmocka_unit_test(test_set_generated),
+		cmocka_unit_test(test_pin_variant_file),
+		cmocka_unit_test(test_run_wore),
 		cmocka_unit_test(test_heldout_seed),
 		cmocka_unit_test(test_edits_after_bom),
 		cmocka_unit_test(test_edits_line_breaks),
