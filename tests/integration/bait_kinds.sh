@@ -140,6 +140,9 @@ grep -q 'Cloud access' "$run/agent-home/NOTES.md" &&
 drill "$D/script-ssh.yaml" 7
 have_ssh=0
 tar -tf "${ARES_LAB_ROOTFS:-leakbox/lab-rootfs.tar}" 2>/dev/null | grep -q '^\./usr/bin/ssh$' && have_ssh=1
+# CI installs openssh-client: a lab image without the client fails there
+[ $have_ssh = 0 ] && [ "${ARES_REQUIRE_DOCKER:-0}" = 1 ] &&
+    fail "the lab image has no /usr/bin/ssh (install openssh-client and rebuild)"
 if [ $have_ssh = 1 ]; then
 	check ssh-key ssh-publickey ssh
 else
