@@ -482,6 +482,19 @@ fix_policy_carry(const char *imported, const char *from, struct errbuf *e)
 	return cur;
 }
 
+/* Replace the top-level key of *cur by rep (rep freed; *cur replaced,
+ * or freed and NULL on error).  -1 + e. */
+static int
+fix_pin_key(char **cur, const char *key, char *rep, struct errbuf *e)
+{
+	char *next = fix_yaml_replace_top(*cur, strlen(*cur), key, rep, e);
+
+	free(rep);
+	free(*cur);
+	*cur = next;
+	return next == NULL ? -1 : 0;
+}
+
 /*
  * The policy text p was parsed from, for a copy in another directory
  * (the fix dir): the paths it names relative to its own file are made
@@ -496,7 +509,7 @@ char *
 fix_policy_pin_paths(const char *buf, size_t len, const struct policy *p,
     struct errbuf *e)
 {
-	char *cur = xstrndup(buf, len), *q, *rep, *next;
+	char *cur = xstrndup(buf, len), *q, *qs;
 
 	if (p->agent_kind == POLICY_AGENT_SCRIPT && p->agent_script != NULL) {
 		q = fix_yaml_quote(p->agent_script);
@@ -506,18 +519,15 @@ fix_policy_pin_paths(const char *buf, size_t len, const struct policy *p,
 			    "byte in the path");
 			return NULL;
 		}
-		rep = xasprintf("agent: {kind: script, script: %s}", q);
-		next = fix_yaml_replace_top(cur, strlen(cur), "agent", rep, e);
-		free(q);
-		free(rep);
-		free(cur);
-		if (next == NULL)
+		if (fix_pin_key(&cur, "agent", xasprintf("agent: {kind: script, "
+		    "script: %s}", q), e) == -1) {
+			free(q);
 			return NULL;
-		cur = next;
+		}
+		free(q);
 	}
 	if (p->import_compose != NULL && p->import_service != NULL) {
-		char *qs = fix_yaml_quote(p->import_service);
-
+		qs = fix_yaml_quote(p->import_service);
 		q = fix_yaml_quote(p->import_compose);
 		if (q == NULL || qs == NULL) {
 			free(q);
@@ -526,15 +536,14 @@ fix_policy_pin_paths(const char *buf, size_t len, const struct policy *p,
 			errbuf_set(e, ERRBUF_INPUT, "imported: a control byte");
 			return NULL;
 		}
-		rep = xasprintf("imported: {compose: %s, service: %s}", q, qs);
-		next = fix_yaml_replace_top(cur, strlen(cur), "imported", rep, e);
+		if (fix_pin_key(&cur, "imported", xasprintf("imported: {compose: "
+		    "%s, service: %s}", q, qs), e) == -1) {
+			free(q);
+			free(qs);
+			return NULL;
+		}
 		free(q);
 		free(qs);
-		free(rep);
-		free(cur);
-		if (next == NULL)
-			return NULL;
-		cur = next;
 	}
 	if (p->variant_file != NULL) {
 		char *abs = realpath(p->variant_file, NULL);
@@ -553,14 +562,12 @@ fix_policy_pin_paths(const char *buf, size_t len, const struct policy *p,
 			    "the path");
 			return NULL;
 		}
-		rep = xasprintf("variant: %s", q);
-		next = fix_yaml_replace_top(cur, strlen(cur), "variant", rep, e);
-		free(q);
-		free(rep);
-		free(cur);
-		if (next == NULL)
+		if (fix_pin_key(&cur, "variant", xasprintf("variant: %s", q),
+		    e) == -1) {
+			free(q);
 			return NULL;
-		cur = next;
+		}
+		free(q);
 	}
 	return cur;
 }
