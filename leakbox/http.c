@@ -301,18 +301,18 @@ http_response_text(struct http_response *resp, int status,
 /* ---- server -------------------------------------------------------- */
 
 int
-http_listen_tcp(const char *hostport, struct errbuf *e)
+http_listen_tcp_port(const char *hostport, int *port_out, struct errbuf *e)
 {
 	char host[64];
-	const char *colon = strrchr(hostport, ':');
+	const char *colon = hostport ? strrchr(hostport, ':') : NULL;
 	if (!colon || (size_t)(colon - hostport) >= sizeof(host))
 		return errbuf_set(e, ERRBUF_INPUT, "listen address '%s': want HOST:PORT",
-		    hostport);
+		    hostport ? hostport : "");
 	memcpy(host, hostport, (size_t)(colon - hostport));
 	host[colon - hostport] = '\0';
 	char *end;
 	long port = strtol(colon + 1, &end, 10);
-	if (*end || port <= 0 || port > 65535)
+	if (colon[1] == '\0' || *end || port < (port_out ? 0 : 1) || port > 65535)
 		return errbuf_set(e, ERRBUF_INPUT, "listen address '%s': bad port",
 		    hostport);
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
@@ -324,13 +324,23 @@ http_listen_tcp(const char *hostport, struct errbuf *e)
 		return errbuf_set(e, ERRBUF_INTERNAL, "socket: %s", strerror(errno));
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+	socklen_t sl = sizeof(sa);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0 ||
+	    (port_out && getsockname(fd, (struct sockaddr *)&sa, &sl) < 0)) {
 		int err = errno;
 		close(fd);
 		return errbuf_set(e, ERRBUF_INTERNAL, "listen on %s: %s", hostport,
 		    strerror(err));
 	}
+	if (port_out)
+		*port_out = ntohs(sa.sin_port);
 	return fd;
+}
+
+int
+http_listen_tcp(const char *hostport, struct errbuf *e)
+{
+	return http_listen_tcp_port(hostport, NULL, e);
 }
 
 int

@@ -148,6 +148,10 @@ struct http_server {
 
 /* Listen on "HOST:PORT" (IPv4; "0.0.0.0:8080").  fd or -1 + e. */
 int http_listen_tcp(const char *hostport, struct errbuf *e);
+/* The same, and the port bound in *port_out (PORT 0 allowed here: an
+ * ephemeral one).  fd or -1 + e. */
+int http_listen_tcp_port(const char *hostport, int *port_out,
+    struct errbuf *e);
 /* Listen on a unix stream socket at path (stale socket removed), chmod to
  * mode.  fd or -1 + e. */
 int http_listen_unix(const char *path, mode_t mode, struct errbuf *e);

@@ -1164,47 +1164,6 @@ accept_thread(void *arg)
 	}
 }
 
-/* Listen on "HOST:PORT" (IPv4; PORT 0: an ephemeral one).  fd + *port,
- * or -1 + e. */
-static int
-listen_on(const char *hostport, int *port, struct errbuf *e)
-{
-	char host[64];
-	const char *colon = hostport ? strrchr(hostport, ':') : NULL;
-	if (!colon || (size_t)(colon - hostport) >= sizeof host)
-		return errbuf_set(e, ERRBUF_INPUT, "ssh listen address '%s': "
-		    "want HOST:PORT", hostport ? hostport : "");
-	memcpy(host, hostport, (size_t)(colon - hostport));
-	host[colon - hostport] = '\0';
-	char *end;
-	long p = strtol(colon + 1, &end, 10);
-	if (colon[1] == '\0' || *end || p < 0 || p > 65535)
-		return errbuf_set(e, ERRBUF_INPUT, "ssh listen address '%s': "
-		    "bad port", hostport);
-	struct sockaddr_in sa = { .sin_family = AF_INET,
-	    .sin_port = htons((uint16_t)p) };
-	if (inet_pton(AF_INET, host[0] ? host : "0.0.0.0", &sa.sin_addr) != 1)
-		return errbuf_set(e, ERRBUF_INPUT, "ssh listen address '%s': "
-		    "bad IPv4 host", hostport);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return errbuf_set(e, ERRBUF_INTERNAL, "socket: %s",
-		    strerror(errno));
-	int one = 1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	socklen_t sl = sizeof sa;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
-	    listen(fd, 64) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&sa, &sl) < 0) {
-		int err = errno;
-		close(fd);
-		return errbuf_set(e, ERRBUF_INTERNAL, "ssh listen on %s: %s",
-		    hostport, strerror(err));
-	}
-	*port = ntohs(sa.sin_port);
-	return fd;
-}
-
 int
 sshd_decoy_port(void)
 {
@@ -1236,8 +1195,9 @@ sshd_decoy_start(const struct sshd_decoy *cfg, struct errbuf *e)
 		return errbuf_prefix(e, "ssh decoy: the planted key");
 	}
 	int port = 0;
-	s->fd = listen_on(cfg->listen, &port, e);
+	s->fd = http_listen_tcp_port(cfg->listen, &port, e);
 	if (s->fd < 0) {
+		errbuf_prefix(e, "ssh decoy");
 		free(s->planted);
 		free(s);
 		return -1;
