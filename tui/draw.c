@@ -940,9 +940,9 @@ console_draw_map(struct console_ui *ui, const struct console_view *v, int y,
 			    nodes[i + 1].row > row + 1)) {
 				/* under it (boxes: beside its bottom edge) */
 				console_attr(ui, 0, A_DIM);
-				console_putf(ui, row + 1, boxes ? g.gx :
-				    g.nx + 1, boxes ? g.gw - 1 : g.gw + g.nw - 2,
-				    "%zu call%s, %zu made, %zu run",
+				console_putf(ui, row + 1, boxes ? g.gx + 1 :
+				    g.nx + 1, boxes ? g.gw - 2 : g.gw + g.nw - 2,
+				    "%zu call%s %zu made %zu up",
 				    st->docker_requests, st->docker_requests ==
 				    1 ? "" : "s", st->docker_created,
 				    st->docker_started);

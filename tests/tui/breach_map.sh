@@ -107,7 +107,7 @@ while [ "$i" -lt "$total" ]; do
 		    fail "beat $i: the container made through the socket is not outside" ;;
 	*"docker socket: POST /containers/"[0-9a-f][0-9a-f]*)   # .../start
 		seen_start=$i
-		printf '%s\n' "$map" | grep -q '1 made, 1 run' ||
+		printf '%s\n' "$map" | grep -q '1 made 1 up' ||
 		    fail "beat $i: the started container is not counted" ;;
 	*"ORPHAN container"*)
 		seen_orphan=$i
