@@ -1034,7 +1034,7 @@ console_draw_levers(struct console_ui *ui, const struct console_view *v,
 		}
 		console_attr(ui, 0, A_NORMAL);
 		console_putf(ui, y + 1 + shown, 2, stx - 3,
-		    "%zu %-*.*s fired %-8s verified %-8s lat %s", i + 1, nw,
+		    "%zu %-*.*s fired %-9s verified %-9s lat %s", i + 1, nw,
 		    nw, name, fired, ver, lat);
 		console_attr(ui, pair, sa);
 		console_put(ui, y + 1 + shown, stx, state, 9);

@@ -18,6 +18,9 @@
 #    "BAIT TAKEN" (contained, 80x24 and 120x40) never touches a border.
 #  5 --ascii: Poyo's ASCII frame outside the wall once escaped, inside it
 #    when contained.
+#  6 colours that read on dark and light backgrounds: no yellow foreground
+#    (256 and 8 colours), lever states in reverse video, no bold green
+#    with 8 colours.
 # Exit 77 (skip) without tmux.
 set -u
 
@@ -215,3 +218,29 @@ wait_for '^ contained: ' 5 || fail "--ascii contained: no verdict"
 feet=$(printf '%s\n' "$last" | grep -m 1 "'m")
 printf '%s\n' "$feet" | grep -q "^|.*'m" || fail "--ascii contained: Poyo not inside: $feet"
 echo "ok 5 - --ascii: Poyo outside the wall once escaped, inside when contained"
+
+# ---- 6: colours that read on light backgrounds ----
+# No yellow foreground anywhere (256 colours: the amber mid-tone 136; 8
+# colours: magenta instead), lever states in reverse video, and with 8
+# colours no bold green (bold brightens it into white backgrounds).
+esc=$(printf '\033')
+for term in xterm-256color xterm; do
+	tui_start 80 24 "$(tui_run_cmd "$term" color "$ARES_BIN" replay "$CONTAINED" --pub "$PUB")"
+	wait_for 'events \(beat 1/' 10 || fail "$term: did not open"
+	raw=$(tm capture-pane -e -p -t main)
+	printf '%s\n' "$raw" | grep -q "pending" || fail "$term: no pending lever"
+	printf '%s\n' "$raw" | grep "pending" | grep -q "${esc}\[[0-9;]*33m" &&
+	    fail "$term: 'pending' in yellow"
+	key G
+	wait_for '^ contained: ' 5 || fail "$term: no verdict"
+	raw=$(tm capture-pane -e -p -t main)
+	printf '%s\n' "$raw" | grep -Eq "${esc}\[([0-9;]*;)?(33|93|38;5;(3|11|190|226|227|228|229|230))m" &&
+	    fail "$term: a yellow foreground on the screen"
+	printf '%s\n' "$raw" | grep -Eq "${esc}\[[0-9;]*7m(${esc}\[[0-9;]*m)* ok " ||
+	    fail "$term: the verified levers' 'ok' is not in reverse video"
+	if [ "$term" = xterm ]; then
+		printf '%s\n' "$raw" | grep -Eq "${esc}\[1m${esc}\[32m|${esc}\[1;32m" &&
+		    fail "$term: bold green with 8 colours"
+	fi
+done
+echo "ok 6 - colours: no yellow, states in reverse, no bold green with 8 colours"

@@ -71,7 +71,7 @@ trap 'exit 1' INT TERM HUP
 
 # The drill sidebar's counters on the screen $1, one per line.
 sidebar() {
-	printf '%s\n' "$1" | grep -Eo '(levers [0-9]+/[0-9]+|bait (fired|armed)|steps [0-9]+|blocked [0-9]+|breaches [0-9]+|leaks [0-9]+|orphans [0-9]+)( |$)' |
+	printf '%s\n' "$1" | sed '$d' | grep -Eo '(levers [0-9]+/[0-9]+|bait (fired|armed)|steps [0-9]+|blocked [0-9]+|breaches [0-9]+|leaks [0-9]+|orphans [0-9]+)( |$)' |
 	    sed 's/ *$//'
 }
 
