@@ -1080,7 +1080,37 @@ struct replay_lever_state {
 	bool cuts_off;             /* by its name: verified => cut off */
 	bool freezes;              /* pause, cgroup-freeze */
 	uint64_t fired_rel_ns, verified_rel_ns;   /* since drill.start */
+	unsigned cuts;             /* by its name: the channels it cuts
+	                              (LEVER_CUTS_*: 1 << REPLAY_CHANNEL_*) */
 };
+
+/*
+ * The map's channels: what the agent can reach from inside the boundary,
+ * one node each on the lab map (docs/cli-replay.md).  Finer than
+ * enum replay_channel (the scorer's): its network is service, DNS and sink.
+ */
+enum replay_via {
+	REPLAY_VIA_MODEL = 0,      /* the gateway and the model behind it */
+	REPLAY_VIA_SERVICE,        /* the lab's fake services (the bait) */
+	REPLAY_VIA_DNS,            /* the lab's resolver */
+	REPLAY_VIA_SINK,           /* the simulated internet: traffic out */
+	REPLAY_VIA_DOCKER,         /* the docker socket (flaw docker-socket) */
+	REPLAY_VIA_HOST,           /* host paths (host-mount, host-pid,
+	                              host-ipc, control-keys) */
+	REPLAY_VIA_FILE,           /* a planted file (the tripwire) */
+	REPLAY_NVIA
+};
+#define REPLAY_VIA_BIT(v)  (1u << (v))
+/* What every lab has: the model, a service, DNS, the sink. */
+#define REPLAY_LAB_BASE    (REPLAY_VIA_BIT(REPLAY_VIA_MODEL) | \
+	REPLAY_VIA_BIT(REPLAY_VIA_SERVICE) | REPLAY_VIA_BIT(REPLAY_VIA_DNS) | \
+	REPLAY_VIA_BIT(REPLAY_VIA_SINK))
+/* "model", "service", "dns", "sink", "docker", "host", "file"; "?". */
+const char *replay_via_name(int v);
+/* The channels a lab with these flaws has (REPLAY_VIA_BIT bits, always
+ * REPLAY_LAB_BASE): docker-socket adds docker, host-mount, host-pid,
+ * host-ipc and control-keys add host.  Unknown names add nothing. */
+unsigned replay_lab_of_flaws(const char *const *flaws, size_t n);
 
 /*
  * What the screens show after one beat: the lever panel, the map, Poyo,
@@ -1106,6 +1136,24 @@ struct replay_state {
 	int last_kind;             /* enum drill_beat_kind, -1 before any */
 	uint64_t last_t_ns;
 	int last_step;
+	/* The map's channels (REPLAY_VIA_BIT bits of enum replay_via), from
+	 * the beats alone: the same live and replayed. */
+	unsigned lab;              /* the lab has it (the lab.up beat's
+	                              channels; a channel used counts too) */
+	unsigned used;             /* the agent used it */
+	unsigned breached;         /* a breach, leak or orphan went through */
+	unsigned cut;              /* a verified lever cuts it */
+	size_t via_uses[REPLAY_NVIA];           /* agent beats through it */
+	uint64_t via_first_rel_ns[REPLAY_NVIA]; /* its first use (used) */
+	uint64_t via_breach_rel_ns[REPLAY_NVIA];/* its first breach */
+	int last_via;              /* the last beat's channel, -1: none */
+	bool escaped;              /* the agent got something out (a breach,
+	                              a leak, an orphan): Poyo is outside */
+	/* the docker socket: Engine API requests the proxy answered, and
+	 * the containers the agent created and started through it (2xx) */
+	size_t docker_requests, docker_created, docker_started;
+	char orphan_kind[16];      /* the first orphan: "container" ... */
+	char orphan_name[96];      /* ... and its name (no leading '/') */
 };
 
 enum replay_sig {
@@ -1492,6 +1540,9 @@ struct drill_beat {
 	bool scored;
 	size_t breaches, leaks, orphans;
 	size_t channel_breaches[4];      /* model, network, docker, file */
+	/* The lab.up PHASE beat: the lab's channels (replay_lab_of_flaws),
+	 * 0 on every other beat. */
+	unsigned lab;
 };
 
 #define DRILL_MAX_ORPHANS 32

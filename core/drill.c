@@ -67,6 +67,7 @@ struct drill_state {
 	char chain_names[DRILL_MAX_CHAINS][64];
 	char chain_paths[DRILL_MAX_CHAINS][80];
 	size_t nchains;
+	unsigned beat_lab;       /* the next beat's lab (drill_beat.lab) */
 };
 
 /* The verdict is the scorer's: so is its name. */
@@ -152,6 +153,7 @@ drill_beat_x(struct drill_state *st, enum drill_beat_kind kind, int lever,
 	util_sanitize(b.text, sizeof b.text, raw, strlen(raw), false);
 	if (channel != NULL)
 		snprintf(b.channel, sizeof b.channel, "%s", channel);
+	b.lab = st->beat_lab;
 	if (scored != NULL) {
 		b.scored = true;
 		b.breaches = scored->breaches;
@@ -1457,9 +1459,13 @@ drill_lab_up(struct drill_state *st, struct errbuf *e)
 	if (st->lab->runtime != NULL)
 		snprintf(r->runtime, sizeof r->runtime, "%s", st->lab->runtime);
 	drill_record_lab(st);
+	/* the lab's channels for the map (the replay reads lab.up's flaws) */
+	st->beat_lab = replay_lab_of_flaws((const char *const *)st->p->flaws,
+	    st->p->nflaws);
 	drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "lab up (image %s): agent, "
 	    "gateway, service, model%s on internal networks", st->lab->image,
 	    st->lab->decoys.id != NULL ? ", decoys" : "");
+	st->beat_lab = 0;
 	return 0;
 }
 

@@ -20,7 +20,6 @@
 #define CONSOLE_SNIFF_NS   (1500ull * 1000 * 1000)
 #define CONSOLE_GRAB_NS    (800ull * 1000 * 1000)
 #define CONSOLE_ZAP_NS     (1200ull * 1000 * 1000)
-#define CONSOLE_MAP_ROWS   10
 
 /* ---------------------------------------------------------------- */
 /* drawing helpers                                                   */
@@ -30,6 +29,11 @@
 void
 console_attr(const struct console_ui *ui, int pair, attr_t a)
 {
+	/* 8 colours: bold makes green, yellow and cyan bright, which white
+	 * backgrounds wash out (console_init_colors) */
+	if (ui->color && !ui->c256 && (pair == CP_GREEN ||
+	    pair == CP_YELLOW || pair == CP_CYAN) && !(a & A_REVERSE))
+		a &= ~(attr_t)A_BOLD;
 	attrset(a | (ui->color && pair > 0 ? COLOR_PAIR(pair) : 0));
 }
 
@@ -177,10 +181,22 @@ console_init_colors(struct console_ui *ui)
 		return;
 	start_color();
 	ui->def_bg = use_default_colors() == OK ? -1 : COLOR_BLACK;
-	for (short c = 1; c <= 7; c++)
-		init_pair(c, c, ui->def_bg);
-	init_pair(CP_TITLE, COLOR_WHITE, COLOR_MAGENTA);
 	ui->c256 = COLORS >= 256;
+	/* Colours that read on dark and light backgrounds: with 256 colours
+	 * mid-tones (red 160, green 28, amber 136, blue 26, magenta 127,
+	 * cyan 30); with 8, yellow is drawn magenta (yellow on white is
+	 * unreadable) and console_attr() drops bold from the light ones
+	 * (bold brightens them).  White is the terminal's own colour. */
+	for (short c = 1; c <= 7; c++) {
+		static const short mid[8] = { 0, 160, 28, 136, 26, 127, 30, -1 };
+		short fg = ui->c256 ? mid[c] : c == COLOR_YELLOW ?
+		    COLOR_MAGENTA : c;
+
+		if (c == COLOR_WHITE)
+			fg = ui->def_bg == -1 ? -1 : COLOR_WHITE;
+		init_pair(c, fg, ui->def_bg);
+	}
+	init_pair(CP_TITLE, COLOR_WHITE, COLOR_MAGENTA);
 	for (size_t i = 0; ui->sheet != NULL && i < ui->sheet->npal; i++)
 		ui->pal_color[i] = (short)(ui->c256 ?
 		    sprite_rgb_to_xterm256(ui->sheet->pal[i]) :
@@ -320,7 +336,7 @@ console_pose(const struct console_ui *ui, const struct console_view *v,
 	const struct replay_state *st = &v->st;
 	uint64_t zap_from = v->zap_ns;
 
-	if (st->breach)
+	if (st->breach || st->escaped)
 		return "escaped";
 	if (v->bait_ns != 0 && zap_from < v->bait_ns + CONSOLE_GRAB_NS)
 		zap_from = v->bait_ns + CONSOLE_GRAB_NS;
@@ -342,12 +358,48 @@ console_pose(const struct console_ui *ui, const struct console_view *v,
 	return (ui->tick / 4) % 2 ? "idle1" : "idle0";
 }
 
-/* The title bar: run, policy, model, seed. */
+/* The columns UTF-8 text s takes (our own text: one per character). */
+static int
+console_text_cols(const char *s)
+{
+	int n = 0;
+
+	for (; *s != '\0'; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			n++;
+	return n;
+}
+
+/* Shorten f (ASCII) by up to over characters, keeping at least keep:
+ * its head and a '~' (tail: its end after a '~').  The characters cut. */
+static int
+console_shorten(char *f, int over, int keep, bool tail)
+{
+	int len = (int)strlen(f), cut = over;
+
+	if (cut > len - keep)
+		cut = len - keep;
+	if (cut <= 0)
+		return 0;
+	if (tail) {
+		memmove(f + 1, f + cut + 1, (size_t)(len - cut));
+		f[0] = '~';
+	} else {
+		f[len - cut - 1] = '~';
+		f[len - cut] = '\0';
+	}
+	return cut;
+}
+
+/* The title bar: run, policy, model, seed.  Too long for the terminal,
+ * it drops "ares", then the words "run", "policy", "model", then shortens
+ * the model, the policy and the run (in that order): the seed stays. */
 static void
 console_draw_title(struct console_ui *ui, const struct console_view *v)
 {
 	const char *sep = (ui->utf8 && !ui->ascii) ? " \xc2\xb7 " : " | ";
-	char seed[48];
+	char seed[48], run[64], pol[64], mod[64], t[512];
+	int room = COLS - 2;
 
 	if (v->seed[0] != '\0')
 		snprintf(seed, sizeof seed, "%s", v->seed);
@@ -355,12 +407,30 @@ console_draw_title(struct console_ui *ui, const struct console_view *v)
 		snprintf(seed, sizeof seed, "%" PRIu64, ui->o->seed);
 	else
 		snprintf(seed, sizeof seed, "policy");
+	console_copy(run, sizeof run, v->run_id[0] ? v->run_id : "-");
+	console_copy(pol, sizeof pol, v->policy[0] ? v->policy : "default");
+	console_copy(mod, sizeof mod, v->model[0] ? v->model : "-");
+	for (int level = 0; level <= 5; level++) {
+		bool words = level < 2;
+		int over;
+
+		snprintf(t, sizeof t, "%s%s%s%s%s%s%s%s%s%s%sseed %s",
+		    level == 0 ? "ares" : "", level == 0 ? sep : "",
+		    words ? "run " : "", run, sep, words ? "policy " : "", pol,
+		    sep, words ? "model " : "", mod, sep, seed);
+		over = console_text_cols(t) - room;
+		if (over <= 0)
+			break;
+		if (level == 2)
+			over -= console_shorten(mod, over, 6, false);
+		if (level >= 2 && over > 0)
+			over -= console_shorten(pol, over, 8, false);
+		if (level >= 2 && over > 0)
+			(void)console_shorten(run, over, 9, true);
+	}
 	console_attr(ui, CP_TITLE, A_BOLD | (ui->color ? 0 : A_REVERSE));
 	mvhline(0, 0, ' ', COLS);
-	console_putf(ui, 0, 1, COLS - 2, "ares%srun %s%spolicy %s%smodel %s%s"
-	    "seed %s", sep, v->run_id[0] ? v->run_id : "-", sep,
-	    v->policy[0] ? v->policy : "default", sep,
-	    v->model[0] ? v->model : "-", sep, seed);
+	console_put(ui, 0, 1, t, room);
 	attrset(A_NORMAL);
 }
 
@@ -385,94 +455,517 @@ console_breach_channels(const struct replay_state *st, char *out, size_t n)
 		snprintf(out, n, "%s", st->breach ? "YES" : "no");
 }
 
-/* The lab map: boundary with Poyo, gateway, service; model and sink out.
- * Every flag and count comes from the reducer's state. */
+/* The orphan's name for the status line: "ares-...-a-sibling-..." (the
+ * title names the run), at most max columns ("..." in the middle). */
+static void
+console_orphan_label(const struct console_view *v, const char *name,
+    char *out, size_t n, int max)
+{
+	size_t rl = strlen(v->run_id), len;
+
+	if (rl > 0 && strncmp(name, "ares-", 5) == 0 &&
+	    strncmp(name + 5, v->run_id, rl) == 0 && name[5 + rl] == '-')
+		snprintf(out, n, "ares-...%s", name + 5 + rl);
+	else
+		snprintf(out, n, "%s", name);
+	len = strlen(out);
+	if (max >= 8 && len > (size_t)max && (size_t)max < n) {
+		size_t keep = (size_t)max - 3;
+		size_t head = keep / 2, tail = keep - head;
+
+		memmove(out + head + 3, out + len - tail, tail + 1);
+		memcpy(out + head, "...", 3);
+	}
+}
+
+/*
+ * What made v's verdict, in words, cause first (the reducer's counts,
+ * which the verdict beat made the scorer's): "1 orphan container
+ * (ares-...-a-sibling-...)", "2 breaches (docker+model)", "1 leak to
+ * the sink", joined by ", ".  terse (the sidebar): "by 1 orphan" and the
+ * like, "held", "not exercised".  Fits n; the orphan's name takes what
+ * budget columns leave (none when terse or too little).
+ */
+static void
+console_verdict_cause(const struct console_view *v, char *out, size_t n,
+    int budget)
+{
+	const struct replay_state *st = &v->st;
+	const struct drill_result *r = v->have_result ? v->res : NULL;
+	bool terse = budget <= 0;
+	char chans[48], name[128];
+	size_t o = 0;
+	int w;
+
+	out[0] = '\0';
+	if (!st->escaped && st->breaches == 0) {
+		switch (st->verdict) {
+		case DRILL_VERDICT_CONTAINED:
+			if (terse)
+				snprintf(out, n, "held");
+			else if (r != NULL && r->time_to_kill_ms >= 0)
+				snprintf(out, n, "cut off %.1f ms after the "
+				    "bait, nothing got out", r->time_to_kill_ms);
+			else
+				snprintf(out, n, "cut off, nothing got out");
+			return;
+		case DRILL_VERDICT_NOT_EXERCISED:
+			snprintf(out, n, "%.200s", terse || r == NULL ||
+			    r->verdict_reason[0] == '\0' ? "not exercised" :
+			    r->verdict_reason);
+			return;
+		case DRILL_VERDICT_NONE:
+			return;
+		default:
+			/* breached or error with nothing counted: the
+			 * scorer's reason says why */
+			snprintf(out, n, "%.200s", r != NULL &&
+			    r->verdict_reason[0] != '\0' && !terse ?
+			    r->verdict_reason : terse ? "see reason" :
+			    "no reason recorded");
+			return;
+		}
+	}
+	if (st->breaches > 0) {
+		console_breach_channels(st, chans, sizeof chans);
+		if (terse)
+			w = snprintf(out + o, n - o, "by %zu breach%s",
+			    st->breaches, st->breaches == 1 ? "" : "es");
+		else
+			w = snprintf(out + o, n - o, "%zu breach%s%s%s%s",
+			    st->breaches, st->breaches == 1 ? "" : "es",
+			    strcmp(chans, "YES") != 0 ? " (" : "",
+			    strcmp(chans, "YES") != 0 ? chans : "",
+			    strcmp(chans, "YES") != 0 ? ")" : "");
+		if (w > 0 && (size_t)w < n - o)
+			o += (size_t)w;
+	}
+	if (st->leaks > 0 && o < n) {
+		w = snprintf(out + o, n - o, "%s%s%zu leak%s%s", o > 0 ?
+		    (terse ? "+" : ", ") : "", terse && o == 0 ? "by " : "",
+		    st->leaks, st->leaks == 1 ? "" : "s", terse ? "" :
+		    " to the sink");
+		if (w > 0 && (size_t)w < n - o)
+			o += (size_t)w;
+	}
+	if (st->orphans > 0 && o < n) {
+		const char *kind = st->orphan_kind[0] != '\0' ?
+		    st->orphan_kind : "";
+
+		w = snprintf(out + o, n - o, "%s%s%zu orphan%s%s%s", o > 0 ?
+		    (terse ? "+" : ", ") : "", terse && o == 0 ? "by " : "",
+		    st->orphans, terse || kind[0] == '\0' ? "" : " ",
+		    terse ? "" : kind, st->orphans == 1 || terse ? "" : "s");
+		if (w > 0 && (size_t)w < n - o)
+			o += (size_t)w;
+		if (!terse && st->orphan_name[0] != '\0' &&
+		    budget - (int)o - 3 >= 12) {
+			console_orphan_label(v, st->orphan_name, name,
+			    sizeof name, budget - (int)o - 3);
+			w = snprintf(out + o, n - o, " (%s)", name);
+			if (w > 0 && (size_t)w < n - o)
+				o += (size_t)w;
+		}
+	}
+	if (o == 0)   /* escaped before any count: the beats say so */
+		snprintf(out, n, "%s", terse ? "got out" : "the agent got out");
+}
+
+/* ---- the lab map ------------------------------------------------------ */
+
+/*
+ * Where the map's parts go at this terminal size (console_map_geo): Poyo,
+ * the links from it, the channels inside the boundary, the wall, what is
+ * outside (model, internet, a sibling container), the drill sidebar.  At
+ * 80 columns everything fits; wider terminals widen the nodes, the links
+ * and the sidebar; taller ones give the map more rows (nodes become boxes
+ * once three rows each fit).
+ */
+struct console_map_geo {
+	int rows;          /* the map's rows (the boundary's height) */
+	int pw;            /* Poyo's area: 16 columns */
+	int lx;            /* the agent's links start here ... */
+	int nx, nw;        /* ... to the inner nodes */
+	int gx, gw;        /* past a node: its label or its link out */
+	int wall;          /* the boundary's right wall */
+	int ax, aw;        /* the arrows out, through the wall */
+	int ox, ow;        /* the nodes outside */
+	int sx, sw;        /* the drill sidebar */
+};
+
+/* The map's rows at this terminal height: 10 at 24 lines, up to 17. */
+static int
+console_map_rows(void)
+{
+	int r = 10 + (LINES - 24) / 2;
+
+	return r < 10 ? 10 : r > 17 ? 17 : r;
+}
+
+static void
+console_map_geo(struct console_map_geo *g)
+{
+	int extra = COLS > 80 ? COLS - 80 : 0;
+
+	g->rows = console_map_rows();
+	g->pw = 16;
+	g->lx = 17;
+	g->nx = 21;
+	g->nw = 12 + (extra / 8 < 4 ? extra / 8 : 4);
+	g->gx = g->nx + g->nw;
+	g->gw = 12 + extra / 4;
+	g->wall = g->gx + g->gw;
+	g->ax = g->wall + 1;
+	g->aw = 3 + extra / 20;
+	g->ox = g->ax + g->aw + 1;
+	g->ow = 14 + extra / 3;
+	g->sx = g->ox + g->ow + 1;
+	g->sw = COLS - g->sx - 1;
+}
+#define CONSOLE_MAP_ROWS (console_map_rows())   /* grows with the terminal */
+
+/* A line of n copies of the ASCII character c, an 'X' in the middle when
+ * cut, a '>' at the end when head. */
+static void
+console_link(char *out, size_t size, int n, char c, bool cut, bool head)
+{
+	int i;
+
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= size)
+		n = (int)size - 1;
+	for (i = 0; i < n; i++)
+		out[i] = c;
+	if (cut && n >= 3)
+		out[(n - 1) / 2] = 'X';
+	if (head && n > 0)
+		out[n - 1] = '>';
+	out[n] = '\0';
+}
+
+/* How a channel looks (enum replay_via v): its link character, pair and
+ * attributes for the link and the label. */
+static void
+console_via_style(const struct console_ui *ui, const struct replay_state *st,
+    int v, char *link, int *pair, attr_t *a)
+{
+	unsigned bit = REPLAY_VIA_BIT(v);
+
+	(void)ui;
+	*pair = 0;
+	*a = A_DIM;
+	*link = '.';
+	if (st->used & bit) {
+		*link = v == REPLAY_VIA_MODEL ? '=' : '-';
+		*a = A_BOLD;
+	}
+	if (st->breached & bit) {
+		*pair = CP_RED;
+		*a = A_BOLD | A_REVERSE;
+	} else if ((st->cut & bit) && (st->used & bit)) {
+		*pair = CP_BLUE;
+	}
+}
+
+/* The name of a container the agent made, short: without "ares-<run>-"
+ * and "a-" (the title names the run). */
+static const char *
+console_short_name(const struct console_view *v, const char *name)
+{
+	size_t rl = strlen(v->run_id);
+
+	if (strncmp(name, "ares-", 5) == 0 && rl > 0 &&
+	    strncmp(name + 5, v->run_id, rl) == 0 && name[5 + rl] == '-')
+		name += 6 + rl;
+	if (strncmp(name, "a-", 2) == 0 && name[2] != '\0')
+		name += 2;
+	return name;
+}
+
+/* One inner node at row y: its link from Poyo (from x0), the node, what
+ * follows it (label: the bait; out: an arrow through the wall to an
+ * outside node named oname, NULL for none). */
+static void
+console_map_node(struct console_ui *ui, const struct console_view *v,
+    const struct console_map_geo *g, int y, int x0, int via,
+    const char *name, bool boxes)
+{
+	const struct replay_state *st = &v->st;
+	char link[64], c;
+	int pair;
+	attr_t a;
+	bool cut = (st->cut & REPLAY_VIA_BIT(via)) != 0;
+
+	console_via_style(ui, st, via, &c, &pair, &a);
+	console_link(link, sizeof link, g->nx - x0, c, cut, c != '.');
+	for (int i = 0; link[i] != '\0'; i++) {
+		/* unused: a dotted line; the cut: a bold X */
+		if (link[i] == 'X')
+			console_attr(ui, CP_BLUE, A_BOLD);
+		else
+			console_attr(ui, pair, a & ~A_REVERSE);
+		console_put(ui, y, x0 + i, link[i] != '.' ? (char[2]){
+		    link[i], '\0' } : i % 2 ? " " : ui->utf8 && !ui->ascii ?
+		    "\xc2\xb7" : ".", 1);
+	}
+	if (boxes) {
+		console_attr(ui, pair, a & ~A_REVERSE);
+		console_box(ui, y - 1, g->nx, 3, g->nw, NULL);
+	}
+	int lw = g->nw - (boxes ? 3 : 1);
+
+	/* "docker socket" where it fits, "docker.sock" where not */
+	if (strcmp(name, "docker socket") == 0 && lw < 13)
+		name = "docker.sock";
+	console_attr(ui, pair, a | (st->last_via == via ? A_UNDERLINE : 0));
+	console_putf(ui, y, g->nx + (boxes ? 2 : 0), lw, "%s", name);
+	attrset(A_NORMAL);
+}
+
+/* The sidebar: levers, bait, steps, the counts, what made the verdict. */
+static void
+console_map_sidebar(struct console_ui *ui, const struct console_view *v,
+    const struct console_map_geo *g, int y)
+{
+	const struct replay_state *st = &v->st;
+	int sx = g->sx, sw = g->sw, r = y;
+	char chans[48], cause[160];
+
+	if (sw < 10)
+		return;
+	console_attr(ui, 0, A_BOLD);
+	console_put(ui, r++, sx, "drill", sw);
+	console_attr(ui, 0, A_NORMAL);
+	console_putf(ui, r++, sx, sw, "levers %d/%zu", st->nverified,
+	    st->nlev);
+	console_putf(ui, r++, sx, sw, "bait %s", st->bait ? "fired" : "armed");
+	console_putf(ui, r++, sx, sw, "steps %zu", st->agent_steps);
+	console_putf(ui, r++, sx, sw, "blocked %zu", st->blocked);
+	console_breach_channels(st, chans, sizeof chans);
+	if (st->breaches > 0 && strcmp(chans, "YES") != 0)
+		console_putf(ui, r++, sx, sw, "breaches %zu %s", st->breaches,
+		    chans);
+	else
+		console_putf(ui, r++, sx, sw, "breaches %zu", st->breaches);
+	console_putf(ui, r++, sx, sw, "leaks %zu", st->leaks);
+	console_putf(ui, r++, sx, sw, "orphans %zu", st->orphans);
+	if (st->lab & REPLAY_VIA_BIT(REPLAY_VIA_DOCKER) && r < y + g->rows - 1)
+		console_putf(ui, r++, sx, sw, "docker %zu call%s",
+		    st->docker_requests, st->docker_requests == 1 ? "" : "s");
+	if (st->verdict != DRILL_VERDICT_NONE || st->escaped) {
+		console_verdict_cause(v, cause, sizeof cause, sw > 30 ? 48 : 0);
+		console_attr(ui, st->escaped || st->verdict !=
+		    DRILL_VERDICT_CONTAINED ? CP_RED : CP_GREEN, A_BOLD |
+		    (ui->color ? 0 : A_REVERSE));
+		console_putf(ui, r < y + g->rows ? r : y + g->rows - 1, sx, sw,
+		    "%s", cause);
+	}
+	attrset(A_NORMAL);
+}
+
+/* The legend of what the map draws: the items that fit in w columns,
+ * right-aligned to end before column xend, on row y. */
+static void
+console_map_legend(struct console_ui *ui, int y, int xend, int w)
+{
+	static const struct { const char *sym, *what; int pair; attr_t a; }
+	    items[] = {
+		{ "---", "used", 0, A_BOLD },
+		{ "===", "model", 0, A_BOLD },
+		{ "X", "cut", CP_BLUE, A_BOLD },
+		{ "~~>", "out", 0, A_BOLD },
+		{ "breach", "", CP_RED, A_BOLD | A_REVERSE },
+		{ ". .", "unused", 0, A_DIM },
+		{ "BAIT", "taken", CP_MAGENTA, A_BOLD | A_REVERSE },
+	};
+	size_t nit = 0;
+	int need[sizeof items / sizeof items[0]], total = 1, cx;
+
+	for (; nit < sizeof items / sizeof items[0]; nit++) {
+		int wl = (int)strlen(items[nit].what);
+
+		need[nit] = 1 + (int)strlen(items[nit].sym) + (wl > 0 ? 1 + wl :
+		    0);
+		if (total + need[nit] > w)
+			break;
+		total += need[nit];
+	}
+	cx = xend - total;
+	if (nit == 0 || cx < 0)
+		return;
+	for (size_t i = 0; i < nit; i++) {
+		const char *sym = items[i].sym;
+		int sl = (int)strlen(sym);
+
+		if (strcmp(sym, ". .") == 0 && ui->utf8 && !ui->ascii)
+			sym = "\xc2\xb7 \xc2\xb7";   /* as the map draws it */
+		console_attr(ui, 0, A_NORMAL);
+		console_put(ui, y, cx, " ", 1);
+		console_attr(ui, items[i].pair, items[i].a);
+		console_put(ui, y, cx + 1, sym, sl);
+		console_attr(ui, 0, A_NORMAL);
+		if (items[i].what[0] != '\0')
+			console_putf(ui, y, cx + 1 + sl, need[i] - 1 - sl,
+			    " %s", items[i].what);
+		cx += need[i];
+	}
+	console_attr(ui, 0, A_NORMAL);
+	console_put(ui, y, cx, " ", 1);
+	attrset(A_NORMAL);
+}
+
+/*
+ * The lab map: the boundary with Poyo and the channels the lab has
+ * (gateway, service, DNS, the docker socket, host paths), each lit when
+ * the agent used it, red when a breach, a leak or an orphan went through
+ * it, an X when a verified lever cut it; outside, the model, the internet
+ * (the sink: an arrow only when traffic reached it) and the container the
+ * agent made through the docker socket; Poyo outside once it got
+ * something out.  Every flag and count is the reducer's.
+ */
 static void
 console_draw_map(struct console_ui *ui, const struct console_view *v, int y,
     const char *pose)
 {
 	const struct replay_state *st = &v->st;
-	const int bw = 42;          /* boundary width */
-	const int gx = 22, gw = 13; /* gateway/service boxes */
-	const int ox = 49, ow = 13; /* model/sink boxes outside */
-	bool deny = st->zapped || st->cut_off;
-	bool model_breach = st->channel_breaches[REPLAY_CHANNEL_MODEL] > 0;
-	int boundary_pair = 0;
-	char chans[48];
+	struct console_map_geo g;
+	struct { int via; const char *name; int row; } nodes[5];
+	int n = 0, inner, step, bx, x0, pair;
+	bool boxes, out = st->escaped;
+	bool docker_lab = (st->lab | st->used) & REPLAY_VIA_BIT(REPLAY_VIA_DOCKER);
+	bool host_lab = (st->lab | st->used) & REPLAY_VIA_BIT(REPLAY_VIA_HOST);
+	char link[64], c;
+	attr_t a;
 
-	if (st->breach)
-		boundary_pair = CP_RED;
-	else if (st->verdict == DRILL_VERDICT_CONTAINED)
-		boundary_pair = CP_GREEN;
-	console_attr(ui, boundary_pair, boundary_pair ? A_BOLD : A_NORMAL);
-	console_box(ui, y, 0, CONSOLE_MAP_ROWS, bw, "lab boundary (leakbox)");
-	console_put(ui, y + CONSOLE_MAP_ROWS - 1, 7, " poyo ", 6);
+	console_map_geo(&g);
+	inner = g.rows - 2;
+	nodes[n].via = REPLAY_VIA_MODEL;
+	nodes[n++].name = "gateway";
+	nodes[n].via = REPLAY_VIA_SERVICE;
+	nodes[n++].name = "service";
+	nodes[n].via = REPLAY_VIA_DNS;
+	nodes[n++].name = "dns";
+	if (docker_lab) {
+		nodes[n].via = REPLAY_VIA_DOCKER;
+		nodes[n++].name = "docker socket";
+	}
+	if (host_lab) {
+		nodes[n].via = REPLAY_VIA_HOST;
+		nodes[n++].name = "host paths";
+	}
+	boxes = inner >= n * 3 && g.nw >= 13;
+	step = boxes ? inner / n : inner / n >= 2 ? 2 : 1;
+	for (int i = 0; i < n; i++)   /* centred in the boundary */
+		nodes[i].row = y + 1 + (boxes ? (inner - step * n) / 2 + 1 :
+		    (inner - step * (n - 1) - 1) / 2) + i * step;
 
+	/* the boundary (Poyo outside it once he got something out) */
+	bx = out ? g.lx : 0;
+	x0 = out ? g.lx + 1 : g.lx;
+	pair = st->escaped ? CP_RED : st->verdict == DRILL_VERDICT_CONTAINED ?
+	    CP_GREEN : 0;
+	console_attr(ui, pair, pair ? A_BOLD : A_NORMAL);
+	console_box(ui, y, bx, g.rows, g.wall - bx + 1,
+	    out ? "lab boundary" : "lab boundary (leakbox)");
 	attrset(A_NORMAL);
-	console_draw_poyo(ui, y + 1, 2, 16, CONSOLE_MAP_ROWS - 2, pose);
+	console_draw_poyo(ui, y + 1, out ? 0 : 1, g.pw, g.rows - 2, pose);
 
-	/* agent -> gateway link */
-	console_attr(ui, deny ? CP_RED : 0, deny ? A_BOLD : A_DIM);
-	console_put(ui, y + 2, 18, deny ? "-X->" : "--->", 4);
-	/* gateway and the model beyond it */
-	console_attr(ui, 0, A_NORMAL);
-	console_box(ui, y + 1, gx, 3, gw, NULL);
-	console_put(ui, y + 2, gx + 3, "gateway", gw - 4);
-	console_box(ui, y + 1, ox, 3, ow, NULL);
-	console_put(ui, y + 2, ox + 3, "model", ow - 4);
-	/* a model-channel breach: the agent got through after the cut-off */
-	console_attr(ui, deny || model_breach ? CP_RED : 0,
-	    deny || model_breach ? A_BOLD : A_DIM);
-	console_put(ui, y + 2, gx + gw, model_breach ? "~~~~~~~~~~~~~>" :
-	    deny ? "=====X=======>" : "=============>", ox - gx - gw);
-	/* service with the bait */
-	console_attr(ui, 0, A_NORMAL);
-	console_box(ui, y + 5, gx, 4, gw, NULL);
-	console_put(ui, y + 6, gx + 3, "service", gw - 4);
-	console_attr(ui, st->bait ? CP_MAGENTA : 0,
-	    st->bait ? A_BOLD | A_REVERSE : A_DIM);
-	console_put(ui, y + 7, gx + 2, st->bait ? "BAIT TAKEN" : "bait: key",
-	    gw - 3);
-	/* the internet (sink) outside the boundary */
-	console_attr(ui, st->breach ? CP_RED : 0, st->breach ? A_BOLD : A_DIM);
-	console_box(ui, y + 5, ox, 4, ow + 2, NULL);
-	console_attr(ui, st->breach ? CP_RED : 0, A_NORMAL);
-	console_put(ui, y + 6, ox + 2, "internet", ow - 2);
-	console_put(ui, y + 7, ox + 2, "(sink)", ow - 2);
-	if (st->breach) {
-		console_attr(ui, CP_RED, A_BOLD);
-		console_put(ui, y + 7, gx + gw, "~~~~~~~~~~~~~>", ox - gx - gw);
+	for (int i = 0; i < n; i++) {
+		int row = nodes[i].row, via = nodes[i].via;
+		bool cut = (st->cut & REPLAY_VIA_BIT(via)) != 0;
+
+		console_map_node(ui, v, &g, row, x0, via, nodes[i].name, boxes);
+		console_via_style(ui, st, via, &c, &pair, &a);
+		a &= ~A_REVERSE;
+		switch (via) {
+		case REPLAY_VIA_MODEL:
+			/* gateway -> the model outside */
+			console_link(link, sizeof link, g.ox - g.gx - 1, '=',
+			    cut, true);
+			console_attr(ui, cut ? CP_BLUE : pair, cut ? A_BOLD :
+			    (st->used & 1u) ? A_NORMAL : A_DIM);
+			console_put(ui, row, g.gx, link, g.ox - g.gx);
+			console_attr(ui, pair, a);
+			console_put(ui, row, g.ox, "model", g.ow);
+			break;
+		case REPLAY_VIA_SERVICE:
+			console_attr(ui, st->bait ? CP_MAGENTA : 0, st->bait ?
+			    A_BOLD | A_REVERSE : A_DIM);
+			console_put(ui, row, g.gx + 1, st->bait ? "BAIT TAKEN" :
+			    "bait: key", g.gw - 2);
+			break;
+		case REPLAY_VIA_DNS: {
+			/* the internet outside; an arrow to it only for
+			 * traffic that reached the sink */
+			bool sink = (st->used & REPLAY_VIA_BIT(REPLAY_VIA_SINK))
+			    || st->leaks > 0;
+			bool sbr = (st->breached &
+			    REPLAY_VIA_BIT(REPLAY_VIA_SINK)) || st->leaks > 0;
+
+			if (sink) {
+				console_link(link, sizeof link, g.ox - g.gx - 1,
+				    '~', false, true);
+				console_attr(ui, sbr ? CP_RED : 0, A_BOLD);
+				console_put(ui, row, g.gx, link, g.ox - g.gx);
+			}
+			console_attr(ui, sbr ? CP_RED : 0, sbr ? A_BOLD |
+			    A_REVERSE : sink ? A_BOLD : A_DIM);
+			console_put(ui, row, g.ox, g.ow >= 15 ?
+			    "internet (sink)" : "internet", g.ow);
+			break;
+		}
+		case REPLAY_VIA_DOCKER:
+			/* a container made through the socket: outside */
+			if (st->docker_created > 0 || (st->breached &
+			    REPLAY_VIA_BIT(REPLAY_VIA_DOCKER))) {
+				bool br = (st->breached &
+				    REPLAY_VIA_BIT(REPLAY_VIA_DOCKER)) != 0;
+				const char *nm = st->orphan_name[0] != '\0' ?
+				    console_short_name(v, st->orphan_name) :
+				    "container";
+
+				console_link(link, sizeof link, g.ox - g.gx - 1,
+				    '~', false, true);
+				console_attr(ui, br ? CP_RED : 0, A_BOLD);
+				console_put(ui, row, g.gx, link, g.ox - g.gx);
+				console_attr(ui, br ? CP_RED : 0, br ? A_BOLD |
+				    A_REVERSE : A_BOLD);
+				console_putf(ui, row, g.ox, g.ow, "%s%s", nm,
+				    st->docker_started > 0 && (int)strlen(nm) +
+				    10 <= g.ow ? " (running)" : "");
+			}
+			if (st->docker_requests > 0 && row + 1 <
+			    y + g.rows - 1 && (boxes || i + 1 == n ||
+			    nodes[i + 1].row > row + 1)) {
+				/* under it (boxes: beside its bottom edge) */
+				console_attr(ui, 0, A_DIM);
+				console_putf(ui, row + 1, boxes ? g.gx + 1 :
+				    g.nx + 1, boxes ? g.gw - 2 : g.gw + g.nw - 2,
+				    "%zu call%s %zu made %zu up",
+				    st->docker_requests, st->docker_requests ==
+				    1 ? "" : "s", st->docker_created,
+				    st->docker_started);
+			}
+			break;
+		default:
+			break;
+		}
+		attrset(A_NORMAL);
 	}
-	/* drill summary to the right, when there is room */
-	int sx = ox + ow + 4, sw = COLS - sx - 1;
-	if (sw >= 10) {
-		console_breach_channels(st, chans, sizeof chans);
-		console_attr(ui, 0, A_BOLD);
-		console_put(ui, y + 1, sx, "drill", sw);
-		console_attr(ui, 0, A_NORMAL);
-		console_putf(ui, y + 2, sx, sw, "levers %d/%zu", st->nverified,
-		    st->nlev);
-		console_putf(ui, y + 3, sx, sw, "bait %s", st->bait ? "fired" :
-		    "armed");
-		console_putf(ui, y + 4, sx, sw, "breach %s", chans);
-		console_putf(ui, y + 5, sx, sw, "steps %zu", st->agent_steps);
-		console_putf(ui, y + 6, sx, sw, "blocked %zu", st->blocked);
-		console_putf(ui, y + 7, sx, sw, "leaks %zu", st->leaks);
-		if (st->orphans > 0)
-			console_putf(ui, y + 8, sx, sw, "orphans %zu",
-			    st->orphans);
-	}
+	console_map_sidebar(ui, v, &g, y);
 	attrset(A_NORMAL);
 }
 
-/* Format a duration since the drill start as "+123.4ms". */
+/* Format a time since the drill start as "+2.285s", the event list's
+ * unit (one unit on the screen). */
 static void
 console_rel(char *out, size_t n, bool have, uint64_t rel_ns)
 {
 	if (!have)
 		snprintf(out, n, "-");
 	else
-		snprintf(out, n, "+%.1fms", (double)rel_ns / 1e6);
+		snprintf(out, n, "+%.3fs", (double)rel_ns / 1e9);
 }
 
 /* The lever panel: each lever's fired / verified times and its state. */
@@ -485,6 +978,8 @@ console_draw_levers(struct console_ui *ui, const struct console_view *v,
 
 	console_attr(ui, 0, A_NORMAL);
 	console_box(ui, y, 0, h, COLS, "levers");
+	/* the map's legend, on this box's top edge */
+	console_map_legend(ui, y, COLS - 2, COLS - 14);
 	if (st->nlev == 0) {
 		console_attr(ui, 0, A_DIM);
 		console_put(ui, y + 1, 2, v->done ? "no lever fired" :
@@ -494,9 +989,11 @@ console_draw_levers(struct console_ui *ui, const struct console_view *v,
 	for (size_t i = 0; i < st->nlev && i < POLICY_MAX_LEVERS &&
 	    shown < inner; i++, shown++) {
 		const struct replay_lever_state *l = &st->lev[i];
-		char fired[24], ver[24], lat[24], name[24];
+		char fired[24], ver[24], lat[24], name[48];
 		const char *state;
-		int pair;
+		int pair, nw = COLS >= 100 ? 28 : 15;
+		int stx = COLS - 2 - 10;   /* "not fired" and a blank */
+		attr_t sa = A_BOLD;
 
 		if (shown == inner - 1 && st->nlev - i > 1) {
 			console_attr(ui, 0, A_DIM);
@@ -517,25 +1014,30 @@ console_draw_levers(struct console_ui *ui, const struct console_view *v,
 			    1e6);
 		else
 			snprintf(lat, sizeof lat, "-");
+		/* states read on dark and light backgrounds: reverse for
+		 * ok and failed, bold default for the others */
 		if (l->verified) {
-			state = "ok";
+			state = " ok ";
 			pair = CP_GREEN;
+			sa = A_BOLD | A_REVERSE;
 		} else if (l->failed) {
 			state = "failed";
 			pair = CP_RED;
+			sa = A_BOLD | A_REVERSE;
 		} else if (v->done) {
 			state = l->fired ? "failed" : "not fired";
 			pair = l->fired ? CP_RED : 0;
+			sa = l->fired ? A_BOLD | A_REVERSE : A_BOLD;
 		} else {
-			state = "pending";
-			pair = CP_YELLOW;
+			state = l->fired ? "fired" : "pending";
+			pair = 0;
 		}
 		console_attr(ui, 0, A_NORMAL);
-		console_putf(ui, y + 1 + shown, 2, COLS - 4,
-		    "%zu %-15.15s fired %-10s verified %-10s lat %-8s",
-		    i + 1, name, fired, ver, lat);
-		console_attr(ui, pair, A_BOLD);
-		console_put(ui, y + 1 + shown, 70, state, COLS - 71);
+		console_putf(ui, y + 1 + shown, 2, stx - 3,
+		    "%zu %-*.*s fired %-9s verified %-9s lat %s", i + 1, nw,
+		    nw, name, fired, ver, lat);
+		console_attr(ui, pair, sa);
+		console_put(ui, y + 1 + shown, stx, state, 9);
 	}
 	attrset(A_NORMAL);
 }
@@ -576,18 +1078,52 @@ console_view_verdict(const struct console_view *v, char *out, size_t n,
 {
 	const struct replay_state *st = &v->st;
 	const struct drill_result *r = v->have_result ? v->res : NULL;
-	char ttk[48];
+	char cause[256], ttk[48];
+	const char *note = "";
+	int budget = COLS - 2 - (int)strlen(drill_verdict_name(st->verdict)) -
+	    2;
 
 	if (st->verdict == DRILL_VERDICT_NONE)
 		return false;
+	console_verdict_cause(v, cause, sizeof cause, budget > 20 ? budget :
+	    20);
 	if (r != NULL && r->time_to_kill_ms >= 0)
-		snprintf(ttk, sizeof ttk, "time to kill %.1f ms",
-		    r->time_to_kill_ms);
+		snprintf(ttk, sizeof ttk, "ttk %.1f ms", r->time_to_kill_ms);
 	else
-		snprintf(ttk, sizeof ttk, "time to kill -");
-	snprintf(out, n, "verdict: %s  %s  breaches %zu leaks %zu  %s",
-	    drill_verdict_name(st->verdict), ttk, st->breaches,
-	    st->leaks, r != NULL ? r->verdict_reason : "");
+		snprintf(ttk, sizeof ttk, "ttk -");
+	/* the scorer's note after its reason ("...; X does not cut Y") */
+	if (r != NULL && st->verdict == DRILL_VERDICT_BREACHED &&
+	    strstr(r->verdict_reason, "; ") != NULL)
+		note = strstr(r->verdict_reason, "; ") + 2;
+	/* the cause whole; then each further field while the line fits */
+	snprintf(out, n, "%s: %s", drill_verdict_name(st->verdict), cause);
+	{
+		char f[4][320];
+		size_t o = strlen(out);
+
+		/* contained: the cause says the time to kill */
+		snprintf(f[0], sizeof f[0], "%s%s", st->verdict ==
+		    DRILL_VERDICT_CONTAINED && !st->escaped ? "" : "  ",
+		    st->verdict == DRILL_VERDICT_CONTAINED && !st->escaped ? "" :
+		    ttk);
+		snprintf(f[1], sizeof f[1], "  levers %d/%zu", st->nverified,
+		    st->nlev);
+		snprintf(f[2], sizeof f[2], "  breaches %zu leaks %zu orphans "
+		    "%zu", st->breaches, st->leaks, st->orphans);
+		snprintf(f[3], sizeof f[3], "%s%.300s", note[0] != '\0' ?
+		    "  " : "", note);
+		for (int k = 0; k < 4; k++) {
+			size_t fl = strlen(f[k]);
+
+			if ((int)(o + fl) > COLS - 3 && k < 3)
+				break;
+			if (o + fl + 1 > n)
+				break;
+			/* the note last, cut at the edge */
+			memcpy(out + o, f[k], fl + 1);
+			o += fl;
+		}
+	}
 	*pair = st->verdict == DRILL_VERDICT_CONTAINED ? CP_GREEN :
 	    st->verdict == DRILL_VERDICT_NOT_EXERCISED ? CP_YELLOW :
 	    CP_RED;
@@ -603,13 +1139,26 @@ console_draw_status(struct console_ui *ui, int y)
 	const char *keys = ui->screen->keys_hint;
 	int kw = (int)strlen(keys);
 
+	int tw;
+
 	ui->screen->status(ui, text, sizeof text, &pair);
 	move(y, 0);
 	clrtoeol();
+	/* the status text first (a verdict's cause is never cut for the
+	 * keys): the keys hint, else "? help", in what is left */
+	tw = (int)strlen(text);
+	if (tw + 4 + kw > COLS && tw + 4 + 6 <= COLS) {
+		keys = "? help";
+		kw = 6;
+	} else if (tw + 4 + kw > COLS) {
+		kw = 0;
+	}
 	console_attr(ui, pair, A_BOLD);
-	console_put(ui, y, 1, text, COLS - kw - 4);
-	console_attr(ui, 0, A_REVERSE);
-	console_put(ui, y, COLS - kw - 1, keys, kw);
+	console_put(ui, y, 1, text, COLS - kw - (kw > 0 ? 4 : 2));
+	if (kw > 0) {
+		console_attr(ui, 0, A_REVERSE);
+		console_put(ui, y, COLS - kw - 1, keys, kw);
+	}
 	attrset(A_NORMAL);
 }
 

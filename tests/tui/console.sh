@@ -8,6 +8,9 @@
 # and a second q quits; check the program exited and left the terminal as
 # it found it.
 # The exit status is the drill's: 0 for contained, 1 for breached.
+# The run is recorded in a scratch ARES_RUNS; replayed to its end, the
+# drill sidebar shows the very counters the live screen showed (levers,
+# bait, steps, blocked, breaches, leaks, orphans: the one reducer).
 # Case 2 (60x20): the console must say "terminal too small (need 80x24)"
 # and still quit cleanly on q.
 # Case 3 (100x30): "$ARES_BIN --policy policies/default.yaml" opens on a
@@ -66,6 +69,15 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
+# The drill sidebar's counters on the screen $1, one per line.
+sidebar() {
+	printf '%s\n' "$1" | sed '$d' | grep -Eo '(levers [0-9]+/[0-9]+|bait (fired|armed)|steps [0-9]+|blocked [0-9]+|breaches [0-9]+|leaks [0-9]+|orphans [0-9]+)( |$)' |
+	    sed 's/ *$//'
+}
+
+ARES_RUNS=$TMPD/runs
+export ARES_RUNS
+
 # Start a session of $1 x $2 running ares.
 start() {
 	tui_start "$1" "$2" "$(tui_run_cmd - color "$ARES_BIN")"
@@ -77,14 +89,15 @@ wait_for 'policies \(Enter: run a drill\)' 30 || fail "no home screen"
 printf '%s\n' "$last" | grep -Eq '^ +> default\.yaml ' ||
     fail "the home cursor is not on default.yaml"
 key Enter
-wait_for '^ *verdict: ' "$VERDICT_TIMEOUT" ||
+wait_for '^ *(contained|breached|not-exercised|error): ' "$VERDICT_TIMEOUT" ||
     fail "no verdict line within ${VERDICT_TIMEOUT}s"
 screen=$last
-printf '%s\n' "$screen" | grep -Eq 'verdict: (contained|breached)' ||
+printf '%s\n' "$screen" | grep -Eq '^ *(contained|breached): ' ||
     fail "verdict is neither contained nor breached"
 # The lever panel: every lever row names its lever; at least one verified.
+# Times in seconds, as the event list's.
 printf '%s\n' "$screen" |
-    grep -Eq '[0-9] [a-z][a-z0-9_-]+ +fired \+[0-9.]+ms +verified \+[0-9.]+ms' ||
+    grep -Eq '[0-9] [a-z][a-z0-9_-]+ +fired \+[0-9]+\.[0-9]{3}s +verified \+[0-9]+\.[0-9]{3}s' ||
     fail "no lever row shows a verified lever"
 printf '%s\n' "$screen" | grep -Eq 'gateway-deny|net-disconnect|pause|kill' ||
     fail "no built-in lever name on the screen"
@@ -96,10 +109,13 @@ if [ "$cells" -lt 20 ]; then
 fi
 printf '%s\n' "$screen" | grep -q 'lab boundary' || fail "no lab map"
 
-case $(printf '%s\n' "$screen" | grep -Eo 'verdict: [a-z-]+' | head -n 1) in
-"verdict: contained") want=0 ;;
+case $(printf '%s\n' "$screen" | grep -Eo '^ *[a-z-]+: ' | head -n 1) in
+*contained:*) want=0 ;;
 *) want=1 ;;
 esac
+live_side=$(sidebar "$screen")
+[ "$(printf '%s\n' "$live_side" | wc -l)" -eq 7 ] ||
+    fail "the live sidebar does not show the 7 counters: $live_side"
 key q
 wait_for 'recorded runs \(Enter: replay\)' 30 ||
     fail "q after the verdict did not go back home (with the new run)"
@@ -110,6 +126,22 @@ printf '%s\n' "$last" | grep -Eq "ares-exit rc=$want tty=restored" ||
 [ "$(tm display-message -p -t main '#{alternate_on}')" = 0 ] ||
     fail "still on the alternate screen"
 echo "ok 1 - drill at 100x30: verdict, levers verified, Poyo, clean quit"
+
+# ---- case 1b: its replay shows the live sidebar's counters ----
+run=$(ls -d "$ARES_RUNS"/*/ 2>/dev/null | head -n 1)
+[ -n "$run" ] && [ -f "$run/evidence.jsonl" ] ||
+    fail "the drill recorded no run in $ARES_RUNS"
+tui_start 100 30 "$(tui_run_cmd - color "$ARES_BIN" replay "${run%/}")"
+wait_for 'events \(beat 1/' 10 || fail "the recorded run does not replay"
+key G
+wait_for '^ *(contained|breached|not-exercised|error): ' 10 ||
+    fail "the replay shows no verdict"
+replay_side=$(sidebar "$last")
+[ "$live_side" = "$replay_side" ] ||
+    fail "sidebar live ($live_side) differs from its replay ($replay_side)"
+key q
+wait_exit 10 || fail "the replay did not quit"
+echo "ok 1b - the replay of the drill shows the live sidebar's counters"
 
 # ---- case 2: too small at 60x20 ----
 start 60 20
