@@ -391,6 +391,7 @@ console_term_open(struct console_ui *ui, const struct console_options *o,
 	 * default); the wheel scrolls the event pane (pane.c) */
 	set_escdelay(25);
 	mousemask(BUTTON4_PRESSED | CONSOLE_WHEEL_DOWN, NULL);
+	console_pane_keys_init();
 	ui->color = has_colors() && !o->no_color && getenv("NO_COLOR") == NULL;
 	console_init_colors(ui);
 	ui->halfblock = ui->utf8 && ui->color && ui->sheet != NULL;

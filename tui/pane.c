@@ -31,6 +31,25 @@ console_pane_reset(struct console_pane *p)
 	p->follow = true;
 }
 
+/* Home and End as tmux and other terminals send them whatever TERM's
+ * terminfo says (tmux sends ESC [ 1 ~ / ESC [ 4 ~ even under TERM
+ * xterm-256color, whose terminfo has ESC O H / ESC O F), so they never
+ * arrive as Esc and three keys. */
+void
+console_pane_keys_init(void)
+{
+	static const struct { const char *seq; int key; } k[] = {
+		{ "\033[1~", KEY_HOME }, { "\033[4~", KEY_END },
+		{ "\033[7~", KEY_HOME }, { "\033[8~", KEY_END },
+		{ "\033[H", KEY_HOME }, { "\033[F", KEY_END },
+		{ "\033OH", KEY_HOME }, { "\033OF", KEY_END },
+	};
+
+	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+		if (key_defined(k[i].seq) == 0)
+			define_key(k[i].seq, k[i].key);
+}
+
 /* The pane takes every key (a prompt or the pager is up). */
 bool
 console_pane_modal(const struct console_pane *p)
@@ -40,15 +59,40 @@ console_pane_modal(const struct console_pane *p)
 
 /* ---- drawing ------------------------------------------------------- */
 
-/* Highlight the columns of pat's first match in text, drawn from x. */
+/* The text of a beat in maxcols columns from x, with pat's first match
+ * highlighted; a match past the edge is brought into view ("..." and
+ * the text from a little before it).  sel_w > 0: the row is the
+ * selection, columns sel_x .. sel_x+sel_w-1 in reverse. */
 static void
-console_pane_mark(struct console_ui *ui, const struct console_pane *p,
-    const char *text, int row, int x, int maxcols, bool selected)
+console_pane_text(struct console_ui *ui, const struct console_pane *p,
+    const char *text, int row, int x, int maxcols, int sel_x, int sel_w)
 {
-	size_t off, len;
+	size_t off = 0, len = 0;
 	int c0, cw;
+	bool match = console_pane_match(text, p->pat, &off, &len);
 
-	if (!console_pane_match(text, p->pat, &off, &len))
+	if (match) {
+		c0 = console_pane_cols(text, off, ui->utf8);
+		cw = console_pane_cols(text + off, len, ui->utf8);
+		if (c0 + cw > maxcols && maxcols > 12) {
+			/* from 8 bytes before the match, on a character
+			 * boundary */
+			size_t from = off > 8 ? off - 8 : 0;
+
+			while (from > 0 &&
+			    ((unsigned char)text[from] & 0xc0) == 0x80)
+				from--;
+			console_put(ui, row, x, "...", 3);
+			text += from;
+			off -= from;
+			x += 3;
+			maxcols -= 3;
+		}
+	}
+	console_put(ui, row, x, text, maxcols);
+	if (sel_w > 0)
+		mvchgat(row, sel_x, sel_w, A_REVERSE, 0, NULL);
+	if (!match)
 		return;
 	c0 = console_pane_cols(text, off, ui->utf8);
 	cw = console_pane_cols(text + off, len, ui->utf8);
@@ -56,8 +100,9 @@ console_pane_mark(struct console_ui *ui, const struct console_pane *p,
 		return;
 	if (c0 + cw > maxcols)
 		cw = maxcols - c0;
-	mvchgat(row, x + c0, cw, selected ? A_BOLD | A_UNDERLINE :
-	    A_REVERSE | A_BOLD, ui->color && !selected ? CP_YELLOW : 0, NULL);
+	mvchgat(row, x + c0, cw, sel_w > 0 ? A_BOLD | A_UNDERLINE :
+	    A_REVERSE | A_BOLD, ui->color && sel_w == 0 ? CP_YELLOW : 0,
+	    NULL);
 }
 
 /* The events box (tui.h). */
@@ -110,11 +155,8 @@ console_pane_draw(struct console_ui *ui, const struct console_view *v,
 		    (double)b->t_rel_ns / 1e9);
 		console_attr(ui, pair, a);
 		console_put(ui, row, x + 14, label, 9);
-		console_put(ui, row, x + 23, b->text, w - 25);
-		if (selected)
-			mvchgat(row, x + 1, w - 2, A_REVERSE, 0, NULL);
-		console_pane_mark(ui, p, b->text, row, x + 23, w - 25,
-		    selected);
+		console_pane_text(ui, p, b->text, row, x + 23, w - 25, x + 1,
+		    selected ? w - 2 : 0);
 	}
 	attrset(A_NORMAL);
 }

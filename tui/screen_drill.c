@@ -65,6 +65,9 @@ static struct console_drill_screen console_drill_st;
 
 /* The status line's keys ("q home" or "q quit"), set at each draw. */
 static char console_drill_hint[48] = "jk / enter q quit ? help";
+/* Its '?' line for q, likewise. */
+static char console_drill_qhelp[64] =
+    "quit (a running drill is stopped, its lab torn down)";
 
 /* ---------------------------------------------------------------- */
 /* observer, worker                                                  */
@@ -521,6 +524,9 @@ console_drill_draw(struct console_ui *ui)
 		snprintf(title, sizeof title, "events");
 	snprintf(console_drill_hint, sizeof console_drill_hint,
 	    "jk / enter q %s ? help", ui->from_home ? "home" : "quit");
+	snprintf(console_drill_qhelp, sizeof console_drill_qhelp,
+	    "%s (a running drill is stopped, its lab torn down)",
+	    ui->from_home ? "home" : "quit");
 	console_draw_drill_layout(ui, v, title, NULL);
 	console_pane_overlay(ui, &console_drill_st.pane);
 }
@@ -530,13 +536,12 @@ static const struct console_key console_drill_keys[] = {
 	{ "pgup pgdn", "events: a page older / newer" },
 	{ "home g", "events: the oldest" },
 	{ "end G", "events: follow the newest again" },
-	{ "enter", "events: the selected one's evidence line (pager)" },
+	{ "enter", "events: the selected one's evidence (pager)" },
 	{ "/ n N", "search the events' text, next / previous match" },
 	{ ":N", "go to beat N" },
 	{ "y / Y", "copy the run id / run dir (OSC 52)" },
 	{ "esc", "back: close the pager or prompt, follow again" },
-	{ "q", "stop a running drill (the lab is torn down), then back "
-	    "home (opened from home) or quit" },
+	{ "q", console_drill_qhelp },
 	{ "?", "this help" },
 };
 

@@ -37,6 +37,8 @@ static struct console_replay_screen console_replay_st;
 
 /* The status line's keys ("q home" or "q quit"), set at each draw. */
 static char console_replay_hint[48] = "spc . , jk / q quit ? help";
+/* Its '?' line for q, likewise. */
+static char console_replay_qhelp[32] = "quit";
 
 /* Show the replay's state at beat pos (the reducer's, as live), the
  * recorded verdict's time to kill and reason, the beats up to pos. */
@@ -266,6 +268,8 @@ console_replay_draw(struct console_ui *ui)
 	    r->rp->nbeats ? r->pos + 1 : 0, r->rp->nbeats);
 	snprintf(console_replay_hint, sizeof console_replay_hint,
 	    "spc . , jk / q %s ? help", ui->from_home ? "home" : "quit");
+	snprintf(console_replay_qhelp, sizeof console_replay_qhelp, "%s",
+	    ui->from_home ? "back home" : "quit");
 	console_draw_drill_layout(ui, &r->view, title, r->rp);
 	console_pane_overlay(ui, &r->pane);
 }
@@ -281,12 +285,12 @@ static const struct console_key console_replay_keys[] = {
 	{ "j k up down", "events: select a newer / older one (scroll)" },
 	{ "pgup pgdn", "events: a page older / newer" },
 	{ "home / end", "events: the oldest / follow the newest again" },
-	{ "enter", "events: the selected one's evidence line (pager)" },
+	{ "enter", "events: the selected one's evidence (pager)" },
 	{ "/ n N", "search the events' text, next / previous match" },
 	{ ":N", "go to beat N" },
 	{ "y / Y", "copy the run id / run dir (OSC 52)" },
 	{ "esc", "back: close the pager or prompt, follow again" },
-	{ "q", "back home (opened from home), else quit" },
+	{ "q", console_replay_qhelp },
 	{ "?", "this help" },
 };
 

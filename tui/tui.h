@@ -294,6 +294,9 @@ struct console_pane_src {
 	                                   ends there); NULL live */
 };
 
+/* Teach ncurses the Home / End sequences terminals send besides
+ * terminfo's (after keypad()). */
+void console_pane_keys_init(void);
 /* Follow the newest beat, nothing typed, no pager (frees it). */
 void console_pane_reset(struct console_pane *p);
 /* The events box at (y, x), h x w, titled title ("events ..."; while
