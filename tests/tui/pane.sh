@@ -21,7 +21,11 @@
 #  7 the '?' overlay lists the pane's keys; the status line says "q quit";
 #    q quits with the tty restored.
 # Then from the home screen: the replay's status line says "q home" and q
-# goes home.
+# goes home.  With a Docker Engine (required with ARES_REQUIRE_DOCKER=1),
+# a live drill (default.yaml) at 80x24: k scrolls while it runs and the
+# beats that come after do not move the list, End follows, Enter shows an
+# evidence line of the run dir's chain, y / Y copy its id / dir, :3
+# scrolls to beat 3, q quits with the verdict's code.
 # Exit 77 (skip) without tmux or python3.
 set -u
 
@@ -50,7 +54,7 @@ trap 'exit 1' INT TERM HUP
 
 # The events box's rows (between its top edge and the next box edge).
 events_rows() {
-	printf '%s\n' "$last" | awk '/^[^ ]+ events [(0-9]/ { on = 1; next }
+	printf '%s\n' "$last" | awk '/^[^ ]+ events / { on = 1; next }
 	    on && !/^(│|\||x) / { exit } on { print }'
 }
 # The status line (the pane's last row).
@@ -255,4 +259,69 @@ wait_exit 10 || fail "home: no exit after q"
 printf '%s\n' "$last" | grep -Eq 'ares-exit rc=0 tty=restored' ||
     fail "home: bad exit or terminal not restored"
 echo "ok: from home"
+
+# ---- live: the drill screen's pane (needs the Docker Engine) ----
+if ! [ -S /var/run/docker.sock ] && [ -z "${DOCKER_HOST:-}" ]; then
+	if [ "${ARES_REQUIRE_DOCKER:-0}" = 1 ]; then
+		fail "no Docker Engine (ARES_REQUIRE_DOCKER=1)"
+	fi
+	echo "skip: live drill (no Docker Engine)"
+	exit 0
+fi
+# a console still running at exit is asked to quit (its lab torn down)
+live_cleanup() {
+	if tm has-session -t main 2>/dev/null && ! pane_dead; then
+		key q 2>/dev/null
+		i=0
+		while [ "$i" -lt 120 ] && ! pane_dead; do
+			sleep 1
+			i=$((i + 1))
+		done
+	fi
+	tui_cleanup
+}
+trap live_cleanup EXIT
+rm -rf "$TMPD/runs"
+mkdir -p "$TMPD/runs"
+tui_start 80 24 "env ARES_RUNS='$TMPD/runs' $(tui_run_cmd xterm-256color color \
+    "$ARES_BIN" --policy "$SRCDIR/policies/default.yaml")"
+tm set-option -g set-clipboard on
+wait_for 'agent Poyo started' 120 || fail "live: the agent did not start"
+key k
+wait_for 'events [0-9]+-[0-9]+/[0-9]+' 5 || fail "live: k did not scroll"
+range=$(printf '%s\n' "$last" | sed -n 's/.*events \([0-9]*-[0-9]*\)\/[0-9]*.*/\1/p' | head -n 1)
+n0=$(printf '%s\n' "$last" | sed -n 's/.*events [0-9]*-[0-9]*\/\([0-9]*\).*/\1/p' | head -n 1)
+wait_for '^ *verdict: ' 180 || fail "live: no verdict"
+printf '%s\n' "$last" | grep -q "events $range/" ||
+    fail "live: new beats moved the scrolled list (was events $range)"
+n1=$(printf '%s\n' "$last" | sed -n 's/.*events [0-9]*-[0-9]*\/\([0-9]*\).*/\1/p' | head -n 1)
+status_line | grep -q 'q quit' || fail "live: the status line does not say 'q quit'"
+key End
+wait_for '(┌|l)(─|q) events (─|q)' 5 || fail "live: End did not follow again"
+events_rows | grep -Eq 'verdict +contained' || fail "live: the verdict is not the newest row"
+key k Enter
+wait_for '"prev": "[0-9a-f]{64}"' 10 || fail "live: the pager shows no evidence line"
+printf '%s\n' "$last" | grep -Eq 'evidence\.jsonl line [0-9]+' ||
+    fail "live: pager: no evidence line number"
+key Escape
+wait_for 'lab boundary' 5 || fail "live: Esc did not close the pager"
+run_dir=$(ls -d "$TMPD"/runs/*/ | head -n 1)
+run_dir=$(cd "$run_dir" && pwd -P)
+key y
+wait_for 'copied run id \(OSC 52\)' 5 || fail "live: y said nothing"
+sleep 0.3
+[ "$(tm show-buffer)" = "$(basename "$run_dir")" ] ||
+    fail "live: tmux buffer is '$(tm show-buffer)', not the run id"
+key Y
+wait_for 'copied run dir \(OSC 52\)' 5 || fail "live: Y said nothing"
+sleep 0.3
+[ "$(tm show-buffer)" = "$run_dir" ] ||
+    fail "live: tmux buffer is '$(tm show-buffer)', not $run_dir"
+key : 3 Enter
+wait_for 'events 3-[0-9]+/[0-9]+' 5 || fail "live: :3 did not scroll to beat 3"
+key q
+wait_exit 30 || fail "live: no exit after q"
+printf '%s\n' "$last" | grep -Eq 'ares-exit rc=0 tty=restored' ||
+    fail "live: bad exit (contained is 0) or terminal not restored"
+echo "ok: live drill (scrolled to events $range/$n0, still there at /$n1)"
 exit 0
