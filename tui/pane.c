@@ -317,8 +317,8 @@ console_pane_item_text(const void *ctx, size_t i)
 	return b != NULL ? b->text : "";
 }
 
-/* Select beat i (absolute): a replay shows it first when it is past
- * the list's end. */
+/* Select beat i (absolute): a replay shows it first when the list does
+ * not hold it (past its end, or before the last CONSOLE_HIST). */
 static void
 console_pane_select(struct console_pane *p, const struct console_pane_src *src,
     size_t i)
@@ -326,7 +326,7 @@ console_pane_select(struct console_pane *p, const struct console_pane_src *src,
 	size_t base, n;
 
 	console_pane_bounds(src, &base, &n);
-	if (src->go != NULL && (n == 0 || i >= base + n))
+	if (src->go != NULL && (n == 0 || i >= base + n || i < base))
 		src->go(i);
 	console_pane_bounds(src, &base, &n);
 	if (n == 0)
