@@ -5,7 +5,8 @@
 # At 80x24 (colour) and 120x40 (NO_COLOR, --ascii):
 #  1 G, then k / Up and PgUp scroll the list on its own: its title says
 #    where it is ("events A-B/41 (beat 41/41)"), older events show, the
-#    newest goes out of view; End follows the newest again.
+#    newest goes out of view; End follows the newest again.  The map's
+#    legend is on the events box's bottom edge.
 #  2 the mouse wheel (a wheel-up event written to the pane in the encoding
 #    the program asked tmux for) scrolls it; Esc follows again.
 #  3 /docker: the status line says "match i/n, beat K" and beat K's row
@@ -117,6 +118,8 @@ run_case() {
 	    fail "$tag: the verdict beat is not the newest row"
 	events_rows | grep -q 'bringing the lab up' &&
 	    fail "$tag: the oldest events show before scrolling"
+	printf '%s\n' "$last" | grep -Eq -- '--- agent link +=== model link +X cut off +~~> escape +sink = internet' ||
+	    fail "$tag: no legend on the events box's bottom edge"
 	key k
 	wait_for 'events [0-9]+-41/41 \(beat 41/41\)' 5 ||
 	    fail "$tag: k did not stop following (title)"
