@@ -37,6 +37,11 @@
 #define CONSOLE_MIN_COLS   80
 #define CONSOLE_MIN_LINES  24
 #define CONSOLE_TICK_NS    (150ull * 1000 * 1000)
+#ifdef BUTTON5_PRESSED
+#define CONSOLE_WHEEL_DOWN BUTTON5_PRESSED
+#else
+#define CONSOLE_WHEEL_DOWN 0
+#endif
 
 /* Set by signal handlers only. */
 static volatile sig_atomic_t console_sig_winch;
@@ -105,6 +110,7 @@ console_screen_open(struct console_ui *ui, const struct console_screen *sc)
 	ui->screen = sc;
 	ui->help = false;
 	ui->quit = false;
+	ui->keys_raw = false;
 }
 
 /* Run fn(arg) on the worker thread.  The worker must not take the UI's
@@ -227,7 +233,7 @@ console_keys(struct console_ui *ui)
 		} else if (ui->help) {
 			ui->help = false;   /* any key closes the help */
 			dirty = true;
-		} else if (ch == '?') {
+		} else if (ch == '?' && !ui->keys_raw) {
 			ui->help = true;
 			dirty = true;
 		} else if (ui->screen->key(ui, ch)) {
@@ -381,6 +387,11 @@ console_term_open(struct console_ui *ui, const struct console_options *o,
 	keypad(stdscr, TRUE);
 	nodelay(stdscr, TRUE);
 	curs_set(0);
+	/* Esc answers at once (ncurses waits 1 s for a sequence by
+	 * default); the wheel scrolls the event pane (pane.c) */
+	set_escdelay(25);
+	mousemask(BUTTON4_PRESSED | CONSOLE_WHEEL_DOWN, NULL);
+	console_pane_keys_init();
 	ui->color = has_colors() && !o->no_color && getenv("NO_COLOR") == NULL;
 	console_init_colors(ui);
 	ui->halfblock = ui->utf8 && ui->color && ui->sheet != NULL;

@@ -272,8 +272,8 @@ console_draw_poyo(struct console_ui *ui, int y, int x, int w, int h,
 		console_put(ui, oy + r, ox, f->ascii[r], w);
 }
 
-/* Short label of a beat kind for the event list. */
-static const char *
+/* Short label of a beat kind for the event list (tui.h). */
+const char *
 console_kind_label(enum drill_beat_kind k, int *pair, attr_t *a)
 {
 	*a = A_NORMAL;
@@ -1042,33 +1042,6 @@ console_draw_levers(struct console_ui *ui, const struct console_view *v,
 	attrset(A_NORMAL);
 }
 
-/* The event list: the last beats that fit, in a box titled title. */
-static void
-console_draw_events(struct console_ui *ui, const struct console_view *v,
-    int y, int h, const char *title)
-{
-	int inner = h - 2;
-	size_t n = v->hcount < (size_t)inner ? v->hcount : (size_t)inner;
-
-	console_attr(ui, 0, A_NORMAL);
-	console_box(ui, y, 0, h, COLS, title);
-	for (size_t i = 0; i < n; i++) {
-		const struct drill_beat *b =
-		    &v->hist[(v->hhead + v->hcount - n + i) % CONSOLE_HIST];
-		int pair;
-		attr_t a;
-		const char *label = console_kind_label(b->kind, &pair, &a);
-		int row = y + 1 + (int)i;
-
-		console_attr(ui, 0, A_DIM);
-		console_putf(ui, row, 2, 11, "+%9.3fs", (double)b->t_rel_ns / 1e9);
-		console_attr(ui, pair, a);
-		console_put(ui, row, 14, label, 9);
-		console_put(ui, row, 23, b->text, COLS - 25);
-	}
-	attrset(A_NORMAL);
-}
-
 /* The status line of v once its state has a verdict: the verdict and
  * counts are the state's; the time to kill and the reason the run's own,
  * once the screen has them.  false (nothing written) before. */
@@ -1179,8 +1152,8 @@ console_draw_drill_layout(struct console_ui *ui, struct console_view *v,
 	if (lh > avail - 4)
 		lh = avail - 4;
 	console_draw_levers(ui, v, 1 + CONSOLE_MAP_ROWS, lh);
-	console_draw_events(ui, v, 1 + CONSOLE_MAP_ROWS + lh, avail - lh,
-	    events_title);
+	console_pane_draw(ui, v, v->pane, 1 + CONSOLE_MAP_ROWS + lh, 0,
+	    avail - lh, COLS, events_title);
 	if (badge != NULL) {
 		/* the badge, right on the events box's top edge */
 		bool ok = badge->chain_ok && badge->sig == REPLAY_SIG_OK &&

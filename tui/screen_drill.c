@@ -10,10 +10,12 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -55,9 +57,17 @@ struct console_drill_screen {
 	struct drill_beat batch[CONSOLE_RING];   /* console_drain()'s */
 	bool started;                  /* a drill ran: w holds its end */
 	bool stopping;                 /* cancelled, not joined yet */
+	struct console_pane pane;      /* the event pane (pane.c) */
+	char run_dir[PATH_MAX + 80];   /* the run's folder, for the pane */
 };
 
 static struct console_drill_screen console_drill_st;
+
+/* The status line's keys ("q home" or "q quit"), set at each draw. */
+static char console_drill_hint[48] = "jk / enter q quit ? help";
+/* Its '?' line for q, likewise. */
+static char console_drill_qhelp[64] =
+    "quit (a running drill is stopped, its lab torn down)";
 
 /* ---------------------------------------------------------------- */
 /* observer, worker                                                  */
@@ -203,6 +213,7 @@ console_apply_beat(struct console_view *v, const struct drill_beat *b)
 	if (v->hcount == CONSOLE_HIST) {
 		v->hhead = (v->hhead + 1) % CONSOLE_HIST;
 		v->hcount--;
+		v->hbase++;
 	}
 	size_t i = v->hcount++;
 	while (i > 0 && v->hist[(v->hhead + i - 1) % CONSOLE_HIST].t_ns >
@@ -335,6 +346,9 @@ console_drill_start(struct console_ui *ui, const char *policy, uint64_t seed,
 	memset(&d->sh, 0, sizeof d->sh);
 	memset(&d->w, 0, sizeof d->w);
 	console_view_reset(&d->view);
+	d->view.hbase = 0;
+	console_pane_reset(&d->pane);
+	d->view.pane = &d->pane;
 	d->stopping = false;
 	d->started = true;
 	console_copy(d->policy_path, sizeof d->policy_path, policy);
@@ -428,10 +442,37 @@ console_drill_tick(struct console_ui *ui, uint64_t now)
 	return dirty;
 }
 
-/* q stops (then leaves). */
+/* The live run's folder: the result's once the drill returned, else
+ * where drill_run() makes it (the runs dir and the run id). */
+static const char *
+console_drill_run_dir(struct console_drill_screen *d)
+{
+	const char *runs = getenv("ARES_RUNS");
+	char abs[PATH_MAX];
+
+	if (d->view.have_result && d->w.res.run_dir[0] != '\0')
+		return d->w.res.run_dir;
+	if (d->view.run_id[0] == '\0')
+		return "";
+	if (runs == NULL || runs[0] == '\0')
+		runs = "runs";
+	if (realpath(runs, abs) != NULL)
+		runs = abs;
+	snprintf(d->run_dir, sizeof d->run_dir, "%s/%s", runs,
+	    d->view.run_id);
+	return d->run_dir;
+}
+
+/* The event pane's keys first; q stops (then leaves). */
 static bool
 console_drill_key(struct console_ui *ui, int ch)
 {
+	struct console_drill_screen *d = &console_drill_st;
+	struct console_pane_src src = { &d->view, NULL, d->view.run_id,
+	    console_drill_run_dir(d), NULL };
+
+	if (console_pane_key(ui, &d->pane, &src, ch))
+		return true;
 	if (ch == 'q' || ch == 'Q') {
 		console_drill_quit(ui);
 		return true;
@@ -481,17 +522,32 @@ console_drill_draw(struct console_ui *ui)
 		snprintf(title, sizeof title, "events (%zu dropped)", v->dropped);
 	else
 		snprintf(title, sizeof title, "events");
+	snprintf(console_drill_hint, sizeof console_drill_hint,
+	    "jk / enter q %s ? help", ui->from_home ? "home" : "quit");
+	snprintf(console_drill_qhelp, sizeof console_drill_qhelp,
+	    "%s (a running drill is stopped, its lab torn down)",
+	    ui->from_home ? "home" : "quit");
 	console_draw_drill_layout(ui, v, title, NULL);
+	console_pane_overlay(ui, &console_drill_st.pane);
 }
 
 static const struct console_key console_drill_keys[] = {
-	{ "q", "quit (a running drill is stopped and torn down)" },
+	{ "j k up down", "events: select a newer / older one (scroll)" },
+	{ "pgup pgdn", "events: a page older / newer" },
+	{ "home g", "events: the oldest" },
+	{ "end G", "events: follow the newest again" },
+	{ "enter", "events: the selected one's evidence (pager)" },
+	{ "/ n N", "search the events' text, next / previous match" },
+	{ ":N", "go to beat N" },
+	{ "y / Y", "copy the run id / run dir (OSC 52)" },
+	{ "esc", "back: close the pager or prompt, follow again" },
+	{ "q", console_drill_qhelp },
 	{ "?", "this help" },
 };
 
 const struct console_screen console_screen_drill = {
 	.name = "drill",
-	.keys_hint = "q quit  ? help",
+	.keys_hint = console_drill_hint,
 	.keys = console_drill_keys,
 	.nkeys = sizeof console_drill_keys / sizeof console_drill_keys[0],
 	.state = &console_drill_st,

@@ -30,9 +30,15 @@ struct console_replay_screen {
 	int speed;                  /* index into console_speeds */
 	uint64_t next_beat_ns;      /* playing: when to step */
 	struct drill_result rres;   /* summary at pos */
+	struct console_pane pane;   /* the event pane (pane.c) */
 };
 
 static struct console_replay_screen console_replay_st;
+
+/* The status line's keys ("q home" or "q quit"), set at each draw. */
+static char console_replay_hint[48] = "spc . , jk / q quit ? help";
+/* Its '?' line for q, likewise. */
+static char console_replay_qhelp[32] = "quit";
 
 /* Show the replay's state at beat pos (the reducer's, as live), the
  * recorded verdict's time to kill and reason, the beats up to pos. */
@@ -65,6 +71,7 @@ console_replay_show(struct console_replay_screen *r)
 	first = n > CONSOLE_HIST ? n - CONSOLE_HIST : 0;
 	v->hhead = 0;
 	v->hcount = n - first;
+	v->hbase = first;
 	for (size_t i = first; i < n; i++)
 		v->hist[i - first] = rp->beats[i];
 }
@@ -76,6 +83,8 @@ console_replay_enter(struct console_ui *ui, struct replay *rp)
 	struct console_replay_screen *r = &console_replay_st;
 
 	console_view_reset(&r->view);
+	console_pane_reset(&r->pane);
+	r->view.pane = &r->pane;
 	replay_free(r->rp);
 	r->rp = rp;
 	r->pos = 0;
@@ -95,6 +104,7 @@ console_replay_close(void)
 {
 	replay_free(console_replay_st.rp);
 	console_replay_st.rp = NULL;
+	console_pane_reset(&console_replay_st.pane);
 }
 
 /* How long beat i stays before i+1 when playing at speed x: the real gap,
@@ -149,7 +159,11 @@ console_replay_key(struct console_ui *ui, int ch)
 {
 	struct console_replay_screen *r = &console_replay_st;
 	size_t last = r->rp->nbeats ? r->rp->nbeats - 1 : 0;
+	struct console_pane_src src = { &r->view, r->rp, r->rp->run_id,
+	    r->rp->run_dir, console_replay_goto };
 
+	if (console_pane_key(ui, &r->pane, &src, ch))
+		return true;
 	switch (ch) {
 	case ' ':
 		r->playing = !r->playing;
@@ -184,11 +198,9 @@ console_replay_key(struct console_ui *ui, int ch)
 			r->speed--;
 		return true;
 	case 'g':
-	case KEY_HOME:
 		console_replay_goto(0);
 		return true;
 	case 'G':
-	case KEY_END:
 		r->playing = false;
 		console_replay_goto(last);
 		return true;
@@ -254,24 +266,38 @@ console_replay_draw(struct console_ui *ui)
 
 	snprintf(title, sizeof title, "events (beat %zu/%zu)",
 	    r->rp->nbeats ? r->pos + 1 : 0, r->rp->nbeats);
+	snprintf(console_replay_hint, sizeof console_replay_hint,
+	    "spc . , jk / q %s ? help", ui->from_home ? "home" : "quit");
+	snprintf(console_replay_qhelp, sizeof console_replay_qhelp, "%s",
+	    ui->from_home ? "back home" : "quit");
 	console_draw_drill_layout(ui, &r->view, title, r->rp);
+	console_pane_overlay(ui, &r->pane);
 }
 
 static const struct console_key console_replay_keys[] = {
 	{ "space", "play / pause" },
-	{ ". or right", "next beat" },
-	{ ", or left", "previous beat" },
+	{ ". l right", "next beat" },
+	{ ", h left", "previous beat" },
 	{ "]", "next marker (bait, lever, breach, leak, orphan)" },
 	{ "[", "previous marker" },
 	{ "+ / -", "faster / slower" },
-	{ "g / G", "start / end" },
-	{ "q", "back (or quit)" },
+	{ "g / G", "first / last beat" },
+	{ "j k up down", "events: select a newer / older one (scroll)" },
+	{ "pgup pgdn", "events: a page older / newer" },
+	{ "home / end", "events: the oldest / follow the newest again" },
+	{ "enter", "events: the selected one's evidence (pager)" },
+	{ "/ n N", "search the events' text, next / previous match" },
+	{ ":N", "go to beat N" },
+	{ "y / Y", "copy the run id / run dir (OSC 52)" },
+	{ "esc", "back: close the pager or prompt, follow again" },
+	{ "q", console_replay_qhelp },
 	{ "?", "this help" },
 };
 
+
 const struct console_screen console_screen_replay = {
 	.name = "replay",
-	.keys_hint = "spc . , ] [ q ? help",
+	.keys_hint = console_replay_hint,
 	.keys = console_replay_keys,
 	.nkeys = sizeof console_replay_keys / sizeof console_replay_keys[0],
 	.state = &console_replay_st,

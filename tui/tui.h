@@ -99,6 +99,8 @@ struct console_ui {
 	pthread_t worker;
 	bool worker_running;
 	struct console_job *job;   /* the last job started, or NULL */
+	bool keys_raw;             /* a prompt or pager takes every key,
+	                              '?' too (pane.c) */
 };
 
 /* One line of a screen's '?' overlay. */
@@ -183,6 +185,10 @@ void console_bar(const struct console_ui *ui, int y, int x, int w,
     size_t done, size_t total, int pair);
 /* Colour pairs and the sprite palette, when the terminal has colour. */
 void console_init_colors(struct console_ui *ui);
+/* The event list's label of a beat kind, its colour pair and
+ * attributes. */
+const char *console_kind_label(enum drill_beat_kind k, int *pair,
+    attr_t *a);
 
 /*
  * What the drill layout shows, live (screen_drill.c) or replayed
@@ -190,6 +196,7 @@ void console_init_colors(struct console_ui *ui);
  * (levers, map, Poyo's flags, counts, verdict), the lever names, the
  * event list, Poyo's pacing.  Each of the two screens has its own.
  */
+struct console_pane;
 struct console_view {
 	char run_id[64], policy[256], model[64], seed[32];
 	char phase[128];
@@ -214,6 +221,9 @@ struct console_view {
 	                                     reason, once have_result */
 	const char *shown_pose;
 	const char *pose_override;        /* replay: the beat's pose */
+	size_t hbase;             /* beats before hist[hhead] (dropped from
+	                             the list, or before it in a replay) */
+	struct console_pane *pane;        /* the event pane, or NULL */
 };
 
 /* Forget what v shows (levers, events, flags). */
@@ -230,6 +240,122 @@ bool console_view_verdict(const struct console_view *v, char *out, size_t n,
  * badge is not NULL, the status line (the screen's status hook). */
 void console_draw_drill_layout(struct console_ui *ui, struct console_view *v,
     const char *events_title, const struct replay *badge);
+
+/* ------------------------------------------------------------------ */
+/* pane.c - the drill layout's event pane (less, k9s habits)           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The event pane of the drill layout, live and replayed: it scrolls on
+ * its own (a selection, a first row, following the newest beat or not),
+ * searches the beats' texts, opens one beat's evidence line in a pager,
+ * jumps to beat N, copies the run id or dir with OSC 52.  Beats are
+ * numbered by their index in the whole list (0-based here, 1-based on
+ * screen): the view's hist[] holds those from v->hbase on.  Keys in
+ * docs/cli-replay.md and docs/cli-drill.md.
+ */
+enum console_pane_mode {
+	CONSOLE_PANE_LIST,       /* the list (scrolling or following) */
+	CONSOLE_PANE_SEARCH,     /* typing a '/' pattern */
+	CONSOLE_PANE_GOTO,       /* typing ':' N */
+	CONSOLE_PANE_PAGER,      /* one beat's text and evidence line */
+};
+
+#define CONSOLE_PANE_INPUT     64      /* a prompt's longest text */
+#define CONSOLE_PANE_COPY_MAX  1024    /* bytes OSC 52 copies at most */
+#define CONSOLE_PANE_PAGER_MAX 4000    /* pager lines at most */
+#define CONSOLE_PANE_LINE_MAX  (64 * 1024)  /* evidence line read */
+
+struct console_pane {
+	size_t top, sel;          /* first beat shown, the selected one */
+	bool follow;              /* the newest beat selected and shown */
+	int rows;                 /* rows the last draw had */
+	enum console_pane_mode mode;
+	char input[CONSOLE_PANE_INPUT];   /* the prompt's text */
+	char pat[CONSOLE_PANE_INPUT];     /* the last search */
+	char msg[160];            /* for the status line until the next key */
+	int msg_pair;
+	/* the pager: its source text (owned), wrapped at pager_w */
+	char *pager_text;
+	char pager_title[160];
+	char **pager;             /* npager lines (owned) */
+	size_t npager, ptop;
+	int pager_w;
+};
+
+/* What a screen's pane works on, filled at each key. */
+struct console_pane_src {
+	const struct console_view *v;   /* the list (hist, hbase) */
+	const struct replay *rp;        /* replay: every beat, its evidence
+	                                   line; NULL live */
+	const char *run_id;             /* "" or NULL: not known yet */
+	const char *run_dir;
+	void (*go)(size_t i);           /* replay: show beat i (the list then
+	                                   ends there); NULL live */
+};
+
+/* Teach ncurses the Home / End sequences terminals send besides
+ * terminfo's (after keypad()). */
+void console_pane_keys_init(void);
+/* Follow the newest beat, nothing typed, no pager (frees it). */
+void console_pane_reset(struct console_pane *p);
+/* The events box at (y, x), h x w, titled title ("events ..."; while
+ * scrolled "events A-B/N ..."), of v's list: p's selection, the search's
+ * matches highlighted.  p NULL: the newest beats. */
+void console_pane_draw(struct console_ui *ui, const struct console_view *v,
+    struct console_pane *p, int y, int x, int h, int w, const char *title);
+/* After the layout: the pager over the whole screen, or the prompt /
+ * message on the status line (the last row). */
+void console_pane_overlay(struct console_ui *ui, struct console_pane *p);
+/* A key for the pane: true when it took it (the screen redraws).  In the
+ * pager and at a prompt it takes every key. */
+bool console_pane_key(struct console_ui *ui, struct console_pane *p,
+    const struct console_pane_src *src, int ch);
+/* The pane takes every key (a prompt or the pager is up): '?' is text. */
+bool console_pane_modal(const struct console_pane *p);
+
+/* ------------------------------------------------------------------ */
+/* pane_text.c - the pane's terminal-free parts (tests/unit/test_pane) */
+/* ------------------------------------------------------------------ */
+
+/* Keep p->sel and p->top inside the list base .. base+n-1 shown rows at
+ * a time: following, the newest is selected and the last rows shown; a
+ * selection past the end (the list shrank) follows again. */
+void console_pane_fit(struct console_pane *p, size_t base, size_t n,
+    int rows);
+/* Move the selection delta beats (negative: older) in base .. base+n-1;
+ * it stops following, and follows again when it reaches the newest going
+ * down. */
+void console_pane_move(struct console_pane *p, long delta, size_t base,
+    size_t n);
+/* Does text hold pat (ASCII case ignored; "" never)?  Where, how long. */
+bool console_pane_match(const char *text, const char *pat, size_t *off,
+    size_t *len);
+/* The first of the n items text(ctx, i) holding pat after 'from' (dir
+ * +1) or before it (dir -1), wrapping around (*wrapped); -1: none. */
+long console_pane_find(const char *pat, size_t n, size_t from, int dir,
+    const char *(*text)(const void *ctx, size_t i), const void *ctx,
+    bool *wrapped);
+/* ESC ] 52 ; c ; base64(s) BEL, NUL-terminated, into out (n bytes): its
+ * length, or -1 when s is empty, longer than CONSOLE_PANE_COPY_MAX, holds
+ * anything but printable ASCII, or out is too small. */
+int console_pane_osc52(const char *s, char *out, size_t n);
+/* Line 'line' (1-based) of the file at path, at most max bytes (*cut when
+ * longer); the caller frees it.  NULL + e when there is no such line. */
+char *console_pane_read_line(const char *path, uint32_t line, size_t max,
+    bool *cut, struct errbuf *e);
+/* A JSON text pretty-printed (two-space indent), else a copy of it; the
+ * caller frees it. */
+char *console_pane_json_pretty(const char *line);
+/* text made inert (util_sanitize) and cut at '\n' and every width
+ * columns into at most max lines (*lines, free with
+ * console_pane_lines_free); the number of lines (at least 1). */
+size_t console_pane_wrap(const char *text, int width, bool utf8,
+    size_t max, char ***lines);
+void console_pane_lines_free(char **lines, size_t n);
+/* The columns the first len bytes of s take on screen (console_put's
+ * count: a byte each without UTF-8). */
+int console_pane_cols(const char *s, size_t len, bool utf8);
 
 /* ------------------------------------------------------------------ */
 /* screen_drill.c - the live drill screen                              */
