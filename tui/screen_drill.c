@@ -55,6 +55,9 @@ struct console_drill_screen {
 	struct drill_beat batch[CONSOLE_RING];   /* console_drain()'s */
 	bool started;                  /* a drill ran: w holds its end */
 	bool stopping;                 /* cancelled, not joined yet */
+	struct pace_queue pq;          /* beats on their way to the view */
+	struct replay_state latest;    /* the state after every beat */
+	char note[160];                /* 'r' could not replay: why */
 };
 
 static struct console_drill_screen console_drill_st;
@@ -214,15 +217,59 @@ console_apply_beat(struct console_view *v, const struct drill_beat *b)
 	v->hist[(v->hhead + i) % CONSOLE_HIST] = *b;
 }
 
-/* Take everything from the shared ring into d's view.  Returns true if
- * anything changed. */
+/* Show beat b: the view's state (the reducer, as the drill thread's),
+ * the event list, the timeline. */
+static void
+console_show_beat(struct console_view *v, const struct drill_beat *b)
+{
+	replay_state_apply(&v->st, b);
+	console_apply_beat(v, b);
+	console_timeline_note(&v->tl, b);
+}
+
+/* The display queue (core's pace_queue: marker beats stay a moment, the
+ * verdict at once, display only): the n new beats of d->batch go in, the
+ * due ones to the view; once it is empty the view's state is the drill
+ * thread's exactly (a beat the ring dropped included).  true when a beat
+ * was shown. */
+static bool
+console_pace(struct console_drill_screen *d, size_t n, bool done)
+{
+	struct console_view *v = &d->view;
+	uint64_t now = util_mono_ns();
+	struct drill_beat b;
+	bool shown = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!pace_queue_push(&d->pq, &d->batch[i], now)) {
+			/* full: the oldest is shown now */
+			if (pace_queue_shift(&d->pq, &b))
+				console_show_beat(v, &b);
+			(void)pace_queue_push(&d->pq, &d->batch[i], now);
+			shown = true;
+		}
+		v->tl.known++;
+	}
+	if (done)
+		pace_queue_flush(&d->pq);
+	while (pace_queue_pop(&d->pq, now, &b)) {
+		console_show_beat(v, &b);
+		shown = true;
+	}
+	if (d->pq.count == 0)
+		v->st = d->latest;
+	return shown;
+}
+
+/* Take everything from the shared ring into d's view (through the display
+ * queue).  Returns true if anything changed. */
 static bool
 console_drain(struct console_drill_screen *d)
 {
 	struct console_shared *sh = &d->sh;
 	struct console_view *v = &d->view;
 	size_t n = 0, dropped;
-	bool done;
+	bool done, shown;
 	char buf[256];
 
 	while (read(sh->pipe_rd, buf, sizeof buf) > 0)
@@ -235,10 +282,9 @@ console_drain(struct console_drill_screen *d)
 	}
 	dropped = sh->dropped;
 	done = sh->done;
-	v->st = sh->st;
+	d->latest = sh->st;
 	pthread_mutex_unlock(&sh->mu);
-	for (size_t i = 0; i < n; i++)
-		console_apply_beat(v, &d->batch[i]);
+	shown = console_pace(d, n, done);
 	/* Poyo's pacing starts when the screen first shows it */
 	if (v->st.bait && v->bait_ns == 0)
 		v->bait_ns = util_mono_ns();
@@ -249,7 +295,7 @@ console_drain(struct console_drill_screen *d)
 		v->done = true;
 		return true;
 	}
-	return n > 0;
+	return shown || n > 0;
 }
 
 /* The drill finished: its result names the run, the model and the seed
@@ -335,6 +381,9 @@ console_drill_start(struct console_ui *ui, const char *policy, uint64_t seed,
 	memset(&d->sh, 0, sizeof d->sh);
 	memset(&d->w, 0, sizeof d->w);
 	console_view_reset(&d->view);
+	console_timeline_reset(&d->view.tl);
+	pace_queue_init(&d->pq);
+	d->note[0] = '\0';
 	d->stopping = false;
 	d->started = true;
 	console_copy(d->policy_path, sizeof d->policy_path, policy);
@@ -343,6 +392,7 @@ console_drill_start(struct console_ui *ui, const char *policy, uint64_t seed,
 		snprintf(d->view.seed, sizeof d->view.seed, "%" PRIu64, seed);
 
 	d->sh.st = d->view.st;   /* before the drill thread exists */
+	d->latest = d->view.st;
 	console_wake_pipe(fds);
 	d->sh.pipe_rd = fds[0];
 	d->sh.pipe_wr = fds[1];
@@ -355,6 +405,7 @@ console_drill_start(struct console_ui *ui, const char *policy, uint64_t seed,
 	d->w.dopt.observer = console_observer;
 	d->w.dopt.observer_ctx = &d->sh;
 	d->w.dopt.cancel = &d->w.cancel;
+	d->w.dopt.pace_ms = ui->o != NULL ? ui->o->present_ms : 0;
 	console_worker_start(ui, console_worker_main, &d->w);
 	console_screen_open(ui, &console_screen_drill);
 }
@@ -428,7 +479,36 @@ console_drill_tick(struct console_ui *ui, uint64_t now)
 	return dirty;
 }
 
-/* q stops (then leaves). */
+/* r on a finished drill: its run dir on the replay screen, q there comes
+ * back here.  Before the end, or when the run cannot be read, the status
+ * line says why. */
+static void
+console_drill_replay(struct console_ui *ui)
+{
+	struct console_drill_screen *d = &console_drill_st;
+	struct errbuf e = { 0 };
+	struct replay *rp;
+
+	if (!d->view.done || ui->worker_running) {
+		snprintf(d->note, sizeof d->note, "r replays the drill once it "
+		    "has finished");
+		return;
+	}
+	if (d->w.rc != 0 || d->w.res.run_dir[0] == '\0') {
+		snprintf(d->note, sizeof d->note, "nothing to replay: the "
+		    "drill did not run");
+		return;
+	}
+	if ((rp = replay_load(d->w.res.run_dir, NULL, &e)) == NULL) {
+		snprintf(d->note, sizeof d->note, "cannot replay: %.140s",
+		    e.msg);
+		return;
+	}
+	d->note[0] = '\0';
+	console_replay_enter_from(ui, rp, &console_screen_drill);
+}
+
+/* q stops (then leaves); r replays a finished drill. */
 static bool
 console_drill_key(struct console_ui *ui, int ch)
 {
@@ -436,7 +516,19 @@ console_drill_key(struct console_ui *ui, int ch)
 		console_drill_quit(ui);
 		return true;
 	}
+	if (ch == 'r' || ch == 'R') {
+		console_drill_replay(ui);
+		return true;
+	}
 	return false;
+}
+
+/* A held beat is due: the loop wakes up for it. */
+static uint64_t
+console_drill_wake(const struct console_ui *ui)
+{
+	(void)ui;
+	return pace_queue_due(&console_drill_st.pq);
 }
 
 /* The status line: stopping, the verdict, the error, or the phase. */
@@ -449,6 +541,9 @@ console_drill_status(struct console_ui *ui, char *out, size_t n, int *pair)
 	*pair = 0;
 	if (d->stopping) {
 		snprintf(out, n, "stopping: tearing the lab down...");
+		*pair = CP_YELLOW;
+	} else if (d->note[0] != '\0') {
+		snprintf(out, n, "%s", d->note);
 		*pair = CP_YELLOW;
 	} else if (console_view_verdict(&d->view, out, n, pair)) {
 		/* the verdict */
@@ -486,12 +581,14 @@ console_drill_draw(struct console_ui *ui)
 
 static const struct console_key console_drill_keys[] = {
 	{ "q", "quit (a running drill is stopped and torn down)" },
+	{ "r", "replay this drill from its run dir, once it finished (q "
+	    "there comes back)" },
 	{ "?", "this help" },
 };
 
 const struct console_screen console_screen_drill = {
 	.name = "drill",
-	.keys_hint = "q quit  ? help",
+	.keys_hint = "r replay  q quit  ? help",
 	.keys = console_drill_keys,
 	.nkeys = sizeof console_drill_keys / sizeof console_drill_keys[0],
 	.state = &console_drill_st,
@@ -502,4 +599,5 @@ const struct console_screen console_screen_drill = {
 	.fd = console_drill_fd,
 	.status = console_drill_status,
 	.frame = console_drill_frame,
+	.wake = console_drill_wake,
 };
