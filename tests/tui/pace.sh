@@ -12,7 +12,8 @@
 #    bottom edge: B, f, v and V in order, the position (@ / the heavy
 #    line) moving from the start to the end.
 #  3 (120x40, Docker) a live drill with --present=1000: its bait beat is
-#    held on screen (the last event row 400 ms later; one sample), it verdicts
+#    held on screen (400 ms after it showed no lever "fired" row yet,
+#    though the lever fired within a millisecond; one sample), it verdicts
 #    contained with the timeline on its screen; the agent took visibly
 #    longer from its start to the bait than the bundled unpaced run (at
 #    least 5 s more), yet the time to kill is under 1 s; drill.start says
@@ -37,6 +38,17 @@ esac
 REPLAY=$SRCDIR/replays/contained
 PUB=$SRCDIR/replays/demo.pub
 [ -f "$REPLAY/evidence.jsonl" ] || { echo "FAIL: no $REPLAY"; exit 1; }
+
+# --present's value: 1..5000 ms, else a usage error (no drill starts).
+for bad in "drill --present=0" "drill --present=5001" "drill --present=1x" \
+    "--present=" "--present=-5"; do
+	# shellcheck disable=SC2086
+	"$ARES_BIN" $bad >/dev/null 2>"${TMPDIR:-/tmp}/pace.err.$$"; rc=$?
+	grep -q -- '--present' "${TMPDIR:-/tmp}/pace.err.$$" ||
+	    { rm -f "${TMPDIR:-/tmp}/pace.err.$$"; echo "FAIL: ares $bad: no message"; exit 1; }
+	rm -f "${TMPDIR:-/tmp}/pace.err.$$"
+	[ "$rc" -eq 2 ] || { echo "FAIL: ares $bad: exit $rc, want 2"; exit 1; }
+done
 
 TUI_NAME=pace
 # shellcheck source=tests/tui/tmux.sh
@@ -167,16 +179,19 @@ export ARES_RUNS
 mkdir -p "$ARES_RUNS"
 tui_start 120 40 "$(tui_run_cmd - color "$ARES_BIN" --present=1000 --policy "$SRCDIR/policies/default.yaml")"
 wait_for 'steps [1-9]' 60 || fail "the live drill shows no agent step"
-# The bait held live: the service, fired and verified beats come within a
-# millisecond of it, yet it stays the last event row a while (one try: a
-# live drill cannot be sampled again; on a loaded machine the sample may
-# be inconclusive, and then says so).
+# The bait held live: the drill fires its first lever within a millisecond
+# of the bait, yet no "fired" event row shows until the bait's hold is
+# over (the events box sorts rows by time, so the bait need not be its
+# last row).  One try: a live drill cannot be sampled again; on a loaded
+# machine the sample may be inconclusive, and then says so.
+ev_rows() { printf '%s\n' "$last" | grep -E '^[|│] +\+ *[0-9]+\.[0-9]+s '; }
 t_prev=$(now_ms)
 live_bait=
 while [ $(($(now_ms) - t_prev)) -lt 60000 ]; do
 	t_a=$(now_ms)
 	capture
-	if event_row | grep -q ' BAIT '; then
+	t_b=$(now_ms)
+	if ev_rows | grep -q 's BAIT '; then
 		live_bait=1
 		break
 	fi
@@ -184,15 +199,23 @@ while [ $(($(now_ms) - t_prev)) -lt 60000 ]; do
 	t_prev=$t_a
 	sleep 0.05
 done
-[ -n "$live_bait" ] || fail "the live bait was never the last event row"
-sleep 0.4
-capture
-if [ $(($(now_ms) - t_prev)) -lt 1100 ]; then
-	event_row | grep -q ' BAIT ' ||
-	    fail "the live bait was not held: $(event_row)"
-	echo "ok 3a - the live bait beat held"
-else
+[ -n "$live_bait" ] || fail "the live bait never showed in the events"
+if ev_rows | grep -q 's fired '; then
+	# the bait showed after t_prev: its hold lasts past t_prev + 1.2 s
+	[ $((t_b - t_prev)) -ge 1100 ] ||
+	    fail "the live bait was not held: a lever fired row came with it"
 	echo "ok 3a # inconclusive sample (loaded machine)"
+else
+	sleep 0.4
+	capture
+	if [ $(($(now_ms) - t_prev)) -lt 1100 ]; then
+		ev_rows | grep -q 's fired ' &&
+		    fail "the live bait was not held: a lever fired row 400 ms after it"
+		ev_rows | grep -q 's BAIT ' || fail "the live bait row went away"
+		echo "ok 3a - the live bait beat held"
+	else
+		echo "ok 3a # inconclusive sample (loaded machine)"
+	fi
 fi
 wait_for '^ *verdict: ' "$VERDICT_TIMEOUT" || fail "no verdict"
 printf '%s\n' "$last" | grep -q 'verdict: contained' ||
