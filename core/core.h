@@ -223,6 +223,9 @@ struct lab {
 	struct lab_container decoys;
 	char *cloud_bait, *ssh_bait, *git_bait, *mcp_bait;
 	char *cloud_key_id, *cloud_secret, *git_token, *ssh_pubkey;
+	unsigned pace_ms;             /* presenter mode: the gateway holds
+	                                 each model turn this long (0: off;
+	                                 lab.json "pace") */
 };
 
 /* The negative control's weakenings that are no flaw (no policy can ask
@@ -243,6 +246,8 @@ struct lab_options {
 	bool lease;                 /* the lab outlives this process (lab up,
 	                               --keep-lab): RUN_DIR/lab.lease owns
 	                               its objects (ares.lease, core/gc.c) */
+	unsigned pace_ms;           /* presenter mode: GATEWAY_PACE_MS, at
+	                               most PACE_PRESENT_MS_MAX (0: off) */
 };
 /* lab_up with options (o may be NULL).  With o->agent_idle the agent is
  * started too (it sleeps; exec into it).  The real key is read from the
@@ -1612,6 +1617,11 @@ struct drill_options {
 	                                   (overrides the policy's model.url) */
 	const char *model_key_env;      /* env var holding its key */
 	const char *model_name;         /* the model name reported */
+	unsigned pace_ms;               /* presenter mode (--present): the
+	                                   gateway holds each model turn this
+	                                   long, 0..PACE_PRESENT_MS_MAX; the
+	                                   deny lever is never held; recorded
+	                                   in drill.start and lab.json */
 };
 
 /* Run one drill to its verdict.  Returns 0 when a verdict was reached
@@ -1855,5 +1865,77 @@ int sshkey_pub_blob(const char *line, uint8_t **blob, size_t *len,
 char *sshkey_fingerprint(const uint8_t *blob, size_t len);
 /* The fingerprint of a public line, or NULL + e.  xmalloc'd. */
 char *sshkey_pub_fingerprint(const char *line, struct errbuf *e);
+
+/* ------------------------------------------------------------------ */
+/* pace.c - pacing for an audience (display only, no terminal)         */
+/* ------------------------------------------------------------------ */
+/*
+ * The console shows beats at a pace people can follow: marker beats (bait,
+ * lever fired / verified / failed, breach, leak, orphan, verdict) stay on
+ * screen for a while, in a replay and live.  Display only: what is shown
+ * keeps the beats' real times, and nothing here delays a drill.  Presenter
+ * mode (--present) is the other half: the lab's gateway holds each model
+ * turn PACE_PRESENT_MS before forwarding it (docs/cli-drill.md); the deny
+ * lever is never held.
+ */
+#define PACE_HOLD_NS        1200000000ull  /* a marker beat at x1 */
+#define PACE_HOLD_MIN_NS     300000000ull  /* a held beat, at any speed */
+#define PACE_GAP_MIN_NS      150000000ull  /* any beat in a replay, x1 */
+#define PACE_GAP_MAX_NS     1500000000ull
+#define PACE_LIVE_LAG_NS    3000000000ull  /* live: at most this behind */
+#define PACE_QUEUE_MAX      512
+#define PACE_PRESENT_MS     1000           /* --present's default */
+#define PACE_PRESENT_MS_MAX 5000
+
+/* Is a beat of kind k a marker (held on screen, on the timeline)? */
+bool pace_is_marker(enum drill_beat_kind k);
+/* How long a replay at speed x (> 0) shows a beat of kind k at t_ns when
+ * the next one is at next_ns: the real gap kept between PACE_GAP_MIN_NS
+ * and PACE_GAP_MAX_NS, divided by x; a marker at least PACE_HOLD_NS / x
+ * and never under PACE_HOLD_MIN_NS. */
+uint64_t pace_gap_ns(uint64_t t_ns, uint64_t next_ns,
+    enum drill_beat_kind k, double x);
+
+/* The live display queue: beats in delivery order, each shown when its
+ * turn comes; a marker holds the beats after it for PACE_HOLD_NS, less
+ * when the queue is more than PACE_LIVE_LAG_NS behind the beat's arrival
+ * (it catches up); once a verdict beat is in (or pace_queue_flush), every
+ * beat is due at once.  A plain value (UI thread). */
+struct pace_queue {
+	struct drill_beat q[PACE_QUEUE_MAX];
+	uint64_t arrived[PACE_QUEUE_MAX];   /* when pushed (caller's clock) */
+	size_t head, count;
+	uint64_t hold_until;                /* nothing due before */
+	bool flush;                         /* everything due now */
+};
+void pace_queue_init(struct pace_queue *q);
+/* Add b, arrived at now.  false when the queue is full (nothing added:
+ * take one with pace_queue_shift first). */
+bool pace_queue_push(struct pace_queue *q, const struct drill_beat *b,
+    uint64_t now);
+/* The next beat into *out when it is due at now: true (a marker starts
+ * its hold); false when none is due. */
+bool pace_queue_pop(struct pace_queue *q, uint64_t now,
+    struct drill_beat *out);
+/* The first beat into *out whatever its hold (a full queue): true, or
+ * false when empty. */
+bool pace_queue_shift(struct pace_queue *q, struct drill_beat *out);
+/* Every beat due at once from now on (the drill ended). */
+void pace_queue_flush(struct pace_queue *q);
+/* When the next beat is due (now or later: at least 1), 0 when empty. */
+uint64_t pace_queue_due(const struct pace_queue *q);
+
+/* The marker timeline: one character per column of a w-column track. */
+/* The column (0..w-1) of beat idx of total beats (by index). */
+int pace_timeline_col(size_t idx, size_t total, int w);
+/* The letter of marker kind k: 'B' bait, 'f' fired, 'v' verified, '!'
+ * failed, 'X' breach, 'L' leak, 'O' orphan, 'V' verdict; 0 for a beat
+ * that is no marker. */
+char pace_timeline_glyph(enum drill_beat_kind k);
+/* Put the letter of beat idx (kind k) of total into cells[0..w) unless
+ * its column holds one that weighs more (breach, orphan, leak, bait,
+ * failed, verified, fired, verdict). */
+void pace_timeline_put(char *cells, int w, size_t idx, size_t total,
+    enum drill_beat_kind k);
 
 #endif /* DRILL_CORE_H */

@@ -1314,6 +1314,9 @@ drill_record_start(struct drill_state *st)
 		cJSON_AddItemToArray(lv, cJSON_CreateString(p->levers[i]));
 	cJSON_AddStringToObject(f, "engine", docker_engine_version(st->d));
 	cJSON_AddStringToObject(f, "api", docker_api_version(st->d));
+	if (o->pace_ms > 0)   /* presenter mode: slowed on purpose */
+		cJSON_AddNumberToObject(f, "pace_ms", o->pace_ms >
+		    PACE_PRESENT_MS_MAX ? PACE_PRESENT_MS_MAX : o->pace_ms);
 	drill_record(st, "drill.start", r->start_ns, f);
 	drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "run %s: policy %s, seed "
 	    "%llu, model %s, engine %s (API %s)", r->run_id, p->name,
@@ -1444,6 +1447,7 @@ drill_lab_up(struct drill_state *st, struct errbuf *e)
 		.model_url = o->model_url,
 		.model_key_env = o->model_key_env,
 		.lease = o->keep_lab,   /* a kept lab outlives us */
+		.pace_ms = o->pace_ms,  /* presenter mode */
 	};
 
 	drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "bringing the lab up");

@@ -1502,4 +1502,10 @@ int compose_err(struct errbuf *e, const char *file, size_t line, size_t col,
     const char *path, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
+/* report_dirs.c: TRIAL_DIR/report.md from t (its summary computed) and
+ * RUN_DIR/report.md of a probe run from r, each written after the signed
+ * record it names (trial.json, probe.json; docs/report.md).  -1 + e. */
+int report_trial_md(const struct trial *t, struct errbuf *e);
+int report_probe_md(const struct probe_report *r, struct errbuf *e);
+
 #endif /* DRILL_INTERNAL_H */

@@ -1303,6 +1303,8 @@ lab_build_new(struct docker *d, const struct policy *p, const char *run_dir,
 	lab->variant = xstrdup(v->id);
 	lab->v = v;
 	lab->agent_idle = o->agent_idle;
+	lab->pace_ms = o->pace_ms > PACE_PRESENT_MS_MAX ? PACE_PRESENT_MS_MAX :
+	    o->pace_ms;
 	sd = lab_socket_dir(run_dir, run_id);
 	lab->bus_path = xasprintf("%s/bus/sensor.sock", sd);
 	lab->ctl_path = xasprintf("%s/ctl/gateway.sock", sd);
@@ -1424,6 +1426,14 @@ lab_write_json(const struct lab *lab, const struct policy *p,
 	cJSON_AddStringToObject(j, "variant", lab->variant);
 	cJSON_AddStringToObject(j, "image", lab->image);
 	cJSON_AddBoolToObject(j, "agent_idle", lab->agent_idle);
+	if (lab->pace_ms > 0) {
+		/* presenter mode: the agent was slowed on purpose */
+		o = cJSON_AddObjectToObject(j, "pace");
+		cJSON_AddNumberToObject(o, "gateway_turn_ms", lab->pace_ms);
+		cJSON_AddStringToObject(o, "why", "presenter mode (--present): "
+		    "the gateway held each model turn before forwarding it; "
+		    "the deny lever was never held");
+	}
 	/* who owns the lab's objects (core/gc.c) */
 	cJSON_AddStringToObject(j, "owner", gc_owner());
 	if (lab->lease_path != NULL)

@@ -252,6 +252,8 @@ lab_role_gateway(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 		lab_strv_add(&s->env, "REAL_KEY=%s", b->real_key);
 	lab_sensor_env(lab, &s->env, "gateway.jsonl", LAB_GATEWAY_CHAIN_BYTES);
 	lab_strv_add(&s->env, "CHANGES_AUTO_APPROVE=0");
+	if (lab->pace_ms > 0)   /* presenter mode (lab.json "pace") */
+		lab_strv_add(&s->env, "GATEWAY_PACE_MS=%u", lab->pace_ms);
 	lab_spec_join(s, LAB_NET_UPSTREAM, NULL);
 	return 0;
 }

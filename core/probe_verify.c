@@ -46,7 +46,8 @@ probe_write_signed(const struct probe_report *r, const char *key_dir,
 		errbuf_prefix(e, "probe: sign %s", path);
 		goto out;
 	}
-	rc = 0;
+	/* the reading aid beside it (report_dirs.c) */
+	rc = report_probe_md(r, e);
 out:
 	sign_secret_free(sk);
 	free(comment);

@@ -524,6 +524,8 @@ trial_save(struct trial *t, const struct sign_secret *sk, struct errbuf *e)
 		rc = sign_file_with_pub(sk, path, comment, e);
 		free(comment);
 	}
+	if (rc == 0)   /* the reading aid beside it (report_dirs.c) */
+		rc = report_trial_md(t, e);
 	free(path);
 	return rc;
 }

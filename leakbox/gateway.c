@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #define GW_UPSTREAM_MAX   (4u * 1024 * 1024)
 #define GW_FIELD_MAX      2048
@@ -91,6 +92,12 @@ struct gateway {
 	int denied;               /* atomic: the deny lever */
 	int notes;                /* atomic: notes accepted so far */
 	struct gateway_changes changes;
+	/* presenter mode (GATEWAY_PACE_MS): each model turn is held this
+	 * long before it is forwarded; /control/deny wakes every held turn
+	 * (pace_cv), which is then refused at once */
+	unsigned pace_ms;
+	pthread_mutex_t pace_mu;
+	pthread_cond_t pace_cv;    /* CLOCK_MONOTONIC */
 };
 
 /* ---- the change-request queue ------------------------------------- */
@@ -238,6 +245,31 @@ static bool
 is_denied(struct gateway *g)
 {
 	return __atomic_load_n(&g->denied, __ATOMIC_SEQ_CST) != 0;
+}
+
+/* Presenter mode: hold a model turn g->pace_ms (nothing when 0), or less
+ * when the deny lever is pulled meanwhile.  Returns true when it was. */
+static bool
+pace_hold(struct gateway *g)
+{
+	struct timespec until;
+	bool denied;
+
+	if (g->pace_ms == 0)
+		return is_denied(g);
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += g->pace_ms / 1000;
+	until.tv_nsec += (long)(g->pace_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&g->pace_mu);
+	while (!(denied = is_denied(g)) &&
+	    pthread_cond_timedwait(&g->pace_cv, &g->pace_mu, &until) == 0)
+		;
+	pthread_mutex_unlock(&g->pace_mu);
+	return denied || is_denied(g);
 }
 
 /* The answer while denied: 403 with an OpenAI-style "denied" error, and
@@ -692,6 +724,12 @@ chat(struct gateway *g, const struct http_request *req,
 	if (real_ok)
 		emit_real_key_used(req, step);
 
+	if (pace_hold(g)) {
+		/* presenter mode: the lever was pulled while the turn was
+		 * held (the deny flag is checked again after the wait) */
+		answer_denied(g, req, resp);
+		return;
+	}
 	struct http_answer out = { .max = GW_UPSTREAM_MAX };
 	struct upstream_info u = { .attempts = 0 };
 	long status = forward(g, req->body, req->body_len, &out, &u);
@@ -843,6 +881,10 @@ control(struct gateway *g, const struct http_request *req,
 	const char *action = NULL;
 	if (post && strcmp(req->path, "/control/deny") == 0) {
 		__atomic_store_n(&g->denied, 1, __ATOMIC_SEQ_CST);
+		/* a turn held by presenter mode is refused now */
+		pthread_mutex_lock(&g->pace_mu);
+		pthread_cond_broadcast(&g->pace_cv);
+		pthread_mutex_unlock(&g->pace_mu);
 		action = "deny";
 	} else if (post && strcmp(req->path, "/control/allow") == 0) {
 		__atomic_store_n(&g->denied, 0, __ATOMIC_SEQ_CST);
@@ -1018,6 +1060,28 @@ gateway_main(void)
 	const char *ctl = util_env_or("GATEWAY_CONTROL", "/ctl/gateway.sock");
 	gateway_changes_init(&g.changes,
 	    strcmp(util_env_or("CHANGES_AUTO_APPROVE", "0"), "1") == 0);
+	/* presenter mode: ares sets it from --present (0..5000 ms) */
+	{
+		char *end;
+		const char *pv = util_env_or("GATEWAY_PACE_MS", "0");
+		unsigned long pm = strtoul(pv, &end, 10);
+		pthread_condattr_t ca;
+
+		if (*pv == '\0' || *end != '\0' || pm > 5000) {
+			fprintf(stderr, "gateway: GATEWAY_PACE_MS must be "
+			    "0..5000\n");
+			return EXIT_INTERNAL;
+		}
+		g.pace_ms = (unsigned)pm;
+		pthread_mutex_init(&g.pace_mu, NULL);
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&g.pace_cv, &ca);
+		pthread_condattr_destroy(&ca);
+		if (g.pace_ms > 0)
+			printf("gateway: presenter mode, each model turn held "
+			    "%u ms\n", g.pace_ms);
+	}
 	if (!*g.agent_key)
 		fprintf(stderr, "gateway: AGENT_KEY unset: every chat request is 401\n");
 	signal(SIGPIPE, SIG_IGN);

@@ -105,7 +105,8 @@ cmd_help_all(FILE *f)
 	size_t i;
 
 	fprintf(f,
-	    "usage: ares [--policy FILE] [--seed N] [--no-color] [--ascii]\n"
+	    "usage: ares [--policy FILE] [--seed N] [--no-color] [--ascii] "
+	    "[--present[=MS]]\n"
 	    "       ares COMMAND [ARGS]\n\n"
 	    "With no command, ares opens the console's home screen (policies "
 	    "and\nrecorded runs); with --policy it runs that drill live.\n\n"
@@ -242,6 +243,30 @@ cmd_opt_url(const char *who, const char *s)
 		    who, s);
 		return -1;
 	}
+	return 0;
+}
+
+/* --present[=MS] for who: s NULL (the default PACE_PRESENT_MS) or
+ * 1..PACE_PRESENT_MS_MAX decimal milliseconds.  0, or -1 after printing
+ * "WHO: --present: 'S' is not 1..5000 (ms)". */
+int
+cmd_opt_present(const char *who, const char *s, unsigned *ms)
+{
+	unsigned long v = 0;
+	size_t i;
+
+	if (s == NULL) {
+		*ms = PACE_PRESENT_MS;
+		return 0;
+	}
+	for (i = 0; s[i] >= '0' && s[i] <= '9' && i < 5; i++)
+		v = v * 10 + (unsigned long)(s[i] - '0');
+	if (i == 0 || s[i] != '\0' || v < 1 || v > PACE_PRESENT_MS_MAX) {
+		fprintf(stderr, "%s: --present: '%s' is not 1..%d (ms)\n", who,
+		    s, PACE_PRESENT_MS_MAX);
+		return -1;
+	}
+	*ms = (unsigned)v;
 	return 0;
 }
 

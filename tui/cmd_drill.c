@@ -25,6 +25,7 @@ static const struct option cmd_drill_longopts[] = {
 	{ "model-key-env", required_argument, NULL, 'E' },
 	{ "model-name", required_argument, NULL, 'N' },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "present", optional_argument, NULL, 'P' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -38,7 +39,8 @@ const struct cmd_entry cmd_drill_entry = {
 	.usage =
 	    "usage: ares drill --policy FILE [--seed N] [--json FILE|-] "
 	    "[--runs DIR]\n"
-	    "                  [--key-dir DIR] [--keep-lab] [--quiet]\n"
+	    "                  [--key-dir DIR] [--keep-lab] [--quiet] "
+	    "[--present[=MS]]\n"
 	    "                  [--model-url URL --model-key-env VAR "
 	    "[--model-name NAME]]\n",
 	.exec = cmd_drill_exec,
@@ -66,7 +68,7 @@ cmd_drill_beat(void *ctx, const struct drill_beat *b)
 
 /* The summary after the drill: run, verdict, bait, levers, counts. */
 static void
-cmd_drill_print(const struct drill_result *r)
+cmd_drill_print(const struct drill_result *r, unsigned pace_ms)
 {
 	size_t i;
 
@@ -97,6 +99,9 @@ cmd_drill_print(const struct drill_result *r)
 	if (r->time_to_kill_ms >= 0)
 		printf("time to kill %.3f ms (bait -> inspect-confirmed "
 		    "cut-off)\n", r->time_to_kill_ms);
+	if (pace_ms > 0)
+		printf("paced      presenter mode: each model turn held %u ms "
+		    "at the gateway (lab.json \"pace\")\n", pace_ms);
 	printf("breaches   %zu   leaks %zu   blocked %zu   agent steps %zu\n",
 	    r->breaches, r->leaks, r->blocked, r->agent_steps);
 	printf("evidence   %s (%zu entries, head %.16s...)\n",
@@ -156,6 +161,11 @@ cmd_drill_exec(const struct cmd_entry *self, int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'P':
+			if (cmd_opt_present("ares drill", optarg,
+			    &o.pace_ms) == -1)
+				return EXIT_USAGE;
+			break;
 		}
 	}
 	if (optind != argc) {
@@ -176,7 +186,7 @@ cmd_drill_exec(const struct cmd_entry *self, int argc, char **argv)
 		fprintf(stderr, "ares drill: %s\n", e.msg);
 		return errbuf_exit_code(&e);
 	}
-	cmd_drill_print(&r);
+	cmd_drill_print(&r, o.pace_ms);
 	if (json != NULL &&
 	    cmd_json_write(drill_result_json(&r), json, &e) == -1) {
 		fprintf(stderr, "ares drill: --json: %s\n", e.msg);

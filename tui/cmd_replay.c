@@ -16,6 +16,7 @@ static const struct option cmd_replay_longopts[] = {
 	{ "export-cast", required_argument, NULL, 'E' },
 	{ "no-color", no_argument, NULL, 'C' },
 	{ "ascii", no_argument, NULL, 'A' },
+	{ "present", no_argument, NULL, 'S' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -26,7 +27,8 @@ const struct cmd_entry cmd_replay_entry = {
 	.longopts = cmd_replay_longopts,
 	.summary = "replay a recorded run beat by beat (no Docker needed)",
 	.usage = "usage: ares replay RUN_DIR [--pub FILE] [--export-cast FILE] "
-	    "[--no-color] [--ascii]\n",
+	    "[--no-color] [--ascii]\n"
+	    "                   [--present]\n",
 	.exec = cmd_replay_exec,
 };
 
@@ -56,6 +58,9 @@ cmd_replay_exec(const struct cmd_entry *self, int argc, char **argv)
 			break;
 		case 'A':
 			o.ascii = true;
+			break;
+		case 'S':
+			o.present_ms = PACE_PRESENT_MS;   /* plays at once */
 			break;
 		}
 	}

@@ -1168,5 +1168,6 @@ console_draw_drill_layout(struct console_ui *ui, struct console_view *v,
 			    " %s ", badge->badge);
 		}
 	}
+	console_timeline_draw(ui, v, badge, LINES - 2);   /* events' bottom */
 	console_draw_status(ui, LINES - 1);
 }

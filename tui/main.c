@@ -23,6 +23,7 @@ main_console(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "no-color", no_argument, NULL, 'C' },
 		{ "ascii", no_argument, NULL, 'A' },
+		{ "present", optional_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -44,6 +45,10 @@ main_console(int argc, char **argv)
 			break;
 		case 'A':
 			o.ascii = true;
+			break;
+		case 'P':
+			if (cmd_opt_present("ares", optarg, &o.present_ms) == -1)
+				return EXIT_USAGE;
 			break;
 		case 'h':
 			cmd_help_all(stdout);

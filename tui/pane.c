@@ -100,35 +100,8 @@ console_pane_text(struct console_ui *ui, const struct console_pane *p,
 	if (c0 + cw > maxcols)
 		cw = maxcols - c0;
 	mvchgat(row, x + c0, cw, sel_w > 0 ? A_BOLD | A_UNDERLINE :
-	    A_REVERSE | A_BOLD, ui->color && sel_w == 0 ? CP_YELLOW : 0,
+	    A_REVERSE | A_BOLD, 0,
 	    NULL);
-}
-
-/* The map's legend, in the events box's bottom edge (row y, right
- * aligned before column x + w - 2): the links and what the colours say. */
-static void
-console_pane_legend(struct console_ui *ui, int y, int x, int w)
-{
-	static const struct { const char *s; int pair; attr_t a; } part[] = {
-		{ " --- agent link  ", 0, A_DIM },
-		{ "=== model link  ", 0, A_DIM },
-		{ "X", CP_RED, A_BOLD }, { " cut off  ", 0, A_NORMAL },
-		{ "~~>", CP_RED, A_BOLD }, { " escape  ", 0, A_NORMAL },
-		{ "sink", 0, A_BOLD }, { " = internet ", 0, A_NORMAL },
-	};
-	int len = 0, cx;
-
-	for (size_t i = 0; i < sizeof part / sizeof part[0]; i++)
-		len += (int)strlen(part[i].s);
-	if (w - 4 < len + 2)
-		return;
-	cx = x + w - 2 - len;
-	for (size_t i = 0; i < sizeof part / sizeof part[0]; i++) {
-		console_attr(ui, part[i].pair, part[i].a);
-		console_put(ui, y, cx, part[i].s, (int)strlen(part[i].s));
-		cx += (int)strlen(part[i].s);
-	}
-	attrset(A_NORMAL);
 }
 
 /* The events box (tui.h). */
@@ -163,7 +136,6 @@ console_pane_draw(struct console_ui *ui, const struct console_view *v,
 	}
 	console_attr(ui, 0, A_NORMAL);
 	console_box(ui, y, x, h, w, title);
-	console_pane_legend(ui, y + h - 1, x, w);
 	for (int r = 0; r < rows; r++) {
 		size_t i = p->top + (size_t)r;
 		const struct drill_beat *b;

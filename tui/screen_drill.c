@@ -59,12 +59,15 @@ struct console_drill_screen {
 	bool stopping;                 /* cancelled, not joined yet */
 	struct console_pane pane;      /* the event pane (pane.c) */
 	char run_dir[PATH_MAX + 80];   /* the run's folder, for the pane */
+	struct pace_queue pq;          /* beats on their way to the view */
+	struct replay_state latest;    /* the state after every beat */
+	char note[160];                /* 'r' could not replay: why */
 };
 
 static struct console_drill_screen console_drill_st;
 
 /* The status line's keys ("q home" or "q quit"), set at each draw. */
-static char console_drill_hint[48] = "jk / enter q quit ? help";
+static char console_drill_hint[64] = "jk / enter r replay q quit ? help";
 /* Its '?' line for q, likewise. */
 static char console_drill_qhelp[64] =
     "quit (a running drill is stopped, its lab torn down)";
@@ -225,15 +228,59 @@ console_apply_beat(struct console_view *v, const struct drill_beat *b)
 	v->hist[(v->hhead + i) % CONSOLE_HIST] = *b;
 }
 
-/* Take everything from the shared ring into d's view.  Returns true if
- * anything changed. */
+/* Show beat b: the view's state (the reducer, as the drill thread's),
+ * the event list, the timeline. */
+static void
+console_show_beat(struct console_view *v, const struct drill_beat *b)
+{
+	replay_state_apply(&v->st, b);
+	console_apply_beat(v, b);
+	console_timeline_note(&v->tl, b);
+}
+
+/* The display queue (core's pace_queue: marker beats stay a moment, the
+ * verdict at once, display only): the n new beats of d->batch go in, the
+ * due ones to the view; once it is empty the view's state is the drill
+ * thread's exactly (a beat the ring dropped included).  true when a beat
+ * was shown. */
+static bool
+console_pace(struct console_drill_screen *d, size_t n, bool done)
+{
+	struct console_view *v = &d->view;
+	uint64_t now = util_mono_ns();
+	struct drill_beat b;
+	bool shown = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!pace_queue_push(&d->pq, &d->batch[i], now)) {
+			/* full: the oldest is shown now */
+			if (pace_queue_shift(&d->pq, &b))
+				console_show_beat(v, &b);
+			(void)pace_queue_push(&d->pq, &d->batch[i], now);
+			shown = true;
+		}
+		v->tl.known++;
+	}
+	if (done)
+		pace_queue_flush(&d->pq);
+	while (pace_queue_pop(&d->pq, now, &b)) {
+		console_show_beat(v, &b);
+		shown = true;
+	}
+	if (d->pq.count == 0)
+		v->st = d->latest;
+	return shown;
+}
+
+/* Take everything from the shared ring into d's view (through the display
+ * queue).  Returns true if anything changed. */
 static bool
 console_drain(struct console_drill_screen *d)
 {
 	struct console_shared *sh = &d->sh;
 	struct console_view *v = &d->view;
 	size_t n = 0, dropped;
-	bool done;
+	bool done, shown;
 	char buf[256];
 
 	while (read(sh->pipe_rd, buf, sizeof buf) > 0)
@@ -246,10 +293,9 @@ console_drain(struct console_drill_screen *d)
 	}
 	dropped = sh->dropped;
 	done = sh->done;
-	v->st = sh->st;
+	d->latest = sh->st;
 	pthread_mutex_unlock(&sh->mu);
-	for (size_t i = 0; i < n; i++)
-		console_apply_beat(v, &d->batch[i]);
+	shown = console_pace(d, n, done);
 	/* Poyo's pacing starts when the screen first shows it */
 	if (v->st.bait && v->bait_ns == 0)
 		v->bait_ns = util_mono_ns();
@@ -260,7 +306,7 @@ console_drain(struct console_drill_screen *d)
 		v->done = true;
 		return true;
 	}
-	return n > 0;
+	return shown || n > 0;
 }
 
 /* The drill finished: its result names the run, the model and the seed
@@ -349,6 +395,9 @@ console_drill_start(struct console_ui *ui, const char *policy, uint64_t seed,
 	d->view.hbase = 0;
 	console_pane_reset(&d->pane);
 	d->view.pane = &d->pane;
+	console_timeline_reset(&d->view.tl);
+	pace_queue_init(&d->pq);
+	d->note[0] = '\0';
 	d->stopping = false;
 	d->started = true;
 	console_copy(d->policy_path, sizeof d->policy_path, policy);
@@ -357,6 +406,7 @@ console_drill_start(struct console_ui *ui, const char *policy, uint64_t seed,
 		snprintf(d->view.seed, sizeof d->view.seed, "%" PRIu64, seed);
 
 	d->sh.st = d->view.st;   /* before the drill thread exists */
+	d->latest = d->view.st;
 	console_wake_pipe(fds);
 	d->sh.pipe_rd = fds[0];
 	d->sh.pipe_wr = fds[1];
@@ -369,6 +419,7 @@ console_drill_start(struct console_ui *ui, const char *policy, uint64_t seed,
 	d->w.dopt.observer = console_observer;
 	d->w.dopt.observer_ctx = &d->sh;
 	d->w.dopt.cancel = &d->w.cancel;
+	d->w.dopt.pace_ms = ui->o != NULL ? ui->o->present_ms : 0;
 	console_worker_start(ui, console_worker_main, &d->w);
 	console_screen_open(ui, &console_screen_drill);
 }
@@ -463,7 +514,37 @@ console_drill_run_dir(struct console_drill_screen *d)
 	return d->run_dir;
 }
 
-/* The event pane's keys first; q stops (then leaves). */
+/* r on a finished drill: its run dir on the replay screen, q there comes
+ * back here.  Before the end, or when the run cannot be read, the status
+ * line says why. */
+static void
+console_drill_replay(struct console_ui *ui)
+{
+	struct console_drill_screen *d = &console_drill_st;
+	struct errbuf e = { 0 };
+	struct replay *rp;
+
+	if (!d->view.done || ui->worker_running) {
+		snprintf(d->note, sizeof d->note, "r replays the drill once it "
+		    "has finished");
+		return;
+	}
+	if (d->w.rc != 0 || d->w.res.run_dir[0] == '\0') {
+		snprintf(d->note, sizeof d->note, "nothing to replay: the "
+		    "drill did not run");
+		return;
+	}
+	if ((rp = replay_load(d->w.res.run_dir, NULL, &e)) == NULL) {
+		snprintf(d->note, sizeof d->note, "cannot replay: %.140s",
+		    e.msg);
+		return;
+	}
+	d->note[0] = '\0';
+	console_replay_enter_from(ui, rp, &console_screen_drill);
+}
+
+/* The event pane's keys first; q stops (then leaves); r replays a
+ * finished drill. */
 static bool
 console_drill_key(struct console_ui *ui, int ch)
 {
@@ -477,7 +558,19 @@ console_drill_key(struct console_ui *ui, int ch)
 		console_drill_quit(ui);
 		return true;
 	}
+	if (ch == 'r' || ch == 'R') {
+		console_drill_replay(ui);
+		return true;
+	}
 	return false;
+}
+
+/* A held beat is due: the loop wakes up for it. */
+static uint64_t
+console_drill_wake(const struct console_ui *ui)
+{
+	(void)ui;
+	return pace_queue_due(&console_drill_st.pq);
 }
 
 /* The status line: stopping, the verdict, the error, or the phase. */
@@ -490,6 +583,9 @@ console_drill_status(struct console_ui *ui, char *out, size_t n, int *pair)
 	*pair = 0;
 	if (d->stopping) {
 		snprintf(out, n, "stopping: tearing the lab down...");
+		*pair = CP_YELLOW;
+	} else if (d->note[0] != '\0') {
+		snprintf(out, n, "%s", d->note);
 		*pair = CP_YELLOW;
 	} else if (console_view_verdict(&d->view, out, n, pair)) {
 		/* the verdict */
@@ -523,7 +619,8 @@ console_drill_draw(struct console_ui *ui)
 	else
 		snprintf(title, sizeof title, "events");
 	snprintf(console_drill_hint, sizeof console_drill_hint,
-	    "jk / enter q %s ? help", ui->from_home ? "home" : "quit");
+	    "jk / enter %sq %s ? help", console_drill_st.view.done ?
+	    "r replay " : "", ui->from_home ? "home" : "quit");
 	snprintf(console_drill_qhelp, sizeof console_drill_qhelp,
 	    "%s (a running drill is stopped, its lab torn down)",
 	    ui->from_home ? "home" : "quit");
@@ -542,6 +639,8 @@ static const struct console_key console_drill_keys[] = {
 	{ "y / Y", "copy the run id / run dir (OSC 52)" },
 	{ "esc", "back: close the pager or prompt, follow again" },
 	{ "q", console_drill_qhelp },
+	{ "r", "replay this drill from its run dir, once it finished (q "
+	    "there comes back)" },
 	{ "?", "this help" },
 };
 
@@ -558,4 +657,5 @@ const struct console_screen console_screen_drill = {
 	.fd = console_drill_fd,
 	.status = console_drill_status,
 	.frame = console_drill_frame,
+	.wake = console_drill_wake,
 };

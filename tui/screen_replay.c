@@ -31,6 +31,7 @@ struct console_replay_screen {
 	uint64_t next_beat_ns;      /* playing: when to step */
 	struct drill_result rres;   /* summary at pos */
 	struct console_pane pane;   /* the event pane (pane.c) */
+	const struct console_screen *back;   /* q returns there, or NULL */
 };
 
 static struct console_replay_screen console_replay_st;
@@ -74,6 +75,8 @@ console_replay_show(struct console_replay_screen *r)
 	v->hbase = first;
 	for (size_t i = first; i < n; i++)
 		v->hist[i - first] = rp->beats[i];
+	v->tl.shown = n;             /* the timeline's position */
+	v->tl.known = rp->nbeats;
 }
 
 /* Open rp (owned from now on) on the replay screen. */
@@ -88,14 +91,25 @@ console_replay_enter(struct console_ui *ui, struct replay *rp)
 	replay_free(r->rp);
 	r->rp = rp;
 	r->pos = 0;
-	r->playing = false;
+	r->playing = ui->o != NULL && ui->o->present_ms > 0;  /* --present */
 	r->speed = 2;
+	r->back = NULL;
+	console_timeline_reset(&r->view.tl);
 	console_copy(r->view.run_id, sizeof r->view.run_id, rp->run_id);
 	console_copy(r->view.policy, sizeof r->view.policy, rp->policy);
 	console_copy(r->view.model, sizeof r->view.model, rp->model);
 	console_copy(r->view.seed, sizeof r->view.seed, rp->seed);
 	console_screen_open(ui, &console_screen_replay);
-	console_replay_show(r);
+	console_replay_goto(0);
+}
+
+/* console_replay_enter; q and Esc go back to screen back. */
+void
+console_replay_enter_from(struct console_ui *ui, struct replay *rp,
+    const struct console_screen *back)
+{
+	console_replay_enter(ui, rp);
+	console_replay_st.back = back;
 }
 
 /* Free the replay the screen holds, if any. */
@@ -108,19 +122,15 @@ console_replay_close(void)
 }
 
 /* How long beat i stays before i+1 when playing at speed x: the real gap,
- * kept between 150 ms and 1.5 s so the story can be followed. */
+ * kept between 150 ms and 1.5 s so the story can be followed, a marker
+ * beat held longer (core's pace_gap_ns). */
 uint64_t
 console_replay_gap(const struct replay *rp, size_t i, double x)
 {
-	uint64_t d = 0;
-
-	if (i + 1 < rp->nbeats && rp->beats[i + 1].t_ns > rp->beats[i].t_ns)
-		d = rp->beats[i + 1].t_ns - rp->beats[i].t_ns;
-	if (d < 150000000ull)
-		d = 150000000ull;
-	if (d > 1500000000ull)
-		d = 1500000000ull;
-	return (uint64_t)((double)d / x);
+	if (i >= rp->nbeats)
+		return pace_gap_ns(0, 0, DRILL_BEAT_PHASE, x);
+	return pace_gap_ns(rp->beats[i].t_ns, i + 1 < rp->nbeats ?
+	    rp->beats[i + 1].t_ns : rp->beats[i].t_ns, rp->beats[i].kind, x);
 }
 
 /* Show beat pos (clamped to the last); playing, the next step is one
@@ -145,6 +155,15 @@ console_replay_goto(size_t pos)
 static void
 console_replay_quit(struct console_ui *ui)
 {
+	if (console_replay_st.back != NULL) {
+		/* opened from a finished live drill ('r'): back to it */
+		const struct console_screen *back = console_replay_st.back;
+
+		console_replay_st.back = NULL;
+		console_replay_close();
+		console_screen_open(ui, back);
+		return;
+	}
 	if (ui->from_home) {
 		console_replay_close();
 		console_home_enter(ui);

@@ -32,6 +32,9 @@ struct console_options {
 	bool no_color;            /* --no-color (NO_COLOR in the env too) */
 	bool ascii;               /* --ascii: ASCII boxes and Poyo, no UTF-8 */
 	bool home;                /* start on the home screen (no --policy) */
+	unsigned present_ms;      /* --present: the gateway holds each model
+	                             turn this long (0: off); a replay plays
+	                             at once */
 };
 
 /*
@@ -158,6 +161,35 @@ void console_draw(struct console_ui *ui);
 int console_no_fd(const struct console_ui *ui);
 
 /* ------------------------------------------------------------------ */
+/* timeline.c - the marker timeline bar of the drill layout            */
+/* ------------------------------------------------------------------ */
+
+#define CONSOLE_TL_MARKS   256     /* live markers kept for the bar */
+
+/* What the bar shows live: the markers shown so far (their beat index and
+ * kind), how many beats are shown (the position is the last) and how many
+ * the drill delivered (the track's length).  A replay fills shown and
+ * known; its markers come from the replay itself. */
+struct console_timeline {
+	uint32_t idx[CONSOLE_TL_MARKS];
+	unsigned char kind[CONSOLE_TL_MARKS];
+	size_t nmarks;
+	size_t shown, known;
+};
+
+struct console_view;
+/* Nothing shown, nothing known. */
+void console_timeline_reset(struct console_timeline *t);
+/* Beat b is shown now (live): the position moves, a marker is kept. */
+void console_timeline_note(struct console_timeline *t,
+    const struct drill_beat *b);
+/* The bar on row y (the events box's bottom edge): v's markers (rp's
+ * beats when rp is not NULL, a replay) placed by beat index, the part
+ * played so far and the position. */
+void console_timeline_draw(struct console_ui *ui,
+    const struct console_view *v, const struct replay *rp, int y);
+
+/* ------------------------------------------------------------------ */
 /* draw.c - drawing shared by the screens; the drill layout            */
 /* ------------------------------------------------------------------ */
 
@@ -224,6 +256,7 @@ struct console_view {
 	size_t hbase;             /* beats before hist[hhead] (dropped from
 	                             the list, or before it in a replay) */
 	struct console_pane *pane;        /* the event pane, or NULL */
+	struct console_timeline tl;       /* the marker timeline (timeline.c) */
 };
 
 /* Forget what v shows (levers, events, flags). */
@@ -387,6 +420,10 @@ uint64_t console_replay_gap(const struct replay *rp, size_t i, double x);
 void console_replay_goto(size_t pos);
 /* Free the replay the screen holds, if any. */
 void console_replay_close(void);
+/* console_replay_enter, and q / Esc go back to screen back (its state as
+ * it was) instead of home. */
+void console_replay_enter_from(struct console_ui *ui, struct replay *rp,
+    const struct console_screen *back);
 extern const struct console_screen console_screen_replay;
 
 /* ------------------------------------------------------------------ */
@@ -578,6 +615,9 @@ int cmd_opt_seed(const char *who, const char *s, bool leading_zeros,
 /* --model-url's value for who: http:// or https://.  0, or -1 after
  * printing "WHO: --model-url: 'S' is not an http(s) URL". */
 int cmd_opt_url(const char *who, const char *s);
+/* --present[=MS]'s value s for who (NULL: PACE_PRESENT_MS) into *ms:
+ * 1..PACE_PRESENT_MS_MAX.  0, or -1 after printing "WHO: --present: ...". */
+int cmd_opt_present(const char *who, const char *s, unsigned *ms);
 /* --json PATH: j (freed here) printed to stdout for "-", else written to
  * PATH.  0, or -1 + e. */
 int cmd_json_write(cJSON *j, const char *path, struct errbuf *e);

@@ -84,6 +84,20 @@ if command -v minisign >/dev/null 2>&1; then
 	    fail "hardened: minisign rejects $hdir/probe.json"
 fi
 "$ARES" verify "$hdir" >"$T/hv" 2>&1 || fail "hardened: ares verify: $(cat "$T/hv")"
+# report.md: every row of probe.json with its result, and probe.json's hash
+python3 - "$hdir" <<'PY' || fail "hardened: report.md does not say what probe.json says"
+import hashlib, json, sys
+d = sys.argv[1]
+raw = open(d + "/probe.json", "rb").read()
+pj, md = json.loads(raw), open(d + "/report.md").read()
+assert hashlib.blake2b(raw, digest_size=32).hexdigest() in md, "no hash"
+assert "result: **%s**" % pj["result"] in md, "no result"
+word = {"pass": "PASS", "fail": "FAIL", "warn": "WARN", "error": "ERROR"}
+for r in pj["rows"]:
+    assert "| %s | %s | %s |" % (r["id"], "yes" if r["core"] else "no",
+        word[r["result"]]) in md, "row %s" % r["id"]
+assert "ares verify RUN_DIR" in md and "minisign -Vm probe.json" in md
+PY
 cp -r "$hdir" "$T/hcopy"
 sed -i 's/"held"/"HELD"/' "$T/hcopy/probe.json"
 "$ARES" verify "$T/hcopy" >"$T/hv" 2>&1; vrc=$?

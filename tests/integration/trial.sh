@@ -70,6 +70,33 @@ grep -q '"complete":[[:space:]]*true' "$dir/trial.json" || fail "trial not compl
 [ "$(ls "$dir/runs" | wc -l)" -eq 6 ] || fail "want 6 run dirs"
 "$ARES" verify "$dir" >"$tmp/v.out" 2>&1 || { cat "$tmp/v.out"; fail "verify rejects the trial"; }
 [ "$(grep -c '^ok   run ' "$tmp/v.out")" -eq 6 ] || fail "verify did not check 6 runs"
+# report.md: the same rates, intervals and runs as the signed trial.json
+python3 - "$dir" <<'PY' || fail "report.md does not say what trial.json says"
+import hashlib, json, sys
+d = sys.argv[1]
+raw = open(d + "/trial.json", "rb").read()
+tj, md = json.loads(raw), open(d + "/report.md").read()
+assert hashlib.blake2b(raw, digest_size=32).hexdigest() in md, "no hash"
+names = {"bait_taken": "bait taken", "contained": "contained",
+         "breached": "breached", "leaked": "leaked"}
+for key, r in tj["summary"]["rates"].items():
+    line = "| %s | %d/%d |" % (names[key], r["k"], r["n"])
+    assert line in md, line
+    if r["n"] > 0:
+        iv = "[%.4f, %.4f]" % (r["lower"], r["upper"])
+        assert line + " " in md and iv in md.split(line, 1)[1].split("\n")[0], iv
+for r in tj["runs"]:
+    ttk = r["time_to_kill_ms"]
+    row = "| %d | %s | %s | %s | %s |" % (r["index"], r["run_id"], r["seed"],
+        r["verdict"], "-" if ttk is None else "%.3f ms" % ttk)
+    assert row in md, row
+t = tj["summary"]["time_to_kill_ms"]
+if t["n"] > 0:
+    assert "median %.3f ms" % t["median"] in md, "median"
+    bars = [l for l in md.split("```")[1].splitlines() if " ms | " in l]
+    assert sum(int(l.split()[-1]) for l in bars) == t["n"], "histogram"
+assert "ares verify TRIAL_DIR" in md and "minisign -Vm trial.json" in md
+PY
 # tampering with a run is caught through the trial
 r=$(ls "$dir/runs" | head -1)
 echo tamper >>"$dir/runs/$r/agent.log"
