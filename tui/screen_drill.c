@@ -503,3 +503,15 @@ const struct console_screen console_screen_drill = {
 	.status = console_drill_status,
 	.frame = console_drill_frame,
 };
+
+/* The run dir of the last drill the console ran (its worker joined), or
+ * NULL when none ran or it made no run dir. */
+const char *
+console_drill_run_dir(void)
+{
+	const struct console_worker *w = &console_drill_st.w;
+
+	if (!console_drill_st.started || w->res.run_dir[0] == '\0')
+		return NULL;
+	return w->res.run_dir;
+}
