@@ -431,6 +431,7 @@ console_run(const struct console_options *o)
 	console_job_free(&ui);
 	rc = console_drill_exit_code();
 	console_term_close(&ui, &t);
+	fflush(stdout);     /* curses' last bytes first (rmcup) */
 	if (exit_text != NULL)
 		fputs(exit_text, stderr);   /* where to find it again */
 	free(exit_text);
@@ -471,6 +472,7 @@ console_replay(const struct console_options *o, const char *run_dir,
 	console_loop(&ui);
 	exit_text = console_exit_text(&ui);
 	console_term_close(&ui, &t);
+	fflush(stdout);     /* curses' last bytes first (rmcup) */
 	if (exit_text != NULL)
 		fputs(exit_text, stderr);   /* where to find it again */
 	free(exit_text);

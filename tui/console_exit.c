@@ -143,16 +143,17 @@ static void
 console_term_refuse(const char *term, const char *why)
 {
 	fprintf(stderr,
-	    "ares: the console needs a terminal with cursor addressing "
-	    "(TERM=%s: %s).\n"
-	    "  Use a real terminal type, e.g. TERM=xterm-256color, or the "
-	    "headless commands:\n"
-	    "    ares drill --policy FILE --json -        one drill, its "
-	    "result as JSON\n"
-	    "    ares replay RUN_DIR --export-cast FILE   a recorded run as "
-	    "an asciicast\n"
-	    "    ares verify RUN_DIR                      check a recorded "
-	    "run (RUN_DIR/report.md reads without the console)\n",
+	    "ares: the console needs a terminal with cursor addressing;\n"
+	    "  TERM=%s: %s.\n"
+	    "  Use a terminal type that has it (e.g. TERM=xterm-256color),\n"
+	    "  or the headless commands:\n"
+	    "    ares drill --policy FILE --json -       one drill as JSON\n"
+	    "    ares replay RUN_DIR --export-cast FILE  a run as an "
+	    "asciicast\n"
+	    "    ares verify RUN_DIR                     check a run "
+	    "(RUN_DIR/report.md\n"
+	    "                                            reads without the "
+	    "console)\n",
 	    term, why);
 }
 
@@ -172,8 +173,10 @@ console_term_usable(void)
 	/* TERM comes from the environment: print it inert */
 	util_sanitize(safe, sizeof safe, term, strlen(term), false);
 	if (setupterm((char *)term, STDOUT_FILENO, &err) != OK) {
-		console_term_refuse(safe, err == 0 ? "a hard-copy terminal" :
-		    "not in this system's terminfo");
+		/* setupterm: 1 hard-copy, 0 not found, -1 no database */
+		console_term_refuse(safe, err == 1 ? "a hard-copy terminal" :
+		    err == 0 ? "not in this system's terminfo" :
+		    "no terminfo database found");
 		return -1;
 	}
 	cup = tigetstr("cup");

@@ -657,7 +657,7 @@ console_home_row(struct console_ui *ui, int y, size_t i, time_t now)
 		if (!cur)
 			console_attr(ui, 0, A_DIM);
 		console_put(ui, y, c.age, age, 10);
-		if (c.path + 10 < COLS - 3) {
+		if (c.path + 20 < COLS - 3) {
 			char path[256];
 
 			console_home_cut(p, COLS - 3 - c.path, path,
