@@ -18,9 +18,9 @@
 #include "core.h"
 #include "util.h"
 
-#define RECORDED_SMALL   (1024 * 1024)          /* report.json, fix.json */
-#define RECORDED_TRIAL   (16 * 1024 * 1024)     /* trial.json (its bound) */
-#define RECORDED_TEXT    (64 * 1024)            /* policy.patch, pr.md */
+#define RECORDED_MAX_SMALL  (1024 * 1024)         /* report.json, fix.json */
+#define RECORDED_MAX_TRIAL  (16 * 1024 * 1024)    /* trial.json (its bound) */
+#define RECORDED_MAX_TEXT   (64 * 1024)           /* policy.patch, pr.md */
 
 /* Copy at most n-1 bytes of src (our own or already sanitized text). */
 static void
@@ -177,7 +177,7 @@ recorded_info(const char *dir, struct recorded_info *out)
 	}
 	if (fix_dir_is(dir)) {
 		out->kind = RECORDED_FIX;
-		j = recorded_json(dir, "fix.json", RECORDED_SMALL, &mtime);
+		j = recorded_json(dir, "fix.json", RECORDED_MAX_SMALL, &mtime);
 		out->when = mtime;
 		if (j == NULL) {
 			recorded_copy(out->verdict, sizeof out->verdict,
@@ -201,10 +201,10 @@ recorded_info(const char *dir, struct recorded_info *out)
 		cJSON_Delete(j);
 		return 0;
 	}
-	j = recorded_json(dir, "report.json", RECORDED_SMALL, &mtime);
+	j = recorded_json(dir, "report.json", RECORDED_MAX_SMALL, &mtime);
 	out->kind = RECORDED_RUN;
 	if (j == NULL) {
-		j = recorded_json(dir, "probe.json", RECORDED_SMALL, &mtime);
+		j = recorded_json(dir, "probe.json", RECORDED_MAX_SMALL, &mtime);
 		if (j != NULL) {
 			const cJSON *h = cJSON_GetObjectItemCaseSensitive(j,
 			    "held");
@@ -263,7 +263,7 @@ recorded_trial_load(const char *dir, struct trial *t, int64_t *when,
     struct errbuf *e)
 {
 	int64_t mtime = -1;
-	cJSON *j = recorded_json(dir, "trial.json", RECORDED_TRIAL, &mtime);
+	cJSON *j = recorded_json(dir, "trial.json", RECORDED_MAX_TRIAL, &mtime);
 	const cJSON *runs, *r;
 	char at[64];
 
@@ -271,7 +271,7 @@ recorded_trial_load(const char *dir, struct trial *t, int64_t *when,
 	if (j == NULL) {
 		errbuf_set(e, ERRBUF_INPUT, "%s/trial.json: missing, larger "
 		    "than %d MiB or not a JSON object", dir,
-		    RECORDED_TRIAL >> 20);
+		    RECORDED_MAX_TRIAL >> 20);
 		return -1;
 	}
 	recorded_str(j, "trial_id", t->id, sizeof t->id);
@@ -339,7 +339,7 @@ recorded_trial_load(const char *dir, struct trial *t, int64_t *when,
 	return 0;
 }
 
-/* dir/name as text for a screen: at most RECORDED_TEXT bytes, sanitized
+/* dir/name as text for a screen: at most RECORDED_MAX_TEXT bytes, sanitized
  * (newlines kept), or NULL.  Caller frees. */
 static char *
 recorded_text(const char *dir, const char *name)
@@ -353,12 +353,12 @@ recorded_text(const char *dir, const char *name)
 		free(p);
 		return NULL;
 	}
-	if ((size_t)sb.st_size > RECORDED_TEXT) {
+	if ((size_t)sb.st_size > RECORDED_MAX_TEXT) {
 		free(p);
 		return xasprintf("(%s is %lld bytes: see the file)", name,
 		    (long long)sb.st_size);
 	}
-	buf = util_read_regular(p, RECORDED_TEXT, &len, &e);
+	buf = util_read_regular(p, RECORDED_MAX_TEXT, &len, &e);
 	free(p);
 	if (buf == NULL)
 		return NULL;
@@ -372,7 +372,7 @@ int
 recorded_fix_load(const char *dir, struct recorded_fix *f, struct errbuf *e)
 {
 	int64_t mtime = -1;
-	cJSON *j = recorded_json(dir, "fix.json", RECORDED_SMALL, &mtime);
+	cJSON *j = recorded_json(dir, "fix.json", RECORDED_MAX_SMALL, &mtime);
 	const cJSON *runs, *r, *rem;
 	char *abs, *slash;
 
