@@ -161,12 +161,24 @@ wait_for 'RESULT: (held|failed)' "$JOB_TIMEOUT" ||
     fail "the probe did not finish within ${JOB_TIMEOUT}s"
 printf '%s\n' "$last" | grep -q 'RESULT: held' ||
     fail "hardened.yaml did not hold"
-# 80 columns: every ATTACK cell on screen reads differently
-n_cells=$(attack_cells | wc -l)
-n_uniq=$(attack_cells | sort -u | wc -l)
-[ "$n_cells" -ge 5 ] || fail "only $n_cells probe rows on screen"
-[ "$n_cells" = "$n_uniq" ] ||
-    { attack_cells | sort | uniq -d; fail "two ATTACK cells read the same at 80x24"; }
+# 80 columns: every ATTACK cell reads differently, at the end of the list
+# and at its top (k scrolls up; the DNS and socket rows share long heads)
+for where in end top; do
+	if [ $where = top ]; then
+		i=0
+		while [ "$i" -lt 30 ]; do key k; i=$((i + 1)); done
+		sleep 0.5
+		capture
+		printf '%s\n' "$last" | grep -q 'network egress: enum' ||
+		    fail "k did not scroll the probe rows to the top"
+	fi
+	n_cells=$(attack_cells | wc -l)
+	n_uniq=$(attack_cells | sort -u | wc -l)
+	[ "$n_cells" -ge 5 ] || fail "only $n_cells probe rows on screen ($where)"
+	[ "$n_cells" = "$n_uniq" ] ||
+	    { attack_cells | sort | uniq -d
+	      fail "two ATTACK cells read the same at 80x24 ($where)"; }
+done
 printf '%s\n' "$last" | grep -Eq '^ +PASS +[a-z]' || fail "no PASS row"
 printf '%s\n' "$last" | grep -Eq '\] 1[0-9]/1[0-9]|\] [0-9]+/[0-9]+' ||
     fail "no progress bar"
