@@ -3,6 +3,7 @@
  * the job worker); progress and the latest finished runs while it runs,
  * then the rates with exact Clopper-Pearson intervals and every run.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,14 @@ console_trial_pictures(struct console_ui *ui, int y, const struct trial *t,
 	for (size_t i = 0; i < t->n; i++)
 		if (t->runs[i].done && t->runs[i].time_to_kill_ms >= 0)
 			v[nv++] = t->runs[i].time_to_kill_ms;
+	/* about the square root of the count (ares trial's rule), at most
+	 * maxbins rows */
+	{
+		int want = (int)ceil(sqrt((double)nv));
+
+		if (want < maxbins)
+			maxbins = want < 1 ? 1 : want;
+	}
 	if (maxbins > CHART_MAX_BINS)
 		maxbins = CHART_MAX_BINS;
 	if (maxbins >= 1 && chart_hist(v, nv, (size_t)maxbins, &h) == 0)
