@@ -307,10 +307,14 @@ recorded_trial_load(const char *dir, struct trial *t, int64_t *when,
 
 		if (!cJSON_IsObject(r))
 			continue;
-		idx = (size_t)recorded_num(r, "index", 0, (double)t->n - 1,
-		    -1);
-		if (recorded_num(r, "index", 0, (double)t->n - 1, -1) < 0)
-			continue;
+		{
+			double x = recorded_num(r, "index", 0,
+			    (double)t->n - 1, -1);
+
+			if (x < 0 || x != floor(x))
+				continue;     /* not one of 0..n-1 */
+			idx = (size_t)x;
+		}
 		tr = &t->runs[idx];
 		if (tr->done)
 			continue;         /* a repeated index: the first */

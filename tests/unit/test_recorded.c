@@ -125,6 +125,8 @@ test_trial_hostile(void **st)
 	    "{\"index\": 0, \"run_id\": \"dup\", \"verdict\": \"breached\"},"
 	    "{\"index\": 1, \"run_id\": \"../../etc\", \"verdict\": \"pwned\"},"
 	    "{\"index\": 7, \"run_id\": \"out\", \"verdict\": \"breached\"},"
+	    "{\"index\": -1, \"run_id\": \"neg\", \"verdict\": \"breached\"},"
+	    "{\"index\": 2.5, \"run_id\": \"half\", \"verdict\": \"breached\"},"
 	    "{\"index\": 2, \"run_id\": \"r2\", \"verdict\": \"breached\","
 	    " \"bait_fired\": true, \"time_to_kill_ms\": -5}]}");
 	snprintf(d, sizeof d, "%s/trial-x", tmpdir);
