@@ -1938,4 +1938,117 @@ char pace_timeline_glyph(enum drill_beat_kind k);
 void pace_timeline_put(char *cells, int w, size_t idx, size_t total,
     enum drill_beat_kind k);
 
+/* ------------------------------------------------------------------ */
+/* chart.c - a rate's bar with its interval, a histogram, as cells     */
+/* ------------------------------------------------------------------ */
+/*
+ * Pure arithmetic (no curses): the console and `ares trial` only put the
+ * strings on screen.  A bar of w cells over [0, 1]: cells wholly below
+ * the interval are SOLID, the interval's cells (from the one holding lo
+ * to the one holding hi, at least the one holding p) are CI_LOW up to the
+ * point estimate p (by the cell's middle) and CI_HIGH after it, the rest
+ * EMPTY.  UTF-8: full block, dark shade, light shade, space; ASCII: '#',
+ * '=', '-', ' '.
+ */
+#define CHART_MAX_CELLS 256
+#define CHART_MAX_BINS  32
+enum chart_cell { CHART_EMPTY = 0, CHART_SOLID, CHART_CI_LOW, CHART_CI_HIGH };
+struct chart_bar {
+	int w;
+	unsigned char cell[CHART_MAX_CELLS];   /* enum chart_cell */
+	int lo_cell, hi_cell;                  /* the interval's first/last */
+};
+/* The bar of estimate p with interval [lo, hi] in w cells (values are
+ * clamped into [0, 1]; lo > p or hi < p are moved to p).  -1 (out
+ * zeroed) when w is not 1..CHART_MAX_CELLS or a value is NaN. */
+int chart_bar(double p, double lo, double hi, int w, struct chart_bar *out);
+/* b as text (utf8: block characters, else ASCII) into out (n bytes, NUL
+ * always; whole cells only).  The bytes written. */
+size_t chart_bar_text(const struct chart_bar *b, bool utf8, char *out,
+    size_t n);
+/* A histogram over the finite non-negative values of v: nbins equal bins
+ * from the smallest to the largest (the last closed), one bin when they
+ * are all equal or only one; h->n counts the values used (0: no bins). */
+struct chart_hist {
+	size_t n, nbins, max;          /* values, bins, the largest count */
+	double lo, width;              /* bin b is [lo + b width, ...) */
+	size_t count[CHART_MAX_BINS];
+};
+/* -1 when nbins is not 1..CHART_MAX_BINS. */
+int chart_hist(const double *v, size_t n, size_t nbins, struct chart_hist *h);
+/* The lower edge of bin b (b = nbins: the top edge, the largest value). */
+double chart_hist_edge(const struct chart_hist *h, size_t b);
+/* The length in eighths of a cell of a horizontal bar of count in w cells
+ * when max fills them: 0 for 0, at least 1 for any count > 0. */
+int chart_hbar_eighths(size_t count, size_t max, int w);
+/* That bar as text: full blocks and one eighth block (utf8), or '#' per
+ * cell rounded to the nearest, at least one for a count > 0 (ASCII).
+ * NUL-terminated in out (n bytes); the bytes written. */
+size_t chart_hbar_text(size_t count, size_t max, int w, bool utf8, char *out,
+    size_t n);
+
+/* ------------------------------------------------------------------ */
+/* recorded.c - what the console lists of a recorded dir (unverified)  */
+/* ------------------------------------------------------------------ */
+/*
+ * Read bounded (report.json, fix.json 1 MiB; trial.json 16 MiB; texts
+ * 64 KiB), never through a symlink; strings sanitized and cut, numbers
+ * range-checked, ids checked before they name a directory.  Not a
+ * verdict: the screens that open a dir run its verifier too.
+ */
+enum recorded_kind { RECORDED_RUN = 0, RECORDED_TRIAL, RECORDED_FIX,
+    RECORDED_PROBE };
+struct recorded_info {
+	int kind;                  /* enum recorded_kind */
+	char verdict[32];          /* run: its verdict; trial: the word of
+	                              its exit code; fix: its outcome; probe:
+	                              held / failed; "no report" */
+	char policy[64];           /* the policy's file name, no .yaml */
+	double ttk_ms;             /* run: time to kill; trial: the median;
+	                              <0 none */
+	int64_t when;              /* Unix seconds (generated_at, else the
+	                              file's mtime); -1 unknown */
+	size_t n, done;            /* trial: N and finished; fix: runs */
+	bool complete;             /* trial */
+};
+/* What dir is and says.  0, or -1 when its summary file cannot be read
+ * (out->verdict says so, out->kind is still set). */
+int recorded_info(const char *dir, struct recorded_info *out);
+/* "12s ago", "3 min ago", "3 h ago", "2 d ago", "4 mo ago"; "-" when
+ * then < 0. */
+void recorded_age(int64_t then, int64_t now, char *out, size_t n);
+/* DIR/trial.json into t (id, policy, n, j, level, complete, the runs:
+ * index, run id, run_dir "runs/<id>", verdict, reason, bait, leaks, time
+ * to kill), then trial_summarize(t): the rates are recomputed from the
+ * runs, not read.  *when (may be NULL) as recorded_info's.  -1 + e
+ * (ERRBUF_INPUT).  trial_free(t) either way. */
+int recorded_trial_load(const char *dir, struct trial *t, int64_t *when,
+    struct errbuf *e);
+#define RECORDED_FIX_RUNS     32
+#define RECORDED_FIX_REMOVED  8
+struct recorded_fix_run {
+	char role[16], run_id[64], verdict[32], variant[40];
+	double ttk_ms;             /* <0 none */
+	char dir[1100];            /* where its run dir is, "" not found */
+};
+struct recorded_fix {
+	char dir[1100];
+	char fix_id[64], outcome[32], reason[512], policy[80];
+	int64_t when;
+	char removed[RECORDED_FIX_REMOVED][48];
+	size_t nremoved;
+	struct recorded_fix_run runs[RECORDED_FIX_RUNS];
+	size_t nruns;
+	char *patch;               /* policy.patch, or NULL */
+	char *pr;                  /* pr.md (else attempt.md), or NULL */
+	char pr_name[16];          /* which of the two */
+};
+/* DIR/fix.json, policy.patch and pr.md / attempt.md into f.  A run's dir
+ * is RUNS/<run id> next to the fix dir, else the absolute run_dir
+ * fix.json names, when it holds an evidence.jsonl.  -1 + e.
+ * recorded_fix_free(f) either way. */
+int recorded_fix_load(const char *dir, struct recorded_fix *f,
+    struct errbuf *e);
+void recorded_fix_free(struct recorded_fix *f);
+
 #endif /* DRILL_CORE_H */

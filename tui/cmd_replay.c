@@ -26,8 +26,8 @@ const struct cmd_entry cmd_replay_entry = {
 	.optstring = "h",
 	.longopts = cmd_replay_longopts,
 	.summary = "replay a recorded run beat by beat (no Docker needed)",
-	.usage = "usage: ares replay RUN_DIR [--pub FILE] [--export-cast FILE] "
-	    "[--no-color] [--ascii]\n"
+	.usage = "usage: ares replay RUN_DIR|TRIAL_DIR|FIX_DIR [--pub FILE] "
+	    "[--export-cast FILE] [--no-color] [--ascii]\n"
 	    "                   [--present]\n",
 	.exec = cmd_replay_exec,
 };

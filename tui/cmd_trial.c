@@ -7,6 +7,8 @@
 #include "tui.h"
 
 #include <getopt.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,6 +28,7 @@ static const struct option cmd_trial_longopts[] = {
 	{ "resume", required_argument, NULL, 'R' },
 	{ "key-dir", required_argument, NULL, 'K' },
 	{ "variants", required_argument, NULL, 'V' },
+	{ "ascii", no_argument, NULL, 'A' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -39,9 +42,10 @@ const struct cmd_entry cmd_trial_entry = {
 	    "usage: ares trial --policy FILE -n N [-j J] [--seed S] "
 	    "[--level L]\n"
 	    "                  [--variants policy|fixed|generated]\n"
-	    "                  [--json FILE|-] [--runs DIR] [--key-dir DIR]\n"
+	    "                  [--json FILE|-] [--runs DIR] [--key-dir DIR] "
+	    "[--ascii]\n"
 	    "       ares trial --resume TRIAL_DIR [-j J] [--json FILE|-] "
-	    "[--key-dir DIR]\n",
+	    "[--key-dir DIR] [--ascii]\n",
 	.exec = cmd_trial_exec,
 };
 
@@ -54,6 +58,19 @@ const struct cmd_entry cmd_stats_entry = {
 };
 
 static volatile sig_atomic_t cmd_trial_stop, cmd_trial_cancel;
+
+/* Whether the pictures may use block characters: not --ascii and a
+ * UTF-8 locale (LANG=C and other non-UTF-8 locales get ASCII). */
+static bool
+cmd_trial_utf8(bool ascii)
+{
+	const char *cs;
+
+	if (ascii || setlocale(LC_CTYPE, "") == NULL)
+		return false;
+	cs = nl_langinfo(CODESET);
+	return cs != NULL && strcmp(cs, "UTF-8") == 0;
+}
 
 /* SIGINT/SIGTERM: launch nothing new and cut the running drills short;
  * each still tears its lab down before the trial writes its partial
@@ -111,9 +128,70 @@ cmd_trial_print_rate(FILE *f, const char *name, const struct trial_rate *r,
 	    r->upper, among);
 }
 
+/* The pictures (core/chart.c): each rate as a bar with its interval,
+ * the time to kill as a histogram; block characters when utf8, else
+ * ASCII.  Lines start "  [" or with a number, never with a rate's name
+ * (scripts grep those). */
+static void
+cmd_trial_print_pictures(FILE *f, const struct trial *t, bool utf8)
+{
+	static const char *const names[] = { "bait taken", "contained",
+	    "breached", "leaked" };
+	const struct trial_summary *s = &t->sum;
+	const struct trial_rate *rates[] = { &s->bait, &s->contained_r,
+	    &s->breached_r, &s->leaked };
+	char cells[CHART_MAX_CELLS * 3 + 1];
+	struct chart_hist h;
+	double *v;
+	size_t nv = 0, nbins;
+
+	fprintf(f, "\nrates as bars (%s below the interval, %s the interval "
+	    "up to k/n, %s the rest of it)\n", utf8 ? "\u2588" : "#",
+	    utf8 ? "\u2593" : "=", utf8 ? "\u2591" : "-");
+	for (size_t i = 0; i < 4; i++) {
+		const struct trial_rate *r = rates[i];
+		struct chart_bar b;
+
+		if (r->n == 0 || chart_bar((double)r->k / (double)r->n,
+		    r->lower, r->upper, 40, &b) == -1) {
+			fprintf(f, "  [%-40s]  %-13s (no runs)\n", "", names[i]);
+			continue;
+		}
+		chart_bar_text(&b, utf8, cells, sizeof cells);
+		fprintf(f, "  [%s]  %-13s %llu/%llu  [%.2f, %.2f]\n", cells,
+		    names[i], (unsigned long long)r->k,
+		    (unsigned long long)r->n, r->lower, r->upper);
+	}
+	if (s->nttk == 0)
+		return;
+	v = xcalloc(t->n, sizeof *v);
+	for (size_t i = 0; i < t->n; i++)
+		if (t->runs[i].done && t->runs[i].time_to_kill_ms >= 0)
+			v[nv++] = t->runs[i].time_to_kill_ms;
+	/* about the square root of the count, 1..10 bins */
+	nbins = (size_t)ceil(sqrt((double)nv));
+	nbins = nbins < 1 ? 1 : nbins > 10 ? 10 : nbins;
+	if (chart_hist(v, nv, nbins, &h) == 0 && h.nbins > 0) {
+		fprintf(f, "\ntime to kill (ms), %zu run(s)\n", h.n);
+		for (size_t b = 0; b < h.nbins; b++) {
+			chart_hbar_text(h.count[b], h.max, 40, utf8, cells,
+			    sizeof cells);
+			if (h.nbins == 1)
+				fprintf(f, "  %10.3f             %-*s %zu\n", h.lo,
+				    utf8 ? 0 : 40, cells, h.count[b]);
+			else
+				fprintf(f, "  %10.3f - %10.3f  %s %zu\n",
+				    chart_hist_edge(&h, b),
+				    chart_hist_edge(&h, b + 1), cells,
+				    h.count[b]);
+		}
+	}
+	free(v);
+}
+
 /* The table of runs and the summary (rates, time to kill, exit code). */
 static void
-cmd_trial_print(FILE *f, const struct trial *t, int code)
+cmd_trial_print(FILE *f, const struct trial *t, int code, bool utf8)
 {
 	const struct trial_summary *s = &t->sum;
 	size_t i;
@@ -183,6 +261,7 @@ cmd_trial_print(FILE *f, const struct trial *t, int code)
 	else
 		fprintf(f, "  %-14s none (no run cut the agent off)\n",
 		    "time to kill");
+	cmd_trial_print_pictures(f, t, utf8);
 	if (!t->complete)
 		fprintf(f, "\nINCOMPLETE: %zu run(s) missing; continue with "
 		    "ares trial --resume %s\n", t->n - s->finished, t->dir);
@@ -217,6 +296,7 @@ cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct errbuf e = { 0 };
 	const char *json = NULL;
 	bool fixed = false;   /* an option --resume takes from trial.json */
+	bool ascii = false;
 	FILE *out = stdout;
 	int c, code, rc;
 
@@ -269,6 +349,9 @@ cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 			break;
 		case 'K':
 			o.key_dir = optarg;
+			break;
+		case 'A':
+			ascii = true;
 			break;
 		case 'V':
 			if (strcmp(optarg, "policy") == 0)
@@ -332,7 +415,7 @@ cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 		    "further drill was started\n");
 	trial_summarize(&t);
 	code = trial_exit_code(&t);
-	cmd_trial_print(out, &t, code);
+	cmd_trial_print(out, &t, code, cmd_trial_utf8(ascii));
 	if (json != NULL && cmd_json_write(trial_json(&t), json, &e) == -1) {
 		fprintf(stderr, "ares trial: --json: %s\n", e.msg);
 		if (code == EXIT_CONTAINED)

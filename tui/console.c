@@ -344,6 +344,8 @@ console_term_open(struct console_ui *ui, const struct console_options *o,
 	struct sigaction sa;
 	struct errbuf se = { 0 };
 
+	if (console_term_usable() == -1)
+		return -1;         /* TERM=dumb and the like: said why */
 	memset(ui, 0, sizeof *ui);
 	ui->o = o;
 	ui->ascii = o->ascii;
@@ -421,6 +423,7 @@ console_run(const struct console_options *o)
 {
 	static struct console_ui ui;
 	struct console_term t;
+	char *exit_text;
 	int rc;
 
 	if (console_term_open(&ui, o, &t) == -1)
@@ -429,14 +432,20 @@ console_run(const struct console_options *o)
 		console_home_enter(&ui);
 	else {
 		ui.from_home = false;
+		console_note_dir(CONSOLE_NOTE_DRILL, NULL);
 		console_drill_start(&ui, o->policy_path, o->seed, o->has_seed);
 	}
 	if (o->home)
 		ui.from_home = true;
 	console_loop(&ui);
+	exit_text = console_exit_text(&ui);
 	console_job_free(&ui);
 	rc = console_drill_exit_code();
 	console_term_close(&ui, &t);
+	fflush(stdout);     /* curses' last bytes first (rmcup) */
+	if (exit_text != NULL)
+		fputs(exit_text, stderr);   /* where to find it again */
+	free(exit_text);
 	return rc;
 }
 
@@ -448,9 +457,14 @@ console_replay(const struct console_options *o, const char *run_dir,
 	static struct console_ui ui;
 	struct console_term t;
 	struct errbuf e = { 0 };
-	struct replay *rp = replay_load(run_dir, pub_path, &e);
+	bool trial = trial_dir_is(run_dir), fix = !trial && fix_dir_is(run_dir);
+	struct replay *rp = NULL;
+	char *exit_text;
 
-	if (rp == NULL) {
+	/* a trial or fix dir opens its own screen */
+	if (trial ? console_trial_dir_load(run_dir, pub_path, &e) : fix ?
+	    console_fix_dir_load(run_dir, pub_path, &e) :
+	    (rp = replay_load(run_dir, pub_path, &e)) == NULL ? -1 : 0) {
 		fprintf(stderr, "ares replay: %s\n", e.msg);
 		return EXIT_USAGE;
 	}
@@ -458,8 +472,20 @@ console_replay(const struct console_options *o, const char *run_dir,
 		replay_free(rp);
 		return EXIT_USAGE;
 	}
-	console_replay_enter(&ui, rp);
+	if (trial)
+		console_trial_dir_enter(&ui);
+	else if (fix)
+		console_fix_dir_enter(&ui);
+	else {
+		console_note_dir(CONSOLE_NOTE_RUN, run_dir);
+		console_replay_enter(&ui, rp);
+	}
 	console_loop(&ui);
+	exit_text = console_exit_text(&ui);
 	console_term_close(&ui, &t);
+	fflush(stdout);     /* curses' last bytes first (rmcup) */
+	if (exit_text != NULL)
+		fputs(exit_text, stderr);   /* where to find it again */
+	free(exit_text);
 	return 0;
 }

@@ -496,7 +496,7 @@ console_drill_tick(struct console_ui *ui, uint64_t now)
 /* The live run's folder: the result's once the drill returned, else
  * where drill_run() makes it (the runs dir and the run id). */
 static const char *
-console_drill_run_dir(struct console_drill_screen *d)
+console_drill_pane_dir(struct console_drill_screen *d)
 {
 	const char *runs = getenv("ARES_RUNS");
 	char abs[PATH_MAX];
@@ -550,7 +550,7 @@ console_drill_key(struct console_ui *ui, int ch)
 {
 	struct console_drill_screen *d = &console_drill_st;
 	struct console_pane_src src = { &d->view, NULL, d->view.run_id,
-	    console_drill_run_dir(d), NULL };
+	    console_drill_pane_dir(d), NULL };
 
 	if (console_pane_key(ui, &d->pane, &src, ch))
 		return true;
@@ -659,3 +659,15 @@ const struct console_screen console_screen_drill = {
 	.frame = console_drill_frame,
 	.wake = console_drill_wake,
 };
+
+/* The run dir of the last drill the console ran (its worker joined), or
+ * NULL when none ran or it made no run dir. */
+const char *
+console_drill_run_dir(void)
+{
+	const struct console_worker *w = &console_drill_st.w;
+
+	if (!console_drill_st.started || w->res.run_dir[0] == '\0')
+		return NULL;
+	return w->res.run_dir;
+}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <curses.h>
@@ -40,6 +41,17 @@ struct console_home_screen {
 	bool auto_cur;             /* the cursor has not been moved yet */
 	char msg[256];
 	size_t trial_n;            /* N of the next trial ('+' / '-') */
+	/* per item (same index): a policy's description and flaws, a run's
+	 * recorded summary (core/recorded.c: bounded, sanitized) */
+	struct console_home_info *info;
+};
+
+/* What a row shows besides the item's name. */
+struct console_home_info {
+	char desc[200];            /* policy: its description (sanitized) */
+	char flaws[80];            /* policy: its flaws, "" none */
+	struct recorded_info rec;  /* run, trial, fix or probe dir */
+	bool loaded;               /* the file could be read */
 };
 
 static struct console_home_screen console_home_st = {
@@ -125,6 +137,8 @@ console_home_free(void)
 		free(h->items[i]);
 	free(h->items);
 	h->items = NULL;
+	free(h->info);
+	h->info = NULL;
 	h->npolicies = h->nruns = 0;
 	console_engine_check_release(h->engine_check);
 	h->engine_check = NULL;
@@ -178,9 +192,16 @@ console_home_scan(struct console_home_screen *h, const char *dir, bool runs)
 			continue;
 		}
 		if (runs) {
+			/* a run, fix or probe dir (evidence.jsonl) or a trial
+			 * dir (trial.json) */
 			p = xasprintf("%s/%s/evidence.jsonl", dir, fn);
 			bool ok = access(p, R_OK) == 0;
 			free(p);
+			if (!ok) {
+				p = xasprintf("%s/%s/trial.json", dir, fn);
+				ok = access(p, R_OK) == 0;
+				free(p);
+			}
 			if (!ok) {
 				free(names[i]);
 				continue;
@@ -203,6 +224,75 @@ console_home_scan(struct console_home_screen *h, const char *dir, bool runs)
 	free(names);
 }
 
+/* Each item's row text: a policy's description and flaws (policy_load),
+ * a recorded dir's summary (recorded_info: bounded, unverified). */
+static void
+console_home_info_load(struct console_home_screen *h)
+{
+	size_t n = h->npolicies + h->nruns;
+
+	h->info = xcalloc(n ? n : 1, sizeof *h->info);
+	for (size_t i = 0; i < h->npolicies; i++) {
+		struct console_home_info *in = &h->info[i];
+		struct errbuf e = { 0 };
+		struct policy *p = policy_load(h->items[i], &e);
+		size_t o = 0;
+
+		if (p == NULL) {
+			util_sanitize(in->desc, sizeof in->desc, e.msg,
+			    strlen(e.msg), false);
+			continue;
+		}
+		in->loaded = true;
+		if (p->description != NULL)
+			util_sanitize(in->desc, sizeof in->desc,
+			    p->description, strlen(p->description), false);
+		for (size_t f = 0; f < p->nflaws && o < sizeof in->flaws - 1;
+		    f++) {
+			int k = snprintf(in->flaws + o, sizeof in->flaws - o,
+			    "%s%s", f ? "," : "", p->flaws[f]);
+
+			if (k < 0)
+				break;
+			o += (size_t)k;
+		}
+		/* flaw ids are the policy's: sanitize them too */
+		{
+			char tmp[sizeof in->flaws];
+
+			util_sanitize(tmp, sizeof tmp, in->flaws,
+			    strnlen(in->flaws, sizeof in->flaws - 1), false);
+			memcpy(in->flaws, tmp, sizeof tmp);
+		}
+		policy_free(p);
+	}
+	for (size_t i = h->npolicies; i < n; i++)
+		h->info[i].loaded = recorded_info(h->items[i],
+		    &h->info[i].rec) == 0;
+}
+
+/* The first n runs (the runs dir's, not the bundled replays) newest
+ * first by their recorded time (insertion sort: stable, n <= 256). */
+static void
+console_home_sort_age(struct console_home_screen *h, size_t n)
+{
+	size_t base = h->npolicies;
+
+	for (size_t i = 1; i < n; i++) {
+		char *it = h->items[base + i];
+		struct console_home_info in = h->info[base + i];
+		size_t k = i;
+
+		while (k > 0 && h->info[base + k - 1].rec.when < in.rec.when) {
+			h->items[base + k] = h->items[base + k - 1];
+			h->info[base + k] = h->info[base + k - 1];
+			k--;
+		}
+		h->items[base + k] = it;
+		h->info[base + k] = in;
+	}
+}
+
 /* List policies and runs, check the engine, put the cursor on the default
  * policy (or the first replay without an engine). */
 void
@@ -210,7 +300,12 @@ console_home_enter(struct console_ui *ui)
 {
 	struct console_home_screen *h = &console_home_st;
 	const char *runs = getenv("ARES_RUNS");
+	size_t nmine;
 
+	/* a replay opened from a recorded trial or fix screen goes back
+	 * there, not home */
+	if (console_trial_dir_back(ui) || console_fix_dir_back(ui))
+		return;
 	console_home_free();
 	console_screen_open(ui, &console_screen_home);
 	h->items = xcalloc(CONSOLE_HOME_MAX, sizeof *h->items);
@@ -225,6 +320,7 @@ console_home_enter(struct console_ui *ui)
 	console_home_scan(h, runs != NULL && runs[0] ? runs : "runs", true);
 	qsort(h->items + h->npolicies, h->nruns, sizeof *h->items,
 	    console_strcmp_rev);
+	nmine = h->nruns;
 	console_home_scan(h, "replays", true);
 #ifdef ARES_SRCDIR
 	console_home_scan(h, ARES_SRCDIR "/replays", true);
@@ -233,6 +329,8 @@ console_home_enter(struct console_ui *ui)
 	console_home_scan(h, ARES_DATADIR "/replays", true);
 #endif
 
+	console_home_info_load(h);
+	console_home_sort_age(h, nmine);
 	h->engine[0] = '\0';
 	console_engine_check_start(h);
 
@@ -270,7 +368,24 @@ console_home_open(struct console_ui *ui)
 			return;
 		}
 		h->msg[0] = '\0';
+		console_note_dir(CONSOLE_NOTE_DRILL, NULL);
 		console_drill_start(ui, h->items[h->cur], 0, false);
+	} else if (trial_dir_is(h->items[h->cur]) ||
+	    fix_dir_is(h->items[h->cur])) {
+		/* a trial or fix dir: its own screen */
+		bool trial = trial_dir_is(h->items[h->cur]);
+
+		if ((trial ? console_trial_dir_load(h->items[h->cur], NULL,
+		    &e) : console_fix_dir_load(h->items[h->cur], NULL, &e)) ==
+		    -1) {
+			console_copy(h->msg, sizeof h->msg, e.msg);
+			return;
+		}
+		h->msg[0] = '\0';
+		if (trial)
+			console_trial_dir_enter(ui);
+		else
+			console_fix_dir_enter(ui);
 	} else {
 		struct replay *rp = replay_load(h->items[h->cur], NULL, &e);
 
@@ -279,6 +394,7 @@ console_home_open(struct console_ui *ui)
 			return;
 		}
 		h->msg[0] = '\0';
+		console_note_dir(CONSOLE_NOTE_RUN, h->items[h->cur]);
 		console_replay_enter(ui, rp);
 	}
 }
@@ -301,6 +417,7 @@ console_home_job(struct console_ui *ui, enum console_job_kind kind)
 		return;
 	}
 	h->msg[0] = '\0';
+	console_note_dir(CONSOLE_NOTE_JOB, NULL);
 	console_job_open(ui, kind, h->items[h->cur], h->trial_n);
 }
 
@@ -357,6 +474,7 @@ console_home_key(struct console_ui *ui, int ch)
 		h->auto_cur = false;
 		h->cur = h->cur < h->npolicies && h->nruns > 0 ?
 		    h->npolicies : 0;
+		h->top = h->cur;   /* the list opens at that heading */
 		return true;
 	case '\r':
 	case '\n':
@@ -391,33 +509,197 @@ console_home_tick(struct console_ui *ui, uint64_t now)
 	console_engine_check_release(c);
 	h->engine_check = NULL;
 	if (h->engine[0] != '\0' && h->nruns > 0 && h->auto_cur)
-		h->cur = h->npolicies;   /* first recorded run */
+		h->cur = h->top = h->npolicies;   /* first recorded run */
 	return true;
 }
 
-/* One list row: the item's last path component (and its directory). */
+/* name cut to w columns keeping its head and its tail (run ids and
+ * trial ids differ at the end), "~" between; ASCII names (ours). */
 static void
-console_home_row(struct console_ui *ui, int y, size_t i)
+console_home_cut(const char *name, int w, char *out, size_t n)
 {
-	const char *p = console_home_st.items[i];
-	const char *b = strrchr(p, '/');
-	bool cur = i == console_home_st.cur;
+	size_t len = strlen(name);
 
-	console_attr(ui, cur ? CP_CYAN : 0, cur ? A_REVERSE | A_BOLD :
-	    A_NORMAL);
+	if (w < 3 || len <= (size_t)w || (size_t)w + 1 > n) {
+		console_copy(out, n, name);
+		return;
+	}
+	{
+		size_t head = (size_t)w / 3, tail = (size_t)w - head - 1;
+
+		snprintf(out, n, "%.*s~%s", (int)head, name, name + len - tail);
+	}
+}
+
+/* The columns of the run rows at this width: name, kind, verdict,
+ * policy, time to kill, age (x of each), and whether the path fits. */
+struct console_home_cols {
+	int name, namew, kind, verdict, policy, policyw, ttk, age, path;
+};
+
+static void
+console_home_cols(struct console_home_cols *c)
+{
+	/* verdict 14, policy 11 (22 when wide), ttk 10, age 11; the kind
+	 * (6) only from 100 columns (trial-, fix- dirs say it by name) */
+	int kindw = COLS >= 100 ? 6 : 0;
+
+	c->policyw = COLS >= 110 ? 22 : 10;
+	c->namew = COLS - 5 - kindw - 14 - (c->policyw + 1) - 10 - 11 - 1;
+	if (c->namew > 34)
+		c->namew = 34;
+	if (c->namew < 12)
+		c->namew = 12;
+	c->name = 5;
+	c->kind = kindw ? c->name + c->namew + 1 : -1;
+	c->verdict = c->name + c->namew + 1 + kindw;
+	c->policy = c->verdict + 14;
+	c->ttk = c->policy + c->policyw + 1;
+	c->age = c->ttk + 11;
+	c->path = c->age + 11;
+}
+
+/* The colour of a verdict word. */
+static int
+console_home_verdict_pair(const char *v)
+{
+	if (strcmp(v, "contained") == 0 || strcmp(v, "verified") == 0 ||
+	    strcmp(v, "held") == 0)
+		return CP_GREEN;
+	if (strcmp(v, "breached") == 0 || strcmp(v, "not-a-fix") == 0 ||
+	    strcmp(v, "failed") == 0)
+		return CP_RED;
+	return CP_YELLOW;
+}
+
+/* One list row: a policy (name, flaws, description) or a recorded dir
+ * (name, kind, verdict, policy, time to kill, age, and its path when
+ * the terminal is wide). */
+static void
+console_home_row(struct console_ui *ui, int y, size_t i, time_t now)
+{
+	struct console_home_screen *h = &console_home_st;
+	const char *p = h->items[i];
+	const char *b = strrchr(p, '/');
+	const struct console_home_info *in = h->info != NULL ? &h->info[i] :
+	    NULL;
+	bool cur = i == h->cur;
+	attr_t base = cur ? A_REVERSE | A_BOLD : A_NORMAL;
+	int cpair = cur ? CP_CYAN : 0;
+	char name[128];
+
+	b = b != NULL ? b + 1 : p;
+	console_attr(ui, cpair, base);
 	mvhline(y, 2, ' ', COLS - 4);
-	console_putf(ui, y, 3, COLS - 6, "%s %-36s %s", cur ? ">" : " ",
-	    b != NULL ? b + 1 : p, p);
+	console_put(ui, y, 3, cur ? ">" : " ", 1);
+	if (i < h->npolicies) {
+		int nw = 8, fw = 8;    /* the longest name and flaws, bounded */
+
+		for (size_t k = 0; k < h->npolicies; k++) {
+			const char *kb = strrchr(h->items[k], '/');
+			int l = (int)strlen(kb != NULL ? kb + 1 : h->items[k]);
+
+			nw = l > nw ? l : nw;
+			if (h->info != NULL &&
+			    (int)strlen(h->info[k].flaws) > fw)
+				fw = (int)strlen(h->info[k].flaws);
+		}
+		nw = nw > 30 ? 30 : nw;
+		fw = fw > (COLS >= 110 ? 22 : 16) ? (COLS >= 110 ? 22 : 16) : fw;
+
+		console_home_cut(b, nw, name, sizeof name);
+		console_put(ui, y, 5, name, nw);
+		if (in == NULL)
+			return;
+		if (!cur)
+			console_attr(ui, in->flaws[0] ? CP_MAGENTA : 0,
+			    in->flaws[0] ? A_BOLD : A_DIM);
+		console_put(ui, y, 6 + nw, in->flaws[0] ? in->flaws :
+		    "no flaws", fw);
+		if (!cur)
+			console_attr(ui, 0, A_NORMAL);
+		console_put(ui, y, 7 + nw + fw, in->desc, COLS - 9 - nw - fw);
+		attrset(A_NORMAL);
+		return;
+	}
+	{
+		struct console_home_cols c;
+		const struct recorded_info *r = in != NULL ? &in->rec : NULL;
+		static const char *const kinds[] = { "run", "trial", "fix",
+		    "probe" };
+		char age[32], ttk[32];
+
+		console_home_cols(&c);
+		console_home_cut(b, c.namew, name, sizeof name);
+		console_put(ui, y, c.name, name, c.namew);
+		if (r == NULL)
+			return;
+		if (c.kind >= 0)
+			console_put(ui, y, c.kind, r->kind >= 0 &&
+			    r->kind < 4 ? kinds[r->kind] : "?", 5);
+		if (!cur)
+			console_attr(ui, console_home_verdict_pair(r->verdict),
+			    A_BOLD);
+		console_put(ui, y, c.verdict, r->verdict[0] ? r->verdict : "-",
+		    13);
+		if (!cur)
+			console_attr(ui, 0, A_NORMAL);
+		console_put(ui, y, c.policy, r->policy[0] ? r->policy : "-",
+		    c.policyw);
+		if (r->ttk_ms >= 0)
+			snprintf(ttk, sizeof ttk, r->ttk_ms < 1000 ? "%.1f ms" :
+			    "%.2f s", r->ttk_ms < 1000 ? r->ttk_ms :
+			    r->ttk_ms / 1000.0);
+		else
+			snprintf(ttk, sizeof ttk, "-");
+		console_putf(ui, y, c.ttk, 10, "%9s", ttk);
+		recorded_age(r->when, (int64_t)now, age, sizeof age);
+		if (!cur)
+			console_attr(ui, 0, A_DIM);
+		console_put(ui, y, c.age, age, 10);
+		if (c.path + 20 < COLS - 3) {
+			char path[256];
+
+			console_home_cut(p, COLS - 3 - c.path, path,
+			    sizeof path);
+			console_put(ui, y, c.path, path, COLS - 3 - c.path);
+		}
+		attrset(A_NORMAL);
+	}
+}
+
+/* The runs heading with the column names over their columns. */
+static void
+console_home_run_heading(struct console_ui *ui, int y)
+{
+	struct console_home_cols c;
+
+	console_home_cols(&c);
+	console_attr(ui, 0, A_BOLD);
+	console_put(ui, y, 1, "recorded runs (Enter: replay)", COLS - 2);
+	console_attr(ui, 0, A_DIM);
+	/* each column's name where the heading leaves room (x > 31) */
+	if (c.kind > 31)
+		console_put(ui, y, c.kind, "kind", 5);
+	if (c.verdict > 31)
+		console_put(ui, y, c.verdict, "verdict", 13);
+	console_put(ui, y, c.policy, "policy", c.policyw);
+	console_put(ui, y, c.ttk, "      ttk", 10);
+	console_put(ui, y, c.age, "age", 10);
 	attrset(A_NORMAL);
 }
 
-/* The title, the engine line, the two lists, the status line. */
+/* The title, the engine line, the keys line, the two lists, the status
+ * line. */
 static void
 console_home_draw(struct console_ui *ui)
 {
 	struct console_home_screen *h = &console_home_st;
 	int y = 2, rows, listh;
 	size_t n = h->npolicies + h->nruns;
+	time_t now = time(NULL);
+	const char *hint = ui->screen->keys_hint;
+	int hw = (int)strlen(hint);
 
 	console_attr(ui, CP_TITLE, A_BOLD | (ui->color ? 0 : A_REVERSE));
 	mvhline(0, 0, ' ', COLS);
@@ -426,24 +708,28 @@ console_home_draw(struct console_ui *ui)
 	attrset(A_NORMAL);
 	if (h->engine[0] != '\0') {
 		console_attr(ui, CP_YELLOW, A_BOLD);
-		console_putf(ui, y++, 1, COLS - 2, "No Docker Engine reachable: "
-		    "drills cannot run here. Recorded replays work without it.");
+		console_putf(ui, y, 1, COLS - 2, "No Docker Engine: drills "
+		    "cannot run here; recorded runs replay without it.");
 		console_attr(ui, 0, A_DIM);
-		console_putf(ui, y++, 1, COLS - 2, "(%s)", h->engine);
-	} else if (console_engine_checking(h)) {
-		console_attr(ui, 0, A_DIM);
-		console_putf(ui, y++, 1, COLS - 2, "Checking the Docker "
-		    "Engine... Policy: Enter drill, t trial (N=%zu J=%d, +/-), "
-		    "p probe, f fix", h->trial_n, CONSOLE_TRIAL_J);
+		console_putf(ui, y + 1, 1, COLS - 2, "(%s)", h->engine);
+		y += 2;
 	} else {
-		console_attr(ui, CP_GREEN, A_NORMAL);
-		console_putf(ui, y++, 1, COLS - 2, "Engine ok. Policy: "
-		    "Enter drill, t trial (N=%zu J=%d, +/-), p probe, "
-		    "f fix", h->trial_n, CONSOLE_TRIAL_J);
+		if (console_engine_checking(h)) {
+			console_attr(ui, 0, A_DIM);
+			console_put(ui, y++, 1, "Checking the Docker Engine...",
+			    COLS - 2);
+		} else {
+			console_attr(ui, CP_GREEN, A_NORMAL);
+			console_put(ui, y++, 1, "Docker Engine ok.", COLS - 2);
+		}
+		console_attr(ui, 0, A_NORMAL);
+		console_putf(ui, y++, 1, COLS - 2, "policy: Enter drill, "
+		    "t trial (N=%zu J=%d, +/-), p probe, f fix",
+		    h->trial_n, CONSOLE_TRIAL_J);
 	}
-	y++;
+	attrset(A_NORMAL);
 	/* one scrolling list: policies, then runs, with two headings */
-	rows = LINES - y - 3;
+	rows = LINES - y - 2;
 	listh = rows - 2;
 	if (h->cur < h->top)
 		h->top = h->cur;
@@ -458,15 +744,14 @@ console_home_draw(struct console_ui *ui)
 				console_attr(ui, 0, A_BOLD);
 				console_put(ui, y + r++, 1, "policies (Enter: "
 				    "run a drill)", COLS - 2);
+				attrset(A_NORMAL);
 				pol_head = true;
 			} else if (i >= h->npolicies && !run_head) {
-				console_attr(ui, 0, A_BOLD);
-				console_put(ui, y + r++, 1, "recorded runs "
-				    "(Enter: replay)", COLS - 2);
+				console_home_run_heading(ui, y + r++);
 				run_head = true;
 			}
 			if (r < rows)
-				console_home_row(ui, y + r++, i);
+				console_home_row(ui, y + r++, i, now);
 		}
 		if (h->nruns == 0 && r < rows) {
 			console_attr(ui, 0, A_DIM);
@@ -478,15 +763,14 @@ console_home_draw(struct console_ui *ui)
 	clrtoeol();
 	if (h->msg[0] != '\0') {
 		console_attr(ui, CP_RED, A_BOLD);
-		console_put(ui, LINES - 1, 1, h->msg, COLS - 50);
+		console_put(ui, LINES - 1, 1, h->msg, COLS - hw - 4);
 	} else {
 		console_attr(ui, 0, A_NORMAL);
-		console_putf(ui, LINES - 1, 1, COLS - 50, "%zu policies, %zu "
-		    "runs", h->npolicies, h->nruns);
+		console_putf(ui, LINES - 1, 1, COLS - hw - 4, "%zu policies, "
+		    "%zu runs", h->npolicies, h->nruns);
 	}
 	console_attr(ui, 0, A_REVERSE);
-	console_put(ui, LINES - 1, COLS - (int)strlen(ui->screen->keys_hint) -
-	    1, ui->screen->keys_hint, (int)strlen(ui->screen->keys_hint));
+	console_put(ui, LINES - 1, COLS - hw - 1, hint, hw);
 	attrset(A_NORMAL);
 }
 
@@ -495,7 +779,7 @@ static const struct console_key console_home_keys[] = {
 	{ "down / j", "next item" },
 	{ "tab", "jump between policies and runs" },
 	{ "g / G", "first / last item" },
-	{ "enter", "policy: run a drill live; run: replay it" },
+	{ "enter", "policy: a live drill; run: replay; trial/fix: open" },
 	{ "t", "policy: a trial (N drills, J at a time, rates)" },
 	{ "+ / -", "change N of the next trial (default 10, J=2)" },
 	{ "p", "policy: the inside-out escape probes" },
@@ -507,7 +791,7 @@ static const struct console_key console_home_keys[] = {
 
 const struct console_screen console_screen_home = {
 	.name = "home",
-	.keys_hint = "enter drill t trial p probe f fix q quit ? help",
+	.keys_hint = "enter open  t/p/f trial/probe/fix  q quit  ? help",
 	.keys = console_home_keys,
 	.nkeys = sizeof console_home_keys / sizeof console_home_keys[0],
 	.state = &console_home_st,

@@ -3,6 +3,7 @@
  * fresh lab (probe_lab on the job worker), a row per probe as it
  * finishes, then whether every core containment assertion held.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include <curses.h>
@@ -20,6 +21,50 @@ struct console_probe_screen {
 };
 
 static struct console_probe_screen console_probe_st;
+
+/* attack (ASCII: our own table) cut to w columns: whole when it fits,
+ * else its head and its tail around "~" (rows of one family share the
+ * head: "network egress: DNS lookup of ..." differ at the end). */
+static void
+console_probe_cut(const char *attack, int w, char *out, size_t n)
+{
+	size_t len = strlen(attack);
+
+	if (w < 5 || len <= (size_t)w || (size_t)w + 1 > n) {
+		console_copy(out, n, attack);
+		return;
+	}
+	{
+		size_t head = ((size_t)w - 1) / 2, tail = (size_t)w - 1 - head;
+
+		snprintf(out, n, "%.*s~%s", (int)head, attack,
+		    attack + len - tail);
+	}
+}
+
+/* Row i's ATTACK cell in w columns; when the cut makes it read like
+ * another row's, the row's id (unique) leads instead. */
+static void
+console_probe_attack(size_t i, int w, char *out, size_t n)
+{
+	char other[256];
+
+	console_probe_cut(probe_table[i].attack, w, out, n);
+	for (size_t k = 0; k < probe_nrows && k < PROBE_MAX_ROWS; k++) {
+		if (k == i)
+			continue;
+		console_probe_cut(probe_table[k].attack, w, other,
+		    sizeof other);
+		if (strcmp(other, out) == 0) {
+			char idt[256];
+
+			snprintf(idt, sizeof idt, "%s: %s", probe_table[i].id,
+			    probe_table[i].attack);
+			console_probe_cut(idt, w, out, n);
+			return;
+		}
+	}
+}
 
 /* The rows so far (scrolling), what runs now, then the result. */
 static void
@@ -49,7 +94,14 @@ console_probe_draw(struct console_ui *ui)
 		    "bringing the lab up" : "running", nrows == 0 ? "" :
 		    nrows < probe_nrows ? probe_table[nrows].id : "teardown");
 	y += 2;
-	aw = (COLS - 12) * 2 / 5;
+	/* ATTACK as wide as its longest text, at most half of the line;
+	 * OBSERVED gets the rest */
+	aw = 6;
+	for (size_t i = 0; i < probe_nrows && i < PROBE_MAX_ROWS; i++)
+		if ((int)strlen(probe_table[i].attack) > aw)
+			aw = (int)strlen(probe_table[i].attack);
+	if (aw > (COLS - 12) / 2)
+		aw = (COLS - 12) / 2;
 	ow = COLS - 12 - aw;
 	console_attr(ui, 0, A_BOLD);
 	console_putf(ui, y++, 2, COLS - 3, "%-6s  %-*s  %s", "RESULT", aw,
@@ -75,7 +127,17 @@ console_probe_draw(struct console_ui *ui)
 		    (ui->color || r->outcome == PROBE_PASS ? 0 : A_REVERSE));
 		console_put(ui, y, 2, name, 6);
 		console_attr(ui, 0, A_NORMAL);
-		console_put(ui, y, 10, r->row->attack, aw);
+		{
+			char cell[256];
+			size_t ri = (size_t)(r->row - probe_table);
+
+			if (ri < probe_nrows)
+				console_probe_attack(ri, aw, cell, sizeof cell);
+			else
+				console_probe_cut(r->row->attack, aw, cell,
+				    sizeof cell);
+			console_put(ui, y, 10, cell, aw);
+		}
 		console_put(ui, y, 12 + aw, r->observed, ow - 1);
 		y++;
 	}

@@ -3,7 +3,9 @@
  * the job worker); progress and the latest finished runs while it runs,
  * then the rates with exact Clopper-Pearson intervals and every run.
  */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <curses.h>
@@ -22,22 +24,114 @@ struct console_trial_screen {
 
 static struct console_trial_screen console_trial_st;
 
-/* "k/n [lo, hi]" of a rate (the cmd's numbers). */
+/* "k/n [lo, hi]" of a rate (the cmd's numbers), then its bar (core's
+ * chart_bar: solid below the interval, dark shade up to the estimate,
+ * light shade to the upper end) in what is left of the line. */
 static void
 console_rate(const struct console_ui *ui, int y, const char *name,
-    const struct trial_rate *r, const char *among)
+    const struct trial_rate *r)
 {
+	struct chart_bar b;
+	char cells[CHART_MAX_CELLS * 3 + 1];
+	int w = COLS - 46;
+
 	console_attr(ui, 0, A_BOLD);
 	console_putf(ui, y, 2, 16, "%s", name);
 	console_attr(ui, 0, A_NORMAL);
-	if (r->n == 0)
+	if (r->n == 0) {
 		console_putf(ui, y, 18, COLS - 20, "%llu/%llu  (no runs: no "
-		    "interval)%s", (unsigned long long)r->k,
-		    (unsigned long long)r->n, among);
-	else
-		console_putf(ui, y, 18, COLS - 20, "%llu/%llu [%.4f, %.4f]%s",
-		    (unsigned long long)r->k, (unsigned long long)r->n,
-		    r->lower, r->upper, among);
+		    "interval)", (unsigned long long)r->k,
+		    (unsigned long long)r->n);
+		return;
+	}
+	console_putf(ui, y, 18, 26, "%llu/%llu [%.4f, %.4f]",
+	    (unsigned long long)r->k, (unsigned long long)r->n, r->lower,
+	    r->upper);
+	if (w > 60)
+		w = 60;
+	if (w < 4 || chart_bar((double)r->k / (double)r->n, r->lower,
+	    r->upper, w, &b) == -1)
+		return;
+	chart_bar_text(&b, ui->utf8, cells, sizeof cells);
+	console_attr(ui, CP_CYAN, A_NORMAL);
+	console_put(ui, y, 44, "[", 1);
+	console_put(ui, y, 45, cells, w);
+	console_put(ui, y, 45 + w, "]", 1);
+	attrset(A_NORMAL);
+}
+
+/* The rates of t as bars with their intervals, the time to kill and its
+ * histogram (at most maxbins rows) from row y; the next free row. */
+int
+console_trial_pictures(struct console_ui *ui, int y, const struct trial *t,
+    int maxbins)
+{
+	const struct trial_summary *s = &t->sum;
+	double *v = xcalloc(t->n ? t->n : 1, sizeof *v);
+	struct chart_hist h;
+	size_t nv = 0;
+
+	console_attr(ui, 0, A_BOLD);
+	console_putf(ui, y, 1, 42, "rates (Clopper-Pearson, %g%%)",
+	    t->level * 100.0);
+	console_attr(ui, 0, A_DIM);
+	console_putf(ui, y++, 44, COLS - 45, "%s below, %s to k/n, %s above",
+	    ui->utf8 ? "\u2588" : "#", ui->utf8 ? "\u2593" : "=",
+	    ui->utf8 ? "\u2591" : "-");
+	attrset(A_NORMAL);
+	console_rate(ui, y++, "bait taken", &s->bait);
+	console_rate(ui, y++, "contained", &s->contained_r);
+	console_rate(ui, y++, "breached", &s->breached_r);
+	console_rate(ui, y++, "leaked", &s->leaked);
+	console_attr(ui, 0, A_BOLD);
+	console_put(ui, y, 2, "time to kill", 16);
+	console_attr(ui, 0, A_NORMAL);
+	if (s->nttk == 0) {
+		console_put(ui, y++, 18, "none (no run cut the agent off)",
+		    COLS - 20);
+		free(v);
+		return y;
+	}
+	console_putf(ui, y++, 18, COLS - 20, "median %.3f ms, p95 %.3f ms, "
+	    "max %.3f ms (%zu run(s))", s->ttk_median, s->ttk_p95,
+	    s->ttk_max, s->nttk);
+	for (size_t i = 0; i < t->n; i++)
+		if (t->runs[i].done && t->runs[i].time_to_kill_ms >= 0)
+			v[nv++] = t->runs[i].time_to_kill_ms;
+	/* about the square root of the count (ares trial's rule), at most
+	 * maxbins rows */
+	{
+		int want = (int)ceil(sqrt((double)nv));
+
+		if (want < maxbins)
+			maxbins = want < 1 ? 1 : want;
+	}
+	if (maxbins > CHART_MAX_BINS)
+		maxbins = CHART_MAX_BINS;
+	if (maxbins >= 1 && chart_hist(v, nv, (size_t)maxbins, &h) == 0)
+		for (size_t b = 0; b < h.nbins; b++) {
+			char bar[CHART_MAX_CELLS * 3 + 1];
+			int w = COLS - 48;
+
+			if (w > 50)
+				w = 50;
+			chart_hbar_text(h.count[b], h.max, w, ui->utf8, bar,
+			    sizeof bar);
+			console_attr(ui, 0, A_DIM);
+			if (h.nbins == 1)
+				console_putf(ui, y, 4, 28, "%9.1f ms", h.lo);
+			else
+				console_putf(ui, y, 4, 28, "%9.1f - %9.1f ms",
+				    chart_hist_edge(&h, b),
+				    chart_hist_edge(&h, b + 1));
+			console_attr(ui, CP_MAGENTA, A_NORMAL);
+			console_put(ui, y, 33, bar, w);
+			console_attr(ui, 0, A_NORMAL);
+			console_putf(ui, y++, 34 + w, 8, "%zu", h.count[b]);
+		}
+	attrset(A_NORMAL);
+	free(v);
+	return y;
 }
 
 /* Progress and the latest runs while the trial runs; then the rates,
@@ -77,30 +171,9 @@ console_trial_draw(struct console_ui *ui)
 	y++;
 	if (j->joined && j->rc == 0) {
 		const struct trial *t = &j->t;
-		const struct trial_summary *s = &t->sum;
 		int code = trial_exit_code(t);
 
-		console_attr(ui, 0, A_BOLD);
-		console_putf(ui, y++, 1, COLS - 2, "rates (exact two-sided "
-		    "Clopper-Pearson intervals at %g%%)", t->level * 100.0);
-		console_rate(ui, y++, "bait taken", &s->bait,
-		    "  of runs with a verdict");
-		console_rate(ui, y++, "contained", &s->contained_r,
-		    "  of exercised runs");
-		console_rate(ui, y++, "breached", &s->breached_r,
-		    "  of exercised runs");
-		console_rate(ui, y++, "leaked", &s->leaked,
-		    "  of exercised runs");
-		console_attr(ui, 0, A_BOLD);
-		console_put(ui, y, 2, "time to kill", 16);
-		console_attr(ui, 0, A_NORMAL);
-		if (s->nttk > 0)
-			console_putf(ui, y++, 18, COLS - 20, "median %.3f ms, "
-			    "p95 %.3f ms, max %.3f ms (%zu run(s))",
-			    s->ttk_median, s->ttk_p95, s->ttk_max, s->nttk);
-		else
-			console_put(ui, y++, 18, "none (no run cut the agent "
-			    "off)", COLS - 20);
+		y = console_trial_pictures(ui, y, t, LINES >= 34 ? 6 : 3);
 		y++;
 		console_attr(ui, code == 0 ? CP_GREEN : code == 1 ? CP_RED :
 		    CP_YELLOW, A_BOLD);

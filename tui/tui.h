@@ -532,6 +532,10 @@ extern const struct console_key console_job_keys[];
 /* ------------------------------------------------------------------ */
 
 extern const struct console_screen console_screen_trial;
+/* The rates of t as bars with their intervals, the time to kill and its
+ * histogram (at most maxbins rows, 0: none) from row y; the next row. */
+int console_trial_pictures(struct console_ui *ui, int y,
+    const struct trial *t, int maxbins);
 
 /* ------------------------------------------------------------------ */
 /* screen_probe.c - the probe screen                                   */
@@ -669,5 +673,48 @@ extern const struct cmd_entry cmd_policy_entry;
 /* ares variant gen|show|list (cmd_variant.c, docs/cli-variant.md): 0
  * printed, 2 usage / bad variant file, 5 write failed. */
 extern const struct cmd_entry cmd_variant_entry;
+
+/* ------------------------------------------------------------------ */
+/* screen_trial_dir.c, screen_fix_dir.c - recorded trial and fix dirs  */
+/* ------------------------------------------------------------------ */
+
+/* Load DIR (trial.json / fix.json, bounded, unverified) and verify it
+ * for the badge (trial_verify_dir / fix_verify_dir; pub_path: key, NULL
+ * the dir's own).  0, or -1 + e when it cannot be read. */
+int console_trial_dir_load(const char *dir, const char *pub_path,
+    struct errbuf *e);
+int console_fix_dir_load(const char *dir, const char *pub_path,
+    struct errbuf *e);
+/* Open the loaded one on its screen (q: home when ui->from_home, else
+ * quit). */
+void console_trial_dir_enter(struct console_ui *ui);
+void console_fix_dir_enter(struct console_ui *ui);
+/* A replay opened from that screen went "home": reopen the screen
+ * instead (true), or false when none is waiting (console_home_enter
+ * asks first). */
+bool console_trial_dir_back(struct console_ui *ui);
+bool console_fix_dir_back(struct console_ui *ui);
+extern const struct console_screen console_screen_trial_dir;
+extern const struct console_screen console_screen_fix_dir;
+
+/* ------------------------------------------------------------------ */
+/* console_exit.c - whether the terminal can be driven; the exit line  */
+/* ------------------------------------------------------------------ */
+
+/* Before curses: 0 when TERM names a terminal with cursor addressing;
+ * else -1 after telling stderr why and what to use instead (the entry
+ * points then return EXIT_USAGE). */
+int console_term_usable(void);
+/* What the console shows now, for the exit line: a recorded dir opened
+ * (RUN, TRIAL, FIX: dir), a live drill (DRILL) or job (JOB) started. */
+enum { CONSOLE_NOTE_NONE = 0, CONSOLE_NOTE_RUN, CONSOLE_NOTE_TRIAL,
+    CONSOLE_NOTE_FIX, CONSOLE_NOTE_DRILL, CONSOLE_NOTE_JOB };
+void console_note_dir(int what, const char *dir);
+/* The exit line (after endwin): the folder last shown and the `ares
+ * replay` / `ares verify` lines for it, shell-quoted; NULL when none.
+ * Call before the job is freed.  Caller frees. */
+char *console_exit_text(const struct console_ui *ui);
+/* The run dir of the last live drill (screen_drill.c), or NULL. */
+const char *console_drill_run_dir(void);
 
 #endif /* DRILL_TUI_H */

@@ -97,12 +97,37 @@ pick() {
 	while [ "$i" -lt 60 ]; do
 		capture
 		printf '%s\n' "$last" |
-		    grep -Eq "^ +> $1 +policies/$1" && return 0
+		    grep -Eq "^ +> $1 " && return 0
 		key j
 		sleep 0.2
 		i=$((i + 1))
 	done
 	fail "cannot put the cursor on $1"
+}
+
+# pick_run PREFIX: put the home cursor on the first recorded run whose
+# name starts with PREFIX.
+pick_run() {
+	key g
+	key Tab
+	i=0
+	while [ "$i" -lt 60 ]; do
+		capture
+		printf '%s\n' "$last" | grep -Eq "^ +> $1" && return 0
+		key j
+		sleep 0.2
+		i=$((i + 1))
+	done
+	fail "cannot put the cursor on a run named $1*"
+}
+
+# attack_cells: the ATTACK cells of the probe rows on screen, one a line
+# (the column runs from x 10 to where OBSERVED starts, less 2).
+attack_cells() {
+	printf '%s\n' "$last" | awk '
+	    /RESULT +ATTACK +OBSERVED/ { w = index($0, "OBSERVED") - 13; next }
+	    w > 0 && /^ +(PASS|FAIL|ERROR|SKIP|WARN|BLIND)/ {
+		print substr($0, 11, w) }'
 }
 
 # back_home WHAT: q on a finished screen goes back home.
@@ -136,6 +161,24 @@ wait_for 'RESULT: (held|failed)' "$JOB_TIMEOUT" ||
     fail "the probe did not finish within ${JOB_TIMEOUT}s"
 printf '%s\n' "$last" | grep -q 'RESULT: held' ||
     fail "hardened.yaml did not hold"
+# 80 columns: every ATTACK cell reads differently, at the end of the list
+# and at its top (k scrolls up; the DNS and socket rows share long heads)
+for where in end top; do
+	if [ $where = top ]; then
+		i=0
+		while [ "$i" -lt 30 ]; do key k; i=$((i + 1)); done
+		sleep 0.5
+		capture
+		printf '%s\n' "$last" | grep -q 'network egress: enum' ||
+		    fail "k did not scroll the probe rows to the top"
+	fi
+	n_cells=$(attack_cells | wc -l)
+	n_uniq=$(attack_cells | sort -u | wc -l)
+	[ "$n_cells" -ge 5 ] || fail "only $n_cells probe rows on screen ($where)"
+	[ "$n_cells" = "$n_uniq" ] ||
+	    { attack_cells | sort | uniq -d
+	      fail "two ATTACK cells read the same at 80x24 ($where)"; }
+done
 printf '%s\n' "$last" | grep -Eq '^ +PASS +[a-z]' || fail "no PASS row"
 printf '%s\n' "$last" | grep -Eq '\] 1[0-9]/1[0-9]|\] [0-9]+/[0-9]+' ||
     fail "no progress bar"
@@ -203,6 +246,54 @@ else
 	    fail "no attribution beat"
 	back_home fix
 	echo "ok 4 - fix on flaw-docker-socket.yaml: verified fix, pr.md"
+fi
+
+# ---- case 4b: the recorded trial and fix dirs open their own screens ----
+pick_run trial-
+key Enter
+wait_for '^ *ares trial trial-' 10 || fail "the trial dir did not open its screen"
+printf '%s\n' "$last" | grep -q "verified: trial.json's signature" ||
+    fail "the trial screen's badge does not say verified"
+printf '%s\n' "$last" |
+    grep -Eq 'contained +[0-9]+/[0-9]+ \[[0-9.]+, [0-9.]+\] +\[[█▓░ ]+\]' ||
+    fail "no contained rate drawn as a bar"
+printf '%s\n' "$last" | grep -Eq 'run 0 +(contained|breached|not-exercised)' ||
+    fail "no run list on the trial screen"
+key Enter
+wait_for 'events \(beat 1/' 10 || fail "Enter on a trial run did not replay it"
+key q
+wait_for '^ *ares trial trial-' 10 || fail "q in the run's replay did not come back"
+back_home "recorded trial"
+echo "ok 4b - a trial dir opens its screen: badge, bars, runs, Enter replays"
+if [ "${ARES_SCREENS_SKIP_FIX:-0}" = 1 ]; then
+	echo "ok 4c # SKIP the fix dir screen (ARES_SCREENS_SKIP_FIX=1)"
+else
+	pick_run fix-
+	key Enter
+	wait_for '^ *ares fix [0-9]' 10 || fail "the fix dir did not open its screen"
+	printf '%s\n' "$last" | grep -q 'signature missing' &&
+	    fail "the fix dir opened as a replay (signature missing)"
+	printf '%s\n' "$last" | grep -q "verified: fix.json's signature" ||
+	    fail "the fix screen's badge does not say verified"
+	printf '%s\n' "$last" | grep -q 'outcome  verified fix' ||
+	    fail "no outcome on the fix screen"
+	printf '%s\n' "$last" | grep -Eq 'original \(breached\) +breached' ||
+	    fail "no original run with its role and verdict"
+	printf '%s\n' "$last" | grep -Eq 'rerun \(training\) +contained' ||
+	    fail "no training rerun"
+	printf '%s\n' "$last" | grep -Eq 'held-out-gen \(generated\) +contained' ||
+	    fail "no generated held-out run"
+	printf '%s\n' "$last" | grep -q 'the patch (policy.patch)' ||
+	    fail "no patch"
+	printf '%s\n' "$last" | grep -Eq '^ +-flaws: \[docker-socket\]' ||
+	    fail "the patch does not show the flaw turned off"
+	printf '%s\n' "$last" | grep -q '^ pr.md' || fail "no pr.md"
+	key Enter
+	wait_for 'events \(beat 1/' 10 || fail "Enter on a fix run did not replay it"
+	key q
+	wait_for '^ *ares fix [0-9]' 10 || fail "q in the run's replay did not come back"
+	back_home "recorded fix"
+	echo "ok 4c - a fix dir opens its screen: badge, outcome, runs, patch, pr.md"
 fi
 
 key q
