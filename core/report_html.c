@@ -340,7 +340,7 @@ static const char rh_css[] =
 "ol.beats li.k-lever-failed .k,ol.beats li.k-error .k{color:var(--bad)}"
 "ol.beats li.k-lever-verified .k{color:var(--ok)}"
 "ol.beats li.cur{background:var(--cur)}"
-".bar{display:grid;grid-template-columns:9em 7em 1fr 12em;gap:10px;"
+".bar{display:grid;grid-template-columns:9em 5em 1fr 13em;gap:10px;"
 "align-items:center;margin:4px 0}"
 ".bar svg{width:100%;height:22px}"
 "svg .axis{stroke:var(--mut);stroke-width:1}"
@@ -616,7 +616,7 @@ rh_rate_bar(struct rh *h, const char *label, const cJSON *r, double level)
 		    "<rect class=\"pt\" x=\"%.1f\" y=\"1\" width=\"4\" "
 		    "height=\"20\"/>", lo * 400, (hi - lo) * 400 < 1 ? 1 :
 		    (hi - lo) * 400, p * 396);
-		snprintf(txt, sizeof txt, "[%.4f, %.4f] at %.0f%%", lo, hi,
+		snprintf(txt, sizeof txt, "[%.4f, %.4f] %.0f%%", lo, hi,
 		    level * 100);
 	} else {
 		snprintf(txt, sizeof txt, "no runs: no interval");
@@ -634,12 +634,14 @@ rh_nice(double x)
 	return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
 }
 
-/* The time-to-kill histogram of v[0..n) (ms) as an inline SVG. */
+/* The time-to-kill histogram of v[0..n) (ms) as an inline SVG: at most
+ * 12 bins of a round width (1, 2 or 5 times a power of ten) from a
+ * multiple of it at or below the smallest value. */
 static void
 rh_histogram(struct rh *h, const double *v, size_t n)
 {
 	size_t counts[12] = { 0 }, nb, i, cmax = 0;
-	double max = 0, w;
+	double min, max, w, lo, span;
 	const double W = 600, H = 180, L = 36, B = 30;
 
 	if (n == 0) {
@@ -647,22 +649,30 @@ rh_histogram(struct rh *h, const double *v, size_t n)
 		    "lever cut an agent off).</p>\n");
 		return;
 	}
-	for (i = 0; i < n; i++)
+	min = max = v[0];
+	for (i = 1; i < n; i++) {
 		if (v[i] > max)
 			max = v[i];
+		if (v[i] < min)
+			min = v[i];
+	}
 	nb = (size_t)ceil(sqrt((double)n));
-	if (nb < 1)
-		nb = 1;
+	if (nb < 2)
+		nb = 2;
 	if (nb > 12)
 		nb = 12;
-	w = max > 0 ? rh_nice(max / (double)nb) : 1;
-	nb = (size_t)floor(max / w) + 1;
+	span = max - min;
+	if (span < max / 20)
+		span = max / 20;        /* equal values: a bin around them */
+	w = span > 0 ? rh_nice(span / (double)nb) : 1;
+	lo = floor(min / w) * w;
+	nb = (size_t)floor((max - lo) / w) + 1;
 	if (nb > 12)
 		nb = 12;
 	for (i = 0; i < n; i++) {
-		size_t k = (size_t)floor(v[i] / w);
+		double k = floor((v[i] - lo) / w);
 
-		counts[k >= nb ? nb - 1 : k]++;
+		counts[k < 0 ? 0 : k >= (double)nb ? nb - 1 : (size_t)k]++;
 	}
 	for (i = 0; i < nb; i++)
 		if (counts[i] > cmax)
@@ -680,19 +690,19 @@ rh_histogram(struct rh *h, const double *v, size_t n)
 		util_buf_printf(&h->b, "<rect class=\"hbar\" x=\"%.1f\" y=\"%.1f\""
 		    " width=\"%.1f\" height=\"%.1f\"><title>%.4g-%.4g ms: %zu "
 		    "run(s)</title></rect>", x + 2, H - B - bh, bw - 4, bh,
-		    w * (double)i, w * (double)(i + 1), counts[i]);
+		    lo + w * (double)i, lo + w * (double)(i + 1), counts[i]);
 		if (counts[i] > 0)
 			util_buf_printf(&h->b, "<text x=\"%.1f\" y=\"%.1f\" "
 			    "text-anchor=\"middle\">%zu</text>", x + bw / 2,
 			    H - B - bh - 3, counts[i]);
 		util_buf_printf(&h->b, "<text x=\"%.1f\" y=\"%.0f\" "
 		    "text-anchor=\"middle\">%.4g</text>", x, H - B + 14,
-		    w * (double)i);
+		    lo + w * (double)i);
 	}
 	util_buf_printf(&h->b, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\""
 	    ">%.4g</text><text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">"
-	    "ms</text></svg>\n", W - 10, H - B + 14, w * (double)nb, W - 6,
-	    H - 2);
+	    "time to kill, ms (runs per bin)</text></svg>\n", W - 10, H - B + 14,
+	    lo + w * (double)nb, W - 6, H - 2);
 }
 
 /* ---- Poyo -------------------------------------------------------- */

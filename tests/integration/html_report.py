@@ -5,7 +5,8 @@ WebDriver HTTP API (python3's standard library only) over pages made by
 
 usage: html_report.py CHROMEDRIVER CHROMIUM SHOT_DIR CHECK...
   CHECK is KIND:EXPECTED_VERDICT:FILE, KIND one of drill, trial, nojs
-  (a drill page with JavaScript disabled).
+  (a drill page with JavaScript disabled), leaky (a page edited to fetch
+  something: the checks must catch it).
 
 Every page: loads with no SEVERE console entry, shows the expected verdict,
 fetches nothing but itself (performance entries, the DevTools network log)
@@ -29,11 +30,13 @@ import urllib.request
 
 ELEM = "element-6066-11e4-a52e-4f735466cecf"
 failures = []
+expecting = [False]   # in a leaky check: failures are what must happen
 
 
 def fail(msg):
     failures.append(msg)
-    print("FAIL: " + msg, file=sys.stderr)
+    print(("caught, as it must be: " if expecting[0] else "FAIL: ") + msg,
+          file=sys.stderr)
 
 
 class Driver:
@@ -349,6 +352,24 @@ def trial(d, name, url, verdict, shots):
                  (name, h))
 
 
+def leaky(d, name, url, verdict, shots):
+    """A page changed to fetch something: the checks above must catch it
+    (so they can fail)."""
+    before = len(failures)
+    d.get(url)
+    time.sleep(0.3)
+    expecting[0] = True
+    try:
+        common(d, name, url, verdict, shots)
+    finally:
+        expecting[0] = False
+    got = failures[before:]
+    del failures[before:]
+    if not any(": console: " in f or ": a request for " in f or
+               ": resource entries: " in f for f in got):
+        fail("%s: a page that fetches passed the checks" % name)
+
+
 def main():
     if len(sys.argv) < 5:
         print(__doc__, file=sys.stderr)
@@ -356,7 +377,7 @@ def main():
     chromedriver, chromium, shots = sys.argv[1:4]
     checks = [a.split(":", 2) for a in sys.argv[4:]]
     profile = tempfile.mkdtemp(prefix="ares-chromium-")
-    run = {"drill": drill, "trial": trial, "nojs": nojs}
+    run = {"drill": drill, "trial": trial, "nojs": nojs, "leaky": leaky}
     drivers = {}
     try:
         for kind, verdict, path in checks:
