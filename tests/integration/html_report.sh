@@ -10,7 +10,8 @@
 # contract (usage, refused outputs, stdout).  Screenshots go to
 # $ARES_HTML_SHOTS, else a temporary folder removed at exit (never the
 # source tree).  Needs chromium, chromedriver and the engine: skips (77)
-# without them unless ARES_REQUIRE_DOCKER=1 (then it fails).
+# without them unless ARES_REQUIRE_DOCKER=1 (then it fails); ARES_CHROMIUM
+# and ARES_CHROMEDRIVER name other binaries.
 set -u
 ARES=${ARES_BIN:-./ares}
 SRC=${ARES_SRCDIR:-.}
@@ -53,9 +54,11 @@ need() {
 	[ "${ARES_REQUIRE_DOCKER:-0}" = 1 ] && fail "ARES_REQUIRE_DOCKER=1 but $1"
 	echo "skip: $1"; exit 77
 }
-driver=$(command -v chromedriver || echo /usr/lib/chromium/chromedriver)
-browser=/usr/lib/chromium/chromium
-[ -x "$browser" ] || browser=$(command -v chromium || command -v chromium-browser || echo none)
+# (ARES_CHROMEDRIVER / ARES_CHROMIUM: other binaries)
+driver=${ARES_CHROMEDRIVER:-$(command -v chromedriver || echo /usr/lib/chromium/chromedriver)}
+browser=${ARES_CHROMIUM:-/usr/lib/chromium/chromium}
+[ -x "$browser" ] || [ -n "${ARES_CHROMIUM:-}" ] ||
+	browser=$(command -v chromium || command -v chromium-browser || echo none)
 [ -x "$driver" ] && [ -x "$browser" ] ||
 	need "no chromium / chromedriver (apt-get install chromium chromium-driver)"
 command -v python3 >/dev/null 2>&1 || need "no python3"

@@ -299,6 +299,30 @@ test_clean(void **state)
 	for (p = h; (p = strstr(p, "<g data-pose=")) != NULL; p++)
 		n++;
 	assert_int_equal(n, 8);
+	/* the data the player steps through: the reducer's state per beat */
+	{
+		const cJSON *b;
+		size_t i = 0;
+
+		cJSON_ArrayForEach(b, cJSON_GetObjectItem(j, "beats")) {
+			const struct replay_state *s = &rp->states[i];
+			const cJSON *c = cJSON_GetObjectItem(b, "c");
+
+			assert_string_equal(util_json_str(b, "p", ""), s->pose);
+			assert_string_equal(util_json_str(b, "k", ""),
+			    drill_beat_kind_name(rp->beats[i].kind));
+			assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(b,
+			    "m")), replay_is_marker(rp, i));
+			assert_int_equal(cJSON_GetArrayItem(c, 0)->valueint,
+			    s->agent_steps);
+			assert_int_equal(cJSON_GetArrayItem(c, 4)->valueint,
+			    s->orphans);
+			assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(b,
+			    "cut")), s->cut_off);
+			i++;
+		}
+		assert_int_equal(i, rp->nbeats);
+	}
 	assert_non_null(strstr(h, "minisign -Vm report.json -p ares.pub"));
 	assert_non_null(strstr(h, "trusted comment: ares-report-v1 run="));
 	cJSON_Delete(j);
@@ -452,6 +476,78 @@ test_hostile_docs(void **state)
 	/* "held" but unsigned: never in the ok colour */
 	assert_non_null(strstr(h, "<header id=\"top\" class=\"v-warn\">"));
 	assert_non_null(strstr(h, "NOT VERIFIED"));
+	assert_true(len < 64 * 1024);
+	free(h);
+
+	/* a gate dir: the diff, the battery, the labs, the trial */
+	snprintf(dir, sizeof dir, "%s/gate-x", f->dir);
+	assert_int_equal(util_mkdir_p(dir, 0755, &e), 0);
+	j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "format", "ares-gate-v1");
+	cJSON_AddStringToObject(j, "gate_id", HOSTILE);
+	o = cJSON_AddObjectToObject(j, "verdict");
+	cJSON_AddStringToObject(o, "result", "no-new-breach-path");
+	cJSON_AddStringToObject(o, "sentence", HOSTILE);
+	a = cJSON_AddArrayToObject(j, "diff");
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "change", "gained");
+	cJSON_AddStringToObject(o, "what", HOSTILE);
+	cJSON_AddStringToObject(o, "from", huge);
+	cJSON_AddStringToObject(o, "to", HOSTILE);
+	cJSON_AddStringToObject(o, "meaning", HOSTILE);
+	cJSON_AddItemToArray(a, o);
+	o = cJSON_AddObjectToObject(j, "probe");
+	cJSON_AddStringToObject(o, "run_id", "20260101-000000-00000002");
+	cJSON_AddStringToObject(o, "result", HOSTILE);
+	a = cJSON_AddArrayToObject(o, "failing");
+	d = cJSON_CreateObject();
+	cJSON_AddStringToObject(d, "row", HOSTILE);
+	cJSON_AddStringToObject(d, "observed", HOSTILE);
+	cJSON_AddItemToArray(a, d);
+	o = cJSON_AddObjectToObject(j, "negative_control");
+	a = cJSON_AddArrayToObject(o, "labs");
+	d = cJSON_CreateObject();
+	cJSON_AddStringToObject(d, "flaw", HOSTILE);
+	cJSON_AddStringToObject(d, "run_id", HOSTILE);
+	cJSON_AddItemToArray(a, d);
+	o = cJSON_AddObjectToObject(j, "trial");
+	cJSON_AddStringToObject(o, "trial_id", "trial-x");
+	txt = cJSON_Print(j);
+	cJSON_Delete(j);
+	snprintf(path, sizeof path, "%s/gate.json", dir);
+	assert_int_equal(util_write_file(path, txt, strlen(txt), 0644, &e), 0);
+	free(txt);
+	h = page(f, dir, NULL, &len);
+	cJSON_Delete(check_page(h, len));
+	assert_non_null(strstr(h, "<header id=\"top\" class=\"v-warn\">"));
+	assert_non_null(strstr(h, "<a href=\"gate-x/20260101-000000-00000002/\">"));
+	assert_non_null(strstr(h, "<a href=\"gate-x/trial-x/\">"));
+	assert_true(len < 64 * 1024);
+	free(h);
+
+	/* a fix dir: its runs link next to it */
+	snprintf(dir, sizeof dir, "%s/fix-x", f->dir);
+	assert_int_equal(util_mkdir_p(dir, 0755, &e), 0);
+	j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "format", "ares-fix-v1");
+	cJSON_AddStringToObject(j, "fix_id", HOSTILE);
+	cJSON_AddStringToObject(j, "outcome", "verified");
+	cJSON_AddStringToObject(j, "reason", huge);
+	a = cJSON_AddArrayToObject(j, "runs");
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "role", HOSTILE);
+	cJSON_AddStringToObject(o, "run_id", "20260101-000000-00000003");
+	cJSON_AddStringToObject(o, "verdict", "breached");
+	cJSON_AddItemToArray(a, o);
+	txt = cJSON_Print(j);
+	cJSON_Delete(j);
+	snprintf(path, sizeof path, "%s/fix.json", dir);
+	assert_int_equal(util_write_file(path, txt, strlen(txt), 0644, &e), 0);
+	free(txt);
+	h = page(f, dir, NULL, &len);
+	cJSON_Delete(check_page(h, len));
+	assert_non_null(strstr(h, "<header id=\"top\" class=\"v-warn\">"));
+	assert_non_null(strstr(h, "<a href=\"20260101-000000-00000003/\">"));
 	assert_true(len < 64 * 1024);
 	free(h);
 	free(huge);
