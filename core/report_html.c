@@ -743,16 +743,11 @@ rh_frame_svg(struct rh *h, const struct sprite_sheet *s,
 	rh_put(&h->b, "</g>");
 }
 
-/* The frame called name in s, or NULL. */
+/* The frame called name in s (sprite_frame_find), or NULL. */
 static const struct sprite_frame *
 rh_frame(const struct sprite_sheet *s, const char *name)
 {
-	size_t i;
-
-	for (i = 0; s != NULL && i < s->nframes; i++)
-		if (strcmp(s->frames[i].name, name) == 0)
-			return &s->frames[i];
-	return NULL;
+	return s != NULL ? sprite_frame_find(s, name) : NULL;
 }
 
 /*
