@@ -270,7 +270,7 @@ static const char rh_css[] =
 "--mut:#a7a3b2;--line:#3a3744;--card:#1f1d26;--ok:#5fd893;--okbg:#163322;"
 "--bad:#ff7088;--badbg:#3a1820;--warn:#ffc45a;--warnbg:#382a10;"
 "--acc:#d3a6ff;--cur:#3d3720;--mark:#d3a6ff}}"
-"*{box-sizing:border-box}"
+"*{box-sizing:border-box}[hidden]{display:none!important}"
 "body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.45 "
 "system-ui,-apple-system,'Segoe UI',Roboto,'Noto Sans',sans-serif}"
 "main{max-width:1060px;margin:0 auto;padding:20px 20px 60px}"

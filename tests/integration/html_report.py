@@ -224,7 +224,8 @@ def drill(d, name, url, verdict, shots):
             != "1":
         fail("%s: the page's script did not run" % name)
         return
-    if d.js("return document.getElementById('controls').hidden;"):
+    if not d.js("return getComputedStyle(document.getElementById("
+                "'controls')).display!=='none';"):
         fail("%s: the controls stay hidden with JavaScript" % name)
     end = state(d)
     n = end["n"]
@@ -308,7 +309,9 @@ def nojs(d, name, url, verdict, shots):
     d.get(url)
     common(d, name, url, verdict, shots)
     r = d.js("return {ready:document.documentElement.getAttribute("
-             "'data-ready'),ctl:document.getElementById('controls').hidden,"
+             "'data-ready'),ctl:getComputedStyle(document.getElementById("
+             "'controls')).display==='none'&&getComputedStyle(document."
+             "getElementById('keys')).display==='none',"
              "n:document.querySelectorAll('#beats li').length,"
              "lev:document.querySelectorAll('#levers tbody tr').length,"
              "pos:document.getElementById('b-pos').textContent};")
