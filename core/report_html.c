@@ -301,7 +301,7 @@ static const char rh_css[] =
 "th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--line);"
 "vertical-align:top}"
 "th{color:var(--mut);font-weight:600;font-size:13px}"
-"td{overflow-wrap:anywhere}"
+"td{overflow-wrap:anywhere}td.id{overflow-wrap:normal;white-space:nowrap}"
 "td.num{text-align:right;font-variant-numeric:tabular-nums;"
 "white-space:nowrap}"
 ".ok{color:var(--ok)}.bad{color:var(--bad)}.warn{color:var(--warn)}"
@@ -1447,7 +1447,7 @@ rh_probe(struct rh *h, struct errbuf *e)
 
 		if (nrows++ >= PROBE_MAX_ROWS * 4)
 			break;
-		rh_td(h, "mono", rh_str(r, "id"));
+		rh_td(h, "mono id", rh_str(r, "id"));
 		util_buf_printf(&h->b, "<td class=\"%s\"><b>",
 		    strcmp(res, "pass") == 0 ? "ok" : core ? "bad" : "warn");
 		rh_esc(&h->b, res);

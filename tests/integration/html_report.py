@@ -4,8 +4,8 @@ WebDriver HTTP API (python3's standard library only) over pages made by
 `ares report DIR --html FILE`, and check what a reader sees.
 
 usage: html_report.py CHROMEDRIVER CHROMIUM SHOT_DIR CHECK...
-  CHECK is KIND:EXPECTED_VERDICT:FILE, KIND one of drill, trial, nojs
-  (a drill page with JavaScript disabled), leaky (a page edited to fetch
+  CHECK is KIND:EXPECTED_VERDICT:FILE, KIND one of drill, trial, probe,
+  nojs (a drill page with JavaScript disabled), leaky (a page edited to fetch
   something: the checks must catch it).
 
 Every page: loads with no SEVERE console entry, shows the expected verdict,
@@ -355,6 +355,20 @@ def trial(d, name, url, verdict, shots):
                  (name, h))
 
 
+def probe(d, name, url, verdict, shots):
+    d.get(url)
+    common(d, name, url, verdict, shots)
+    r = d.js(
+        "var t=document.querySelectorAll('#rows tbody tr'),res=[];"
+        "for(var i=0;i<t.length;i++)res.push(t[i].cells[1].textContent);"
+        "return res;")
+    if not r:
+        fail("%s: no probe rows" % name)
+    for x in r:
+        if x.split(" ")[0] not in ("pass", "fail", "warn", "error"):
+            fail("%s: a row's result reads %r" % (name, x))
+
+
 def leaky(d, name, url, verdict, shots):
     """A page changed to fetch something: the checks above must catch it
     (so they can fail)."""
@@ -380,7 +394,8 @@ def main():
     chromedriver, chromium, shots = sys.argv[1:4]
     checks = [a.split(":", 2) for a in sys.argv[4:]]
     profile = tempfile.mkdtemp(prefix="ares-chromium-")
-    run = {"drill": drill, "trial": trial, "nojs": nojs, "leaky": leaky}
+    run = {"drill": drill, "trial": trial, "nojs": nojs, "probe": probe,
+           "leaky": leaky}
     drivers = {}
     try:
         for kind, verdict, path in checks:

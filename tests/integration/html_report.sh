@@ -1,7 +1,7 @@
 #!/bin/sh
 # html_report.sh - `ares report DIR --html FILE` in a real browser: the
-# pages of replays/contained, replays/breached-docker-socket and of a tiny
-# real trial (-n 2 -j 2), loaded from file:// in Debian's chromium headless,
+# pages of replays/contained, replays/breached-docker-socket, a tiny real
+# trial (-n 2 -j 2) and a real probe battery, loaded from file:// in Debian's chromium headless,
 # driven through chromedriver's WebDriver HTTP API by html_report.py
 # (python3's standard library only): no console error, the verdict shown,
 # stepping (buttons and keys) changes the shown beat and Poyo's pose, the
@@ -74,6 +74,11 @@ curl -s --max-time 3 --unix-socket $sock http://localhost/_ping 2>/dev/null | gr
 case $rc in 0|1|4) ;; *) cat "$tmp/trial.out" >&2; fail "ares trial -n 2: exit $rc";; esac
 T=$(ls -d "$tmp"/runs/trial-*) || fail "no trial dir"
 "$ARES" report "$T" --html "$T/report.html" >/dev/null || fail "report TRIAL_DIR"
+"$ARES" probe --policy "$SRC/policies/default.yaml" --runs "$tmp/probes" \
+    >"$tmp/probe.out" 2>&1; rc=$?
+case $rc in 0|1) ;; *) cat "$tmp/probe.out" >&2; fail "ares probe: exit $rc";; esac
+P=$(ls -d "$tmp"/probes/*) || fail "no probe run dir"
+"$ARES" report "$P" --html "$tmp/probe.html" >/dev/null || fail "report PROBE_RUN_DIR"
 verdict_of() {
 	"$ARES" verify "$@" --json - 2>/dev/null |
 	    python3 -c 'import json,sys; print(json.load(sys.stdin)["verdict"])'
@@ -81,6 +86,7 @@ verdict_of() {
 vc=$(verdict_of "$C" --pub "$PUB") || fail "verify $C"
 vb=$(verdict_of "$B" --pub "$PUB") || fail "verify $B"
 vt=$(verdict_of "$T") || fail "verify $T"
+vp=$(verdict_of "$P") || fail "verify $P"
 [ "$vc" = contained ] && [ "$vb" = breached ] ||
 	fail "the replays verify as $vc and $vb"
 
@@ -97,7 +103,8 @@ shots=${ARES_HTML_SHOTS:-$tmp/shots}
 mkdir -p "$shots"
 python3 "$SRC/tests/integration/html_report.py" "$driver" "$browser" "$shots" \
     "drill:$vc:$tmp/contained.html" "drill:$vb:$tmp/breached.html" \
-    "trial:$vt:$T/report.html" "nojs:$vb:$tmp/breached.html" \
+    "trial:$vt:$T/report.html" "probe:$vp:$tmp/probe.html" \
+    "nojs:$vb:$tmp/breached.html" \
     "leaky:$vc:$tmp/leak-csp.html" "leaky:$vc:$tmp/leak-nocsp.html" ||
 	fail "the pages in chromium (screenshots: $shots)"
-echo "ok 2 - contained, breached and trial pages in headless chromium"
+echo "ok 2 - contained, breached, trial and probe pages in headless chromium"
