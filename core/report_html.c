@@ -539,9 +539,10 @@ rh_verify_section(struct rh *h, const char *doc)
 	util_buf_printf(&h->b, "\nminisign -Vm %s -p ares.pub</pre>\n", doc);
 	rh_trusted_comment(h, doc, tc, sizeof tc);
 	if (tc[0] != '\0') {
-		rh_put(&h->b, "<p>It must answer <code>Signature and comment "
-		    "signature verified</code> and print the signed trusted "
-		    "comment, which here reads:</p>\n<pre>trusted comment: ");
+		rh_put(&h->b, "<p>It must answer (the second line is the "
+		    "signed trusted comment):</p>\n<pre id=\"minisign-out\">"
+		    "Signature and comment signature verified\n"
+		    "Trusted comment: ");
 		rh_esc(&h->b, tc);
 		rh_put(&h->b, "</pre>\n");
 	}

@@ -47,7 +47,18 @@ grep -q "^wrote $tmp/contained.html (drill," "$tmp/out" || fail "report: $(cat "
 "$ARES" report "$C" --html - --pub "$PUB" >"$tmp/stdout.html"; rc=$?
 [ $rc -eq 0 ] || fail "report --html -: exit $rc"
 cmp -s "$tmp/stdout.html" "$tmp/contained.html" || fail "--html - differs from --html FILE"
-echo "ok 1 - ares report: usage, refused outputs, stdout"
+# the page says what stock minisign answers in the directory
+if command -v minisign >/dev/null 2>&1; then
+	(cd "$C" && minisign -Vm report.json -p ares.pub) >"$tmp/minisign" ||
+		fail "minisign -Vm report.json in $C"
+	sed -n '/<pre id="minisign-out">/,/<\/pre>/p' "$tmp/contained.html" |
+	    sed -e 's|<pre id="minisign-out">||' -e 's|</pre>||' >"$tmp/said"
+	cmp -s "$tmp/minisign" "$tmp/said" || {
+		diff "$tmp/minisign" "$tmp/said" >&2
+		fail "the page's minisign answer is not minisign's"
+	}
+fi
+echo "ok 1 - ares report: usage, refused outputs, stdout, minisign's answer"
 
 # 2. What the browser needs.
 need() {

@@ -324,7 +324,8 @@ test_clean(void **state)
 		assert_int_equal(i, rp->nbeats);
 	}
 	assert_non_null(strstr(h, "minisign -Vm report.json -p ares.pub"));
-	assert_non_null(strstr(h, "trusted comment: ares-report-v1 run="));
+	assert_non_null(strstr(h, "Signature and comment signature verified\n"
+	    "Trusted comment: ares-report-v1 run="));
 	cJSON_Delete(j);
 	free(h);
 	replay_free(rp);
