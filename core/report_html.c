@@ -890,8 +890,16 @@ rh_drill(struct rh *h, struct errbuf *e)
 	cJSON *beats, *levers;
 	size_t i, j, nlev;
 
-	if (rp == NULL)
+	if (rp == NULL) {
+		char path[PATH_MAX + 32];
+
+		snprintf(path, sizeof path, "%s/evidence.jsonl", h->dir);
+		if (access(path, F_OK) == -1)
+			errbuf_set(e, ERRBUF_INPUT, "%s: no evidence.jsonl, "
+			    "trial.json, probe.json, gate.json or fix.json: "
+			    "not a run, trial, probe, gate or fix dir", h->dir);
 		return -1;
+	}
 	if (rp->nbeats > 0)
 		fin = rp->states[rp->nbeats - 1];
 	else
