@@ -336,21 +336,26 @@ def trial(d, name, url, verdict, shots):
         "bands:document.querySelectorAll('#rates .bar rect.band').length,"
         "hist:document.querySelectorAll('#ttk-hist rect.hbar').length,"
         "rows:document.querySelectorAll('#runs tbody tr').length,"
+        "ttk:[].filter.call(document.querySelectorAll('#runs tbody tr'),"
+        "function(t){return t.cells[6].textContent!=='-';}).length,"
         "links:h};")
     if r["bars"] != 4 or r["bands"] < 1:
         fail("%s: %d rate bars, %d interval bands" % (name, r["bars"],
                                                       r["bands"]))
-    if r["hist"] < 1:
-        fail("%s: no histogram bar" % name)
+    if r["ttk"] > 0 and r["hist"] < 1:
+        fail("%s: %d run(s) with a time to kill, no histogram bar" %
+             (name, r["ttk"]))
     page_dir = os.path.dirname(urllib.parse.urlparse(url).path)
-    if r["rows"] < 1 or len(r["links"]) != r["rows"]:
+    # every run with a run id links its dir (one that could not even
+    # start has none)
+    if r["rows"] < 1 or not r["links"] or len(r["links"]) > r["rows"]:
         fail("%s: %d run rows, %d links" % (name, r["rows"],
                                             len(r["links"])))
     for h in r["links"]:
         p = os.path.normpath(os.path.join(page_dir,
                                           urllib.parse.unquote(h)))
-        if h.startswith("/") or not os.path.isfile(
-                os.path.join(p, "report.json")):
+        if h.startswith("/") or not os.path.isdir(p) or \
+                not os.path.isfile(os.path.join(p, "evidence.jsonl")):
             fail("%s: link %r is not a run dir relative to the page" %
                  (name, h))
 

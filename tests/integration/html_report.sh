@@ -82,8 +82,11 @@ curl -s --max-time 3 --unix-socket $sock http://localhost/_ping 2>/dev/null | gr
 	fail "report replays/breached-docker-socket"
 "$ARES" trial --policy "$SRC/policies/default.yaml" -n 2 -j 2 \
     --runs "$tmp/runs" >"$tmp/trial.out" 2>&1; rc=$?
-case $rc in 0|1|4) ;; *) cat "$tmp/trial.out" >&2; fail "ares trial -n 2: exit $rc";; esac
+# (5: a run ended in error, e.g. an engine out of address pools under
+# load: the trial dir still is one, its page says "error")
+case $rc in 0|1|4|5) ;; *) cat "$tmp/trial.out" >&2; fail "ares trial -n 2: exit $rc";; esac
 T=$(ls -d "$tmp"/runs/trial-*) || fail "no trial dir"
+[ -f "$T/trial.json" ] || fail "no $T/trial.json"
 "$ARES" report "$T" --html "$T/report.html" >/dev/null || fail "report TRIAL_DIR"
 "$ARES" probe --policy "$SRC/policies/default.yaml" --runs "$tmp/probes" \
     >"$tmp/probe.out" 2>&1; rc=$?
