@@ -1222,6 +1222,54 @@ void replay_state_lever(struct replay_state *s, size_t i, const char *name);
 void replay_state_apply(struct replay_state *s, const struct drill_beat *b);
 
 /* ------------------------------------------------------------------ */
+/* report_html.c - one self-contained HTML page of a dir (ares report) */
+/* ------------------------------------------------------------------ */
+/*
+ * docs/cli-report.md.  The page of a drill run dir (verdict, cause,
+ * levers, every beat with the state after it, Poyo's pose per beat drawn
+ * from the sprite sheet), a trial dir (rates as bars, time-to-kill
+ * histogram, the runs), a probe, gate or fix dir (their rows), each with
+ * the verifier's result and how to check it with minisign.  Inline CSS
+ * and JS only, a CSP that forbids every fetch, readable without JS.
+ */
+#define REPORT_HTML_TEXT_MAX  1024          /* bytes of one shown text */
+#define REPORT_HTML_DOC_MAX   (16u << 20)   /* trial/probe/gate/fix json */
+
+enum report_html_kind {
+	REPORT_HTML_DRILL = 0,
+	REPORT_HTML_TRIAL,
+	REPORT_HTML_PROBE,
+	REPORT_HTML_GATE,
+	REPORT_HTML_FIX,
+};
+struct sprite_sheet;
+struct report_html_options {
+	const char *pub_path;              /* NULL: the dir's own ares.pub */
+	const struct sprite_sheet *sheet;  /* Poyo's sheet; NULL: no sprite */
+	const char *link_base;             /* the folder the page will be in
+	                                      (its links are relative to it);
+	                                      NULL: the current directory */
+};
+/* The kind of dir, chosen as ares verify chooses (gate, trial, probe,
+ * fix, else a drill run dir). */
+int report_html_dir_kind(const char *dir);
+/* "drill", "trial", "probe", "gate", "fix" (static). */
+const char *report_html_kind_name(int k);
+/* The page of dir (its length in *len).  NULL + e (ERRBUF_INPUT) when
+ * dir is no directory, its document cannot be read, or o->pub_path
+ * cannot be used; a dir that does not verify still gets its page (it
+ * says so).  Caller frees. */
+char *report_html(const char *dir, const struct report_html_options *o,
+    size_t *len, struct errbuf *e);
+/* Append untrusted text s to b as HTML text or attribute value: at most
+ * max bytes of it (a cut is marked with U+2026), sanitized
+ * (util_sanitize), & < > " ' escaped. */
+void report_html_escape(struct util_buf *b, const char *s, size_t max);
+/* Append j as JSON safe inside <script type="application/json">: "<",
+ * ">", "&", U+2028 and U+2029 written as \u escapes. */
+void report_html_json(struct util_buf *b, const cJSON *j);
+
+/* ------------------------------------------------------------------ */
 /* fix.c - the fix loop: attribute, patch, rerun, held-out, propose    */
 /* ------------------------------------------------------------------ */
 /*

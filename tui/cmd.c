@@ -39,6 +39,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_probe_entry,
 	&cmd_replay_entry,
 	&cmd_verify_entry,
+	&cmd_report_entry,
 	&cmd_keygen_entry,
 	&cmd_trial_entry,
 	&cmd_stats_entry,

@@ -673,6 +673,10 @@ extern const struct cmd_entry cmd_policy_entry;
 /* ares variant gen|show|list (cmd_variant.c, docs/cli-variant.md): 0
  * printed, 2 usage / bad variant file, 5 write failed. */
 extern const struct cmd_entry cmd_variant_entry;
+/* ares report DIR --html FILE (cmd_report.c, docs/cli-report.md): one
+ * self-contained HTML page; 0 written, 2 usage / unreadable dir / FILE no
+ * regular file, 5 not written. */
+extern const struct cmd_entry cmd_report_entry;
 
 /* ------------------------------------------------------------------ */
 /* screen_trial_dir.c, screen_fix_dir.c - recorded trial and fix dirs  */
