@@ -1088,7 +1088,10 @@ console_view_verdict(const struct console_view *v, char *out, size_t n,
 		for (int k = 0; k < 4; k++) {
 			size_t fl = strlen(f[k]);
 
-			if ((int)(o + fl) > COLS - 3 && k < 3)
+			/* past the time to kill, leave room for the keys'
+			 * short form ("q quit ? help", console_draw_status) */
+			if ((int)(o + fl) > COLS - 3 - (k > 0 ? 16 : 0) &&
+			    k < 3)
 				break;
 			if (o + fl + 1 > n)
 				break;
@@ -1120,7 +1123,11 @@ console_draw_status(struct console_ui *ui, int y)
 	/* the status text first (a verdict's cause is never cut for the
 	 * keys): the keys hint, else "? help", in what is left */
 	tw = (int)strlen(text);
-	if (tw + 4 + kw > COLS && tw + 4 + 6 <= COLS) {
+	if (tw + 4 + kw > COLS && strstr(keys, "q ") != NULL &&
+	    tw + 4 + (int)strlen(strstr(keys, "q ")) <= COLS) {
+		keys = strstr(keys, "q ");     /* "q quit ? help" */
+		kw = (int)strlen(keys);
+	} else if (tw + 4 + kw > COLS && tw + 4 + 6 <= COLS) {
 		keys = "? help";
 		kw = 6;
 	} else if (tw + 4 + kw > COLS) {
