@@ -1045,6 +1045,10 @@ console_draw_levers(struct console_ui *ui, const struct console_view *v,
 /* The status line of v once its state has a verdict: the verdict and
  * counts are the state's; the time to kill and the reason the run's own,
  * once the screen has them.  false (nothing written) before. */
+/* The columns console_draw_status keeps for the keys hint while it asks
+ * the screen for its status text (0 otherwise). */
+static int console_status_room;
+
 bool
 console_view_verdict(const struct console_view *v, char *out, size_t n,
     int *pair)
@@ -1088,10 +1092,10 @@ console_view_verdict(const struct console_view *v, char *out, size_t n,
 		for (int k = 0; k < 4; k++) {
 			size_t fl = strlen(f[k]);
 
-			/* past the time to kill, leave room for the keys'
-			 * short form ("q quit ? help", console_draw_status) */
-			if ((int)(o + fl) > COLS - 3 - (k > 0 ? 16 : 0) &&
-			    k < 3)
+			/* past the time to kill, leave room for the keys
+			 * hint (console_draw_status) */
+			if ((int)(o + fl) > COLS - 3 - (k > 0 ?
+			    console_status_room : 0) && k < 3)
 				break;
 			if (o + fl + 1 > n)
 				break;
@@ -1117,7 +1121,9 @@ console_draw_status(struct console_ui *ui, int y)
 
 	int tw;
 
+	console_status_room = kw + 4;
 	ui->screen->status(ui, text, sizeof text, &pair);
+	console_status_room = 0;
 	move(y, 0);
 	clrtoeol();
 	/* the status text first (a verdict's cause is never cut for the
