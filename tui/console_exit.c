@@ -150,10 +150,10 @@ console_term_refuse(const char *term, const char *why)
 	    "    ares drill --policy FILE --json -       one drill as JSON\n"
 	    "    ares replay RUN_DIR --export-cast FILE  a run as an "
 	    "asciicast\n"
-	    "    ares verify RUN_DIR                     check a run "
-	    "(RUN_DIR/report.md\n"
-	    "                                            reads without the "
-	    "console)\n",
+	    "    ares verify RUN_DIR                     check a run\n"
+	    "    ares report RUN_DIR --html FILE         a page for any "
+	    "browser\n"
+	    "  (RUN_DIR/report.md reads without the console too)\n",
 	    term, why);
 }
 
