@@ -138,15 +138,26 @@ chart_hist(const double *v, size_t n, size_t nbins, struct chart_hist *h)
 	h->nbins = nbins;
 	h->lo = lo;
 	h->width = (hi - lo) / (double)nbins;
+	if (!(h->width > 0) || !isfinite(h->width)) {
+		/* a span too small to split (subnormal): one bin */
+		h->nbins = 1;
+		h->width = 0;
+		h->count[0] = used;
+		h->max = used;
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
+		double q;
 		size_t b;
 
 		if (!isfinite(v[i]) || v[i] < 0)
 			continue;
-		/* [lo + b w, lo + (b+1) w), the last bin closed at hi */
-		b = (size_t)((v[i] - lo) / h->width);
-		if (b >= nbins)
-			b = nbins - 1;
+		/* [lo + b w, lo + (b+1) w), the last bin closed at hi; the
+		 * quotient is range-checked before it becomes an index */
+		q = (v[i] - lo) / h->width;
+		if (!(q >= 0))
+			q = 0;
+		b = q >= (double)nbins ? nbins - 1 : (size_t)q;
 		h->count[b]++;
 	}
 	for (size_t b = 0; b < nbins; b++)

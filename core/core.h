@@ -1191,6 +1191,8 @@ struct replay {
 	bool verify_ok;                /* every check of report_verify_dir */
 	char verify_text[512];         /* first failing check (sanitized) */
 	char badge[160];               /* one line: "chain ok · signature ok" */
+	unsigned pace_ms;              /* drill.start "pace_ms": presenter
+	                                  mode slowed the agent (0: not) */
 };
 
 /* Load RUN_DIR (pub_path: the public key to check with, NULL for the run
@@ -1645,6 +1647,9 @@ struct drill_result {
 	                                   build"; else "" */
 	char runtime[72];               /* the agent's container runtime
 	                                   ("runsc", "runc"); "" before lab up */
+	/* presenter mode: each model turn was held this long (0: not
+	 * paced); drill.json "pace_ms", report.md says so */
+	unsigned pace_ms;
 };
 
 typedef void (*drill_observer_fn)(void *ctx, const struct drill_beat *beat);

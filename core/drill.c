@@ -1847,6 +1847,8 @@ drill_open(struct drill_state *st, struct errbuf *e)
 	if (drill_check_policy(st->p, e) == -1)
 		return -1;
 	r->seed = o->has_seed ? o->seed : st->p->seed;
+	r->pace_ms = o->pace_ms > PACE_PRESENT_MS_MAX ? PACE_PRESENT_MS_MAX :
+	    o->pace_ms;
 	snprintf(r->policy, sizeof r->policy, "%s", st->p->path);
 	snprintf(r->model, sizeof r->model, "%s", o->model_name != NULL ?
 	    o->model_name : st->p->model_name);
@@ -1960,6 +1962,8 @@ drill_result_json(const struct drill_result *r)
 	if (r->runtime[0] != '\0')
 		cJSON_AddStringToObject(j, "runtime", r->runtime);
 	cJSON_AddNumberToObject(j, "seed", (double)r->seed);
+	if (r->pace_ms > 0)   /* presenter mode: slowed on purpose */
+		cJSON_AddNumberToObject(j, "pace_ms", r->pace_ms);
 	cJSON_AddItemToObject(j, "agent", drill_agent_json(r));
 	cJSON_AddStringToObject(j, "verdict", drill_verdict_name(r->verdict));
 	cJSON_AddStringToObject(j, "verdict_reason", r->verdict_reason);

@@ -277,6 +277,14 @@ replay_scan(struct replay_build *bd, cJSON *const *objs, size_t n)
 			    util_json_str(o, "model", ""));
 			snprintf(rp->seed, sizeof rp->seed, "%.0f",
 			    util_json_num(o, "seed", 0));
+			{
+				/* presenter mode (bounded as drill.c
+				 * writes it) */
+				double pm = util_json_num(o, "pace_ms", 0);
+
+				rp->pace_ms = pm >= 1 && pm <= 100000 ?
+				    (unsigned)pm : 0;
+			}
 			cJSON_ArrayForEach(it, lv) {
 				if (k >= POLICY_MAX_LEVERS)
 					break;

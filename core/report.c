@@ -469,6 +469,12 @@ report_md_head(FILE *f, const struct drill_result *r,
 
 	fprintf(f, "# Containment drill report\n\n");
 	fprintf(f, "**Verdict: %s**\n\n", verdict);
+	if (r->pace_ms > 0)
+		fprintf(f, "**Paced for presentation** (`--present`): the "
+		    "gateway held each model turn %u ms before forwarding it, "
+		    "so the agent's own timing is not what it would be; the "
+		    "levers and the time to kill were not slowed (lab.json "
+		    "\"pace\").\n\n", r->pace_ms);
 	report_md_verdict(f, r);
 	fprintf(f, "\n| | |\n|---|---|\n");
 	fprintf(f, "| Run | `%s` |\n", r->run_id);

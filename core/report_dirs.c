@@ -40,8 +40,10 @@ report_md_cell(char *out, size_t n, const char *s)
 				memcpy(out + o, "...", 3), o += 3;
 			break;
 		}
-		if (ch == '|' || ch == '`' || ch == '\\' || ch == '*' ||
-		    ch == '_' || ch == '<' || ch == '>')
+		/* every character Markdown gives a meaning to inline
+		 * (links and images included: [x](u), ![x](u)) is escaped,
+		 * as report.c's report_md_text does */
+		if (strchr("\\`*_[]()<>|#&!~", (int)ch) != NULL)
 			out[o++] = '\\';
 		out[o++] = (ch >= 0x20 && ch < 0x7f) ? (char)ch : '?';
 		c++;

@@ -94,6 +94,27 @@ rh_esc(struct util_buf *b, const char *s)
 	report_html_escape(b, s, REPORT_HTML_TEXT_MAX);
 }
 
+/* s as one single-quoted shell word (each ' as '\''), HTML-escaped: a
+ * command copied from the page cannot run what a directory's name
+ * holds. */
+static void
+rh_shq(struct util_buf *b, const char *s)
+{
+	struct util_buf q;
+
+	util_buf_init(&q, strlen(s) + 3);
+	rh_put(&q, "'");
+	for (; *s != '\0'; s++) {
+		if (*s == '\'')
+			rh_put(&q, "'\\''");
+		else
+			rh_putn(&q, s, 1);
+	}
+	rh_put(&q, "'");
+	report_html_escape(b, q.s, 2 * REPORT_HTML_TEXT_MAX);
+	free(q.s);
+}
+
 void
 report_html_json(struct util_buf *b, const cJSON *j)
 {
@@ -535,7 +556,7 @@ rh_verify_section(struct rh *h, const char *doc)
 	rh_put(&h->b, "<h3>Check it yourself</h3>\n"
 	    "<p>This page is a picture, not a proof. With the stock "
 	    "<code>minisign</code> tool, in the directory:</p>\n<pre>cd ");
-	rh_esc(&h->b, h->dir);
+	rh_shq(&h->b, h->dir);
 	util_buf_printf(&h->b, "\nminisign -Vm %s -p ares.pub</pre>\n", doc);
 	rh_trusted_comment(h, doc, tc, sizeof tc);
 	if (tc[0] != '\0') {
@@ -551,7 +572,7 @@ rh_verify_section(struct rh *h, const char *doc)
 	    "to prove who signed, pin the operator's public key, obtained "
 	    "another way, and compare its key id. Everything, including "
 	    "the verdict recomputed from every chain:</p>\n<pre>ares verify ");
-	rh_esc(&h->b, h->dir);
+	rh_shq(&h->b, h->dir);
 	rh_put(&h->b, " --pub OPERATOR.pub</pre>\n</section>\n");
 }
 
@@ -668,14 +689,19 @@ rh_histogram(struct rh *h, const double *v, size_t n)
 	if (span < max / 20)
 		span = max / 20;        /* equal values: a bin around them */
 	w = span > 0 ? rh_nice(span / (double)nb) : 1;
+	if (!(w > 0) || !isfinite(w))
+		w = 1;                  /* a subnormal span: one unit */
 	lo = floor(min / w) * w;
-	nb = (size_t)floor((max - lo) / w) + 1;
-	if (nb > 12)
-		nb = 12;
+	{
+		/* range-checked before it becomes a count */
+		double fb = floor((max - lo) / w) + 1;
+
+		nb = !(fb >= 1) ? 1 : fb > 12 ? 12 : (size_t)fb;
+	}
 	for (i = 0; i < n; i++) {
 		double k = floor((v[i] - lo) / w);
 
-		counts[k < 0 ? 0 : k >= (double)nb ? nb - 1 : (size_t)k]++;
+		counts[!(k >= 0) ? 0 : k >= (double)nb ? nb - 1 : (size_t)k]++;
 	}
 	for (i = 0; i < nb; i++)
 		if (counts[i] > cmax)
@@ -923,6 +949,12 @@ rh_drill(struct rh *h, struct errbuf *e)
 	rh_fact(h, "policy", rp->policy);
 	rh_fact(h, "model", rp->model);
 	rh_fact(h, "seed", rp->seed);
+	if (rp->pace_ms > 0) {
+		snprintf(buf, sizeof buf, "PACED for presentation: the gateway "
+		    "held each model turn %u ms (the agent was slowed on "
+		    "purpose; the levers were not)", rp->pace_ms);
+		rh_fact(h, "pace", buf);
+	}
 	if (rp->time_to_kill_ms >= 0)
 		snprintf(buf, sizeof buf, "%.3f ms (bait taken to the agent "
 		    "cut off, confirmed by the engine)", rp->time_to_kill_ms);
@@ -1349,7 +1381,8 @@ rh_trial(struct rh *h, struct errbuf *e)
 			rh_esc(&h->b, id[0] ? id : "-");
 		}
 		rh_put(&h->b, "</td>");
-		rh_td(h, strcmp(vd, "contained") == 0 ? "ok" :
+		rh_td(h, strcmp(vd, "contained") == 0 ? (h->have_res &&
+		    h->res.ok ? "ok" : "warn") :
 		    strcmp(vd, "not-exercised") == 0 ? "warn" : "bad", vd);
 		rh_td(h, NULL, rh_str(r, "reason"));
 		rh_td(h, NULL, util_json_true(r, "bait_fired") ? "fired" :
@@ -1719,7 +1752,8 @@ rh_fix(struct rh *h, struct errbuf *e)
 			rh_esc(&h->b, id);
 		}
 		rh_put(&h->b, "</td>");
-		rh_td(h, strcmp(vd, "contained") == 0 ? "ok" :
+		rh_td(h, strcmp(vd, "contained") == 0 ? (h->have_res &&
+		    h->res.ok ? "ok" : "warn") :
 		    strcmp(vd, "not-exercised") == 0 ? "warn" : "bad", vd);
 		rh_td(h, "mono", rh_str(r, "variant"));
 		rh_ms(buf, sizeof buf, r, "time_to_kill_ms");

@@ -319,6 +319,7 @@ console_view_reset(struct console_view *v)
 	v->walking = false;
 	v->last_agent_ns = v->bait_ns = v->zap_ns = 0;
 	v->done = v->have_result = false;
+	v->pace_ms = 0;
 	v->res = NULL;
 	v->pose_override = NULL;
 }
@@ -414,7 +415,8 @@ console_draw_title(struct console_ui *ui, const struct console_view *v)
 		bool words = level < 2;
 		int over;
 
-		snprintf(t, sizeof t, "%s%s%s%s%s%s%s%s%s%s%sseed %s",
+		snprintf(t, sizeof t, "%s%s%s%s%s%s%s%s%s%s%s%sseed %s",
+		    v->pace_ms > 0 ? "PACED " : "",
 		    level == 0 ? "ares" : "", level == 0 ? sep : "",
 		    words ? "run " : "", run, sep, words ? "policy " : "", pol,
 		    sep, words ? "model " : "", mod, sep, seed);

@@ -5,11 +5,15 @@
  * and made inert) and its wrapping.  No curses calls: tests/unit/test_pane
  * runs these directly.
  */
+#include <sys/stat.h>
+
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include "core.h"
@@ -179,10 +183,27 @@ console_pane_read_line(const char *path, uint32_t line, size_t max,
 	*cut = false;
 	if (line == 0)
 		return errbuf_set(e, ERRBUF_INPUT, "no evidence line"), NULL;
-	f = fopen(path, "r");
-	if (f == NULL)
-		return errbuf_set(e, ERRBUF_INPUT, "%s: %s", path,
-		    strerror(errno)), NULL;
+	/* never through a symlink, never blocking on a FIFO or a device
+	 * swapped in after the run was loaded: a regular file or nothing */
+	{
+		int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+		    O_CLOEXEC);
+		struct stat sb;
+
+		if (fd == -1)
+			return errbuf_set(e, ERRBUF_INPUT, "%s: %s", path,
+			    strerror(errno)), NULL;
+		if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
+			close(fd);
+			return errbuf_set(e, ERRBUF_INPUT, "%s: not a regular "
+			    "file", path), NULL;
+		}
+		if ((f = fdopen(fd, "r")) == NULL) {
+			close(fd);
+			return errbuf_set(e, ERRBUF_INPUT, "%s: %s", path,
+			    strerror(errno)), NULL;
+		}
+	}
 	/* skip to the line, at most REPLAY_MAX_BYTES' worth of file */
 	for (size_t read = 0; at < line && read < 32u * 1024 * 1024; read++) {
 		if ((c = getc(f)) == EOF)

@@ -420,6 +420,7 @@ console_drill_start(struct console_ui *ui, const char *policy, uint64_t seed,
 	d->w.dopt.observer_ctx = &d->sh;
 	d->w.dopt.cancel = &d->w.cancel;
 	d->w.dopt.pace_ms = ui->o != NULL ? ui->o->present_ms : 0;
+	d->view.pace_ms = d->w.dopt.pace_ms;   /* the title says PACED */
 	console_worker_start(ui, console_worker_main, &d->w);
 	console_screen_open(ui, &console_screen_drill);
 }

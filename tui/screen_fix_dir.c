@@ -280,7 +280,8 @@ console_fix_dir_draw(struct console_ui *ui)
 	const struct recorded_fix *f = &s->f;
 	const char *keys = ui->screen->keys_hint;
 	int kw = (int)strlen(keys), y = 1, pair = 0, rest, prows;
-	bool ok = strcmp(f->outcome, "verified") == 0;
+	/* a verified fix only when ares verify accepts the fix dir too */
+	bool ok = strcmp(f->outcome, "verified") == 0 && s->verified;
 	char st[300];
 
 	console_attr(ui, CP_TITLE, A_BOLD | (ui->color ? 0 : A_REVERSE));
@@ -293,8 +294,9 @@ console_fix_dir_draw(struct console_ui *ui)
 	attrset(A_NORMAL);
 	y++;
 	console_attr(ui, ok ? CP_GREEN : CP_RED, A_BOLD);
-	console_putf(ui, y++, 1, COLS - 2, "outcome  %s: %s",
-	    ok ? "verified fix" : f->outcome, f->reason);
+	console_putf(ui, y++, 1, COLS - 2, "outcome  %s%s: %s",
+	    ok ? "verified fix" : f->outcome, s->verified ? "" :
+	    " (NOT VERIFIED)", f->reason);
 	attrset(A_NORMAL);
 	if (f->nremoved > 0)
 		console_putf(ui, y++, 1, COLS - 2, "patched  turned %s off%s",

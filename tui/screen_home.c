@@ -563,9 +563,11 @@ console_home_cols(struct console_home_cols *c)
 static int
 console_home_verdict_pair(const char *v)
 {
+	/* a good verdict is the dir's own unverified word here (its screen
+	 * verifies it): never green, only a bad one is marked */
 	if (strcmp(v, "contained") == 0 || strcmp(v, "verified") == 0 ||
 	    strcmp(v, "held") == 0)
-		return CP_GREEN;
+		return 0;
 	if (strcmp(v, "breached") == 0 || strcmp(v, "not-a-fix") == 0 ||
 	    strcmp(v, "failed") == 0)
 		return CP_RED;

@@ -90,6 +90,7 @@ console_replay_enter(struct console_ui *ui, struct replay *rp)
 	r->view.pane = &r->pane;
 	replay_free(r->rp);
 	r->rp = rp;
+	r->view.pace_ms = rp->pace_ms;   /* the title says PACED */
 	r->pos = 0;
 	r->playing = ui->o != NULL && ui->o->present_ms > 0;  /* --present */
 	r->speed = 2;
@@ -266,6 +267,19 @@ console_replay_status(struct console_ui *ui, char *out, size_t n, int *pair)
 
 	(void)ui;
 	*pair = 0;
+	if (!(rp->chain_ok && rp->sig == REPLAY_SIG_OK && rp->verify_ok) &&
+	    r->view.st.verdict != DRILL_VERDICT_NONE) {
+		/* a run that does not verify: its evidence says what it
+		 * says, never in green, and the line says so first */
+		char v[560];
+
+		if (console_view_verdict(&r->view, v, sizeof v, pair)) {
+			snprintf(out, n, "NOT VERIFIED (%s) - recorded %s",
+			    rp->badge, v);
+			*pair = CP_RED;
+			return;
+		}
+	}
 	if (console_view_verdict(&r->view, out, n, pair))
 		return;
 	snprintf(out, n, "replay: beat %zu/%zu  +%.3fs  %s x%s",

@@ -213,7 +213,14 @@ console_trial_dir_status(struct console_ui *ui, char *out, size_t n,
 	    "contained" : code == 1 ? "BREACHED in at least one run" :
 	    code == 4 ? "no run exercised the bait" : "errors or incomplete",
 	    code, s->t.complete ? "" : "  INCOMPLETE");
-	*pair = code == 0 ? CP_GREEN : code == 1 ? CP_RED : CP_YELLOW;
+	/* green only for a trial ares verify accepts */
+	*pair = code == 0 ? (s->verified ? CP_GREEN : CP_RED) : code == 1 ?
+	    CP_RED : CP_YELLOW;
+	if (!s->verified) {
+		size_t o = strlen(out);
+
+		snprintf(out + o, n > o ? n - o : 0, "  NOT VERIFIED");
+	}
 }
 
 /* Title, badge, the pictures, the runs (a cursor), the status line. */

@@ -257,6 +257,8 @@ struct console_view {
 	                             the list, or before it in a replay) */
 	struct console_pane *pane;        /* the event pane, or NULL */
 	struct console_timeline tl;       /* the marker timeline (timeline.c) */
+	unsigned pace_ms;         /* presenter mode paced this run (the
+	                             title says "PACED"); 0: not */
 };
 
 /* Forget what v shows (levers, events, flags). */

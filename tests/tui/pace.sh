@@ -228,9 +228,13 @@ key '?'
 wait_for 'replay this drill' 5 || fail "the '?' overlay does not name r"
 key '?'
 wait_gone 'replay this drill' 5 || fail "the '?' overlay did not close"
+printf '%s\n' "$last" | head -n 1 | grep -q '^ *PACED ' ||
+    fail "the paced drill's title does not say PACED"
 key r
 wait_for 'events \(beat [0-9]+/[0-9]+\)' 10 || fail "r did not open the replay"
 wait_for 'playing x1' 5 || fail "the replay (--present) is not playing"
+printf '%s\n' "$last" | head -n 1 | grep -q '^ *PACED ' ||
+    fail "the paced run's replay title does not say PACED"
 key q
 wait_for '^ *contained: ' 10 || fail "q did not come back to the drill"
 printf '%s\n' "$last" | grep -q 'r replay' ||
@@ -245,6 +249,10 @@ run=$(ls -d "$ARES_RUNS"/*/ 2>/dev/null | head -n 1)
 [ -n "$run" ] && [ -f "$run/evidence.jsonl" ] || fail "no run dir in $ARES_RUNS"
 "$ARES_BIN" verify "$run" >"$TMPD/verify.out" 2>&1 ||
     { cat "$TMPD/verify.out"; fail "ares verify of the paced run failed"; }
+grep -q '^\*\*Paced for presentation\*\*' "$run/report.md" ||
+    fail "the paced run's report.md does not say it was paced"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d.get("pace_ms") == 1000 else 1)' \
+    "$run/drill.json" || fail "the paced run's drill.json has no pace_ms 1000"
 python3 - "$run" "$REPLAY" <<'PY' || fail "the paced run's evidence"
 import json, sys
 run, base = sys.argv[1], sys.argv[2]

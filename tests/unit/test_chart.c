@@ -122,6 +122,28 @@ test_hist_bins(void **st)
 	assert_int_equal(chart_hist(v, 8, CHART_MAX_BINS + 1, &h), -1);
 }
 
+/* A span too small to divide (a subnormal from a hostile trial.json)
+ * gives one bin, never an index made from NaN or infinity. */
+static void
+test_hist_subnormal(void **st)
+{
+	double v[] = { 0.0, 5e-324, 5e-324 };
+	double w[] = { 0.0, 1e308, 1.7e308 };
+	struct chart_hist h;
+
+	(void)st;
+	assert_int_equal(chart_hist(v, 3, 4, &h), 0);
+	assert_int_equal(h.n, 3);
+	assert_int_equal(h.nbins, 1);
+	assert_int_equal(h.count[0], 3);
+	assert_int_equal(chart_hist(w, 3, 8, &h), 0);
+	assert_int_equal(h.n, 3);
+	size_t total = 0;
+	for (size_t b = 0; b < h.nbins; b++)
+		total += h.count[b];
+	assert_int_equal(total, 3);
+}
+
 static void
 test_hbar(void **st)
 {
@@ -175,6 +197,7 @@ main(void)
 		cmocka_unit_test(test_bar_cells),
 		cmocka_unit_test(test_bar_text),
 		cmocka_unit_test(test_hist_bins),
+		cmocka_unit_test(test_hist_subnormal),
 		cmocka_unit_test(test_hbar),
 		cmocka_unit_test(test_age),
 	};

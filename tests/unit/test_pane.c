@@ -7,6 +7,8 @@
  * pretty-printed, escape sequences made inert, wrapping by columns).
  */
 #include <setjmp.h>
+#include <sys/stat.h>
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -234,6 +236,20 @@ test_pager_text(void **state)
 	free(line);
 	assert_null(console_pane_read_line(path, 9, 10, &cut, &e));
 	assert_null(console_pane_read_line(path, 0, 10, &cut, &e));
+	/* never through a symlink, never a FIFO (it would block the UI) */
+	{
+		char lnk[64], fifo[64];
+
+		snprintf(lnk, sizeof lnk, "%s.lnk", path);
+		snprintf(fifo, sizeof fifo, "%s.fifo", path);
+		assert_int_equal(symlink(path, lnk), 0);
+		assert_null(console_pane_read_line(lnk, 2, 4096, &cut, &e));
+		unlink(lnk);
+		assert_int_equal(mkfifo(fifo, 0600), 0);
+		assert_null(console_pane_read_line(fifo, 1, 4096, &cut, &e));
+		assert_non_null(strstr(e.msg, "not a regular file"));
+		unlink(fifo);
+	}
 	/* not JSON: itself */
 	pretty = console_pane_json_pretty("not json {");
 	assert_string_equal(pretty, "not json {");

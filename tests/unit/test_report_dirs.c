@@ -108,7 +108,7 @@ test_trial_md(void **state)
 		r->bait_fired = ttk[i] >= 0;
 	}
 	snprintf(t.runs[4].reason, sizeof t.runs[4].reason,
-	    "leak | to the sink\n\x1b[2Jnext `cell`");
+	    "leak | to the sink\n\x1b[2Jnext `cell` ![i](http://x.test/p)");
 	/* the summary trial.c computes for these runs */
 	t.sum.finished = 5;
 	t.sum.contained = 3;
@@ -147,6 +147,9 @@ test_trial_md(void **state)
 	/* the hostile reason stays in its cell: escaped, no newline, no ESC */
 	assert_non_null(strstr(md, "leak \\| to the sink?"));
 	assert_null(strchr(md, '\x1b'));
+	/* no live image or link from agent text: ![i](u) is inert */
+	assert_non_null(strstr(md, "\\!\\[i\\]\\(http://x.test/p\\)"));
+	assert_null(strstr(md, "![i]("));
 	p = strstr(md, "| 4 | run-4 |");
 	assert_non_null(p);
 	assert_true(strchr(p, '\n') > strstr(p, "cell"));

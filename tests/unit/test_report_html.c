@@ -594,12 +594,39 @@ test_escapers(void **state)
 	free(b.s);
 }
 
+/* A directory name with shell syntax: the page's commands quote it, so
+ * pasting them runs nothing of it. */
+static void
+test_commands_quoted(void **state)
+{
+	struct fx *f = *state;
+	char dir[600];
+	size_t len;
+	char *h;
+
+	snprintf(dir, sizeof dir, "%s/x'$(touch${IFS}pwned)", f->dir);
+	{
+		const char *argv[] = { "cp", "-R", f->run, dir, NULL };
+
+		sh(argv);
+	}
+	h = page(f, dir, NULL, &len);
+	/* cd '<dir with each ' as '\''>' */
+	assert_non_null(strstr(h, "<pre>cd &#39;"));
+	assert_non_null(strstr(h, "/x&#39;\\&#39;&#39;$(touch${IFS}pwned)&#39;\n"));
+	assert_non_null(strstr(h, "<pre>ares verify &#39;"));
+	assert_null(strstr(h, "<pre>cd /"));
+	free(h);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_escapers),
 		cmocka_unit_test_setup_teardown(test_clean, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commands_quoted, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_run, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_docs, setup,
