@@ -21,6 +21,9 @@
 #  6 colours that read on dark and light backgrounds: no yellow foreground
 #    (256 and 8 colours), lever states in reverse video, no bold green
 #    with 8 colours.
+#  7 a copy whose verdict line was rewritten to "contained": the status
+#    line says NOT VERIFIED first (the chain breaks), never the recorded
+#    verdict alone.
 # Exit 77 (skip) without tmux.
 set -u
 
@@ -244,3 +247,33 @@ for term in xterm-256color xterm; do
 	fi
 done
 echo "ok 6 - colours: no yellow, states in reverse, no bold green with 8 colours"
+
+# ---- 7: a run that does not verify is never shown as a green verdict ----
+# A copy of the breached replay whose verdict line was rewritten to
+# "contained": the chain breaks there, so the status line must say NOT
+# VERIFIED first and never start with the recorded verdict.
+FORGED=$TMPD/forged
+cp -R "$BREACHED" "$FORGED" || fail "cannot copy the breached replay"
+python3 - "$FORGED/evidence.jsonl" <<'PY' || fail "cannot forge the copy"
+import json, sys
+p = sys.argv[1]
+lines = open(p, encoding="utf-8").read().splitlines()
+for i in range(len(lines) - 1, -1, -1):
+    o = json.loads(lines[i])
+    if o.get("type") == "verdict":
+        o["verdict"] = "contained"
+        o["reason"] = "every lever verified"
+        lines[i] = json.dumps(o, separators=(",", ":"))
+        break
+else:
+    sys.exit("no verdict line")
+open(p, "w", encoding="utf-8").write("\n".join(lines) + "\n")
+PY
+start 80 24 replay "$FORGED" --pub "$PUB"
+wait_for 'events \(beat 1/' 10 || fail "forged: did not open"
+key G
+wait_for '^ NOT VERIFIED \(chain BROKEN' 5 ||
+    fail "forged: the status line does not say NOT VERIFIED first"
+printf '%s\n' "$last" | tail -n 1 | grep -q '^ contained' &&
+    fail "forged: the status line starts with the recorded verdict"
+echo "ok 7 - a forged verdict line: NOT VERIFIED first, never the recorded verdict alone"
