@@ -620,7 +620,26 @@ console_home_row(struct console_ui *ui, int y, size_t i, time_t now)
 		    "no flaws", fw);
 		if (!cur)
 			console_attr(ui, 0, A_NORMAL);
-		console_put(ui, y, 7 + nw + fw, in->desc, COLS - 9 - nw - fw);
+		{
+			/* a wide terminal also shows where the policy is
+			 * (installed, source tree, ./policies) */
+			int dw = COLS - 9 - nw - fw, px = -1;
+
+			if (dw > 110) {
+				dw = 70;
+				px = 8 + nw + fw + dw;
+			}
+			console_put(ui, y, 7 + nw + fw, in->desc, dw);
+			if (px > 0) {
+				char path[256];
+
+				if (!cur)
+					console_attr(ui, 0, A_DIM);
+				console_home_cut(p, COLS - 3 - px, path,
+				    sizeof path);
+				console_put(ui, y, px, path, COLS - 3 - px);
+			}
+		}
 		attrset(A_NORMAL);
 		return;
 	}
