@@ -108,9 +108,12 @@ cmd_help_all(FILE *f)
 	fprintf(f,
 	    "usage: ares [--policy FILE] [--seed N] [--no-color] [--ascii] "
 	    "[--present[=MS]]\n"
+	    "       ares --demo [--no-color] [--ascii] [--present[=MS]]\n"
 	    "       ares COMMAND [ARGS]\n\n"
 	    "With no command, ares opens the console's home screen (policies "
-	    "and\nrecorded runs); with --policy it runs that drill live.\n\n"
+	    "and\nrecorded runs); with --policy it runs that drill live; "
+	    "--demo starts the\ndefault drill from home, paced, as soon as "
+	    "an engine answers.\n\n"
 	    "Commands:\n");
 	for (i = 0; i < CMD_NTABLE; i++) {
 		fprintf(f, "  %-9s %s\n", cmd_table[i]->name,

@@ -24,6 +24,7 @@ main_console(int argc, char **argv)
 		{ "no-color", no_argument, NULL, 'C' },
 		{ "ascii", no_argument, NULL, 'A' },
 		{ "present", optional_argument, NULL, 'P' },
+		{ "demo", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -50,6 +51,9 @@ main_console(int argc, char **argv)
 			if (cmd_opt_present("ares", optarg, &o.present_ms) == -1)
 				return EXIT_USAGE;
 			break;
+		case 'D':
+			o.demo = true;
+			break;
 		case 'h':
 			cmd_help_all(stdout);
 			return 0;
@@ -63,6 +67,13 @@ main_console(int argc, char **argv)
 		    argv[optind]);
 		return EXIT_USAGE;
 	}
+	if (o.demo && (o.policy_path != NULL || o.has_seed)) {
+		fprintf(stderr, "ares: --demo opens the default drill; it takes "
+		    "no --policy or --seed\n");
+		return EXIT_USAGE;
+	}
+	if (o.demo && o.present_ms == 0)
+		o.present_ms = PACE_PRESENT_MS;   /* an audience follows it */
 	if (o.policy_path == NULL && o.has_seed)
 		o.policy_path = cmd_policy_default();
 	if (o.policy_path == NULL)

@@ -119,6 +119,8 @@ console_engine_check_start(struct console_home_screen *h)
 }
 
 static bool console_home_tick(struct console_ui *, uint64_t);
+/* --demo started its drill already (once per process). */
+static bool console_home_demo_done;
 
 /* Whether the engine check is still running. */
 static bool
@@ -510,6 +512,14 @@ console_home_tick(struct console_ui *ui, uint64_t now)
 	h->engine_check = NULL;
 	if (h->engine[0] != '\0' && h->nruns > 0 && h->auto_cur)
 		h->cur = h->top = h->npolicies;   /* first recorded run */
+	if (ui->o != NULL && ui->o->demo && !console_home_demo_done &&
+	    h->engine[0] == '\0' && h->auto_cur && h->cur < h->npolicies) {
+		/* --demo: the default drill (the untouched cursor's) at once,
+		 * once; q brings the audience back here */
+		console_home_demo_done = true;
+		console_note_dir(CONSOLE_NOTE_DRILL, NULL);
+		console_drill_start(ui, h->items[h->cur], 0, false);
+	}
 	return true;
 }
 

@@ -35,6 +35,9 @@ struct console_options {
 	unsigned present_ms;      /* --present: the gateway holds each model
 	                             turn this long (0: off); a replay plays
 	                             at once */
+	bool demo;                /* --demo: the home screen, then at once
+	                             the default drill (paced) when an engine
+	                             answers; q comes back home */
 };
 
 /*

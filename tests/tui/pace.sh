@@ -11,7 +11,8 @@
 #  2 (80x24 --ascii, and UTF-8) the marker timeline on the events box's
 #    bottom edge: B, f, v and V in order, the position (@ / the heavy
 #    line) moving from the start to the end.
-#  3 (120x40, Docker) a live drill with --present=1000: its bait beat is
+#  3 (120x40, Docker) ares --demo: home, then the default drill with
+#    --present=1000 at once: its bait beat is
 #    held on screen (400 ms after it showed no lever "fired" row yet,
 #    though the lever fired within a millisecond; one sample), it verdicts
 #    contained with the timeline on its screen; the agent took visibly
@@ -19,7 +20,7 @@
 #    least 5 s more), yet the time to kill is under 1 s; drill.start says
 #    "pace_ms": 1000 and lab.json "pace"; `ares verify` passes.  r opens
 #    its replay (playing, as --present), q comes back to the drill's
-#    screen, q quits with the verdict's exit code.
+#    screen, q goes home, q quits with the verdict's exit code.
 # Exit 77 (skip) without tmux; case 3 skips without a Docker Engine
 # unless ARES_REQUIRE_DOCKER=1 (then it fails).
 set -u
@@ -45,6 +46,15 @@ for bad in "drill --present=0" "drill --present=5001" "drill --present=1x" \
 	# shellcheck disable=SC2086
 	"$ARES_BIN" $bad >/dev/null 2>"${TMPDIR:-/tmp}/pace.err.$$"; rc=$?
 	grep -q -- '--present' "${TMPDIR:-/tmp}/pace.err.$$" ||
+	    { rm -f "${TMPDIR:-/tmp}/pace.err.$$"; echo "FAIL: ares $bad: no message"; exit 1; }
+	rm -f "${TMPDIR:-/tmp}/pace.err.$$"
+	[ "$rc" -eq 2 ] || { echo "FAIL: ares $bad: exit $rc, want 2"; exit 1; }
+done
+# --demo opens the default drill: it takes no --policy or --seed.
+for bad in "--demo --seed 3" "--demo --policy $SRCDIR/policies/default.yaml"; do
+	# shellcheck disable=SC2086
+	"$ARES_BIN" $bad >/dev/null 2>"${TMPDIR:-/tmp}/pace.err.$$"; rc=$?
+	grep -q -- '--demo' "${TMPDIR:-/tmp}/pace.err.$$" ||
 	    { rm -f "${TMPDIR:-/tmp}/pace.err.$$"; echo "FAIL: ares $bad: no message"; exit 1; }
 	rm -f "${TMPDIR:-/tmp}/pace.err.$$"
 	[ "$rc" -eq 2 ] || { echo "FAIL: ares $bad: exit $rc, want 2"; exit 1; }
@@ -177,7 +187,9 @@ fi
 ARES_RUNS=$TMPD/runs
 export ARES_RUNS
 mkdir -p "$ARES_RUNS"
-tui_start 120 40 "$(tui_run_cmd - color "$ARES_BIN" --present=1000 --policy "$SRCDIR/policies/default.yaml")"
+# --demo (what ./bootstrap demo opens): home, then the default drill at
+# --present=1000 as soon as the engine answers; q comes back home
+tui_start 120 40 "$(tui_run_cmd - color "$ARES_BIN" --demo)"
 wait_for 'steps [1-9]' 60 || fail "the live drill shows no agent step"
 # The bait held live: the drill fires its first lever within a millisecond
 # of the bait, yet no "fired" event row shows until the bait's hold is
@@ -241,6 +253,8 @@ printf '%s\n' "$last" | grep -q 'r replay' ||
     fail "q from the replay is not on the drill's screen"
 printf '%s\n' "$last" | grep -Eq 'events \(beat' &&
     fail "still on the replay screen after q"
+key q
+wait_for 'policies \(Enter: run a drill\)' 10 || fail "--demo: q did not come back home"
 key q
 wait_exit 120 || fail "the console did not quit"
 printf '%s\n' "$last" | grep -q 'ares-exit rc=0 tty=restored' ||
