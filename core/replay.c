@@ -1141,21 +1141,11 @@ replay_free(struct replay *rp)
 bool
 replay_is_marker(const struct replay *rp, size_t i)
 {
+	/* one list of marker kinds: pace.c's (held on screen, on the
+	 * timeline, and what ] and [ step to) */
 	if (rp == NULL || i >= rp->nbeats)
 		return false;
-	switch (rp->beats[i].kind) {
-	case DRILL_BEAT_BAIT:
-	case DRILL_BEAT_LEVER_FIRED:
-	case DRILL_BEAT_LEVER_VERIFIED:
-	case DRILL_BEAT_LEVER_FAILED:
-	case DRILL_BEAT_BREACH:
-	case DRILL_BEAT_LEAK:
-	case DRILL_BEAT_ORPHAN:
-	case DRILL_BEAT_VERDICT:
-		return true;
-	default:
-		return false;
-	}
+	return pace_is_marker(rp->beats[i].kind);
 }
 
 size_t
