@@ -206,7 +206,11 @@ test_dead_owner_removed(void **state)
 	id = container(run, owner, NULL, true);
 	id2 = container(run2, other, NULL, false);
 	if (root)
-		assert_true(rules_of(run) >= 1);
+		/* a drill running beside this test may have swept the dead
+		 * run whole already (its objects first, then its rules, as
+		 * gc.c does): the rules may be gone only with its objects */
+		assert_true(rules_of(run) >= 1 ||
+		    (count(run, false) == 0 && count(run, true) == 0));
 	/* The start-of-run sweep of a drill running beside this test may
 	 * take them first: what counts is that they are gone. */
 	r = sweep();
