@@ -590,6 +590,26 @@ docker_open(const char *host, struct errbuf *e)
 	return d;
 }
 
+struct docker *
+docker_clone(const struct docker *d)
+{
+	struct docker *c;
+
+	/* reference-counted: balanced by docker_close's cleanup */
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+		util_fatal("docker: curl_global_init failed");
+	c = xcalloc(1, sizeof *c);
+	c->sock_path = xstrdup(d->sock_path);
+	memcpy(c->api, d->api, sizeof c->api);
+	memcpy(c->engine, d->engine, sizeof c->engine);
+	c->negotiated = d->negotiated;
+	c->deadline_ns = d->deadline_ns;
+	c->curl = curl_easy_init();
+	if (c->curl == NULL)
+		util_fatal("docker: curl_easy_init failed");
+	return c;
+}
+
 void
 docker_close(struct docker *d)
 {
@@ -971,15 +991,26 @@ int
 docker_image_import(struct docker *d, const char *tar_path,
     const char *repo, const char *tag, struct errbuf *e)
 {
+	return docker_image_import_labelled(d, tar_path, repo, tag, NULL, e);
+}
+
+int
+docker_image_import_labelled(struct docker *d, const char *tar_path,
+    const char *repo, const char *tag, const char *label, struct errbuf *e)
+{
 	struct upload up = { .fd = -1 };
 	struct sink s = {0};
 	struct stat st;
-	char *erepo, *etag = NULL, *path;
+	char *erepo, *etag = NULL, *path, *echg = NULL;
 	long status;
 	int rc;
 
 	if (repo == NULL || repo[0] == '\0')
 		return errbuf_set(e, ERRBUF_INPUT, "docker: image import: no repo");
+	if (label != NULL && (strchr(label, '=') == NULL ||
+	    strpbrk(label, " \t\r\n\"'\\") != NULL))
+		return errbuf_set(e, ERRBUF_INPUT, "docker: image import: bad "
+		    "label");
 	up.fd = open(tar_path, O_RDONLY | O_CLOEXEC);
 	if (up.fd < 0)
 		return errbuf_set(e, ERRBUF_INPUT, "docker: image import: %s: %s",
@@ -992,10 +1023,18 @@ docker_image_import(struct docker *d, const char *tar_path,
 	erepo = esc(d, repo);
 	if (tag != NULL)
 		etag = esc(d, tag);
-	path = xasprintf("/images/create?fromSrc=-&repo=%s%s%s", erepo,
-	    etag ? "&tag=" : "", etag ? etag : "");
+	if (label != NULL) {
+		char *chg = xasprintf("LABEL %s", label);
+
+		echg = esc(d, chg);
+		free(chg);
+	}
+	path = xasprintf("/images/create?fromSrc=-&repo=%s%s%s%s%s", erepo,
+	    etag ? "&tag=" : "", etag ? etag : "", echg ? "&changes=" : "",
+	    echg ? echg : "");
 	free(erepo);
 	free(etag);
+	free(echg);
 
 	rc = request_sink(d, "POST", path, "application/x-tar", NULL, 0, &up,
 	    (curl_off_t)st.st_size, IMPORT_TIMEOUT_MS, &s, &status, e);

@@ -229,7 +229,8 @@ flaw_fx_open_dns(struct lab_build *b, struct errbuf *e)
 {
 	(void)e;
 	lab_build_setenv(b, "dns", "DNS_MODE", NULL, "open");
-	lab_build_setenv_late(b, "dns", "SINK_IP", "DNS_MODE", flaw_sink_ip);
+	lab_build_setenv_late(b, "dns", "SINK_IP", "DNS_MODE", flaw_sink_ip,
+	    "sink");
 	return 0;
 }
 

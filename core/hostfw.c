@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -128,6 +129,136 @@ hostfw_rule(const char *tool, const char *op, const char *bridge,
 	return util_run(argv, NULL, HOSTFW_TIMEOUT_MS, out, outlen, e);
 }
 
+/* The text of our rule on bridge for iptables-restore: "-I INPUT 1 ..."
+ * or "-D INPUT ..." (op "-I" or "-D"), and a newline, into b. */
+static void
+hostfw_rule_line(struct util_buf *b, const char *op, const char *bridge,
+    const char *run_id)
+{
+	util_buf_printf(b, "%s INPUT %s-i %s -m comment --comment "
+	    "ares.run=%s -j DROP\n", op, strcmp(op, "-I") == 0 ? "1 " : "",
+	    bridge, run_id);
+}
+
+/* Run "TOOL-restore -w 5 --noflush" on the filter table lines (one
+ * transaction: every line or none).  Its exit status, or -1 + e. */
+static int
+hostfw_restore(const char *tool, const char *lines, struct errbuf *e)
+{
+	char name[32], out[256], *in;
+	const char *argv[] = { name, "-w", "5", "--noflush", NULL };
+	struct util_proc p = { 0 };
+	int rc;
+
+	snprintf(name, sizeof name, "%s-restore", tool);
+	in = xasprintf("*filter\n%sCOMMIT\n", lines);
+	if (strlen(in) > UTIL_PROC_INPUT_MAX) {
+		free(in);
+		return errbuf_set(e, ERRBUF_INTERNAL, "%s: too many rules",
+		    name);
+	}
+	p.argv = argv;
+	p.path_lookup = true;
+	p.input = in;
+	p.input_len = strlen(in);
+	p.timeout_ms = HOSTFW_TIMEOUT_MS;
+	p.out = out;
+	p.out_max = sizeof out - 1;
+	rc = util_proc_run(&p, e);
+	free(in);
+	if (rc == -1)
+		return -1;
+	if (p.timed_out || p.exec_errno != 0 || p.status == -1)
+		return errbuf_set(e, ERRBUF_INTERNAL, "%s: %s", name,
+		    p.timed_out ? "timed out" : p.exec_errno != 0 ?
+		    strerror(p.exec_errno) : "wait failed");
+	return WIFEXITED(p.status) ? WEXITSTATUS(p.status) :
+	    128 + (WIFSIGNALED(p.status) ? WTERMSIG(p.status) : 0);
+}
+
+/* How many copies of our rule on bridge the listing out ("TOOL -S INPUT")
+ * holds. */
+static int
+hostfw_count(const char *out, const char *bridge, const char *run_id)
+{
+	char iface[HOSTFW_IFNAME_MAX + 8], c1[UTIL_ID_MAX + 40],
+	    c2[UTIL_ID_MAX + 40];
+	const char *line = out;
+	int n = 0;
+
+	snprintf(iface, sizeof iface, " -i %s ", bridge);
+	snprintf(c1, sizeof c1, " --comment \"ares.run=%s\" -j DROP", run_id);
+	snprintf(c2, sizeof c2, " --comment ares.run=%s -j DROP", run_id);
+	while (line != NULL && *line != '\0') {
+		const char *end = strchr(line, '\n');
+		size_t len = end != NULL ? (size_t)(end - line) : strlen(line);
+		char *l = xasprintf("%.*s", (int)len, line);
+		size_t ll = strlen(l);
+
+		if (strncmp(l, "-A INPUT ", 9) == 0 && strstr(l, iface) != NULL &&
+		    ((ll >= strlen(c1) && strcmp(l + ll - strlen(c1), c1) == 0) ||
+		    (ll >= strlen(c2) && strcmp(l + ll - strlen(c2), c2) == 0)))
+			n++;
+		free(l);
+		line = end != NULL ? end + 1 : NULL;
+	}
+	return n;
+}
+
+#define HOSTFW_LIST_MAX (256 * 1024)
+
+/*
+ * The fast way of hostfw_unseal for one tool: list INPUT once, remove
+ * every copy of our rules on the bridges that are gone in one restore.
+ * Adds to *removed; -1 when it could not (no listing, a listing too
+ * long, the restore refused: the caller goes rule by rule).
+ */
+static int
+hostfw_unseal_batch(const char *tool, const char *run_id,
+    const bool gone[HOSTFW_NROLES], int *removed)
+{
+	const char *argv[] = { tool, "-w", "5", "-S", "INPUT", NULL };
+	struct util_proc p = { 0 };
+	struct errbuf e = { 0 };
+	struct util_buf b;
+	char *out = xmalloc(HOSTFW_LIST_MAX + 1);
+	int n = 0, rc = -1;
+	size_t r;
+
+	p.argv = argv;
+	p.path_lookup = true;
+	p.timeout_ms = HOSTFW_TIMEOUT_MS;
+	p.out = out;
+	p.out_max = HOSTFW_LIST_MAX;
+	if (util_proc_run(&p, &e) == -1 || p.out_over || p.timed_out ||
+	    p.status == -1 || !WIFEXITED(p.status) ||
+	    WEXITSTATUS(p.status) != 0) {
+		free(out);
+		return -1;
+	}
+	out[p.out_len] = '\0';
+	util_buf_init(&b, 512);
+	for (r = 0; r < HOSTFW_NROLES; r++) {
+		char br[HOSTFW_IFNAME_MAX];
+		int k, c;
+
+		if (!gone[r])
+			continue;
+		hostfw_bridge_name(run_id, hostfw_roles[r], br);
+		c = hostfw_count(out, br, run_id);
+		for (k = 0; k < c; k++)
+			hostfw_rule_line(&b, "-D", br, run_id);
+		n += c;
+	}
+	free(out);
+	if (n == 0 || hostfw_restore(tool, b.s, &e) == 0) {
+		*removed += n;
+		rc = 0;
+	}
+	free(b.s);
+	return rc;
+}
+
 int
 hostfw_unseal(const char *run_id, struct errbuf *e)
 {
@@ -137,10 +268,33 @@ hostfw_unseal(const char *run_id, struct errbuf *e)
 	size_t t, r;
 
 	for (t = 0; t < 2; t++) {
+		bool gone[HOSTFW_NROLES];
+
 		/* no tool, or no IPv6: no rule of ours can exist */
 		if ((t == 1 && !hostfw_have_ipv6()) ||
 		    !hostfw_tool_exists(tools[t]))
 			continue;
+		for (r = 0; r < HOSTFW_NROLES; r++) {
+			char br[HOSTFW_IFNAME_MAX];
+
+			hostfw_bridge_name(run_id, hostfw_roles[r], br);
+			gone[r] = if_nametoindex(br) == 0;
+		}
+		/* one listing and one transaction; else rule by rule */
+		if (hostfw_unseal_batch(tools[t], run_id, gone, &removed) == 0) {
+			for (r = 0; r < HOSTFW_NROLES; r++)
+				if (!gone[r]) {
+					char br[HOSTFW_IFNAME_MAX];
+
+					hostfw_bridge_name(run_id,
+					    hostfw_roles[r], br);
+					if (t == 0)
+						kept++;
+					snprintf(last, sizeof last, "bridge %s "
+					    "still exists: its rules stay", br);
+				}
+			continue;
+		}
 		for (r = 0; r < HOSTFW_NROLES; r++) {
 			char br[HOSTFW_IFNAME_MAX], out[256];
 			int guard;
@@ -194,8 +348,22 @@ hostfw_seal(const char *run_id, const char *const *bridges, size_t n,
 	size_t t, i;
 
 	for (t = 0; t < 2; t++) {
+		struct util_buf b;
+		struct errbuf re = { 0 };
+		int st;
+
 		if (t == 1 && !hostfw_have_ipv6())
 			continue;
+		/* every rule of the tool in one transaction (all or none) */
+		util_buf_init(&b, 512);
+		for (i = 0; i < n; i++)
+			hostfw_rule_line(&b, "-I", bridges[i], run_id);
+		st = hostfw_restore(tools[t], b.s, &re);
+		free(b.s);
+		if (st == 0)
+			continue;
+		/* no restore tool, or it refused: rule by rule, as the
+		 * errors then say which */
 		for (i = 0; i < n; i++) {
 			char out[256];
 			struct errbuf e2 = { 0 };

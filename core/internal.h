@@ -65,6 +65,10 @@ int docker_image_inspect(struct docker *d, const char *ref, cJSON **out,
  * JSON progress stream is checked for "error".  -1 + e. */
 int docker_image_import(struct docker *d, const char *tar_path,
     const char *repo, const char *tag, struct errbuf *e);
+/* The same with the image labelled label ("KEY=VALUE", as a Dockerfile
+ * LABEL line: no quotes, spaces or newlines in it; NULL: none). */
+int docker_image_import_labelled(struct docker *d, const char *tar_path,
+    const char *repo, const char *tag, const char *label, struct errbuf *e);
 
 /* Networks (driver bridge), every one Internal (no forwarded traffic, no
  * route out: no caller can ask for another kind).  Labels:
@@ -147,6 +151,12 @@ struct docker_container_spec {
 	                                "unconfined" (docs/security.md) */
 	long long shm_bytes;         /* HostConfig.ShmSize; 0: the engine's */
 };
+/* A second handle on d's engine (its own connection, the negotiated
+ * version and the time bound copied): a handle is not thread-safe, a
+ * thread uses its own.  Made and closed (docker_close) by the thread that
+ * owns d, never while another thread is in curl_global_init.  Never
+ * NULL (allocation failure is fatal). */
+struct docker *docker_clone(const struct docker *d);
 /* Pure: the JSON body of POST /containers/create.  Every container's log
  * is bounded (json-file, DOCKER_LOG_MAX_SIZE, one file): a container that
  * writes without end does not fill the host's disk.  Caller
@@ -393,11 +403,12 @@ void lab_build_mount(struct lab_build *b, const char *role, const char *src,
  * end).  value is kept, not copied. */
 void lab_build_setenv(struct lab_build *b, const char *role, const char *key,
     const char *after, const char *value);
-/* The same with a value known only once earlier roles are up (e.g. the
- * sink's address): fact(lab) is asked when role is built; NULL: not set. */
+/* The same with a value known only once role needs is up (e.g. the
+ * sink's address): fact(lab) is asked once needs is ready, just before
+ * role is created (role waits for it: lab_waves); NULL: not set. */
 void lab_build_setenv_late(struct lab_build *b, const char *role,
     const char *key, const char *after,
-    const char *(*fact)(const struct lab *lab));
+    const char *(*fact)(const struct lab *lab), const char *needs);
 /* Add capability cap (Engine API spelling) to role; never one that
  * lab_cap_withheld names (fatal). */
 void lab_build_cap_add(struct lab_build *b, const char *role,
@@ -499,6 +510,7 @@ struct lab_join {
 struct lab_setenv {
 	const char *key, *after, *value;
 	const char *(*fact)(const struct lab *lab);
+	const char *needs;       /* with fact: the role it reads, or NULL */
 };
 
 #define LAB_SPEC_MAX 8           /* mounts, joins, env, caps of one role */
@@ -537,6 +549,9 @@ struct lab_spec {
 	struct lab_join joins[2 * LAB_SPEC_MAX];
 	size_t njoins;
 	const char *dns[2];               /* HostConfig.Dns, or none */
+	bool dns_lab;                     /* its resolver is the lab's dns
+	                                     (dns[0] set once the dns has its
+	                                     address: it waits for the dns) */
 	const char *all_caps[LAB_NCAPS + 1];
 	const char *dir;                  /* RUN_DIR/<role dir> (lab_build_path) */
 	struct lab_overlay flaws;
@@ -552,16 +567,19 @@ struct lab_spec {
 enum lab_start {
 	LAB_START_AT_ONCE,       /* as soon as it is created; ready() then
 	                            waits until it serves */
-	LAB_START_LATER,         /* together, once every at-once role is
-	                            ready, before the agent is created */
-	LAB_START_BY_CALLER,     /* created last; lab_start_agent starts it */
+	LAB_START_LATER,         /* as soon as it is created, no wait */
+	LAB_START_BY_CALLER,     /* created once what it needs is ready;
+	                            lab_start_agent starts it (lab up with
+	                            an idle agent: at once) */
 };
 
 /*
  * A role of the lab: one container named ares-<run_id>-<name>, labelled
- * ares.role=<name>.  The lifecycle (lab_roles_up) creates the wanted ones
- * in table order; build fills the spec just before the create (it may
- * read what earlier roles made: the sink's address, the dns's).
+ * ares.role=<name>.  The lifecycle (lab_roles_up) builds every wanted
+ * one's spec in table order before the engine is touched, then creates
+ * and starts them in parallel, each once the roles it needs are ready
+ * (lab_waves): what a spec reads of other roles (the dns's address, the
+ * sink's, a container to share a namespace with) is filled in then.
  */
 struct lab_role {
 	const char *name;
@@ -579,9 +597,10 @@ struct lab_role {
 	 * from a policy), or NULL. */
 	void (*weaken)(const struct lab_build *b, struct lab_spec *s);
 	enum lab_start start;
-	/* LAB_START_AT_ONCE: after the start, until it serves.  -1 + e. */
-	int (*ready)(struct lab_build *b, const struct lab_container *c,
-	    struct errbuf *e);
+	/* LAB_START_AT_ONCE: after the start, until it serves, through d
+	 * (the calling thread's engine handle).  -1 + e. */
+	int (*ready)(struct lab_build *b, struct docker *d,
+	    const struct lab_container *c, struct errbuf *e);
 };
 
 #define LAB_NROLES       9
@@ -615,6 +634,17 @@ struct lab_build {
 
 /* The roles, in the order they are created (lab_roles.c). */
 extern const struct lab_role lab_roles[LAB_NROLES];
+/*
+ * The dependency waves of the roles (pure: no engine, no lab): wanted[i]
+ * says role i is in the lab, needs[i] the bit set of the roles it waits
+ * for (bit j: lab_roles[j]).  wave[i] gets 0 for a wanted role that needs
+ * nothing, else one more than the highest wave it needs; -1 for a role
+ * not wanted.  Roles of one wave may be made in parallel.  Returns the
+ * number of waves, or -1 + e (ERRBUF_INTERNAL) when a wanted role needs
+ * itself, an unwanted role, or a cycle of roles.
+ */
+int lab_waves(size_t n, const bool *wanted, const uint32_t *needs, int *wave,
+    struct errbuf *e);
 /* agent_image.c: before anything is created, GET /images/NAME/json of
  * agent.image (never a pull): lab->agent_image_id and _digests filled.
  * -1 + e (ERRBUF_INPUT naming docker build / docker load when absent). */

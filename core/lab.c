@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
 #include <sodium.h>
 
 /* Room for one more string and the NULL after it. */
@@ -225,14 +227,89 @@ lab_image_prune(struct docker *d, const char *keep)
 	cJSON_Delete(list);
 }
 
+/*
+ * The ares-lab:<hash> image imported from the very file tar is now (its
+ * device, inode, size, modification and change times: a write to it
+ * changes its change time, which only the kernel sets), found by the
+ * label the import gave it (LAB_IMAGE_STAT_LABEL): the file need not be
+ * read and hashed again.  1 with *ref (caller frees), 0 when there is
+ * none, -1 when the engine did not answer (the file is hashed then).
+ */
+#define LAB_IMAGE_STAT_LABEL "ares.rootfs.stat"
+
+static int
+lab_image_by_stat(struct docker *d, const char *key, char **ref_out)
+{
+	struct docker_response resp = { 0 };
+	struct errbuf e = { 0 };
+	cJSON *f = cJSON_CreateObject(), *a, *list, *img;
+	char *lab, *txt, *path, *ref = NULL;
+
+	lab = xasprintf(LAB_IMAGE_STAT_LABEL "=%s", key);
+	a = cJSON_AddArrayToObject(f, "label");
+	cJSON_AddItemToArray(a, cJSON_CreateString(lab));
+	a = cJSON_AddArrayToObject(f, "reference");
+	cJSON_AddItemToArray(a, cJSON_CreateString(LAB_IMAGE_REPO));
+	free(lab);
+	txt = cJSON_PrintUnformatted(f);
+	cJSON_Delete(f);
+	if (txt == NULL)
+		util_fatal("lab: cannot serialise filters");
+	lab = curl_escape(txt, 0);
+	free(txt);
+	if (lab == NULL)
+		util_fatal("lab: out of memory");
+	path = xasprintf("/images/json?filters=%s", lab);
+	curl_free(lab);
+	if (docker_request(d, "GET", path, NULL, 0, &resp, &e) == -1 ||
+	    resp.status != 200) {
+		docker_response_free(&resp);
+		free(path);
+		return -1;
+	}
+	free(path);
+	list = cJSON_ParseWithLength(resp.body, resp.len);
+	docker_response_free(&resp);
+	cJSON_ArrayForEach(img, list) {
+		const cJSON *t;
+
+		cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(img,
+		    "RepoTags"))
+			if (ref == NULL && cJSON_IsString(t) &&
+			    strncmp(t->valuestring, LAB_IMAGE_REPO ":",
+			    sizeof LAB_IMAGE_REPO) == 0 &&
+			    strlen(t->valuestring) == sizeof LAB_IMAGE_REPO +
+			    16 && strspn(t->valuestring + sizeof LAB_IMAGE_REPO,
+			    "0123456789abcdef") == 16)
+				ref = xstrdup(t->valuestring);
+	}
+	cJSON_Delete(list);
+	*ref_out = ref;
+	return ref != NULL ? 1 : 0;
+}
+
 int
 lab_image_ensure(struct docker *d, char **ref, struct errbuf *e)
 {
 	const char *tar = lab_rootfs_path();
-	char hex[EVIDENCE_HEX_BYTES], tag[17];
-	char *r;
-	int have;
+	char hex[EVIDENCE_HEX_BYTES], tag[17], key[160] = "";
+	struct stat sb;
+	char *r, *label;
+	int have, rc, known = -1;
 
+	/* the file as it is now, and the image imported from it */
+	if (stat(tar, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		snprintf(key, sizeof key, "%ju-%ju-%jd-%jd.%09ld-%jd.%09ld",
+		    (uintmax_t)sb.st_dev, (uintmax_t)sb.st_ino,
+		    (intmax_t)sb.st_size, (intmax_t)sb.st_mtim.tv_sec,
+		    sb.st_mtim.tv_nsec, (intmax_t)sb.st_ctim.tv_sec,
+		    sb.st_ctim.tv_nsec);
+		known = lab_image_by_stat(d, key, &r);
+		if (known == 1) {
+			*ref = r;
+			return 0;
+		}
+	}
 	if (lab_file_hash(tar, hex, e) == -1)
 		return -1;
 	memcpy(tag, hex, 16);
@@ -243,8 +320,15 @@ lab_image_ensure(struct docker *d, char **ref, struct errbuf *e)
 		free(r);
 		return -1;
 	}
-	if (have == 0 && docker_image_import(d, tar, LAB_IMAGE_REPO, tag,
-	    e) == -1) {
+	/* Imported with this file's label, so that the next lab up finds it
+	 * without hashing; again (once) when the image there came from
+	 * another file of the same bytes, and the engine said so. */
+	label = key[0] != '\0' ? xasprintf(LAB_IMAGE_STAT_LABEL "=%s", key) :
+	    NULL;
+	rc = have == 0 || known == 0 ? docker_image_import_labelled(d, tar,
+	    LAB_IMAGE_REPO, tag, label, e) : 0;
+	free(label);
+	if (rc == -1) {
 		errbuf_prefix(e, "lab image import from %s", tar);
 		free(r);
 		return -1;
@@ -724,6 +808,123 @@ lab_spec_harden(struct docker_container_spec *s)
 	s->cgroupns_private = true;
 }
 
+/* One network of lab_networks_make, made by a thread of its own. */
+struct lab_net_job {
+	struct docker *d;             /* its own handle (docker_clone) */
+	struct docker_network_spec ns;
+	const char *role;
+	char *id;                     /* made: its id */
+	struct errbuf e;
+	pthread_t t;
+	bool threaded;                /* t runs it (else it ran inline) */
+};
+
+/* A network's thread: POST /networks/create. */
+static void *
+lab_net_thread(void *arg)
+{
+	struct lab_net_job *j = arg;
+
+	j->id = docker_network_create(j->d, &j->ns, &j->e);
+	if (j->id == NULL)
+		errbuf_prefix(&j->e, "lab: network %s", j->role);
+	return NULL;
+}
+
+/* Tries of the whole set when the engine has no address pool left (labs
+ * being torn down give theirs back), and the first wait between them. */
+#define LAB_NET_TRIES    6
+#define LAB_NET_WAIT_MS  100
+
+/*
+ * The three networks of lab_networks, created in parallel (a thread and
+ * an engine handle each; the ids into *ids[i] in roles' order).  When
+ * one fails for want of an address pool, the whole set is removed and
+ * made again after a jittered wait that doubles (holding some networks
+ * while waiting for the others would starve the labs that hold the
+ * rest); any other error, or no pool within LAB_NET_TRIES: -1 + e (the
+ * first role's), what was made left for lab_teardown (it is labelled).
+ */
+static int
+lab_networks_make(struct docker *d, struct lab *lab,
+    const char *const *roles, const char *const *brs, bool sealed,
+    char **ids[3], struct errbuf *e)
+{
+	struct lab_net_job j[3];
+	unsigned wait_ms = LAB_NET_WAIT_MS;
+	int try;
+	size_t i;
+
+	for (try = 1;; try++) {
+		bool pool = false, bad = false;
+		size_t first = 3;
+
+		memset(j, 0, sizeof j);
+		for (i = 0; i < 3; i++) {
+			j[i].d = docker_clone(d);
+			j[i].role = roles[i];
+			j[i].ns = (struct docker_network_spec){
+				.name = xasprintf("ares-%s-%s", lab->run_id,
+				    roles[i]),
+				.run_id = lab->run_id, .bridge_name = brs[i],
+				.no_host_address = sealed,
+				.lease = lab->lease_path,
+			};
+			j[i].threaded = pthread_create(&j[i].t, NULL,
+			    lab_net_thread, &j[i]) == 0;
+			if (!j[i].threaded)
+				lab_net_thread(&j[i]);   /* no thread: inline */
+		}
+		for (i = 0; i < 3; i++) {
+			if (j[i].threaded)
+				pthread_join(j[i].t, NULL);
+			docker_close(j[i].d);
+			free((char *)j[i].ns.name);
+			if (j[i].id != NULL)
+				continue;
+			if (strstr(j[i].e.msg, "non-overlapping") != NULL ||
+			    strstr(j[i].e.msg, "address pool") != NULL)
+				pool = true;
+			else
+				bad = true;
+			if (first == 3)
+				first = i;
+		}
+		if (first == 3) {
+			for (i = 0; i < 3; i++)
+				*ids[i] = j[i].id;
+			return 0;
+		}
+		if (bad || !pool || try == LAB_NET_TRIES) {
+			for (i = 0; i < 3; i++)
+				free(j[i].id);
+			if (e != NULL)
+				*e = j[first].e;
+			if (pool && !bad)
+				errbuf_prefix(e, "lab: no address pool after %d "
+				    "tries", try);
+			return -1;
+		}
+		/* no pool: give back what was made, wait, try the set again */
+		for (i = 0; i < 3; i++) {
+			struct errbuf re = { 0 };
+
+			if (j[i].id != NULL && docker_network_remove(d, j[i].id,
+			    &re) == -1) {
+				if (e != NULL)
+					*e = re;
+				for (size_t k = i; k < 3; k++)
+					free(j[k].id);
+				return errbuf_prefix(e, "lab: network %s",
+				    roles[i]);
+			}
+			free(j[i].id);
+		}
+		usleep((wait_ms / 2 + randombytes_uniform(wait_ms)) * 1000u);
+		wait_ms *= 2;
+	}
+}
+
 /*
  * The lab's networks, every one Internal in every mode: a real model.url
  * is reached by the host relay (core/relay.c), never from the lab.
@@ -765,19 +966,11 @@ lab_networks(struct docker *d, struct lab *lab, const struct lab_options *o,
 			    "ports without that firewall: refusing to bring "
 			    "the lab up (run ares as root)", fe.msg);
 	}
+	if (lab_networks_make(d, lab, roles, brs, sealed, ids, e) == -1)
+		return -1;
 	for (i = 0; i < 3; i++) {
-		char *name = xasprintf("ares-%s-%s", lab->run_id, roles[i]);
-		struct docker_network_spec ns = {
-			.name = name, .run_id = lab->run_id,
-			.bridge_name = br[i], .no_host_address = sealed,
-			.lease = lab->lease_path,
-		};
 		struct errbuf qe = { 0 };
 
-		*ids[i] = docker_network_create(d, &ns, e);
-		free(name);
-		if (*ids[i] == NULL)
-			return errbuf_prefix(e, "lab: network %s", roles[i]);
 		if (sealed && firewall && hostfw_bridge_quiet(br[i], &qe) == -1)
 			return errbuf_set(e, ERRBUF_INTERNAL, "lab: %s", qe.msg);
 	}
@@ -940,17 +1133,18 @@ lab_build_setenv(struct lab_build *b, const char *role, const char *key,
     const char *after, const char *value)
 {
 	lab_overlay_env(b, role, (struct lab_setenv){ key, after, value,
-	    NULL });
+	    NULL, NULL });
 }
 
 /* A flaw sets a variable from a later fact (internal.h). */
 void
 lab_build_setenv_late(struct lab_build *b, const char *role,
     const char *key, const char *after,
-    const char *(*fact)(const struct lab *lab))
+    const char *(*fact)(const struct lab *lab), const char *needs)
 {
+	(void)lab_role_index(needs);
 	lab_overlay_env(b, role, (struct lab_setenv){ key, after, NULL,
-	    fact });
+	    fact, needs });
 }
 
 /* A flaw adds a capability to role (internal.h). */
@@ -1021,9 +1215,9 @@ lab_build_runtime(const struct lab_build *b, bool *sandbox)
 }
 
 /*
- * "container:<id>" of role with, already created (roles are created in
- * table order, the agent last), into *slot.  Fatal when it is not: a
- * flaw asked for a role that is not wanted.
+ * "container:<id>" of role with, already created (the role that shares
+ * its namespace waits for it: lab_role_needs), into *slot.  Fatal when it
+ * is not: a flaw asked for a role that is not wanted.
  */
 static const char *
 lab_container_mode(struct lab_build *b, const char *with, char **slot)
@@ -1055,7 +1249,8 @@ lab_agent_net_admin(struct lab_build *b)
 	return caps && f->user != NULL && strcmp(f->user, "0:0") == 0;
 }
 
-/* Apply the flaws' overlay to the spec the role's builder filled. */
+/* Apply the flaws' overlay to the spec the role's builder filled, but
+ * what other roles must make first (lab_spec_late). */
 static void
 lab_spec_apply(struct lab_build *b, struct lab_spec *s)
 {
@@ -1067,25 +1262,17 @@ lab_spec_apply(struct lab_build *b, struct lab_spec *s)
 		    f->mounts[i].read_only);
 	for (i = 0; i < f->njoins; i++)
 		lab_spec_join(s, f->joins[i].net, f->joins[i].flaw);
-	for (i = 0; i < f->nenv; i++) {
-		const char *val = f->env[i].fact != NULL ?
-		    f->env[i].fact(b->lab) : f->env[i].value;
-
-		if (val != NULL)
+	for (i = 0; i < f->nenv; i++)
+		if (f->env[i].fact == NULL && f->env[i].value != NULL)
 			lab_strv_set(&s->env, f->env[i].key, f->env[i].after,
-			    val);
-	}
+			    f->env[i].value);
 	if (f->user != NULL)
 		s->c.user = f->user;
 	if (f->writable_rootfs)
 		s->c.read_only_rootfs = false;
 	if (f->ncaps > 0)
 		s->c.cap_add = f->caps;
-	if (f->pid_with != NULL)
-		s->c.pid_mode = lab_container_mode(b, f->pid_with, &s->pid_mode);
-	if (f->ipc_with != NULL)
-		s->c.ipc_mode = lab_container_mode(b, f->ipc_with, &s->ipc_mode);
-	else if (f->ipc_shareable)
+	if (f->ipc_with == NULL && f->ipc_shareable)
 		s->c.ipc_mode = "shareable";
 	if (f->seccomp != NULL)
 		s->c.seccomp = f->seccomp;
@@ -1098,6 +1285,107 @@ lab_spec_apply(struct lab_build *b, struct lab_spec *s)
 		free(b->lab->privileged_degraded);
 		b->lab->privileged_degraded = xstrdup(note);
 	}
+}
+
+/*
+ * What a spec reads of the roles it needs (lab_role_needs), once they are
+ * ready: the flaws' late variables, the namespaces to share, the dns's
+ * address as resolver.  Then the pointers the engine is sent.
+ */
+static void
+lab_spec_late(struct lab_build *b, struct lab_spec *s)
+{
+	const struct lab_overlay *f = &s->flaws;
+	size_t i;
+
+	for (i = 0; i < f->nenv; i++) {
+		const char *val = f->env[i].fact != NULL ?
+		    f->env[i].fact(b->lab) : NULL;
+
+		if (val != NULL)
+			lab_strv_set(&s->env, f->env[i].key, f->env[i].after,
+			    val);
+	}
+	if (f->pid_with != NULL)
+		s->c.pid_mode = lab_container_mode(b, f->pid_with, &s->pid_mode);
+	if (f->ipc_with != NULL)
+		s->c.ipc_mode = lab_container_mode(b, f->ipc_with, &s->ipc_mode);
+	if (s->dns_lab)
+		s->dns[0] = b->lab->dns_ip;
+	s->c.env = lab_strv(&s->env);
+	s->c.dns = s->dns[0] != NULL ? s->dns : NULL;
+}
+
+/* The roles role i waits for (bit j: lab_roles[j]): the dns for a spec
+ * that resolves through it, a late variable's role, a namespace's. */
+static uint32_t
+lab_role_needs(const struct lab_build *b, size_t i)
+{
+	const struct lab_spec *s = &b->specs[i];
+	const struct lab_overlay *f = &s->flaws;
+	uint32_t needs = 0;
+	size_t k;
+
+	if (s->dns_lab)
+		needs |= 1u << lab_role_index("dns");
+	for (k = 0; k < f->nenv; k++)
+		if (f->env[k].fact != NULL && f->env[k].needs != NULL)
+			needs |= 1u << lab_role_index(f->env[k].needs);
+	if (f->pid_with != NULL)
+		needs |= 1u << lab_role_index(f->pid_with);
+	if (f->ipc_with != NULL)
+		needs |= 1u << lab_role_index(f->ipc_with);
+	return needs;
+}
+
+/* The dependency waves (internal.h). */
+int
+lab_waves(size_t n, const bool *wanted, const uint32_t *needs, int *wave,
+    struct errbuf *e)
+{
+	size_t i, j, placed = 0, total = 0;
+	int w, nwaves = 0;
+
+	if (n > 32)
+		return errbuf_set(e, ERRBUF_INTERNAL, "lab: %zu roles (at most "
+		    "32)", n);
+	for (i = 0; i < n; i++) {
+		wave[i] = -1;
+		if (!wanted[i])
+			continue;
+		total++;
+		for (j = 0; j < n; j++)
+			if ((needs[i] >> j & 1u) && (j == i || !wanted[j]))
+				return errbuf_set(e, ERRBUF_INTERNAL, "lab: role "
+				    "%zu needs %s %zu", i, j == i ? "itself," :
+				    "role", j);
+		if (n < 32 && needs[i] >> n != 0)
+			return errbuf_set(e, ERRBUF_INTERNAL, "lab: role %zu "
+			    "needs a role past %zu", i, n);
+	}
+	/* wave w: every role not placed whose needs are all in waves < w */
+	for (w = 0; placed < total; w++) {
+		size_t now = 0;
+
+		for (i = 0; i < n; i++) {
+			bool ok = wanted[i] && wave[i] == -1;
+
+			for (j = 0; ok && j < n; j++)
+				if ((needs[i] >> j & 1u) && (wave[j] == -1 ||
+				    wave[j] == w))
+					ok = false;
+			if (ok) {
+				wave[i] = w;
+				now++;
+			}
+		}
+		if (now == 0)
+			return errbuf_set(e, ERRBUF_INTERNAL, "lab: the roles' "
+			    "needs make a cycle");
+		placed += now;
+		nwaves = w + 1;
+	}
+	return nwaves;
 }
 
 /* The id of network n of the lab (NULL when it was not made). */
@@ -1117,17 +1405,17 @@ lab_net_id(const struct lab *lab, enum lab_net n)
 }
 
 /*
- * Role i: its builder fills the spec, then the flaws' overlay and the
- * negative control's weakening apply; the container is created and joins
- * its other networks.  -1 + e.
+ * Role i's spec, before the engine is touched: its builder fills it,
+ * then the flaws' overlay and the negative control's weakening apply
+ * (what other roles must make first comes later: lab_spec_late).  Table
+ * order, one thread: what builders record (lab.json's chains) stays in
+ * that order.  -1 + e.
  */
 static int
-lab_role_create(struct lab_build *b, size_t i, struct errbuf *e)
+lab_role_spec(struct lab_build *b, size_t i, struct errbuf *e)
 {
 	const struct lab_role *r = &lab_roles[i];
 	struct lab_spec *s = &b->specs[i];
-	struct lab_container *c = lab_slot(b->lab, r);
-	size_t k;
 
 	lab_spec_harden(&s->c);
 	s->net = LAB_NET_NONE;
@@ -1145,60 +1433,216 @@ lab_role_create(struct lab_build *b, size_t i, struct errbuf *e)
 	/* Only the agent follows policy runtime: (core/lab_runtime.c). */
 	if (strcmp(r->name, "agent") == 0)
 		lab_runtime_spec(b->lab, b->p, &s->c);
-	if (lab_create(b->d, b->lab, c, r->name, &s->c, e) == -1)
+	return 0;
+}
+
+/*
+ * Role i's container through d: created, checked (a user's agent image),
+ * joined to its other networks, started once gate(arg) (NULL: at once)
+ * says so (an at-once one waited for until it serves; an idle agent at
+ * once: nothing runs in it until a person execs in, after lab up).
+ * -1 + e naming the role.
+ */
+static int
+lab_role_make(struct lab_build *b, struct docker *d, size_t i,
+    int (*gate)(void *), void *arg, struct errbuf *e)
+{
+	const struct lab_role *r = &lab_roles[i];
+	struct lab_spec *s = &b->specs[i];
+	struct lab_container *c = lab_slot(b->lab, r);
+	size_t k;
+
+	if (lab_create(d, b->lab, c, r->name, &s->c, e) == -1)
 		return -1;
 	if (strcmp(r->name, "agent") == 0 && b->p->agent_kind ==
-	    POLICY_AGENT_IMAGE && agent_image_verify(b->d, b->lab, c->id,
+	    POLICY_AGENT_IMAGE && agent_image_verify(d, b->lab, c->id,
 	    e) == -1)
 		return -1;
 	for (k = 0; k < s->njoins; k++) {
 		const struct lab_join *j = &s->joins[k];
 
-		if (docker_network_connect(b->d, lab_net_id(b->lab, j->net),
+		if (docker_network_connect(d, lab_net_id(b->lab, j->net),
 		    c->id, NULL, e) == -1)
 			return j->flaw == NULL ? errbuf_prefix(e, "lab: %s "
 			    "networks", r->name) : errbuf_prefix(e, "lab: %s %s "
 			    "(%s)", r->name, lab_net_names[j->net], j->flaw);
 	}
+	if (gate != NULL && gate(arg) == -1)
+		return errbuf_set(e, ERRBUF_INTERNAL, "lab: %s not started "
+		    "(another role failed)", r->name);
+	if (r->start == LAB_START_BY_CALLER)
+		return b->o->agent_idle ? lab_start_agent(d, b->lab, e) : 0;
+	if (docker_container_start(d, c->id, e) == -1)
+		return errbuf_prefix(e, "lab: start %s", r->name);
+	if (r->start == LAB_START_AT_ONCE && r->ready != NULL)
+		return r->ready(b, d, c, e);
 	return 0;
 }
 
+/* lab_roles_up's state, shared by its threads under mu. */
+struct lab_up_run {
+	struct lab_build *b;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint32_t needs[LAB_NROLES];
+	uint32_t needed;              /* the roles some role needs */
+	bool done[LAB_NROLES];
+	bool failed;
+	struct errbuf first;          /* the first error of any thread */
+};
+
+/* One role's thread. */
+struct lab_up_role {
+	struct lab_up_run *u;
+	size_t i;
+	struct docker *d;             /* its own handle (docker_clone) */
+	pthread_t t;
+};
+
 /*
- * The lifecycle: every wanted role created in table order (those that
- * start at once started and waited for), then the later ones started
- * together, then the roles the caller starts (the agent) created.  On
- * error the caller removes what was made (lab_teardown).  -1 + e.
+ * Before a role's start: one that no role needs waits until those that
+ * are needed are ready (or one failed), so that what the lab waits for
+ * longest (the dns, then the agent) is not slowed by starts nothing
+ * waits for: on a busy machine the starts share the same CPUs.  -1 when
+ * a role failed (then it is not started at all).
+ */
+static int
+lab_up_gate(void *arg)
+{
+	struct lab_up_role *ur = arg;
+	struct lab_up_run *u = ur->u;
+	size_t j;
+	int rc;
+
+	if (u->needed >> ur->i & 1u)
+		return 0;
+	pthread_mutex_lock(&u->mu);
+	for (;;) {
+		bool wait = false;
+
+		for (j = 0; j < LAB_NROLES; j++)
+			if ((u->needed >> j & 1u) && !u->done[j])
+				wait = true;
+		if (!wait || u->failed)
+			break;
+		pthread_cond_wait(&u->cv, &u->mu);
+	}
+	rc = u->failed ? -1 : 0;
+	pthread_mutex_unlock(&u->mu);
+	return rc;
+}
+
+/* A role's thread: wait until what it needs is ready (or another role
+ * failed: then nothing), fill in the late parts of its spec, make it;
+ * its error, the first, is kept for lab up. */
+static void *
+lab_up_thread(void *arg)
+{
+	struct lab_up_role *ur = arg;
+	struct lab_up_run *u = ur->u;
+	struct errbuf e = { 0 };
+	size_t j;
+	int rc;
+
+	pthread_mutex_lock(&u->mu);
+	for (;;) {
+		bool ready = true;
+
+		for (j = 0; j < LAB_NROLES; j++)
+			if ((u->needs[ur->i] >> j & 1u) && !u->done[j])
+				ready = false;
+		if (ready || u->failed)
+			break;
+		pthread_cond_wait(&u->cv, &u->mu);
+	}
+	if (u->failed) {
+		pthread_mutex_unlock(&u->mu);
+		return NULL;
+	}
+	lab_spec_late(u->b, &u->b->specs[ur->i]);
+	pthread_mutex_unlock(&u->mu);
+	rc = lab_role_make(u->b, ur->d, ur->i, lab_up_gate, ur, &e);
+	pthread_mutex_lock(&u->mu);
+	if (rc == -1 && !u->failed) {
+		u->failed = true;
+		u->first = e;
+	}
+	u->done[ur->i] = rc == 0;
+	pthread_cond_broadcast(&u->cv);
+	pthread_mutex_unlock(&u->mu);
+	return NULL;
+}
+
+/*
+ * The lifecycle: every wanted role's spec built in table order, then
+ * every role made in a thread of its own (its own engine handle), each
+ * once the roles it needs are ready (lab_waves: the agent after the dns,
+ * an open dns after the sink, a namespace's sharer after its owner),
+ * everything else at once.  Every thread is joined before it returns.
+ * On error (the first, naming its role) the caller removes what was made
+ * (lab_teardown): nothing is created after the threads are joined.
+ * -1 + e.
  */
 static int
 lab_roles_up(struct lab_build *b, struct errbuf *e)
 {
-	size_t i;
+	struct lab_up_run u = { .b = b };
+	struct lab_up_role ur[LAB_NROLES];
+	bool wanted[LAB_NROLES], joined[LAB_NROLES] = { false };
+	int wave[LAB_NROLES];
+	size_t i, n = 0;
 
 	for (i = 0; i < LAB_NROLES; i++) {
-		const struct lab_role *r = &lab_roles[i];
-
-		if (!b->specs[i].wanted || r->start == LAB_START_BY_CALLER)
-			continue;
-		if (lab_role_create(b, i, e) == -1)
-			return -1;
-		if (r->start != LAB_START_AT_ONCE)
-			continue;
-		if (docker_container_start(b->d, lab_slot(b->lab, r)->id,
-		    e) == -1)
-			return errbuf_prefix(e, "lab: start %s", r->name);
-		if (r->ready != NULL && r->ready(b, lab_slot(b->lab, r),
-		    e) == -1)
+		wanted[i] = b->specs[i].wanted;
+		if (wanted[i] && lab_role_spec(b, i, e) == -1)
 			return -1;
 	}
+	for (i = 0; i < LAB_NROLES; i++) {
+		u.needs[i] = wanted[i] ? lab_role_needs(b, i) : 0;
+		u.needed |= u.needs[i];
+	}
+	if (lab_waves(LAB_NROLES, wanted, u.needs, wave, e) == -1)
+		return -1;
+	pthread_mutex_init(&u.mu, NULL);
+	pthread_cond_init(&u.cv, NULL);
+	for (i = 0; i < LAB_NROLES; i++) {
+		int err;
+
+		if (!wanted[i])
+			continue;
+		ur[n] = (struct lab_up_role){ &u, i, docker_clone(b->d), 0 };
+		err = pthread_create(&ur[n].t, NULL, lab_up_thread, &ur[n]);
+		if (err != 0) {
+			docker_close(ur[n].d);
+			pthread_mutex_lock(&u.mu);
+			if (!u.failed) {
+				u.failed = true;
+				errbuf_set(&u.first, ERRBUF_INTERNAL, "lab: %s: "
+				    "cannot start a thread: %s",
+				    lab_roles[i].name, strerror(err));
+			}
+			pthread_cond_broadcast(&u.cv);
+			pthread_mutex_unlock(&u.mu);
+			break;
+		}
+		n++;
+	}
+	for (i = 0; i < n; i++) {
+		pthread_join(ur[i].t, NULL);
+		docker_close(ur[i].d);
+		joined[ur[i].i] = true;
+	}
+	pthread_cond_destroy(&u.cv);
+	pthread_mutex_destroy(&u.mu);
+	if (u.failed) {
+		if (e != NULL)
+			*e = u.first;
+		return -1;
+	}
 	for (i = 0; i < LAB_NROLES; i++)
-		if (b->specs[i].wanted && lab_roles[i].start ==
-		    LAB_START_LATER && docker_container_start(b->d,
-		    lab_slot(b->lab, &lab_roles[i])->id, e) == -1)
-			return errbuf_prefix(e, "lab: start");
-	for (i = 0; i < LAB_NROLES; i++)
-		if (b->specs[i].wanted && lab_roles[i].start ==
-		    LAB_START_BY_CALLER && lab_role_create(b, i, e) == -1)
-			return -1;
+		if (wanted[i] && (!joined[i] || !u.done[i]))
+			return errbuf_set(e, ERRBUF_INTERNAL, "lab: %s was not "
+			    "made", lab_roles[i].name);
 	return 0;
 }
 
@@ -1603,9 +2047,8 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	    lab_networks(d, lab, o, lab_agent_net_admin(b), e) == -1 ||
 	    lab_roles_up(b, e) == -1)
 		goto out;
+	/* (an idle agent was started with the roles: lab_role_make) */
 	if (lab_wait_gateway(lab, 10000, e) == -1)
-		goto out;
-	if (o->agent_idle && lab_start_agent(d, lab, e) == -1)
 		goto out;
 	if (lab_write_json(lab, p, e) == -1 || lab_write_variant(lab, e) == -1)
 		goto out;
@@ -1658,11 +2101,198 @@ lab_owns(const struct lab *lab, const char *id)
 	return false;
 }
 
+/* Threads of a teardown at most (a lab has 9 containers, and the
+ * agent's siblings with flaw docker-socket). */
+#define LAB_DOWN_THREADS 8
+
+/*
+ * A teardown (lab_remove_all), shared by its threads under mu: the
+ * containers first, each network queued once every listed container
+ * attached to it is gone (removed or given up on), so that the network
+ * of a container that went early goes while the others still go.
+ */
+struct lab_down {
+	size_t nc, nn;
+	const char **cid;             /* [nc] container ids */
+	const char ***cnets;          /* [nc] the network ids each is on */
+	const char **nid;             /* [nn] network ids */
+	size_t *pending;              /* [nn] containers still on each */
+	size_t *queue, qlen, qnext;   /* items: < nc container, else network */
+	size_t left;                  /* items not finished */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int removed, failed;
+	struct errbuf last;           /* the last error */
+};
+
+/* Under mu: item k finished; queue the networks it freed. */
+static void
+lab_down_finished(struct lab_down *w, size_t k)
+{
+	size_t j, x;
+
+	w->left--;
+	if (k < w->nc)
+		for (x = 0; w->cnets[k][x] != NULL; x++)
+			for (j = 0; j < w->nn; j++)
+				if (strcmp(w->nid[j], w->cnets[k][x]) == 0 &&
+				    w->pending[j] > 0 && --w->pending[j] == 0)
+					w->queue[w->qlen++] = w->nc + j;
+	pthread_cond_broadcast(&w->cv);
+}
+
+/* A teardown thread: remove the next queued object through d (a
+ * container with force: killed, not stopped), until every one is done. */
+static void
+lab_down_work(struct lab_down *w, struct docker *d)
+{
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		struct errbuf e = { 0 };
+		size_t k;
+		int rc;
+
+		while (w->qnext == w->qlen && w->left > 0)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (w->left == 0)
+			break;
+		k = w->queue[w->qnext++];
+		pthread_mutex_unlock(&w->mu);
+		rc = k < w->nc ? docker_container_remove(d, w->cid[k], true,
+		    &e) : docker_network_remove(d, w->nid[k - w->nc], &e);
+		pthread_mutex_lock(&w->mu);
+		if (rc == 0)
+			w->removed++;
+		else {
+			w->failed++;
+			w->last = e;
+		}
+		lab_down_finished(w, k);
+	}
+	pthread_mutex_unlock(&w->mu);
+}
+
+/* A teardown thread's body; arg: its struct lab_down_thread. */
+struct lab_down_thread {
+	struct lab_down *w;
+	struct docker *d;
+	pthread_t t;
+};
+
+static void *
+lab_down_thread(void *arg)
+{
+	struct lab_down_thread *t = arg;
+
+	lab_down_work(t->w, t->d);
+	return NULL;
+}
+
+/* The "Id" strings of a GET /containers/json or /networks answer
+ * (pointers into list), NULL-terminated; *n their count.  Caller frees
+ * the array. */
+static const char **
+lab_down_ids(const cJSON *list, size_t *n)
+{
+	const char **ids = xcalloc((size_t)cJSON_GetArraySize(list) + 1,
+	    sizeof *ids);
+	const cJSON *it;
+
+	*n = 0;
+	cJSON_ArrayForEach(it, list) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "Id");
+
+		if (cJSON_IsString(id))
+			ids[(*n)++] = id->valuestring;
+	}
+	return ids;
+}
+
+/*
+ * Remove every container of cs and every network of ns (GET answers) in
+ * parallel, up to LAB_DOWN_THREADS threads with a handle each (this one
+ * too); a network only once the containers listed on it are done.
+ * Returns once every thread is joined.  Adds to *removed and *failed;
+ * the last error into e2.
+ */
+static void
+lab_remove_all(struct docker *d, const cJSON *cs, const cJSON *ns,
+    int *removed, int *failed, struct errbuf *e2)
+{
+	struct lab_down w = { 0 };
+	struct lab_down_thread t[LAB_DOWN_THREADS];
+	const cJSON *it;
+	size_t k = 0, j, nt = 0;
+
+	w.cid = lab_down_ids(cs, &w.nc);
+	w.nid = lab_down_ids(ns, &w.nn);
+	w.cnets = xcalloc(w.nc + 1, sizeof *w.cnets);
+	w.pending = xcalloc(w.nn + 1, sizeof *w.pending);
+	w.queue = xcalloc(w.nc + w.nn + 1, sizeof *w.queue);
+	cJSON_ArrayForEach(it, cs) {
+		const cJSON *nets = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(it, "NetworkSettings"),
+		    "Networks"), *n;
+		size_t x = 0;
+
+		if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(it, "Id")))
+			continue;
+		w.cnets[k] = xcalloc((size_t)cJSON_GetArraySize(nets) + 1,
+		    sizeof **w.cnets);
+		cJSON_ArrayForEach(n, nets) {
+			const char *nid = cJSON_GetStringValue(
+			    cJSON_GetObjectItemCaseSensitive(n, "NetworkID"));
+
+			if (nid == NULL)
+				continue;
+			w.cnets[k][x++] = nid;
+			for (j = 0; j < w.nn; j++)
+				if (strcmp(w.nid[j], nid) == 0)
+					w.pending[j]++;
+		}
+		w.queue[w.qlen++] = k++;
+	}
+	for (j = 0; j < w.nn; j++)
+		if (w.pending[j] == 0)
+			w.queue[w.qlen++] = w.nc + j;
+	w.left = w.nc + w.nn;
+	pthread_mutex_init(&w.mu, NULL);
+	pthread_cond_init(&w.cv, NULL);
+	for (k = 0; k + 1 < w.left && k + 1 < LAB_DOWN_THREADS; k++) {
+		t[nt].w = &w;
+		t[nt].d = docker_clone(d);
+		if (pthread_create(&t[nt].t, NULL, lab_down_thread,
+		    &t[nt]) != 0) {
+			docker_close(t[nt].d);
+			break;
+		}
+		nt++;
+	}
+	lab_down_work(&w, d);     /* this thread too; and all of it if alone */
+	for (k = 0; k < nt; k++) {
+		pthread_join(t[k].t, NULL);
+		docker_close(t[k].d);
+	}
+	pthread_cond_destroy(&w.cv);
+	pthread_mutex_destroy(&w.mu);
+	*removed += w.removed;
+	*failed += w.failed;
+	if (w.failed > 0)
+		*e2 = w.last;
+	for (k = 0; k < w.nc; k++)
+		free(w.cnets[k]);
+	free(w.cnets);
+	free(w.pending);
+	free(w.queue);
+	free(w.cid);
+	free(w.nid);
+}
+
 int
 lab_teardown(struct docker *d, const char *run_id, struct errbuf *e)
 {
 	char *label = xasprintf("ares.run=%s", run_id);
-	cJSON *list, *it;
+	cJSON *list, *nets;
 	int removed = 0, failed = 0;
 	struct errbuf e2 = { 0 };
 
@@ -1675,34 +2305,17 @@ lab_teardown(struct docker *d, const char *run_id, struct errbuf *e)
 		(void)hostfw_unseal(run_id, NULL);
 		return -1;
 	}
-	cJSON_ArrayForEach(it, list) {
-		const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "Id");
-
-		if (!cJSON_IsString(id))
-			continue;
-		if (docker_container_remove(d, id->valuestring, true, &e2) == 0)
-			removed++;
-		else
-			failed++;
-	}
-	cJSON_Delete(list);
-	list = docker_networks_by_label(d, label, e);
+	nets = docker_networks_by_label(d, label, e);
 	free(label);
-	if (list == NULL) {
+	if (nets == NULL) {
+		cJSON_Delete(list);
 		(void)hostfw_unseal(run_id, NULL);
 		return -1;
 	}
-	cJSON_ArrayForEach(it, list) {
-		const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "Id");
-
-		if (!cJSON_IsString(id))
-			continue;
-		if (docker_network_remove(d, id->valuestring, &e2) == 0)
-			removed++;
-		else
-			failed++;
-	}
+	/* the containers, and each network once those on it are gone */
+	lab_remove_all(d, list, nets, &removed, &failed, &e2);
 	cJSON_Delete(list);
+	cJSON_Delete(nets);
 	/* After the bridges are gone: the rules that sealed them. */
 	if (hostfw_unseal(run_id, &e2) == -1)
 		failed++;

@@ -307,10 +307,10 @@ lab_role_sink(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 
 /* sink ready: its address on wan (the open resolver's answer).  -1 + e. */
 static int
-lab_ready_sink(struct lab_build *b, const struct lab_container *c,
-    struct errbuf *e)
+lab_ready_sink(struct lab_build *b, struct docker *d,
+    const struct lab_container *c, struct errbuf *e)
 {
-	b->lab->sink_ip = lab_wait_ip(b->d, c, b->net_names[LAB_NET_WAN], e);
+	b->lab->sink_ip = lab_wait_ip(d, c, b->net_names[LAB_NET_WAN], e);
 	return b->lab->sink_ip != NULL ? 0 : -1;
 }
 
@@ -334,10 +334,10 @@ lab_role_dns(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 
 /* dns ready: its address on lab (the agent's Dns).  -1 + e. */
 static int
-lab_ready_dns(struct lab_build *b, const struct lab_container *c,
-    struct errbuf *e)
+lab_ready_dns(struct lab_build *b, struct docker *d,
+    const struct lab_container *c, struct errbuf *e)
 {
-	b->lab->dns_ip = lab_wait_ip(b->d, c, b->net_names[LAB_NET_LAB], e);
+	b->lab->dns_ip = lab_wait_ip(d, c, b->net_names[LAB_NET_LAB], e);
 	return b->lab->dns_ip != NULL ? 0 : -1;
 }
 
@@ -393,10 +393,10 @@ lab_role_dockerproxy(struct lab_build *b, struct lab_spec *s,
 
 /* dockerproxy ready: it made its socket.  -1 + e. */
 static int
-lab_ready_dockerproxy(struct lab_build *b, const struct lab_container *c,
-    struct errbuf *e)
+lab_ready_dockerproxy(struct lab_build *b, struct docker *d,
+    const struct lab_container *c, struct errbuf *e)
 {
-	return lab_wait_socket(b->d, c, lab_build_role_dir(b, "dockerproxy"),
+	return lab_wait_socket(d, c, lab_build_role_dir(b, "dockerproxy"),
 	    "docker.sock", 10000, e);
 }
 
@@ -443,13 +443,15 @@ lab_role_hostsim(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 /* hostsim ready: running (its decoys start at once).  -1 + e (with the
  * tail of its log) when it exited. */
 static int
-lab_ready_hostsim(struct lab_build *b, const struct lab_container *c,
-    struct errbuf *e)
+lab_ready_hostsim(struct lab_build *b, struct docker *d,
+    const struct lab_container *c, struct errbuf *e)
 {
 	int tries;
 
+	(void)b;
+
 	for (tries = 0; tries < 100; tries++) {
-		cJSON *ins = docker_container_inspect(b->d, c->id, e);
+		cJSON *ins = docker_container_inspect(d, c->id, e);
 		bool running;
 
 		if (ins == NULL)
@@ -457,7 +459,7 @@ lab_ready_hostsim(struct lab_build *b, const struct lab_container *c,
 		running = docker_inspect_running(ins);
 		cJSON_Delete(ins);
 		if (running) {
-			char *log = docker_container_logs(b->d, c->id, 20, e);
+			char *log = docker_container_logs(d, c->id, 20, e);
 			bool up = log != NULL && strstr(log, "decoys up") != NULL;
 
 			free(log);
@@ -465,7 +467,7 @@ lab_ready_hostsim(struct lab_build *b, const struct lab_container *c,
 				return 0;
 		} else if (tries > 0) {
 			struct errbuf e2 = { 0 };
-			char *log = docker_container_logs(b->d, c->id, 300, &e2);
+			char *log = docker_container_logs(d, c->id, 300, &e2);
 
 			errbuf_set(e, ERRBUF_INTERNAL, "lab: hostsim exited (log: "
 			    "%s)", log != NULL ? log : e2.msg);
@@ -506,7 +508,7 @@ lab_role_agent(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	s->c.pids_limit = LAB_AGENT_PIDS;
 	s->c.user = LAB_AGENT_UID;
 	s->net = LAB_NET_LAB;
-	s->dns[0] = b->lab->dns_ip;
+	s->dns_lab = true;      /* the dns's address, once it has one */
 	if (p->agent_kind == POLICY_AGENT_SCRIPT) {
 		const char *script = lab_build_path(b, "agent-script.sh");
 
@@ -633,13 +635,15 @@ lab_role_decoys(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 /* decoys ready: it says "decoys up" once every listener is open.  -1 + e
  * (with the tail of its log) when it exited or took over 5 s. */
 static int
-lab_ready_decoys(struct lab_build *b, const struct lab_container *c,
-    struct errbuf *e)
+lab_ready_decoys(struct lab_build *b, struct docker *d,
+    const struct lab_container *c, struct errbuf *e)
 {
 	int tries;
 
+	(void)b;
+
 	for (tries = 0; tries < 250; tries++) {
-		cJSON *ins = docker_container_inspect(b->d, c->id, e);
+		cJSON *ins = docker_container_inspect(d, c->id, e);
 		bool running;
 		char *log;
 
@@ -647,7 +651,7 @@ lab_ready_decoys(struct lab_build *b, const struct lab_container *c,
 			return -1;
 		running = docker_inspect_running(ins);
 		cJSON_Delete(ins);
-		log = docker_container_logs(b->d, c->id, 40, e);
+		log = docker_container_logs(d, c->id, 40, e);
 		if (running && log != NULL && strstr(log, "decoys up") != NULL) {
 			free(log);
 			return 0;
@@ -666,12 +670,14 @@ lab_ready_decoys(struct lab_build *b, const struct lab_container *c,
 }
 
 /*
- * The roles, in the order they are created.  Sink and dns start at once
- * (the dns needs the sink's address, the agent the dns's), the
- * dockerproxy and the hostsim too (lab up waits for its socket, its
- * decoys); model, gateway and
- * service start together after them; the agent is created last and
- * started by the caller.  A new role (or runtime, or engine) goes here.
+ * The roles, in the order their specs are built (and lab.json's chains
+ * listed).  Sink and dns start at once and are waited for (the agent
+ * needs the dns's address, an open dns the sink's), the dockerproxy and
+ * the hostsim too (lab up waits for its socket, its decoys); model,
+ * gateway and service start as soon as they are created; the agent is
+ * created once what it needs is ready and started by the caller.  Every
+ * role is made in parallel with those it does not need (lab_waves).  A
+ * new role (or runtime, or engine) goes here.
  */
 const struct lab_role lab_roles[LAB_NROLES] = {
 	{ "model", offsetof(struct lab, model), 3, NULL, lab_want_model,

@@ -731,6 +731,61 @@ static void test_fake_deadline(void **state)
 	fake_stop(&f, false);
 }
 
+/*
+ * docker_clone: a second handle on the same engine, its own connection,
+ * that uses the version d negotiated (no GET /version of its own) and
+ * d's time bound; a labelled import sends the label as a LABEL change,
+ * and a label that is not one KEY=VALUE word is refused unsent.
+ */
+static void test_fake_clone(void **state)
+{
+	const struct canned script[] = {
+		{ "GET /version ", "200 OK", VERSION_29, 0, false },
+		{ "GET /v1.47/images/a/json ", "404 Not Found",
+		  "{\"message\":\"No such image\"}", 0, false },
+		{ "POST /v1.47/images/create?fromSrc=-&repo=ares-lab&tag=t1"
+		  "&changes=LABEL%20ares.rootfs.stat%3D1-2.3 ", "200 OK",
+		  "{\"status\":\"sha256:1234\"}\r\n", 0, true },
+		{ "GET /v1.47/images/b/json ", "200 OK", "{}", 0, false },
+	};
+	struct fake f;
+	struct errbuf e = {0};
+	struct docker *d, *c;
+	char tar[] = "/tmp/ares-tdock-tar-XXXXXX";
+	int fd;
+	(void)state;
+
+	fd = mkstemp(tar);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "tarbytes", 8), 8);
+	close(fd);
+	fake_start(&f, script, sizeof script / sizeof script[0]);
+	d = docker_open(f.host, &e);
+	assert_non_null(d);
+	assert_int_equal(docker_negotiate(d, &e), 0);
+	c = docker_clone(d);
+	assert_string_equal(docker_api_version(c), "1.47");
+	assert_string_equal(docker_engine_version(c), "29.0.0");
+	assert_int_equal(docker_image_exists(c, "a", &e), 0);
+	assert_int_equal(docker_image_import_labelled(c, tar, "ares-lab", "t1",
+	    "ares.rootfs.stat=1-2.3", &e), 0);
+	assert_int_equal(docker_image_import_labelled(c, tar, "ares-lab", "t2",
+	    "bad label", &e), -1);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_int_equal(docker_image_exists(d, "b", &e), 1);
+	docker_close(c);
+	/* the bound of d at the time of the clone holds for the clone */
+	(void)docker_set_deadline(d, util_mono_ns() - 1);
+	c = docker_clone(d);
+	memset(&e, 0, sizeof e);
+	assert_int_equal(docker_image_exists(c, "z", &e), -1);
+	assert_non_null(strstr(e.msg, "time bound"));
+	docker_close(c);
+	docker_close(d);
+	fake_stop(&f, true);
+	unlink(tar);
+}
+
 /* A daemon whose minimum is above ours is refused with ERRBUF_ENGINE. */
 static void test_fake_negotiate_refused(void **state)
 {
@@ -885,6 +940,7 @@ int main(void)
 		cmocka_unit_test(test_fake_negotiate_and_import),
 		cmocka_unit_test(test_fake_negotiate_refused),
 		cmocka_unit_test(test_fake_deadline),
+		cmocka_unit_test(test_fake_clone),
 		cmocka_unit_test(test_fake_exec),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
