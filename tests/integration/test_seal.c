@@ -444,6 +444,78 @@ test_teardown_keeps_seal(void **state)
 	lab_free(lab);
 }
 
+/*
+ * A lab up that fails half-way, while its other roles are being made in
+ * parallel (here: a container outside the run already holds the name of
+ * the service's, so its create is refused), says which role failed and
+ * leaves nothing of the run behind: no container, no network, no host
+ * firewall rule.
+ */
+static void
+test_up_fails_clean(void **state)
+{
+	struct lab_options o = { .agent_idle = true };
+	struct docker_container_spec cs = { 0 };
+	const char *cmd[] = { "/bin/sleep", "60", NULL };
+	struct errbuf e = { 0 };
+	char path[4096], run_id[64], name[128], hex[9], *dir, *image, *id,
+	    *label;
+	struct policy *p;
+	struct lab *lab;
+	uint8_t rnd[4];
+	cJSON *left;
+
+	(void)state;
+	if (lab_image_ensure(seal_d, &image, &e) == -1)
+		fail_msg("%s", e.msg);
+	seal_policy("default.yaml", path, sizeof path);
+	p = policy_load(path, &e);
+	if (p == NULL)
+		fail_msg("%s", e.msg);
+	randombytes_buf(rnd, sizeof rnd);
+	util_hex(rnd, sizeof rnd, hex);
+	snprintf(run_id, sizeof run_id, "seal-%s", hex);
+	if (seal_nids < sizeof seal_ids / sizeof seal_ids[0])
+		snprintf(seal_ids[seal_nids++], 64, "%s", run_id);
+	snprintf(name, sizeof name, "ares-%s-service", run_id);
+	cs.name = name;
+	cs.image = image;
+	cs.cmd = cmd;
+	cs.user = "65532:65532";
+	cs.drop_all_caps = true;
+	cs.read_only_rootfs = true;
+	id = docker_container_create(seal_d, &cs, &e);
+	if (id == NULL)
+		fail_msg("%s", e.msg);
+	dir = xasprintf("%s/%s", seal_runs, run_id);
+	if (util_mkdir_p(dir, 0755, &e) == -1)
+		fail_msg("%s", e.msg);
+	lab = lab_up_opts(seal_d, p, dir, run_id, p->seed, &o, &e);
+	free(dir);
+	policy_free(p);
+	(void)docker_container_remove(seal_d, id, true, NULL);
+	free(id);
+	free(image);
+	if (lab != NULL) {
+		(void)lab_teardown(seal_d, run_id, NULL);
+		lab_free(lab);
+		fail_msg("lab up succeeded with the service's name taken");
+	}
+	if (strstr(e.msg, "create service") == NULL)
+		fail_msg("the error does not name the service: %s", e.msg);
+	label = xasprintf("ares.run=%s", run_id);
+	left = docker_containers_by_label(seal_d, label, &e);
+	assert_non_null(left);
+	assert_int_equal(cJSON_GetArraySize(left), 0);
+	cJSON_Delete(left);
+	left = docker_networks_by_label(seal_d, label, &e);
+	assert_non_null(left);
+	assert_int_equal(cJSON_GetArraySize(left), 0);
+	cJSON_Delete(left);
+	free(label);
+	assert_int_equal(seal_rules(run_id), 0);
+}
+
 /* ---- a local user who is not root -------------------------------- */
 
 struct seal_local {
@@ -972,6 +1044,7 @@ main(void)
 		cmocka_unit_test(test_no_host_kernel_extra_caps),
 		cmocka_unit_test(test_no_host_kernel_privileged),
 		cmocka_unit_test(test_teardown_keeps_seal),
+		cmocka_unit_test(test_up_fails_clean),
 		cmocka_unit_test(test_local_user),
 		cmocka_unit_test(test_planted_chain),
 		cmocka_unit_test(test_runs_dir_owner),
