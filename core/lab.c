@@ -31,7 +31,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <sodium.h>
 
 /* Room for one more string and the NULL after it. */
@@ -237,6 +236,31 @@ lab_image_prune(struct docker *d, const char *keep)
  */
 #define LAB_IMAGE_STAT_LABEL "ares.rootfs.stat"
 
+/* s percent-encoded for a URL query (all but unreserved bytes).  Caller
+ * frees. */
+static char *
+lab_url_escape(const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *out = xmalloc(3 * strlen(s) + 1), *o = out;
+
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+		    c == '~')
+			*o++ = (char)c;
+		else {
+			*o++ = '%';
+			*o++ = hex[c >> 4];
+			*o++ = hex[c & 15];
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
 static int
 lab_image_by_stat(struct docker *d, const char *key, char **ref_out)
 {
@@ -255,12 +279,10 @@ lab_image_by_stat(struct docker *d, const char *key, char **ref_out)
 	cJSON_Delete(f);
 	if (txt == NULL)
 		util_fatal("lab: cannot serialise filters");
-	lab = curl_escape(txt, 0);
+	lab = lab_url_escape(txt);
 	free(txt);
-	if (lab == NULL)
-		util_fatal("lab: out of memory");
 	path = xasprintf("/images/json?filters=%s", lab);
-	curl_free(lab);
+	free(lab);
 	if (docker_request(d, "GET", path, NULL, 0, &resp, &e) == -1 ||
 	    resp.status != 200) {
 		docker_response_free(&resp);
