@@ -2,7 +2,7 @@
  * bench/levers.c - lever latency benchmark on the real Docker Engine.
  *
  *   bench/levers [-n FIRINGS] [-x /abs/external-lever] [-r DRILLS -p POLICY]
- *                [-R] [-L N] [-I]
+ *                [-R|-K] [-L N] [-I]
  *
  * Brings up a real lab (lab_up: gateway, service, model, Internal networks
  * labelled ares.run=bench-<random>), replaces the agent by a long-running
@@ -23,6 +23,8 @@
  *      drill's kill path) interleaved with FIRINGS at normal priority, fire
  *      and verify timed apart (p50/p95/p99), then the kernel cut-off
  *      [deny, cgroup-freeze] after a synthetic bait, both ways.
+ *      -K: the same for the kernel path only (gateway-deny,
+ *      cgroup-freeze, link-down and the cut-off).
  *      -L N adds N busy processes at normal priority for the whole run (a
  *      synthetic load), -I one more writing and fsyncing a file in /tmp;
  *      the load average is printed with each table.
@@ -590,7 +592,7 @@ bench_rt_cutoff(struct bench *b)
 }
 
 static void
-bench_rt(struct bench *b, const char *ext, int load, bool io)
+bench_rt(struct bench *b, const char *ext, int load, bool io, bool kernel)
 {
 	printf("\nkill path scheduling: normal priority vs real-time "
 	    "(SCHED_FIFO %d), interleaved; load: %d busy process(es)%s\n",
@@ -604,11 +606,13 @@ bench_rt(struct bench *b, const char *ext, int load, bool io)
 	bench_rt_lever(b, "gateway-deny");
 	bench_rt_lever(b, "cgroup-freeze");
 	bench_rt_lever(b, "link-down");
-	bench_rt_lever(b, "pause");
-	bench_rt_lever(b, "net-disconnect");
-	bench_rt_lever(b, "kill");
-	if (ext != NULL && lever_find(ext) != NULL)
-		bench_rt_lever(b, ext);
+	if (!kernel) {
+		bench_rt_lever(b, "pause");
+		bench_rt_lever(b, "net-disconnect");
+		bench_rt_lever(b, "kill");
+		if (ext != NULL && lever_find(ext) != NULL)
+			bench_rt_lever(b, ext);
+	}
 	bench_rt_cutoff(b);
 	printf("real-time: %s\n", bench_rt_status[0] != '\0' ?
 	    bench_rt_status : "-");
@@ -625,14 +629,16 @@ main(int argc, char **argv)
 	uint8_t rnd[4];
 	char hex[9];
 	int opt, rc = 0, drills = 0, load = 0;
-	bool rtmode = false, io = false;
+	bool rtmode = false, io = false, kernel = false;
 	const char *policy = ARES_SRCDIR "/policies/default.yaml";
 
 	memset(&b, 0, sizeof b);
 	b.n = 50;
-	while ((opt = getopt(argc, argv, "n:x:r:p:RL:I")) != -1) {
+	while ((opt = getopt(argc, argv, "n:x:r:p:RKL:I")) != -1) {
 		if (opt == 'R')
 			rtmode = true;
+		else if (opt == 'K')
+			rtmode = kernel = true;
 		else if (opt == 'L')
 			load = atoi(optarg) < 0 ? 0 : atoi(optarg) >
 			    BENCH_LOAD_MAX ? BENCH_LOAD_MAX : atoi(optarg);
@@ -649,7 +655,7 @@ main(int argc, char **argv)
 		else {
 			fprintf(stderr, "usage: %s [-n FIRINGS] "
 			    "[-x /abs/external-lever] [-r DRILLS -p POLICY] "
-			    "[-R] [-L N] [-I]\n",
+			    "[-R|-K] [-L N] [-I]\n",
 			    argv[0]);
 			return 2;
 		}
@@ -699,7 +705,7 @@ main(int argc, char **argv)
 	    "run %s\n", docker_engine_version(b.d), docker_api_version(b.d),
 	    b.n, b.run_id);
 	if (rtmode) {
-		bench_rt(&b, ext, load, io);
+		bench_rt(&b, ext, load, io, kernel);
 		if (b.failures > 0)
 			rc = 1;
 		goto out;
