@@ -270,6 +270,20 @@ test_link_down(void **state)
 	assert_non_null(strstr(e.msg, "still up"));
 	pull_ok("link-down", true);
 	(void)r;
+	/* From a real-time lever thread (as in a drill's kill path): the
+	 * namespace thread is created with that policy, explicitly. */
+	{
+		struct lever_rt rt;
+
+		if (lever_rt_enter(&rt, 1000) == 0) {
+			pull_ok("link-down", true);
+			pull_ok("cgroup-freeze", true);
+			lever_rt_leave(&rt);
+		} else if (geteuid() == 0 &&
+		    strstr(rt.status, "no free CPU") == NULL &&
+		    strstr(rt.status, "EPERM") == NULL)
+			fail_msg("rt: %s", rt.status);
+	}
 }
 
 static void
