@@ -883,15 +883,17 @@ struct lever_rt {
 	int old_policy;
 	struct sched_param old_param;
 	uint64_t start_ns, budget_ns;
+	int watch;                  /* the watchdog's slot, -1 if none */
 	char status[128];           /* "granted: ...", "refused: EPERM ..." */
 };
 /* Raise the calling thread to SCHED_FIFO LEVER_RT_PRIO (children reset on
- * fork) for at most budget_ms, if a slot is free (lever_rt_slots) and the
+ * fork) for at most budget_ms (a watchdog thread puts it back then, even
+ * if it never returns), if a slot is free (lever_rt_slots) and the
  * system permits.  0 when raised; -1 otherwise (not an error: rt->status
  * says why, e.g. "refused: EPERM (...)"; the caller goes on as it was). */
 int lever_rt_enter(struct lever_rt *rt, unsigned budget_ms);
 /* Between levers: true while still raised; drops back (and says so in
- * status) once the budget is spent. */
+ * status) once the budget is spent or the watchdog put it back. */
 bool lever_rt_check(struct lever_rt *rt);
 /* Back to the policy and priority saved at enter (no-op if not raised). */
 void lever_rt_leave(struct lever_rt *rt);

@@ -490,8 +490,9 @@ rt_second(void *arg)
 /*
  * The RT scope: raised to SCHED_FIFO only between enter and leave, the
  * policy before restored exactly (policy and priority), children of the
- * raised thread back at SCHED_OTHER, no more holders than slots, and the
- * budget drops it at the first check past it.  Without the right (uid
+ * raised thread back at SCHED_OTHER, no more holders than slots, the
+ * watchdog puts a spinning thread back at its deadline, and the budget
+ * drops it at the first check past it.  Without the right (uid
  * nobody, RLIMIT_RTPRIO 0) it is refused with EPERM and nothing changes.
  */
 static void
@@ -537,6 +538,24 @@ test_rt_scope(void **state)
 		assert_int_equal(cur_policy(&prio), pol0);
 		assert_int_equal(prio, prio0);
 		lever_rt_leave(&rt);              /* twice: harmless */
+		assert_int_equal(cur_policy(&prio), pol0);
+
+		/* a thread that spins at RT and never checks is put back
+		 * by the watchdog once its budget is spent */
+		assert_int_equal(lever_rt_enter(&rt, 30), 0);
+		{
+			uint64_t t0 = util_mono_ns();
+
+			while (cur_policy(&prio) == SCHED_FIFO &&
+			    util_mono_ns() - t0 < 3000000000ull)
+				;
+		}
+		assert_int_equal(cur_policy(&prio), pol0);
+		assert_int_equal(prio, prio0);
+		assert_false(lever_rt_check(&rt));
+		assert_non_null(strstr(rt.status, "dropped: budget spent "
+		    "(watchdog)"));
+		lever_rt_leave(&rt);
 		assert_int_equal(cur_policy(&prio), pol0);
 
 		/* the slot is free again; a spent budget drops it */
