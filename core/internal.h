@@ -902,8 +902,8 @@ void lever_rt_leave(struct lever_rt *rt);
 int lever_rt_slots(void);
 void lever_rt_set_slots(int n);
 /* Once per process: mlockall (current mappings faulted in and locked,
- * later ones locked on fault) when permitted; and prefault some stack of
- * the calling thread.  Returns the outcome ("locked: ...", "refused:
+ * later ones locked on fault) when permitted, and start the watchdog; and
+ * prefault some stack of the calling thread.  Returns the outcome ("locked: ...", "refused:
  * ..."), static storage. */
 const char *lever_rt_prepare(void);
 

@@ -379,6 +379,7 @@ const char *
 lever_rt_prepare(void)
 {
 	pthread_once(&lever_mlock_once, lever_mlock_init);
+	pthread_once(&lever_wd_once, lever_wd_start);   /* not on the path */
 	lever_stack_prefault();
 	return lever_mlock_status;
 }
