@@ -2,6 +2,7 @@
  * bench/levers.c - lever latency benchmark on the real Docker Engine.
  *
  *   bench/levers [-n FIRINGS] [-x /abs/external-lever] [-r DRILLS -p POLICY]
+ *                [-R|-K] [-L N] [-I]
  *
  * Brings up a real lab (lab_up: gateway, service, model, Internal networks
  * labelled ares.run=bench-<random>), replaces the agent by a long-running
@@ -17,14 +18,28 @@
  *   3. with -r DRILLS: that many real drills (drill_run) of POLICY; here the
  *      bait is the service's bait datagram on the bus (its sender stamp),
  *      and each lever's "since bait" time is reported per lever name.
+ *   4. with -R: the kill path's scheduling, side by side in one run: per
+ *      lever, FIRINGS firings at real-time priority (lever_rt_enter, as the
+ *      drill's kill path) interleaved with FIRINGS at normal priority, fire
+ *      and verify timed apart (p50/p95/p99), then the kernel cut-off
+ *      [deny, cgroup-freeze] after a synthetic bait, both ways.
+ *      -K: the same for the kernel path only (gateway-deny,
+ *      cgroup-freeze, link-down and the cut-off).
+ *      -L N adds N busy processes at normal priority for the whole run (a
+ *      synthetic load), -I one more writing and fsyncing a file in /tmp;
+ *      the load average is printed with each table.
  * Prints a table (median, p95, max in ms) and removes everything it made.
  * Needs root for the kernel levers.  Exit 0, or 1 on a failed firing.
  */
 #include "internal.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -308,6 +323,302 @@ bench_drills(int runs, const char *policy)
 	return bad;
 }
 
+/* ---- -R: real-time against normal priority, under a synthetic load --- */
+
+#define BENCH_LOAD_MAX 64
+
+static pid_t bench_load_pids[BENCH_LOAD_MAX + 1];
+static int bench_nload;
+
+/* N busy processes at normal priority, plus one I/O writer when io. */
+static void
+load_start(int n, bool io)
+{
+	int i;
+
+	for (i = 0; i < n + (io ? 1 : 0) && bench_nload < BENCH_LOAD_MAX + 1;
+	    i++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			/* never outlive the benchmark */
+			(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() == 1)
+				_exit(0);
+			if (i < n) {
+				volatile unsigned long x = 0;
+
+				for (;;)
+					x++;
+			} else {
+				static char buf[1 << 20];
+				char path[64];
+				int fd;
+
+				snprintf(path, sizeof path, "/tmp/ares-bench-io-%d",
+				    (int)getpid());
+				fd = open(path, O_WRONLY | O_CREAT | O_TRUNC |
+				    O_CLOEXEC, 0600);
+				(void)unlink(path);
+				if (fd == -1)
+					_exit(1);
+				memset(buf, 'x', sizeof buf);
+				for (int k = 0;; k++) {
+					if (k % 64 == 0 && (ftruncate(fd, 0) == -1 ||
+					    lseek(fd, 0, SEEK_SET) == -1))
+						_exit(1);
+					if (write(fd, buf, sizeof buf) == -1)
+						_exit(1);
+					(void)fsync(fd);
+				}
+			}
+		}
+		if (pid > 0)
+			bench_load_pids[bench_nload++] = pid;
+	}
+}
+
+static void
+load_stop(void)
+{
+	int i;
+
+	for (i = 0; i < bench_nload; i++) {
+		(void)kill(bench_load_pids[i], SIGKILL);
+		(void)waitpid(bench_load_pids[i], NULL, 0);
+	}
+	bench_nload = 0;
+}
+
+static void
+print_loadavg(const char *when)
+{
+	char buf[128] = "";
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f != NULL) {
+		if (fgets(buf, sizeof buf, f) == NULL)
+			buf[0] = '\0';
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	printf("load average %s: %s\n", when, buf);
+}
+
+/* Nearest-rank percentile q (0..1] of sorted v[0..n). */
+static double
+pct(const double *v, int n, double q)
+{
+	int i = (int)((q * n) + 0.999999) - 1;
+
+	if (i < 0)
+		i = 0;
+	if (i >= n)
+		i = n - 1;
+	return v[i];
+}
+
+struct rt_series {
+	double *fire, *verify, *total;
+	int n, failed;
+};
+
+static void
+rt_row(const char *name, const char *mode, struct rt_series *s)
+{
+	double *c[3] = { s->fire, s->verify, s->total };
+	int k;
+
+	printf("%-22s %-6s %4d", name, mode, s->n);
+	for (k = 0; k < 3; k++) {
+		if (s->n == 0) {
+			printf(" | %7s %7s %7s", "-", "-", "-");
+			continue;
+		}
+		qsort(c[k], (size_t)s->n, sizeof(double), cmp_double);
+		printf(" | %7.3f %7.3f %7.3f", pct(c[k], s->n, 0.5),
+		    pct(c[k], s->n, 0.95), pct(c[k], s->n, 0.99));
+	}
+	if (s->failed > 0)
+		printf("  (%d failed)", s->failed);
+	printf("\n");
+	fflush(stdout);
+}
+
+static char bench_rt_status[128];
+
+/* One pull of l, fire and verify timed apart, at RT when rt. */
+static int
+timed_pull(struct bench *b, const struct lever_entry *l, bool rt,
+    struct rt_series *s)
+{
+	struct lever_rt r = { 0 };
+	struct errbuf e = { 0 };
+	uint64_t t0, t1, t2;
+	int rc;
+
+	if (rt && lever_rt_enter(&r, LEVER_RT_BUDGET_MS) == -1 &&
+	    bench_rt_status[0] == '\0')
+		snprintf(bench_rt_status, sizeof bench_rt_status, "%s",
+		    r.status);
+	if (rt && r.active && bench_rt_status[0] == '\0')
+		snprintf(bench_rt_status, sizeof bench_rt_status, "%s",
+		    r.status);
+	t0 = util_mono_ns();
+	rc = l->fire(&b->ctx, l, &e);
+	t1 = util_mono_ns();
+	if (rc == 0)
+		rc = l->verify(&b->ctx, l, &e);
+	t2 = util_mono_ns();
+	lever_rt_leave(&r);
+	if (rc == 0) {
+		s->fire[s->n] = (double)(t1 - t0) / 1e6;
+		s->verify[s->n] = (double)(t2 - t1) / 1e6;
+		s->total[s->n] = (double)(t2 - t0) / 1e6;
+		s->n++;
+	} else {
+		s->failed++;
+		fprintf(stderr, "bench: %s%s: %s\n", l->name, rt ? " (rt)" : "",
+		    e.msg);
+	}
+	return rc;
+}
+
+static void
+series_init(struct rt_series *s, int n)
+{
+	memset(s, 0, sizeof *s);
+	s->fire = xcalloc((size_t)n, sizeof(double));
+	s->verify = xcalloc((size_t)n, sizeof(double));
+	s->total = xcalloc((size_t)n, sizeof(double));
+}
+
+static void
+series_free(struct rt_series *s)
+{
+	free(s->fire);
+	free(s->verify);
+	free(s->total);
+}
+
+/* FIRINGS at RT interleaved with FIRINGS at normal priority. */
+static void
+bench_rt_lever(struct bench *b, const char *name)
+{
+	const struct lever_entry *l = lever_find(name);
+	struct rt_series s[2];
+	const char *shown = strrchr(name, '/');
+	char label[64];
+	int i, m;
+
+	if (l == NULL)
+		return;
+	snprintf(label, sizeof label, "%s%.40s", shown != NULL ? "ext:" : "",
+	    shown != NULL ? shown + 1 : name);
+	series_init(&s[0], b->n);
+	series_init(&s[1], b->n);
+	for (i = 0; i < 2 * b->n; i++) {
+		struct errbuf e = { 0 };
+
+		m = i % 2;   /* 0: normal, 1: rt; alternating */
+		(void)timed_pull(b, l, m == 1, &s[m]);
+		if (undo(b, l, &e) == -1) {
+			fprintf(stderr, "bench: undo %s: %s\n", name, e.msg);
+			s[m].failed++;
+			break;
+		}
+	}
+	rt_row(label, "normal", &s[0]);
+	rt_row(label, "rt", &s[1]);
+	b->failures += s[0].failed + s[1].failed;
+	series_free(&s[0]);
+	series_free(&s[1]);
+}
+
+/* bait -> cut-off verified of [deny, cgroup-freeze], RT as in a drill. */
+static void
+bench_rt_cutoff(struct bench *b)
+{
+	static const char *const seq[] = { "gateway-deny", "cgroup-freeze" };
+	double *v[2];
+	int k[2] = { 0, 0 }, failed[2] = { 0, 0 }, i, m;
+
+	v[0] = xcalloc((size_t)b->n, sizeof(double));
+	v[1] = xcalloc((size_t)b->n, sizeof(double));
+	for (i = 0; i < 2 * b->n; i++) {
+		struct lever_result r[2];
+		struct lever_rt rt = { 0 };
+		uint64_t bait;
+		bool ok = true;
+		size_t j;
+
+		m = i % 2;
+		bait = util_mono_ns();
+		if (m == 1)
+			(void)lever_rt_enter(&rt, LEVER_RT_BUDGET_MS);
+		for (j = 0; j < 2; j++) {
+			if (lever_pull(lever_find(seq[j]), &b->ctx, &r[j]) != 0)
+				ok = false;
+			(void)lever_rt_check(&rt);
+		}
+		lever_rt_leave(&rt);
+		if (ok)
+			v[m][k[m]++] = (double)(r[1].verified_ns - bait) / 1e6;
+		else
+			failed[m]++;
+		for (j = 2; j-- > 0;) {
+			struct errbuf e = { 0 };
+
+			if (undo(b, lever_find(seq[j]), &e) == -1)
+				failed[m]++;
+		}
+	}
+	for (m = 0; m < 2; m++) {
+		printf("%-22s %-6s %4d", "kernel cut-off", m ? "rt" : "normal",
+		    k[m]);
+		if (k[m] > 0) {
+			qsort(v[m], (size_t)k[m], sizeof(double), cmp_double);
+			printf(" | %7.3f %7.3f %7.3f  (bait -> freeze "
+			    "verified)", pct(v[m], k[m], 0.5),
+			    pct(v[m], k[m], 0.95), pct(v[m], k[m], 0.99));
+		}
+		if (failed[m] > 0)
+			printf("  (%d failed)", failed[m]);
+		printf("\n");
+		b->failures += failed[m];
+	}
+	free(v[0]);
+	free(v[1]);
+}
+
+static void
+bench_rt(struct bench *b, const char *ext, int load, bool io, bool kernel)
+{
+	printf("\nkill path scheduling: normal priority vs real-time "
+	    "(SCHED_FIFO %d), interleaved; load: %d busy process(es)%s\n",
+	    LEVER_RT_PRIO, load, io ? " + 1 fsync writer" : "");
+	printf("memory lock: %s\n", b->ctx.mlock != NULL ? b->ctx.mlock :
+	    "-");
+	print_loadavg("at start");
+	printf("%-22s %-6s %4s | %-23s | %-23s | %-23s\n", "lever (ms)", "sched",
+	    "n", "fire p50/p95/p99", "verify p50/p95/p99",
+	    "total p50/p95/p99");
+	bench_rt_lever(b, "gateway-deny");
+	bench_rt_lever(b, "cgroup-freeze");
+	bench_rt_lever(b, "link-down");
+	if (!kernel) {
+		bench_rt_lever(b, "pause");
+		bench_rt_lever(b, "net-disconnect");
+		bench_rt_lever(b, "kill");
+		if (ext != NULL && lever_find(ext) != NULL)
+			bench_rt_lever(b, ext);
+	}
+	bench_rt_cutoff(b);
+	printf("real-time: %s\n", bench_rt_status[0] != '\0' ?
+	    bench_rt_status : "-");
+	print_loadavg("at end");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -317,13 +628,23 @@ main(int argc, char **argv)
 	char dir[] = "/tmp/ares-bench-XXXXXX", *run_dir, *ext = NULL;
 	uint8_t rnd[4];
 	char hex[9];
-	int opt, rc = 0, drills = 0;
+	int opt, rc = 0, drills = 0, load = 0;
+	bool rtmode = false, io = false, kernel = false;
 	const char *policy = ARES_SRCDIR "/policies/default.yaml";
 
 	memset(&b, 0, sizeof b);
 	b.n = 50;
-	while ((opt = getopt(argc, argv, "n:x:r:p:")) != -1) {
-		if (opt == 'n')
+	while ((opt = getopt(argc, argv, "n:x:r:p:RKL:I")) != -1) {
+		if (opt == 'R')
+			rtmode = true;
+		else if (opt == 'K')
+			rtmode = kernel = true;
+		else if (opt == 'L')
+			load = atoi(optarg) < 0 ? 0 : atoi(optarg) >
+			    BENCH_LOAD_MAX ? BENCH_LOAD_MAX : atoi(optarg);
+		else if (opt == 'I')
+			io = true;
+		else if (opt == 'n')
 			b.n = atoi(optarg);
 		else if (opt == 'r')
 			drills = atoi(optarg);
@@ -333,15 +654,20 @@ main(int argc, char **argv)
 			ext = xasprintf("external:%s", optarg);
 		else {
 			fprintf(stderr, "usage: %s [-n FIRINGS] "
-			    "[-x /abs/external-lever] [-r DRILLS -p POLICY]\n",
+			    "[-x /abs/external-lever] [-r DRILLS -p POLICY] "
+			    "[-R|-K] [-L N] [-I]\n",
 			    argv[0]);
 			return 2;
 		}
 	}
+	if (load > 0 || io)
+		load_start(load, io);
 	if (drills > 0) {
 		if (sodium_init() < 0)
 			return 1;
-		return bench_drills(drills, policy) > 0 ? 1 : 0;
+		rc = bench_drills(drills, policy) > 0 ? 1 : 0;
+		load_stop();
+		return rc;
 	}
 	if (b.n < 1 || b.n > 100000)
 		b.n = 50;
@@ -378,6 +704,12 @@ main(int argc, char **argv)
 	printf("ares lever benchmark: engine %s (API %s), %d firings each, "
 	    "run %s\n", docker_engine_version(b.d), docker_api_version(b.d),
 	    b.n, b.run_id);
+	if (rtmode) {
+		bench_rt(&b, ext, load, io, kernel);
+		if (b.failures > 0)
+			rc = 1;
+		goto out;
+	}
 	printf("%-44s %4s %10s %10s %10s\n", "fire -> verified (ms)", "n",
 	    "median", "p95", "max");
 	bench_lever(&b, "gateway-deny");
@@ -416,6 +748,7 @@ main(int argc, char **argv)
 	if (b.failures > 0)
 		rc = 1;
 out:
+	load_stop();
 	lever_ctx_release(&b.ctx);
 	if (b.lab != NULL || b.d != NULL) {
 		struct errbuf e2 = { 0 };

@@ -1650,6 +1650,11 @@ struct drill_result {
 	/* presenter mode: each model turn was held this long (0: not
 	 * paced); drill.json "pace_ms", report.md says so */
 	unsigned pace_ms;
+	/* the kill path's scheduling (docs/drill-json.md "kill_path"): the
+	 * lever thread's real-time priority and the memory lock, as granted
+	 * or refused; "" when no lever was pulled */
+	char kill_rt[128];
+	char kill_mlock[96];
 };
 
 typedef void (*drill_observer_fn)(void *ctx, const struct drill_beat *beat);

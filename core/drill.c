@@ -232,20 +232,30 @@ drill_event_time(const struct bus_event *ev)
 }
 
 /*
- * The kill path: pull every lever of the policy in order.  Nothing here
- * waits on the observer, on logging or on the disk.
+ * The kill path: pull every lever of the policy in order, this thread at a
+ * real-time priority while it does when the system permits (lever_rt.c;
+ * bounded, dropped after).  Nothing here waits on the observer, on logging
+ * or on the disk.
  */
 static void
 drill_kill(struct drill_state *st)
 {
 	struct lever_ctx *c = &st->lc;
 	struct drill_result *r = st->r;
+	struct lever_rt rt;
 	size_t i;
 
-	for (i = 0; i < st->p->nlevers; i++)
+	(void)lever_rt_enter(&rt, LEVER_RT_BUDGET_MS);
+	for (i = 0; i < st->p->nlevers; i++) {
 		(void)lever_pull(lever_find(st->p->levers[i]), c,
 		    &r->levers[i]);
+		(void)lever_rt_check(&rt);
+	}
+	lever_rt_leave(&rt);
 	r->nlevers = st->p->nlevers;
+	snprintf(r->kill_rt, sizeof r->kill_rt, "%s", rt.status);
+	snprintf(r->kill_mlock, sizeof r->kill_mlock, "%s",
+	    c->mlock != NULL ? c->mlock : "not tried: levers not prepared");
 	st->killed = true;
 }
 
@@ -1994,6 +2004,11 @@ drill_result_json(const struct drill_result *r)
 			cJSON_AddNullToObject(o, "verified_ns");
 		cJSON_AddStringToObject(o, "detail", l->detail);
 		cJSON_AddItemToArray(a, o);
+	}
+	if (r->kill_rt[0] != '\0') {
+		o = cJSON_AddObjectToObject(j, "kill_path");
+		cJSON_AddStringToObject(o, "rt", r->kill_rt);
+		cJSON_AddStringToObject(o, "mlock", r->kill_mlock);
 	}
 	report_json_counts(j, r);
 	cJSON_AddStringToObject(j, "notes", r->score.notes);

@@ -10,6 +10,8 @@
 
 #include "core.h"
 
+#include <sched.h>
+
 /* ------------------------------------------------------------------ */
 /* docker.c - Docker Engine API client (libcurl over the unix socket)  */
 /* ------------------------------------------------------------------ */
@@ -822,6 +824,7 @@ struct lever_ctx {
 	char *gw_deny, *gw_allow, *gw_probe;
 	size_t gw_deny_len, gw_allow_len, gw_probe_len;
 	int gw_probe_fd;            /* connected during fire, used by verify */
+	const char *mlock;          /* lever_rt_prepare's outcome (static) */
 };
 
 /*
@@ -893,6 +896,46 @@ int lever_cgroup_parse(const char *text, size_t len, int *version,
  * hierarchy (version 1) or the cgroup2 mount (version 2).  -1 if none. */
 int lever_mountinfo_cgroup(const char *text, size_t len, int version,
     char *mnt, size_t mnt_max, char *root, size_t root_max);
+
+/* The kernel's freezer state: v1 freezer.state text (FROZEN 1; THAWED,
+ * FREEZING 0) or v2 cgroup.events text (its one "frozen 0|1" line).  -1
+ * when it is neither (unknown version, no or two frozen lines, garbage):
+ * a verify that cannot tell fails. */
+int lever_frozen_parse(const char *text, size_t len, int version);
+
+/* lever_rt.c: the thread that fires and verifies levers, at a modest
+ * real-time priority while it does (when permitted), memory locked. */
+#define LEVER_RT_PRIO      10     /* SCHED_FIFO priority (1..99) */
+#define LEVER_RT_BUDGET_MS 1000   /* time at RT per kill path, at most */
+struct lever_rt {
+	bool active;                /* raised: leave restores old_* */
+	bool dropped;               /* the budget ran out before leave */
+	int old_policy;
+	struct sched_param old_param;
+	uint64_t start_ns, budget_ns;
+	int watch;                  /* the watchdog's slot, -1 if none */
+	char status[128];           /* "granted: ...", "refused: EPERM ..." */
+};
+/* Raise the calling thread to SCHED_FIFO LEVER_RT_PRIO (children reset on
+ * fork) for at most budget_ms (a watchdog thread puts it back then, even
+ * if it never returns), if a slot is free (lever_rt_slots) and the
+ * system permits.  0 when raised; -1 otherwise (not an error: rt->status
+ * says why, e.g. "refused: EPERM (...)"; the caller goes on as it was). */
+int lever_rt_enter(struct lever_rt *rt, unsigned budget_ms);
+/* Between levers: true while still raised; drops back (and says so in
+ * status) once the budget is spent or the watchdog put it back. */
+bool lever_rt_check(struct lever_rt *rt);
+/* Back to the policy and priority saved at enter (no-op if not raised). */
+void lever_rt_leave(struct lever_rt *rt);
+/* Threads of this process that may hold RT at once: usable CPUs - 1 (0 on
+ * one CPU), or what lever_rt_set_slots set (n >= 0; -1 restores). */
+int lever_rt_slots(void);
+void lever_rt_set_slots(int n);
+/* Once per process: mlockall (current mappings faulted in and locked,
+ * later ones locked on fault) when permitted, and start the watchdog; and
+ * prefault some stack of the calling thread.  Returns the outcome ("locked: ...", "refused:
+ * ..."), static storage. */
+const char *lever_rt_prepare(void);
 
 /* lever_kernel.c: the kernel part of prepare/release and its levers. */
 int lever_kernel_prepare(struct lever_ctx *c, struct errbuf *e);

@@ -302,39 +302,60 @@ lever_inspect_until(struct lever_ctx *c, bool (*want)(const cJSON *),
 	}
 }
 
+/* State.Restarting: a container the engine is restarting is not "not
+ * running" for good. */
 static bool
-lever_is_paused(const cJSON *ins)
+lever_is_restarting(const cJSON *ins)
 {
-	return docker_inspect_paused(ins);
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(ins, "State"), "Restarting");
+
+	return !cJSON_IsFalse(r);   /* missing counts as restarting */
 }
 
-static bool
-lever_is_stopped(const cJSON *ins)
-{
-	return !docker_inspect_running(ins);
-}
-
-/* Neither running nor paused: the agent has exited. */
+/* Neither running nor paused nor restarting: the agent has exited. */
 static bool
 lever_is_gone(const cJSON *ins)
 {
-	return !docker_inspect_running(ins) && !docker_inspect_paused(ins);
+	return !docker_inspect_running(ins) && !docker_inspect_paused(ins) &&
+	    !lever_is_restarting(ins);
+}
+
+/* Not running and not restarting (a kill landed). */
+static bool
+lever_is_stopped(const cJSON *ins)
+{
+	return !docker_inspect_running(ins) && !lever_is_restarting(ins);
+}
+
+/* Paused, or gone (then pausing has nothing left to hold: decided, no
+ * further polling). */
+static bool
+lever_is_paused_or_gone(const cJSON *ins)
+{
+	return docker_inspect_paused(ins) || lever_is_gone(ins);
 }
 
 /* The engine records State.Paused from an asynchronous containerd event:
- * poll inspect (bounded) until it shows the pause. */
+ * poll inspect (bounded) until it shows the pause.  An agent that stopped
+ * meanwhile ends the polling at once: that is a failed pause, which
+ * lever_pull then confirms as "already stopped". */
 static int
 lever_pause_verify(struct lever_ctx *c, const struct lever_entry *l,
     struct errbuf *e)
 {
-	bool paused;
-	cJSON *ins = lever_inspect_until(c, lever_is_paused, 2000000000ull,
-	    1000, &paused, e);
+	bool held, paused;
+	cJSON *ins = lever_inspect_until(c, lever_is_paused_or_gone,
+	    2000000000ull, 1000, &held, e);
 
 	(void)l;
 	if (ins == NULL)
 		return -1;
+	paused = docker_inspect_paused(ins);
 	cJSON_Delete(ins);
+	if (held && !paused)
+		return errbuf_set(e, ERRBUF_INTERNAL, "inspect shows the agent "
+		    "not running (nothing to pause)");
 	if (!paused)
 		return errbuf_set(e, ERRBUF_INTERNAL, "inspect shows the agent "
 		    "not paused (State.Paused false) 2 s after the pause");
@@ -758,6 +779,8 @@ lever_ctx_prepare(struct lever_ctx *c, struct errbuf *e)
 	struct errbuf ke = { 0 };
 
 	lever_gw_build(c);
+	/* memory locked, this thread's stack touched: not on the kill path */
+	c->mlock = lever_rt_prepare();
 	ins = docker_container_inspect(c->docker, c->lab->agent.id, e);
 	if (ins == NULL)
 		return errbuf_prefix(e, "levers: prepare");

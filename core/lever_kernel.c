@@ -386,18 +386,40 @@ lever_freeze_fire(struct lever_ctx *c, const struct lever_entry *l,
 	return lever_freeze_set(c, true, e);
 }
 
-/* Is the v2 cgroup.events text saying "frozen 1"? */
-static bool
-lever_events_frozen(const char *s)
+int
+lever_frozen_parse(const char *text, size_t len, int version)
 {
-	const char *p = s;
+	const char *line;
+	size_t llen, off = 0, lines = 0;
+	int found = -1;
 
-	while ((p = strstr(p, "frozen ")) != NULL) {
-		if ((p == s || p[-1] == '\n') && p[7] == '1')
-			return true;
-		p += 7;
+	if (version == 1) {
+		/* one word: THAWED, FREEZING or FROZEN, then a newline */
+		while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+			len--;
+		if (len == 6 && memcmp(text, "FROZEN", 6) == 0)
+			return 1;
+		if ((len == 6 && memcmp(text, "THAWED", 6) == 0) ||
+		    (len == 8 && memcmp(text, "FREEZING", 8) == 0))
+			return 0;
+		return -1;
 	}
-	return false;
+	if (version != 2)
+		return -1;
+	/* "key value" lines ("populated 1", "frozen 0"); exactly one
+	 * "frozen" line, its value 0 or 1 */
+	while (util_next_line(text, len, &off, &line, &llen)) {
+		if (++lines > 64)
+			return -1;
+		if (llen == 8 && memcmp(line, "frozen ", 7) == 0 &&
+		    (line[7] == '0' || line[7] == '1')) {
+			if (found != -1)
+				return -1;
+			found = line[7] - '0';
+		} else if (llen >= 7 && memcmp(line, "frozen ", 7) == 0)
+			return -1;
+	}
+	return found;
 }
 
 /* Read back until the kernel says every task is frozen (bounded). */
@@ -412,21 +434,21 @@ lever_freeze_verify(struct lever_ctx *c, const struct lever_entry *l,
 	if (lever_kernel_check(c, "cgroup-freeze", false, e) == -1)
 		return -1;
 	for (;;) {
-		bool frozen;
+		int frozen;
 
-		if (c->cgroup_version == 1) {
-			if (lever_read_at(c->cgroup_dir, "freezer.state", buf,
-			    sizeof buf, e) == -1)
-				return -1;
-			frozen = strncmp(buf, "FROZEN", 6) == 0;
-		} else {
-			if (lever_read_at(c->cgroup_dir, "cgroup.events", buf,
-			    sizeof buf, e) == -1)
-				return -1;
-			frozen = lever_events_frozen(buf);
-		}
-		if (frozen)
+		if (lever_read_at(c->cgroup_dir, c->cgroup_version == 1 ?
+		    "freezer.state" : "cgroup.events", buf, sizeof buf,
+		    e) == -1)
+			return -1;
+		frozen = lever_frozen_parse(buf, strlen(buf),
+		    c->cgroup_version);
+		if (frozen == 1)
 			return 0;
+		if (frozen == -1) {
+			buf[strcspn(buf, "\n")] = '\0';
+			return errbuf_set(e, ERRBUF_INTERNAL, "cgroup %s: freezer "
+			    "state not understood (%.60s)", c->cgroup_dir, buf);
+		}
 		if (util_mono_ns() > deadline) {
 			buf[strcspn(buf, "\n")] = '\0';
 			return errbuf_set(e, ERRBUF_INTERNAL, "cgroup %s still "
@@ -538,17 +560,56 @@ out:
 	return NULL;
 }
 
+/*
+ * The namespace thread's attributes: the caller's scheduling policy and
+ * priority, set explicitly (a real-time caller reset-on-fork would
+ * otherwise hand it SCHED_OTHER, and an inherited one is never what a
+ * reader of the code can see), and a small stack (nothing to populate
+ * under a memory lock).  -1 + errno.
+ */
+static int
+lever_ns_attr(pthread_attr_t *a)
+{
+	struct sched_param sp;
+	int pol = sched_getscheduler(0), err;
+
+	if (pol == -1 || sched_getparam(0, &sp) == -1)
+		return -1;
+#ifdef SCHED_RESET_ON_FORK
+	pol &= ~SCHED_RESET_ON_FORK;
+#endif
+	if ((err = pthread_attr_init(a)) != 0) {
+		errno = err;
+		return -1;
+	}
+	if ((err = pthread_attr_setinheritsched(a,
+	    PTHREAD_EXPLICIT_SCHED)) != 0 ||
+	    (err = pthread_attr_setschedpolicy(a, pol)) != 0 ||
+	    (err = pthread_attr_setschedparam(a, &sp)) != 0 ||
+	    (err = pthread_attr_setstacksize(a, 256 * 1024)) != 0) {
+		pthread_attr_destroy(a);
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
 /* Run one namespace job in a dedicated thread and wait for it. */
 static int
 lever_ns_run(struct lever_ctx *c, enum lever_ns_op op, struct errbuf *e)
 {
 	struct lever_ns_job j = { .nsfd = c->netns_fd, .op = op, .rc = -1 };
+	pthread_attr_t attr;
 	pthread_t t;
 	int err;
 
 	if (lever_kernel_check(c, "link-down", true, e) == -1)
 		return -1;
-	err = pthread_create(&t, NULL, lever_ns_thread, &j);
+	if (lever_ns_attr(&attr) == -1)
+		return errbuf_set(e, ERRBUF_INTERNAL, "link-down: thread "
+		    "attributes: %s", strerror(errno));
+	err = pthread_create(&t, &attr, lever_ns_thread, &j);
+	pthread_attr_destroy(&attr);
 	if (err != 0)
 		return errbuf_set(e, ERRBUF_INTERNAL, "link-down: thread: %s",
 		    strerror(err));

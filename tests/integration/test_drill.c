@@ -103,6 +103,30 @@ test_drill_contained(void **state)
 	assert_string_equal(v.head, r.evidence_head);
 	assert_true(v.entries > 6);
 
+	/* How the kill path was scheduled: said once, in drill.json too. */
+	if (strncmp(r.kill_rt, "granted: SCHED_FIFO", 19) != 0 &&
+	    strncmp(r.kill_rt, "refused: ", 9) != 0)
+		fail_msg("kill_rt: \"%s\"", r.kill_rt);
+	if (strncmp(r.kill_mlock, "locked: ", 8) != 0 &&
+	    strncmp(r.kill_mlock, "refused: ", 9) != 0)
+		fail_msg("kill_mlock: \"%s\"", r.kill_mlock);
+	{
+		char *p = xasprintf("%s/drill.json", r.run_dir);
+		size_t n;
+		char *txt = util_read_file(p, 1 << 20, &n, &e);
+		cJSON *j = txt != NULL ? cJSON_Parse(txt) : NULL;
+		const cJSON *kp = cJSON_GetObjectItemCaseSensitive(j,
+		    "kill_path");
+
+		assert_non_null(j);
+		assert_string_equal(util_json_str(kp, "rt", ""), r.kill_rt);
+		assert_string_equal(util_json_str(kp, "mlock", ""),
+		    r.kill_mlock);
+		cJSON_Delete(j);
+		free(txt);
+		free(p);
+	}
+
 	assert_nothing_left(r.run_id);
 	assert_int_equal(drill_exit_code(&r), EXIT_CONTAINED);
 }

@@ -21,7 +21,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -265,6 +270,20 @@ test_link_down(void **state)
 	assert_non_null(strstr(e.msg, "still up"));
 	pull_ok("link-down", true);
 	(void)r;
+	/* From a real-time lever thread (as in a drill's kill path): the
+	 * namespace thread is created with that policy, explicitly. */
+	{
+		struct lever_rt rt;
+
+		if (lever_rt_enter(&rt, 1000) == 0) {
+			pull_ok("link-down", true);
+			pull_ok("cgroup-freeze", true);
+			lever_rt_leave(&rt);
+		} else if (geteuid() == 0 &&
+		    strstr(rt.status, "no free CPU") == NULL &&
+		    strstr(rt.status, "EPERM") == NULL)
+			fail_msg("rt: %s", rt.status);
+	}
 }
 
 static void
@@ -302,6 +321,228 @@ test_external_example(void **state)
 	pull_ok(name, false);
 	assert_int_equal(docker_container_unpause(d, ctx.agent_id, &e), 0);
 	free(name);
+}
+
+/* ---- the example lever's verify against real and made-up states ---- */
+
+/* A made-up engine on a unix socket in the scratch dir: every request is
+ * answered 200 with fake_body (an inspect document), then closed. */
+static char fake_sock[sizeof ((struct sockaddr_un *)0)->sun_path];
+static char fake_body[2048];
+static volatile int fake_stop;
+static int fake_fd = -1;
+
+static void *
+fake_engine(void *arg)
+{
+	(void)arg;
+	while (!fake_stop) {
+		struct pollfd pf = { .fd = fake_fd, .events = POLLIN };
+		char req[8192], resp[4096];
+		size_t got = 0;
+		int c;
+
+		if (poll(&pf, 1, 50) <= 0)
+			continue;
+		if ((c = accept(fake_fd, NULL, NULL)) == -1)
+			continue;
+		while (got < sizeof req - 1) {
+			ssize_t n = read(c, req + got, sizeof req - 1 - got);
+
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+			req[got] = '\0';
+			if (strstr(req, "\r\n\r\n") != NULL)
+				break;
+		}
+		snprintf(resp, sizeof resp, "HTTP/1.1 200 OK\r\nContent-Type: "
+		    "application/json\r\nContent-Length: %zu\r\nConnection: "
+		    "close\r\n\r\n%s", strlen(fake_body), fake_body);
+		(void)!write(c, resp, strlen(resp));
+		close(c);
+	}
+	return NULL;
+}
+
+/* Run the example lever's op on container id; DOCKER_HOST=host when not
+ * NULL.  Returns its ok (false when it did not answer one), detail kept. */
+static bool
+example_op(const char *op, const char *id, const char *host, char *detail,
+    size_t detail_max)
+{
+	const char *src = getenv("ARES_SRCDIR") != NULL ?
+	    getenv("ARES_SRCDIR") : ".";
+	char *path = xasprintf("%s/leakbox/levers/example-lever", src);
+	char *dh = host != NULL ? xasprintf("DOCKER_HOST=%s", host) : NULL;
+	const char *envp[] = { "PATH=/usr/local/bin:/usr/bin:/bin", dh, NULL };
+	const char *argv[] = { path, op, NULL };
+	char *input = xasprintf("{\"run_id\":\"%s\",\"container_id\":\"%s\","
+	    "\"agent_pid\":0,\"lever\":\"%s\"}", run_id, id, op);
+	char out[4096], err[4096];
+	struct util_proc p = {
+		.argv = argv, .env = envp, .input = input,
+		.input_len = strlen(input), .timeout_ms = LEVER_EXT_TIMEOUT_MS,
+		.own_group = true, .out = out, .out_max = sizeof out - 1,
+		.err = err, .err_max = sizeof err - 1,
+	};
+	struct errbuf e = { 0 };
+	bool ok = false;
+
+	detail[0] = '\0';
+	if (util_proc_run(&p, &e) == -1)
+		fail_msg("example-lever %s: %s", op, e.msg);
+	if (lever_ext_parse(out, p.out_len, &ok, detail, detail_max, &e) == -1)
+		fail_msg("example-lever %s: %s", op, e.msg);
+	if (ok != (WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0))
+		fail_msg("example-lever %s: ok %d but exit status %d", op, ok,
+		    p.status);
+	free(path);
+	free(dh);
+	free(input);
+	return ok;
+}
+
+/* Answer inspect with this State through the made-up engine. */
+static bool
+example_verify_fake(const char *state, char *detail, size_t detail_max)
+{
+	char host[700];
+
+	snprintf(fake_body, sizeof fake_body, "{\"Id\":\"%s\",\"State\":%s,"
+	    "\"Name\":\"/x\"}", ctx.agent_id, state);
+	snprintf(host, sizeof host, "unix://%s", fake_sock);
+	return example_op("verify", ctx.agent_id, host, detail, detail_max);
+}
+
+/*
+ * The example lever's verify reads the real state once per poll: a
+ * stopped container (not restarting) is cut off and says so at once; a
+ * paused one is confirmed by its cgroup's freezer; and it never takes the
+ * engine's word for a pid that is not in the container's cgroup (stale:
+ * restarted or replaced), for a restarting container, or for "paused"
+ * while the kernel shows the cgroup thawed.
+ */
+static void
+test_external_example_states(void **state)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char detail[256], st[512];
+	struct errbuf e = { 0 };
+	pthread_t t;
+	pid_t dead;
+	char *stopped_id;
+
+	(void)state;
+	/* A real container, stopped: verify answers ok, "not running". */
+	{
+		static const char *const cmd[] = { "/bin/sleep", "3600", NULL };
+		struct docker_container_spec s = { 0 };
+		char *net = xasprintf("ares-%s-lab", run_id);
+		char *name = xasprintf("ares-%s-stopped", run_id);
+
+		s.name = name;
+		s.image = lab->image;
+		s.cmd = cmd;
+		s.user = LAB_AGENT_UID;
+		s.network = net;
+		s.run_id = run_id;
+		s.role = "agent";
+		s.drop_all_caps = true;
+		s.read_only_rootfs = true;
+		stopped_id = docker_container_create(d, &s, &e);
+		if (stopped_id == NULL)
+			fail_msg("create: %s", e.msg);
+		assert_int_equal(docker_container_start(d, stopped_id, &e), 0);
+		assert_int_equal(docker_container_kill(d, stopped_id,
+		    "SIGKILL", &e), 0);
+		for (int i = 0; i < 200; i++) {
+			cJSON *ins = docker_container_inspect(d, stopped_id, &e);
+			bool run = ins != NULL && docker_inspect_running(ins);
+
+			cJSON_Delete(ins);
+			if (!run)
+				break;
+			usleep(10000);
+		}
+		free(net);
+		free(name);
+	}
+	if (!example_op("verify", stopped_id, NULL, detail, sizeof detail))
+		fail_msg("verify on a stopped container: %s", detail);
+	assert_non_null(strstr(detail, "not running"));
+	(void)docker_container_remove(d, stopped_id, true, &e);
+	free(stopped_id);
+
+	/* The running sleeper, not paused: fails. */
+	assert_false(example_op("verify", ctx.agent_id, NULL, detail,
+	    sizeof detail));
+	/* Paused for real: confirmed by the freezer. */
+	assert_true(example_op("fire", ctx.agent_id, NULL, detail,
+	    sizeof detail));
+	if (!example_op("verify", ctx.agent_id, NULL, detail, sizeof detail))
+		fail_msg("verify on a paused container: %s", detail);
+	assert_non_null(strstr(detail, "frozen"));
+	assert_int_equal(docker_container_unpause(d, ctx.agent_id, &e), 0);
+
+	/* The made-up engine. */
+	if (strlen(scratch) + sizeof "/fake-engine.sock" > sizeof fake_sock)
+		fail_msg("scratch dir too long for a socket: %s", scratch);
+	memcpy(fake_sock, scratch, strlen(scratch));
+	memcpy(fake_sock + strlen(scratch), "/fake-engine.sock",
+	    sizeof "/fake-engine.sock");
+	memcpy(sa.sun_path, fake_sock, sizeof fake_sock);
+	fake_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fake_fd >= 0);
+	assert_int_equal(bind(fake_fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(fake_fd, 16), 0);
+	fake_stop = 0;
+	assert_int_equal(pthread_create(&t, NULL, fake_engine, NULL), 0);
+
+	/* Paused, with a pid of ours (not in the container's cgroup). */
+	snprintf(st, sizeof st, "{\"Status\":\"paused\",\"Running\":true,"
+	    "\"Paused\":true,\"Restarting\":false,\"Pid\":%d}", (int)getpid());
+	assert_false(example_verify_fake(st, detail, sizeof detail));
+	assert_non_null(strstr(detail, "not in the cgroup"));
+	/* Paused, with the pid of a process that is gone (restarted). */
+	dead = fork();
+	if (dead == 0)
+		_exit(0);
+	assert_true(dead > 0);
+	(void)waitpid(dead, NULL, 0);
+	snprintf(st, sizeof st, "{\"Status\":\"paused\",\"Running\":true,"
+	    "\"Paused\":true,\"Restarting\":false,\"Pid\":%d}", (int)dead);
+	assert_false(example_verify_fake(st, detail, sizeof detail));
+	/* Paused by the engine's word, but the real cgroup is thawed. */
+	snprintf(st, sizeof st, "{\"Status\":\"paused\",\"Running\":true,"
+	    "\"Paused\":true,\"Restarting\":false,\"Pid\":%d}", ctx.agent_pid);
+	assert_false(example_verify_fake(st, detail, sizeof detail));
+	assert_non_null(strstr(detail, "not frozen"));
+	/* Not running, but restarting: not cut off. */
+	assert_false(example_verify_fake("{\"Status\":\"restarting\","
+	    "\"Running\":false,\"Paused\":false,\"Restarting\":true,"
+	    "\"Pid\":0}", detail, sizeof detail));
+	assert_non_null(strstr(detail, "restarting"));
+	/* No State at all: cannot tell, fails. */
+	snprintf(fake_body, sizeof fake_body, "{\"message\":\"nope\"}");
+	{
+		char host[700];
+
+		snprintf(host, sizeof host, "unix://%s", fake_sock);
+		assert_false(example_op("verify", ctx.agent_id, host, detail,
+		    sizeof detail));
+	}
+	/* Exited, not restarting: cut off. */
+	assert_true(example_verify_fake("{\"Status\":\"exited\","
+	    "\"Running\":false,\"Paused\":false,\"Restarting\":false,"
+	    "\"Pid\":0}", detail, sizeof detail));
+	assert_non_null(strstr(detail, "not running"));
+
+	fake_stop = 1;
+	pthread_join(t, NULL);
+	close(fake_fd);
+	fake_fd = -1;
+	unlink(fake_sock);
 }
 
 static void
@@ -477,6 +718,7 @@ main(void)
 		cmocka_unit_test(test_link_down),
 		cmocka_unit_test(test_net_disconnect),
 		cmocka_unit_test(test_external_example),
+		cmocka_unit_test(test_external_example_states),
 		cmocka_unit_test(test_external_failures),
 		cmocka_unit_test(test_shared_pid),
 		cmocka_unit_test(test_kill_frozen),

@@ -2,7 +2,9 @@
  * test_lever.c - the pure parts of the lever layer: the HTTP status-line
  * parser and the gateway client's reading of answers, external-lever
  * output parsing (garbage, oversized), cgroup path
- * parsing for v1 and v2, mountinfo lookup, and the lever table.
+ * parsing for v1 and v2, mountinfo lookup, the freezer state parser, the
+ * lever table, and the real-time scope of the kill path (raised, bounded,
+ * one slot per spare CPU, restored, refused without the right).
  */
 #include "internal.h"
 
@@ -12,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -431,6 +436,169 @@ test_gwctl_connect_bounded(void **state)
 	rmdir(dir);
 }
 
+static void
+test_frozen_parse(void **state)
+{
+	static const char ev1[] = "populated 1\nfrozen 1\n";
+	static const char ev0[] = "populated 1\nfrozen 0\n";
+
+	(void)state;
+	assert_int_equal(lever_frozen_parse("FROZEN\n", 7, 1), 1);
+	assert_int_equal(lever_frozen_parse("FROZEN", 6, 1), 1);
+	assert_int_equal(lever_frozen_parse("THAWED\n", 7, 1), 0);
+	assert_int_equal(lever_frozen_parse("FREEZING\n", 9, 1), 0);
+	assert_int_equal(lever_frozen_parse("FROZENX\n", 8, 1), -1);
+	assert_int_equal(lever_frozen_parse("frozen\n", 7, 1), -1);
+	assert_int_equal(lever_frozen_parse("", 0, 1), -1);
+	assert_int_equal(lever_frozen_parse(ev1, strlen(ev1), 2), 1);
+	assert_int_equal(lever_frozen_parse(ev0, strlen(ev0), 2), 0);
+	assert_int_equal(lever_frozen_parse("frozen 1", 8, 2), 1);
+	/* cannot tell: no line, two lines, a bad value, a longer word */
+	assert_int_equal(lever_frozen_parse("populated 1\n", 12, 2), -1);
+	assert_int_equal(lever_frozen_parse("frozen 0\nfrozen 1\n", 18, 2), -1);
+	assert_int_equal(lever_frozen_parse("frozen 2\n", 9, 2), -1);
+	assert_int_equal(lever_frozen_parse("frozen 10\n", 10, 2), -1);
+	assert_int_equal(lever_frozen_parse("xfrozen 1\n", 10, 2), -1);
+	assert_int_equal(lever_frozen_parse("", 0, 2), -1);
+	/* the v1 word is no v2 answer, and no version is no answer */
+	assert_int_equal(lever_frozen_parse("FROZEN\n", 7, 2), -1);
+	assert_int_equal(lever_frozen_parse(ev1, strlen(ev1), 1), -1);
+	assert_int_equal(lever_frozen_parse(ev1, strlen(ev1), 0), -1);
+}
+
+/* The calling thread's policy (reset-on-fork flag cleared) and priority. */
+static int
+cur_policy(int *prio)
+{
+	struct sched_param sp;
+
+	assert_int_equal(sched_getparam(0, &sp), 0);
+	*prio = sp.sched_priority;
+	return sched_getscheduler(0) & ~SCHED_RESET_ON_FORK;
+}
+
+static void *
+rt_second(void *arg)
+{
+	struct lever_rt *rt = arg;
+
+	(void)lever_rt_enter(rt, 1000);
+	lever_rt_leave(rt);
+	return NULL;
+}
+
+/*
+ * The RT scope: raised to SCHED_FIFO only between enter and leave, the
+ * policy before restored exactly (policy and priority), children of the
+ * raised thread back at SCHED_OTHER, no more holders than slots, the
+ * watchdog puts a spinning thread back at its deadline, and the budget
+ * drops it at the first check past it.  Without the right (uid
+ * nobody, RLIMIT_RTPRIO 0) it is refused with EPERM and nothing changes.
+ */
+static void
+test_rt_scope(void **state)
+{
+	struct lever_rt rt, rt2;
+	int pol0, prio0, prio;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	pol0 = cur_policy(&prio0);
+	assert_int_equal(pol0, SCHED_OTHER);
+
+	/* no slot: refused, unchanged */
+	lever_rt_set_slots(0);
+	assert_int_equal(lever_rt_enter(&rt, 1000), -1);
+	assert_non_null(strstr(rt.status, "refused: no free CPU"));
+	lever_rt_leave(&rt);
+	assert_int_equal(cur_policy(&prio), pol0);
+
+	lever_rt_set_slots(1);
+	if (lever_rt_enter(&rt, 1000) == 0) {
+		pthread_t t;
+
+		assert_non_null(strstr(rt.status, "granted: SCHED_FIFO"));
+		assert_int_equal(cur_policy(&prio), SCHED_FIFO);
+		assert_int_equal(prio, LEVER_RT_PRIO);
+		assert_true(lever_rt_check(&rt));
+		/* a child (an external lever) does not inherit it */
+		pid = fork();
+		if (pid == 0)
+			_exit((sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) ==
+			    SCHED_OTHER ? 0 : 1);
+		assert_true(pid > 0);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		/* the one slot is taken: a second thread is refused */
+		assert_int_equal(pthread_create(&t, NULL, rt_second, &rt2), 0);
+		pthread_join(t, NULL);
+		assert_non_null(strstr(rt2.status, "refused: no free CPU"));
+		lever_rt_leave(&rt);
+		assert_int_equal(cur_policy(&prio), pol0);
+		assert_int_equal(prio, prio0);
+		lever_rt_leave(&rt);              /* twice: harmless */
+		assert_int_equal(cur_policy(&prio), pol0);
+
+		/* a thread that spins at RT and never checks is put back
+		 * by the watchdog once its budget is spent */
+		assert_int_equal(lever_rt_enter(&rt, 30), 0);
+		{
+			uint64_t t0 = util_mono_ns();
+
+			while (cur_policy(&prio) == SCHED_FIFO &&
+			    util_mono_ns() - t0 < 3000000000ull)
+				;
+		}
+		assert_int_equal(cur_policy(&prio), pol0);
+		assert_int_equal(prio, prio0);
+		assert_false(lever_rt_check(&rt));
+		assert_non_null(strstr(rt.status, "dropped: budget spent "
+		    "(watchdog)"));
+		lever_rt_leave(&rt);
+		assert_int_equal(cur_policy(&prio), pol0);
+
+		/* the slot is free again; a spent budget drops it */
+		assert_int_equal(lever_rt_enter(&rt, 0), 0);
+		usleep(2000);
+		assert_false(lever_rt_check(&rt));
+		assert_true(rt.dropped);
+		assert_non_null(strstr(rt.status, "dropped"));
+		assert_int_equal(cur_policy(&prio), pol0);
+		lever_rt_leave(&rt);
+		assert_int_equal(cur_policy(&prio), pol0);
+	} else {
+		/* not permitted here: said so, nothing changed */
+		assert_non_null(strstr(rt.status, "refused"));
+		assert_int_equal(cur_policy(&prio), pol0);
+		assert_int_equal(prio, prio0);
+	}
+
+	/* without the right: EPERM, and the thread goes on unchanged */
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit rl = { 0, 0 };
+		struct lever_rt r3;
+		int p;
+
+		if (setrlimit(RLIMIT_RTPRIO, &rl) == -1)
+			_exit(2);
+		if (geteuid() == 0 && (setgid(65534) == -1 ||
+		    setuid(65534) == -1))
+			_exit(3);
+		if (lever_rt_enter(&r3, 1000) != -1 ||
+		    strstr(r3.status, "refused: EPERM") == NULL)
+			_exit(4);
+		lever_rt_leave(&r3);
+		_exit(cur_policy(&p) == SCHED_OTHER ? 0 : 5);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	lever_rt_set_slots(-1);
+}
+
 int
 main(void)
 {
@@ -445,6 +613,8 @@ main(void)
 		cmocka_unit_test(test_cgroup_v2),
 		cmocka_unit_test(test_mountinfo),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_frozen_parse),
+		cmocka_unit_test(test_rt_scope),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,385 @@
+/*
+ * lever_rt.c - the kill path off the scheduler's tail: the thread that
+ * fires and verifies the levers runs at a modest real-time priority
+ * (SCHED_FIFO) while it does, and only then, with the process's memory
+ * locked.  Both only when the system permits; otherwise the drill says why
+ * (struct lever_rt's status) and goes on at normal priority.
+ *
+ * Bounds, so a runaway RT thread can never starve the machine: at most
+ * (usable CPUs - 1) threads of the process hold RT at once (one CPU stays
+ * for everything else), each is put back once its budget is spent by a
+ * watchdog thread at normal priority (it runs on the CPU no RT thread of
+ * ours may hold, so a thread spinning at RT is demoted on time even if it
+ * never returns), children never inherit it (SCHED_RESET_ON_FORK), and the
+ * kernel's own RT throttling (sched_rt_runtime_us) stays in force.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SCHED_RESET_ON_FORK
+#define SCHED_RESET_ON_FORK 0x40000000
+#endif
+#ifndef MCL_ONFAULT
+#define MCL_ONFAULT 4
+#endif
+
+static atomic_int lever_rt_holders;
+static atomic_int lever_rt_slots_override = -1;   /* tests, benchmarks */
+
+int
+lever_rt_slots(void)
+{
+	int o = atomic_load(&lever_rt_slots_override);
+	cpu_set_t set;
+	int n;
+
+	if (o >= 0)
+		return o;
+	if (sched_getaffinity(0, sizeof set, &set) == 0)
+		n = CPU_COUNT(&set);
+	else
+		n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 1 ? n - 1 : 0;
+}
+
+void
+lever_rt_set_slots(int n)
+{
+	atomic_store(&lever_rt_slots_override, n);
+}
+
+/* Take one RT slot if fewer than max are taken.  false when none is free. */
+static bool
+lever_rt_take(int max)
+{
+	int cur = atomic_load(&lever_rt_holders);
+
+	while (cur < max)
+		if (atomic_compare_exchange_weak(&lever_rt_holders, &cur,
+		    cur + 1))
+			return true;
+	return false;
+}
+
+/* ---- the watchdog ---------------------------------------------------- */
+
+#define LEVER_RT_WATCH_MAX 16
+
+struct lever_rt_watch {
+	bool used;
+	bool fired;                 /* the watchdog put the thread back */
+	pid_t tid;
+	uint64_t deadline_ns;       /* CLOCK_MONOTONIC */
+	int policy;
+	struct sched_param param;
+};
+
+static pthread_mutex_t lever_wd_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t lever_wd_cond;
+static struct lever_rt_watch lever_wd[LEVER_RT_WATCH_MAX];
+static pthread_once_t lever_wd_once = PTHREAD_ONCE_INIT;
+static bool lever_wd_running;
+
+/* Puts every raised thread whose deadline passed back to its policy;
+ * sleeps until the next deadline or a new registration.  Never exits. */
+static void *
+lever_wd_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&lever_wd_lock);
+	for (;;) {
+		uint64_t now = util_mono_ns(), next = 0;
+		size_t i;
+
+		for (i = 0; i < LEVER_RT_WATCH_MAX; i++) {
+			struct lever_rt_watch *w = &lever_wd[i];
+
+			if (!w->used || w->fired)
+				continue;
+			if (w->deadline_ns <= now) {
+				(void)sched_setscheduler(w->tid, w->policy,
+				    &w->param);
+				w->fired = true;
+			} else if (next == 0 || w->deadline_ns < next)
+				next = w->deadline_ns;
+		}
+		if (next == 0)
+			pthread_cond_wait(&lever_wd_cond, &lever_wd_lock);
+		else {
+			struct timespec ts = {
+				.tv_sec = (time_t)(next / 1000000000ull),
+				.tv_nsec = (long)(next % 1000000000ull),
+			};
+
+			(void)pthread_cond_timedwait(&lever_wd_cond,
+			    &lever_wd_lock, &ts);
+		}
+	}
+	return NULL;
+}
+
+/* Start the watchdog (once): SCHED_OTHER, explicitly, whoever starts it. */
+static void
+lever_wd_start(void)
+{
+	pthread_condattr_t ca;
+	pthread_attr_t a;
+	struct sched_param sp = { 0 };
+	pthread_t t;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&lever_wd_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_attr_init(&a) != 0)
+		return;
+	if (pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED) == 0 &&
+	    pthread_attr_setschedpolicy(&a, SCHED_OTHER) == 0 &&
+	    pthread_attr_setschedparam(&a, &sp) == 0 &&
+	    pthread_attr_setstacksize(&a, 64 * 1024) == 0 &&
+	    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) == 0 &&
+	    pthread_create(&t, &a, lever_wd_main, NULL) == 0)
+		lever_wd_running = true;
+	pthread_attr_destroy(&a);
+}
+
+/* Register the calling thread (raised, policy to restore) with its
+ * deadline.  The slot index, or -1 when the table is full. */
+static int
+lever_wd_add(const struct lever_rt *rt)
+{
+	int i, got = -1;
+
+	pthread_mutex_lock(&lever_wd_lock);
+	for (i = 0; i < LEVER_RT_WATCH_MAX && got == -1; i++)
+		if (!lever_wd[i].used) {
+			lever_wd[i] = (struct lever_rt_watch){
+				.used = true,
+				.tid = (pid_t)syscall(SYS_gettid),
+				.deadline_ns = rt->start_ns + rt->budget_ns,
+				.policy = rt->old_policy,
+				.param = rt->old_param,
+			};
+			got = i;
+		}
+	pthread_cond_signal(&lever_wd_cond);
+	pthread_mutex_unlock(&lever_wd_lock);
+	return got;
+}
+
+/* ---- enter / check / leave ----------------------------------------- */
+
+int
+lever_rt_enter(struct lever_rt *rt, unsigned budget_ms)
+{
+	struct sched_param sp = { 0 };
+	int max = lever_rt_slots(), pol, err;
+
+	memset(rt, 0, sizeof *rt);
+	rt->watch = -1;
+	pol = sched_getscheduler(0);
+	if (pol == -1 || sched_getparam(0, &rt->old_param) == -1) {
+		snprintf(rt->status, sizeof rt->status, "refused: "
+		    "sched_getscheduler: %s", strerror(errno));
+		return -1;
+	}
+	rt->old_policy = pol;
+	if ((pol & ~SCHED_RESET_ON_FORK) == SCHED_FIFO ||
+	    (pol & ~SCHED_RESET_ON_FORK) == SCHED_RR) {
+		/* already real-time (set by whoever runs us): leave it */
+		snprintf(rt->status, sizeof rt->status, "inherited: already "
+		    "%s %d", (pol & ~SCHED_RESET_ON_FORK) == SCHED_FIFO ?
+		    "SCHED_FIFO" : "SCHED_RR", rt->old_param.sched_priority);
+		return -1;
+	}
+	pthread_once(&lever_wd_once, lever_wd_start);
+	if (!lever_wd_running) {
+		snprintf(rt->status, sizeof rt->status, "refused: no watchdog "
+		    "thread (nothing would bound the time at RT)");
+		return -1;
+	}
+	if (!lever_rt_take(max)) {
+		snprintf(rt->status, sizeof rt->status, "refused: no free CPU "
+		    "(%d of %d real-time slot(s) in use; one CPU stays free)",
+		    atomic_load(&lever_rt_holders), max);
+		return -1;
+	}
+	rt->start_ns = util_mono_ns();
+	rt->budget_ns = (uint64_t)budget_ms * 1000000ull;
+	sp.sched_priority = LEVER_RT_PRIO;
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK,
+	    &sp) == -1) {
+		err = errno;
+		atomic_fetch_sub(&lever_rt_holders, 1);
+		snprintf(rt->status, sizeof rt->status, "refused: %s (%s)",
+		    err == EPERM ? "EPERM" : err == EINVAL ? "EINVAL" :
+		    "error", strerror(err));
+		return -1;
+	}
+	rt->active = true;
+	rt->watch = lever_wd_add(rt);
+	if (rt->watch == -1) {
+		/* unwatched: never stay raised */
+		(void)sched_setscheduler(0, rt->old_policy, &rt->old_param);
+		atomic_fetch_sub(&lever_rt_holders, 1);
+		rt->active = false;
+		snprintf(rt->status, sizeof rt->status, "refused: watchdog "
+		    "table full");
+		return -1;
+	}
+	snprintf(rt->status, sizeof rt->status, "granted: SCHED_FIFO %d "
+	    "(budget %u ms)", LEVER_RT_PRIO, budget_ms);
+	return 0;
+}
+
+/* Back to the policy saved at enter (unless the watchdog did it), off the
+ * watchdog's list; release the slot.  Whether the watchdog had fired. */
+static bool
+lever_rt_drop(struct lever_rt *rt)
+{
+	bool fired = false;
+
+	if (!rt->active)
+		return false;
+	pthread_mutex_lock(&lever_wd_lock);
+	if (rt->watch >= 0) {
+		fired = lever_wd[rt->watch].fired;
+		lever_wd[rt->watch].used = false;
+	}
+	if (!fired)
+		(void)sched_setscheduler(0, rt->old_policy, &rt->old_param);
+	pthread_mutex_unlock(&lever_wd_lock);
+	atomic_fetch_sub(&lever_rt_holders, 1);
+	rt->active = false;
+	rt->watch = -1;
+	return fired;
+}
+
+/* Note in rt->status that it was put back before leave. */
+static void
+lever_rt_note_dropped(struct lever_rt *rt, const char *by)
+{
+	rt->dropped = true;
+	snprintf(rt->status + strlen(rt->status), sizeof rt->status -
+	    strlen(rt->status), "; dropped: budget spent (%s)", by);
+}
+
+bool
+lever_rt_check(struct lever_rt *rt)
+{
+	bool fired;
+
+	if (!rt->active)
+		return false;
+	pthread_mutex_lock(&lever_wd_lock);
+	fired = rt->watch >= 0 && lever_wd[rt->watch].fired;
+	pthread_mutex_unlock(&lever_wd_lock);
+	if (!fired && util_mono_ns() - rt->start_ns <= rt->budget_ns)
+		return true;
+	fired = lever_rt_drop(rt) || fired;
+	lever_rt_note_dropped(rt, fired ? "watchdog" : "between levers");
+	return false;
+}
+
+void
+lever_rt_leave(struct lever_rt *rt)
+{
+	if (lever_rt_drop(rt))
+		lever_rt_note_dropped(rt, "watchdog");
+}
+
+/* ---- memory lock ---------------------------------------------------- */
+
+static char lever_mlock_status[96];
+static pthread_once_t lever_mlock_once = PTHREAD_ONCE_INIT;
+
+/* Whether CAP_IPC_LOCK is in our effective set (/proc/self/status). */
+static bool
+lever_cap_ipc_lock(void)
+{
+	char *text;
+	size_t len;
+	struct errbuf e = { 0 };
+	const char *p;
+	bool has = false;
+
+	text = util_read_file("/proc/self/status", 64 * 1024, &len, &e);
+	if (text == NULL)
+		return false;
+	p = strstr(text, "\nCapEff:");
+	if (p != NULL) {
+		unsigned long long caps = strtoull(p + 8, NULL, 16);
+
+		has = (caps >> 14) & 1;   /* CAP_IPC_LOCK */
+	}
+	free(text);
+	return has;
+}
+
+/*
+ * mlockall: what is mapped now is faulted in and locked (the code and
+ * data of the kill path: no page fault, no swap-in on it), what is mapped
+ * later is locked as it is touched (MCL_ONFAULT: a thread's stack is not
+ * populated whole).  MCL_FUTURE only with no limit to reach (CAP_IPC_LOCK
+ * or an unlimited RLIMIT_MEMLOCK), as a limit would make later
+ * allocations fail.
+ */
+static void
+lever_mlock_init(void)
+{
+	struct rlimit rl;
+	bool unlimited = getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
+	    rl.rlim_cur == RLIM_INFINITY;
+
+	if (!unlimited && !lever_cap_ipc_lock()) {
+		snprintf(lever_mlock_status, sizeof lever_mlock_status,
+		    "refused: no CAP_IPC_LOCK and RLIMIT_MEMLOCK %llu bytes",
+		    (unsigned long long)rl.rlim_cur);
+		return;
+	}
+	if (mlockall(MCL_CURRENT) == -1) {
+		snprintf(lever_mlock_status, sizeof lever_mlock_status,
+		    "refused: mlockall: %s", errno == EPERM ? "EPERM" :
+		    errno == ENOMEM ? "ENOMEM" : strerror(errno));
+		return;
+	}
+	if (mlockall(MCL_FUTURE | MCL_ONFAULT) == -1)
+		snprintf(lever_mlock_status, sizeof lever_mlock_status,
+		    "locked: current mappings (future: %s)", strerror(errno));
+	else
+		snprintf(lever_mlock_status, sizeof lever_mlock_status,
+		    "locked: MCL_CURRENT, MCL_FUTURE|MCL_ONFAULT");
+}
+
+/* Touch the next 128 KiB of this thread's stack so the kill path takes no
+ * fault there (locked once touched). */
+static void __attribute__((noinline))
+lever_stack_prefault(void)
+{
+	volatile char pad[128 * 1024];
+	size_t i;
+
+	for (i = 0; i < sizeof pad; i += 4096)
+		pad[i] = 0;
+}
+
+const char *
+lever_rt_prepare(void)
+{
+	pthread_once(&lever_mlock_once, lever_mlock_init);
+	pthread_once(&lever_wd_once, lever_wd_start);   /* not on the path */
+	lever_stack_prefault();
+	return lever_mlock_status;
+}
