@@ -28,6 +28,9 @@
 
 #define TRIAL_REASON_MAX 256
 
+_Static_assert(TRIAL_NPHASES == DRILL_PHASE_N,
+    "struct trial_run keeps one time per drill phase");
+
 uint64_t
 trial_seed(uint64_t base, size_t index)
 {
@@ -296,6 +299,24 @@ trial_summary_compute(const struct trial_run *runs, size_t n, double level,
 	s->ttk_p95 = stats_percentile(ttk, s->nttk, 0.95);
 	s->ttk_max = s->nttk > 0 ? ttk[s->nttk - 1] : NAN;
 	free(ttk);
+}
+
+size_t
+trial_phase_medians(const struct trial *t, double *med)
+{
+	double *v = xcalloc(t->n + 1, sizeof *v);
+	size_t i, k, n = 0;
+
+	for (k = 0; k < TRIAL_NPHASES; k++) {
+		n = 0;
+		for (i = 0; i < t->n; i++)
+			if (t->runs[i].done && t->runs[i].timed)
+				v[n++] = t->runs[i].phase_ms[k];
+		stats_sort(v, n);
+		med[k] = n > 0 ? stats_median(v, n) : NAN;
+	}
+	free(v);
+	return n;
 }
 
 void
@@ -1648,6 +1669,10 @@ trial_record(struct trial_ctx *c, struct trial_run *run,
 	run->leaks = r->leaks;
 	run->time_to_kill_ms = r->time_to_kill_ms >= 0 ? r->time_to_kill_ms :
 	    -1;
+	run->timed = r->wall_ms > 0;
+	memcpy(run->phase_ms, r->phase_ms, sizeof run->phase_ms);
+	run->wall_ms = r->wall_ms;
+	c->t->ndrilled++;
 	path = xasprintf("%s/report.json", r->run_dir);
 	if (sign_hash_file(path, h, sizeof h, NULL, &e) == 0)
 		util_hex(h, sizeof h, run->report_blake2b);
@@ -2005,7 +2030,8 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 	struct sign_secret *sk = NULL;
 	struct docker *d = NULL;
 	size_t missing = 0;
-	int rc = -1;
+	uint64_t t0;
+	int rc = -1, wrc;
 
 	memset(t, 0, sizeof *t);
 	memset(&c, 0, sizeof c);
@@ -2044,7 +2070,10 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 	c.t = t;
 	c.sk = sk;
 	pthread_mutex_init(&c.mu, NULL);
-	if (trial_workers(&c, missing, e) == -1) {
+	t0 = util_mono_ns();
+	wrc = trial_workers(&c, missing, e);
+	t->wall_ms = (double)(util_mono_ns() - t0) / 1e6;
+	if (wrc == -1) {
 		pthread_mutex_destroy(&c.mu);
 		goto out;
 	}
