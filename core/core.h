@@ -1718,6 +1718,22 @@ struct drill_options {
  * lab down unless keep_lab. */
 int drill_run(const struct drill_options *o, struct drill_result *out,
     struct errbuf *e);
+/*
+ * drill_run in two halves, so that a caller can run the second on
+ * another thread while it starts the next drill (ares trial).
+ * drill_begin: the front, setup to the end of the agent phase (the kill
+ * path ran when the bait fired).  -1 + e, *dp NULL, when the drill could
+ * not start (as drill_run); else 0 and *dp, even when the front failed.
+ * o is copied; its policy_path and runs_dir are read only here, its other
+ * strings and flags until drill_finish returns, as is out.
+ * drill_finish: the rest (observation window, sweep, teardown, verdict,
+ * signed report), then frees dr; drill_run's return and e.  Every
+ * drill_begin that returned 0 must be followed by one drill_finish.
+ */
+struct drill;
+int drill_begin(const struct drill_options *o, struct drill_result *out,
+    struct drill **dp, struct errbuf *e);
+int drill_finish(struct drill *dr, struct errbuf *e);
 /* The drill summary as JSON (docs/drill-json.md).  Caller deletes. */
 cJSON *drill_result_json(const struct drill_result *r);
 /* Exit code for a verdict (EXIT_CONTAINED, EXIT_BREACHED, ...). */

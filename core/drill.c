@@ -116,7 +116,9 @@ drill_phase_split_levers(struct drill_state *st)
 	uint64_t now = util_mono_ns(), b = st->r->bait_ns;
 
 	if (!st->r->bait_fired || st->phase != DRILL_PHASE_AGENT) {
-		drill_phase(st, DRILL_PHASE_OBSERVE);
+		/* no window without the bait: teardown is next */
+		drill_phase(st, st->r->bait_fired ? DRILL_PHASE_OBSERVE :
+		    DRILL_PHASE_TEARDOWN);
 		return;
 	}
 	if (b < st->phase_t0)
@@ -1944,82 +1946,124 @@ drill_open(struct drill_state *st, struct errbuf *e)
 	return drill_gc(st) ? -1 : 0;
 }
 
-int
-drill_run(const struct drill_options *o, struct drill_result *out,
-    struct errbuf *e)
-{
+/* A drill between drill_begin and drill_finish (core.h). */
+struct drill {
 	struct drill_state st;
-	struct drill_result *r = out;
-	bool errored = false;
-	int rc = -1;
+	struct drill_options o;  /* the caller's, copied: st.o points here */
+	struct errbuf e;         /* why the front failed */
+	bool front_ok;           /* the front reached its end */
+	bool errored;            /* cancelled, or incomplete */
+};
 
-	memset(&st, 0, sizeof st);
+int
+drill_begin(const struct drill_options *o, struct drill_result *out,
+    struct drill **dp, struct errbuf *e)
+{
+	struct drill *dr = xcalloc(1, sizeof *dr);
+	struct drill_state *st = &dr->st;
+	struct drill_result *r = out;
+
+	*dp = NULL;
 	memset(r, 0, sizeof *r);
-	st.o = o;
-	st.r = r;
-	st.bus_fd = -1;
-	st.tripwire_fd = -1;
-	st.test_hook = getenv("ARES_TEST_HOOK") != NULL;
+	dr->o = *o;
+	st->o = &dr->o;
+	st->r = r;
+	st->bus_fd = -1;
+	st->tripwire_fd = -1;
+	st->test_hook = getenv("ARES_TEST_HOOK") != NULL;
 	r->time_to_kill_ms = -1;
 	r->time_to_first_lever_ms = -1;
 	r->start_ns = util_mono_ns();
-	st.phase = DRILL_PHASE_SETUP;
-	st.phase_t0 = r->start_ns;
+	st->phase = DRILL_PHASE_SETUP;
+	st->phase_t0 = r->start_ns;
 
-	if (sodium_init() < 0)
+	if (sodium_init() < 0) {
+		free(dr);
 		return errbuf_set(e, ERRBUF_INTERNAL, "libsodium init failed");
-	st.p = policy_load(o->policy_path, e);
-	if (st.p == NULL)
+	}
+	st->p = policy_load(o->policy_path, e);
+	if (st->p == NULL) {
+		free(dr);
 		return -1;
-	if (drill_open(&st, e) == -1 || drill_open_bus(&st, e) == -1 ||
-	    drill_lab_up(&st, e) == -1 || drill_start_agent(&st, e) == -1)
+	}
+	*dp = dr;
+	if (drill_open(st, &dr->e) == -1 || drill_open_bus(st, &dr->e) == -1 ||
+	    drill_lab_up(st, &dr->e) == -1 ||
+	    drill_start_agent(st, &dr->e) == -1)
 		goto out;
 	util_test_hook("agent", o->cancel);
 	/* Before any datagram is read: does the engine still answer? */
-	if (drill_agent_running(&st) == -1 && drill_engine_lost(&st, "agent",
-	    st.last_e.msg, st.last_e.code == ERRBUF_ENGINE))
+	if (drill_agent_running(st) == -1 && drill_engine_lost(st, "agent",
+	    st->last_e.msg, st->last_e.code == ERRBUF_ENGINE))
 		goto out;
 
 	/* The agent runs; the bait, when it comes, fires every lever and
 	 * verifies it (drill_bait), then the window shows what got past. */
-	drill_agent_phase(&st, &errored);
-	drill_phase_split_levers(&st);
-	if (st.engine_lost || (r->bait_fired && drill_levers_lost(&st)))
+	drill_agent_phase(st, &dr->errored);
+	drill_phase_split_levers(st);
+	if (st->engine_lost || (r->bait_fired && drill_levers_lost(st)))
 		goto out;
-	if (r->bait_fired) {
-		drill_observe(&st, &errored);
-		if (st.engine_lost)
-			goto out;
-	}
-	rc = 0;
-
+	dr->front_ok = true;
 out:
+	/* read no more: the caller may reuse them once we return */
+	dr->o.policy_path = NULL;
+	dr->o.runs_dir = NULL;
+	return 0;
+}
+
+int
+drill_finish(struct drill *dr, struct errbuf *e)
+{
+	struct drill_state *st = &dr->st;
+	struct drill_result *r = st->r;
+	const struct drill_options *o = st->o;
+	int rc = -1;
+
+	if (dr->front_ok && r->bait_fired)
+		drill_observe(st, &dr->errored);
+	if (dr->front_ok && !st->engine_lost)
+		rc = 0;
+
 	/* A lost engine ends the drill with a verdict (error) and a signed
 	 * report over what was recorded, never without one. */
-	if (st.engine_lost)
+	if (st->engine_lost)
 		rc = 0;
-	drill_teardown(&st, &rc);
-	if (st.engine_lost) {
-		errored = true;
+	drill_teardown(st, &rc);
+	if (st->engine_lost) {
+		dr->errored = true;
 		snprintf(r->verdict_reason, sizeof r->verdict_reason, "%s",
-		    st.lost_reason);
+		    st->lost_reason);
 	}
-	if (st.bus_fd != -1) {
-		close(st.bus_fd);
-		st.bus_fd = -1;
+	if (st->bus_fd != -1) {
+		close(st->bus_fd);
+		st->bus_fd = -1;
 	}
 	if (!o->keep_lab && r->run_dir[0] != '\0')
 		(void)lab_remove_sockets(r->run_dir, r->run_id);
-	drill_conclude(&st, rc, errored);
+	drill_conclude(st, rc, dr->errored);
 	if (rc == 0)
-		drill_publish(&st);
-	if (st.tripwire_fd != -1)
-		close(st.tripwire_fd);
-	lever_ctx_release(&st.lc);
-	lab_free(st.lab);
-	docker_close(st.d);
-	policy_free(st.p);
+		drill_publish(st);
+	if (st->tripwire_fd != -1)
+		close(st->tripwire_fd);
+	lever_ctx_release(&st->lc);
+	lab_free(st->lab);
+	docker_close(st->d);
+	policy_free(st->p);
+	if (rc == -1 && e != NULL)
+		*e = dr->e;
+	free(dr);
 	return rc;
+}
+
+int
+drill_run(const struct drill_options *o, struct drill_result *out,
+    struct errbuf *e)
+{
+	struct drill *dr;
+
+	if (drill_begin(o, out, &dr, e) == -1)
+		return -1;
+	return drill_finish(dr, e);
 }
 
 cJSON *

@@ -1685,21 +1685,113 @@ trial_record(struct trial_ctx *c, struct trial_run *run,
 	free(path);
 }
 
+/*
+ * The second half of a worker's drill (drill_finish: observation window,
+ * sweep, teardown, verdict, signed report), on a thread of its own while
+ * the worker brings the next drill's lab up.  A worker has at most two
+ * of them at once, and the older is joined before its next drill starts:
+ * at most two labs per worker, and the trial waits for every one before
+ * it reports.
+ */
+struct trial_tail {
+	struct trial_ctx *c;
+	struct trial_run *run;
+	struct drill *dr;          /* NULL: the drill could not start */
+	struct drill_result r;
+	struct errbuf e;
+	int rc;
+	pthread_t th;
+	bool threaded;
+};
+
+static void *
+trial_tail_main(void *arg)
+{
+	struct trial_tail *tl = arg;
+
+	tl->rc = drill_finish(tl->dr, &tl->e);
+	tl->dr = NULL;
+	return NULL;
+}
+
+/* Wait for tail tl, record its run in the trial (the lock taken here)
+ * and free it. */
+static void
+trial_tail_done(struct trial_tail *tl)
+{
+	struct trial_ctx *c = tl->c;
+	struct errbuf e = { 0 };
+
+	if (tl->threaded)
+		pthread_join(tl->th, NULL);
+	pthread_mutex_lock(&c->mu);
+	c->running--;
+	if (trial_flag(c->o->cancel) && (tl->rc == -1 ||
+	    tl->r.verdict == DRILL_VERDICT_ERROR)) {
+		/* Cut short by the user: not a result; --resume runs this
+		 * index again (its directory stays). */
+		c->t->ncancelled++;
+	} else {
+		trial_record(c, tl->run, &tl->r, tl->rc, &tl->e);
+		if (trial_save(c->t, c->sk, &e) == -1 &&
+		    c->save_err[0] == '\0')
+			snprintf(c->save_err, sizeof c->save_err, "%s", e.msg);
+		trial_tell(c, TRIAL_EV_FINISH, tl->run);
+	}
+	pthread_mutex_unlock(&c->mu);
+	free(tl);
+}
+
+/* The front of run's drill on this thread (drill_begin), its tail
+ * started on another (inline when no thread can be made).  Returns the
+ * tail to finish with trial_tail_done. */
+static struct trial_tail *
+trial_start_drill(struct trial_ctx *c, struct trial_run *run)
+{
+	struct trial *t = c->t;
+	struct trial_tail *tl = xcalloc(1, sizeof *tl);
+	struct drill_options d;
+	char copy[4200];
+
+	tl->c = c;
+	tl->run = run;
+	memset(&d, 0, sizeof d);
+	d.policy_path = t->policy_abs;
+	if (run->policy_copy[0] != '\0') {
+		snprintf(copy, sizeof copy, "%s/%s", t->dir, run->policy_copy);
+		d.policy_path = copy;
+	}
+	d.seed = run->seed;
+	d.has_seed = true;
+	d.runs_dir = c->runs_abs;
+	d.cancel = c->o->cancel;
+	d.key_dir = c->o->key_dir;
+	if (drill_begin(&d, &tl->r, &tl->dr, &tl->e) == -1) {
+		tl->rc = -1;
+		return tl;
+	}
+	/* A front that lost the engine finishes here, so the worker
+	 * records it (no further drill starts) before it starts another.
+	 * The tail's thread takes no signal either (inherited mask). */
+	if (!tl->r.engine_lost &&
+	    pthread_create(&tl->th, NULL, trial_tail_main, tl) == 0)
+		tl->threaded = true;
+	else
+		trial_tail_main(tl);
+	return tl;
+}
+
 static void *
 trial_worker(void *arg)
 {
 	struct trial_ctx *c = arg;
 	struct trial *t = c->t;
-	struct drill_result *r = xmalloc(sizeof *r);
+	struct trial_tail *prev = NULL, *tl;
 
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
-		struct drill_options d;
-		struct errbuf e = { 0 };
 		struct trial_run *run;
-		char copy[4200];
 		size_t idx;
-		int rc;
 
 		while (c->next < t->n && t->runs[c->next].done)
 			c->next++;
@@ -1712,39 +1804,22 @@ trial_worker(void *arg)
 		trial_tell(c, TRIAL_EV_START, run);
 		pthread_mutex_unlock(&c->mu);
 
-		memset(&d, 0, sizeof d);
-		d.policy_path = t->policy_abs;
-		if (run->policy_copy[0] != '\0') {
-			snprintf(copy, sizeof copy, "%s/%s", t->dir,
-			    run->policy_copy);
-			d.policy_path = copy;
-		}
-		d.seed = run->seed;
-		d.has_seed = true;
-		d.runs_dir = c->runs_abs;
-		d.cancel = c->o->cancel;
-		d.key_dir = c->o->key_dir;
-		rc = drill_run(&d, r, &e);
-
+		tl = trial_start_drill(c, run);
+		/* the previous drill's tail ran beside this front */
+		if (prev != NULL)
+			trial_tail_done(prev);
+		prev = NULL;
+		if (tl->threaded)
+			prev = tl;
+		else
+			trial_tail_done(tl);
 		pthread_mutex_lock(&c->mu);
-		c->running--;
-		if (trial_flag(c->o->cancel) && (rc == -1 ||
-		    r->verdict == DRILL_VERDICT_ERROR)) {
-			/* Cut short by the user: not a result; --resume
-			 * runs this index again (its directory stays). */
-			t->ncancelled++;
-			continue;
-		}
-		trial_record(c, run, r, rc, &e);
-		if (trial_save(t, c->sk, &e) == -1 && c->save_err[0] == '\0')
-			snprintf(c->save_err, sizeof c->save_err, "%s", e.msg);
-		trial_tell(c, TRIAL_EV_FINISH, run);
 	}
 	pthread_mutex_unlock(&c->mu);
-	free(r);
+	if (prev != NULL)
+		trial_tail_done(prev);
 	return NULL;
 }
-
 
 static int
 trial_policy_hash(const char *path, char out[EVIDENCE_HEX_BYTES],
