@@ -18,6 +18,7 @@
  */
 #include "internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,8 @@
 struct bt_series {
 	const char *ares;
 	double *dpm;                  /* drills/min per trial */
+	double *busy;                 /* % of the machine's CPU busy, all
+	                                 processes (-1: unknown) */
 	int ntrials;
 	double *ph[DRILL_PHASE_N + 1]; /* per drill; [DRILL_PHASE_N]: wall */
 	int nph;
@@ -61,9 +64,11 @@ median(double *v, int n)
 static int
 run(char *const argv[], bool quiet)
 {
-	pid_t pid = fork();
+	pid_t pid;
 	int st;
 
+	fflush(stdout);   /* the child must not write our buffer again */
+	pid = fork();
 	if (pid == -1)
 		return -1;
 	if (pid == 0) {
@@ -83,24 +88,21 @@ run(char *const argv[], bool quiet)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* The trial dir under runs (the one trial-* entry), or NULL.  Caller
+/* The trial dir under runs (its trial-* entry), or NULL.  Caller
  * frees. */
 static char *
 bt_trial_dir(const char *runs)
 {
-	char *cmd = xasprintf("ls -d %s/trial-* 2>/dev/null", runs);
-	FILE *p = popen(cmd, "r");
-	char line[4096];
+	DIR *d = opendir(runs);
+	struct dirent *de;
 	char *dir = NULL;
 
-	free(cmd);
-	if (p == NULL)
+	if (d == NULL)
 		return NULL;
-	if (fgets(line, sizeof line, p) != NULL) {
-		line[strcspn(line, "\n")] = '\0';
-		dir = xstrdup(line);
-	}
-	pclose(p);
+	while (dir == NULL && (de = readdir(d)) != NULL)
+		if (strncmp(de->d_name, "trial-", 6) == 0)
+			dir = xasprintf("%s/%s", runs, de->d_name);
+	closedir(d);
 	return dir;
 }
 
@@ -164,6 +166,27 @@ bt_read_runs(struct bt_series *s, const char *dir)
 	return n;
 }
 
+/* The machine's busy and total CPU time so far (jiffies, /proc/stat's
+ * first line); false when it cannot be read. */
+static bool
+bt_cpu(unsigned long long *busy, unsigned long long *total)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (f == NULL)
+		return false;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+	    &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 5)
+		return false;
+	*total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+	*busy = *total - v[3] - v[4];   /* idle, iowait */
+	return true;
+}
+
 /* One trial of binary s->ares in a fresh runs dir under tmp; verified,
  * read, removed. */
 static void
@@ -174,10 +197,14 @@ bt_trial(struct bt_series *s, const char *tmp, const char *policy,
 	char *argv[] = { (char *)s->ares, "trial", "--policy", (char *)policy,
 	    "-n", (char *)n, "-j", (char *)jobs, "--runs", runs, NULL };
 	struct errbuf e = { 0 };
+	unsigned long long b0 = 0, t0c = 0, b1 = 0, t1c = 0;
+	bool cpu = bt_cpu(&b0, &t0c);
 	uint64_t t0 = util_mono_ns();
 	int rc = run(argv, true);
 	double ms = (double)(util_mono_ns() - t0) / 1e6;
 	char *dir = bt_trial_dir(runs);
+
+	cpu = cpu && bt_cpu(&b1, &t1c) && t1c > t0c;
 
 	if (rc != 0 && rc != 4) {
 		fprintf(stderr, "bench/trial: %s trial: exit %d\n", s->ares, rc);
@@ -192,9 +219,13 @@ bt_trial(struct bt_series *s, const char *tmp, const char *policy,
 			    dir);
 			s->failed++;
 		}
-		s->dpm[s->ntrials++] = ms > 0 ? got * 60000.0 / ms : 0;
-		printf("  %-28s trial %d: %d drills in %.1f s, %.1f drills/min\n",
-		    s->ares, rep + 1, got, ms / 1e3, s->dpm[s->ntrials - 1]);
+		s->dpm[s->ntrials] = ms > 0 ? got * 60000.0 / ms : 0;
+		s->busy[s->ntrials] = cpu ? 100.0 * (double)(b1 - b0) /
+		    (double)(t1c - t0c) : -1;
+		s->ntrials++;
+		printf("  %-28s trial %d: %d drills in %.1f s, %.1f drills/min, "
+		    "machine CPU %.0f%% busy\n", s->ares, rep + 1, got, ms / 1e3,
+		    s->dpm[s->ntrials - 1], s->busy[s->ntrials - 1]);
 		fflush(stdout);
 	} else
 		s->failed++;
@@ -214,7 +245,8 @@ bt_print(struct bt_series *s, const char *jobs)
 	    "breached %d, not-exercised %d, error %d)\n", s->ares, jobs,
 	    s->ntrials, s->nph, s->verdicts[0], s->verdicts[1],
 	    s->verdicts[2], s->verdicts[3]);
-	printf("  drills/min median %.1f\n", median(s->dpm, s->ntrials));
+	printf("  drills/min median %.1f (machine CPU busy, median: %.0f%%)\n",
+	    median(s->dpm, s->ntrials), median(s->busy, s->ntrials));
 	printf("  %-14s %10s\n", "phase", "median ms");
 	for (k = 0; k < DRILL_PHASE_N; k++) {
 		m = median(s->ph[k], s->nph);
@@ -283,6 +315,7 @@ main(int argc, char **argv)
 	}
 	for (b = 0; b < nbin; b++) {
 		s[b].dpm = xcalloc((size_t)reps, sizeof *s[b].dpm);
+		s[b].busy = xcalloc((size_t)reps, sizeof *s[b].busy);
 		for (size_t k = 0; k <= DRILL_PHASE_N; k++)
 			s[b].ph[k] = xcalloc((size_t)(reps * nv), sizeof(double));
 	}

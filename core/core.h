@@ -1723,12 +1723,13 @@ int drill_run(const struct drill_options *o, struct drill_result *out,
  * another thread while it starts the next drill (ares trial).
  * drill_begin: the front, setup to the end of the agent phase (the kill
  * path ran when the bait fired).  -1 + e, *dp NULL, when the drill could
- * not start (as drill_run); else 0 and *dp, even when the front failed.
+ * not start (as drill_run); else *dp, and 0 when the front reached its
+ * end, 1 when it failed or lost the engine (finish that one first).
  * o is copied; its policy_path and runs_dir are read only here, its other
  * strings and flags until drill_finish returns, as is out.
  * drill_finish: the rest (observation window, sweep, teardown, verdict,
  * signed report), then frees dr; drill_run's return and e.  Every
- * drill_begin that returned 0 must be followed by one drill_finish.
+ * drill_begin that returned 0 or 1 must be followed by one drill_finish.
  */
 struct drill;
 int drill_begin(const struct drill_options *o, struct drill_result *out,

@@ -2008,7 +2008,7 @@ out:
 	/* read no more: the caller may reuse them once we return */
 	dr->o.policy_path = NULL;
 	dr->o.runs_dir = NULL;
-	return 0;
+	return dr->front_ok ? 0 : 1;
 }
 
 int

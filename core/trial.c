@@ -4,7 +4,11 @@
  * seeds derived from one base seed, summarised as exact binomial intervals
  * and recorded in one signed trial.json (docs/trial.md).
  *
- * Thread safety: drill_run() opens its own Engine API handle per drill.
+ * Each worker runs a drill's front (drill_begin: up to the levers) and
+ * hands its tail (drill_finish: window, sweep, teardown, verdict) to a
+ * thread of its own while it brings the next lab up (trial_worker).
+ *
+ * Thread safety: drill_begin() opens its own Engine API handle per drill.
  * What drill_run shares and could race on is done once here, before any
  * worker starts: the lab image import (two drills would both import it) and
  * the signing key (two drills would both try to create it).  trial.json is
@@ -1752,6 +1756,7 @@ trial_start_drill(struct trial_ctx *c, struct trial_run *run)
 	struct trial_tail *tl = xcalloc(1, sizeof *tl);
 	struct drill_options d;
 	char copy[4200];
+	int front;
 
 	tl->c = c;
 	tl->run = run;
@@ -1766,14 +1771,16 @@ trial_start_drill(struct trial_ctx *c, struct trial_run *run)
 	d.runs_dir = c->runs_abs;
 	d.cancel = c->o->cancel;
 	d.key_dir = c->o->key_dir;
-	if (drill_begin(&d, &tl->r, &tl->dr, &tl->e) == -1) {
+	front = drill_begin(&d, &tl->r, &tl->dr, &tl->e);
+	if (front == -1) {
 		tl->rc = -1;
 		return tl;
 	}
-	/* A front that lost the engine finishes here, so the worker
-	 * records it (no further drill starts) before it starts another.
-	 * The tail's thread takes no signal either (inherited mask). */
-	if (!tl->r.engine_lost &&
+	/* A front that failed (e.g. lost the engine) finishes here, so the
+	 * worker records it (no further drill starts after an engine loss)
+	 * before it starts another.  The tail's thread takes no signal
+	 * either (inherited mask). */
+	if (front == 0 &&
 	    pthread_create(&tl->th, NULL, trial_tail_main, tl) == 0)
 		tl->threaded = true;
 	else
