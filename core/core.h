@@ -671,6 +671,7 @@ int stats_parse_level(const char *s, double *out);
  */
 #define TRIAL_MAX_RUNS  10000
 #define TRIAL_MAX_JOBS  32
+#define TRIAL_NPHASES   8    /* DRILL_PHASE_N (checked in trial.c) */
 
 struct trial_run {
 	size_t index;
@@ -692,6 +693,11 @@ struct trial_run {
 	char policy_copy[48];      /* "policies/run-<index>.yaml" */
 	char bait[64];             /* the bait that fired ("" none) */
 	char bait_kind[24];        /* its kind (variant_bait_kinds) */
+	/* this session's runs: the drill's drill.json "phases" (ms per
+	 * enum drill_phase) and wall_ms; not in trial.json */
+	bool timed;
+	double phase_ms[TRIAL_NPHASES];
+	double wall_ms;
 };
 
 struct trial_rate {
@@ -728,6 +734,8 @@ struct trial {
 	size_t ncancelled;         /* runs stopped by a hard cancel */
 	struct trial_summary sum;
 	int variants;              /* enum trial_variants */
+	double wall_ms;            /* this session: the workers' wall time */
+	size_t ndrilled;           /* ... and the drills they finished */
 };
 
 /* ares trial --variants: the policy's variant for every run (default),
@@ -781,6 +789,10 @@ struct trial_options {
 int trial_run(const struct trial_options *o, struct trial *t,
     struct errbuf *e);
 void trial_free(struct trial *t);
+/* The median ms of each drill phase (enum drill_phase) over this
+ * session's finished runs into med[TRIAL_NPHASES]; returns how many runs
+ * (0: med all NaN). */
+size_t trial_phase_medians(const struct trial *t, double *med);
 /* Recompute t->sum from t->runs at t->level. */
 void trial_summarize(struct trial *t);
 /* 1 any breach; 5 any error run or incomplete; 4 none exercised; else 0. */
@@ -1602,6 +1614,25 @@ struct drill_beat {
 
 #define DRILL_MAX_ORPHANS 32
 
+/* Where a drill's wall time went (drill.json "phases", docs/drill-json.md):
+ * consecutive stretches of CLOCK_MONOTONIC, so they add up to its wall
+ * time.  Informational: no verdict, count or check depends on them. */
+enum drill_phase {
+	DRILL_PHASE_SETUP = 0,   /* policy, engine, run dir, gc, bus */
+	DRILL_PHASE_LAB_UP,      /* lab up, the agent still idle */
+	DRILL_PHASE_AGENT,       /* agent start -> the bait event (or its end) */
+	DRILL_PHASE_LEVERS,      /* bait event -> every lever fired, verified
+	                            and recorded */
+	DRILL_PHASE_OBSERVE,     /* the post-kill observation window */
+	DRILL_PHASE_SWEEP,       /* the orphan sweep */
+	DRILL_PHASE_TEARDOWN,    /* agent log, lab teardown */
+	DRILL_PHASE_VERDICT,     /* sensor chains collected, scored */
+	DRILL_PHASE_N
+};
+/* "setup", "lab_up", "agent", "levers", "observation", "sweep",
+ * "teardown", "verdict" (static). */
+const char *drill_phase_name(enum drill_phase ph);
+
 struct drill_result {
 	char run_id[64];
 	char run_dir[1024];
@@ -1655,6 +1686,10 @@ struct drill_result {
 	 * or refused; "" when no lever was pulled */
 	char kill_rt[128];
 	char kill_mlock[96];
+	/* ms per phase (enum drill_phase) and their sum, the wall time from
+	 * the start to drill.json (drill.json "phases") */
+	double phase_ms[DRILL_PHASE_N];
+	double wall_ms;
 };
 
 typedef void (*drill_observer_fn)(void *ctx, const struct drill_beat *beat);
@@ -1688,6 +1723,23 @@ struct drill_options {
  * lab down unless keep_lab. */
 int drill_run(const struct drill_options *o, struct drill_result *out,
     struct errbuf *e);
+/*
+ * drill_run in two halves, so that a caller can run the second on
+ * another thread while it starts the next drill (ares trial).
+ * drill_begin: the front, setup to the end of the agent phase (the kill
+ * path ran when the bait fired).  -1 + e, *dp NULL, when the drill could
+ * not start (as drill_run); else *dp, and 0 when the front reached its
+ * end, 1 when it failed or lost the engine (finish that one first).
+ * o is copied; its policy_path and runs_dir are read only here, its other
+ * strings and flags until drill_finish returns, as is out.
+ * drill_finish: the rest (observation window, sweep, teardown, verdict,
+ * signed report), then frees dr; drill_run's return and e.  Every
+ * drill_begin that returned 0 or 1 must be followed by one drill_finish.
+ */
+struct drill;
+int drill_begin(const struct drill_options *o, struct drill_result *out,
+    struct drill **dp, struct errbuf *e);
+int drill_finish(struct drill *dr, struct errbuf *e);
 /* The drill summary as JSON (docs/drill-json.md).  Caller deletes. */
 cJSON *drill_result_json(const struct drill_result *r);
 /* Exit code for a verdict (EXIT_CONTAINED, EXIT_BREACHED, ...). */

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +69,67 @@ struct drill_state {
 	char chain_paths[DRILL_MAX_CHAINS][80];
 	size_t nchains;
 	unsigned beat_lab;       /* the next beat's lab (drill_beat.lab) */
+	enum drill_phase phase;  /* the phase under way (drill_phase) */
+	uint64_t phase_t0;       /* ... since */
 };
+
+const char *
+drill_phase_name(enum drill_phase ph)
+{
+	static const char *const names[DRILL_PHASE_N] = {
+		[DRILL_PHASE_SETUP] = "setup",
+		[DRILL_PHASE_LAB_UP] = "lab_up",
+		[DRILL_PHASE_AGENT] = "agent",
+		[DRILL_PHASE_LEVERS] = "levers",
+		[DRILL_PHASE_OBSERVE] = "observation",
+		[DRILL_PHASE_SWEEP] = "sweep",
+		[DRILL_PHASE_TEARDOWN] = "teardown",
+		[DRILL_PHASE_VERDICT] = "verdict",
+	};
+
+	return (size_t)ph < DRILL_PHASE_N ? names[ph] : "?";
+}
+
+/* The phase under way ends now and next begins: its time goes to
+ * r->phase_ms (informational, never part of the verdict). */
+static void
+drill_phase(struct drill_state *st, enum drill_phase next)
+{
+	uint64_t now = util_mono_ns();
+
+	if (now > st->phase_t0)
+		st->r->phase_ms[st->phase] += (double)(now - st->phase_t0) /
+		    1e6;
+	st->phase = next;
+	st->phase_t0 = now;
+}
+
+/*
+ * The agent phase just ended (the levers ran inside it when the bait
+ * fired): the stretch from the bait event (its sensor's clock, clamped
+ * into the phase) to now is the levers', the rest the agent's.  Timed
+ * from outside, so the kill path is untouched.
+ */
+static void
+drill_phase_split_levers(struct drill_state *st)
+{
+	uint64_t now = util_mono_ns(), b = st->r->bait_ns;
+
+	if (!st->r->bait_fired || st->phase != DRILL_PHASE_AGENT) {
+		/* no window without the bait: teardown is next */
+		drill_phase(st, st->r->bait_fired ? DRILL_PHASE_OBSERVE :
+		    DRILL_PHASE_TEARDOWN);
+		return;
+	}
+	if (b < st->phase_t0)
+		b = st->phase_t0;
+	if (b > now)
+		b = now;
+	st->r->phase_ms[DRILL_PHASE_AGENT] += (double)(b - st->phase_t0) / 1e6;
+	st->r->phase_ms[DRILL_PHASE_LEVERS] += (double)(now - b) / 1e6;
+	st->phase = DRILL_PHASE_OBSERVE;
+	st->phase_t0 = now;
+}
 
 /* The verdict is the scorer's: so is its name. */
 const char *
@@ -1460,6 +1521,7 @@ drill_lab_up(struct drill_state *st, struct errbuf *e)
 		.pace_ms = o->pace_ms,  /* presenter mode */
 	};
 
+	drill_phase(st, DRILL_PHASE_LAB_UP);
 	drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "bringing the lab up");
 	util_test_hook("lab-up", o->cancel);
 	st->lab = lab_up_opts(st->d, st->p, r->run_dir, r->run_id, r->seed,
@@ -1495,6 +1557,7 @@ drill_start_agent(struct drill_state *st, struct errbuf *e)
 	struct errbuf e2 = { 0 };
 	cJSON *f;
 
+	drill_phase(st, DRILL_PHASE_AGENT);
 	if (st->lab->tripwire_path != NULL) {
 		st->tripwire_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 		/* Under a sandbox the gofer opens the file for a mere stat
@@ -1764,8 +1827,11 @@ drill_teardown(struct drill_state *st, int *rc)
 {
 	if (st->lab == NULL)
 		return;
-	if (*rc == 0 && st->r->bait_fired && !st->engine_lost)
+	if (*rc == 0 && st->r->bait_fired && !st->engine_lost) {
+		drill_phase(st, DRILL_PHASE_SWEEP);
 		drill_sweep_record(st);
+	}
+	drill_phase(st, DRILL_PHASE_TEARDOWN);
 	if (!st->engine_lost)
 		drill_save_agent_log(st);
 	if (st->o->keep_lab) {
@@ -1799,6 +1865,7 @@ drill_conclude(struct drill_state *st, int rc, bool errored)
 {
 	struct drill_result *r = st->r;
 
+	drill_phase(st, DRILL_PHASE_VERDICT);
 	if (rc == 0) {
 		cJSON *f;
 
@@ -1830,7 +1897,13 @@ drill_publish(struct drill_state *st)
 {
 	struct drill_result *r = st->r;
 	struct errbuf e = { 0 };
+	size_t k;
 
+	/* the phases end where drill.json is written */
+	drill_phase(st, st->phase);
+	r->wall_ms = 0;
+	for (k = 0; k < DRILL_PHASE_N; k++)
+		r->wall_ms += r->phase_ms[k];
 	if (drill_write_json(r, &e) == -1)
 		drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "%s", e.msg);
 	if (drill_report(st, &e) == -1) {
@@ -1883,79 +1956,124 @@ drill_open(struct drill_state *st, struct errbuf *e)
 	return drill_gc(st) ? -1 : 0;
 }
 
-int
-drill_run(const struct drill_options *o, struct drill_result *out,
-    struct errbuf *e)
-{
+/* A drill between drill_begin and drill_finish (core.h). */
+struct drill {
 	struct drill_state st;
-	struct drill_result *r = out;
-	bool errored = false;
-	int rc = -1;
+	struct drill_options o;  /* the caller's, copied: st.o points here */
+	struct errbuf e;         /* why the front failed */
+	bool front_ok;           /* the front reached its end */
+	bool errored;            /* cancelled, or incomplete */
+};
 
-	memset(&st, 0, sizeof st);
+int
+drill_begin(const struct drill_options *o, struct drill_result *out,
+    struct drill **dp, struct errbuf *e)
+{
+	struct drill *dr = xcalloc(1, sizeof *dr);
+	struct drill_state *st = &dr->st;
+	struct drill_result *r = out;
+
+	*dp = NULL;
 	memset(r, 0, sizeof *r);
-	st.o = o;
-	st.r = r;
-	st.bus_fd = -1;
-	st.tripwire_fd = -1;
-	st.test_hook = getenv("ARES_TEST_HOOK") != NULL;
+	dr->o = *o;
+	st->o = &dr->o;
+	st->r = r;
+	st->bus_fd = -1;
+	st->tripwire_fd = -1;
+	st->test_hook = getenv("ARES_TEST_HOOK") != NULL;
 	r->time_to_kill_ms = -1;
 	r->time_to_first_lever_ms = -1;
 	r->start_ns = util_mono_ns();
+	st->phase = DRILL_PHASE_SETUP;
+	st->phase_t0 = r->start_ns;
 
-	if (sodium_init() < 0)
+	if (sodium_init() < 0) {
+		free(dr);
 		return errbuf_set(e, ERRBUF_INTERNAL, "libsodium init failed");
-	st.p = policy_load(o->policy_path, e);
-	if (st.p == NULL)
+	}
+	st->p = policy_load(o->policy_path, e);
+	if (st->p == NULL) {
+		free(dr);
 		return -1;
-	if (drill_open(&st, e) == -1 || drill_open_bus(&st, e) == -1 ||
-	    drill_lab_up(&st, e) == -1 || drill_start_agent(&st, e) == -1)
+	}
+	*dp = dr;
+	if (drill_open(st, &dr->e) == -1 || drill_open_bus(st, &dr->e) == -1 ||
+	    drill_lab_up(st, &dr->e) == -1 ||
+	    drill_start_agent(st, &dr->e) == -1)
 		goto out;
 	util_test_hook("agent", o->cancel);
 	/* Before any datagram is read: does the engine still answer? */
-	if (drill_agent_running(&st) == -1 && drill_engine_lost(&st, "agent",
-	    st.last_e.msg, st.last_e.code == ERRBUF_ENGINE))
+	if (drill_agent_running(st) == -1 && drill_engine_lost(st, "agent",
+	    st->last_e.msg, st->last_e.code == ERRBUF_ENGINE))
 		goto out;
 
 	/* The agent runs; the bait, when it comes, fires every lever and
 	 * verifies it (drill_bait), then the window shows what got past. */
-	drill_agent_phase(&st, &errored);
-	if (st.engine_lost || (r->bait_fired && drill_levers_lost(&st)))
+	drill_agent_phase(st, &dr->errored);
+	drill_phase_split_levers(st);
+	if (st->engine_lost || (r->bait_fired && drill_levers_lost(st)))
 		goto out;
-	if (r->bait_fired) {
-		drill_observe(&st, &errored);
-		if (st.engine_lost)
-			goto out;
-	}
-	rc = 0;
-
+	dr->front_ok = true;
 out:
+	/* read no more: the caller may reuse them once we return */
+	dr->o.policy_path = NULL;
+	dr->o.runs_dir = NULL;
+	return dr->front_ok ? 0 : 1;
+}
+
+int
+drill_finish(struct drill *dr, struct errbuf *e)
+{
+	struct drill_state *st = &dr->st;
+	struct drill_result *r = st->r;
+	const struct drill_options *o = st->o;
+	int rc = -1;
+
+	if (dr->front_ok && r->bait_fired)
+		drill_observe(st, &dr->errored);
+	if (dr->front_ok && !st->engine_lost)
+		rc = 0;
+
 	/* A lost engine ends the drill with a verdict (error) and a signed
 	 * report over what was recorded, never without one. */
-	if (st.engine_lost)
+	if (st->engine_lost)
 		rc = 0;
-	drill_teardown(&st, &rc);
-	if (st.engine_lost) {
-		errored = true;
+	drill_teardown(st, &rc);
+	if (st->engine_lost) {
+		dr->errored = true;
 		snprintf(r->verdict_reason, sizeof r->verdict_reason, "%s",
-		    st.lost_reason);
+		    st->lost_reason);
 	}
-	if (st.bus_fd != -1) {
-		close(st.bus_fd);
-		st.bus_fd = -1;
+	if (st->bus_fd != -1) {
+		close(st->bus_fd);
+		st->bus_fd = -1;
 	}
 	if (!o->keep_lab && r->run_dir[0] != '\0')
 		(void)lab_remove_sockets(r->run_dir, r->run_id);
-	drill_conclude(&st, rc, errored);
+	drill_conclude(st, rc, dr->errored);
 	if (rc == 0)
-		drill_publish(&st);
-	if (st.tripwire_fd != -1)
-		close(st.tripwire_fd);
-	lever_ctx_release(&st.lc);
-	lab_free(st.lab);
-	docker_close(st.d);
-	policy_free(st.p);
+		drill_publish(st);
+	if (st->tripwire_fd != -1)
+		close(st->tripwire_fd);
+	lever_ctx_release(&st->lc);
+	lab_free(st->lab);
+	docker_close(st->d);
+	policy_free(st->p);
+	if (rc == -1 && e != NULL)
+		*e = dr->e;
+	free(dr);
 	return rc;
+}
+
+int
+drill_run(const struct drill_options *o, struct drill_result *out,
+    struct errbuf *e)
+{
+	struct drill *dr;
+
+	if (drill_begin(o, out, &dr, e) == -1)
+		return -1;
+	return drill_finish(dr, e);
 }
 
 cJSON *
@@ -2030,5 +2148,12 @@ drill_result_json(const struct drill_result *r)
 	cJSON_AddStringToObject(o, "path", r->evidence_path);
 	cJSON_AddNumberToObject(o, "entries", (double)r->evidence_entries);
 	cJSON_AddStringToObject(o, "head", r->evidence_head);
+	/* where the time went (informational: the scorer ignores it) */
+	o = cJSON_AddObjectToObject(j, "phases");
+	for (i = 0; i < DRILL_PHASE_N; i++)
+		cJSON_AddNumberToObject(o, drill_phase_name((enum drill_phase)i),
+		    round(r->phase_ms[i] * 1000.0) / 1000.0);
+	cJSON_AddNumberToObject(j, "wall_ms", round(r->wall_ms * 1000.0) /
+	    1000.0);
 	return j;
 }

@@ -4,7 +4,11 @@
  * seeds derived from one base seed, summarised as exact binomial intervals
  * and recorded in one signed trial.json (docs/trial.md).
  *
- * Thread safety: drill_run() opens its own Engine API handle per drill.
+ * Each worker runs a drill's front (drill_begin: up to the levers) and
+ * hands its tail (drill_finish: window, sweep, teardown, verdict) to a
+ * thread of its own while it brings the next lab up (trial_worker).
+ *
+ * Thread safety: drill_begin() opens its own Engine API handle per drill.
  * What drill_run shares and could race on is done once here, before any
  * worker starts: the lab image import (two drills would both import it) and
  * the signing key (two drills would both try to create it).  trial.json is
@@ -27,6 +31,9 @@
 #include <sodium.h>
 
 #define TRIAL_REASON_MAX 256
+
+_Static_assert(TRIAL_NPHASES == DRILL_PHASE_N,
+    "struct trial_run keeps one time per drill phase");
 
 uint64_t
 trial_seed(uint64_t base, size_t index)
@@ -296,6 +303,24 @@ trial_summary_compute(const struct trial_run *runs, size_t n, double level,
 	s->ttk_p95 = stats_percentile(ttk, s->nttk, 0.95);
 	s->ttk_max = s->nttk > 0 ? ttk[s->nttk - 1] : NAN;
 	free(ttk);
+}
+
+size_t
+trial_phase_medians(const struct trial *t, double *med)
+{
+	double *v = xcalloc(t->n + 1, sizeof *v);
+	size_t i, k, n = 0;
+
+	for (k = 0; k < TRIAL_NPHASES; k++) {
+		n = 0;
+		for (i = 0; i < t->n; i++)
+			if (t->runs[i].done && t->runs[i].timed)
+				v[n++] = t->runs[i].phase_ms[k];
+		stats_sort(v, n);
+		med[k] = n > 0 ? stats_median(v, n) : NAN;
+	}
+	free(v);
+	return n;
 }
 
 void
@@ -1648,6 +1673,10 @@ trial_record(struct trial_ctx *c, struct trial_run *run,
 	run->leaks = r->leaks;
 	run->time_to_kill_ms = r->time_to_kill_ms >= 0 ? r->time_to_kill_ms :
 	    -1;
+	run->timed = r->wall_ms > 0;
+	memcpy(run->phase_ms, r->phase_ms, sizeof run->phase_ms);
+	run->wall_ms = r->wall_ms;
+	c->t->ndrilled++;
 	path = xasprintf("%s/report.json", r->run_dir);
 	if (sign_hash_file(path, h, sizeof h, NULL, &e) == 0)
 		util_hex(h, sizeof h, run->report_blake2b);
@@ -1660,21 +1689,116 @@ trial_record(struct trial_ctx *c, struct trial_run *run,
 	free(path);
 }
 
+/*
+ * The second half of a worker's drill (drill_finish: observation window,
+ * sweep, teardown, verdict, signed report), on a thread of its own while
+ * the worker brings the next drill's lab up.  A worker has at most two
+ * of them at once, and the older is joined before its next drill starts:
+ * at most two labs per worker, and the trial waits for every one before
+ * it reports.
+ */
+struct trial_tail {
+	struct trial_ctx *c;
+	struct trial_run *run;
+	struct drill *dr;          /* NULL: the drill could not start */
+	struct drill_result r;
+	struct errbuf e;
+	int rc;
+	pthread_t th;
+	bool threaded;
+};
+
+static void *
+trial_tail_main(void *arg)
+{
+	struct trial_tail *tl = arg;
+
+	tl->rc = drill_finish(tl->dr, &tl->e);
+	tl->dr = NULL;
+	return NULL;
+}
+
+/* Wait for tail tl, record its run in the trial (the lock taken here)
+ * and free it. */
+static void
+trial_tail_done(struct trial_tail *tl)
+{
+	struct trial_ctx *c = tl->c;
+	struct errbuf e = { 0 };
+
+	if (tl->threaded)
+		pthread_join(tl->th, NULL);
+	pthread_mutex_lock(&c->mu);
+	c->running--;
+	if (trial_flag(c->o->cancel) && (tl->rc == -1 ||
+	    tl->r.verdict == DRILL_VERDICT_ERROR)) {
+		/* Cut short by the user: not a result; --resume runs this
+		 * index again (its directory stays). */
+		c->t->ncancelled++;
+	} else {
+		trial_record(c, tl->run, &tl->r, tl->rc, &tl->e);
+		if (trial_save(c->t, c->sk, &e) == -1 &&
+		    c->save_err[0] == '\0')
+			snprintf(c->save_err, sizeof c->save_err, "%s", e.msg);
+		trial_tell(c, TRIAL_EV_FINISH, tl->run);
+	}
+	pthread_mutex_unlock(&c->mu);
+	free(tl);
+}
+
+/* The front of run's drill on this thread (drill_begin), its tail
+ * started on another (inline when no thread can be made).  Returns the
+ * tail to finish with trial_tail_done. */
+static struct trial_tail *
+trial_start_drill(struct trial_ctx *c, struct trial_run *run)
+{
+	struct trial *t = c->t;
+	struct trial_tail *tl = xcalloc(1, sizeof *tl);
+	struct drill_options d;
+	char copy[4200];
+	int front;
+
+	tl->c = c;
+	tl->run = run;
+	memset(&d, 0, sizeof d);
+	d.policy_path = t->policy_abs;
+	if (run->policy_copy[0] != '\0') {
+		snprintf(copy, sizeof copy, "%s/%s", t->dir, run->policy_copy);
+		d.policy_path = copy;
+	}
+	d.seed = run->seed;
+	d.has_seed = true;
+	d.runs_dir = c->runs_abs;
+	d.cancel = c->o->cancel;
+	d.key_dir = c->o->key_dir;
+	front = drill_begin(&d, &tl->r, &tl->dr, &tl->e);
+	if (front == -1) {
+		tl->rc = -1;
+		return tl;
+	}
+	/* A front that failed (e.g. lost the engine) finishes here, so the
+	 * worker records it (no further drill starts after an engine loss)
+	 * before it starts another.  The tail's thread takes no signal
+	 * either (inherited mask). */
+	if (front == 0 &&
+	    pthread_create(&tl->th, NULL, trial_tail_main, tl) == 0)
+		tl->threaded = true;
+	else
+		trial_tail_main(tl);
+	return tl;
+}
+
 static void *
 trial_worker(void *arg)
 {
 	struct trial_ctx *c = arg;
 	struct trial *t = c->t;
-	struct drill_result *r = xmalloc(sizeof *r);
+	struct trial_tail *prev = NULL, *tl;
 
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
-		struct drill_options d;
-		struct errbuf e = { 0 };
 		struct trial_run *run;
-		char copy[4200];
 		size_t idx;
-		int rc;
 
 		while (c->next < t->n && t->runs[c->next].done)
 			c->next++;
@@ -1687,39 +1811,22 @@ trial_worker(void *arg)
 		trial_tell(c, TRIAL_EV_START, run);
 		pthread_mutex_unlock(&c->mu);
 
-		memset(&d, 0, sizeof d);
-		d.policy_path = t->policy_abs;
-		if (run->policy_copy[0] != '\0') {
-			snprintf(copy, sizeof copy, "%s/%s", t->dir,
-			    run->policy_copy);
-			d.policy_path = copy;
-		}
-		d.seed = run->seed;
-		d.has_seed = true;
-		d.runs_dir = c->runs_abs;
-		d.cancel = c->o->cancel;
-		d.key_dir = c->o->key_dir;
-		rc = drill_run(&d, r, &e);
-
+		tl = trial_start_drill(c, run);
+		/* the previous drill's tail ran beside this front */
+		if (prev != NULL)
+			trial_tail_done(prev);
+		prev = NULL;
+		if (tl->threaded)
+			prev = tl;
+		else
+			trial_tail_done(tl);
 		pthread_mutex_lock(&c->mu);
-		c->running--;
-		if (trial_flag(c->o->cancel) && (rc == -1 ||
-		    r->verdict == DRILL_VERDICT_ERROR)) {
-			/* Cut short by the user: not a result; --resume
-			 * runs this index again (its directory stays). */
-			t->ncancelled++;
-			continue;
-		}
-		trial_record(c, run, r, rc, &e);
-		if (trial_save(t, c->sk, &e) == -1 && c->save_err[0] == '\0')
-			snprintf(c->save_err, sizeof c->save_err, "%s", e.msg);
-		trial_tell(c, TRIAL_EV_FINISH, run);
 	}
 	pthread_mutex_unlock(&c->mu);
-	free(r);
+	if (prev != NULL)
+		trial_tail_done(prev);
 	return NULL;
 }
-
 
 static int
 trial_policy_hash(const char *path, char out[EVIDENCE_HEX_BYTES],
@@ -2005,7 +2112,8 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 	struct sign_secret *sk = NULL;
 	struct docker *d = NULL;
 	size_t missing = 0;
-	int rc = -1;
+	uint64_t t0;
+	int rc = -1, wrc;
 
 	memset(t, 0, sizeof *t);
 	memset(&c, 0, sizeof c);
@@ -2044,7 +2152,10 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 	c.t = t;
 	c.sk = sk;
 	pthread_mutex_init(&c.mu, NULL);
-	if (trial_workers(&c, missing, e) == -1) {
+	t0 = util_mono_ns();
+	wrc = trial_workers(&c, missing, e);
+	t->wall_ms = (double)(util_mono_ns() - t0) / 1e6;
+	if (wrc == -1) {
 		pthread_mutex_destroy(&c.mu);
 		goto out;
 	}

@@ -189,6 +189,28 @@ cmd_trial_print_pictures(FILE *f, const struct trial *t, bool utf8)
 	free(v);
 }
 
+/* Where this session's drills spent their time: the median of each
+ * phase (drill.json "phases"), their sum, and the throughput. */
+static void
+cmd_trial_print_timing(FILE *f, const struct trial *t)
+{
+	double med[TRIAL_NPHASES], sum = 0;
+	size_t n = trial_phase_medians(t, med), k;
+
+	if (n == 0)
+		return;
+	fprintf(f, "\ntiming     %zu drill(s) in %.1f s: %.1f drills/min at "
+	    "-j %zu\n", t->ndrilled, t->wall_ms / 1e3, t->wall_ms > 0 ?
+	    (double)t->ndrilled * 60000.0 / t->wall_ms : 0.0, t->jobs);
+	fprintf(f, "  phases (median ms of %zu drill(s)):", n);
+	for (k = 0; k < TRIAL_NPHASES; k++) {
+		fprintf(f, " %s %.0f", drill_phase_name((enum drill_phase)k),
+		    med[k]);
+		sum += med[k];
+	}
+	fprintf(f, "; sum %.0f\n", sum);
+}
+
 /* The table of runs and the summary (rates, time to kill, exit code). */
 static void
 cmd_trial_print(FILE *f, const struct trial *t, int code, bool utf8)
@@ -262,6 +284,7 @@ cmd_trial_print(FILE *f, const struct trial *t, int code, bool utf8)
 		fprintf(f, "  %-14s none (no run cut the agent off)\n",
 		    "time to kill");
 	cmd_trial_print_pictures(f, t, utf8);
+	cmd_trial_print_timing(f, t);
 	if (!t->complete)
 		fprintf(f, "\nINCOMPLETE: %zu run(s) missing; continue with "
 		    "ares trial --resume %s\n", t->n - s->finished, t->dir);
