@@ -32,7 +32,7 @@
 #include "evidence.h"   /* evidence.c: hash-chained JSONL */
 
 /* ------------------------------------------------------------------ */
-/* docker.c - Docker Engine API client (libcurl over the unix socket)  */
+/* docker.c - Docker Engine API client (unix socket, TLS, ssh)        */
 /* ------------------------------------------------------------------ */
 
 struct docker;   /* one connection (curl handle); not thread-safe: one per thread */
@@ -40,6 +40,18 @@ void docker_close(struct docker *d);
 /* docker_open + docker_negotiate: a client ready to use, or NULL + e
  * (nothing left open).  Free with docker_close. */
 struct docker *docker_connect(const char *host, struct errbuf *e);
+/* Is d's engine remote (anything but a local unix socket)? */
+bool docker_is_remote(const struct docker *d);
+/*
+ * Refuse what needs the local engine (host bind mounts, the host kernel)
+ * when DOCKER_HOST names a remote engine, before anything is made: 0 when
+ * local, else -1 + e (ERRBUF_INPUT, "remote engine: <what> needs ...;
+ * local engine only"; also a DOCKER_HOST that does not parse).  what is
+ * e.g. "ares drill".  docker_require_local_d: the same for an open client.
+ */
+int docker_require_local(const char *what, struct errbuf *e);
+int docker_require_local_d(const struct docker *d, const char *what,
+    struct errbuf *e);
 
 /* GET /containers/json?all=1&filters={"label":["ares.run=<id>"]} and
  * GET /networks?filters=...: arrays (caller cJSON_Delete()s). */

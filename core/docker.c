@@ -1,5 +1,9 @@
 /*
- * docker.c - Docker Engine API client: libcurl over the unix socket.
+ * docker.c - Docker Engine API client: libcurl over the engine's unix
+ * socket, over TCP with TLS (DOCKER_TLS_VERIFY, DOCKER_CERT_PATH, as the
+ * docker CLI), or over plain TCP only with ARES_ALLOW_PLAINTEXT_ENGINE=1.
+ * ssh:// parses but is refused (not bridged yet).  docs/engine.md
+ * describes DOCKER_HOST.
  *
  * One struct docker owns one curl easy handle that is reused for every
  * request, so the connection to the daemon is kept alive between calls
@@ -40,7 +44,10 @@
 
 struct docker {
 	CURL *curl;
-	char *sock_path;
+	struct docker_host host;
+	char *where;           /* for messages: the socket path or the URL */
+	char *base_url;        /* "http://localhost", "https://H:P", ... */
+	char *ca, *cert, *key; /* TLS: the files libcurl reads (paths only) */
 	char api[16];          /* negotiated API version, "" before */
 	char engine[64];       /* engine version string from /version */
 	bool negotiated;
@@ -420,6 +427,8 @@ upload_read(char *p, size_t size, size_t nmemb, void *ud)
 	return (size_t)n;
 }
 
+static void transport_setopt(struct docker *d);
+
 struct req {
 	const char *method;       /* "GET", "POST", "DELETE", ... */
 	const char *path;         /* versioned path for messages */
@@ -442,7 +451,7 @@ perform(struct docker *d, const struct req *q, struct sink *s,
     long *status, struct errbuf *e)
 {
 	struct curl_slist *hdrs = NULL;
-	char *url = xasprintf("http://localhost%s", q->url_path);
+	char *url = xasprintf("%s%s", d->base_url, q->url_path);
 	CURLcode rc;
 	char *ct = NULL;
 
@@ -465,13 +474,8 @@ perform(struct docker *d, const struct req *q, struct sink *s,
 	}
 	curl_easy_reset(d->curl);   /* keeps the live connection */
 	d->curl_err[0] = '\0';
-	curl_easy_setopt(d->curl, CURLOPT_UNIX_SOCKET_PATH, d->sock_path);
+	transport_setopt(d);
 	curl_easy_setopt(d->curl, CURLOPT_URL, url);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(d->curl, CURLOPT_PROTOCOLS_STR, "http");
-#else
-	curl_easy_setopt(d->curl, CURLOPT_PROTOCOLS, (long)CURLPROTO_HTTP);
-#endif
 	curl_easy_setopt(d->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(d->curl, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
 	curl_easy_setopt(d->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
@@ -532,41 +536,288 @@ perform(struct docker *d, const struct req *q, struct sink *s,
 	if (rc != CURLE_OK)
 		return errbuf_set(e, ERRBUF_ENGINE,
 		    "docker: %s %s via %s: %s", q->method, q->path,
-		    d->sock_path,
+		    d->where,
 		    d->curl_err[0] ? d->curl_err : curl_easy_strerror(rc));
 	return 0;
 }
 
-/* Parse a "unix:///path" host.  NULL + e (ERRBUF_INPUT); what names where
- * the value came from. */
-static char *
-host_socket_path(const char *host, const char *what,
+/* ---- DOCKER_HOST ---------------------------------------------------- */
+
+/* Is c allowed in a host name (letters, digits, '-', '.')? */
+static bool
+host_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || c == '-' || c == '.';
+}
+
+/*
+ * Parse "HOST[:PORT]" (HOST a name, an IPv4 address or "[IPv6]") of
+ * value's authority a[0..n) into h.  -1 + e naming the bad part.
+ */
+static int
+host_parse_authority(const char *value, const char *what, const char *a,
+    size_t n, struct docker_host *h, struct errbuf *e)
+{
+	const char *end = a + n, *port = NULL;
+	size_t hn;
+
+	if (n == 0)
+		return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: no host",
+		    what, value);
+	if (a[0] == '[') {
+		const char *rb = memchr(a, ']', n);
+
+		if (rb == NULL)
+			return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: IPv6 "
+			    "address without its closing ']'", what, value);
+		hn = (size_t)(rb - a - 1);
+		if (hn == 0 || hn >= sizeof h->name ||
+		    strspn(a + 1, "0123456789abcdefABCDEF:.") < hn)
+			return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: bad IPv6 "
+			    "address \"%.*s\"", what, value, (int)(hn > 64 ? 64 :
+			    hn), a + 1);
+		memcpy(h->name, a + 1, hn);
+		h->name[hn] = '\0';
+		h->ipv6 = true;
+		if (rb + 1 < end) {
+			if (rb[1] != ':')
+				return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: "
+				    "unexpected \"%.*s\" after the address",
+				    what, value, (int)(end - rb - 1), rb + 1);
+			port = rb + 2;
+		}
+	} else {
+		const char *colon = memchr(a, ':', n);
+
+		hn = colon != NULL ? (size_t)(colon - a) : n;
+		if (hn == 0)
+			return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: no host "
+			    "before the port", what, value);
+		if (hn >= sizeof h->name)
+			return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: host "
+			    "name longer than %zu bytes", what, value,
+			    sizeof h->name - 1);
+		for (size_t i = 0; i < hn; i++)
+			if (!host_name_char(a[i]))
+				return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: "
+				    "bad character '%s%c' in the host \"%.*s\"",
+				    what, value, (unsigned char)a[i] < 0x20 ||
+				    (unsigned char)a[i] >= 0x7f ? "\\x" : "",
+				    (unsigned char)a[i] < 0x20 ||
+				    (unsigned char)a[i] >= 0x7f ? '?' : a[i],
+				    (int)(hn > 64 ? 64 : hn), a);
+		if (a[0] == '-' || a[0] == '.')
+			return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: the host "
+			    "\"%.*s\" may not start with '%c'", what, value,
+			    (int)(hn > 64 ? 64 : hn), a, a[0]);
+		memcpy(h->name, a, hn);
+		h->name[hn] = '\0';
+		if (colon != NULL)
+			port = colon + 1;
+	}
+	if (port != NULL) {
+		size_t pn = (size_t)(end - port);
+		long v = 0;
+
+		if (pn == 0 || pn > 5 || strspn(port, "0123456789") < pn)
+			return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: bad port "
+			    "\"%.*s\" (1..65535)", what, value,
+			    (int)(pn > 16 ? 16 : pn), port);
+		for (size_t i = 0; i < pn; i++)
+			v = v * 10 + (port[i] - '0');
+		if (v < 1 || v > 65535)
+			return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: bad port "
+			    "\"%.*s\" (1..65535)", what, value, (int)pn, port);
+		h->port = (int)v;
+	}
+	return 0;
+}
+
+int
+docker_host_parse(const char *value, const char *what,
+    struct docker_host *h, struct errbuf *e)
+{
+	const char *p, *a, *end;
+	size_t sun_max = sizeof(((struct sockaddr_un *)0)->sun_path);
+
+	memset(h, 0, sizeof *h);
+	if (value == NULL || value[0] == '\0')
+		return errbuf_set(e, ERRBUF_INPUT, "%s is empty", what);
+	for (p = value; *p != '\0'; p++)
+		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+			return errbuf_set(e, ERRBUF_INPUT, "%s: control, blank "
+			    "or non-ASCII byte 0x%02x at offset %zu", what,
+			    (unsigned char)*p, (size_t)(p - value));
+	if (strlen(value) > 1024)
+		return errbuf_set(e, ERRBUF_INPUT, "%s=%.64s...: longer than "
+		    "1024 bytes", what, value);
+	if (strncmp(value, "unix://", 7) == 0) {
+		p = value + 7;
+		if (p[0] != '/' || strlen(p) >= sun_max)
+			return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: need an "
+			    "absolute socket path shorter than %zu bytes",
+			    what, value, sun_max);
+		h->kind = DOCKER_UNIX;
+		snprintf(h->path, sizeof h->path, "%s", p);
+		return 0;
+	}
+	if (strncmp(value, "tcp://", 6) == 0) {
+		h->kind = DOCKER_TCP;
+		a = value + 6;
+	} else if (strncmp(value, "ssh://", 6) == 0) {
+		h->kind = DOCKER_SSH;
+		a = value + 6;
+	} else {
+		size_t sl = strcspn(value, ":");
+
+		return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: unsupported "
+		    "scheme \"%.*s\" (unix:///path, tcp://HOST:PORT or "
+		    "ssh://[USER@]HOST[:PORT])", what, value,
+		    (int)(sl > 16 ? 16 : sl), value);
+	}
+	/* the authority ends at a path, query or fragment */
+	end = a + strcspn(a, "/?#");
+	if (*end == '?' || *end == '#' || (*end == '/' && end[1] != '\0'))
+		return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: unexpected "
+		    "\"%.32s\" after the host (no path, query or fragment)",
+		    what, value, end);
+	{
+		const char *at = memchr(a, '@', (size_t)(end - a));
+
+		if (at != NULL) {
+			size_t un = (size_t)(at - a);
+
+			if (h->kind != DOCKER_SSH)
+				return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: "
+				    "a user (\"...@\") only goes with ssh://",
+				    what, value);
+			if (un == 0 || un >= sizeof h->user || a[0] == '-' ||
+			    strspn(a, "abcdefghijklmnopqrstuvwxyz"
+			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") < un)
+				return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: "
+				    "bad user \"%.*s\" (letters, digits, '.', "
+				    "'_', '-'; at most %zu)", what, value,
+				    (int)(un > 40 ? 40 : un), a,
+				    sizeof h->user - 1);
+			memcpy(h->user, a, un);
+			h->user[un] = '\0';
+			a = at + 1;
+		}
+	}
+	return host_parse_authority(value, what, a, (size_t)(end - a), h, e);
+}
+
+/* ---- the transport's curl options ---------------------------------- */
+
+/* Set d's transport on its (freshly reset) curl handle. */
+static void
+transport_setopt(struct docker *d)
+{
+	CURL *c = d->curl;
+	bool tls = d->ca != NULL;
+
+	switch (d->host.kind) {
+	case DOCKER_UNIX:
+		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, d->host.path);
+		break;
+	case DOCKER_SSH:      /* refused by docker_open */
+	case DOCKER_TCP:
+		/* never through a proxy from the environment */
+		curl_easy_setopt(c, CURLOPT_PROXY, "");
+		if (tls) {
+			curl_easy_setopt(c, CURLOPT_CAINFO, d->ca);
+			/* only ca.pem: no system CA directory */
+			curl_easy_setopt(c, CURLOPT_CAPATH, NULL);
+			curl_easy_setopt(c, CURLOPT_SSLCERT, d->cert);
+			curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+			curl_easy_setopt(c, CURLOPT_SSLKEY, d->key);
+			curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+			curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+			curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+			curl_easy_setopt(c, CURLOPT_SSLVERSION,
+			    (long)CURL_SSLVERSION_TLSv1_2);
+		}
+		break;
+	}
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, tls ? "https" : "http");
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, tls ? "https" :
+	    "http");
+#else
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS, tls ? (long)CURLPROTO_HTTPS :
+	    (long)CURLPROTO_HTTP);
+#endif
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+}
+
+/*
+ * The TLS files of a tcp:// engine: DOCKER_CERT_PATH, else ~/.docker (as
+ * the docker CLI), each of ca.pem, cert.pem, key.pem a readable regular
+ * file (checked, never read here: libcurl reads them).  -1 + e.
+ */
+static int
+tls_files(struct docker *d, const char *what, const char *value,
     struct errbuf *e)
 {
-	const char *p;
-	if (strncmp(host, "unix://", 7) != 0) {
-		errbuf_set(e, ERRBUF_INPUT,
-		    "%s=%.200s: unsupported scheme (only unix:///path is "
-		    "supported)", what, host);
-		return NULL;
+	const char *dir = getenv("DOCKER_CERT_PATH");
+	const char *home = getenv("HOME");
+	char *base, *f[3];
+	static const char *const names[3] = { "ca.pem", "cert.pem",
+	    "key.pem" };
+
+	if (dir != NULL && dir[0] != '\0')
+		base = xstrdup(dir);
+	else if (home != NULL && home[0] == '/')
+		base = xasprintf("%s/.docker", home);
+	else
+		return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: TLS needs "
+		    "DOCKER_CERT_PATH (HOME is not set for ~/.docker)", what,
+		    value);
+	for (int i = 0; i < 3; i++) {
+		struct stat sb;
+
+		f[i] = xasprintf("%s/%s", base, names[i]);
+		const char *why = NULL;
+
+		if (stat(f[i], &sb) == -1 || access(f[i], R_OK) == -1)
+			why = strerror(errno);
+		else if (!S_ISREG(sb.st_mode))
+			why = "not a regular file";
+		if (why != NULL) {
+			errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: TLS file %s: "
+			    "%s (DOCKER_CERT_PATH holds ca.pem, cert.pem, "
+			    "key.pem; default ~/.docker)", what, value, f[i],
+			    why);
+			for (int k = 0; k <= i; k++)
+				free(f[k]);
+			free(base);
+			return -1;
+		}
 	}
-	p = host + 7;
-	if (p[0] != '/' || strlen(p) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
-		errbuf_set(e, ERRBUF_INPUT,
-		    "%s=%.200s: need an absolute socket path shorter than "
-		    "%zu bytes", what, host,
-		    sizeof(((struct sockaddr_un *)0)->sun_path));
-		return NULL;
-	}
-	return xstrdup(p);
+	free(base);
+	d->ca = f[0];
+	d->cert = f[1];
+	d->key = f[2];
+	return 0;
+}
+
+/* Is an environment variable set to a non-empty value? */
+static bool
+env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && v[0] != '\0';
 }
 
 struct docker *
 docker_open(const char *host, struct errbuf *e)
 {
 	const char *what = "docker host";
+	struct docker_host h;
 	struct docker *d;
-	char *path;
+	char name[300];
 
 	if (host == NULL) {
 		host = getenv("DOCKER_HOST");
@@ -574,20 +825,75 @@ docker_open(const char *host, struct errbuf *e)
 		if (host == NULL || host[0] == '\0')
 			host = DEFAULT_HOST;
 	}
-	path = host_socket_path(host, what, e);
-	if (path == NULL)
+	if (docker_host_parse(host, what, &h, e) == -1)
 		return NULL;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		free(path);
-		errbuf_set(e, ERRBUF_INTERNAL, "docker: curl_global_init failed");
-		return NULL;
-	}
 	d = xcalloc(1, sizeof *d);
-	d->sock_path = path;
+	d->host = h;
+	snprintf(name, sizeof name, h.ipv6 ? "[%s]" : "%s", h.name);
+	switch (h.kind) {
+	case DOCKER_UNIX:
+		d->where = xstrdup(h.path);
+		d->base_url = xstrdup("http://localhost");
+		break;
+	case DOCKER_SSH:
+		errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: ssh:// engines are not "
+		    "supported yet (docs/engine.md); use tcp://HOST:PORT with "
+		    "TLS (DOCKER_TLS_VERIFY=1, DOCKER_CERT_PATH)", what, host);
+		goto fail;
+	case DOCKER_TCP:
+		/* TLS as the docker CLI turns it on; never without
+		 * verifying the engine's certificate and name. */
+		if (env_on("DOCKER_TLS_VERIFY") || env_on("DOCKER_TLS")) {
+			if (tls_files(d, what, host, e) == -1)
+				goto fail;
+			if (h.port == 0)
+				d->host.port = h.port = 2376;
+			d->base_url = xasprintf("https://%s:%d", name, h.port);
+		} else {
+			const char *ok = getenv("ARES_ALLOW_PLAINTEXT_ENGINE");
+			static bool warned;
+
+			if (ok == NULL || strcmp(ok, "1") != 0) {
+				errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: plain "
+				    "tcp without TLS is refused (anyone on the "
+				    "path could read and drive the engine, which "
+				    "is root on its machine): set "
+				    "DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH, or "
+				    "ARES_ALLOW_PLAINTEXT_ENGINE=1 to accept "
+				    "plaintext", what, host);
+				goto fail;
+			}
+			if (h.port == 0)
+				d->host.port = h.port = 2375;
+			if (!warned) {
+				warned = true;
+				fprintf(stderr, "ares: WARNING: %s=%.200s: "
+				    "plaintext engine connection without TLS "
+				    "(ARES_ALLOW_PLAINTEXT_ENGINE=1): anyone on "
+				    "the path can read and drive this engine\n",
+				    what, host);
+			}
+			d->base_url = xasprintf("http://%s:%d", name, h.port);
+		}
+		d->where = xasprintf("tcp://%s:%d", name, h.port);
+		break;
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		errbuf_set(e, ERRBUF_INTERNAL, "docker: curl_global_init failed");
+		goto fail;
+	}
 	d->curl = curl_easy_init();
 	if (d->curl == NULL)
 		util_fatal("docker: curl_easy_init failed");
 	return d;
+fail:
+	free(d->where);
+	free(d->base_url);
+	free(d->ca);
+	free(d->cert);
+	free(d->key);
+	free(d);
+	return NULL;
 }
 
 void
@@ -596,9 +902,84 @@ docker_close(struct docker *d)
 	if (d == NULL)
 		return;
 	curl_easy_cleanup(d->curl);
-	free(d->sock_path);
+	free(d->where);
+	free(d->base_url);
+	free(d->ca);
+	free(d->cert);
+	free(d->key);
 	free(d);
 	curl_global_cleanup();
+}
+
+bool
+docker_is_remote(const struct docker *d)
+{
+	return d->host.kind != DOCKER_UNIX;
+}
+
+const char *
+docker_transport_name(const struct docker *d)
+{
+	switch (d->host.kind) {
+	case DOCKER_UNIX:
+		return "unix";
+	case DOCKER_SSH:
+		return "ssh";
+	case DOCKER_TCP:
+		break;
+	}
+	return d->ca != NULL ? "tcp+tls" : "tcp (plaintext)";
+}
+
+const char *
+docker_where(const struct docker *d)
+{
+	return d->where;
+}
+
+const char *
+docker_tls_ca(const struct docker *d)
+{
+	return d->ca;
+}
+
+const char *
+docker_tls_cert(const struct docker *d)
+{
+	return d->cert;
+}
+
+/* The refusal shared by docker_require_local and _d. */
+static int
+require_local_fail(const char *where, const char *what, struct errbuf *e)
+{
+	return errbuf_set(e, ERRBUF_INPUT, "remote engine (%.200s): %s needs "
+	    "host bind mounts (bus, control and evidence folders) and the "
+	    "host kernel (kernel levers); local engine only", where, what);
+}
+
+int
+docker_require_local_d(const struct docker *d, const char *what,
+    struct errbuf *e)
+{
+	if (!docker_is_remote(d))
+		return 0;
+	return require_local_fail(d->where, what, e);
+}
+
+int
+docker_require_local(const char *what, struct errbuf *e)
+{
+	const char *host = getenv("DOCKER_HOST");
+	struct docker_host h;
+
+	if (host == NULL || host[0] == '\0')
+		return 0;
+	if (docker_host_parse(host, "DOCKER_HOST", &h, e) == -1)
+		return -1;
+	if (h.kind == DOCKER_UNIX)
+		return 0;
+	return require_local_fail(host, what, e);
 }
 
 const char *
@@ -645,7 +1026,7 @@ docker_negotiate(struct docker *d, struct errbuf *e)
 	if (status != 200) {
 		char *m = docker_error_message(status, s.buf, s.len);
 		errbuf_set(e, ERRBUF_ENGINE, "docker: GET /version via %s: %s",
-		    d->sock_path, m);
+		    d->where, m);
 		free(m);
 		free(s.buf);
 		return -1;
@@ -656,7 +1037,7 @@ docker_negotiate(struct docker *d, struct errbuf *e)
 		cJSON_Delete(j);
 		return errbuf_set(e, ERRBUF_ENGINE,
 		    "docker: GET /version via %s: answer is not a JSON object",
-		    d->sock_path);
+		    d->where);
 	}
 	api = cJSON_GetObjectItemCaseSensitive(j, "ApiVersion");
 	min = cJSON_GetObjectItemCaseSensitive(j, "MinAPIVersion");

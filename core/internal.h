@@ -11,7 +11,7 @@
 #include "core.h"
 
 /* ------------------------------------------------------------------ */
-/* docker.c - Docker Engine API client (libcurl over the unix socket)  */
+/* docker.c - Docker Engine API client (unix socket, TLS, ssh)        */
 /* ------------------------------------------------------------------ */
 
 #define DOCKER_API_MIN "1.41"   /* oldest API we speak */
@@ -25,10 +25,48 @@ struct docker_response {
 };
 void docker_response_free(struct docker_response *r);
 
-/* Open a client for host ("unix:///path"); NULL host means $DOCKER_HOST or
- * unix:///var/run/docker.sock.  Does not connect.  NULL + e (ERRBUF_INPUT for
- * an unsupported DOCKER_HOST scheme). */
+/* How the engine is reached (docs/engine.md). */
+enum docker_transport {
+	DOCKER_UNIX = 0,       /* unix:///path: the local engine */
+	DOCKER_TCP,            /* tcp://HOST[:PORT]: TLS or, opted in, plain */
+	DOCKER_SSH,            /* ssh://[USER@]HOST[:PORT]: parsed, refused
+	                          by docker_open (not bridged yet) */
+};
+
+/* A parsed DOCKER_HOST. */
+struct docker_host {
+	enum docker_transport kind;
+	char path[108];        /* DOCKER_UNIX: the socket path */
+	char name[256];        /* TCP / SSH: host name or address (an IPv6
+	                          address without its brackets) */
+	char user[33];         /* SSH: the user, "" for ssh's default */
+	int port;              /* TCP / SSH: 0 when not given */
+	bool ipv6;             /* name is an IPv6 address ([...] in URLs) */
+};
+
+/*
+ * Pure: parse value (a DOCKER_HOST).  what names where it came from
+ * ("DOCKER_HOST") in messages, which quote the value and name the bad part.
+ * 0, or -1 + e (ERRBUF_INPUT).
+ */
+int docker_host_parse(const char *value, const char *what,
+    struct docker_host *h, struct errbuf *e);
+
+/* Open a client for host (a DOCKER_HOST value); NULL host means
+ * $DOCKER_HOST or unix:///var/run/docker.sock.  tcp:// takes TLS from
+ * DOCKER_TLS_VERIFY / DOCKER_TLS and DOCKER_CERT_PATH (default ~/.docker,
+ * whose ca.pem, cert.pem and key.pem must exist) and refuses plain tcp
+ * unless ARES_ALLOW_PLAINTEXT_ENGINE=1 (then warns on stderr once per
+ * process).  ssh:// is refused.  Does not connect.  NULL + e
+ * (ERRBUF_INPUT: bad or refused DOCKER_HOST, missing certificate files). */
 struct docker *docker_open(const char *host, struct errbuf *e);
+/* The transport's name for people: "unix", "tcp+tls", "tcp (plaintext)";
+ * and where it leads (the socket path, tcp://H:P). */
+const char *docker_transport_name(const struct docker *d);
+const char *docker_where(const struct docker *d);
+/* TLS files in use (NULL when not TLS). */
+const char *docker_tls_ca(const struct docker *d);
+const char *docker_tls_cert(const struct docker *d);
 /* GET /version and pick the API version.  -1 + e (ERRBUF_ENGINE when the
  * engine is unreachable or refuses every version we speak). */
 int docker_negotiate(struct docker *d, struct errbuf *e);
