@@ -40,16 +40,29 @@ void docker_close(struct docker *d);
 /* docker_open + docker_negotiate: a client ready to use, or NULL + e
  * (nothing left open).  Free with docker_close. */
 struct docker *docker_connect(const char *host, struct errbuf *e);
+const char *docker_api_version(const struct docker *d);  /* "1.41" */
+const char *docker_engine_version(const struct docker *d); /* "20.10.24" */
+/* The transport's name for people: "unix", "tcp+tls", "tcp (plaintext)";
+ * and where it leads (the socket path, tcp://H:P). */
+const char *docker_transport_name(const struct docker *d);
+const char *docker_where(const struct docker *d);
+/* TLS files in use (NULL when not TLS). */
+const char *docker_tls_ca(const struct docker *d);
+const char *docker_tls_cert(const struct docker *d);
 /* Is d's engine remote (anything but a local unix socket)? */
 bool docker_is_remote(const struct docker *d);
 /*
  * Refuse what needs the local engine (host bind mounts, the host kernel)
  * when DOCKER_HOST names a remote engine, before anything is made: 0 when
- * local, else -1 + e (ERRBUF_INPUT, "remote engine: <what> needs ...;
- * local engine only"; also a DOCKER_HOST that does not parse).  what is
- * e.g. "ares drill".  docker_require_local_d: the same for an open client.
+ * local, else -1 + e (ERRBUF_INPUT, "remote engine (HOST): <what> needs
+ * <needs>; local engine only"; also a DOCKER_HOST that does not parse).
+ * what is e.g. "ares drill"; needs NULL means DOCKER_NEEDS_HOST.
+ * docker_require_local_d: the same for an open client.
  */
-int docker_require_local(const char *what, struct errbuf *e);
+#define DOCKER_NEEDS_HOST "host bind mounts (bus, control and evidence " \
+	"folders) and the host kernel (kernel levers)"
+int docker_require_local(const char *what, const char *needs,
+    struct errbuf *e);
 int docker_require_local_d(const struct docker *d, const char *what,
     struct errbuf *e);
 

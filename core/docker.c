@@ -951,11 +951,12 @@ docker_tls_cert(const struct docker *d)
 
 /* The refusal shared by docker_require_local and _d. */
 static int
-require_local_fail(const char *where, const char *what, struct errbuf *e)
+require_local_fail(const char *where, const char *what, const char *needs,
+    struct errbuf *e)
 {
 	return errbuf_set(e, ERRBUF_INPUT, "remote engine (%.200s): %s needs "
-	    "host bind mounts (bus, control and evidence folders) and the "
-	    "host kernel (kernel levers); local engine only", where, what);
+	    "%s; local engine only", where, what, needs != NULL ? needs :
+	    DOCKER_NEEDS_HOST);
 }
 
 int
@@ -964,11 +965,11 @@ docker_require_local_d(const struct docker *d, const char *what,
 {
 	if (!docker_is_remote(d))
 		return 0;
-	return require_local_fail(d->where, what, e);
+	return require_local_fail(d->where, what, NULL, e);
 }
 
 int
-docker_require_local(const char *what, struct errbuf *e)
+docker_require_local(const char *what, const char *needs, struct errbuf *e)
 {
 	const char *host = getenv("DOCKER_HOST");
 	struct docker_host h;
@@ -979,7 +980,7 @@ docker_require_local(const char *what, struct errbuf *e)
 		return -1;
 	if (h.kind == DOCKER_UNIX)
 		return 0;
-	return require_local_fail(host, what, e);
+	return require_local_fail(host, what, needs, e);
 }
 
 const char *

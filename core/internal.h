@@ -60,18 +60,10 @@ int docker_host_parse(const char *value, const char *what,
  * process).  ssh:// is refused.  Does not connect.  NULL + e
  * (ERRBUF_INPUT: bad or refused DOCKER_HOST, missing certificate files). */
 struct docker *docker_open(const char *host, struct errbuf *e);
-/* The transport's name for people: "unix", "tcp+tls", "tcp (plaintext)";
- * and where it leads (the socket path, tcp://H:P). */
-const char *docker_transport_name(const struct docker *d);
-const char *docker_where(const struct docker *d);
-/* TLS files in use (NULL when not TLS). */
-const char *docker_tls_ca(const struct docker *d);
-const char *docker_tls_cert(const struct docker *d);
+
 /* GET /version and pick the API version.  -1 + e (ERRBUF_ENGINE when the
  * engine is unreachable or refuses every version we speak). */
 int docker_negotiate(struct docker *d, struct errbuf *e);
-const char *docker_api_version(const struct docker *d);  /* "1.41" */
-const char *docker_engine_version(const struct docker *d); /* "20.10.24" */
 /* Pure: choose the API version for a daemon advertising [min_api, api].
  * Writes e.g. "1.41" into out.  -1 + e when the ranges do not overlap. */
 int docker_version_pick(const char *daemon_api, const char *daemon_min,

@@ -1039,22 +1039,22 @@ static void test_require_local(void **state)
 	(void)state;
 
 	unsetenv("DOCKER_HOST");
-	assert_int_equal(docker_require_local("ares drill", &e), 0);
+	assert_int_equal(docker_require_local("ares drill", NULL, &e), 0);
 	setenv("DOCKER_HOST", "unix:///run/x.sock", 1);
-	assert_int_equal(docker_require_local("ares drill", &e), 0);
+	assert_int_equal(docker_require_local("ares drill", NULL, &e), 0);
 	setenv("DOCKER_HOST", "tcp://10.1.2.3:2376", 1);
-	assert_int_equal(docker_require_local("ares drill", &e), -1);
+	assert_int_equal(docker_require_local("ares drill", NULL, &e), -1);
 	assert_int_equal(e.code, ERRBUF_INPUT);
 	assert_non_null(strstr(e.msg, "remote engine (tcp://10.1.2.3:2376): "
 	    "ares drill needs"));
 	assert_non_null(strstr(e.msg, "local engine only"));
 	setenv("DOCKER_HOST", "ssh://h", 1);
 	memset(&e, 0, sizeof e);
-	assert_int_equal(docker_require_local("ares lab up", &e), -1);
+	assert_int_equal(docker_require_local("ares lab up", NULL, &e), -1);
 	assert_non_null(strstr(e.msg, "ares lab up"));
 	setenv("DOCKER_HOST", "tcp://h:99999", 1);
 	memset(&e, 0, sizeof e);
-	assert_int_equal(docker_require_local("ares lab up", &e), -1);
+	assert_int_equal(docker_require_local("ares lab up", NULL, &e), -1);
 	assert_non_null(strstr(e.msg, "bad port"));
 	unsetenv("DOCKER_HOST");
 }
