@@ -42,8 +42,8 @@ void docker_close(struct docker *d);
 struct docker *docker_connect(const char *host, struct errbuf *e);
 const char *docker_api_version(const struct docker *d);  /* "1.41" */
 const char *docker_engine_version(const struct docker *d); /* "20.10.24" */
-/* The transport's name for people: "unix", "tcp+tls", "tcp (plaintext)";
- * and where it leads (the socket path, tcp://H:P). */
+/* The transport's name for people: "unix", "tcp+tls", "tcp (plaintext)",
+ * "ssh"; and where it leads (the socket path, tcp://H:P, the ssh:// URL). */
 const char *docker_transport_name(const struct docker *d);
 const char *docker_where(const struct docker *d);
 /* TLS files in use (NULL when not TLS). */

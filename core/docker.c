@@ -1,9 +1,9 @@
 /*
  * docker.c - Docker Engine API client: libcurl over the engine's unix
  * socket, over TCP with TLS (DOCKER_TLS_VERIFY, DOCKER_CERT_PATH, as the
- * docker CLI), or over plain TCP only with ARES_ALLOW_PLAINTEXT_ENGINE=1.
- * ssh:// parses but is refused (not bridged yet).  docs/engine.md
- * describes DOCKER_HOST.
+ * docker CLI), over plain TCP only with ARES_ALLOW_PLAINTEXT_ENGINE=1, or
+ * over ssh (`ssh HOST docker system dial-stdio`, as the docker CLI, one
+ * child per connection; below).  docs/engine.md describes DOCKER_HOST.
  *
  * One struct docker owns one curl easy handle that is reused for every
  * request, so the connection to the daemon is kept alive between calls
@@ -31,16 +31,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #define DEFAULT_HOST        "unix:///var/run/docker.sock"
 #define CONNECT_TIMEOUT_MS  2000L
 #define REQUEST_TIMEOUT_MS  60000L
 #define IMPORT_TIMEOUT_MS   300000L
 #define ERRMSG_MAX          512     /* daemon message kept in errors */
+#define SSH_CHILD_MAX       4       /* ssh children (connections) at once */
+#define SSH_ERR_MAX         300     /* ssh's stderr kept for messages */
+
+/* One ssh child: one connection of libcurl's. */
+struct ssh_child {
+	pid_t pid;             /* 0: free slot */
+	int err_fd;            /* its stderr (nonblocking read end) */
+	char err[SSH_ERR_MAX];
+	size_t err_len;
+};
 
 struct docker {
 	CURL *curl;
@@ -48,6 +66,14 @@ struct docker {
 	char *where;           /* for messages: the socket path or the URL */
 	char *base_url;        /* "http://localhost", "https://H:P", ... */
 	char *ca, *cert, *key; /* TLS: the files libcurl reads (paths only) */
+	/* ssh:// (host.path is the private socket libcurl connects to) */
+	char *ssh_dir;
+	int ssh_listen, ssh_wake[2];
+	pthread_t ssh_tid;
+	bool ssh_running;
+	pthread_mutex_t ssh_lock;          /* guards ssh_err */
+	char ssh_err[SSH_ERR_MAX];
+	struct ssh_child ssh[SSH_CHILD_MAX];   /* the acceptor's own */
 	char api[16];          /* negotiated API version, "" before */
 	char engine[64];       /* engine version string from /version */
 	bool negotiated;
@@ -428,6 +454,7 @@ upload_read(char *p, size_t size, size_t nmemb, void *ud)
 }
 
 static void transport_setopt(struct docker *d);
+static void ssh_last_error(struct docker *d, char *out, size_t max);
 
 struct req {
 	const char *method;       /* "GET", "POST", "DELETE", ... */
@@ -533,11 +560,16 @@ perform(struct docker *d, const struct req *q, struct sink *s,
 		return errbuf_set(e, ERRBUF_INTERNAL,
 		    "docker: %s %s: reading the upload: %s", q->method,
 		    q->path, strerror(q->upload->err));
-	if (rc != CURLE_OK)
+	if (rc != CURLE_OK) {
+		char ssh_err[SSH_ERR_MAX];
+
+		ssh_last_error(d, ssh_err, sizeof ssh_err);
 		return errbuf_set(e, ERRBUF_ENGINE,
-		    "docker: %s %s via %s: %s", q->method, q->path,
+		    "docker: %s %s via %s: %s%s%s", q->method, q->path,
 		    d->where,
-		    d->curl_err[0] ? d->curl_err : curl_easy_strerror(rc));
+		    d->curl_err[0] ? d->curl_err : curl_easy_strerror(rc),
+		    ssh_err[0] ? "; ssh: " : "", ssh_err);
+	}
 	return 0;
 }
 
@@ -708,6 +740,261 @@ docker_host_parse(const char *value, const char *what,
 	return host_parse_authority(value, what, a, (size_t)(end - a), h, e);
 }
 
+/* ---- ssh: a private unix socket, one ssh child per connection ------- */
+
+/*
+ * libcurl of Debian 12 (7.88) calls connect() even on a socket the
+ * open-socket callback hands over as already connected, so ssh:// is
+ * bridged through a unix socket in a fresh 0700 directory: libcurl
+ * connects to it (CURLOPT_UNIX_SOCKET_PATH), a thread of this client
+ * accepts, and every accepted connection becomes the stdin and stdout of
+ * its own `ssh -o BatchMode=yes ... -- HOST docker system dial-stdio`
+ * (the bytes go straight between libcurl and ssh; nothing is copied
+ * here).  The child's stderr is kept (bounded) for the error messages.
+ */
+
+/* Start ssh for d on the connected socket fd, stderr to err_fd: a clean
+ * signal mask, SIGPIPE at its default, its own process group, no other
+ * descriptor of ours.  0 with *pid, or posix_spawn's error. */
+static int
+ssh_spawn(const struct docker *d, int fd, int err_fd, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, dfl;
+	char port[8];
+	char *argv[24];
+	size_t n = 0;
+	int err;
+
+	argv[n++] = "ssh";
+	argv[n++] = "-o";
+	argv[n++] = "BatchMode=yes";
+	argv[n++] = "-o";
+	argv[n++] = "ConnectTimeout=10";
+	argv[n++] = "-T";   /* no tty */
+	argv[n++] = "-x";   /* no X11 forwarding */
+	argv[n++] = "-a";   /* no agent forwarding */
+	if (d->host.user[0] != '\0') {
+		argv[n++] = "-l";
+		argv[n++] = (char *)d->host.user;
+	}
+	if (d->host.port != 0) {
+		snprintf(port, sizeof port, "%d", d->host.port);
+		argv[n++] = "-p";
+		argv[n++] = port;
+	}
+	argv[n++] = "--";
+	argv[n++] = (char *)d->host.name;
+	argv[n++] = "docker";
+	argv[n++] = "system";
+	argv[n++] = "dial-stdio";
+	argv[n] = NULL;
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &dfl);
+	posix_spawnattr_setpgroup(&at, 0);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
+	    POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd, 0);
+	posix_spawn_file_actions_adddup2(&fa, fd, 1);
+	posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	err = posix_spawnp(pid, "ssh", &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	return err;
+}
+
+/* Keep what child c wrote on stderr (the first SSH_ERR_MAX bytes). */
+static void
+ssh_drain(struct docker *d, struct ssh_child *c)
+{
+	char buf[512];
+	ssize_t n;
+
+	while ((n = read(c->err_fd, buf, sizeof buf)) > 0) {
+		size_t room = sizeof c->err - 1 - c->err_len;
+
+		if ((size_t)n > room)
+			n = (ssize_t)room;
+		memcpy(c->err + c->err_len, buf, (size_t)n);
+		c->err_len += (size_t)n;
+		c->err[c->err_len] = '\0';
+	}
+	if (c->err_len > 0) {
+		pthread_mutex_lock(&d->ssh_lock);
+		util_sanitize(d->ssh_err, sizeof d->ssh_err, c->err,
+		    c->err_len, false);
+		pthread_mutex_unlock(&d->ssh_lock);
+	}
+}
+
+/* Reap child i if it exited (or, when force, end it). */
+static void
+ssh_reap(struct docker *d, int i, bool force)
+{
+	struct ssh_child *c = &d->ssh[i];
+	int st;
+
+	if (c->pid <= 0)
+		return;
+	if (force)
+		(void)kill(c->pid, SIGTERM);
+	if (waitpid(c->pid, &st, force ? 0 : WNOHANG) == 0)
+		return;
+	ssh_drain(d, c);
+	close(c->err_fd);
+	memset(c, 0, sizeof *c);
+}
+
+/* The acceptor: accept on the private socket, spawn ssh per connection
+ * (at most SSH_CHILD_MAX at once; beyond that the connection is closed,
+ * which libcurl reports), reap children, until the wake pipe speaks. */
+static void *
+ssh_thread(void *arg)
+{
+	struct docker *d = arg;
+
+	for (;;) {
+		struct pollfd pf[2 + SSH_CHILD_MAX];
+		int np = 2, fd;
+
+		pf[0].fd = d->ssh_wake[0];
+		pf[0].events = POLLIN;
+		pf[1].fd = d->ssh_listen;
+		pf[1].events = POLLIN;
+		for (int i = 0; i < SSH_CHILD_MAX; i++)
+			if (d->ssh[i].pid > 0) {
+				pf[np].fd = d->ssh[i].err_fd;
+				pf[np].events = POLLIN;
+				np++;
+			}
+		if (poll(pf, (nfds_t)np, 200) == -1 && errno != EINTR)
+			break;
+		if (pf[0].revents != 0)
+			break;
+		for (int i = 0; i < SSH_CHILD_MAX; i++)
+			if (d->ssh[i].pid > 0) {
+				ssh_drain(d, &d->ssh[i]);
+				ssh_reap(d, i, false);
+			}
+		if ((pf[1].revents & POLLIN) == 0)
+			continue;
+		fd = accept4(d->ssh_listen, NULL, NULL, SOCK_CLOEXEC);
+		if (fd == -1)
+			continue;
+		for (int i = 0; i < SSH_CHILD_MAX; i++) {
+			struct ssh_child *c = &d->ssh[i];
+			int ep[2], err;
+
+			if (c->pid > 0)
+				continue;
+			if (pipe2(ep, O_CLOEXEC | O_NONBLOCK) == -1)
+				break;
+			err = ssh_spawn(d, fd, ep[1], &c->pid);
+			close(ep[1]);
+			if (err != 0) {
+				close(ep[0]);
+				c->pid = 0;
+				pthread_mutex_lock(&d->ssh_lock);
+				snprintf(d->ssh_err, sizeof d->ssh_err,
+				    "cannot run ssh: %s", strerror(err));
+				pthread_mutex_unlock(&d->ssh_lock);
+				break;
+			}
+			c->err_fd = ep[0];
+			break;
+		}
+		close(fd);   /* the child has its copy */
+	}
+	for (int i = 0; i < SSH_CHILD_MAX; i++)
+		ssh_reap(d, i, true);
+	return NULL;
+}
+
+/* Make the private socket and start the acceptor.  -1 + e. */
+static int
+ssh_start(struct docker *d, struct errbuf *e)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *tmp = getenv("TMPDIR");
+	char *dir;
+
+	if (tmp == NULL || tmp[0] != '/' || strlen(tmp) > 60)
+		tmp = "/tmp";
+	dir = xasprintf("%s/ares-ssh.XXXXXX", tmp);
+	if (mkdtemp(dir) == NULL) {
+		errbuf_set(e, ERRBUF_INTERNAL, "docker: ssh: mkdtemp %s: %s",
+		    dir, strerror(errno));
+		free(dir);
+		return -1;
+	}
+	d->ssh_dir = dir;
+	snprintf(d->host.path, sizeof d->host.path, "%s/engine.sock", dir);
+	memcpy(sa.sun_path, d->host.path, strlen(d->host.path) + 1);
+	d->ssh_listen = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (d->ssh_listen == -1 ||
+	    bind(d->ssh_listen, (struct sockaddr *)&sa, sizeof sa) == -1 ||
+	    listen(d->ssh_listen, 8) == -1 ||
+	    pipe2(d->ssh_wake, O_CLOEXEC) == -1)
+		return errbuf_set(e, ERRBUF_INTERNAL, "docker: ssh: socket %s: "
+		    "%s", d->host.path, strerror(errno));
+	pthread_mutex_init(&d->ssh_lock, NULL);
+	if (pthread_create(&d->ssh_tid, NULL, ssh_thread, d) != 0) {
+		pthread_mutex_destroy(&d->ssh_lock);
+		return errbuf_set(e, ERRBUF_INTERNAL, "docker: ssh: cannot "
+		    "start its thread");
+	}
+	d->ssh_running = true;
+	return 0;
+}
+
+/* Stop the acceptor (its children end too), remove the socket and its
+ * directory.  Safe on a half-started or non-ssh client. */
+static void
+ssh_stop(struct docker *d)
+{
+	if (d->ssh_running) {
+		(void)!write(d->ssh_wake[1], "x", 1);
+		pthread_join(d->ssh_tid, NULL);
+		pthread_mutex_destroy(&d->ssh_lock);
+		d->ssh_running = false;
+	}
+	if (d->ssh_listen > 0)
+		close(d->ssh_listen);
+	if (d->ssh_wake[0] > 0) {
+		close(d->ssh_wake[0]);
+		close(d->ssh_wake[1]);
+	}
+	d->ssh_listen = -1;
+	d->ssh_wake[0] = d->ssh_wake[1] = -1;
+	if (d->ssh_dir != NULL) {
+		(void)unlink(d->host.path);
+		(void)rmdir(d->ssh_dir);
+		free(d->ssh_dir);
+		d->ssh_dir = NULL;
+	}
+}
+
+/* The last thing an ssh child said on stderr, into out ("" if none). */
+static void
+ssh_last_error(struct docker *d, char *out, size_t max)
+{
+	out[0] = '\0';
+	if (!d->ssh_running)
+		return;
+	pthread_mutex_lock(&d->ssh_lock);
+	snprintf(out, max, "%s", d->ssh_err);
+	pthread_mutex_unlock(&d->ssh_lock);
+	for (size_t l = strlen(out); l > 0 && out[l - 1] == ' '; l--)
+		out[l - 1] = '\0';
+}
+
 /* ---- the transport's curl options ---------------------------------- */
 
 /* Set d's transport on its (freshly reset) curl handle. */
@@ -719,9 +1006,9 @@ transport_setopt(struct docker *d)
 
 	switch (d->host.kind) {
 	case DOCKER_UNIX:
+	case DOCKER_SSH:      /* the private socket to the ssh children */
 		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, d->host.path);
 		break;
-	case DOCKER_SSH:      /* refused by docker_open */
 	case DOCKER_TCP:
 		/* never through a proxy from the environment */
 		curl_easy_setopt(c, CURLOPT_PROXY, "");
@@ -829,6 +1116,7 @@ docker_open(const char *host, struct errbuf *e)
 		return NULL;
 	d = xcalloc(1, sizeof *d);
 	d->host = h;
+	d->ssh_listen = d->ssh_wake[0] = d->ssh_wake[1] = -1;
 	snprintf(name, sizeof name, h.ipv6 ? "[%s]" : "%s", h.name);
 	switch (h.kind) {
 	case DOCKER_UNIX:
@@ -836,10 +1124,11 @@ docker_open(const char *host, struct errbuf *e)
 		d->base_url = xstrdup("http://localhost");
 		break;
 	case DOCKER_SSH:
-		errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: ssh:// engines are not "
-		    "supported yet (docs/engine.md); use tcp://HOST:PORT with "
-		    "TLS (DOCKER_TLS_VERIFY=1, DOCKER_CERT_PATH)", what, host);
-		goto fail;
+		d->where = xstrdup(host);
+		d->base_url = xstrdup("http://localhost");
+		if (ssh_start(d, e) == -1)
+			goto fail;
+		break;
 	case DOCKER_TCP:
 		/* TLS as the docker CLI turns it on; never without
 		 * verifying the engine's certificate and name. */
@@ -887,6 +1176,7 @@ docker_open(const char *host, struct errbuf *e)
 		util_fatal("docker: curl_easy_init failed");
 	return d;
 fail:
+	ssh_stop(d);
 	free(d->where);
 	free(d->base_url);
 	free(d->ca);
@@ -902,6 +1192,7 @@ docker_close(struct docker *d)
 	if (d == NULL)
 		return;
 	curl_easy_cleanup(d->curl);
+	ssh_stop(d);
 	free(d->where);
 	free(d->base_url);
 	free(d->ca);

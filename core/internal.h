@@ -29,8 +29,9 @@ void docker_response_free(struct docker_response *r);
 enum docker_transport {
 	DOCKER_UNIX = 0,       /* unix:///path: the local engine */
 	DOCKER_TCP,            /* tcp://HOST[:PORT]: TLS or, opted in, plain */
-	DOCKER_SSH,            /* ssh://[USER@]HOST[:PORT]: parsed, refused
-	                          by docker_open (not bridged yet) */
+	DOCKER_SSH,            /* ssh://[USER@]HOST[:PORT]: docker system
+	                          dial-stdio over ssh, one child per
+	                          connection */
 };
 
 /* A parsed DOCKER_HOST. */
@@ -57,7 +58,8 @@ int docker_host_parse(const char *value, const char *what,
  * DOCKER_TLS_VERIFY / DOCKER_TLS and DOCKER_CERT_PATH (default ~/.docker,
  * whose ca.pem, cert.pem and key.pem must exist) and refuses plain tcp
  * unless ARES_ALLOW_PLAINTEXT_ENGINE=1 (then warns on stderr once per
- * process).  ssh:// is refused.  Does not connect.  NULL + e
+ * process).  ssh:// makes a private unix socket and its acceptor thread
+ * (ssh runs at the first request).  Does not connect.  NULL + e
  * (ERRBUF_INPUT: bad or refused DOCKER_HOST, missing certificate files). */
 struct docker *docker_open(const char *host, struct errbuf *e);
 

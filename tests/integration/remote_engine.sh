@@ -20,11 +20,16 @@
 #     (...): ... local engine only", exit 2, and make nothing: no run
 #     directory, no container, no network;
 #   - lab status and lab down (API only) work there;
-#   - the second engine listens on nothing but 127.0.0.1.
+#   - the second engine listens on nothing but 127.0.0.1;
+#   - ssh://USER@HOST:PORT runs `ssh -o BatchMode=yes ... -- HOST docker
+#     system dial-stdio` (a stand-in ssh on PATH that checks its options
+#     and dials the suite's engine): ares engine answers through it with
+#     one ssh child, none left after; ssh's own error reaches the message;
+#     a drill there is refused.
 # Finally that dockerd is stopped and its directories removed (trap on
 # exit).  The suite's engine on /var/run/docker.sock is never stopped or
 # restarted.
-# Needs root, dockerd, the docker CLI and openssl: skips (77) without them
+# Needs root, dockerd, the docker CLI, openssl, ss and python3: skips (77) without them
 # unless ARES_REQUIRE_DOCKER=1, where it fails.
 set -u
 ARES=${ARES_BIN:-./ares}
@@ -308,4 +313,65 @@ grep -q "run $rrun: removed 1 object(s)" "$out" ||
 [ -z "$(rdocker ps -aq --filter "label=ares.run=$rrun")" ] ||
     fail "ares lab down left the remote container"
 echo "ok: ares lab status and lab down work on the remote engine"
-echo "PASS: remote engine over TLS"
+# ---- 4. ssh:// -------------------------------------------------------
+# A stand-in for ssh on PATH: it checks the options ares gives it, then
+# runs `docker system dial-stdio` against the suite's engine (as the real
+# one would run it on HOST).  Unknown hosts fail as ssh does.
+mkdir -p "$base/bin"
+cat >"$base/bin/ssh" <<'SH'
+#!/bin/sh
+echo "$*" >>"$FAKE_SSH_LOG"
+case " $* " in *" -o BatchMode=yes "*) ;; *) echo "no BatchMode" >&2; exit 9;; esac
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do shift; done
+[ "${1:-}" = "--" ] || { echo "no -- before the host" >&2; exit 9; }
+shift
+host=$1; shift
+[ "$host" = "engine.test" ] || { echo "ssh: Could not resolve hostname $host: Name or service not known" >&2; exit 255; }
+[ "$*" = "docker system dial-stdio" ] || { echo "bad command: $*" >&2; exit 9; }
+unset DOCKER_HOST DOCKER_TLS_VERIFY DOCKER_CERT_PATH
+exec docker system dial-stdio
+SH
+chmod 0755 "$base/bin/ssh"
+export FAKE_SSH_LOG="$base/ssh.log"
+local_version=$(env -u DOCKER_HOST docker version --format '{{.Server.Version}}')
+env PATH="$base/bin:$PATH" DOCKER_HOST="ssh://tester@engine.test:2222" \
+    "$ARES" engine >"$out" 2>&1
+rc=$?
+[ $rc = 0 ] || fail "ares engine over ssh: exit $rc: $(cat "$out")"
+grep -q "^engine    ssh://tester@engine.test:2222 (remote, ssh)" "$out" &&
+    grep -q "^version   $local_version (API " "$out" ||
+    fail "ares engine over ssh: $(cat "$out")"
+grep -q -- "-o BatchMode=yes .*-l tester -p 2222 -- engine.test docker system dial-stdio" \
+    "$FAKE_SSH_LOG" || fail "ssh was not run as documented: $(cat "$FAKE_SSH_LOG")"
+# one connection for /version and both listings: one ssh child
+[ "$(wc -l <"$FAKE_SSH_LOG")" = 1 ] ||
+    fail "ssh ran $(wc -l <"$FAKE_SSH_LOG") times for one ares engine"
+pgrep -f "$base/bin/ssh" >/dev/null && fail "an ssh child outlived ares"
+pgrep -f "docker system dial-stdio" >/dev/null &&
+    fail "a dial-stdio outlived ares"
+ls -d "${TMPDIR:-/tmp}"/ares-ssh.* >/dev/null 2>&1 &&
+    fail "the private ssh socket dir was left: $(ls -d "${TMPDIR:-/tmp}"/ares-ssh.*)"
+echo "ok: ares engine over ssh (docker system dial-stdio), one ssh child, none left"
+
+env PATH="$base/bin:$PATH" DOCKER_HOST="ssh://nowhere.test" \
+    "$ARES" engine >"$out" 2>&1
+rc=$?
+[ $rc = 3 ] || fail "ssh to an unknown host: exit $rc (want 3): $(cat "$out")"
+grep -q "ssh: Could not resolve hostname nowhere.test" "$out" ||
+    fail "ssh's reason is not in the message: $(cat "$out")"
+echo "ok: ssh's own error reaches the message (exit 3)"
+
+env PATH="$base/bin:$PATH" DOCKER_HOST="ssh://-oProxyCommand=x@h" \
+    "$ARES" engine >"$out" 2>&1
+rc=$?
+[ $rc = 2 ] || fail "ssh user that looks like an option: exit $rc (want 2)"
+grep -q 'bad user' "$out" || fail "ssh bad user: $(cat "$out")"
+
+env PATH="$base/bin:$PATH" DOCKER_HOST="ssh://tester@engine.test:2222" \
+    "$ARES" drill --policy "$POLICY" >"$out" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "remote engine (ssh://tester@engine.test:2222): ares drill needs" "$out" ||
+    fail "a drill over ssh: exit $rc: $(cat "$out")"
+[ -z "$(ls -A "$ARES_RUNS")" ] || fail "a refused drill over ssh left run dirs"
+echo "ok: an ssh engine is remote: a drill is refused (exit 2)"
+echo "PASS: remote engine over TLS and ssh"
