@@ -65,6 +65,13 @@ int docker_require_local(const char *what, const char *needs,
     struct errbuf *e);
 int docker_require_local_d(const struct docker *d, const char *what,
     struct errbuf *e);
+/* Is d's engine Podman (known after negotiation: /version's Components)? */
+bool docker_is_podman(const struct docker *d);
+/* Can a lab be built on d: docker_require_local_d, and not Podman (its
+ * compat API cannot give the sealed bridges a lab needs; docs/engine.md).
+ * 0, or -1 + e (ERRBUF_INPUT). */
+int docker_require_labs(const struct docker *d, const char *what,
+    struct errbuf *e);
 
 /* GET /containers/json?all=1&filters={"label":["ares.run=<id>"]} and
  * GET /networks?filters=...: arrays (caller cJSON_Delete()s). */

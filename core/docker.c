@@ -77,6 +77,7 @@ struct docker {
 	char api[16];          /* negotiated API version, "" before */
 	char engine[64];       /* engine version string from /version */
 	bool negotiated;
+	bool podman;           /* /version names a Podman Engine component */
 	char curl_err[CURL_ERROR_SIZE];
 	uint64_t deadline_ns;  /* CLOCK_MONOTONIC bound on every call, or 0 */
 };
@@ -834,7 +835,8 @@ ssh_drain(struct docker *d, struct ssh_child *c)
 	}
 }
 
-/* Reap child i if it exited (or, when force, end it). */
+/* Reap child i if it exited; when force, end it first (SIGTERM, SIGKILL
+ * after 1 s). */
 static void
 ssh_reap(struct docker *d, int i, bool force)
 {
@@ -843,9 +845,21 @@ ssh_reap(struct docker *d, int i, bool force)
 
 	if (c->pid <= 0)
 		return;
-	if (force)
+	if (force) {
+		pid_t w = 0;
+
 		(void)kill(c->pid, SIGTERM);
-	if (waitpid(c->pid, &st, force ? 0 : WNOHANG) == 0)
+		for (int k = 0; k < 100; k++) {
+			w = waitpid(c->pid, &st, WNOHANG);
+			if (w != 0)
+				break;
+			usleep(10000);
+		}
+		if (w == 0) {   /* not reaped yet: the pid is still ours */
+			(void)kill(c->pid, SIGKILL);
+			(void)waitpid(c->pid, &st, 0);
+		}
+	} else if (waitpid(c->pid, &st, WNOHANG) == 0)
 		return;
 	ssh_drain(d, c);
 	close(c->err_fd);
@@ -965,9 +979,9 @@ ssh_stop(struct docker *d)
 		pthread_mutex_destroy(&d->ssh_lock);
 		d->ssh_running = false;
 	}
-	if (d->ssh_listen > 0)
+	if (d->ssh_listen >= 0)
 		close(d->ssh_listen);
-	if (d->ssh_wake[0] > 0) {
+	if (d->ssh_wake[0] >= 0) {
 		close(d->ssh_wake[0]);
 		close(d->ssh_wake[1]);
 	}
@@ -1259,6 +1273,28 @@ docker_require_local_d(const struct docker *d, const char *what,
 	return require_local_fail(d->where, what, NULL, e);
 }
 
+bool
+docker_is_podman(const struct docker *d)
+{
+	return d->podman;
+}
+
+int
+docker_require_labs(const struct docker *d, const char *what,
+    struct errbuf *e)
+{
+	if (docker_require_local_d(d, what, e) == -1)
+		return -1;
+	if (!d->podman)
+		return 0;
+	return errbuf_set(e, ERRBUF_INPUT, "podman engine (%.200s): %s is not "
+	    "supported there: its bridge appears only when a container joins "
+	    "the network (the host firewall seals every lab bridge before), "
+	    "and it ignores com.docker.network.bridge.inhibit_ipv4 (the host "
+	    "would have an address on every lab network); docs/engine.md",
+	    d->where, what);
+}
+
 int
 docker_require_local(const char *what, const char *needs, struct errbuf *e)
 {
@@ -1334,6 +1370,20 @@ docker_negotiate(struct docker *d, struct errbuf *e)
 	api = cJSON_GetObjectItemCaseSensitive(j, "ApiVersion");
 	min = cJSON_GetObjectItemCaseSensitive(j, "MinAPIVersion");
 	ver = cJSON_GetObjectItemCaseSensitive(j, "Version");
+	{
+		const cJSON *comps = cJSON_GetObjectItemCaseSensitive(j,
+		    "Components"), *c;
+
+		d->podman = false;
+		cJSON_ArrayForEach(c, comps) {
+			const cJSON *n = cJSON_GetObjectItemCaseSensitive(c,
+			    "Name");
+
+			if (cJSON_IsString(n) &&
+			    strncmp(n->valuestring, "Podman", 6) == 0)
+				d->podman = true;
+		}
+	}
 	rc = docker_version_pick(cJSON_IsString(api) ? api->valuestring : NULL,
 	    cJSON_IsString(min) ? min->valuestring : NULL, d->api, e);
 	if (rc == 0) {

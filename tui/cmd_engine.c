@@ -102,7 +102,9 @@ cmd_engine_exec(const struct cmd_entry *self, int argc, char **argv)
 	    "ares.run label\n", nc, nn);
 	fprintf(out, "labs      %s\n", remote ? "refused: remote engine, "
 	    "labs need host bind mounts and the host kernel; local engine "
-	    "only" : "yes");
+	    "only" : docker_is_podman(d) ? "refused: podman engine, its "
+	    "bridges cannot be sealed before a container joins them "
+	    "(docs/engine.md)" : "yes");
 	if (json != NULL) {
 		cJSON *j = cJSON_CreateObject();
 
@@ -115,7 +117,9 @@ cmd_engine_exec(const struct cmd_entry *self, int argc, char **argv)
 		cJSON_AddStringToObject(j, "api", docker_api_version(d));
 		cJSON_AddNumberToObject(j, "ares_containers", nc);
 		cJSON_AddNumberToObject(j, "ares_networks", nn);
-		cJSON_AddBoolToObject(j, "labs", !remote);
+		cJSON_AddBoolToObject(j, "podman", docker_is_podman(d));
+		cJSON_AddBoolToObject(j, "labs", !remote &&
+		    !docker_is_podman(d));
 		if (cmd_json_write(j, json, &e) == -1) {
 			fprintf(stderr, "ares engine: %s\n", e.msg);
 			docker_close(d);
