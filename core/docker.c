@@ -35,6 +35,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -1154,7 +1155,7 @@ docker_open(const char *host, struct errbuf *e)
 			d->base_url = xasprintf("https://%s:%d", name, h.port);
 		} else {
 			const char *ok = getenv("ARES_ALLOW_PLAINTEXT_ENGINE");
-			static bool warned;
+			static atomic_bool warned;
 
 			if (ok == NULL || strcmp(ok, "1") != 0) {
 				errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: plain "
@@ -1168,8 +1169,7 @@ docker_open(const char *host, struct errbuf *e)
 			}
 			if (h.port == 0)
 				d->host.port = h.port = 2375;
-			if (!warned) {
-				warned = true;
+			if (!atomic_exchange(&warned, true)) {
 				fprintf(stderr, "ares: WARNING: %s=%.200s: "
 				    "plaintext engine connection without TLS "
 				    "(ARES_ALLOW_PLAINTEXT_ENGINE=1): anyone on "
