@@ -1035,6 +1035,40 @@ static void test_open_tls(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/* Inside core: lab up and the kernel levers refuse a remote engine before
+ * any request (the engine here is a closed port: a request would fail
+ * with ERRBUF_ENGINE, not this refusal). */
+static void test_core_refuses_remote(void **state)
+{
+	struct errbuf e = {0};
+	struct lever_ctx c;
+	struct policy *p;
+	struct docker *d;
+	(void)state;
+
+	setenv("ARES_ALLOW_PLAINTEXT_ENGINE", "1", 1);
+	d = docker_open("tcp://127.0.0.1:1", &e);
+	assert_non_null(d);
+	p = policy_load(ARES_SRCDIR "/policies/default.yaml", &e);
+	assert_non_null(p);
+	memset(&e, 0, sizeof e);
+	assert_null(lab_up(d, p, "/nonexistent-run-dir", "r1", 1, &e));
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_non_null(strstr(e.msg, "remote engine (tcp://127.0.0.1:1): lab "
+	    "up needs host bind mounts"));
+	assert_non_null(strstr(e.msg, "local engine only"));
+	memset(&c, 0, sizeof c);
+	c.docker = d;
+	c.agent_pid = 1;
+	memset(&e, 0, sizeof e);
+	assert_int_equal(lever_kernel_prepare(&c, &e), -1);
+	assert_non_null(strstr(e.msg, "kernel levers (cgroup-freeze, "
+	    "link-down) need the host kernel; local engine only"));
+	policy_free(p);
+	docker_close(d);
+	unsetenv("ARES_ALLOW_PLAINTEXT_ENGINE");
+}
+
 /* Remote engines: what needs the host is refused before anything. */
 static void test_require_local(void **state)
 {
@@ -1107,6 +1141,7 @@ int main(void)
 		cmocka_unit_test(test_host_parse),
 		cmocka_unit_test(test_open_tls),
 		cmocka_unit_test(test_require_local),
+		cmocka_unit_test(test_core_refuses_remote),
 		cmocka_unit_test(test_unreachable),
 		cmocka_unit_test(test_fake_negotiate_and_import),
 		cmocka_unit_test(test_fake_negotiate_refused),
