@@ -570,7 +570,7 @@ perform(struct docker *d, const struct req *q, struct sink *s,
 		    "docker: %s %s via %s: %s%s%s", q->method, q->path,
 		    d->where,
 		    d->curl_err[0] ? d->curl_err : curl_easy_strerror(rc),
-		    ssh_err[0] ? "; ssh: " : "", ssh_err);
+		    ssh_err[0] ? "; ssh said: " : "", ssh_err);
 	}
 	return 0;
 }
@@ -819,6 +819,8 @@ ssh_drain(struct docker *d, struct ssh_child *c)
 	char buf[512];
 	ssize_t n;
 
+	if (c->err_fd < 0)
+		return;
 	while ((n = read(c->err_fd, buf, sizeof buf)) > 0) {
 		size_t room = sizeof c->err - 1 - c->err_len;
 
@@ -827,6 +829,10 @@ ssh_drain(struct docker *d, struct ssh_child *c)
 		memcpy(c->err + c->err_len, buf, (size_t)n);
 		c->err_len += (size_t)n;
 		c->err[c->err_len] = '\0';
+	}
+	if (n == 0) {   /* its end: poll it no more */
+		close(c->err_fd);
+		c->err_fd = -1;
 	}
 	if (c->err_len > 0) {
 		pthread_mutex_lock(&d->ssh_lock);
@@ -863,7 +869,8 @@ ssh_reap(struct docker *d, int i, bool force)
 	} else if (waitpid(c->pid, &st, WNOHANG) == 0)
 		return;
 	ssh_drain(d, c);
-	close(c->err_fd);
+	if (c->err_fd >= 0)
+		close(c->err_fd);
 	memset(c, 0, sizeof *c);
 }
 
@@ -884,7 +891,7 @@ ssh_thread(void *arg)
 		pf[1].fd = d->ssh_listen;
 		pf[1].events = POLLIN;
 		for (int i = 0; i < SSH_CHILD_MAX; i++)
-			if (d->ssh[i].pid > 0) {
+			if (d->ssh[i].pid > 0 && d->ssh[i].err_fd >= 0) {
 				pf[np].fd = d->ssh[i].err_fd;
 				pf[np].events = POLLIN;
 				np++;
@@ -996,16 +1003,23 @@ ssh_stop(struct docker *d)
 	}
 }
 
-/* The last thing an ssh child said on stderr, into out ("" if none). */
+/* The last thing an ssh child said on stderr, into out ("" if none).  On
+ * a failed request: the acceptor may not have read a dying child's words
+ * yet, so this waits for them up to 200 ms. */
 static void
 ssh_last_error(struct docker *d, char *out, size_t max)
 {
 	out[0] = '\0';
 	if (!d->ssh_running)
 		return;
-	pthread_mutex_lock(&d->ssh_lock);
-	snprintf(out, max, "%s", d->ssh_err);
-	pthread_mutex_unlock(&d->ssh_lock);
+	for (int k = 0; k < 20; k++) {
+		pthread_mutex_lock(&d->ssh_lock);
+		snprintf(out, max, "%s", d->ssh_err);
+		pthread_mutex_unlock(&d->ssh_lock);
+		if (out[0] != '\0')
+			break;
+		usleep(10000);
+	}
 	for (size_t l = strlen(out); l > 0 && out[l - 1] == ' '; l--)
 		out[l - 1] = '\0';
 }
