@@ -7,8 +7,9 @@
  *
  * One struct docker owns one curl easy handle that is reused for every
  * request, so the connection to the daemon is kept alive between calls
- * (curl_easy_reset() keeps live connections).  Nothing here shells out to
- * the docker CLI.
+ * (curl_easy_reset() keeps live connections).  Nothing here runs the
+ * docker CLI on this machine; ssh:// runs ssh, which runs `docker system
+ * dial-stdio` on the engine's machine.
  *
  * Error categories:
  *  - ERRBUF_ENGINE   the engine could not be reached / the transfer failed,
