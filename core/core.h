@@ -32,7 +32,7 @@
 #include "evidence.h"   /* evidence.c: hash-chained JSONL */
 
 /* ------------------------------------------------------------------ */
-/* docker.c - Docker Engine API client (libcurl over the unix socket)  */
+/* docker.c - Docker Engine API client (unix socket, TLS, ssh)        */
 /* ------------------------------------------------------------------ */
 
 struct docker;   /* one connection (curl handle); not thread-safe: one per thread */
@@ -40,6 +40,38 @@ void docker_close(struct docker *d);
 /* docker_open + docker_negotiate: a client ready to use, or NULL + e
  * (nothing left open).  Free with docker_close. */
 struct docker *docker_connect(const char *host, struct errbuf *e);
+const char *docker_api_version(const struct docker *d);  /* "1.41" */
+const char *docker_engine_version(const struct docker *d); /* "20.10.24" */
+/* The transport's name for people: "unix", "tcp+tls", "tcp (plaintext)",
+ * "ssh"; and where it leads (the socket path, tcp://H:P, the ssh:// URL). */
+const char *docker_transport_name(const struct docker *d);
+const char *docker_where(const struct docker *d);
+/* TLS files in use (NULL when not TLS). */
+const char *docker_tls_ca(const struct docker *d);
+const char *docker_tls_cert(const struct docker *d);
+/* Is d's engine remote (anything but a local unix socket)? */
+bool docker_is_remote(const struct docker *d);
+/*
+ * Refuse what needs the local engine (host bind mounts, the host kernel)
+ * when DOCKER_HOST names a remote engine, before anything is made: 0 when
+ * local, else -1 + e (ERRBUF_INPUT, "remote engine (HOST): <what> needs
+ * <needs>; local engine only"; also a DOCKER_HOST that does not parse).
+ * what is e.g. "ares drill"; needs NULL means DOCKER_NEEDS_HOST.
+ * docker_require_local_d: the same for an open client.
+ */
+#define DOCKER_NEEDS_HOST "host bind mounts (bus, control and evidence " \
+	"folders) and the host kernel (kernel levers)"
+int docker_require_local(const char *what, const char *needs,
+    struct errbuf *e);
+int docker_require_local_d(const struct docker *d, const char *what,
+    struct errbuf *e);
+/* Is d's engine Podman (known after negotiation: /version's Components)? */
+bool docker_is_podman(const struct docker *d);
+/* Can a lab be built on d: docker_require_local_d, and not Podman (its
+ * compat API cannot give the sealed bridges a lab needs; docs/engine.md).
+ * 0, or -1 + e (ERRBUF_INPUT). */
+int docker_require_labs(const struct docker *d, const char *what,
+    struct errbuf *e);
 
 /* GET /containers/json?all=1&filters={"label":["ares.run=<id>"]} and
  * GET /networks?filters=...: arrays (caller cJSON_Delete()s). */

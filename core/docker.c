@@ -1,10 +1,15 @@
 /*
- * docker.c - Docker Engine API client: libcurl over the unix socket.
+ * docker.c - Docker Engine API client: libcurl over the engine's unix
+ * socket, over TCP with TLS (DOCKER_TLS_VERIFY, DOCKER_CERT_PATH, as the
+ * docker CLI), over plain TCP only with ARES_ALLOW_PLAINTEXT_ENGINE=1, or
+ * over ssh (`ssh HOST docker system dial-stdio`, as the docker CLI, one
+ * child per connection; below).  docs/engine.md describes DOCKER_HOST.
  *
  * One struct docker owns one curl easy handle that is reused for every
  * request, so the connection to the daemon is kept alive between calls
- * (curl_easy_reset() keeps live connections).  Nothing here shells out to
- * the docker CLI.
+ * (curl_easy_reset() keeps live connections).  Nothing here runs the
+ * docker CLI on this machine; ssh:// runs ssh, which runs `docker system
+ * dial-stdio` on the engine's machine.
  *
  * Error categories:
  *  - ERRBUF_ENGINE   the engine could not be reached / the transfer failed,
@@ -27,23 +32,54 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #define DEFAULT_HOST        "unix:///var/run/docker.sock"
 #define CONNECT_TIMEOUT_MS  2000L
 #define REQUEST_TIMEOUT_MS  60000L
 #define IMPORT_TIMEOUT_MS   300000L
 #define ERRMSG_MAX          512     /* daemon message kept in errors */
+#define SSH_CHILD_MAX       4       /* ssh children (connections) at once */
+#define SSH_ERR_MAX         300     /* ssh's stderr kept for messages */
+
+/* One ssh child: one connection of libcurl's. */
+struct ssh_child {
+	pid_t pid;             /* 0: free slot */
+	int err_fd;            /* its stderr (nonblocking read end) */
+	char err[SSH_ERR_MAX];
+	size_t err_len;
+};
 
 struct docker {
 	CURL *curl;
-	char *sock_path;
+	struct docker_host host;
+	char *where;           /* for messages: the socket path or the URL */
+	char *base_url;        /* "http://localhost", "https://H:P", ... */
+	char *ca, *cert, *key; /* TLS: the files libcurl reads (paths only) */
+	/* ssh:// (host.path is the private socket libcurl connects to) */
+	char *ssh_dir;
+	int ssh_listen, ssh_wake[2];
+	pthread_t ssh_tid;
+	bool ssh_running;
+	pthread_mutex_t ssh_lock;          /* guards ssh_err */
+	char ssh_err[SSH_ERR_MAX];
+	struct ssh_child ssh[SSH_CHILD_MAX];   /* the acceptor's own */
 	char api[16];          /* negotiated API version, "" before */
 	char engine[64];       /* engine version string from /version */
 	bool negotiated;
+	bool podman;           /* /version names a Podman Engine component */
 	char curl_err[CURL_ERROR_SIZE];
 	uint64_t deadline_ns;  /* CLOCK_MONOTONIC bound on every call, or 0 */
 };
@@ -420,6 +456,9 @@ upload_read(char *p, size_t size, size_t nmemb, void *ud)
 	return (size_t)n;
 }
 
+static void transport_setopt(struct docker *d);
+static void ssh_last_error(struct docker *d, char *out, size_t max);
+
 struct req {
 	const char *method;       /* "GET", "POST", "DELETE", ... */
 	const char *path;         /* versioned path for messages */
@@ -442,7 +481,7 @@ perform(struct docker *d, const struct req *q, struct sink *s,
     long *status, struct errbuf *e)
 {
 	struct curl_slist *hdrs = NULL;
-	char *url = xasprintf("http://localhost%s", q->url_path);
+	char *url = xasprintf("%s%s", d->base_url, q->url_path);
 	CURLcode rc;
 	char *ct = NULL;
 
@@ -465,13 +504,8 @@ perform(struct docker *d, const struct req *q, struct sink *s,
 	}
 	curl_easy_reset(d->curl);   /* keeps the live connection */
 	d->curl_err[0] = '\0';
-	curl_easy_setopt(d->curl, CURLOPT_UNIX_SOCKET_PATH, d->sock_path);
+	transport_setopt(d);
 	curl_easy_setopt(d->curl, CURLOPT_URL, url);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(d->curl, CURLOPT_PROTOCOLS_STR, "http");
-#else
-	curl_easy_setopt(d->curl, CURLOPT_PROTOCOLS, (long)CURLPROTO_HTTP);
-#endif
 	curl_easy_setopt(d->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(d->curl, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
 	curl_easy_setopt(d->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
@@ -529,44 +563,578 @@ perform(struct docker *d, const struct req *q, struct sink *s,
 		return errbuf_set(e, ERRBUF_INTERNAL,
 		    "docker: %s %s: reading the upload: %s", q->method,
 		    q->path, strerror(q->upload->err));
-	if (rc != CURLE_OK)
+	if (rc != CURLE_OK) {
+		char ssh_err[SSH_ERR_MAX];
+
+		ssh_last_error(d, ssh_err, sizeof ssh_err);
 		return errbuf_set(e, ERRBUF_ENGINE,
-		    "docker: %s %s via %s: %s", q->method, q->path,
-		    d->sock_path,
-		    d->curl_err[0] ? d->curl_err : curl_easy_strerror(rc));
+		    "docker: %s %s via %s: %s%s%s", q->method, q->path,
+		    d->where,
+		    d->curl_err[0] ? d->curl_err : curl_easy_strerror(rc),
+		    ssh_err[0] ? "; ssh said: " : "", ssh_err);
+	}
 	return 0;
 }
 
-/* Parse a "unix:///path" host.  NULL + e (ERRBUF_INPUT); what names where
- * the value came from. */
-static char *
-host_socket_path(const char *host, const char *what,
+/* ---- DOCKER_HOST ---------------------------------------------------- */
+
+/* Is c allowed in a host name (letters, digits, '-', '.')? */
+static bool
+host_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || c == '-' || c == '.';
+}
+
+/*
+ * Parse "HOST[:PORT]" (HOST a name, an IPv4 address or "[IPv6]") of
+ * value's authority a[0..n) into h.  -1 + e naming the bad part.
+ */
+static int
+host_parse_authority(const char *value, const char *what, const char *a,
+    size_t n, struct docker_host *h, struct errbuf *e)
+{
+	const char *end = a + n, *port = NULL;
+	size_t hn;
+
+	if (n == 0)
+		return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: no host",
+		    what, value);
+	if (a[0] == '[') {
+		const char *rb = memchr(a, ']', n);
+
+		if (rb == NULL)
+			return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: IPv6 "
+			    "address without its closing ']'", what, value);
+		hn = (size_t)(rb - a - 1);
+		if (hn == 0 || hn >= sizeof h->name ||
+		    strspn(a + 1, "0123456789abcdefABCDEF:.") < hn)
+			return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: bad IPv6 "
+			    "address \"%.*s\"", what, value, (int)(hn > 64 ? 64 :
+			    hn), a + 1);
+		memcpy(h->name, a + 1, hn);
+		h->name[hn] = '\0';
+		h->ipv6 = true;
+		if (rb + 1 < end) {
+			if (rb[1] != ':')
+				return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: "
+				    "unexpected \"%.*s\" after the address",
+				    what, value, (int)(end - rb - 1), rb + 1);
+			port = rb + 2;
+		}
+	} else {
+		const char *colon = memchr(a, ':', n);
+
+		hn = colon != NULL ? (size_t)(colon - a) : n;
+		if (hn == 0)
+			return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: no host "
+			    "before the port", what, value);
+		if (hn >= sizeof h->name)
+			return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: host "
+			    "name longer than %zu bytes", what, value,
+			    sizeof h->name - 1);
+		for (size_t i = 0; i < hn; i++)
+			if (!host_name_char(a[i]))
+				return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: "
+				    "bad character '%s%c' in the host \"%.*s\"",
+				    what, value, (unsigned char)a[i] < 0x20 ||
+				    (unsigned char)a[i] >= 0x7f ? "\\x" : "",
+				    (unsigned char)a[i] < 0x20 ||
+				    (unsigned char)a[i] >= 0x7f ? '?' : a[i],
+				    (int)(hn > 64 ? 64 : hn), a);
+		if (a[0] == '-' || a[0] == '.')
+			return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: the host "
+			    "\"%.*s\" may not start with '%c'", what, value,
+			    (int)(hn > 64 ? 64 : hn), a, a[0]);
+		memcpy(h->name, a, hn);
+		h->name[hn] = '\0';
+		if (colon != NULL)
+			port = colon + 1;
+	}
+	if (port != NULL) {
+		size_t pn = (size_t)(end - port);
+		long v = 0;
+
+		if (pn == 0 || pn > 5 || strspn(port, "0123456789") < pn)
+			return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: bad port "
+			    "\"%.*s\" (1..65535)", what, value,
+			    (int)(pn > 16 ? 16 : pn), port);
+		for (size_t i = 0; i < pn; i++)
+			v = v * 10 + (port[i] - '0');
+		if (v < 1 || v > 65535)
+			return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: bad port "
+			    "\"%.*s\" (1..65535)", what, value, (int)pn, port);
+		h->port = (int)v;
+	}
+	return 0;
+}
+
+int
+docker_host_parse(const char *value, const char *what,
+    struct docker_host *h, struct errbuf *e)
+{
+	const char *p, *a, *end;
+	size_t sun_max = sizeof(((struct sockaddr_un *)0)->sun_path);
+
+	memset(h, 0, sizeof *h);
+	if (value == NULL || value[0] == '\0')
+		return errbuf_set(e, ERRBUF_INPUT, "%s is empty", what);
+	for (p = value; *p != '\0'; p++)
+		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+			return errbuf_set(e, ERRBUF_INPUT, "%s: control, blank "
+			    "or non-ASCII byte 0x%02x at offset %zu", what,
+			    (unsigned char)*p, (size_t)(p - value));
+	if (strlen(value) > 1024)
+		return errbuf_set(e, ERRBUF_INPUT, "%s=%.64s...: longer than "
+		    "1024 bytes", what, value);
+	if (strncmp(value, "unix://", 7) == 0) {
+		p = value + 7;
+		if (p[0] != '/' || strlen(p) >= sun_max)
+			return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: need an "
+			    "absolute socket path shorter than %zu bytes",
+			    what, value, sun_max);
+		h->kind = DOCKER_UNIX;
+		snprintf(h->path, sizeof h->path, "%s", p);
+		return 0;
+	}
+	if (strncmp(value, "tcp://", 6) == 0) {
+		h->kind = DOCKER_TCP;
+		a = value + 6;
+	} else if (strncmp(value, "ssh://", 6) == 0) {
+		h->kind = DOCKER_SSH;
+		a = value + 6;
+	} else {
+		size_t sl = strcspn(value, ":");
+
+		return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: unsupported "
+		    "scheme \"%.*s\" (unix:///path, tcp://HOST:PORT or "
+		    "ssh://[USER@]HOST[:PORT])", what, value,
+		    (int)(sl > 16 ? 16 : sl), value);
+	}
+	/* the authority ends at a path, query or fragment */
+	end = a + strcspn(a, "/?#");
+	if (*end == '?' || *end == '#' || (*end == '/' && end[1] != '\0'))
+		return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: unexpected "
+		    "\"%.32s\" after the host (no path, query or fragment)",
+		    what, value, end);
+	{
+		const char *at = memchr(a, '@', (size_t)(end - a));
+
+		if (at != NULL) {
+			size_t un = (size_t)(at - a);
+
+			if (h->kind != DOCKER_SSH)
+				return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: "
+				    "a user (\"...@\") only goes with ssh://",
+				    what, value);
+			if (un == 0 || un >= sizeof h->user || a[0] == '-' ||
+			    strspn(a, "abcdefghijklmnopqrstuvwxyz"
+			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") < un)
+				return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: "
+				    "bad user \"%.*s\" (letters, digits, '.', "
+				    "'_', '-'; at most %zu)", what, value,
+				    (int)(un > 40 ? 40 : un), a,
+				    sizeof h->user - 1);
+			memcpy(h->user, a, un);
+			h->user[un] = '\0';
+			a = at + 1;
+		}
+	}
+	return host_parse_authority(value, what, a, (size_t)(end - a), h, e);
+}
+
+/* ---- ssh: a private unix socket, one ssh child per connection ------- */
+
+/*
+ * libcurl of Debian 12 (7.88) calls connect() even on a socket the
+ * open-socket callback hands over as already connected, so ssh:// is
+ * bridged through a unix socket in a fresh 0700 directory: libcurl
+ * connects to it (CURLOPT_UNIX_SOCKET_PATH), a thread of this client
+ * accepts, and every accepted connection becomes the stdin and stdout of
+ * its own `ssh -o BatchMode=yes ... -- HOST docker system dial-stdio`
+ * (the bytes go straight between libcurl and ssh; nothing is copied
+ * here).  The child's stderr is kept (bounded) for the error messages.
+ */
+
+/* Start ssh for d on the connected socket fd, stderr to err_fd: a clean
+ * signal mask, SIGPIPE at its default, its own process group, no other
+ * descriptor of ours.  0 with *pid, or posix_spawn's error. */
+static int
+ssh_spawn(const struct docker *d, int fd, int err_fd, pid_t *pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, dfl;
+	char port[8];
+	char *argv[24];
+	size_t n = 0;
+	int err;
+
+	argv[n++] = "ssh";
+	argv[n++] = "-o";
+	argv[n++] = "BatchMode=yes";
+	argv[n++] = "-o";
+	argv[n++] = "ConnectTimeout=10";
+	argv[n++] = "-T";   /* no tty */
+	argv[n++] = "-x";   /* no X11 forwarding */
+	argv[n++] = "-a";   /* no agent forwarding */
+	if (d->host.user[0] != '\0') {
+		argv[n++] = "-l";
+		argv[n++] = (char *)d->host.user;
+	}
+	if (d->host.port != 0) {
+		snprintf(port, sizeof port, "%d", d->host.port);
+		argv[n++] = "-p";
+		argv[n++] = port;
+	}
+	argv[n++] = "--";
+	argv[n++] = (char *)d->host.name;
+	argv[n++] = "docker";
+	argv[n++] = "system";
+	argv[n++] = "dial-stdio";
+	argv[n] = NULL;
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &dfl);
+	posix_spawnattr_setpgroup(&at, 0);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
+	    POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd, 0);
+	posix_spawn_file_actions_adddup2(&fa, fd, 1);
+	posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	err = posix_spawnp(pid, "ssh", &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	return err;
+}
+
+/* Keep what child c wrote on stderr (the first SSH_ERR_MAX bytes). */
+static void
+ssh_drain(struct docker *d, struct ssh_child *c)
+{
+	char buf[512];
+	ssize_t n;
+
+	if (c->err_fd < 0)
+		return;
+	while ((n = read(c->err_fd, buf, sizeof buf)) > 0) {
+		size_t room = sizeof c->err - 1 - c->err_len;
+
+		if ((size_t)n > room)
+			n = (ssize_t)room;
+		memcpy(c->err + c->err_len, buf, (size_t)n);
+		c->err_len += (size_t)n;
+		c->err[c->err_len] = '\0';
+	}
+	if (n == 0) {   /* its end: poll it no more */
+		close(c->err_fd);
+		c->err_fd = -1;
+	}
+	if (c->err_len > 0) {
+		pthread_mutex_lock(&d->ssh_lock);
+		util_sanitize(d->ssh_err, sizeof d->ssh_err, c->err,
+		    c->err_len, false);
+		pthread_mutex_unlock(&d->ssh_lock);
+	}
+}
+
+/* Reap child i if it exited; when force, end it first (SIGTERM, SIGKILL
+ * after 1 s). */
+static void
+ssh_reap(struct docker *d, int i, bool force)
+{
+	struct ssh_child *c = &d->ssh[i];
+	int st;
+
+	if (c->pid <= 0)
+		return;
+	if (force) {
+		pid_t w = 0;
+
+		(void)kill(c->pid, SIGTERM);
+		for (int k = 0; k < 100; k++) {
+			w = waitpid(c->pid, &st, WNOHANG);
+			if (w != 0)
+				break;
+			usleep(10000);
+		}
+		if (w == 0) {   /* not reaped yet: the pid is still ours */
+			(void)kill(c->pid, SIGKILL);
+			(void)waitpid(c->pid, &st, 0);
+		}
+	} else if (waitpid(c->pid, &st, WNOHANG) == 0)
+		return;
+	ssh_drain(d, c);
+	if (c->err_fd >= 0)
+		close(c->err_fd);
+	memset(c, 0, sizeof *c);
+}
+
+/* The acceptor: accept on the private socket, spawn ssh per connection
+ * (at most SSH_CHILD_MAX at once; beyond that the connection is closed,
+ * which libcurl reports), reap children, until the wake pipe speaks. */
+static void *
+ssh_thread(void *arg)
+{
+	struct docker *d = arg;
+
+	for (;;) {
+		struct pollfd pf[2 + SSH_CHILD_MAX];
+		int np = 2, fd;
+
+		pf[0].fd = d->ssh_wake[0];
+		pf[0].events = POLLIN;
+		pf[1].fd = d->ssh_listen;
+		pf[1].events = POLLIN;
+		for (int i = 0; i < SSH_CHILD_MAX; i++)
+			if (d->ssh[i].pid > 0 && d->ssh[i].err_fd >= 0) {
+				pf[np].fd = d->ssh[i].err_fd;
+				pf[np].events = POLLIN;
+				np++;
+			}
+		if (poll(pf, (nfds_t)np, 200) == -1 && errno != EINTR)
+			break;
+		if (pf[0].revents != 0)
+			break;
+		for (int i = 0; i < SSH_CHILD_MAX; i++)
+			if (d->ssh[i].pid > 0) {
+				ssh_drain(d, &d->ssh[i]);
+				ssh_reap(d, i, false);
+			}
+		if ((pf[1].revents & POLLIN) == 0)
+			continue;
+		fd = accept4(d->ssh_listen, NULL, NULL, SOCK_CLOEXEC);
+		if (fd == -1)
+			continue;
+		for (int i = 0; i < SSH_CHILD_MAX; i++) {
+			struct ssh_child *c = &d->ssh[i];
+			int ep[2], err;
+
+			if (c->pid > 0)
+				continue;
+			if (pipe2(ep, O_CLOEXEC | O_NONBLOCK) == -1)
+				break;
+			err = ssh_spawn(d, fd, ep[1], &c->pid);
+			close(ep[1]);
+			if (err != 0) {
+				close(ep[0]);
+				c->pid = 0;
+				pthread_mutex_lock(&d->ssh_lock);
+				snprintf(d->ssh_err, sizeof d->ssh_err,
+				    "cannot run ssh: %s", strerror(err));
+				pthread_mutex_unlock(&d->ssh_lock);
+				break;
+			}
+			c->err_fd = ep[0];
+			break;
+		}
+		close(fd);   /* the child has its copy */
+	}
+	for (int i = 0; i < SSH_CHILD_MAX; i++)
+		ssh_reap(d, i, true);
+	return NULL;
+}
+
+/* Make the private socket and start the acceptor.  -1 + e. */
+static int
+ssh_start(struct docker *d, struct errbuf *e)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *tmp = getenv("TMPDIR");
+	char *dir;
+
+	if (tmp == NULL || tmp[0] != '/' || strlen(tmp) > 60)
+		tmp = "/tmp";
+	dir = xasprintf("%s/ares-ssh.XXXXXX", tmp);
+	if (mkdtemp(dir) == NULL) {
+		errbuf_set(e, ERRBUF_INTERNAL, "docker: ssh: mkdtemp %s: %s",
+		    dir, strerror(errno));
+		free(dir);
+		return -1;
+	}
+	d->ssh_dir = dir;
+	snprintf(d->host.path, sizeof d->host.path, "%s/engine.sock", dir);
+	memcpy(sa.sun_path, d->host.path, strlen(d->host.path) + 1);
+	d->ssh_listen = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (d->ssh_listen == -1 ||
+	    bind(d->ssh_listen, (struct sockaddr *)&sa, sizeof sa) == -1 ||
+	    listen(d->ssh_listen, 8) == -1 ||
+	    pipe2(d->ssh_wake, O_CLOEXEC) == -1)
+		return errbuf_set(e, ERRBUF_INTERNAL, "docker: ssh: socket %s: "
+		    "%s", d->host.path, strerror(errno));
+	pthread_mutex_init(&d->ssh_lock, NULL);
+	if (pthread_create(&d->ssh_tid, NULL, ssh_thread, d) != 0) {
+		pthread_mutex_destroy(&d->ssh_lock);
+		return errbuf_set(e, ERRBUF_INTERNAL, "docker: ssh: cannot "
+		    "start its thread");
+	}
+	d->ssh_running = true;
+	return 0;
+}
+
+/* Stop the acceptor (its children end too), remove the socket and its
+ * directory.  Safe on a half-started or non-ssh client. */
+static void
+ssh_stop(struct docker *d)
+{
+	if (d->ssh_running) {
+		(void)!write(d->ssh_wake[1], "x", 1);
+		pthread_join(d->ssh_tid, NULL);
+		pthread_mutex_destroy(&d->ssh_lock);
+		d->ssh_running = false;
+	}
+	if (d->ssh_listen >= 0)
+		close(d->ssh_listen);
+	if (d->ssh_wake[0] >= 0) {
+		close(d->ssh_wake[0]);
+		close(d->ssh_wake[1]);
+	}
+	d->ssh_listen = -1;
+	d->ssh_wake[0] = d->ssh_wake[1] = -1;
+	if (d->ssh_dir != NULL) {
+		(void)unlink(d->host.path);
+		(void)rmdir(d->ssh_dir);
+		free(d->ssh_dir);
+		d->ssh_dir = NULL;
+	}
+}
+
+/* The last thing an ssh child said on stderr, into out ("" if none).  On
+ * a failed request: the acceptor may not have read a dying child's words
+ * yet, so this waits for them up to 200 ms. */
+static void
+ssh_last_error(struct docker *d, char *out, size_t max)
+{
+	out[0] = '\0';
+	if (!d->ssh_running)
+		return;
+	for (int k = 0; k < 20; k++) {
+		pthread_mutex_lock(&d->ssh_lock);
+		snprintf(out, max, "%s", d->ssh_err);
+		pthread_mutex_unlock(&d->ssh_lock);
+		if (out[0] != '\0')
+			break;
+		usleep(10000);
+	}
+	for (size_t l = strlen(out); l > 0 && out[l - 1] == ' '; l--)
+		out[l - 1] = '\0';
+}
+
+/* ---- the transport's curl options ---------------------------------- */
+
+/* Set d's transport on its (freshly reset) curl handle. */
+static void
+transport_setopt(struct docker *d)
+{
+	CURL *c = d->curl;
+	bool tls = d->ca != NULL;
+
+	switch (d->host.kind) {
+	case DOCKER_UNIX:
+	case DOCKER_SSH:      /* the private socket to the ssh children */
+		curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, d->host.path);
+		break;
+	case DOCKER_TCP:
+		/* never through a proxy from the environment */
+		curl_easy_setopt(c, CURLOPT_PROXY, "");
+		if (tls) {
+			curl_easy_setopt(c, CURLOPT_CAINFO, d->ca);
+			/* only ca.pem: no system CA directory */
+			curl_easy_setopt(c, CURLOPT_CAPATH, NULL);
+			curl_easy_setopt(c, CURLOPT_SSLCERT, d->cert);
+			curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+			curl_easy_setopt(c, CURLOPT_SSLKEY, d->key);
+			curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+			curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
+			curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
+			curl_easy_setopt(c, CURLOPT_SSLVERSION,
+			    (long)CURL_SSLVERSION_TLSv1_2);
+		}
+		break;
+	}
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, tls ? "https" : "http");
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, tls ? "https" :
+	    "http");
+#else
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS, tls ? (long)CURLPROTO_HTTPS :
+	    (long)CURLPROTO_HTTP);
+#endif
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+}
+
+/*
+ * The TLS files of a tcp:// engine: DOCKER_CERT_PATH, else ~/.docker (as
+ * the docker CLI), each of ca.pem, cert.pem, key.pem a readable regular
+ * file (checked, never read here: libcurl reads them).  -1 + e.
+ */
+static int
+tls_files(struct docker *d, const char *what, const char *value,
     struct errbuf *e)
 {
-	const char *p;
-	if (strncmp(host, "unix://", 7) != 0) {
-		errbuf_set(e, ERRBUF_INPUT,
-		    "%s=%.200s: unsupported scheme (only unix:///path is "
-		    "supported)", what, host);
-		return NULL;
+	const char *dir = getenv("DOCKER_CERT_PATH");
+	const char *home = getenv("HOME");
+	char *base, *f[3];
+	static const char *const names[3] = { "ca.pem", "cert.pem",
+	    "key.pem" };
+
+	if (dir != NULL && dir[0] != '\0')
+		base = xstrdup(dir);
+	else if (home != NULL && home[0] == '/')
+		base = xasprintf("%s/.docker", home);
+	else
+		return errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: TLS needs "
+		    "DOCKER_CERT_PATH (HOME is not set for ~/.docker)", what,
+		    value);
+	for (int i = 0; i < 3; i++) {
+		struct stat sb;
+
+		f[i] = xasprintf("%s/%s", base, names[i]);
+		const char *why = NULL;
+
+		if (stat(f[i], &sb) == -1 || access(f[i], R_OK) == -1)
+			why = strerror(errno);
+		else if (!S_ISREG(sb.st_mode))
+			why = "not a regular file";
+		if (why != NULL) {
+			errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: TLS file %s: "
+			    "%s (DOCKER_CERT_PATH holds ca.pem, cert.pem, "
+			    "key.pem; default ~/.docker)", what, value, f[i],
+			    why);
+			for (int k = 0; k <= i; k++)
+				free(f[k]);
+			free(base);
+			return -1;
+		}
 	}
-	p = host + 7;
-	if (p[0] != '/' || strlen(p) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
-		errbuf_set(e, ERRBUF_INPUT,
-		    "%s=%.200s: need an absolute socket path shorter than "
-		    "%zu bytes", what, host,
-		    sizeof(((struct sockaddr_un *)0)->sun_path));
-		return NULL;
-	}
-	return xstrdup(p);
+	free(base);
+	d->ca = f[0];
+	d->cert = f[1];
+	d->key = f[2];
+	return 0;
+}
+
+/* Is an environment variable set to a non-empty value? */
+static bool
+env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && v[0] != '\0';
 }
 
 struct docker *
 docker_open(const char *host, struct errbuf *e)
 {
 	const char *what = "docker host";
+	struct docker_host h;
 	struct docker *d;
-	char *path;
+	char name[300];
 
 	if (host == NULL) {
 		host = getenv("DOCKER_HOST");
@@ -574,20 +1142,77 @@ docker_open(const char *host, struct errbuf *e)
 		if (host == NULL || host[0] == '\0')
 			host = DEFAULT_HOST;
 	}
-	path = host_socket_path(host, what, e);
-	if (path == NULL)
+	if (docker_host_parse(host, what, &h, e) == -1)
 		return NULL;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		free(path);
-		errbuf_set(e, ERRBUF_INTERNAL, "docker: curl_global_init failed");
-		return NULL;
-	}
 	d = xcalloc(1, sizeof *d);
-	d->sock_path = path;
+	d->host = h;
+	d->ssh_listen = d->ssh_wake[0] = d->ssh_wake[1] = -1;
+	snprintf(name, sizeof name, h.ipv6 ? "[%s]" : "%s", h.name);
+	switch (h.kind) {
+	case DOCKER_UNIX:
+		d->where = xstrdup(h.path);
+		d->base_url = xstrdup("http://localhost");
+		break;
+	case DOCKER_SSH:
+		d->where = xstrdup(host);
+		d->base_url = xstrdup("http://localhost");
+		if (ssh_start(d, e) == -1)
+			goto fail;
+		break;
+	case DOCKER_TCP:
+		/* TLS as the docker CLI turns it on; never without
+		 * verifying the engine's certificate and name. */
+		if (env_on("DOCKER_TLS_VERIFY") || env_on("DOCKER_TLS")) {
+			if (tls_files(d, what, host, e) == -1)
+				goto fail;
+			if (h.port == 0)
+				d->host.port = h.port = 2376;
+			d->base_url = xasprintf("https://%s:%d", name, h.port);
+		} else {
+			const char *ok = getenv("ARES_ALLOW_PLAINTEXT_ENGINE");
+			static atomic_bool warned;
+
+			if (ok == NULL || strcmp(ok, "1") != 0) {
+				errbuf_set(e, ERRBUF_INPUT, "%s=%.200s: plain "
+				    "tcp without TLS is refused (anyone on the "
+				    "path could read and drive the engine, which "
+				    "is root on its machine): set "
+				    "DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH, or "
+				    "ARES_ALLOW_PLAINTEXT_ENGINE=1 to accept "
+				    "plaintext", what, host);
+				goto fail;
+			}
+			if (h.port == 0)
+				d->host.port = h.port = 2375;
+			if (!atomic_exchange(&warned, true)) {
+				fprintf(stderr, "ares: WARNING: %s=%.200s: "
+				    "plaintext engine connection without TLS "
+				    "(ARES_ALLOW_PLAINTEXT_ENGINE=1): anyone on "
+				    "the path can read and drive this engine\n",
+				    what, host);
+			}
+			d->base_url = xasprintf("http://%s:%d", name, h.port);
+		}
+		d->where = xasprintf("tcp://%s:%d", name, h.port);
+		break;
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		errbuf_set(e, ERRBUF_INTERNAL, "docker: curl_global_init failed");
+		goto fail;
+	}
 	d->curl = curl_easy_init();
 	if (d->curl == NULL)
 		util_fatal("docker: curl_easy_init failed");
 	return d;
+fail:
+	ssh_stop(d);
+	free(d->where);
+	free(d->base_url);
+	free(d->ca);
+	free(d->cert);
+	free(d->key);
+	free(d);
+	return NULL;
 }
 
 struct docker *
@@ -616,9 +1241,108 @@ docker_close(struct docker *d)
 	if (d == NULL)
 		return;
 	curl_easy_cleanup(d->curl);
-	free(d->sock_path);
+	ssh_stop(d);
+	free(d->where);
+	free(d->base_url);
+	free(d->ca);
+	free(d->cert);
+	free(d->key);
 	free(d);
 	curl_global_cleanup();
+}
+
+bool
+docker_is_remote(const struct docker *d)
+{
+	return d->host.kind != DOCKER_UNIX;
+}
+
+const char *
+docker_transport_name(const struct docker *d)
+{
+	switch (d->host.kind) {
+	case DOCKER_UNIX:
+		return "unix";
+	case DOCKER_SSH:
+		return "ssh";
+	case DOCKER_TCP:
+		break;
+	}
+	return d->ca != NULL ? "tcp+tls" : "tcp (plaintext)";
+}
+
+const char *
+docker_where(const struct docker *d)
+{
+	return d->where;
+}
+
+const char *
+docker_tls_ca(const struct docker *d)
+{
+	return d->ca;
+}
+
+const char *
+docker_tls_cert(const struct docker *d)
+{
+	return d->cert;
+}
+
+/* The refusal shared by docker_require_local and _d. */
+static int
+require_local_fail(const char *where, const char *what, const char *needs,
+    struct errbuf *e)
+{
+	return errbuf_set(e, ERRBUF_INPUT, "remote engine (%.200s): %s needs "
+	    "%s; local engine only", where, what, needs != NULL ? needs :
+	    DOCKER_NEEDS_HOST);
+}
+
+int
+docker_require_local_d(const struct docker *d, const char *what,
+    struct errbuf *e)
+{
+	if (!docker_is_remote(d))
+		return 0;
+	return require_local_fail(d->where, what, NULL, e);
+}
+
+bool
+docker_is_podman(const struct docker *d)
+{
+	return d->podman;
+}
+
+int
+docker_require_labs(const struct docker *d, const char *what,
+    struct errbuf *e)
+{
+	if (docker_require_local_d(d, what, e) == -1)
+		return -1;
+	if (!d->podman)
+		return 0;
+	return errbuf_set(e, ERRBUF_INPUT, "podman engine (%.200s): %s is not "
+	    "supported there: its bridge appears only when a container joins "
+	    "the network (the host firewall seals every lab bridge before), "
+	    "and it ignores com.docker.network.bridge.inhibit_ipv4 (the host "
+	    "would have an address on every lab network); docs/engine.md",
+	    d->where, what);
+}
+
+int
+docker_require_local(const char *what, const char *needs, struct errbuf *e)
+{
+	const char *host = getenv("DOCKER_HOST");
+	struct docker_host h;
+
+	if (host == NULL || host[0] == '\0')
+		return 0;
+	if (docker_host_parse(host, "DOCKER_HOST", &h, e) == -1)
+		return -1;
+	if (h.kind == DOCKER_UNIX)
+		return 0;
+	return require_local_fail(host, what, needs, e);
 }
 
 const char *
@@ -665,7 +1389,7 @@ docker_negotiate(struct docker *d, struct errbuf *e)
 	if (status != 200) {
 		char *m = docker_error_message(status, s.buf, s.len);
 		errbuf_set(e, ERRBUF_ENGINE, "docker: GET /version via %s: %s",
-		    d->sock_path, m);
+		    d->where, m);
 		free(m);
 		free(s.buf);
 		return -1;
@@ -676,11 +1400,25 @@ docker_negotiate(struct docker *d, struct errbuf *e)
 		cJSON_Delete(j);
 		return errbuf_set(e, ERRBUF_ENGINE,
 		    "docker: GET /version via %s: answer is not a JSON object",
-		    d->sock_path);
+		    d->where);
 	}
 	api = cJSON_GetObjectItemCaseSensitive(j, "ApiVersion");
 	min = cJSON_GetObjectItemCaseSensitive(j, "MinAPIVersion");
 	ver = cJSON_GetObjectItemCaseSensitive(j, "Version");
+	{
+		const cJSON *comps = cJSON_GetObjectItemCaseSensitive(j,
+		    "Components"), *c;
+
+		d->podman = false;
+		cJSON_ArrayForEach(c, comps) {
+			const cJSON *n = cJSON_GetObjectItemCaseSensitive(c,
+			    "Name");
+
+			if (cJSON_IsString(n) &&
+			    strncmp(n->valuestring, "Podman", 6) == 0)
+				d->podman = true;
+		}
+	}
 	rc = docker_version_pick(cJSON_IsString(api) ? api->valuestring : NULL,
 	    cJSON_IsString(min) ? min->valuestring : NULL, d->api, e);
 	if (rc == 0) {

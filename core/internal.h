@@ -13,7 +13,7 @@
 #include <sched.h>
 
 /* ------------------------------------------------------------------ */
-/* docker.c - Docker Engine API client (libcurl over the unix socket)  */
+/* docker.c - Docker Engine API client (unix socket, TLS, ssh)        */
 /* ------------------------------------------------------------------ */
 
 #define DOCKER_API_MIN "1.41"   /* oldest API we speak */
@@ -27,15 +27,47 @@ struct docker_response {
 };
 void docker_response_free(struct docker_response *r);
 
-/* Open a client for host ("unix:///path"); NULL host means $DOCKER_HOST or
- * unix:///var/run/docker.sock.  Does not connect.  NULL + e (ERRBUF_INPUT for
- * an unsupported DOCKER_HOST scheme). */
+/* How the engine is reached (docs/engine.md). */
+enum docker_transport {
+	DOCKER_UNIX = 0,       /* unix:///path: the local engine */
+	DOCKER_TCP,            /* tcp://HOST[:PORT]: TLS or, opted in, plain */
+	DOCKER_SSH,            /* ssh://[USER@]HOST[:PORT]: docker system
+	                          dial-stdio over ssh, one child per
+	                          connection */
+};
+
+/* A parsed DOCKER_HOST. */
+struct docker_host {
+	enum docker_transport kind;
+	char path[108];        /* DOCKER_UNIX: the socket path */
+	char name[256];        /* TCP / SSH: host name or address (an IPv6
+	                          address without its brackets) */
+	char user[33];         /* SSH: the user, "" for ssh's default */
+	int port;              /* TCP / SSH: 0 when not given */
+	bool ipv6;             /* name is an IPv6 address ([...] in URLs) */
+};
+
+/*
+ * Pure: parse value (a DOCKER_HOST).  what names where it came from
+ * ("DOCKER_HOST") in messages, which quote the value and name the bad part.
+ * 0, or -1 + e (ERRBUF_INPUT).
+ */
+int docker_host_parse(const char *value, const char *what,
+    struct docker_host *h, struct errbuf *e);
+
+/* Open a client for host (a DOCKER_HOST value); NULL host means
+ * $DOCKER_HOST or unix:///var/run/docker.sock.  tcp:// takes TLS from
+ * DOCKER_TLS_VERIFY / DOCKER_TLS and DOCKER_CERT_PATH (default ~/.docker,
+ * whose ca.pem, cert.pem and key.pem must exist) and refuses plain tcp
+ * unless ARES_ALLOW_PLAINTEXT_ENGINE=1 (then warns on stderr once per
+ * process).  ssh:// makes a private unix socket and its acceptor thread
+ * (ssh runs at the first request).  Does not connect.  NULL + e
+ * (ERRBUF_INPUT: bad or refused DOCKER_HOST, missing certificate files). */
 struct docker *docker_open(const char *host, struct errbuf *e);
+
 /* GET /version and pick the API version.  -1 + e (ERRBUF_ENGINE when the
  * engine is unreachable or refuses every version we speak). */
 int docker_negotiate(struct docker *d, struct errbuf *e);
-const char *docker_api_version(const struct docker *d);  /* "1.41" */
-const char *docker_engine_version(const struct docker *d); /* "20.10.24" */
 /* Pure: choose the API version for a daemon advertising [min_api, api].
  * Writes e.g. "1.41" into out.  -1 + e when the ranges do not overlap. */
 int docker_version_pick(const char *daemon_api, const char *daemon_min,

@@ -2032,6 +2032,10 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 
 	if (o == NULL)
 		o = &no_opts;
+	/* bus, control and evidence folders are host bind mounts; the
+	 * bridges are sealed before any container joins them */
+	if (docker_require_labs(d, "lab up", e) == -1)
+		return NULL;
 	for (size_t i = 0; i < p->nflaws; i++)
 		if (flaw_find(p->flaws[i]) == NULL) {
 			errbuf_set(e, ERRBUF_INPUT, "%s: flaws[%zu]: unknown flaw "

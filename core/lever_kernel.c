@@ -235,6 +235,10 @@ lever_kernel_prepare(struct lever_ctx *c, struct errbuf *e)
 	int version = 0;
 
 	c->netns_fd = -1;
+	if (c->docker != NULL && docker_is_remote(c->docker))
+		return errbuf_set(e, ERRBUF_INPUT, "remote engine (%s): the "
+		    "kernel levers (cgroup-freeze, link-down) need the host "
+		    "kernel; local engine only", docker_where(c->docker));
 	if (c->agent_pid <= 0)
 		return errbuf_set(e, ERRBUF_INTERNAL, "kernel levers: the "
 		    "engine reports no pid for the agent");

@@ -1,8 +1,8 @@
 /*
  * fuzz_docker.c - what the Docker Engine answers: docker_error_message on
  * an error body, docker_version_pick / docker_version_cmp on the
- * advertised versions, docker_demux on an exec/attach stream and the
- * inspect helpers on an inspect document.
+ * advertised versions, docker_host_parse on a DOCKER_HOST, docker_demux
+ * on an exec/attach stream and the inspect helpers on an inspect document.
  *
  * Input: byte 0 picks the bound of docker_demux (and the HTTP status);
  * the rest is the body / stream / document.  For the versions the rest is
@@ -51,6 +51,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)docker_version_cmp(b, a);
 	free(a);
 	free(b);
+
+	/* the body as a DOCKER_HOST */
+	{
+		struct docker_host h;
+		char *v = xstrndup(body, blen);
+
+		memset(&e, 0, sizeof e);
+		if (docker_host_parse(v, "DOCKER_HOST", &h, &e) == 0) {
+			if (h.kind == DOCKER_UNIX ? h.path[0] != '/' :
+			    (h.name[0] == '\0' || h.name[0] == '-' ||
+			    h.user[0] == '-' || h.port < 0 || h.port > 65535 ||
+			    strpbrk(h.name, " /@?#\n") != NULL))
+				abort();
+		} else if (e.code != ERRBUF_INPUT ||
+		    strstr(e.msg, "DOCKER_HOST") == NULL)
+			abort();
+		free(v);
+	}
 
 	/* exec stream */
 	memset(&r, 0, sizeof r);

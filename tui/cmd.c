@@ -45,6 +45,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_stats_entry,
 	&cmd_fix_entry,
 	&cmd_gc_entry,
+	&cmd_engine_entry,
 	&cmd_gate_entry,
 	&cmd_policy_entry,
 	&cmd_variant_entry,
@@ -129,7 +130,14 @@ cmd_help_all(FILE *f)
 	    "  4  not exercised: the bait never fired (never a success)\n"
 	    "  5  internal or lab failure (fail closed)\n"
 	    "\nEnvironment:\n"
-	    "  DOCKER_HOST      unix:///path of the engine socket\n"
+	    "  DOCKER_HOST      the engine: unix:///path (local), "
+	    "tcp://HOST:PORT (TLS with\n"
+	    "                   DOCKER_TLS_VERIFY=1, DOCKER_CERT_PATH) or "
+	    "ssh://[USER@]HOST[:PORT]\n"
+	    "                   (remote: labs refused, exit 2; "
+	    "docs/engine.md)\n"
+	    "  ARES_ALLOW_PLAINTEXT_ENGINE=1  accept tcp:// without TLS "
+	    "(warns)\n"
 	    "  ARES_RUNS        where run directories go (default ./runs)\n"
 	    "  ARES_LAB_ROOTFS  the lab image tar (default: the build's)\n"
 	    "  ARES_KEY_DIR     where the signing key lives (default "
@@ -161,6 +169,17 @@ cmd_version_exec(const struct cmd_entry *self, int argc, char **argv)
 	(void)argv;
 	printf("ares %s\n", PACKAGE_VERSION);
 	return 0;
+}
+
+int
+cmd_require_local(const char *who, const char *needs)
+{
+	struct errbuf e = { 0 };
+
+	if (docker_require_local(who, needs, &e) == 0)
+		return 0;
+	fprintf(stderr, "%s: %s\n", who, e.msg);
+	return EXIT_USAGE;
 }
 
 static const char cmd_default_policy[] = "policies/default.yaml";

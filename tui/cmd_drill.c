@@ -182,6 +182,8 @@ cmd_drill_exec(const struct cmd_entry *self, int argc, char **argv)
 	signal(SIGTERM, cmd_drill_on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (cmd_require_local("ares drill", NULL) != 0)
+		return EXIT_USAGE;
 	if (drill_run(&o, &r, &e) == -1) {
 		fprintf(stderr, "ares drill: %s\n", e.msg);
 		return errbuf_exit_code(&e);

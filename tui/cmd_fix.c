@@ -217,6 +217,8 @@ cmd_fix_exec(const struct cmd_entry *self, int argc, char **argv)
 	signal(SIGTERM, cmd_fix_on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (cmd_require_local("ares fix", NULL) != 0)
+		return EXIT_USAGE;
 	r = xcalloc(1, sizeof *r);
 	if (fix_run(&o, r, &e) == -1) {
 		fprintf(stderr, "ares fix: %s\n", e.msg);

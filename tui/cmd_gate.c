@@ -136,6 +136,8 @@ cmd_gate_exec(const struct cmd_entry *self, int argc, char **argv)
 	signal(SIGINT, cmd_gate_on_signal);
 	signal(SIGTERM, cmd_gate_on_signal);
 	signal(SIGPIPE, SIG_IGN);
+	if (cmd_require_local("ares gate", NULL) != 0)
+		return EXIT_USAGE;
 	g = xcalloc(1, sizeof *g);
 	if (gate_run(&o, g, &e) == -1) {
 		fprintf(stderr, "ares gate: %s\n", e.msg);

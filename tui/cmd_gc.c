@@ -61,6 +61,11 @@ cmd_gc_exec(const struct cmd_entry *self, int argc, char **argv)
 		    argv[optind], self->usage);
 		return EXIT_USAGE;
 	}
+	/* An owner's liveness is this machine's /proc: on an engine others
+	 * share it cannot tell their live labs from dead ones. */
+	if (cmd_require_local("ares gc",
+	    "this machine's processes to tell a live owner from a dead one") != 0)
+		return EXIT_USAGE;
 	d = docker_connect(NULL, &e);
 	if (d == NULL) {
 		fprintf(stderr, "ares gc: %s\n", e.msg);

@@ -383,6 +383,8 @@ cmd_probe_exec(const struct cmd_entry *self, int argc, char **argv)
 		    "its labs down\n");
 		return EXIT_USAGE;
 	}
+	if (cmd_require_local("ares probe", NULL) != 0)
+		return EXIT_USAGE;
 	signal(SIGINT, cmd_probe_on_signal);
 	signal(SIGTERM, cmd_probe_on_signal);
 	signal(SIGPIPE, SIG_IGN);

@@ -420,6 +420,8 @@ cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 	signal(SIGTERM, cmd_trial_on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (cmd_require_local("ares trial", NULL) != 0)
+		return EXIT_USAGE;
 	if (trial_run(&o, &t, &e) == -1) {
 		fprintf(stderr, "ares trial: %s\n", e.msg);
 		trial_free(&t);

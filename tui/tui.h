@@ -630,6 +630,11 @@ int cmd_opt_present(const char *who, const char *s, unsigned *ms);
 /* --json PATH: j (freed here) printed to stdout for "-", else written to
  * PATH.  0, or -1 + e. */
 int cmd_json_write(cJSON *j, const char *path, struct errbuf *e);
+/* Refuse who ("ares drill") on a remote engine (DOCKER_HOST not a local
+ * unix socket), before anything is made: 0 when local, else the message
+ * on stderr and EXIT_USAGE (docs/engine.md).  needs: what who needs of
+ * the local machine (NULL: host bind mounts and the host kernel). */
+int cmd_require_local(const char *who, const char *needs);
 
 /* ------------------------------------------------------------------ */
 /* cmd_*.c - one file per command, each defining its cmd_entry         */
@@ -668,6 +673,9 @@ extern const struct cmd_entry cmd_fix_entry;
 /* ares gc (cmd_gc.c, docs/cli-gc.md): 0 nothing failed, 2 usage, 3 no
  * engine, 5 something stayed. */
 extern const struct cmd_entry cmd_gc_entry;
+/* ares engine (cmd_engine.c, docs/cli-engine.md): which engine DOCKER_HOST
+ * names, how it is reached, its version, what works there. */
+extern const struct cmd_entry cmd_engine_entry;
 /* ares gate (cmd_gate.c, docs/cli-gate.md): 0 no new breach path, 1 a
  * new one (or the gate is blind), 2 usage, 3 no engine, 4 nothing
  * exercised, 5 a lab could not come up. */

@@ -1,7 +1,8 @@
 /*
  * test_docker.c - unit tests of the pure parts of core/docker.c: version
  * negotiation, error extraction, the container create body, inspect
- * helpers, stream demultiplexing, DOCKER_HOST parsing.  No engine needed.
+ * helpers, stream demultiplexing, DOCKER_HOST parsing (unix, tcp with TLS
+ * or plaintext opt-in, ssh) and the remote-engine refusal.  No engine needed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -875,22 +877,277 @@ static void test_open_host(void **state)
 	d = docker_open("unix:///tmp/nonexistent-ares-test.sock", &e);
 	assert_non_null(d);
 	assert_string_equal(docker_api_version(d), "");
+	assert_false(docker_is_remote(d));
+	assert_string_equal(docker_transport_name(d), "unix");
 	docker_close(d);
 
+	/* plain tcp: refused without the opt-in, naming the way out */
+	unsetenv("DOCKER_TLS_VERIFY");
+	unsetenv("DOCKER_TLS");
+	unsetenv("ARES_ALLOW_PLAINTEXT_ENGINE");
 	assert_null(docker_open("tcp://127.0.0.1:2375", &e));
 	assert_int_equal(e.code, ERRBUF_INPUT);
 	assert_non_null(strstr(e.msg, "tcp://127.0.0.1:2375"));
+	assert_non_null(strstr(e.msg, "ARES_ALLOW_PLAINTEXT_ENGINE=1"));
+	assert_non_null(strstr(e.msg, "DOCKER_TLS_VERIFY"));
+	/* only "1" opts in */
+	setenv("ARES_ALLOW_PLAINTEXT_ENGINE", "yes", 1);
+	memset(&e, 0, sizeof e);
+	assert_null(docker_open("tcp://127.0.0.1:2375", &e));
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	setenv("ARES_ALLOW_PLAINTEXT_ENGINE", "1", 1);
+	d = docker_open("tcp://127.0.0.1", &e);
+	assert_non_null(d);
+	assert_true(docker_is_remote(d));
+	assert_string_equal(docker_transport_name(d), "tcp (plaintext)");
+	assert_string_equal(docker_where(d), "tcp://127.0.0.1:2375");
+	assert_null(docker_tls_ca(d));
+	docker_close(d);
+	unsetenv("ARES_ALLOW_PLAINTEXT_ENGINE");
 
+	/* ssh: opened without connecting (no ssh runs before a request);
+	 * remote; its private socket goes with docker_close */
 	setenv("DOCKER_HOST", "ssh://user@host", 1);
 	memset(&e, 0, sizeof e);
-	assert_null(docker_open(NULL, &e));
-	assert_int_equal(e.code, ERRBUF_INPUT);
-	assert_non_null(strstr(e.msg, "DOCKER_HOST"));
+	d = docker_open(NULL, &e);
+	assert_non_null(d);
+	assert_true(docker_is_remote(d));
+	assert_string_equal(docker_transport_name(d), "ssh");
+	assert_string_equal(docker_where(d), "ssh://user@host");
+	docker_close(d);
 
 	setenv("DOCKER_HOST", "unix://relative.sock", 1);
 	memset(&e, 0, sizeof e);
 	assert_null(docker_open(NULL, &e));
 	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_non_null(strstr(e.msg, "DOCKER_HOST"));
+	unsetenv("DOCKER_HOST");
+}
+
+/* docker_host_parse refuses garbage naming DOCKER_HOST and the bad part. */
+static void host_bad(const char *value, const char *part)
+{
+	struct docker_host h;
+	struct errbuf e = {0};
+
+	assert_int_equal(docker_host_parse(value, "DOCKER_HOST", &h, &e), -1);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	if (strstr(e.msg, "DOCKER_HOST") == NULL ||
+	    strstr(e.msg, part) == NULL)
+		fail_msg("%s: \"%s\" lacks DOCKER_HOST or \"%s\"", value,
+		    e.msg, part);
+}
+
+static void test_host_parse(void **state)
+{
+	struct docker_host h;
+	struct errbuf e = {0};
+	(void)state;
+
+	assert_int_equal(docker_host_parse("unix:///run/d.sock", "X", &h, &e),
+	    0);
+	assert_int_equal(h.kind, DOCKER_UNIX);
+	assert_string_equal(h.path, "/run/d.sock");
+
+	assert_int_equal(docker_host_parse("tcp://engine.example:2376", "X",
+	    &h, &e), 0);
+	assert_int_equal(h.kind, DOCKER_TCP);
+	assert_string_equal(h.name, "engine.example");
+	assert_int_equal(h.port, 2376);
+	assert_false(h.ipv6);
+
+	assert_int_equal(docker_host_parse("tcp://10.0.0.2:65535/", "X", &h,
+	    &e), 0);
+	assert_int_equal(h.port, 65535);
+
+	assert_int_equal(docker_host_parse("tcp://[::1]:2376", "X", &h, &e),
+	    0);
+	assert_string_equal(h.name, "::1");
+	assert_true(h.ipv6);
+
+	assert_int_equal(docker_host_parse("tcp://h", "X", &h, &e), 0);
+	assert_int_equal(h.port, 0);
+
+	assert_int_equal(docker_host_parse("ssh://ci-user@build.host:2222",
+	    "X", &h, &e), 0);
+	assert_int_equal(h.kind, DOCKER_SSH);
+	assert_string_equal(h.user, "ci-user");
+	assert_string_equal(h.name, "build.host");
+	assert_int_equal(h.port, 2222);
+
+	assert_int_equal(docker_host_parse("ssh://h", "X", &h, &e), 0);
+	assert_string_equal(h.user, "");
+	assert_int_equal(h.port, 0);
+
+	host_bad("", "empty");
+	host_bad("http://h:1", "\"http\"");
+	host_bad("npipe:////./pipe/docker_engine", "\"npipe\"");
+	host_bad("fd://", "\"fd\"");
+	host_bad("tcp://", "no host");
+	host_bad("tcp://:2376", "no host");
+	host_bad("tcp://h:", "bad port \"\"");
+	host_bad("tcp://h:0", "bad port \"0\"");
+	host_bad("tcp://h:65536", "bad port \"65536\"");
+	host_bad("tcp://h:123456", "bad port \"123456\"");
+	host_bad("tcp://h:12ab", "bad port \"12ab\"");
+	host_bad("tcp://h:1:2", "bad port \"1:2\"");
+	host_bad("tcp://h_x:1", "'_'");
+	host_bad("tcp://-oProxy:1", "may not start with '-'");
+	host_bad("ssh://-oProxyCommand=x", "'='");
+	host_bad("ssh://-host", "may not start with '-'");
+	host_bad("ssh://-l@host", "bad user \"-l\"");
+	host_bad("ssh://a;b@host", "bad user \"a;b\"");
+	host_bad("ssh://@host", "bad user \"\"");
+	host_bad("tcp://u@h:1", "only goes with ssh://");
+	host_bad("tcp://h:1/v1.41", "\"/v1.41\"");
+	host_bad("tcp://h:1?x=1", "\"?x=1\"");
+	host_bad("tcp://h:1#f", "\"#f\"");
+	host_bad("ssh://h/path", "\"/path\"");
+	host_bad("tcp://[::1", "closing ']'");
+	host_bad("tcp://[]:1", "bad IPv6");
+	host_bad("tcp://[::g]:1", "bad IPv6 address \"::g\"");
+	host_bad("tcp://[::1]x", "\"x\" after the address");
+	host_bad("tcp://h x:1", "offset 7");
+	host_bad("tcp://h\n:1", "0x0a");
+	host_bad("tcp://h\xc3\xa9:1", "0xc3");
+	{
+		char big[400];
+
+		memset(big, 'a', sizeof big);
+		memcpy(big, "tcp://", 6);
+		big[sizeof big - 1] = '\0';
+		host_bad(big, "longer than");
+	}
+}
+
+/* TLS: every certificate file must be there; paths kept, never read. */
+static void test_open_tls(void **state)
+{
+	char dir[] = "/tmp/ares-test-tls.XXXXXX";
+	char path[128];
+	struct errbuf e = {0};
+	struct docker *d;
+	FILE *f;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	setenv("DOCKER_TLS_VERIFY", "1", 1);
+	setenv("DOCKER_CERT_PATH", dir, 1);
+	assert_null(docker_open("tcp://127.0.0.1:2376", &e));
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_non_null(strstr(e.msg, "ca.pem"));
+	assert_non_null(strstr(e.msg, "docker host=tcp://127.0.0.1:2376"));
+	snprintf(path, sizeof path, "%s/ca.pem", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	snprintf(path, sizeof path, "%s/cert.pem", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	memset(&e, 0, sizeof e);
+	assert_null(docker_open("tcp://127.0.0.1:2376", &e));
+	assert_non_null(strstr(e.msg, "key.pem"));
+	snprintf(path, sizeof path, "%s/key.pem", dir);
+	assert_int_equal(mkdir(path, 0700), 0);   /* not a regular file */
+	memset(&e, 0, sizeof e);
+	assert_null(docker_open("tcp://127.0.0.1:2376", &e));
+	assert_non_null(strstr(e.msg, "not a regular file"));
+	assert_int_equal(rmdir(path), 0);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	d = docker_open("tcp://127.0.0.1", &e);
+	assert_non_null(d);
+	assert_string_equal(docker_transport_name(d), "tcp+tls");
+	assert_string_equal(docker_where(d), "tcp://127.0.0.1:2376");
+	snprintf(path, sizeof path, "%s/ca.pem", dir);
+	assert_string_equal(docker_tls_ca(d), path);
+	docker_close(d);
+
+	/* the default: ~/.docker */
+	unsetenv("DOCKER_CERT_PATH");
+	setenv("HOME", dir, 1);
+	memset(&e, 0, sizeof e);
+	assert_null(docker_open("tcp://127.0.0.1:2376", &e));
+	snprintf(path, sizeof path, "%s/.docker/ca.pem", dir);
+	assert_non_null(strstr(e.msg, path));
+	unsetenv("DOCKER_TLS_VERIFY");
+
+	/* an unreachable TLS engine is ERRBUF_ENGINE naming it */
+	setenv("DOCKER_TLS_VERIFY", "1", 1);
+	setenv("DOCKER_CERT_PATH", dir, 1);
+	memset(&e, 0, sizeof e);
+	d = docker_open("tcp://127.0.0.1:1", &e);
+	assert_non_null(d);
+	assert_int_equal(docker_negotiate(d, &e), -1);
+	assert_int_equal(e.code, ERRBUF_ENGINE);
+	assert_non_null(strstr(e.msg, "tcp://127.0.0.1:1"));
+	docker_close(d);
+	unsetenv("DOCKER_TLS_VERIFY");
+	unsetenv("DOCKER_CERT_PATH");
+	snprintf(path, sizeof path, "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+}
+
+/* Inside core: lab up and the kernel levers refuse a remote engine before
+ * any request (the engine here is a closed port: a request would fail
+ * with ERRBUF_ENGINE, not this refusal). */
+static void test_core_refuses_remote(void **state)
+{
+	struct errbuf e = {0};
+	struct lever_ctx c;
+	struct policy *p;
+	struct docker *d;
+	(void)state;
+
+	setenv("ARES_ALLOW_PLAINTEXT_ENGINE", "1", 1);
+	d = docker_open("tcp://127.0.0.1:1", &e);
+	assert_non_null(d);
+	p = policy_load(ARES_SRCDIR "/policies/default.yaml", &e);
+	assert_non_null(p);
+	memset(&e, 0, sizeof e);
+	assert_null(lab_up(d, p, "/nonexistent-run-dir", "r1", 1, &e));
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_non_null(strstr(e.msg, "remote engine (tcp://127.0.0.1:1): lab "
+	    "up needs host bind mounts"));
+	assert_non_null(strstr(e.msg, "local engine only"));
+	memset(&c, 0, sizeof c);
+	c.docker = d;
+	c.agent_pid = 1;
+	memset(&e, 0, sizeof e);
+	assert_int_equal(lever_kernel_prepare(&c, &e), -1);
+	assert_non_null(strstr(e.msg, "kernel levers (cgroup-freeze, "
+	    "link-down) need the host kernel; local engine only"));
+	policy_free(p);
+	docker_close(d);
+	unsetenv("ARES_ALLOW_PLAINTEXT_ENGINE");
+}
+
+/* Remote engines: what needs the host is refused before anything. */
+static void test_require_local(void **state)
+{
+	struct errbuf e = {0};
+	(void)state;
+
+	unsetenv("DOCKER_HOST");
+	assert_int_equal(docker_require_local("ares drill", NULL, &e), 0);
+	setenv("DOCKER_HOST", "unix:///run/x.sock", 1);
+	assert_int_equal(docker_require_local("ares drill", NULL, &e), 0);
+	setenv("DOCKER_HOST", "tcp://10.1.2.3:2376", 1);
+	assert_int_equal(docker_require_local("ares drill", NULL, &e), -1);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_non_null(strstr(e.msg, "remote engine (tcp://10.1.2.3:2376): "
+	    "ares drill needs"));
+	assert_non_null(strstr(e.msg, "local engine only"));
+	setenv("DOCKER_HOST", "ssh://h", 1);
+	memset(&e, 0, sizeof e);
+	assert_int_equal(docker_require_local("ares lab up", NULL, &e), -1);
+	assert_non_null(strstr(e.msg, "ares lab up"));
+	setenv("DOCKER_HOST", "tcp://h:99999", 1);
+	memset(&e, 0, sizeof e);
+	assert_int_equal(docker_require_local("ares lab up", NULL, &e), -1);
+	assert_non_null(strstr(e.msg, "bad port"));
 	unsetenv("DOCKER_HOST");
 }
 
@@ -936,6 +1193,10 @@ int main(void)
 		cmocka_unit_test(test_demux_malformed),
 		cmocka_unit_test(test_demux_zero_and_partial),
 		cmocka_unit_test(test_open_host),
+		cmocka_unit_test(test_host_parse),
+		cmocka_unit_test(test_open_tls),
+		cmocka_unit_test(test_require_local),
+		cmocka_unit_test(test_core_refuses_remote),
 		cmocka_unit_test(test_unreachable),
 		cmocka_unit_test(test_fake_negotiate_and_import),
 		cmocka_unit_test(test_fake_negotiate_refused),
