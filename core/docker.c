@@ -1224,7 +1224,18 @@ docker_clone(const struct docker *d)
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		util_fatal("docker: curl_global_init failed");
 	c = xcalloc(1, sizeof *c);
-	c->sock_path = xstrdup(d->sock_path);
+	/* the same engine by the same way: the transport, its URL and TLS
+	 * files; over ssh:// the clone connects to d's private socket and
+	 * d's acceptor (which the clone neither owns nor stops) hands each
+	 * connection to an ssh child of its own, so d must outlive it */
+	c->host = d->host;
+	c->where = xstrdup(d->where);
+	c->base_url = xstrdup(d->base_url);
+	c->ca = d->ca != NULL ? xstrdup(d->ca) : NULL;
+	c->cert = d->cert != NULL ? xstrdup(d->cert) : NULL;
+	c->key = d->key != NULL ? xstrdup(d->key) : NULL;
+	c->ssh_listen = c->ssh_wake[0] = c->ssh_wake[1] = -1;
+	c->podman = d->podman;
 	memcpy(c->api, d->api, sizeof c->api);
 	memcpy(c->engine, d->engine, sizeof c->engine);
 	c->negotiated = d->negotiated;
