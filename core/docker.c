@@ -947,11 +947,19 @@ ssh_start(struct docker *d, struct errbuf *e)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *tmp = getenv("TMPDIR");
 	char *dir;
+	bool made;
 
 	if (tmp == NULL || tmp[0] != '/' || strlen(tmp) > 60)
 		tmp = "/tmp";
 	dir = xasprintf("%s/ares-ssh.XXXXXX", tmp);
-	if (mkdtemp(dir) == NULL) {
+	made = mkdtemp(dir) != NULL;
+	if (!made && strcmp(tmp, "/tmp") != 0) {
+		/* a TMPDIR that is gone or not ours: /tmp, as mktemp does */
+		free(dir);
+		dir = xstrdup("/tmp/ares-ssh.XXXXXX");
+		made = mkdtemp(dir) != NULL;
+	}
+	if (!made) {
 		errbuf_set(e, ERRBUF_INTERNAL, "docker: ssh: mkdtemp %s: %s",
 		    dir, strerror(errno));
 		free(dir);

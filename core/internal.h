@@ -939,6 +939,7 @@ int lever_frozen_parse(const char *text, size_t len, int version);
  * real-time priority while it does (when permitted), memory locked. */
 #define LEVER_RT_PRIO      10     /* SCHED_FIFO priority (1..99) */
 #define LEVER_RT_BUDGET_MS 1000   /* time at RT per kill path, at most */
+#define LEVER_RT_DIR       "/run/ares-rt"  /* the machine's RT slots */
 struct lever_rt {
 	bool active;                /* raised: leave restores old_* */
 	bool dropped;               /* the budget ran out before leave */
@@ -946,6 +947,7 @@ struct lever_rt {
 	struct sched_param old_param;
 	uint64_t start_ns, budget_ns;
 	int watch;                  /* the watchdog's slot, -1 if none */
+	int slot_fd;                /* the machine slot's locked fd, or -1 */
 	char status[128];           /* "granted: ...", "refused: EPERM ..." */
 };
 /* Raise the calling thread to SCHED_FIFO LEVER_RT_PRIO (children reset on
@@ -959,10 +961,14 @@ int lever_rt_enter(struct lever_rt *rt, unsigned budget_ms);
 bool lever_rt_check(struct lever_rt *rt);
 /* Back to the policy and priority saved at enter (no-op if not raised). */
 void lever_rt_leave(struct lever_rt *rt);
-/* Threads of this process that may hold RT at once: usable CPUs - 1 (0 on
- * one CPU), or what lever_rt_set_slots set (n >= 0; -1 restores). */
+/* Threads of the whole machine (every ares process) that may hold RT at
+ * once: usable CPUs - 1 (0 on one CPU), or what lever_rt_set_slots set
+ * (n >= 0; -1 restores). */
 int lever_rt_slots(void);
 void lever_rt_set_slots(int n);
+/* Tests: the slot directory instead of LEVER_RT_DIR (NULL restores; the
+ * string must outlive its use). */
+void lever_rt_set_dir(const char *dir);
 /* Once per process: mlockall (current mappings faulted in and locked,
  * later ones locked on fault) when permitted, and start the watchdog; and
  * prefault some stack of the calling thread.  Returns the outcome ("locked: ...", "refused:

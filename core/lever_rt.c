@@ -6,24 +6,31 @@
  * (struct lever_rt's status) and goes on at normal priority.
  *
  * Bounds, so a runaway RT thread can never starve the machine: at most
- * (usable CPUs - 1) threads of the process hold RT at once (one CPU stays
- * for everything else), each is put back once its budget is spent by a
- * watchdog thread at normal priority (it runs on the CPU no RT thread of
- * ours may hold, so a thread spinning at RT is demoted on time even if it
- * never returns), children never inherit it (SCHED_RESET_ON_FORK), and the
- * kernel's own RT throttling (sched_rt_runtime_us) stays in force.
+ * (usable CPUs - 1) threads hold RT at once on the whole machine, every
+ * ares process counted (a slot is an exclusive flock on a file of
+ * LEVER_RT_DIR, a root-only directory; the kernel drops the lock when its
+ * holder dies), so one CPU stays for everything else; each is put back
+ * once its budget is spent by a watchdog thread that sleeps at a higher
+ * real-time priority (it preempts a lever thread spinning at RT, so the
+ * demotion is on time even if the thread never returns and every other
+ * CPU is busy); children never inherit it (SCHED_RESET_ON_FORK); and the
+ * kernel's own RT throttling (sched_rt_runtime_us) stays in force.  No
+ * RT without the slot directory or without the watchdog above it.
  */
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,8 +42,23 @@
 #define MCL_ONFAULT 4
 #endif
 
-static atomic_int lever_rt_holders;
 static atomic_int lever_rt_slots_override = -1;   /* tests, benchmarks */
+static _Atomic(const char *) lever_rt_dir_override;  /* tests */
+
+void
+lever_rt_set_dir(const char *dir)
+{
+	atomic_store(&lever_rt_dir_override, dir);
+}
+
+/* The slot directory: LEVER_RT_DIR, or what lever_rt_set_dir set. */
+static const char *
+lever_rt_dir_path(void)
+{
+	const char *d = atomic_load(&lever_rt_dir_override);
+
+	return d != NULL ? d : LEVER_RT_DIR;
+}
 
 int
 lever_rt_slots(void)
@@ -60,17 +82,86 @@ lever_rt_set_slots(int n)
 	atomic_store(&lever_rt_slots_override, n);
 }
 
-/* Take one RT slot if fewer than max are taken.  false when none is free. */
-static bool
-lever_rt_take(int max)
+/*
+ * The slot directory: LEVER_RT_DIR, made 0700 if absent; it must be a
+ * real directory (not a link) owned by root and writable by no one else,
+ * or a local user could hold every slot or plant links.  0, or -1 with why
+ * in msg.
+ */
+static int
+lever_rt_dir(char *msg, size_t max)
 {
-	int cur = atomic_load(&lever_rt_holders);
+	const char *dir = lever_rt_dir_path();
+	struct stat sb;
 
-	while (cur < max)
-		if (atomic_compare_exchange_weak(&lever_rt_holders, &cur,
-		    cur + 1))
-			return true;
-	return false;
+	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
+		snprintf(msg, max, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (lstat(dir, &sb) == -1) {
+		snprintf(msg, max, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(sb.st_mode) || sb.st_uid != 0 ||
+	    (sb.st_mode & 022) != 0) {
+		snprintf(msg, max, "%s: not a root-only directory", dir);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Take one of the machine's max RT slots: an exclusive, non-blocking flock
+ * on LEVER_RT_DIR/slot.K (a lock belongs to its open file description, so
+ * two threads of one process conflict as two processes do).  The locked
+ * fd (the caller closes it to give the slot back), -1 when every slot is
+ * held, -2 with why in msg when there is no usable slot directory.
+ */
+static int
+lever_rt_take(int max, char *msg, size_t msg_max)
+{
+	if (max <= 0)
+		return -1;
+	if (lever_rt_dir(msg, msg_max) == -1)
+		return -2;
+	for (int k = 0; k < max; k++) {
+		char *path = xasprintf("%s/slot.%d", lever_rt_dir_path(), k);
+		int fd;
+
+		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+		if (fd == -1) {
+			snprintf(msg, msg_max, "%s: %s", path, strerror(errno));
+			free(path);
+			return -2;
+		}
+		free(path);
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+/* How many of the machine's first max slots are held now (for messages). */
+static int
+lever_rt_held(int max)
+{
+	int n = 0;
+
+	for (int k = 0; k < max; k++) {
+		char *path = xasprintf("%s/slot.%d", lever_rt_dir_path(), k);
+		int fd;
+
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		free(path);
+		if (fd == -1)
+			continue;
+		if (flock(fd, LOCK_SH | LOCK_NB) == -1)
+			n++;
+		close(fd);
+	}
+	return n;
 }
 
 /* ---- the watchdog ---------------------------------------------------- */
@@ -91,6 +182,7 @@ static pthread_cond_t lever_wd_cond;
 static struct lever_rt_watch lever_wd[LEVER_RT_WATCH_MAX];
 static pthread_once_t lever_wd_once = PTHREAD_ONCE_INIT;
 static bool lever_wd_running;
+static char lever_wd_why[64];     /* why it is not running, if it is not */
 
 /* Puts every raised thread whose deadline passed back to its policy;
  * sleeps until the next deadline or a new registration.  Never exits. */
@@ -130,14 +222,18 @@ lever_wd_main(void *arg)
 	return NULL;
 }
 
-/* Start the watchdog (once): SCHED_OTHER, explicitly, whoever starts it. */
+/* Start the watchdog (once): SCHED_FIFO LEVER_RT_PRIO + 1, explicitly,
+ * whoever starts it, so that it preempts a lever thread at RT on any CPU;
+ * it sleeps but for the moments it demotes one.  When that priority is
+ * not permitted it does not run (and no lever thread is raised). */
 static void
 lever_wd_start(void)
 {
 	pthread_condattr_t ca;
 	pthread_attr_t a;
-	struct sched_param sp = { 0 };
+	struct sched_param sp = { .sched_priority = LEVER_RT_PRIO + 1 };
 	pthread_t t;
+	int err = 0;
 
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -146,12 +242,17 @@ lever_wd_start(void)
 	if (pthread_attr_init(&a) != 0)
 		return;
 	if (pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED) == 0 &&
-	    pthread_attr_setschedpolicy(&a, SCHED_OTHER) == 0 &&
+	    pthread_attr_setschedpolicy(&a, SCHED_FIFO) == 0 &&
 	    pthread_attr_setschedparam(&a, &sp) == 0 &&
 	    pthread_attr_setstacksize(&a, 64 * 1024) == 0 &&
 	    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) == 0 &&
-	    pthread_create(&t, &a, lever_wd_main, NULL) == 0)
+	    (err = pthread_create(&t, &a, lever_wd_main, NULL)) == 0)
 		lever_wd_running = true;
+	else
+		snprintf(lever_wd_why, sizeof lever_wd_why, "no watchdog "
+		    "thread at SCHED_FIFO %d (%s)", LEVER_RT_PRIO + 1,
+		    err == EPERM ? "EPERM" : err != 0 ? strerror(err) :
+		    "attributes");
 	pthread_attr_destroy(&a);
 }
 
@@ -189,6 +290,7 @@ lever_rt_enter(struct lever_rt *rt, unsigned budget_ms)
 
 	memset(rt, 0, sizeof *rt);
 	rt->watch = -1;
+	rt->slot_fd = -1;
 	pol = sched_getscheduler(0);
 	if (pol == -1 || sched_getparam(0, &rt->old_param) == -1) {
 		snprintf(rt->status, sizeof rt->status, "refused: "
@@ -204,25 +306,55 @@ lever_rt_enter(struct lever_rt *rt, unsigned budget_ms)
 		    "SCHED_FIFO" : "SCHED_RR", rt->old_param.sched_priority);
 		return -1;
 	}
-	pthread_once(&lever_wd_once, lever_wd_start);
-	if (!lever_wd_running) {
-		snprintf(rt->status, sizeof rt->status, "refused: no watchdog "
-		    "thread (nothing would bound the time at RT)");
-		return -1;
-	}
-	if (!lever_rt_take(max)) {
+	if (max <= 0) {
 		snprintf(rt->status, sizeof rt->status, "refused: no free CPU "
-		    "(%d of %d real-time slot(s) in use; one CPU stays free)",
-		    atomic_load(&lever_rt_holders), max);
+		    "(no real-time slot on %d usable CPU(s); one CPU stays "
+		    "free)", max + 1);
 		return -1;
 	}
-	rt->start_ns = util_mono_ns();
-	rt->budget_ns = (uint64_t)budget_ms * 1000000ull;
+	/* permitted at all?  (raised and put back at once: a refusal
+	 * says EPERM before anything else is asked of the machine) */
 	sp.sched_priority = LEVER_RT_PRIO;
 	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK,
 	    &sp) == -1) {
 		err = errno;
-		atomic_fetch_sub(&lever_rt_holders, 1);
+		snprintf(rt->status, sizeof rt->status, "refused: %s (%s)",
+		    err == EPERM ? "EPERM" : err == EINVAL ? "EINVAL" :
+		    "error", strerror(err));
+		return -1;
+	}
+	(void)sched_setscheduler(0, rt->old_policy, &rt->old_param);
+	pthread_once(&lever_wd_once, lever_wd_start);
+	if (!lever_wd_running) {
+		snprintf(rt->status, sizeof rt->status, "refused: %.60s (nothing "
+		    "would bound the time at RT)", lever_wd_why);
+		return -1;
+	}
+	{
+		char why[96] = "";
+
+		rt->slot_fd = lever_rt_take(max, why, sizeof why);
+		if (rt->slot_fd == -2) {
+			snprintf(rt->status, sizeof rt->status, "refused: no "
+			    "machine-wide slot (%.90s)", why);
+			rt->slot_fd = -1;
+			return -1;
+		}
+		if (rt->slot_fd == -1) {
+			snprintf(rt->status, sizeof rt->status, "refused: no "
+			    "free CPU (%d of %d real-time slot(s) of the "
+			    "machine in use; one CPU stays free)",
+			    lever_rt_held(max), max);
+			return -1;
+		}
+	}
+	rt->start_ns = util_mono_ns();
+	rt->budget_ns = (uint64_t)budget_ms * 1000000ull;
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK,
+	    &sp) == -1) {
+		err = errno;
+		close(rt->slot_fd);
+		rt->slot_fd = -1;
 		snprintf(rt->status, sizeof rt->status, "refused: %s (%s)",
 		    err == EPERM ? "EPERM" : err == EINVAL ? "EINVAL" :
 		    "error", strerror(err));
@@ -233,7 +365,8 @@ lever_rt_enter(struct lever_rt *rt, unsigned budget_ms)
 	if (rt->watch == -1) {
 		/* unwatched: never stay raised */
 		(void)sched_setscheduler(0, rt->old_policy, &rt->old_param);
-		atomic_fetch_sub(&lever_rt_holders, 1);
+		close(rt->slot_fd);
+		rt->slot_fd = -1;
 		rt->active = false;
 		snprintf(rt->status, sizeof rt->status, "refused: watchdog "
 		    "table full");
@@ -261,7 +394,9 @@ lever_rt_drop(struct lever_rt *rt)
 	if (!fired)
 		(void)sched_setscheduler(0, rt->old_policy, &rt->old_param);
 	pthread_mutex_unlock(&lever_wd_lock);
-	atomic_fetch_sub(&lever_rt_holders, 1);
+	if (rt->slot_fd >= 0)
+		close(rt->slot_fd);          /* the slot back */
+	rt->slot_fd = -1;
 	rt->active = false;
 	rt->watch = -1;
 	return fired;

@@ -8,6 +8,7 @@
  */
 #include "internal.h"
 
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -487,6 +488,75 @@ rt_second(void *arg)
 	return NULL;
 }
 
+/* The RT slots of these tests: a directory of their own, so that a drill
+ * running beside them on the machine neither takes nor is refused theirs. */
+static char rt_dir[] = "/tmp/ares-test-rt.XXXXXX";
+
+/* Whether a thread of this process is at SCHED_FIFO LEVER_RT_PRIO + 1
+ * (the watchdog): rt_priority and policy, fields 40 and 41 of its stat. */
+static bool
+rt_watchdog_above(void)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *de;
+	bool found = false;
+
+	assert_non_null(dir);
+	while (!found && (de = readdir(dir)) != NULL) {
+		char path[300], buf[1024];
+		FILE *f;
+		const char *p;
+		unsigned prio = 0, pol = 0;
+		int field = 3;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/stat",
+		    de->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		if (fgets(buf, sizeof buf, f) != NULL &&
+		    (p = strrchr(buf, ')')) != NULL) {
+			/* after "pid (comm) ": field 3 on */
+			for (p += 2; *p != '\0' && field < 40; p++)
+				if (*p == ' ')
+					field++;
+			if (sscanf(p, "%u %u", &prio, &pol) == 2 &&
+			    pol == SCHED_FIFO && prio == LEVER_RT_PRIO + 1)
+				found = true;
+		}
+		fclose(f);
+	}
+	closedir(dir);
+	return found;
+}
+
+/*
+ * A fresh process (this test binary again, ARES_TEST_RT_CHILD set, one
+ * slot) tries to raise itself: its exit code, 10 granted, 11 refused for
+ * want of a free CPU, 12 refused for another reason.
+ */
+static int
+rt_other_process(void)
+{
+	char *argv[] = { "test_lever", NULL };
+	char *env = xasprintf("ARES_TEST_RT_CHILD=%s", rt_dir);
+	char *envp[] = { env, NULL };
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execve("/proc/self/exe", argv, envp);
+		_exit(13);
+	}
+	free(env);
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
 /*
  * The RT scope: raised to SCHED_FIFO only between enter and leave, the
  * policy before restored exactly (policy and priority), children of the
@@ -504,6 +574,8 @@ test_rt_scope(void **state)
 	int status;
 
 	(void)state;
+	assert_non_null(mkdtemp(rt_dir));
+	lever_rt_set_dir(rt_dir);
 	pol0 = cur_policy(&prio0);
 	assert_int_equal(pol0, SCHED_OTHER);
 
@@ -530,6 +602,11 @@ test_rt_scope(void **state)
 		assert_true(pid > 0);
 		assert_int_equal(waitpid(pid, &status, 0), pid);
 		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		/* the one slot is the machine's: another ares process
+		 * (a fresh one, not a fork sharing our state) is refused */
+		assert_int_equal(rt_other_process(), 11);
+		/* the watchdog sleeps above the lever thread's priority */
+		assert_true(rt_watchdog_above());
 		/* the one slot is taken: a second thread is refused */
 		assert_int_equal(pthread_create(&t, NULL, rt_second, &rt2), 0);
 		pthread_join(t, NULL);
@@ -597,11 +674,30 @@ test_rt_scope(void **state)
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	lever_rt_set_slots(-1);
+	lever_rt_set_dir(NULL);
+	{
+		char *p = xasprintf("%s/slot.0", rt_dir);
+
+		(void)unlink(p);
+		free(p);
+		(void)rmdir(rt_dir);
+	}
 }
 
 int
 main(void)
 {
+	if (getenv("ARES_TEST_RT_CHILD") != NULL) {
+		struct lever_rt rt;
+		int rc;
+
+		lever_rt_set_dir(getenv("ARES_TEST_RT_CHILD"));
+		lever_rt_set_slots(1);
+		rc = lever_rt_enter(&rt, 1000) == 0 ? 10 :
+		    strstr(rt.status, "refused: no free CPU") != NULL ? 11 : 12;
+		lever_rt_leave(&rt);
+		return rc;
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_http_status),
 		cmocka_unit_test(test_gwctl_answer),
