@@ -924,6 +924,13 @@ int lever_ext_parse(const char *out, size_t len, bool *ok, char *detail,
  * the v2 unified path ("0::", version 2) into path.  -1 + e. */
 int lever_cgroup_parse(const char *text, size_t len, int *version,
     char *path, size_t path_max, struct errbuf *e);
+/* The container's own cgroup in a cgroup path: path cut after its
+ * shallowest component naming container id (the id itself, as in
+ * "/docker/<id>", or "<prefix>-<id>.scope", as in ".../docker-<id>.scope"),
+ * into out.  -1 when no component names it, on a "." or ".." component,
+ * or when it does not fit (fail closed). */
+int lever_cgroup_container(const char *path, const char *id, char *out,
+    size_t out_max);
 /* From /proc/self/mountinfo text: mount point and root of the v1 freezer
  * hierarchy (version 1) or the cgroup2 mount (version 2).  -1 if none. */
 int lever_mountinfo_cgroup(const char *text, size_t len, int version,

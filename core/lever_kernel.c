@@ -8,6 +8,7 @@
  */
 #include "internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -26,6 +27,8 @@
 #define LEVER_CG_FILE_MAX   (256 * 1024)  /* /proc/<pid>/cgroup, mountinfo */
 #define LEVER_FREEZE_NS     2000000000ull /* FREEZING -> FROZEN bound */
 #define LEVER_IF_MAX        64            /* interfaces handled */
+#define LEVER_CG_DEPTH      16            /* cgroup levels below the agent's */
+#define LEVER_CG_DIRS       1024          /* cgroups below the agent's */
 
 /* ---- pure parsers --------------------------------------------------- */
 
@@ -172,6 +175,49 @@ lever_mountinfo_cgroup(const char *text, size_t len, int version, char *mnt,
 	return -1;
 }
 
+/* Whether path component c[0..n) names container id: exactly the id
+ * (cgroupfs driver, "/docker/<id>") or "<prefix>-<id>.scope" (systemd
+ * driver, "docker-<id>.scope"). */
+static bool
+lever_names_id(const char *c, size_t n, const char *id, size_t il)
+{
+	if (n == il && memcmp(c, id, il) == 0)
+		return true;
+	return n > il + 7 && memcmp(c + n - 6, ".scope", 6) == 0 &&
+	    c[n - il - 7] == '-' && memcmp(c + n - il - 6, id, il) == 0;
+}
+
+int
+lever_cgroup_container(const char *path, const char *id, char *out,
+    size_t out_max)
+{
+	size_t il = strlen(id), i = 0, n = strlen(path);
+
+	if (il == 0 || path[0] != '/')
+		return -1;
+	while (i < n) {
+		size_t j;
+
+		while (i < n && path[i] == '/')
+			i++;
+		j = i;
+		while (j < n && path[j] != '/')
+			j++;
+		if ((j - i == 1 && path[i] == '.') ||
+		    (j - i == 2 && path[i] == '.' && path[i + 1] == '.'))
+			return -1;
+		if (j > i && lever_names_id(path + i, j - i, id, il)) {
+			if (j >= out_max)
+				return -1;
+			memcpy(out, path, j);
+			out[j] = '\0';
+			return 0;
+		}
+		i = j;
+	}
+	return -1;
+}
+
 /* ---- prepare / release --------------------------------------------- */
 
 /* Write s to dir/file.  -1 + e. */
@@ -227,7 +273,7 @@ lever_read_at(const char *dir, const char *file, char *buf, size_t max,
 int
 lever_kernel_prepare(struct lever_ctx *c, struct errbuf *e)
 {
-	char path[4096], cg[2048], mnt[1024], root[1024];
+	char path[4096], cg[2048], leaf[2048], mnt[1024], root[1024];
 	char *text = NULL;
 	size_t len = 0, rl;
 	struct stat self_ns, agent_ns;
@@ -255,11 +301,18 @@ lever_kernel_prepare(struct lever_ctx *c, struct errbuf *e)
 		    "is not in a cgroup of container %.12s (remote engine?)",
 		    c->agent_pid, c->agent_id);
 	}
-	if (lever_cgroup_parse(text, len, &version, cg, sizeof cg, e) == -1) {
+	if (lever_cgroup_parse(text, len, &version, leaf, sizeof leaf,
+	    e) == -1) {
 		free(text);
 		return errbuf_prefix(e, "kernel levers: %s", path);
 	}
 	free(text);
+	/* The container's own cgroup, not the pid's leaf: a cgroup made
+	 * below it (holding the pid) covers only part of the container. */
+	if (lever_cgroup_container(leaf, c->agent_id, cg, sizeof cg) == -1)
+		return errbuf_set(e, ERRBUF_INTERNAL, "kernel levers: no "
+		    "component of cgroup %.200s of pid %d names container "
+		    "%.12s", leaf, c->agent_pid, c->agent_id);
 	text = util_read_file("/proc/self/mountinfo", LEVER_CG_FILE_MAX, &len,
 	    e);
 	if (text == NULL)
@@ -426,7 +479,75 @@ lever_frozen_parse(const char *text, size_t len, int version)
 	return found;
 }
 
-/* Read back until the kernel says every task is frozen (bounded). */
+/*
+ * v1: whether every cgroup below dir (depth levels at most, *budget dirs
+ * in all) reads FROZEN.  1 yes; 0 one does not (its path and state in
+ * bad); -1 + e when one cannot be read or the tree is too deep or too
+ * large (a verify that cannot tell fails).
+ */
+static int
+lever_tree_frozen(const char *dir, int depth, int *budget, char *bad,
+    size_t bad_max, struct errbuf *e)
+{
+	struct dirent *de;
+	DIR *dp;
+	int fd, rc = 1;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1)
+		return errbuf_set(e, ERRBUF_INTERNAL, "cgroup %s: open: %s",
+		    dir, strerror(errno));
+	dp = fdopendir(fd);
+	if (dp == NULL) {
+		close(fd);
+		return errbuf_set(e, ERRBUF_INTERNAL, "cgroup %s: %s", dir,
+		    strerror(errno));
+	}
+	while (rc == 1 && (de = readdir(dp)) != NULL) {
+		char *sub, buf[64];
+		struct stat st;
+		int f;
+
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+			continue;
+		sub = xasprintf("%s/%s", dir, de->d_name);
+		if (de->d_type == DT_UNKNOWN && (lstat(sub, &st) == -1 ||
+		    !S_ISDIR(st.st_mode))) {
+			free(sub);
+			continue;
+		}
+		if (depth <= 0 || --*budget < 0)
+			rc = errbuf_set(e, ERRBUF_INTERNAL, "cgroup %s: more "
+			    "than %d levels or %d cgroups below the agent's",
+			    sub, LEVER_CG_DEPTH, LEVER_CG_DIRS);
+		else if (lever_read_at(sub, "freezer.state", buf, sizeof buf,
+		    e) == -1)
+			rc = -1;
+		else if ((f = lever_frozen_parse(buf, strlen(buf), 1)) != 1) {
+			buf[strcspn(buf, "\n")] = '\0';
+			if (f == -1)
+				rc = errbuf_set(e, ERRBUF_INTERNAL, "cgroup %s: "
+				    "freezer state not understood (%.20s)", sub,
+				    buf);
+			else {
+				snprintf(bad, bad_max, "%s is %s", sub, buf);
+				rc = 0;
+			}
+		} else
+			rc = lever_tree_frozen(sub, depth - 1, budget, bad,
+			    bad_max, e);
+		free(sub);
+	}
+	closedir(dp);
+	return rc;
+}
+
+/* Read back until the kernel says every task of the container's cgroup
+ * is frozen (bounded): v2 "frozen 1" of that cgroup (it covers every
+ * cgroup below); v1 FROZEN of it and of every cgroup below it. */
 static int
 lever_freeze_verify(struct lever_ctx *c, const struct lever_entry *l,
     struct errbuf *e)
@@ -446,6 +567,14 @@ lever_freeze_verify(struct lever_ctx *c, const struct lever_entry *l,
 			return -1;
 		frozen = lever_frozen_parse(buf, strlen(buf),
 		    c->cgroup_version);
+		if (frozen == 1 && c->cgroup_version == 1) {
+			int budget = LEVER_CG_DIRS;
+
+			frozen = lever_tree_frozen(c->cgroup_dir,
+			    LEVER_CG_DEPTH, &budget, buf, sizeof buf, e);
+			if (frozen == -1)
+				return -1;
+		}
 		if (frozen == 1)
 			return 0;
 		if (frozen == -1) {

@@ -5,6 +5,8 @@
  * are recorded as failed, and nothing of the run is left afterwards.
  * Also an agent in the decoy host's PID namespace (flaw host-pid): the
  * freezing levers and kill still cut the agent, and only the agent.
+ * And a child cgroup made inside the agent's, frozen alone: no verify
+ * takes it for the container's (its own cgroup, child and all).
  *
  * The lab comes up through lab_up (gateway, service, model, networks, all
  * Internal and labelled ares.run=<unique id>); the agent is replaced by a
@@ -16,6 +18,7 @@
 #include "internal.h"
 
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -545,6 +548,199 @@ test_external_example_states(void **state)
 	unlink(fake_sock);
 }
 
+/* ---- a child cgroup made inside the agent's cgroup ---- */
+
+static char *lv_exec(const char *id, const char *script);
+
+/* Write s to dir/file; whether all of it was written. */
+static bool
+cg_put(const char *dir, const char *file, const char *s)
+{
+	char *p = xasprintf("%s/%s", dir, file);
+	FILE *f = fopen(p, "w");
+	bool ok = f != NULL && fputs(s, f) >= 0;
+
+	if (f != NULL && fclose(f) != 0)
+		ok = false;
+	free(p);
+	return ok;
+}
+
+/* Whether the cgroup dir reads frozen itself: v1 freezer.state FROZEN, v2
+ * cgroup.events "frozen 1" (1), not frozen (0), unreadable (-1). */
+static int
+cg_frozen(const char *dir, int version)
+{
+	char *p = xasprintf("%s/%s", dir, version == 1 ? "freezer.state" :
+	    "cgroup.events");
+	struct errbuf e = { 0 };
+	size_t n;
+	char *t = util_read_file(p, 4096, &n, &e);
+	int r = t != NULL ? lever_frozen_parse(t, n, version) : -1;
+
+	free(t);
+	free(p);
+	return r;
+}
+
+/* Wait (about 2 s at most) until cg_frozen(dir) is want. */
+static bool
+cg_wait(const char *dir, int version, int want)
+{
+	for (int i = 0; i < 200; i++) {
+		if (cg_frozen(dir, version) == want)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * From the host, a child cgroup inside the agent's own cgroup holds only
+ * its init pid and is frozen: the container is not paused (a second
+ * process of it runs on), so the example lever's verify and the
+ * cgroup-freeze verify must both refuse.  The cgroup-freeze lever then
+ * freezes the container's whole cgroup (the second process too) and
+ * verifies; thawing that cgroup while the child stays frozen fails its
+ * verify again.  Every check is recorded first and asserted after the
+ * cgroups are put back, so that a failure leaves nothing frozen behind.
+ */
+static void
+test_child_cgroup(void **state)
+{
+	const struct lever_entry *l = lever_find("cgroup-freeze");
+	struct errbuf e = { 0 };
+	char detail[256], pidbuf[32], *own, *child, *procs, *out, *s, *save;
+	int ver = ctx.cgroup_version, other = 0;
+	bool ex_child = true, cf_child = true, prep = false, cf_pull = false;
+	bool own_frozen = false, dir_own = false, cf_thawed = true;
+	bool ex_paused = false;
+	char ex_detail[256] = "", pull_msg[256] = "", dir_seen[1024] = "";
+	struct lever_result r;
+
+	(void)state;
+	assert_non_null(ctx.cgroup_dir);
+	own = xstrdup(ctx.cgroup_dir);
+	{
+		const char *b = strrchr(own, '/');
+
+		assert_non_null(b);
+		assert_non_null(strstr(b, ctx.agent_id));
+	}
+	out = lv_exec(ctx.agent_id, "(sleep 602 >/dev/null 2>&1 &); echo up");
+	assert_string_equal(out, "up\n");
+	free(out);
+	procs = xasprintf("%s/cgroup.procs", own);
+	for (int i = 0; i < 100 && other == 0; i++) {
+		size_t n;
+		char *t = util_read_file(procs, 65536, &n, &e);
+
+		assert_non_null(t);
+		for (s = strtok_r(t, "\n", &save); s != NULL;
+		    s = strtok_r(NULL, "\n", &save))
+			if (atoi(s) > 0 && atoi(s) != ctx.agent_pid)
+				other = atoi(s);
+		free(t);
+		if (other == 0)
+			usleep(10000);
+	}
+	free(procs);
+	assert_true(other > 0);
+
+	child = xasprintf("%s/ares-test-child", own);
+	assert_int_equal(mkdir(child, 0755), 0);
+	snprintf(pidbuf, sizeof pidbuf, "%d", ctx.agent_pid);
+	if (!cg_put(child, "cgroup.procs", pidbuf) ||
+	    !cg_put(child, ver == 1 ? "freezer.state" : "cgroup.freeze",
+	    ver == 1 ? "FROZEN" : "1") || !cg_wait(child, ver, 1)) {
+		(void)cg_put(child, ver == 1 ? "freezer.state" :
+		    "cgroup.freeze", ver == 1 ? "THAWED" : "0");
+		(void)cg_put(own, "cgroup.procs", pidbuf);
+		(void)rmdir(child);
+		fail_msg("could not set up the frozen child cgroup %s", child);
+	}
+
+	/* Only the child is frozen: the container is not paused. */
+	ex_child = example_op("verify", ctx.agent_id, NULL, ex_detail,
+	    sizeof ex_detail);
+	/* Levers prepared now, with the init pid in the child. */
+	lever_ctx_release(&ctx);
+	memset(&ctx, 0, sizeof ctx);
+	ctx.docker = d;
+	ctx.lab = lab;
+	prep = lever_ctx_prepare(&ctx, &e) == 0 && ctx.kernel_why == NULL;
+	if (prep) {
+		snprintf(dir_seen, sizeof dir_seen, "%s", ctx.cgroup_dir);
+		dir_own = strcmp(ctx.cgroup_dir, own) == 0;
+		cf_child = l->verify(&ctx, l, &e) == 0;
+		cf_pull = lever_pull(l, &ctx, &r) == 0 && r.verified;
+		snprintf(pull_msg, sizeof pull_msg, "%s", r.detail);
+		/* the process outside the child (in the container's cgroup
+		 * itself) is frozen too */
+		own_frozen = cg_frozen(own, ver) == 1;
+		/* the container's cgroup thawed, the child still frozen */
+		(void)lever_reset(l, &ctx, &e);
+		(void)cg_wait(own, ver, 0);
+		cf_thawed = l->verify(&ctx, l, &e) == 0;
+	}
+	/* The engine's pause freezes the whole container, child and all. */
+	if (example_op("fire", ctx.agent_id, NULL, detail, sizeof detail))
+		ex_paused = example_op("verify", ctx.agent_id, NULL, detail,
+		    sizeof detail);
+	(void)docker_container_unpause(d, ctx.agent_id, &e);
+
+	/* Put everything back. */
+	(void)cg_put(child, ver == 1 ? "freezer.state" : "cgroup.freeze",
+	    ver == 1 ? "THAWED" : "0");
+	(void)cg_wait(child, ver, 0);
+	assert_true(cg_put(own, "cgroup.procs", pidbuf));
+	for (int i = 0; i < 100 && rmdir(child) == -1; i++)
+		usleep(10000);
+	(void)kill(other, SIGKILL);
+	lever_ctx_release(&ctx);
+	memset(&ctx, 0, sizeof ctx);
+	ctx.docker = d;
+	ctx.lab = lab;
+	if (lever_ctx_prepare(&ctx, &e) == -1)
+		fail_msg("lever_ctx_prepare: %s", e.msg);
+	{
+		struct stat sb;
+
+		assert_int_equal(stat(child, &sb), -1);
+	}
+	free(child);
+
+	/* Every check that failed, in one message. */
+	{
+		char why[2048] = "";
+		size_t w = 0;
+
+#define CG_WHY(cond, ...) do {						\
+		if ((cond) && w < sizeof why)					\
+			w += (size_t)snprintf(why + w, sizeof why - w,	\
+			    __VA_ARGS__);					\
+	} while (0)
+		CG_WHY(ex_child, "example-lever verify said ok with only a "
+		    "child cgroup frozen (%s); ", ex_detail);
+		CG_WHY(!prep, "levers not prepared with a child cgroup; ");
+		CG_WHY(prep && !dir_own, "cgroup-freeze acts on %s, not the "
+		    "container's %s; ", dir_seen, own);
+		CG_WHY(prep && cf_child, "cgroup-freeze verify said ok with "
+		    "only a child cgroup frozen; ");
+		CG_WHY(prep && !cf_pull, "cgroup-freeze pull: %s; ", pull_msg);
+		CG_WHY(prep && !own_frozen, "cgroup-freeze left the "
+		    "container's cgroup (pid %d) running; ", other);
+		CG_WHY(prep && cf_thawed, "cgroup-freeze verify said ok on a "
+		    "thawed container cgroup; ");
+		CG_WHY(!ex_paused, "example-lever verify on a paused container "
+		    "with a child cgroup: %s; ", detail);
+#undef CG_WHY
+		if (why[0] != '\0')
+			fail_msg("%s", why);
+	}
+	free(own);
+}
+
 static void
 test_external_failures(void **state)
 {
@@ -719,6 +915,7 @@ main(void)
 		cmocka_unit_test(test_net_disconnect),
 		cmocka_unit_test(test_external_example),
 		cmocka_unit_test(test_external_example_states),
+		cmocka_unit_test(test_child_cgroup),
 		cmocka_unit_test(test_external_failures),
 		cmocka_unit_test(test_shared_pid),
 		cmocka_unit_test(test_kill_frozen),

@@ -206,6 +206,59 @@ test_cgroup_v2(void **state)
 			fail_msg("accepted bad cgroup file #%zu", i);
 }
 
+/* The container's own cgroup: the path cut at the shallowest component
+ * naming the id; a path that names it only inside a component, or not at
+ * all, is refused. */
+static void
+test_cgroup_container(void **state)
+{
+	static const char id[] = "0123456789abcdef";
+	static const struct { const char *in, *out; } ok[] = {
+		{ "/docker/0123456789abcdef", "/docker/0123456789abcdef" },
+		{ "/docker/0123456789abcdef/x", "/docker/0123456789abcdef" },
+		{ "/docker/0123456789abcdef/x/0123456789abcdef",
+		    "/docker/0123456789abcdef" },
+		{ "/system.slice/docker-0123456789abcdef.scope/init.scope",
+		    "/system.slice/docker-0123456789abcdef.scope" },
+		{ "/docker/0123456789abcdef//", "/docker/0123456789abcdef" },
+		{ "/machine.slice/libpod-0123456789abcdef.scope/container",
+		    "/machine.slice/libpod-0123456789abcdef.scope" },
+	};
+	static const char *const bad[] = {
+		"/docker/x0123456789abcdef",          /* inside a component */
+		"/docker/0123456789abcdefx/y",
+		"/docker/0123456789abcde",
+		"/x/0123456789abcdef-docker",
+		"/docker/-0123456789abcdef.scope",    /* no prefix */
+		"/docker/docker-0123456789abcdef.scopex",
+		"/docker/../0123456789abcdef",
+		"/docker/./0123456789abcdef",
+		"/",
+		"",
+		"docker/0123456789abcdef",            /* relative */
+		"/system.slice/docker.service",
+	};
+	char out[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		if (lever_cgroup_container(ok[i].in, id, out, sizeof out) != 0)
+			fail_msg("refused %s", ok[i].in);
+		assert_string_equal(out, ok[i].out);
+	}
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (lever_cgroup_container(bad[i], id, out, sizeof out) != -1)
+			fail_msg("accepted %s as %s", bad[i], out);
+	/* does not fit */
+	assert_int_equal(lever_cgroup_container("/docker/0123456789abcdef",
+	    id, out, 24), -1);
+	assert_int_equal(lever_cgroup_container("/docker/0123456789abcdef",
+	    id, out, 25), 0);
+	assert_int_equal(lever_cgroup_container("/docker/x", "", out,
+	    sizeof out), -1);
+}
+
 static void
 test_mountinfo(void **state)
 {
@@ -707,6 +760,7 @@ main(void)
 		cmocka_unit_test(test_ext_parse_oversized),
 		cmocka_unit_test(test_cgroup_v1),
 		cmocka_unit_test(test_cgroup_v2),
+		cmocka_unit_test(test_cgroup_container),
 		cmocka_unit_test(test_mountinfo),
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_frozen_parse),
