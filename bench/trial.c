@@ -243,11 +243,19 @@ bt_print(struct bt_series *s, const char *jobs)
 
 	printf("\n%s: -j %s, %d trial(s), %d drill(s) (contained %d, "
 	    "breached %d, not-exercised %d, error %d)\n", s->ares, jobs,
-	    s->ntrials, s->nph, s->verdicts[0], s->verdicts[1],
+	    s->ntrials, s->verdicts[0] + s->verdicts[1] + s->verdicts[2] +
+	    s->verdicts[3], s->verdicts[0], s->verdicts[1],
 	    s->verdicts[2], s->verdicts[3]);
 	printf("  drills/min median %.1f (machine CPU busy, median: %.0f%%)\n",
 	    median(s->dpm, s->ntrials), median(s->busy, s->ntrials));
-	printf("  %-14s %10s\n", "phase", "median ms");
+	if (s->nph == 0) {
+		/* a build from before drill.json had phases */
+		printf("  phases: none recorded (no \"phases\" in its "
+		    "drill.json)\n");
+		return;
+	}
+	printf("  %-14s %10s (%d drill(s) with phases)\n", "phase",
+	    "median ms", s->nph);
 	for (k = 0; k < DRILL_PHASE_N; k++) {
 		m = median(s->ph[k], s->nph);
 		sum += m > 0 ? m : 0;
