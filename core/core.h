@@ -79,6 +79,10 @@ cJSON *docker_containers_by_label(struct docker *d, const char *label,
     struct errbuf *e);
 cJSON *docker_networks_by_label(struct docker *d, const char *label,
     struct errbuf *e);
+/* GET /images/json filtered by label ("k=v"): an array (caller deletes),
+ * NULL + e. */
+cJSON *docker_images_by_label(struct docker *d, const char *label,
+    struct errbuf *e);
 
 /* ------------------------------------------------------------------ */
 /* policy.c - the drill policy (one YAML file, libyaml)                */

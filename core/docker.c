@@ -1136,6 +1136,20 @@ env_on(const char *name)
 	return v != NULL && v[0] != '\0';
 }
 
+/* What docker_open made but the curl handle: the ssh acceptor stopped,
+ * the strings and d freed. */
+static void
+docker_free(struct docker *d)
+{
+	ssh_stop(d);
+	free(d->where);
+	free(d->base_url);
+	free(d->ca);
+	free(d->cert);
+	free(d->key);
+	free(d);
+}
+
 struct docker *
 docker_open(const char *host, struct errbuf *e)
 {
@@ -1213,13 +1227,7 @@ docker_open(const char *host, struct errbuf *e)
 		util_fatal("docker: curl_easy_init failed");
 	return d;
 fail:
-	ssh_stop(d);
-	free(d->where);
-	free(d->base_url);
-	free(d->ca);
-	free(d->cert);
-	free(d->key);
-	free(d);
+	docker_free(d);
 	return NULL;
 }
 
@@ -1260,13 +1268,7 @@ docker_close(struct docker *d)
 	if (d == NULL)
 		return;
 	curl_easy_cleanup(d->curl);
-	ssh_stop(d);
-	free(d->where);
-	free(d->base_url);
-	free(d->ca);
-	free(d->cert);
-	free(d->key);
-	free(d);
+	docker_free(d);
 	curl_global_cleanup();
 }
 
@@ -1935,6 +1937,13 @@ docker_networks_by_label(struct docker *d, const char *label,
     struct errbuf *e)
 {
 	return list_by_label(d, "/networks?", label, e);
+}
+
+cJSON *
+docker_images_by_label(struct docker *d, const char *label,
+    struct errbuf *e)
+{
+	return list_by_label(d, "/images/json?", label, e);
 }
 
 /* ------------------------------------------------------------------ */

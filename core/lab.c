@@ -236,62 +236,18 @@ lab_image_prune(struct docker *d, const char *keep)
  */
 #define LAB_IMAGE_STAT_LABEL "ares.rootfs.stat"
 
-/* s percent-encoded for a URL query (all but unreserved bytes).  Caller
- * frees. */
-static char *
-lab_url_escape(const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	char *out = xmalloc(3 * strlen(s) + 1), *o = out;
-
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
-		    c == '~')
-			*o++ = (char)c;
-		else {
-			*o++ = '%';
-			*o++ = hex[c >> 4];
-			*o++ = hex[c & 15];
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
 static int
 lab_image_by_stat(struct docker *d, const char *key, char **ref_out)
 {
-	struct docker_response resp = { 0 };
 	struct errbuf e = { 0 };
-	cJSON *f = cJSON_CreateObject(), *a, *list, *img;
-	char *lab, *txt, *path, *ref = NULL;
+	cJSON *list, *img;
+	char *lab, *ref = NULL;
 
 	lab = xasprintf(LAB_IMAGE_STAT_LABEL "=%s", key);
-	a = cJSON_AddArrayToObject(f, "label");
-	cJSON_AddItemToArray(a, cJSON_CreateString(lab));
-	a = cJSON_AddArrayToObject(f, "reference");
-	cJSON_AddItemToArray(a, cJSON_CreateString(LAB_IMAGE_REPO));
+	list = docker_images_by_label(d, lab, &e);
 	free(lab);
-	txt = cJSON_PrintUnformatted(f);
-	cJSON_Delete(f);
-	if (txt == NULL)
-		util_fatal("lab: cannot serialise filters");
-	lab = lab_url_escape(txt);
-	free(txt);
-	path = xasprintf("/images/json?filters=%s", lab);
-	free(lab);
-	if (docker_request(d, "GET", path, NULL, 0, &resp, &e) == -1 ||
-	    resp.status != 200) {
-		docker_response_free(&resp);
-		free(path);
+	if (list == NULL)
 		return -1;
-	}
-	free(path);
-	list = cJSON_ParseWithLength(resp.body, resp.len);
-	docker_response_free(&resp);
 	cJSON_ArrayForEach(img, list) {
 		const cJSON *t;
 
