@@ -82,6 +82,30 @@ lever_rt_set_slots(int n)
 	atomic_store(&lever_rt_slots_override, n);
 }
 
+static pthread_mutex_t lever_rt_dir_lock = PTHREAD_MUTEX_INITIALIZER;
+static const char *lever_rt_dir_ok;  /* the directory that passed, once */
+
+static int lever_rt_dir_check(const char *dir, char *msg, size_t max);
+
+/* lever_rt_dir_check once per directory: lever_rt_prepare does it, off the
+ * kill path, and the kill path's lever_rt_enter finds it done.  0 or -1
+ * with why in msg (not cached: a refusal is said again each time). */
+static int
+lever_rt_dir(char *msg, size_t max)
+{
+	const char *dir = lever_rt_dir_path();
+	int rc = 0;
+
+	pthread_mutex_lock(&lever_rt_dir_lock);
+	if (lever_rt_dir_ok != dir) {
+		rc = lever_rt_dir_check(dir, msg, max);
+		if (rc == 0)
+			lever_rt_dir_ok = dir;
+	}
+	pthread_mutex_unlock(&lever_rt_dir_lock);
+	return rc;
+}
+
 /*
  * The slot directory: LEVER_RT_DIR, made 0700 if absent; it must be a
  * real directory (not a link) owned by root and writable by no one else,
@@ -89,9 +113,8 @@ lever_rt_set_slots(int n)
  * in msg.
  */
 static int
-lever_rt_dir(char *msg, size_t max)
+lever_rt_dir_check(const char *dir, char *msg, size_t max)
 {
-	const char *dir = lever_rt_dir_path();
 	struct stat sb;
 
 	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
@@ -515,6 +538,11 @@ lever_rt_prepare(void)
 {
 	pthread_once(&lever_mlock_once, lever_mlock_init);
 	pthread_once(&lever_wd_once, lever_wd_start);   /* not on the path */
+	{
+		char why[96];
+
+		(void)lever_rt_dir(why, sizeof why);    /* nor this: cached */
+	}
 	lever_stack_prefault();
 	return lever_mlock_status;
 }
