@@ -90,19 +90,56 @@ for p in default hardened flaw-docker-socket; do
 	    fail "cannot copy policies/$p.yaml"
 done
 
+# A capture taken right after a key may still show the screen from before
+# it (the console has not read the key yet), so every step below waits
+# for the key's effect instead of reading the next capture as its answer.
+
+# cursor_row: the home screen's cursor row ("   > NAME ...") in $last.
+cursor_row() {
+	printf '%s\n' "$last" | grep -E '^ +> ' | head -n 1
+}
+
+# wait_first HEADING: wait (10 s) until the row right under the heading
+# matching HEADING (awk regex) is the cursor row.
+wait_first() {
+	end=$(($(date +%s) + 10))
+	while :; do
+		capture
+		printf '%s\n' "$last" | awk -v re="$1" '
+		    f { seen = 1; exit !($0 ~ /^ +> /) }
+		    $0 ~ re { f = 1 }
+		    END { if (!seen) exit 1 }' && return 0
+		[ "$(date +%s)" -ge "$end" ] && return 1
+		sleep 0.1
+	done
+}
+
+# walk_to RE: press j until the cursor row matches "^ +> RE"; after each j
+# wait (5 s) for the cursor row to change.  1 when it never gets there.
+walk_to() {
+	i=0
+	while [ "$i" -lt 60 ]; do
+		row=$(cursor_row)
+		printf '%s\n' "$row" | grep -Eq "^ +> $1" && return 0
+		key j
+		end=$(($(date +%s) + 5))
+		while :; do
+			capture
+			[ "$(cursor_row)" != "$row" ] && break
+			[ "$(date +%s)" -ge "$end" ] && return 1
+			sleep 0.1
+		done
+		i=$((i + 1))
+	done
+	return 1
+}
+
 # pick NAME: put the home cursor on the scratch copy of policy NAME.
 pick() {
 	key g
-	i=0
-	while [ "$i" -lt 60 ]; do
-		capture
-		printf '%s\n' "$last" |
-		    grep -Eq "^ +> $1 " && return 0
-		key j
-		sleep 0.2
-		i=$((i + 1))
-	done
-	fail "cannot put the cursor on $1"
+	wait_first '^ +policies \\(Enter' ||
+	    fail "g did not put the cursor on the first policy"
+	walk_to "$1 " || fail "cannot put the cursor on $1"
 }
 
 # pick_run PREFIX: put the home cursor on the first recorded run whose
@@ -110,15 +147,9 @@ pick() {
 pick_run() {
 	key g
 	key Tab
-	i=0
-	while [ "$i" -lt 60 ]; do
-		capture
-		printf '%s\n' "$last" | grep -Eq "^ +> $1" && return 0
-		key j
-		sleep 0.2
-		i=$((i + 1))
-	done
-	fail "cannot put the cursor on a run named $1*"
+	wait_first '^ +recorded runs \\(Enter' ||
+	    fail "Tab did not put the cursor on the first recorded run"
+	walk_to "$1" || fail "cannot put the cursor on a run named $1*"
 }
 
 # attack_cells: the ATTACK cells of the probe rows on screen, one a line
