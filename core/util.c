@@ -587,6 +587,21 @@ util_skip_csi(const unsigned char *s, size_t n, size_t i)
 	return i;
 }
 
+/* Code points that reorder or hide text rather than show it: the bidi
+ * embeddings, overrides, isolates and marks (U+061C, U+200E/F,
+ * U+202A..E, U+2066..9), zero-width characters (U+200B..D, U+2060..4,
+ * U+FEFF), the line and paragraph separators (U+2028/9), interlinear
+ * annotations (U+FFF9..B) and the tag characters (U+E0000..E007F, which
+ * carry invisible ASCII). */
+static bool
+util_invisible(uint32_t cp)
+{
+	return cp == 0x061c || (cp >= 0x200b && cp <= 0x200f) ||
+	    (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2064) ||
+	    (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff ||
+	    (cp >= 0xfff9 && cp <= 0xfffb) || (cp >= 0xe0000 && cp <= 0xe007f);
+}
+
 size_t
 util_sanitize(char *dst, size_t dstlen, const char *src, size_t srclen,
     bool keep_nl)
@@ -656,6 +671,13 @@ util_sanitize(char *dst, size_t dstlen, const char *src, size_t srclen,
 			else if (cp == 0x90 || cp == 0x9d || cp == 0x98 ||
 			    cp == 0x9e || cp == 0x9f)
 				i = util_skip_string_seq(s, srclen, i);
+			continue;
+		}
+		if (util_invisible(cp)) {        /* shown, never obeyed */
+			if (o + 1 >= dstlen)
+				break;
+			dst[o++] = '?';
+			i += len;
 			continue;
 		}
 		if (o + len >= dstlen)

@@ -204,7 +204,9 @@ int util_hexval(char c);
  * Make untrusted text (agent output, lab output) inert for a terminal:
  * drops C0 controls except '\n' and '\t' (which become ' ' unless keep_nl),
  * DEL, ESC and whole CSI/OSC/DCS/APC/PM/SOS sequences (7-bit and 8-bit C1),
- * C1 code points, and invalid UTF-8 (replaced by '?').  Writes at most
+ * C1 code points, and invalid UTF-8 (replaced by '?'); characters that
+ * reorder or hide text (bidi controls, zero-width and tag characters,
+ * U+2028/9) become '?' too, so a line reads as its bytes.  Writes at most
  * dstlen-1 bytes plus NUL, never splitting a UTF-8 sequence.  Returns the
  * number of bytes written.
  */

@@ -202,6 +202,33 @@ test_bounds_never_split(void **state)
 	assert_int_equal(out[0], 'Z');
 }
 
+/* Characters that reorder or hide text ("Trojan source" bidi controls,
+ * zero-width characters, tag characters that smuggle invisible ASCII,
+ * line/paragraph separators) are shown as '?', never passed through: an
+ * agent could otherwise make a line read differently from its bytes. */
+static void
+test_sanitize_invisible(void **state)
+{
+	(void)state;
+	/* U+202E RIGHT-TO-LEFT OVERRIDE, U+202C POP */
+	SAN("ok \xe2\x80\xaegnp.exe\xe2\x80\xac", false, "ok ?gnp.exe?");
+	/* U+2066..U+2069 isolates, U+200E/U+200F marks, U+061C */
+	SAN("a\xe2\x81\xa6" "b\xe2\x81\xa9" "c\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c",
+	    false, "a?b?c???");
+	/* zero-width space, joiner, non-joiner, word joiner, BOM */
+	SAN("to\xe2\x80\x8bk\xe2\x80\x8c" "e\xe2\x80\x8dn\xe2\x81\xa0\xef\xbb\xbf",
+	    false, "to?k?e?n??");
+	/* U+E0041 TAG LATIN CAPITAL LETTER A, U+E007F CANCEL TAG */
+	SAN("x\xf3\xa0\x81\x81\xf3\xa0\x81\xbfy", false, "x??y");
+	/* U+2028 LINE SEPARATOR, U+2029 PARAGRAPH SEPARATOR */
+	SAN("l1\xe2\x80\xa8l2\xe2\x80\xa9", false, "l1?l2?");
+	/* U+FFF9..U+FFFB interlinear annotation */
+	SAN("\xef\xbf\xb9" "a\xef\xbf\xbb", false, "?a?");
+	/* ordinary non-ASCII text is kept */
+	SAN("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xb1", false,
+	    "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xb1");
+}
+
 static void
 test_sanitize_output_always_inert(void **state)
 {
@@ -506,6 +533,7 @@ main(void)
 		cmocka_unit_test(test_utf8),
 		cmocka_unit_test(test_bounds_never_split),
 		cmocka_unit_test(test_sanitize_output_always_inert),
+		cmocka_unit_test(test_sanitize_invisible),
 		cmocka_unit_test(test_sequence_edges),
 		cmocka_unit_test(test_read_file_limits),
 		cmocka_unit_test(test_hex_roundtrip),
