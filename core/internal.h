@@ -968,6 +968,13 @@ int lever_rt_enter(struct lever_rt *rt, unsigned budget_ms);
 bool lever_rt_check(struct lever_rt *rt);
 /* Back to the policy and priority saved at enter (no-op if not raised). */
 void lever_rt_leave(struct lever_rt *rt);
+/* Start a helper thread of the calling thread (stack bytes, 0: default)
+ * at the caller's own policy and priority, set explicitly; when the caller
+ * was raised by lever_rt_enter, the helper is on the watchdog's list under
+ * the caller's deadline too (put back to the caller's old policy when it
+ * is spent), so no thread stays at RT unwatched.  0, or an errno value. */
+int lever_rt_thread(pthread_t *t, size_t stack, void *(*fn)(void *),
+    void *arg);
 /* Threads of the whole machine (every ares process) that may hold RT at
  * once: usable CPUs - 1 (0 on one CPU), or what lever_rt_set_slots set
  * (n >= 0; -1 restores). */

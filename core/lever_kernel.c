@@ -693,56 +693,19 @@ out:
 	return NULL;
 }
 
-/*
- * The namespace thread's attributes: the caller's scheduling policy and
- * priority, set explicitly (a real-time caller reset-on-fork would
- * otherwise hand it SCHED_OTHER, and an inherited one is never what a
- * reader of the code can see), and a small stack (nothing to populate
- * under a memory lock).  -1 + errno.
- */
-static int
-lever_ns_attr(pthread_attr_t *a)
-{
-	struct sched_param sp;
-	int pol = sched_getscheduler(0), err;
-
-	if (pol == -1 || sched_getparam(0, &sp) == -1)
-		return -1;
-#ifdef SCHED_RESET_ON_FORK
-	pol &= ~SCHED_RESET_ON_FORK;
-#endif
-	if ((err = pthread_attr_init(a)) != 0) {
-		errno = err;
-		return -1;
-	}
-	if ((err = pthread_attr_setinheritsched(a,
-	    PTHREAD_EXPLICIT_SCHED)) != 0 ||
-	    (err = pthread_attr_setschedpolicy(a, pol)) != 0 ||
-	    (err = pthread_attr_setschedparam(a, &sp)) != 0 ||
-	    (err = pthread_attr_setstacksize(a, 256 * 1024)) != 0) {
-		pthread_attr_destroy(a);
-		errno = err;
-		return -1;
-	}
-	return 0;
-}
-
 /* Run one namespace job in a dedicated thread and wait for it. */
 static int
 lever_ns_run(struct lever_ctx *c, enum lever_ns_op op, struct errbuf *e)
 {
 	struct lever_ns_job j = { .nsfd = c->netns_fd, .op = op, .rc = -1 };
-	pthread_attr_t attr;
 	pthread_t t;
 	int err;
 
 	if (lever_kernel_check(c, "link-down", true, e) == -1)
 		return -1;
-	if (lever_ns_attr(&attr) == -1)
-		return errbuf_set(e, ERRBUF_INTERNAL, "link-down: thread "
-		    "attributes: %s", strerror(errno));
-	err = pthread_create(&t, &attr, lever_ns_thread, &j);
-	pthread_attr_destroy(&attr);
+	/* the caller's priority, and on the watchdog's list when raised
+	 * (a small stack: nothing to populate under a memory lock) */
+	err = lever_rt_thread(&t, 256 * 1024, lever_ns_thread, &j);
 	if (err != 0)
 		return errbuf_set(e, ERRBUF_INTERNAL, "link-down: thread: %s",
 		    strerror(err));

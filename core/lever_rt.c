@@ -43,6 +43,9 @@
 #endif
 
 static atomic_int lever_rt_slots_override = -1;   /* tests, benchmarks */
+/* The calling thread's raised lever_rt (set by enter, cleared when it is
+ * put back): a helper thread it starts runs watched under its deadline. */
+static _Thread_local struct lever_rt *lever_rt_self;
 static _Atomic(const char *) lever_rt_dir_override;  /* tests */
 
 void
@@ -303,6 +306,17 @@ lever_wd_add(const struct lever_rt *rt)
 	return got;
 }
 
+/* Take a watch slot off the list. */
+static void
+lever_wd_del(int slot)
+{
+	if (slot < 0)
+		return;
+	pthread_mutex_lock(&lever_wd_lock);
+	lever_wd[slot].used = false;
+	pthread_mutex_unlock(&lever_wd_lock);
+}
+
 /* ---- enter / check / leave ----------------------------------------- */
 
 int
@@ -397,6 +411,7 @@ lever_rt_enter(struct lever_rt *rt, unsigned budget_ms)
 	}
 	snprintf(rt->status, sizeof rt->status, "granted: SCHED_FIFO %d "
 	    "(budget %u ms)", LEVER_RT_PRIO, budget_ms);
+	lever_rt_self = rt;
 	return 0;
 }
 
@@ -422,6 +437,8 @@ lever_rt_drop(struct lever_rt *rt)
 	rt->slot_fd = -1;
 	rt->active = false;
 	rt->watch = -1;
+	if (lever_rt_self == rt)
+		lever_rt_self = NULL;
 	return fired;
 }
 
@@ -545,4 +562,92 @@ lever_rt_prepare(void)
 	}
 	lever_stack_prefault();
 	return lever_mlock_status;
+}
+
+/* ---- helper threads of a raised thread ----------------------------- */
+
+struct lever_rt_start {
+	void *(*fn)(void *);
+	void *arg;
+	bool watch;                 /* register under the parent's deadline */
+	uint64_t deadline_ns;
+	int policy;
+	struct sched_param param;
+};
+
+/* A helper thread's first and last steps: on the watchdog's list under
+ * its parent's deadline (a spent one demotes it at once), or, with the
+ * table full, back to the parent's old policy before fn runs: never at
+ * RT unwatched. */
+static void *
+lever_rt_trampoline(void *arg)
+{
+	struct lever_rt_start st = *(struct lever_rt_start *)arg;
+	int slot = -1;
+	void *ret;
+
+	free(arg);
+	if (st.watch) {
+		pthread_mutex_lock(&lever_wd_lock);
+		for (int i = 0; i < LEVER_RT_WATCH_MAX && slot == -1; i++)
+			if (!lever_wd[i].used) {
+				lever_wd[i] = (struct lever_rt_watch){
+					.used = true,
+					.tid = (pid_t)syscall(SYS_gettid),
+					.deadline_ns = st.deadline_ns,
+					.policy = st.policy,
+					.param = st.param,
+				};
+				slot = i;
+			}
+		pthread_cond_signal(&lever_wd_cond);
+		pthread_mutex_unlock(&lever_wd_lock);
+		if (slot == -1)
+			(void)sched_setscheduler(0, st.policy, &st.param);
+	}
+	ret = st.fn(st.arg);
+	lever_wd_del(slot);
+	return ret;
+}
+
+int
+lever_rt_thread(pthread_t *t, size_t stack, void *(*fn)(void *), void *arg)
+{
+	struct lever_rt_start *st = xcalloc(1, sizeof *st);
+	struct lever_rt *rt = lever_rt_self;
+	struct sched_param sp;
+	pthread_attr_t a;
+	int pol, err;
+
+	st->fn = fn;
+	st->arg = arg;
+	pol = sched_getscheduler(0);
+	if (pol == -1 || sched_getparam(0, &sp) == -1) {
+		err = errno;
+		free(st);
+		return err;
+	}
+	pol &= ~SCHED_RESET_ON_FORK;
+	if (rt != NULL && rt->active) {
+		/* raised by lever_rt_enter: the same priority, watched under
+		 * the same deadline, put back to the same old policy */
+		st->watch = true;
+		st->deadline_ns = rt->start_ns + rt->budget_ns;
+		st->policy = rt->old_policy;
+		st->param = rt->old_param;
+	}
+	if ((err = pthread_attr_init(&a)) != 0) {
+		free(st);
+		return err;
+	}
+	if ((err = pthread_attr_setinheritsched(&a,
+	    PTHREAD_EXPLICIT_SCHED)) != 0 ||
+	    (err = pthread_attr_setschedpolicy(&a, pol)) != 0 ||
+	    (err = pthread_attr_setschedparam(&a, &sp)) != 0 ||
+	    (stack != 0 &&
+	    (err = pthread_attr_setstacksize(&a, stack)) != 0) ||
+	    (err = pthread_create(t, &a, lever_rt_trampoline, st)) != 0)
+		free(st);
+	pthread_attr_destroy(&a);
+	return err;
 }

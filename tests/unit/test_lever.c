@@ -618,6 +618,29 @@ rt_other_process(void)
  * drops it at the first check past it.  Without the right (uid
  * nobody, RLIMIT_RTPRIO 0) it is refused with EPERM and nothing changes.
  */
+/* rt_spinner: note the thread's policy, spin (never yielding) while it is
+ * SCHED_FIFO, at most 3 s, then note the policy and how long it took. */
+struct rt_spin {
+	int first, last;
+	uint64_t ns;
+};
+
+static void *
+rt_spinner(void *arg)
+{
+	struct rt_spin *sp = arg;
+	uint64_t t0 = util_mono_ns();
+	int prio;
+
+	sp->first = cur_policy(&prio);
+	while (cur_policy(&prio) == SCHED_FIFO &&
+	    util_mono_ns() - t0 < 3000000000ull)
+		;
+	sp->last = cur_policy(&prio);
+	sp->ns = util_mono_ns() - t0;
+	return NULL;
+}
+
 static void
 test_rt_scope(void **state)
 {
@@ -687,6 +710,32 @@ test_rt_scope(void **state)
 		    "(watchdog)"));
 		lever_rt_leave(&rt);
 		assert_int_equal(cur_policy(&prio), pol0);
+
+		/* a helper thread of a raised thread (link-down's namespace
+		 * thread) runs at its priority and is put back at its
+		 * deadline too, even spinning; one started unraised runs
+		 * at the normal policy */
+		assert_int_equal(lever_rt_enter(&rt, 30), 0);
+		{
+			struct rt_spin sp = { 0 };
+
+			assert_int_equal(lever_rt_thread(&t, 0, rt_spinner,
+			    &sp), 0);
+			pthread_join(t, NULL);
+			assert_int_equal(sp.first, SCHED_FIFO);
+			assert_int_equal(sp.last, pol0);
+			assert_true(sp.ns < 3000000000ull);
+		}
+		lever_rt_leave(&rt);
+		assert_int_equal(cur_policy(&prio), pol0);
+		{
+			struct rt_spin sp = { 0 };
+
+			assert_int_equal(lever_rt_thread(&t, 0, rt_spinner,
+			    &sp), 0);
+			pthread_join(t, NULL);
+			assert_int_equal(sp.first, pol0);
+		}
 
 		/* the slot is free again; a spent budget drops it */
 		assert_int_equal(lever_rt_enter(&rt, 0), 0);
