@@ -844,7 +844,8 @@ struct lab_net_job {
 };
 
 /* A network's thread: POST /networks/create with the subnet of each try
- * in turn while the engine says it overlaps one it has. */
+ * in turn while the engine says it overlaps one it has (the other errors
+ * end it). */
 static void *
 lab_net_thread(void *arg)
 {
@@ -857,7 +858,9 @@ lab_net_thread(void *arg)
 		j->ns.ip_range = j->addr.range;
 		memset(&j->e, 0, sizeof j->e);
 		j->id = docker_network_create(j->d, &j->ns, &j->e);
-		if (j->id != NULL || strstr(j->e.msg, "overlaps") == NULL)
+		/* the engine's IPAM says "Pool overlaps with other one",
+		 * its bridge driver "networks have overlapping IPv4" */
+		if (j->id != NULL || strstr(j->e.msg, "overlap") == NULL)
 			break;
 	}
 	if (j->id == NULL)
