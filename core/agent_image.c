@@ -585,7 +585,7 @@ agent_image_role(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	s->c.pids_limit = LAB_AGENT_PIDS;
 	s->c.user = p->agent_user != NULL ? p->agent_user : LAB_AGENT_UID;
 	s->net = LAB_NET_LAB;
-	s->dns_lab = true;      /* the dns's address, once it has one */
+	s->dns_lab = true;      /* the dns's fixed address */
 	lab_spec_mount(s, b->home, home, true);
 	if (b->o->agent_idle) {
 		/* No agent runs: the helper idles (and reaps what the probe

@@ -1817,18 +1817,17 @@ docker_image_import_labelled(struct docker *d, const char *tar_path,
 /* networks                                                            */
 /* ------------------------------------------------------------------ */
 
-char *
-docker_network_create(struct docker *d,
-    const struct docker_network_spec *spec, struct errbuf *e)
+/*
+ * The POST /networks/create body: a bridge, Internal always, labelled
+ * with its run and owner, the bridge name and no host address when asked,
+ * the subnet (and the range the engine hands out) when given.  Caller
+ * cJSON_Delete()s.
+ */
+cJSON *
+docker_network_config(const struct docker_network_spec *spec)
 {
-	struct docker_response r;
 	cJSON *b, *labels, *opts;
-	int rc;
 
-	if (spec->name == NULL || spec->name[0] == '\0') {
-		errbuf_set(e, ERRBUF_INPUT, "docker: network create: no name");
-		return NULL;
-	}
 	b = cJSON_CreateObject();
 	cJSON_AddStringToObject(b, "Name", spec->name);
 	cJSON_AddStringToObject(b, "Driver", "bridge");
@@ -1850,6 +1849,33 @@ docker_network_create(struct docker *d,
 	if (spec->no_host_address)
 		cJSON_AddStringToObject(opts,
 		    "com.docker.network.bridge.inhibit_ipv4", "true");
+	if (spec->subnet != NULL) {
+		cJSON *ipam = cJSON_AddObjectToObject(b, "IPAM");
+		cJSON *cfg = cJSON_AddArrayToObject(ipam, "Config");
+		cJSON *c = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(ipam, "Driver", "default");
+		cJSON_AddStringToObject(c, "Subnet", spec->subnet);
+		if (spec->ip_range != NULL)
+			cJSON_AddStringToObject(c, "IPRange", spec->ip_range);
+		cJSON_AddItemToArray(cfg, c);
+	}
+	return b;
+}
+
+char *
+docker_network_create(struct docker *d,
+    const struct docker_network_spec *spec, struct errbuf *e)
+{
+	struct docker_response r;
+	cJSON *b;
+	int rc;
+
+	if (spec->name == NULL || spec->name[0] == '\0') {
+		errbuf_set(e, ERRBUF_INPUT, "docker: network create: no name");
+		return NULL;
+	}
+	b = docker_network_config(spec);
 	rc = call(d, "POST", "/networks/create", b, 0, &r, e);
 	cJSON_Delete(b);
 	if (rc < 0)
@@ -2112,6 +2138,9 @@ docker_container_config(const struct docker_container_spec *spec)
 		if (spec->aliases != NULL)
 			cJSON_AddItemToObject(ep, "Aliases",
 			    str_array(spec->aliases));
+		if (spec->ipv4 != NULL)
+			cJSON_AddStringToObject(cJSON_AddObjectToObject(ep,
+			    "IPAMConfig"), "IPv4Address", spec->ipv4);
 	}
 	return c;
 }

@@ -117,7 +117,14 @@ struct docker_network_spec {
 	                                whenever run_id is set) */
 	const char *lease;           /* label ares.lease (a lease file), or
 	                                NULL */
+	const char *subnet;          /* IPAM Config Subnet ("198.18.4.0/26"),
+	                                or NULL: the engine picks a pool */
+	const char *ip_range;        /* IPAM Config IPRange (what the engine
+	                                hands out; with subnet), or NULL */
 };
+/* Pure: the JSON body of POST /networks/create (always Internal).  Caller
+ * cJSON_Delete()s. */
+cJSON *docker_network_config(const struct docker_network_spec *spec);
 /* Create; returns the id (caller frees) or NULL + e. */
 char *docker_network_create(struct docker *d,
     const struct docker_network_spec *spec, struct errbuf *e);
@@ -143,6 +150,9 @@ struct docker_container_spec {
 	const char *workdir;
 	const char *network;         /* attached at create (API 1.41: one) */
 	const char *const *aliases;  /* DNS aliases on that network */
+	const char *ipv4;            /* a fixed address on that network (its
+	                                subnet set at create), or NULL: the
+	                                engine's pick */
 	const struct docker_mount *mounts;
 	size_t nmounts;
 	const char *const *tmpfs;    /* "PATH" or "PATH:OPTIONS" (mount
@@ -437,9 +447,11 @@ void lab_build_mount(struct lab_build *b, const char *role, const char *src,
  * end).  value is kept, not copied. */
 void lab_build_setenv(struct lab_build *b, const char *role, const char *key,
     const char *after, const char *value);
-/* The same with a value known only once role needs is up (e.g. the
- * sink's address): fact(lab) is asked once needs is ready, just before
- * role is created (role waits for it: lab_waves); NULL: not set. */
+/* The same with a value known only once role needs is up: fact(lab) is
+ * asked just before role is created, once needs is ready (role waits for
+ * it: lab_waves) unless fact(lab) already answers when the specs are
+ * built (the sink's fixed address: known once the networks are made);
+ * NULL: not set. */
 void lab_build_setenv_late(struct lab_build *b, const char *role,
     const char *key, const char *after,
     const char *(*fact)(const struct lab *lab), const char *needs);
@@ -584,8 +596,9 @@ struct lab_spec {
 	size_t njoins;
 	const char *dns[2];               /* HostConfig.Dns, or none */
 	bool dns_lab;                     /* its resolver is the lab's dns
-	                                     (dns[0] set once the dns has its
-	                                     address: it waits for the dns) */
+	                                     (dns[0]: the dns's fixed address,
+	                                     known once the networks are made:
+	                                     nothing waits for the dns) */
 	const char *all_caps[LAB_NCAPS + 1];
 	const char *dir;                  /* RUN_DIR/<role dir> (lab_build_path) */
 	struct lab_overlay flaws;
@@ -679,6 +692,26 @@ extern const struct lab_role lab_roles[LAB_NROLES];
  */
 int lab_waves(size_t n, const bool *wanted, const uint32_t *needs, int *wave,
     struct errbuf *e);
+/*
+ * The lab's addresses (pure): network role (lab, upstream, wan) of run
+ * run_id asks the engine, at try attempt (0, 1, ...), for a /26 of
+ * 198.18.0.0/15 (RFC 2544's benchmarking range: on no LAN, outside the
+ * engine's default pools) picked by BLAKE2b(run_id, role, attempt); the
+ * engine refuses one that overlaps a network it has (the next try takes
+ * another), so labs made at once never share one.  The engine hands out
+ * addresses of the first /27 only (range); host LAB_NET_FIXED_HOST of
+ * the subnet (fixed) is the one fixed address, outside it: the dns's on
+ * lab, the sink's on wan.
+ */
+#define LAB_NET_FIXED_HOST 53
+#define LAB_NET_TRIES      16
+struct lab_net_addr {
+	char subnet[24];              /* "198.18.4.64/26" */
+	char range[24];               /* "198.18.4.64/27" */
+	char fixed[16];               /* "198.18.4.117" */
+};
+void lab_net_addr(const char *run_id, const char *role, unsigned attempt,
+    struct lab_net_addr *out);
 /* agent_image.c: before anything is created, GET /images/NAME/json of
  * agent.image (never a pull): lab->agent_image_id and _digests filled.
  * -1 + e (ERRBUF_INPUT naming docker build / docker load when absent). */

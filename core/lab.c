@@ -786,121 +786,137 @@ lab_spec_harden(struct docker_container_spec *s)
 	s->cgroupns_private = true;
 }
 
+/* 198.18.0.0/15 in /26s (lab_net_addr). */
+#define LAB_NET_BASE   0xc6120000u
+#define LAB_NET_SLOTS  2048u
+
+/* Dotted quad of the IPv4 address a (host order) into out. */
+static void
+lab_ipv4_text(uint32_t a, char *out, size_t len)
+{
+	snprintf(out, len, "%u.%u.%u.%u", (unsigned)(a >> 24),
+	    (unsigned)(a >> 16 & 255u), (unsigned)(a >> 8 & 255u),
+	    (unsigned)(a & 255u));
+}
+
+/* The subnet of a network's try (internal.h). */
+void
+lab_net_addr(const char *run_id, const char *role, unsigned attempt,
+    struct lab_net_addr *out)
+{
+	crypto_generichash_state st;
+	unsigned char h[8], at[4];
+	uint32_t slot, base;
+	char ip[16];
+
+	at[0] = (unsigned char)(attempt >> 24);
+	at[1] = (unsigned char)(attempt >> 16);
+	at[2] = (unsigned char)(attempt >> 8);
+	at[3] = (unsigned char)attempt;
+	crypto_generichash_init(&st, NULL, 0, sizeof h);
+	crypto_generichash_update(&st, (const unsigned char *)"ares-lab-net",
+	    12);
+	crypto_generichash_update(&st, (const unsigned char *)run_id,
+	    strlen(run_id) + 1);
+	crypto_generichash_update(&st, (const unsigned char *)role,
+	    strlen(role) + 1);
+	crypto_generichash_update(&st, at, sizeof at);
+	crypto_generichash_final(&st, h, sizeof h);
+	slot = ((uint32_t)h[0] << 8 | h[1]) % LAB_NET_SLOTS;
+	base = LAB_NET_BASE + slot * 64u;
+	lab_ipv4_text(base, ip, sizeof ip);
+	snprintf(out->subnet, sizeof out->subnet, "%s/26", ip);
+	snprintf(out->range, sizeof out->range, "%s/27", ip);
+	lab_ipv4_text(base + LAB_NET_FIXED_HOST, out->fixed, sizeof out->fixed);
+}
+
 /* One network of lab_networks_make, made by a thread of its own. */
 struct lab_net_job {
 	struct docker *d;             /* its own handle (docker_clone) */
 	struct docker_network_spec ns;
 	const char *role;
+	const char *run_id;
 	char *id;                     /* made: its id */
+	struct lab_net_addr addr;     /* made: its addresses */
 	struct errbuf e;
 	pthread_t t;
 	bool threaded;                /* t runs it (else it ran inline) */
 };
 
-/* A network's thread: POST /networks/create. */
+/* A network's thread: POST /networks/create with the subnet of each try
+ * in turn while the engine says it overlaps one it has (the other errors
+ * end it). */
 static void *
 lab_net_thread(void *arg)
 {
 	struct lab_net_job *j = arg;
+	unsigned attempt;
 
-	j->id = docker_network_create(j->d, &j->ns, &j->e);
+	for (attempt = 0; attempt < LAB_NET_TRIES; attempt++) {
+		lab_net_addr(j->run_id, j->role, attempt, &j->addr);
+		j->ns.subnet = j->addr.subnet;
+		j->ns.ip_range = j->addr.range;
+		memset(&j->e, 0, sizeof j->e);
+		j->id = docker_network_create(j->d, &j->ns, &j->e);
+		/* the engine's IPAM says "Pool overlaps with other one",
+		 * its bridge driver "networks have overlapping IPv4" */
+		if (j->id != NULL || strstr(j->e.msg, "overlap") == NULL)
+			break;
+	}
 	if (j->id == NULL)
-		errbuf_prefix(&j->e, "lab: network %s", j->role);
+		errbuf_prefix(&j->e, "lab: network %s (subnet %s, try %u of "
+		    "%d)", j->role, j->addr.subnet, attempt < LAB_NET_TRIES ?
+		    attempt + 1 : attempt, LAB_NET_TRIES);
 	return NULL;
 }
 
-/* Tries of the whole set when the engine has no address pool left (labs
- * being torn down give theirs back), and the first wait between them. */
-#define LAB_NET_TRIES    6
-#define LAB_NET_WAIT_MS  100
-
 /*
  * The three networks of lab_networks, created in parallel (a thread and
- * an engine handle each; the ids into *ids[i] in roles' order).  When
- * one fails for want of an address pool, the whole set is removed and
- * made again after a jittered wait that doubles (holding some networks
- * while waiting for the others would starve the labs that hold the
- * rest); any other error, or no pool within LAB_NET_TRIES: -1 + e (the
- * first role's), what was made left for lab_teardown (it is labelled).
+ * an engine handle each; the ids into *ids[i] in roles' order, the
+ * addresses into addr[i]), each on a subnet ares picks (lab_net_addr:
+ * another try when the engine says it overlaps one in use).  -1 + e (the
+ * first role's error); what was made is left for lab_teardown (it is
+ * labelled).
  */
 static int
 lab_networks_make(struct docker *d, struct lab *lab,
     const char *const *roles, const char *const *brs, bool sealed,
-    char **ids[3], struct errbuf *e)
+    char **ids[3], struct lab_net_addr addr[3], struct errbuf *e)
 {
 	struct lab_net_job j[3];
-	unsigned wait_ms = LAB_NET_WAIT_MS;
-	int try;
-	size_t i;
+	size_t i, first = 3;
 
-	for (try = 1;; try++) {
-		bool pool = false, bad = false;
-		size_t first = 3;
-
-		memset(j, 0, sizeof j);
-		for (i = 0; i < 3; i++) {
-			j[i].d = docker_clone(d);
-			j[i].role = roles[i];
-			j[i].ns = (struct docker_network_spec){
-				.name = xasprintf("ares-%s-%s", lab->run_id,
-				    roles[i]),
-				.run_id = lab->run_id, .bridge_name = brs[i],
-				.no_host_address = sealed,
-				.lease = lab->lease_path,
-			};
-			j[i].threaded = pthread_create(&j[i].t, NULL,
-			    lab_net_thread, &j[i]) == 0;
-			if (!j[i].threaded)
-				lab_net_thread(&j[i]);   /* no thread: inline */
-		}
-		for (i = 0; i < 3; i++) {
-			if (j[i].threaded)
-				pthread_join(j[i].t, NULL);
-			docker_close(j[i].d);
-			free((char *)j[i].ns.name);
-			if (j[i].id != NULL)
-				continue;
-			if (strstr(j[i].e.msg, "non-overlapping") != NULL ||
-			    strstr(j[i].e.msg, "address pool") != NULL)
-				pool = true;
-			else
-				bad = true;
-			if (first == 3)
-				first = i;
-		}
-		if (first == 3) {
-			for (i = 0; i < 3; i++)
-				*ids[i] = j[i].id;
-			return 0;
-		}
-		if (bad || !pool || try == LAB_NET_TRIES) {
-			for (i = 0; i < 3; i++)
-				free(j[i].id);
-			if (e != NULL)
-				*e = j[first].e;
-			if (pool && !bad)
-				errbuf_prefix(e, "lab: no address pool after %d "
-				    "tries", try);
-			return -1;
-		}
-		/* no pool: give back what was made, wait, try the set again */
-		for (i = 0; i < 3; i++) {
-			struct errbuf re = { 0 };
-
-			if (j[i].id != NULL && docker_network_remove(d, j[i].id,
-			    &re) == -1) {
-				if (e != NULL)
-					*e = re;
-				for (size_t k = i; k < 3; k++)
-					free(j[k].id);
-				return errbuf_prefix(e, "lab: network %s",
-				    roles[i]);
-			}
-			free(j[i].id);
-		}
-		usleep((wait_ms / 2 + randombytes_uniform(wait_ms)) * 1000u);
-		wait_ms *= 2;
+	memset(j, 0, sizeof j);
+	for (i = 0; i < 3; i++) {
+		j[i].d = docker_clone(d);
+		j[i].role = roles[i];
+		j[i].run_id = lab->run_id;
+		j[i].ns = (struct docker_network_spec){
+			.name = xasprintf("ares-%s-%s", lab->run_id, roles[i]),
+			.run_id = lab->run_id, .bridge_name = brs[i],
+			.no_host_address = sealed,
+			.lease = lab->lease_path,
+		};
+		j[i].threaded = pthread_create(&j[i].t, NULL, lab_net_thread,
+		    &j[i]) == 0;
+		if (!j[i].threaded)
+			lab_net_thread(&j[i]);   /* no thread: inline */
 	}
+	for (i = 0; i < 3; i++) {
+		if (j[i].threaded)
+			pthread_join(j[i].t, NULL);
+		docker_close(j[i].d);
+		free((char *)j[i].ns.name);
+		*ids[i] = j[i].id;
+		addr[i] = j[i].addr;
+		if (j[i].id == NULL && first == 3)
+			first = i;
+	}
+	if (first == 3)
+		return 0;
+	if (e != NULL)
+		*e = j[first].e;
+	return -1;
 }
 
 /*
@@ -924,6 +940,7 @@ lab_networks(struct docker *d, struct lab *lab, const struct lab_options *o,
 	char br[3][HOSTFW_IFNAME_MAX];
 	const char *brs[3];
 	char **ids[3] = { &lab->net_lab, &lab->net_upstream, &lab->net_wan };
+	struct lab_net_addr addr[3];
 	struct errbuf fe = { 0 };
 	bool sealed = o->weaken != LAB_WEAKEN_HOST_SEAL;
 	bool firewall = false;
@@ -944,8 +961,16 @@ lab_networks(struct docker *d, struct lab *lab, const struct lab_options *o,
 			    "ports without that firewall: refusing to bring "
 			    "the lab up (run ares as root)", fe.msg);
 	}
-	if (lab_networks_make(d, lab, roles, brs, sealed, ids, e) == -1)
+	if (lab_networks_make(d, lab, roles, brs, sealed, ids, addr, e) == -1)
 		return -1;
+	/* the fixed addresses: the dns's on lab (the agent's resolver), the
+	 * sink's on wan (an open resolver's answer) */
+	for (i = 0; i < 3; i++) {
+		if (strcmp(roles[i], "lab") == 0)
+			lab->dns_ip = xstrdup(addr[i].fixed);
+		else if (strcmp(roles[i], "wan") == 0)
+			lab->sink_ip = xstrdup(addr[i].fixed);
+	}
 	for (i = 0; i < 3; i++) {
 		struct errbuf qe = { 0 };
 
@@ -1267,8 +1292,8 @@ lab_spec_apply(struct lab_build *b, struct lab_spec *s)
 
 /*
  * What a spec reads of the roles it needs (lab_role_needs), once they are
- * ready: the flaws' late variables, the namespaces to share, the dns's
- * address as resolver.  Then the pointers the engine is sent.
+ * ready: the flaws' late variables, the namespaces to share.  Then the
+ * pointers the engine is sent.
  */
 static void
 lab_spec_late(struct lab_build *b, struct lab_spec *s)
@@ -1288,14 +1313,12 @@ lab_spec_late(struct lab_build *b, struct lab_spec *s)
 		s->c.pid_mode = lab_container_mode(b, f->pid_with, &s->pid_mode);
 	if (f->ipc_with != NULL)
 		s->c.ipc_mode = lab_container_mode(b, f->ipc_with, &s->ipc_mode);
-	if (s->dns_lab)
-		s->dns[0] = b->lab->dns_ip;
 	s->c.env = lab_strv(&s->env);
-	s->c.dns = s->dns[0] != NULL ? s->dns : NULL;
 }
 
-/* The roles role i waits for (bit j: lab_roles[j]): the dns for a spec
- * that resolves through it, a late variable's role, a namespace's. */
+/* The roles role i waits for (bit j: lab_roles[j]): a late variable's
+ * role (unless the fact is known already: the sink's fixed address), a
+ * namespace's.  The dns is no one's: its address is fixed. */
 static uint32_t
 lab_role_needs(const struct lab_build *b, size_t i)
 {
@@ -1304,10 +1327,9 @@ lab_role_needs(const struct lab_build *b, size_t i)
 	uint32_t needs = 0;
 	size_t k;
 
-	if (s->dns_lab)
-		needs |= 1u << lab_role_index("dns");
 	for (k = 0; k < f->nenv; k++)
-		if (f->env[k].fact != NULL && f->env[k].needs != NULL)
+		if (f->env[k].fact != NULL && f->env[k].needs != NULL &&
+		    f->env[k].fact(b->lab) == NULL)
 			needs |= 1u << lab_role_index(f->env[k].needs);
 	if (f->pid_with != NULL)
 		needs |= 1u << lab_role_index(f->pid_with);
@@ -1407,6 +1429,8 @@ lab_role_spec(struct lab_build *b, size_t i, struct errbuf *e)
 	s->c.nmounts = s->nmounts;
 	s->c.network = s->net != LAB_NET_NONE ? b->net_names[s->net] : NULL;
 	s->c.aliases = s->aliases[0] != NULL ? s->aliases : NULL;
+	if (s->dns_lab)         /* fixed: lab_networks */
+		s->dns[0] = b->lab->dns_ip;
 	s->c.dns = s->dns[0] != NULL ? s->dns : NULL;
 	/* Only the agent follows policy runtime: (core/lab_runtime.c). */
 	if (strcmp(r->name, "agent") == 0)

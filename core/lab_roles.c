@@ -103,43 +103,6 @@ lab_engine_socket(struct errbuf *e)
 	return NULL;
 }
 
-/* Once container c is started: inspect it until it has an IP on the
- * network named net (caller frees).  NULL + e (with the tail of its logs
- * when it died). */
-static char *
-lab_wait_ip(struct docker *d, const struct lab_container *c,
-    const char *net, struct errbuf *e)
-{
-	char *ip = NULL;
-	int tries;
-
-	for (tries = 0; tries < 50 && ip == NULL; tries++) {
-		cJSON *ins = docker_container_inspect(d, c->id, e);
-
-		if (ins == NULL)
-			return NULL;
-		ip = docker_container_ip(ins, net);
-		if (ip == NULL && !docker_inspect_running(ins)) {
-			struct errbuf e2 = { 0 };
-			char *log = docker_container_logs(d, c->id, 300, &e2);
-
-			cJSON_Delete(ins);
-			errbuf_set(e, ERRBUF_INTERNAL, "lab: %s exited before it "
-			    "got an address on %s (log: %s)", c->role, net,
-			    log != NULL ? log : e2.msg);
-			free(log);
-			return NULL;
-		}
-		cJSON_Delete(ins);
-		if (ip == NULL)
-			usleep(20000);
-	}
-	if (ip == NULL)
-		errbuf_set(e, ERRBUF_INTERNAL, "lab: %s has no address on %s",
-		    c->role, net);
-	return ip;
-}
-
 /* binding ports below 1024 in its own netns without a capability */
 static const char *const lab_low_ports[] = {
 	"net.ipv4.ip_unprivileged_port_start=0", NULL };
@@ -300,18 +263,10 @@ lab_role_sink(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	s->c.sysctls = lab_low_ports;
 	s->net = LAB_NET_WAN;
 	s->aliases[0] = "sink";
+	s->c.ipv4 = b->lab->sink_ip;   /* fixed: lab_networks */
 	lab_spec_sensor(b, s);
 	lab_sensor_env(b->lab, &s->env, "sink.jsonl", LAB_CHAIN_BYTES);
 	return 0;
-}
-
-/* sink ready: its address on wan (the open resolver's answer).  -1 + e. */
-static int
-lab_ready_sink(struct lab_build *b, struct docker *d,
-    const struct lab_container *c, struct errbuf *e)
-{
-	b->lab->sink_ip = lab_wait_ip(d, c, b->net_names[LAB_NET_WAN], e);
-	return b->lab->sink_ip != NULL ? 0 : -1;
 }
 
 /* dns: the agent's resolver on lab (alias from the variant), a sinkhole
@@ -326,19 +281,11 @@ lab_role_dns(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	s->c.sysctls = lab_low_ports;
 	s->net = LAB_NET_LAB;
 	s->aliases[0] = b->v->dns_alias;
+	s->c.ipv4 = b->lab->dns_ip;    /* fixed: the agent's resolver */
 	lab_spec_sensor(b, s);
 	lab_strv_add(&s->env, "DNS_MODE=sinkhole");
 	lab_sensor_env(b->lab, &s->env, "dns.jsonl", LAB_CHAIN_BYTES);
 	return 0;
-}
-
-/* dns ready: its address on lab (the agent's Dns).  -1 + e. */
-static int
-lab_ready_dns(struct lab_build *b, struct docker *d,
-    const struct lab_container *c, struct errbuf *e)
-{
-	b->lab->dns_ip = lab_wait_ip(d, c, b->net_names[LAB_NET_LAB], e);
-	return b->lab->dns_ip != NULL ? 0 : -1;
 }
 
 /*
@@ -508,7 +455,7 @@ lab_role_agent(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	s->c.pids_limit = LAB_AGENT_PIDS;
 	s->c.user = LAB_AGENT_UID;
 	s->net = LAB_NET_LAB;
-	s->dns_lab = true;      /* the dns's address, once it has one */
+	s->dns_lab = true;      /* the dns's fixed address */
 	if (p->agent_kind == POLICY_AGENT_SCRIPT) {
 		const char *script = lab_build_path(b, "agent-script.sh");
 
@@ -671,13 +618,14 @@ lab_ready_decoys(struct lab_build *b, struct docker *d,
 
 /*
  * The roles, in the order their specs are built (and lab.json's chains
- * listed).  Sink and dns start at once and are waited for (the agent
- * needs the dns's address, an open dns the sink's), the dockerproxy and
- * the hostsim too (lab up waits for its socket, its decoys); model,
- * gateway and service start as soon as they are created; the agent is
- * created once what it needs is ready and started by the caller.  Every
- * role is made in parallel with those it does not need (lab_waves).  A
- * new role (or runtime, or engine) goes here.
+ * listed).  Sink and dns have fixed addresses (lab_networks), so nothing
+ * waits for them: they start as soon as they are created, like model,
+ * gateway and service; the dockerproxy and the hostsim start at once and
+ * are waited for (lab up waits for its socket, its decoys; the agent of
+ * host-pid/host-ipc joins the hostsim's namespace); the agent is created
+ * once what it needs is ready and started by the caller.  Every role is
+ * made in parallel with those it does not need (lab_waves).  A new role
+ * (or runtime, or engine) goes here.
  */
 const struct lab_role lab_roles[LAB_NROLES] = {
 	{ "model", offsetof(struct lab, model), 3, NULL, lab_want_model,
@@ -687,9 +635,9 @@ const struct lab_role lab_roles[LAB_NROLES] = {
 	{ "service", offsetof(struct lab, service), 2, NULL, lab_role_always,
 	  lab_role_service, NULL, LAB_START_LATER, NULL },
 	{ "sink", offsetof(struct lab, sink), 5, NULL, lab_role_always,
-	  lab_role_sink, NULL, LAB_START_AT_ONCE, lab_ready_sink },
+	  lab_role_sink, NULL, LAB_START_LATER, NULL },
 	{ "dns", offsetof(struct lab, dns), 4, NULL, lab_role_always,
-	  lab_role_dns, NULL, LAB_START_AT_ONCE, lab_ready_dns },
+	  lab_role_dns, NULL, LAB_START_LATER, NULL },
 	{ "dockerproxy", offsetof(struct lab, dockerproxy), 6, "dockerproxy",
 	  NULL, lab_role_dockerproxy, NULL, LAB_START_AT_ONCE,
 	  lab_ready_dockerproxy },

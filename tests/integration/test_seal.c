@@ -516,6 +516,161 @@ test_up_fails_clean(void **state)
 	assert_int_equal(seal_rules(run_id), 0);
 }
 
+/* Network net's entry of container id's inspect: its address, its
+ * fixed one (IPAMConfig).  Fails the test when there is none. */
+static void
+seal_ep(const char *id, const char *net, char ip[48], char fixed[48])
+{
+	struct errbuf e = { 0 };
+	cJSON *ins = docker_container_inspect(seal_d, id, &e);
+	const cJSON *ep;
+
+	if (ins == NULL)
+		fail_msg("inspect: %s", e.msg);
+	ep = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(ins, "NetworkSettings"),
+	    "Networks"), net);
+	if (ep == NULL)
+		fail_msg("%s is not on %s", id, net);
+	snprintf(ip, 48, "%s", cJSON_GetStringValue(
+	    cJSON_GetObjectItemCaseSensitive(ep, "IPAddress")) != NULL ?
+	    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ep,
+	    "IPAddress")) : "");
+	ep = cJSON_GetObjectItemCaseSensitive(ep, "IPAMConfig");
+	snprintf(fixed, 48, "%s", cJSON_GetStringValue(
+	    cJSON_GetObjectItemCaseSensitive(ep, "IPv4Address")) != NULL ?
+	    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ep,
+	    "IPv4Address")) : "");
+	cJSON_Delete(ins);
+}
+
+/*
+ * The lab's addresses: each network on the subnet ares asked for, the
+ * dns and the sink on their fixed addresses, the agent resolving through
+ * the dns's; and when the subnet of a network's first try is already
+ * another network's (here: one outside the run holds the lab network's),
+ * lab up takes the next try's instead of failing, and the two never
+ * share a subnet.  The bridges are still sealed (3 rules sets).
+ */
+static void
+test_subnet_taken(void **state)
+{
+	struct lab_options o = { .agent_idle = true };
+	struct docker_network_spec ns = { 0 };
+	struct lab_net_addr first, got;
+	struct errbuf e = { 0 };
+	char path[4096], run_id[64], name[128], hex[9], ip[48], fixed[48],
+	    *dir, *taken, *wan;
+	struct policy *p;
+	struct lab *lab;
+	uint8_t rnd[4];
+	unsigned t;
+	cJSON *ins, *net;
+
+	(void)state;
+	seal_policy("default.yaml", path, sizeof path);
+	p = policy_load(path, &e);
+	if (p == NULL)
+		fail_msg("%s", e.msg);
+	randombytes_buf(rnd, sizeof rnd);
+	util_hex(rnd, sizeof rnd, hex);
+	snprintf(run_id, sizeof run_id, "seal-%s", hex);
+	if (seal_nids < sizeof seal_ids / sizeof seal_ids[0])
+		snprintf(seal_ids[seal_nids++], 64, "%s", run_id);
+	lab_net_addr(run_id, "lab", 0, &first);
+	snprintf(name, sizeof name, "seal-taken-%s", hex);
+	ns.name = name;
+	ns.subnet = first.subnet;
+	taken = docker_network_create(seal_d, &ns, &e);
+	if (taken == NULL)
+		fail_msg("the foreign network on %s: %s", first.subnet, e.msg);
+	dir = xasprintf("%s/%s", seal_runs, run_id);
+	if (util_mkdir_p(dir, 0755, &e) == -1)
+		fail_msg("%s", e.msg);
+	lab = lab_up_opts(seal_d, p, dir, run_id, p->seed, &o, &e);
+	free(dir);
+	policy_free(p);
+	if (lab == NULL) {
+		(void)docker_network_remove(seal_d, taken, NULL);
+		fail_msg("lab up with its first subnet taken: %s", e.msg);
+	}
+	/* the lab network: a later try's subnet, the dns on its fixed
+	 * address there */
+	for (t = 1; t < LAB_NET_TRIES; t++) {
+		lab_net_addr(run_id, "lab", t, &got);
+		if (strcmp(got.fixed, lab->dns_ip) == 0)
+			break;
+	}
+	assert_true(t < LAB_NET_TRIES);
+	assert_string_not_equal(got.subnet, first.subnet);
+	net = docker_network_inspect(seal_d, lab->net_lab, &e);
+	assert_non_null(net);
+	{
+		const cJSON *c = cJSON_GetArrayItem(
+		    cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(net, "IPAM"), "Config"), 0);
+
+		assert_string_equal(cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(c, "Subnet")), got.subnet);
+		assert_string_equal(cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(c, "IPRange")), got.range);
+		assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(net,
+		    "Internal")));
+	}
+	cJSON_Delete(net);
+	snprintf(name, sizeof name, "ares-%s-lab", run_id);
+	seal_ep(lab->dns.id, name, ip, fixed);
+	assert_string_equal(ip, lab->dns_ip);
+	assert_string_equal(fixed, lab->dns_ip);
+	/* the sink on wan's fixed address */
+	wan = xasprintf("ares-%s-wan", run_id);
+	seal_ep(lab->sink.id, wan, ip, fixed);
+	free(wan);
+	assert_string_equal(ip, lab->sink_ip);
+	/* the agent: the engine's pick in the range, the dns as resolver */
+	seal_ep(lab->agent.id, name, ip, fixed);
+	assert_string_equal(fixed, "");
+	assert_string_not_equal(ip, "");
+	assert_string_not_equal(ip, lab->dns_ip);
+	ins = docker_container_inspect(seal_d, lab->agent.id, &e);
+	assert_non_null(ins);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetArrayItem(
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+	    ins, "HostConfig"), "Dns"), 0)), lab->dns_ip);
+	cJSON_Delete(ins);
+	{
+		/* a name outside the lab, from the agent, reaches the dns
+		 * (the sinkhole's NXDOMAIN) and its chain records it */
+		char *out = seal_agent_sh(lab, "nslookup seal-probe.example.com"
+		    " 2>&1", NULL), *chain = NULL, *cp;
+		size_t len;
+		int k;
+
+		if (strstr(out, "NXDOMAIN") == NULL)
+			fail_msg("no answer through the dns: %s", out);
+		free(out);
+		cp = xasprintf("%s/evidence/dns.jsonl", lab->run_dir);
+		for (k = 0; k < 100; k++) {
+			free(chain);
+			chain = util_read_file(cp, 1 << 20, &len, &e);
+			if (chain != NULL && strstr(chain,
+			    "seal-probe.example.com") != NULL)
+				break;
+			usleep(20000);
+		}
+		if (chain == NULL || strstr(chain, "seal-probe.example.com") ==
+		    NULL)
+			fail_msg("the dns's chain has no query: %s", chain != NULL ?
+			    chain : e.msg);
+		free(chain);
+		free(cp);
+	}
+	assert_int_equal(seal_rules(run_id), 3);
+	seal_lab_down(lab, run_id);
+	assert_int_equal(docker_network_remove(seal_d, taken, &e), 0);
+	free(taken);
+}
+
 /* ---- a local user who is not root -------------------------------- */
 
 struct seal_local {
@@ -1045,6 +1200,7 @@ main(void)
 		cmocka_unit_test(test_no_host_kernel_privileged),
 		cmocka_unit_test(test_teardown_keeps_seal),
 		cmocka_unit_test(test_up_fails_clean),
+		cmocka_unit_test(test_subnet_taken),
 		cmocka_unit_test(test_local_user),
 		cmocka_unit_test(test_planted_chain),
 		cmocka_unit_test(test_runs_dir_owner),

@@ -227,6 +227,62 @@ static void test_container_config(void **state)
 	assert_int_equal(cJSON_GetArraySize(a), 2);
 	assert_string_equal(cJSON_GetArrayItem(a, 0)->valuestring, "poyo");
 	assert_string_equal(cJSON_GetArrayItem(a, 1)->valuestring, "agent");
+	/* no fixed address asked for: the engine's pick */
+	assert_null(cJSON_GetObjectItemCaseSensitive(ep, "IPAMConfig"));
+	cJSON_Delete(c);
+
+	/* a fixed address on the network of create */
+	s.ipv4 = "198.18.4.117";
+	c = docker_container_config(&s);
+	ep = get(get(get(c, "NetworkingConfig"), "EndpointsConfig"),
+	    "ares-x-lab");
+	assert_string_equal(str(get(ep, "IPAMConfig"), "IPv4Address"),
+	    "198.18.4.117");
+	assert_int_equal(cJSON_GetArraySize(get(ep, "Aliases")), 2);
+	cJSON_Delete(c);
+}
+
+/* The network create body: Internal always, the labels, the bridge
+ * options, and the subnet with the range the engine hands out only when
+ * given. */
+static void test_network_config(void **state)
+{
+	struct docker_network_spec s = { .name = "ares-x-lab", .run_id = "x",
+	    .bridge_name = "aresabc", .no_host_address = true,
+	    .owner = "boot:1:2", .subnet = "198.18.4.64/26",
+	    .ip_range = "198.18.4.64/27" };
+	const cJSON *o, *cfg;
+	cJSON *c;
+	(void)state;
+
+	c = docker_network_config(&s);
+	assert_string_equal(str(c, "Name"), "ares-x-lab");
+	assert_string_equal(str(c, "Driver"), "bridge");
+	assert_true(cJSON_IsTrue(get(c, "Internal")));
+	assert_string_equal(str(get(c, "Labels"), "ares.run"), "x");
+	assert_string_equal(str(get(c, "Labels"), "ares.owner"), "boot:1:2");
+	o = get(c, "Options");
+	assert_string_equal(str(o, "com.docker.network.bridge.name"),
+	    "aresabc");
+	assert_string_equal(str(o, "com.docker.network.bridge.inhibit_ipv4"),
+	    "true");
+	assert_string_equal(str(get(c, "IPAM"), "Driver"), "default");
+	cfg = get(get(c, "IPAM"), "Config");
+	assert_int_equal(cJSON_GetArraySize(cfg), 1);
+	assert_string_equal(str(cJSON_GetArrayItem(cfg, 0), "Subnet"),
+	    "198.18.4.64/26");
+	assert_string_equal(str(cJSON_GetArrayItem(cfg, 0), "IPRange"),
+	    "198.18.4.64/27");
+	cJSON_Delete(c);
+
+	/* no subnet: the engine's pool, and still Internal */
+	s.subnet = s.ip_range = NULL;
+	s.no_host_address = false;
+	c = docker_network_config(&s);
+	assert_null(cJSON_GetObjectItemCaseSensitive(c, "IPAM"));
+	assert_true(cJSON_IsTrue(get(c, "Internal")));
+	assert_null(cJSON_GetObjectItemCaseSensitive(get(c, "Options"),
+	    "com.docker.network.bridge.inhibit_ipv4"));
 	cJSON_Delete(c);
 }
 
@@ -1185,6 +1241,7 @@ int main(void)
 		cmocka_unit_test(test_error_message),
 		cmocka_unit_test(test_container_config),
 		cmocka_unit_test(test_container_config_minimal),
+		cmocka_unit_test(test_network_config),
 		cmocka_unit_test(test_container_config_namespaces),
 		cmocka_unit_test(test_inspect_helpers),
 		cmocka_unit_test(test_demux_two_frames),
