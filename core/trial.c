@@ -1183,6 +1183,48 @@ trial_run_dir_inside(const char *dir, const char *rel, char *why,
 }
 
 /*
+ * Whether the run in path (its report verified, so its evidence chain is
+ * the signed one) ran on engine: its drill.start line's engine_url (one of
+ * the first lines of evidence.jsonl).  why when not.
+ */
+static bool
+trial_run_engine_ok(const char *path, const char *engine, char *why,
+    size_t whylen)
+{
+	char *p = xasprintf("%s/evidence.jsonl", path), buf[65536];
+	const char *line, *nl, *got = NULL;
+	FILE *f = fopen(p, "re");
+	size_t len = 0;
+	int k;
+	cJSON *j = NULL;
+
+	free(p);
+	if (f != NULL) {
+		len = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+	}
+	buf[len] = '\0';
+	for (line = buf, k = 0; k < 4 && line < buf + len && got == NULL;
+	    k++, line = nl + 1) {
+		nl = memchr(line, '\n', (size_t)(buf + len - line));
+		if (nl == NULL)
+			break;
+		cJSON_Delete(j);
+		j = cJSON_ParseWithLength(line, (size_t)(nl - line));
+		if (strcmp(util_json_str(j, "type", ""), "drill.start") == 0)
+			got = util_json_str(j, "engine_url", "");
+	}
+	if (got == NULL || got[0] == '\0')
+		snprintf(why, whylen, "trial.json engine %.200s; its signed "
+		    "evidence names no engine (drill.start engine_url)", engine);
+	else if (strcmp(got, engine) != 0)
+		snprintf(why, whylen, "trial.json engine %.200s; its signed "
+		    "evidence (drill.start engine_url): %.200s", engine, got);
+	cJSON_Delete(j);
+	return why[0] == '\0';
+}
+
+/*
  * Check one finished run against its directory: inside the trial, the
  * BLAKE2b-256 of its report.json, report_verify_dir with the same key and
  * run id, and every field the trial records of it (verdict, seed, bait,
@@ -1294,6 +1336,10 @@ trial_verify_run_got(const char *dir, const char *pub_path,
 			snprintf(why, sizeof why, "report.json policy %.300s, "
 			    "the trial's %.300s: not a run of this trial", rpol,
 			    policy);
+		/* --engine: the engine its own signed evidence names */
+		else if (r->engine[0] != '\0' && !trial_run_engine_ok(path,
+		    r->engine, why, sizeof why))
+			verified = false;
 		/* --variants fixed|generated: the dressing the rule gave it,
 		 * by its own signed lab.json and variant.yaml (the policy
 		 * copy is not signed; the run's evidence is) */
@@ -1304,8 +1350,10 @@ trial_verify_run_got(const char *dir, const char *pub_path,
 	}
 	if (why[0] == '\0')
 		report_check_add(res, name, true, 0, "", "run %zu (%s): %s, report "
-		    "verified (%zu checks), hash matches", r->index, r->run_id,
-		    r->verdict, rr.nchecks);
+		    "verified (%zu checks), hash matches%s%s%s", r->index,
+		    r->run_id, r->verdict, rr.nchecks, r->engine[0] != '\0' ?
+		    ", engine " : "", r->engine, r->engine[0] != '\0' ?
+		    " (its signed evidence)" : "");
 	report_verify_free(&rr);
 done:
 	if (!verified)
@@ -1324,11 +1372,36 @@ trial_verify_run(const char *dir, const char *pub_path, const char *key_id,
 	trial_verify_run_got(dir, pub_path, key_id, NULL, r, NULL, res);
 }
 
-/* Each run id at most once among the listed runs. */
+/* Each run id at most once among the listed runs and failed attempts. */
 static void
 trial_check_unique(const struct trial *t, struct report_verify_result *res)
 {
-	size_t i, k;
+	size_t i, k, a, b;
+
+	for (i = 0; i < t->n; i++)
+		for (a = 0; t->runs[i].done && a < t->runs[i].nattempts; a++) {
+			const char *id = t->runs[i].attempts[a].run_id;
+
+			if (id[0] == '\0')
+				continue;
+			for (k = 0; k < t->n; k++) {
+				bool twice = t->runs[k].done &&
+				    strcmp(t->runs[k].run_id, id) == 0;
+
+				for (b = 0; !twice && t->runs[k].done &&
+				    b < t->runs[k].nattempts; b++)
+					twice = (k != i || b != a) && strcmp(
+					    t->runs[k].attempts[b].run_id, id) == 0;
+				if (twice) {
+					report_check_add(res, "runs", false, 0,
+					    "a run listed twice", "trial.json "
+					    "runs: %s is a failed attempt of run "
+					    "%zu and listed again (run %zu)", id,
+					    i, k);
+					return;
+				}
+			}
+		}
 
 	for (i = 0; i < t->n; i++) {
 		if (!t->runs[i].done || t->runs[i].run_id[0] == '\0')
@@ -1371,6 +1444,9 @@ trial_dir_verdict(const char *path, char *out, size_t outlen)
  * result the trial does not list, a symlink or anything but a directory
  * fails: the trial would be hiding it.
  */
+static const struct trial_attempt *trial_attempt_of(const struct trial *t,
+    const char *id);
+
 static void
 trial_check_unlisted(const char *dir, const struct trial *t,
     struct report_verify_result *res)
@@ -1388,6 +1464,7 @@ trial_check_unlisted(const char *dir, const struct trial *t,
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
+		const struct trial_attempt *attempt;
 		char *p, v[32];
 		struct stat sb;
 		bool listed = false;
@@ -1405,6 +1482,7 @@ trial_check_unlisted(const char *dir, const struct trial *t,
 			    de->d_name) == 0;
 		if (listed)
 			continue;
+		attempt = trial_attempt_of(t, de->d_name);
 		p = xasprintf("%s/%s", runs, de->d_name);
 		if (lstat(p, &sb) == -1 || !S_ISDIR(sb.st_mode)) {
 			report_check_add(res, "runs", false, 0, "not a run "
@@ -1416,7 +1494,18 @@ trial_check_unlisted(const char *dir, const struct trial *t,
 		}
 		trial_dir_verdict(p, v, sizeof v);
 		free(p);
-		if (v[0] != '\0' && strcmp(v, "error") != 0)
+		if (attempt != NULL && v[0] != '\0' && strcmp(v, "error") != 0)
+			report_check_add(res, "runs", false, 0, "a result listed "
+			    "as a failed attempt", "runs/%s: a finished run "
+			    "(verdict %s) that trial.json lists as a failed "
+			    "attempt", de->d_name, v);
+		else if (attempt != NULL) {
+			if (quiet++ < 8)
+				report_check_add(res, "runs", true, 0, "",
+				    "runs/%s: a failed attempt on %s (%s)",
+				    de->d_name, attempt->engine, v[0] != '\0' ?
+				    "verdict error" : "no report");
+		} else if (v[0] != '\0' && strcmp(v, "error") != 0)
 			report_check_add(res, "runs", false, 0, "a run the "
 			    "trial does not list", "runs/%s: a finished run "
 			    "(verdict %s) that trial.json does not list",
@@ -1427,7 +1516,36 @@ trial_check_unlisted(const char *dir, const struct trial *t,
 			    v[0] != '\0' ? "verdict error" : "no report");
 	}
 	closedir(d);
+	/* every failed attempt's run dir is there (a real directory) */
+	for (i = 0; i < t->n; i++)
+		for (size_t k = 0; t->runs[i].done && k < t->runs[i].nattempts;
+		    k++) {
+			const struct trial_attempt *a = &t->runs[i].attempts[k];
+			char why[300];
+
+			if (a->run_id[0] == '\0')
+				continue;
+			why[0] = '\0';
+			if (!trial_run_dir_inside(dir, a->run_dir, why,
+			    sizeof why))
+				report_check_add(res, "runs", false, 0, "a failed "
+				    "attempt's run dir", "run %zu: failed attempt "
+				    "%s on %s: %s", i, a->run_id, a->engine, why);
+		}
 	free(runs);
+}
+
+/* The failed attempt whose run id is id, or NULL. */
+static const struct trial_attempt *
+trial_attempt_of(const struct trial *t, const char *id)
+{
+	size_t i, k;
+
+	for (i = 0; i < t->n; i++)
+		for (k = 0; t->runs[i].done && k < t->runs[i].nattempts; k++)
+			if (strcmp(t->runs[i].attempts[k].run_id, id) == 0)
+				return &t->runs[i].attempts[k];
+	return NULL;
 }
 
 /* A hint naming the run that makes field differ: the first run whose

@@ -176,7 +176,7 @@ ep_what(const struct eparse *p)
 /* One engine's mapping (the MAPPING_START is current) into en.  -1 + e. */
 static int
 ep_engine(struct eparse *p, size_t idx, size_t dflt_cap,
-    struct trial_engine *en)
+    struct trial_engine *en, yaml_mark_t *url_mark)
 {
 	char field[64], what[600], url[TRIAL_ENGINES_SCALAR_MAX + 1] = "";
 	char cert[TRIAL_ENGINES_SCALAR_MAX + 1] = "";
@@ -241,6 +241,7 @@ ep_engine(struct eparse *p, size_t idx, size_t dflt_cap,
 		snprintf(field, sizeof field, "engines[%zu]", idx);
 		return ep_err(p, start, field, "no url");
 	}
+	*url_mark = um;
 	/* the URL's own errors, as DOCKER_HOST's (docs/engine.md) */
 	snprintf(what, sizeof what, "%s:%zu:%zu: engines[%zu].url", p->file,
 	    (size_t)um.line + 1, (size_t)um.column + 1, idx);
@@ -316,6 +317,7 @@ trial_engines_parse(const char *file, const char *buf, size_t len,
 		}
 		for (;;) {
 			char field[32];
+			yaml_mark_t um;
 
 			if (ep_next(&p) == -1)
 				goto out;
@@ -333,11 +335,11 @@ trial_engines_parse(const char *file, const char *buf, size_t len,
 				    "%d engines", TRIAL_MAX_ENGINES);
 				goto out;
 			}
-			if (ep_engine(&p, *n, dflt_cap, &out[*n]) == -1)
+			if (ep_engine(&p, *n, dflt_cap, &out[*n], &um) == -1)
 				goto out;
 			for (size_t k = 0; k < *n; k++)
 				if (strcmp(out[k].name, out[*n].name) == 0) {
-					ep_err(&p, p.ev.start_mark, field,
+					ep_err(&p, um, field,
 					    "engine %s is listed twice (as "
 					    "engines[%zu])", out[*n].name, k);
 					goto out;
