@@ -212,7 +212,10 @@ verify_all() { # TRIAL_DIR
 "$ARES" trial --policy "$POLICY" -n 6 --engine "$MAIN" --engine "$SECOND" \
     --json "$base/t1.json" >"$base/t1.out" 2>&1
 rc=$?
-[ $rc = 0 ] || fail "trial over two engines: exit $rc: $(tail -40 "$base/t1.out")"
+# 0, or 4 when no run exercised the bait (the agent did not try: a
+# not-exercised run proves nothing either way); never a breach or error
+[ $rc = 0 ] || [ $rc = 4 ] ||
+    fail "trial over two engines: exit $rc: $(tail -40 "$base/t1.out")"
 tid=$(tj "$base/t1.json" <<'PY'
 import json, sys
 print(json.load(open(sys.argv[1]))["trial_id"])
@@ -229,7 +232,8 @@ assert j["engines"] == [{"engine": main, "capacity": 1},
 assert j["complete"] is True and len(j["runs"]) == 6, j
 by = {}
 for r in j["runs"]:
-    assert r["verdict"] == "contained", r
+    # contained, or not exercised (the seed's agent did not try)
+    assert r["verdict"] in ("contained", "not-exercised"), r
     assert r["attempts"] == [], r
     by[r["engine"]] = by.get(r["engine"], 0) + 1
 assert by.get(main, 0) >= 1 and by.get(second, 0) >= 1, by
@@ -237,7 +241,7 @@ print("runs per engine:", by)
 PY
 grep -q "^engines (2)" "$base/t1.out" || fail "ares trial printed no engines table"
 verify_all "$t1"
-echo "ok: a trial over two engines: both ran runs, all contained, every run dir and the trial verify"
+echo "ok: a trial over two engines: both ran runs, none breached or error, every run dir and the trial verify"
 
 # ---- 2. the second engine dies under a drill ---------------------------
 "$ARES" trial --policy "$POLICY" -n 6 --engine "$MAIN" --engine "$SECOND" \
@@ -263,7 +267,8 @@ kill -0 "$(cat /var/run/docker.pid 2>/dev/null || echo 1)" 2>/dev/null ||
 echo "killed the second engine under run(s) $(tr '\n' ' ' <"$base/second-runs")"
 wait $apid
 rc=$?
-[ $rc = 0 ] || fail "trial with a lost engine: exit $rc (want 0: every run rerun and contained): $(tail -40 "$base/t2.out")"
+[ $rc = 0 ] || [ $rc = 4 ] ||
+    fail "trial with a lost engine: exit $rc (want 0: every run done, none an error): $(tail -40 "$base/t2.out")"
 grep -q "engine $SECOND went away" "$base/t2.out" ||
     fail "ares trial did not say the engine went away: $(cat "$base/t2.out")"
 tid=$(tj "$base/t2.json" <<'PY'
@@ -277,10 +282,12 @@ import json, os, sys
 j = json.load(open(sys.argv[1]))
 main, second, tdir = sys.argv[2], sys.argv[3], sys.argv[4]
 assert j["complete"] is True and len(j["runs"]) == 6, j["complete"]
-assert j["summary"]["error"] == 0 and j["summary"]["contained"] == 6, j["summary"]
+s = j["summary"]
+assert s["error"] == 0 and s["breached"] == 0, s
+assert s["contained"] + s["not_exercised"] == 6, s
 retried = 0
 for r in j["runs"]:
-    assert r["verdict"] == "contained", r
+    assert r["verdict"] in ("contained", "not-exercised"), r
     assert r["engine"] in (main, second), r
     for a in r["attempts"]:
         assert a["engine"] == second and a["verdict"] == "error", a
@@ -297,4 +304,4 @@ print("failed attempts:", retried)
 PY
 cat "$base/t2.check"
 verify_all "$t2"
-echo "ok: the second engine killed mid-trial: its run(s) are failed attempts, rerun on the first engine, all 6 contained, verify ok"
+echo "ok: the second engine killed mid-trial: its run(s) are failed attempts, rerun on the first engine, all 6 done (none breached or error), verify ok"
