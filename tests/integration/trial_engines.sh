@@ -79,7 +79,7 @@ second_pids() {
 		q=${f#/proc/}
 		q=${q%/cmdline}
 		[ "$q" = $$ ] && continue
-		tr '\0' ' ' <"$f" 2>/dev/null | grep -q -- "$base/exec" && echo "$q"
+		{ tr '\0' ' ' <"$f"; } 2>/dev/null | grep -q -- "$base/exec" && echo "$q"
 	done
 	for c in /sys/fs/cgroup/*/"$cgparent"; do
 		[ -d "$c" ] || continue
@@ -110,24 +110,38 @@ note_bridges() {
 	    sed 's/.*:"\(.*\)"/\1/' >>"$base/bridges"
 }
 
-cleanup() {
-	[ -n "$(engine_pid)" ] && note_bridges
-	kill_second
-	[ -n "$dpid" ] && kill -KILL "$dpid" 2>/dev/null
-	fwrule -D 2>/dev/null
-	# the host firewall rules of the runs the second engine held
-	for r in $(cat "$base/second-runs" 2>/dev/null); do
+# What the labs of the dead engine left on this host: the host firewall
+# rules of its runs and their bridges.
+purge_second() {
+	# the runs the second engine held (their drill.start names it), whose
+	# labs died with it: their host firewall rules and lab bridges
+	grep -l "\"engine_url\":\"$SECOND\"" "$ARES_RUNS"/*/runs/*/evidence.jsonl \
+	    2>/dev/null | while read -r f; do
+		basename "$(dirname "$f")"
+	done >>"$base/second-runs"
+	for r in $(sort -u "$base/second-runs" 2>/dev/null); do
 		for t in iptables ip6tables; do
 			command -v $t >/dev/null 2>&1 || continue
 			$t -w 5 -S 2>/dev/null | grep -- "ares.run=$r\"" |
+			    tee -a "$base/second-rules" |
 			    sed 's/^-A /-D /' | while read -r rule; do
 				eval "$t -w 5 $rule" 2>/dev/null
 			done
 		done
 	done
+	sed -n 's/.* -i \(ares[0-9a-f]*\) .*/\1/p' "$base/second-rules" \
+	    2>/dev/null >>"$base/bridges"
 	sort -u "$base/bridges" 2>/dev/null | while read -r br; do
 		[ -n "$br" ] && ip link del "$br" 2>/dev/null
 	done
+}
+
+cleanup() {
+	[ -n "$(engine_pid)" ] && note_bridges
+	kill_second
+	[ -n "$dpid" ] && kill -KILL "$dpid" 2>/dev/null
+	fwrule -D 2>/dev/null
+	purge_second
 	grep " $base/" /proc/mounts | awk '{print $2}' | sort -r |
 	    while read -r m; do umount -l "$m" 2>/dev/null; done
 	grep " $base " /proc/mounts | awk '{print $2}' |
@@ -305,3 +319,15 @@ PY
 cat "$base/t2.check"
 verify_all "$t2"
 echo "ok: the second engine killed mid-trial: its run(s) are failed attempts, rerun on the first engine, all 6 done (none breached or error), verify ok"
+
+# nothing of the dead engine's labs stays on this host
+kill_second
+purge_second
+for r in $(sort -u "$base/second-runs"); do
+	! iptables -w 5 -S 2>/dev/null | grep -q -- "ares.run=$r\"" ||
+	    fail "host firewall rules of run $r (second engine) left"
+done
+for br in $(sort -u "$base/bridges" 2>/dev/null); do
+	! ip link show "$br" >/dev/null 2>&1 || fail "bridge $br of the second engine left"
+done
+echo "ok: the dead engine's runs left no host firewall rule and no bridge"
