@@ -331,3 +331,37 @@ for br in $(sort -u "$base/bridges" 2>/dev/null); do
 	! ip link show "$br" >/dev/null 2>&1 || fail "bridge $br of the second engine left"
 done
 echo "ok: the dead engine's runs left no host firewall rule and no bridge"
+
+# ---- a re-signed trial.json that moves a run to another engine fails ---
+if command -v minisign >/dev/null 2>&1 && [ -s "$ARES_KEY_DIR/ares.key" ]; then
+	f="$base/forged"
+	cp -a "$t2" "$f"
+	tj "$f/trial.json" "$MAIN" "$SECOND" >"$base/forged.comment" <<'PY' || fail "forging"
+import hashlib, json, sys
+p, main, second = sys.argv[1:4]
+j = json.load(open(p))
+r = next(r for r in j["runs"] if r["engine"] == main and r["run_id"])
+r["engine"] = second            # claim the other engine ran it
+open(p, "w").write(json.dumps(j, indent="\t") + "\n")
+lines = "".join("%d %s %s %s %s %s %d\n" % (x["index"], x["seed"],
+    x["run_id"] or "-", x["verdict"], x["report_blake2b"] or "-",
+    x["engine"] or "-", len(x["attempts"])) for x in j["runs"])
+dig = hashlib.blake2b(lines.encode(), digest_size=32).hexdigest()
+print("ares-trial-v2 trial=%s n=%d done=%d complete=%s runs=%s" % (
+    j["trial_id"], j["n"], len(j["runs"]), "true" if j["complete"] else
+    "false", dig))
+PY
+	minisign -S -s "$ARES_KEY_DIR/ares.key" -m "$f/trial.json" \
+	    -t "$(cat "$base/forged.comment")" -x "$f/trial.json.minisig" \
+	    </dev/null >/dev/null 2>&1 || fail "minisign -S"
+	"$ARES" verify "$f" >"$base/forged.out" 2>&1
+	vrc=$?
+	[ $vrc = 1 ] || fail "a forged engine verifies (exit $vrc): $(cat "$base/forged.out")"
+	grep -q '^ok   trusted comment matches' "$base/forged.out" ||
+	    fail "the forgery was not re-signed consistently: $(cat "$base/forged.out")"
+	grep -q "^FAIL run .*: trial.json engine $SECOND; its signed evidence (drill.start engine_url): $MAIN" \
+	    "$base/forged.out" || fail "no FAIL naming the engine: $(cat "$base/forged.out")"
+	echo "ok: a re-signed trial.json naming another engine for a run fails verify: $(grep -m1 '^FAIL run' "$base/forged.out" | cut -c1-140)"
+else
+	[ "${ARES_REQUIRE_DOCKER:-0}" = 1 ] && fail "no minisign or no unencrypted key for the forgery check"
+fi
