@@ -241,9 +241,10 @@ cmd_trial_print_engines(FILE *f, const struct trial *t)
 	for (k = 0; k < t->nengines; k++) {
 		const struct trial_engine *en = &t->engines[k];
 
-		fprintf(f, "  %-44.44s  capacity %2zu  ran %zu%s%.60s\n",
-		    en->name, en->capacity, en->ran, en->down ? "  DOWN: " :
-		    "", en->down ? en->down_reason : "");
+		fprintf(f, "  %-44.44s  capacity %2zu  ran %zu%s\n",
+		    en->name, en->capacity, en->ran, en->down ? "  DOWN" : "");
+		if (en->down && en->down_reason[0] != '\0')
+			fprintf(f, "    %.76s\n", en->down_reason);
 	}
 	fprintf(f, "\n%5s  %-44s  %s\n", "index", "engine", "failed attempts");
 	for (i = 0; i < t->n; i++) {

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -316,6 +317,59 @@ test_attempts_bounded(void **state)
 	trial_free(&t);
 }
 
+/* An engine's own TLS files (engines file cert_path) reach its handle:
+ * checked before connecting, named when missing; the env is not used. */
+static void
+test_cert_path(void **state)
+{
+	char dir[] = "/tmp/ares-te-unit.XXXXXX", path[64];
+	struct docker_endpoint ep = { .host = "tcp://127.0.0.1:1",
+	    .what = "--engine" };
+	struct errbuf e = { 0 };
+	struct docker *d;
+	const char *const names[] = { "ca.pem", "cert.pem", "key.pem" };
+	size_t i;
+
+	(void)state;
+	unsetenv("DOCKER_TLS_VERIFY");
+	unsetenv("DOCKER_TLS");
+	unsetenv("DOCKER_CERT_PATH");
+	assert_non_null(mkdtemp(dir));
+	ep.cert_path = dir;
+	assert_null(docker_open_at(&ep, &e));
+	snprintf(path, sizeof path, "%s/ca.pem", dir);
+	assert_non_null(strstr(e.msg, path));
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	for (i = 0; i < 3; i++) {
+		FILE *f;
+
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fputs("x\n", f);
+		fclose(f);
+	}
+	d = docker_open_at(&ep, &e);
+	assert_non_null(d);
+	assert_string_equal(docker_transport_name(d), "tcp+tls");
+	snprintf(path, sizeof path, "%s/ca.pem", dir);
+	assert_string_equal(docker_tls_ca(d), path);
+	/* TLS on: the default port is the TLS one */
+	assert_string_equal(docker_where(d), "tcp://127.0.0.1:1");
+	docker_close(d);
+	/* without cert_path and without the env: plain tcp is refused */
+	ep.cert_path = NULL;
+	unsetenv("ARES_ALLOW_PLAINTEXT_ENGINE");
+	assert_null(docker_open_at(&ep, &e));
+	assert_non_null(strstr(e.msg, "--engine=tcp://127.0.0.1:1: plain tcp "
+	    "without TLS is refused"));
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -327,6 +381,7 @@ main(void)
 		cmocka_unit_test(test_lost_classify),
 		cmocka_unit_test(test_failover),
 		cmocka_unit_test(test_attempts_bounded),
+		cmocka_unit_test(test_cert_path),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
