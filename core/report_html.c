@@ -1409,7 +1409,7 @@ rh_trial(struct rh *h, struct errbuf *e)
 				if (k++ >= TRIAL_MAX_ATTEMPTS)
 					break;
 				if (k > 1)
-					rh_put(&h->b, "<br>");
+					rh_put(&h->b, "; ");
 				rh_esc(&h->b, rh_str(x, "engine"));
 				rh_put(&h->b, ": ");
 				if (rh_id_ok(rh_str(x, "run_id"))) {
