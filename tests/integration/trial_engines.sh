@@ -255,6 +255,7 @@ print("runs per engine:", by)
 PY
 grep -q "^engines (2)" "$base/t1.out" || fail "ares trial printed no engines table"
 verify_all "$t1"
+grep -A1 '^timing' "$base/t1.out"
 echo "ok: a trial over two engines: both ran runs, none breached or error, every run dir and the trial verify"
 
 # ---- 2. the second engine dies under a drill ---------------------------
@@ -317,6 +318,7 @@ assert retried >= 1, "no failed attempt recorded"
 print("failed attempts:", retried)
 PY
 cat "$base/t2.check"
+grep -A1 '^timing' "$base/t2.out"
 verify_all "$t2"
 echo "ok: the second engine killed mid-trial: its run(s) are failed attempts, rerun on the first engine, all 6 done (none breached or error), verify ok"
 
