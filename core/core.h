@@ -40,6 +40,19 @@ void docker_close(struct docker *d);
 /* docker_open + docker_negotiate: a client ready to use, or NULL + e
  * (nothing left open).  Free with docker_close. */
 struct docker *docker_connect(const char *host, struct errbuf *e);
+/* Which engine, and how (ares trial --engine / --engines): host a
+ * DOCKER_HOST value (NULL: $DOCKER_HOST, else the local socket), what
+ * names it in messages (NULL: "docker host"), cert_path a directory with
+ * ca.pem, cert.pem, key.pem that turns TLS on for tcp:// (NULL: the
+ * DOCKER_TLS_VERIFY / DOCKER_CERT_PATH rule; docs/engine.md). */
+struct docker_endpoint {
+	const char *host;
+	const char *what;
+	const char *cert_path;
+};
+/* docker_connect for an endpoint (the strings are copied). */
+struct docker *docker_connect_at(const struct docker_endpoint *ep,
+    struct errbuf *e);
 const char *docker_api_version(const struct docker *d);  /* "1.41" */
 const char *docker_engine_version(const struct docker *d); /* "20.10.24" */
 /* The transport's name for people: "unix", "tcp+tls", "tcp (plaintext)",
@@ -709,8 +722,43 @@ int stats_parse_level(const char *s, double *out);
 #define TRIAL_MAX_JOBS  32
 #define TRIAL_NPHASES   8    /* DRILL_PHASE_N (checked in trial.c) */
 
+/* ares trial --engine / --engines (core/trial_engines.c): the engines
+ * a trial fans its runs out to, docs/cli-trial.md#engines. */
+#define TRIAL_MAX_ENGINES      16
+#define TRIAL_ENGINE_CAP_MAX   64     /* drills at a time on one engine */
+#define TRIAL_MAX_ATTEMPTS     8      /* failed attempts kept per run */
+#define TRIAL_ENGINE_NAME_MAX  300
+
+struct trial_engine {
+	char url[1032];            /* as given (a DOCKER_HOST value); "" for
+	                              an engine only named by trial.json */
+	char name[TRIAL_ENGINE_NAME_MAX];  /* for people and trial.json: the
+	                              URL without an ssh user, never a path
+	                              of TLS files */
+	char cert_path[1024];      /* TLS files (ca.pem, cert.pem, key.pem);
+	                              "" : DOCKER_TLS_VERIFY / DOCKER_CERT_PATH */
+	size_t capacity;           /* 1..TRIAL_ENGINE_CAP_MAX */
+	/* this session (trial_run) */
+	struct docker_endpoint ep;
+	bool down;                 /* lost: no new run starts there */
+	char down_reason[256];
+	size_t ran;                /* runs finished there */
+};
+
+/* A failed attempt of a run: the engine went away under it. */
+struct trial_attempt {
+	char engine[TRIAL_ENGINE_NAME_MAX];
+	char run_id[64];           /* "" when it had no run dir yet */
+	char run_dir[96];          /* runs/<run_id> or "" */
+	char reason[256];
+};
+
 struct trial_run {
 	size_t index;
+	char engine[TRIAL_ENGINE_NAME_MAX];   /* --engine: the engine that
+	                              ran its final attempt ("" without) */
+	size_t nattempts;          /* failed attempts before it */
+	struct trial_attempt *attempts;   /* xrealloc'd; trial_free */
 	uint64_t seed;
 	bool done;                 /* finished (in this or an earlier session) */
 	char run_id[64];           /* "" when the drill could not start */
@@ -772,6 +820,11 @@ struct trial {
 	int variants;              /* enum trial_variants */
 	double wall_ms;            /* this session: the workers' wall time */
 	size_t ndrilled;           /* ... and the drills they finished */
+	/* --engine / --engines: format ares-trial-v2 (engines, each run's
+	 * engine and failed attempts); without, one engine ($DOCKER_HOST) */
+	bool multi;
+	struct trial_engine *engines;   /* nengines (xcalloc'd; trial_free) */
+	size_t nengines;
 };
 
 /* ares trial --variants: the policy's variant for every run (default),
@@ -790,7 +843,10 @@ const char *trial_variants_name(int v);
  * run's variant_seed (runs[0..index)), so every run wears another
  * dressing and none is dressed by a drill seed. */
 uint64_t trial_variant_seed(const struct trial *t, size_t index);
-enum trial_event { TRIAL_EV_START, TRIAL_EV_FINISH, TRIAL_EV_END };
+/* RETRY: run's attempt failed with its engine (its last attempt says
+ * which and why); the run goes back to the queue. */
+enum trial_event { TRIAL_EV_START, TRIAL_EV_FINISH, TRIAL_EV_END,
+	TRIAL_EV_RETRY };
 struct trial_progress {
 	enum trial_event event;
 	size_t done, total, running;
@@ -816,7 +872,29 @@ struct trial_options {
 	trial_progress_fn progress;
 	void *progress_ctx;
 	int variants;              /* enum trial_variants (new trials) */
+	const char *const *engine_urls;   /* --engine URL, repeatable */
+	size_t nengine_urls;
+	const char *engines_file;  /* --engines FILE */
 };
+
+/* The engines of o (--engine URLs, then --engines FILE's), each without a
+ * capacity getting dflt_cap: *out (xcalloc'd, caller frees), *n.  Every
+ * URL parsed as DOCKER_HOST is (the same errors), no engine twice, at
+ * most TRIAL_MAX_ENGINES.  -1 + e (ERRBUF_INPUT; file errors
+ * "FILE:LINE:COL: field: problem"). */
+int trial_engines_from_options(const struct trial_options *o,
+    size_t dflt_cap, struct trial_engine **out, size_t *n,
+    struct errbuf *e);
+/* Parse an engines file's text (file names it in messages).  out has
+ * room for TRIAL_MAX_ENGINES; *n engines.  -1 + e as above. */
+int trial_engines_parse(const char *file, const char *buf, size_t len,
+    size_t dflt_cap, struct trial_engine *out, size_t *n,
+    struct errbuf *e);
+/* One engine from url (what names it in messages): checked, named.
+ * -1 + e. */
+int trial_engine_set(struct trial_engine *en, const char *url,
+    const char *what, const char *cert_path, size_t capacity,
+    struct errbuf *e);
 
 /* Run (or resume) a trial.  Returns 0 when it ran (t->complete false if
  * stopped early; every finished run is in trial.json), -1 + e when it could
@@ -1751,6 +1829,11 @@ struct drill_options {
 	                                   long, 0..PACE_PRESENT_MS_MAX; the
 	                                   deny lever is never held; recorded
 	                                   in drill.start and lab.json */
+	const struct docker_endpoint *engine;  /* NULL: $DOCKER_HOST (ares
+	                                   trial --engine: that engine) */
+	const char *engine_name;        /* with engine: its name for people
+	                                   (no user, no key path), recorded
+	                                   as drill.start "engine_url" */
 };
 
 /* Run one drill to its verdict.  Returns 0 when a verdict was reached

@@ -1083,9 +1083,10 @@ transport_setopt(struct docker *d)
  */
 static int
 tls_files(struct docker *d, const char *what, const char *value,
-    struct errbuf *e)
+    const char *cert_path, struct errbuf *e)
 {
-	const char *dir = getenv("DOCKER_CERT_PATH");
+	const char *dir = cert_path != NULL ? cert_path :
+	    getenv("DOCKER_CERT_PATH");
 	const char *home = getenv("HOME");
 	char *base, *f[3];
 	static const char *const names[3] = { "ca.pem", "cert.pem",
@@ -1153,7 +1154,16 @@ docker_free(struct docker *d)
 struct docker *
 docker_open(const char *host, struct errbuf *e)
 {
-	const char *what = "docker host";
+	struct docker_endpoint ep = { .host = host };
+
+	return docker_open_at(&ep, e);
+}
+
+struct docker *
+docker_open_at(const struct docker_endpoint *ep, struct errbuf *e)
+{
+	const char *what = ep->what != NULL ? ep->what : "docker host";
+	const char *host = ep->host;
 	struct docker_host h;
 	struct docker *d;
 	char name[300];
@@ -1184,8 +1194,9 @@ docker_open(const char *host, struct errbuf *e)
 	case DOCKER_TCP:
 		/* TLS as the docker CLI turns it on; never without
 		 * verifying the engine's certificate and name. */
-		if (env_on("DOCKER_TLS_VERIFY") || env_on("DOCKER_TLS")) {
-			if (tls_files(d, what, host, e) == -1)
+		if (ep->cert_path != NULL || env_on("DOCKER_TLS_VERIFY") ||
+		    env_on("DOCKER_TLS")) {
+			if (tls_files(d, what, host, ep->cert_path, e) == -1)
 				goto fail;
 			if (h.port == 0)
 				d->host.port = h.port = 2376;
@@ -1381,7 +1392,15 @@ docker_engine_version(const struct docker *d)
 struct docker *
 docker_connect(const char *host, struct errbuf *e)
 {
-	struct docker *d = docker_open(host, e);
+	struct docker_endpoint ep = { .host = host };
+
+	return docker_connect_at(&ep, e);
+}
+
+struct docker *
+docker_connect_at(const struct docker_endpoint *ep, struct errbuf *e)
+{
+	struct docker *d = docker_open_at(ep, e);
 
 	if (d != NULL && docker_negotiate(d, e) == -1) {
 		docker_close(d);

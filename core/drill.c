@@ -1385,6 +1385,8 @@ drill_record_start(struct drill_state *st)
 		cJSON_AddItemToArray(lv, cJSON_CreateString(p->levers[i]));
 	cJSON_AddStringToObject(f, "engine", docker_engine_version(st->d));
 	cJSON_AddStringToObject(f, "api", docker_api_version(st->d));
+	if (o->engine_name != NULL)   /* ares trial --engine */
+		cJSON_AddStringToObject(f, "engine_url", o->engine_name);
 	if (o->pace_ms > 0)   /* presenter mode: slowed on purpose */
 		cJSON_AddNumberToObject(f, "pace_ms", o->pace_ms >
 		    PACE_PRESENT_MS_MAX ? PACE_PRESENT_MS_MAX : o->pace_ms);
@@ -1935,7 +1937,8 @@ drill_open(struct drill_state *st, struct errbuf *e)
 	snprintf(r->policy, sizeof r->policy, "%s", st->p->path);
 	snprintf(r->model, sizeof r->model, "%s", o->model_name != NULL ?
 	    o->model_name : st->p->model_name);
-	st->d = docker_connect(NULL, e);
+	st->d = o->engine != NULL ? docker_connect_at(o->engine, e) :
+	    docker_connect(NULL, e);
 	if (st->d == NULL)
 		return -1;
 	runs = drill_runs_dir(o, e);

@@ -64,6 +64,9 @@ int docker_host_parse(const char *value, const char *what,
  * (ssh runs at the first request).  Does not connect.  NULL + e
  * (ERRBUF_INPUT: bad or refused DOCKER_HOST, missing certificate files). */
 struct docker *docker_open(const char *host, struct errbuf *e);
+/* docker_open for an endpoint (core.h; its strings are copied). */
+struct docker *docker_open_at(const struct docker_endpoint *ep,
+    struct errbuf *e);
 
 /* GET /version and pick the API version.  -1 + e (ERRBUF_ENGINE when the
  * engine is unreachable or refuses every version we speak). */
@@ -1186,11 +1189,34 @@ double stats_percentile(const double *sorted, size_t n, double q);
 /* trial.c - N drills, J at a time, one signed trial.json              */
 /* ------------------------------------------------------------------ */
 #define TRIAL_FORMAT    "ares-trial-v1"
+#define TRIAL_FORMAT_V2 "ares-trial-v2"   /* --engine: engines, attempts */
 #define TRIAL_JSON_MAX  (16 * 1024 * 1024)   /* read bound */
 
 /* The i-th output of a splitmix64 generator seeded with base:
  * z = base + (i + 1) * 0x9E3779B97F4A7C15, then splitmix64's mixer. */
 uint64_t trial_seed(uint64_t base, size_t index);
+/* trial_engines.c - the scheduler's pure part (docs/trial.md#engines).
+ * trial_sched_next: the run engine takes next (the lowest index neither
+ * done nor taken), -1 when none or when stop or the engine is down.
+ * trial_sched_engine_lost: whether a drill that ended (rc, its errbuf
+ * code, its engine_lost, an error verdict) lost its engine rather than
+ * failed on its own: unreachable, engine.lost, or an error after which
+ * the engine no longer answers (engine_answers: a ping just now).
+ * trial_sched_requeue: run's attempt on engine failed with the engine
+ * (run_id its run dir, "" none): a failed attempt recorded on the run
+ * (at most TRIAL_MAX_ATTEMPTS kept), the run taken by no one (another
+ * engine runs it), the engine marked down with reason.
+ * trial_sched_up: engines still up (with a URL).
+ * trial_sched_strand: no engine left: every run not done becomes an
+ * error run ("no healthy engine left (...)"); returns how many. */
+long trial_sched_next(const struct trial *t, const bool *taken,
+    size_t engine, bool stop);
+bool trial_sched_engine_lost(int rc, int err_code, bool drill_engine_lost,
+    bool verdict_error, bool engine_answers);
+void trial_sched_requeue(struct trial *t, bool *taken, size_t engine,
+    struct trial_run *run, const char *run_id, const char *reason);
+size_t trial_sched_up(const struct trial *t);
+size_t trial_sched_strand(struct trial *t);
 /* ------------------------------------------------------------------ */
 /* probe*.c - inside-out escape probes: battery, report, negative control */
 /* ------------------------------------------------------------------ */

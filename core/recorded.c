@@ -278,7 +278,11 @@ recorded_trial_load(const char *dir, struct trial *t, int64_t *when,
 	recorded_copy(t->dir, sizeof t->dir, dir);
 	recorded_str(j, "policy", t->policy, sizeof t->policy);
 	t->n = (size_t)recorded_num(j, "n", 0, TRIAL_MAX_RUNS, 0);
-	t->jobs = (size_t)recorded_num(j, "j", 0, TRIAL_MAX_JOBS, 0);
+	/* --engine (ares-trial-v2): each run's engine and failed attempts */
+	t->multi = cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j,
+	    "engines"));
+	t->jobs = (size_t)recorded_num(j, "j", 0, t->multi ?
+	    TRIAL_MAX_ENGINES * TRIAL_ENGINE_CAP_MAX : TRIAL_MAX_JOBS, 0);
 	t->level = recorded_num(j, "level", 1e-9, 1 - 1e-9, 0.95);
 	t->complete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j,
 	    "complete"));
@@ -337,6 +341,26 @@ recorded_trial_load(const char *dir, struct trial *t, int64_t *when,
 		tr->leaks = (size_t)recorded_num(r, "leaks", 0, 1e9, 0);
 		ttk = recorded_num(r, "time_to_kill_ms", 0, 1e12, -1);
 		tr->time_to_kill_ms = ttk;
+		if (t->multi) {
+			const cJSON *at = cJSON_GetObjectItemCaseSensitive(r,
+			    "attempts"), *x;
+
+			recorded_str(r, "engine", tr->engine, sizeof tr->engine);
+			cJSON_ArrayForEach(x, at) {
+				struct trial_attempt *a;
+
+				if (tr->nattempts >= TRIAL_MAX_ATTEMPTS)
+					break;
+				tr->attempts = xrealloc(tr->attempts,
+				    (tr->nattempts + 1) * sizeof *tr->attempts);
+				a = &tr->attempts[tr->nattempts++];
+				memset(a, 0, sizeof *a);
+				recorded_str(x, "engine", a->engine,
+				    sizeof a->engine);
+				recorded_str(x, "reason", a->reason,
+				    sizeof a->reason);
+			}
+		}
 	}
 	cJSON_Delete(j);
 	trial_summarize(t);

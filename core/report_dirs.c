@@ -162,6 +162,42 @@ report_md_ttk_hist(FILE *f, const struct trial *t)
 	fprintf(f, "```\n\n");
 }
 
+/* --engine: the engines (capacity, runs) and the engine of every run
+ * with its failed attempts (docs/trial.md#engines). */
+static void
+report_md_engines(FILE *f, const struct trial *t)
+{
+	char cell[4 * REPORT_MD_CELL + 8], why[4 * REPORT_MD_CELL + 8];
+	size_t i, k;
+
+	if (!t->multi)
+		return;
+	fprintf(f, "\n## Engines\n\n| engine | capacity |\n|---|---|\n");
+	for (k = 0; k < t->nengines; k++) {
+		report_md_cell(cell, sizeof cell, t->engines[k].name);
+		fprintf(f, "| %s | %zu |\n", cell, t->engines[k].capacity);
+	}
+	fprintf(f, "\n| # | engine | failed attempts (engine: run dir, "
+	    "reason) |\n|---|---|---|\n");
+	for (i = 0; i < t->n; i++) {
+		const struct trial_run *r = &t->runs[i];
+
+		if (!r->done)
+			continue;
+		report_md_cell(cell, sizeof cell, r->engine[0] ? r->engine :
+		    "-");
+		fprintf(f, "| %zu | %s | ", r->index, cell);
+		for (k = 0; k < r->nattempts; k++) {
+			report_md_cell(cell, sizeof cell, r->attempts[k].engine);
+			report_md_cell(why, sizeof why, r->attempts[k].reason);
+			fprintf(f, "%s%s: %s, %s", k ? "; " : "", cell,
+			    r->attempts[k].run_dir[0] ? r->attempts[k].run_dir :
+			    "(no run dir)", why);
+		}
+		fprintf(f, "%s |\n", r->nattempts == 0 ? "-" : "");
+	}
+}
+
 int
 report_trial_md(const struct trial *t, struct errbuf *e)
 {
@@ -222,6 +258,7 @@ report_trial_md(const struct trial *t, struct errbuf *e)
 	if (s->finished < t->n)
 		fprintf(f, "\n%zu run(s) not finished (`ares trial --resume "
 		    "TRIAL_DIR` runs them).\n", t->n - s->finished);
+	report_md_engines(f, t);
 
 	report_md_hash(t->dir, "trial.json", hex);
 	fprintf(f, "\n## How to verify\n\n"

@@ -1261,7 +1261,7 @@ rh_trial(struct rh *h, struct errbuf *e)
 	size_t nv = 0, nruns, i;
 	char title[256], cause[768], buf[128], verdict[32];
 	double br, co, ne, er, fin, n;
-	bool complete;
+	bool complete, multi;
 
 	if (j == NULL)
 		return -1;
@@ -1360,10 +1360,15 @@ rh_trial(struct rh *h, struct errbuf *e)
 		util_buf_printf(&h->b, "<p>%s run(s) with a time to kill: "
 		    "median %s, p95 %s, max %s</p>\n", a, b, c, d);
 	}
+	multi = cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j,
+	    "engines"));
 	rh_put(&h->b, "</section>\n<section id=\"runs\">\n<h2>Runs</h2>\n"
 	    "<table><thead><tr><th>#</th><th>run</th><th>verdict</th>"
 	    "<th>reason</th><th>bait</th><th>leaks</th><th>time to kill</th>"
-	    "<th>seed</th></tr></thead><tbody>\n");
+	    "<th>seed</th>");
+	if (multi)   /* --engine: which engine ran it, its failed attempts */
+		rh_put(&h->b, "<th>engine</th><th>failed attempts</th>");
+	rh_put(&h->b, "</tr></thead><tbody>\n");
 	i = 0;
 	cJSON_ArrayForEach(r, runs) {
 		const char *id = rh_str(r, "run_id"), *vd = rh_str(r, "verdict");
@@ -1392,6 +1397,32 @@ rh_trial(struct rh *h, struct errbuf *e)
 		rh_ms(buf, sizeof buf, r, "time_to_kill_ms");
 		rh_td(h, "num", buf);
 		rh_td(h, "mono", rh_str(r, "seed"));
+		if (multi) {
+			const cJSON *at = cJSON_GetObjectItemCaseSensitive(r,
+			    "attempts"), *x;
+			size_t k = 0;
+
+			rh_td(h, "mono", rh_str(r, "engine")[0] ?
+			    rh_str(r, "engine") : "-");
+			rh_put(&h->b, "<td>");
+			cJSON_ArrayForEach(x, at) {
+				if (k++ >= TRIAL_MAX_ATTEMPTS)
+					break;
+				if (k > 1)
+					rh_put(&h->b, "; ");
+				rh_esc(&h->b, rh_str(x, "engine"));
+				rh_put(&h->b, ": ");
+				if (rh_id_ok(rh_str(x, "run_id"))) {
+					snprintf(sub, sizeof sub, "runs/%s",
+					    rh_str(x, "run_id"));
+					rh_link(h, sub, true, rh_str(x, "run_id"));
+				} else
+					rh_esc(&h->b, "(no run dir)");
+				rh_put(&h->b, " - ");
+				rh_esc(&h->b, rh_str(x, "reason"));
+			}
+			rh_put(&h->b, k == 0 ? "-</td>" : "</td>");
+		}
 		rh_put(&h->b, "</tr>\n");
 	}
 	rh_put(&h->b, "</tbody></table>\n<p class=\"mut\">Each run links to "

@@ -383,6 +383,12 @@ trial_runs_digest(const struct trial *t, char out[EVIDENCE_HEX_BYTES])
 		    r->index, (unsigned long long)r->seed,
 		    r->run_id[0] != '\0' ? r->run_id : "-", r->verdict,
 		    r->report_blake2b[0] != '\0' ? r->report_blake2b : "-");
+		if (t->multi && len > 0)   /* v2: "... <engine|-> <attempts>" */
+			len = snprintf(line + len - 1, sizeof line -
+			    (size_t)len + 1, " %s %zu\n", r->engine[0] != '\0' ?
+			    r->engine : "-", r->nattempts) + len - 1;
+		if (len < 0 || (size_t)len >= sizeof line)
+			len = (int)strlen(line);
 		crypto_generichash_update(&st, (const uint8_t *)line,
 		    (size_t)len);
 	}
@@ -397,8 +403,9 @@ trial_comment(const struct trial *t)
 	char dig[EVIDENCE_HEX_BYTES];
 
 	trial_runs_digest(t, dig);
-	return xasprintf(TRIAL_FORMAT " trial=%s n=%zu done=%zu complete=%s "
-	    "runs=%s", t->id, t->n, t->sum.finished,
+	return xasprintf("%s trial=%s n=%zu done=%zu complete=%s "
+	    "runs=%s", t->multi ? TRIAL_FORMAT_V2 : TRIAL_FORMAT, t->id, t->n,
+	    t->sum.finished,
 	    t->complete ? "true" : "false", dig);
 }
 
@@ -422,6 +429,32 @@ trial_add_rate(cJSON *o, const char *key, const struct trial_rate *r)
 	trial_add_num_or_null(j, "upper", r->n > 0 ? r->upper : NAN);
 }
 
+/* v2: a run's engine ("" : null, it never started) and its failed
+ * attempts. */
+static void
+trial_add_engine(cJSON *o, const struct trial_run *r)
+{
+	cJSON *a;
+	size_t k;
+
+	if (r->engine[0] != '\0')
+		cJSON_AddStringToObject(o, "engine", r->engine);
+	else
+		cJSON_AddNullToObject(o, "engine");
+	a = cJSON_AddArrayToObject(o, "attempts");
+	for (k = 0; k < r->nattempts; k++) {
+		const struct trial_attempt *at = &r->attempts[k];
+		cJSON *x = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(x, "engine", at->engine);
+		cJSON_AddStringToObject(x, "verdict", "error");
+		cJSON_AddStringToObject(x, "run_id", at->run_id);
+		cJSON_AddStringToObject(x, "run_dir", at->run_dir);
+		cJSON_AddStringToObject(x, "reason", at->reason);
+		cJSON_AddItemToArray(a, x);
+	}
+}
+
 cJSON *
 trial_json(const struct trial *t)
 {
@@ -431,7 +464,8 @@ trial_json(const struct trial *t)
 	size_t i;
 
 	trial_summary_compute(t->runs, t->n, t->level, &sum);
-	cJSON_AddStringToObject(j, "format", TRIAL_FORMAT);
+	cJSON_AddStringToObject(j, "format", t->multi ? TRIAL_FORMAT_V2 :
+	    TRIAL_FORMAT);
 	cJSON_AddStringToObject(j, "trial_id", t->id);
 	util_wall_iso(util_wall_ns(), iso);
 	util_json_add_generated(j, iso);
@@ -450,6 +484,16 @@ trial_json(const struct trial *t)
 		    trial_variants_name(t->variants));
 	if (t->gc != NULL)   /* the start-of-trial sweep (core/gc.c) */
 		cJSON_AddItemToObject(j, "gc", gc_report_json(t->gc));
+	if (t->multi) {
+		a = cJSON_AddArrayToObject(j, "engines");
+		for (i = 0; i < t->nengines; i++) {
+			o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "engine", t->engines[i].name);
+			cJSON_AddNumberToObject(o, "capacity",
+			    (double)t->engines[i].capacity);
+			cJSON_AddItemToArray(a, o);
+		}
+	}
 	a = cJSON_AddArrayToObject(j, "runs");
 	for (i = 0; i < t->n; i++) {
 		const struct trial_run *r = &t->runs[i];
@@ -473,6 +517,8 @@ trial_json(const struct trial *t)
 			    r->report_blake2b);
 		else
 			cJSON_AddNullToObject(o, "report_blake2b");
+		if (t->multi)
+			trial_add_engine(o, r);
 		if (t->variants != TRIAL_VARIANTS_POLICY) {
 			cJSON_AddStringToObject(o, "variant", r->variant);
 			if (r->has_variant_seed) {
@@ -623,6 +669,121 @@ trial_copy(const cJSON *o, const char *key, char *dst, size_t dstlen,
 	return 0;
 }
 
+/* v2: trial.json's engines (name, capacity; no URL: a resumed trial
+ * reaches engines by the options) into t.  -1 with why. */
+static int
+trial_parse_engines(const cJSON *j, struct trial *t, char *why,
+    size_t whylen)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "engines"), *x;
+	size_t k;
+
+	if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1 ||
+	    cJSON_GetArraySize(a) > TRIAL_MAX_ENGINES) {
+		snprintf(why, whylen, "engines: not a list of 1..%d",
+		    TRIAL_MAX_ENGINES);
+		return -1;
+	}
+	t->engines = xcalloc(TRIAL_MAX_ENGINES, sizeof *t->engines);
+	t->nengines = 0;
+	cJSON_ArrayForEach(x, a) {
+		struct trial_engine *en = &t->engines[t->nengines];
+		const char *s = util_json_str(x, "engine", NULL);
+
+		if (s == NULL || s[0] == '\0' || strlen(s) >= sizeof en->name ||
+		    !trial_uint(cJSON_GetObjectItemCaseSensitive(x,
+		    "capacity"), TRIAL_ENGINE_CAP_MAX, &en->capacity) ||
+		    en->capacity == 0) {
+			snprintf(why, whylen, "engines[%zu]: engine or capacity "
+			    "bad", t->nengines);
+			return -1;
+		}
+		util_sanitize(en->name, sizeof en->name, s, strlen(s), false);
+		for (k = 0; k < t->nengines; k++)
+			if (strcmp(t->engines[k].name, en->name) == 0) {
+				snprintf(why, whylen, "engines: %.200s listed "
+				    "twice", en->name);
+				return -1;
+			}
+		t->nengines++;
+	}
+	return 0;
+}
+
+/* Whether name is one of t's engines. */
+static bool
+trial_engine_known(const struct trial *t, const char *name)
+{
+	size_t k;
+
+	for (k = 0; k < t->nengines; k++)
+		if (strcmp(t->engines[k].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* v2: run tr's engine and failed attempts from its entry r.  -1 with
+ * why. */
+static int
+trial_parse_attempts(const cJSON *r, const struct trial *t,
+    struct trial_run *tr, char *why, size_t whylen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "engine"), *a, *x;
+	const char *s;
+	char rd[96];
+
+	if (cJSON_IsString(v) && trial_engine_known(t, v->valuestring))
+		snprintf(tr->engine, sizeof tr->engine, "%s", v->valuestring);
+	else if (!(cJSON_IsNull(v) && tr->run_id[0] == '\0')) {
+		snprintf(why, whylen, "run %zu: engine is not one of the "
+		    "trial's engines", tr->index);
+		return -1;
+	}
+	a = cJSON_GetObjectItemCaseSensitive(r, "attempts");
+	if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) > TRIAL_MAX_ATTEMPTS) {
+		snprintf(why, whylen, "run %zu: attempts: not a list of at most "
+		    "%d", tr->index, TRIAL_MAX_ATTEMPTS);
+		return -1;
+	}
+	cJSON_ArrayForEach(x, a) {
+		struct trial_attempt at;
+
+		memset(&at, 0, sizeof at);
+		s = util_json_str(x, "engine", NULL);
+		if (s == NULL || !trial_engine_known(t, s)) {
+			snprintf(why, whylen, "run %zu: attempts[%zu]: engine "
+			    "is not one of the trial's engines", tr->index,
+			    tr->nattempts);
+			return -1;
+		}
+		snprintf(at.engine, sizeof at.engine, "%s", s);
+		s = util_json_str(x, "verdict", NULL);
+		if (s == NULL || strcmp(s, "error") != 0 ||
+		    trial_copy(x, "run_id", at.run_id, sizeof at.run_id, why,
+		    whylen) == -1 || trial_copy(x, "run_dir", at.run_dir,
+		    sizeof at.run_dir, why, whylen) == -1) {
+			snprintf(why, whylen, "run %zu: attempts[%zu]: verdict, "
+			    "run_id or run_dir bad", tr->index, tr->nattempts);
+			return -1;
+		}
+		snprintf(rd, sizeof rd, "runs/%s", at.run_id);
+		if (at.run_id[0] != '\0' ? !trial_id_ok(at.run_id,
+		    sizeof at.run_id) || strcmp(rd, at.run_dir) != 0 :
+		    at.run_dir[0] != '\0') {
+			snprintf(why, whylen, "run %zu: attempts[%zu]: run_dir "
+			    "must be runs/<run_id>", tr->index, tr->nattempts);
+			return -1;
+		}
+		s = util_json_str(x, "reason", NULL);
+		util_sanitize(at.reason, sizeof at.reason, s != NULL ? s : "",
+		    s != NULL ? strlen(s) : 0, false);
+		tr->attempts = xrealloc(tr->attempts, (tr->nattempts + 1) *
+		    sizeof *tr->attempts);
+		tr->attempts[tr->nattempts++] = at;
+	}
+	return 0;
+}
+
 /* trial.json's own fields (all but runs) into t; key_id_out (may be
  * NULL) gets signing.key_id.  -1 with why. */
 static int
@@ -634,10 +795,13 @@ trial_parse_head(const cJSON *j, struct trial *t, char *key_id_out,
 	uint64_t u;
 
 	s = util_json_str(j, "format", NULL);
-	if (s == NULL || strcmp(s, TRIAL_FORMAT) != 0) {
-		snprintf(why, whylen, "format is not " TRIAL_FORMAT);
+	if (s == NULL || (strcmp(s, TRIAL_FORMAT) != 0 &&
+	    strcmp(s, TRIAL_FORMAT_V2) != 0)) {
+		snprintf(why, whylen, "format is not " TRIAL_FORMAT " or "
+		    TRIAL_FORMAT_V2);
 		return -1;
 	}
+	t->multi = strcmp(s, TRIAL_FORMAT_V2) == 0;
 	if (trial_copy(j, "trial_id", t->id, sizeof t->id, why, whylen) ||
 	    !trial_id_ok(t->id, sizeof t->id)) {
 		snprintf(why, whylen, "trial_id: bad");
@@ -663,6 +827,7 @@ trial_parse_head(const cJSON *j, struct trial *t, char *key_id_out,
 	if (!trial_uint(cJSON_GetObjectItemCaseSensitive(j, "n"),
 	    TRIAL_MAX_RUNS, &t->n) || t->n == 0 ||
 	    !trial_uint(cJSON_GetObjectItemCaseSensitive(j, "j"),
+	    t->multi ? TRIAL_MAX_ENGINES * TRIAL_ENGINE_CAP_MAX :
 	    TRIAL_MAX_JOBS, &t->jobs) || t->jobs == 0) {
 		snprintf(why, whylen, "n or j: not an integer in range");
 		return -1;
@@ -690,6 +855,8 @@ trial_parse_head(const cJSON *j, struct trial *t, char *key_id_out,
 		snprintf(why, whylen, "variants: not fixed or generated");
 		return -1;
 	}
+	if (t->multi && trial_parse_engines(j, t, why, whylen) == -1)
+		return -1;
 	if (key_id_out != NULL) {
 		v = cJSON_GetObjectItemCaseSensitive(j, "signing");
 		s = util_json_str(v, "key_id", NULL);
@@ -785,6 +952,8 @@ trial_parse_run(const cJSON *r, size_t count, struct trial *t, char *why,
 		snprintf(why, whylen, "run %zu: report_blake2b bad", idx);
 		return -1;
 	}
+	if (t->multi && trial_parse_attempts(r, t, tr, why, whylen) == -1)
+		return -1;
 	if (t->variants != TRIAL_VARIANTS_POLICY) {
 		/* the dressing must be the rule's (trial_dress) */
 		s = util_json_str(r, "variant", NULL);
@@ -856,6 +1025,11 @@ trial_free(struct trial *t)
 {
 	if (t == NULL)
 		return;
+	for (size_t i = 0; t->runs != NULL && i < t->n; i++)
+		free(t->runs[i].attempts);
+	free(t->engines);
+	t->engines = NULL;
+	t->nengines = 0;
 	free(t->runs);
 	t->runs = NULL;
 	free(t->gc);
@@ -1009,6 +1183,48 @@ trial_run_dir_inside(const char *dir, const char *rel, char *why,
 }
 
 /*
+ * Whether the run in path (its report verified, so its evidence chain is
+ * the signed one) ran on engine: its drill.start line's engine_url (one of
+ * the first lines of evidence.jsonl).  why when not.
+ */
+static bool
+trial_run_engine_ok(const char *path, const char *engine, char *why,
+    size_t whylen)
+{
+	char *p = xasprintf("%s/evidence.jsonl", path), buf[65536];
+	const char *line, *nl, *got = NULL;
+	FILE *f = fopen(p, "re");
+	size_t len = 0;
+	int k;
+	cJSON *j = NULL;
+
+	free(p);
+	if (f != NULL) {
+		len = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+	}
+	buf[len] = '\0';
+	for (line = buf, k = 0; k < 4 && line < buf + len && got == NULL;
+	    k++, line = nl + 1) {
+		nl = memchr(line, '\n', (size_t)(buf + len - line));
+		if (nl == NULL)
+			break;
+		cJSON_Delete(j);
+		j = cJSON_ParseWithLength(line, (size_t)(nl - line));
+		if (strcmp(util_json_str(j, "type", ""), "drill.start") == 0)
+			got = util_json_str(j, "engine_url", "");
+	}
+	if (got == NULL || got[0] == '\0')
+		snprintf(why, whylen, "trial.json engine %.200s; its signed "
+		    "evidence names no engine (drill.start engine_url)", engine);
+	else if (strcmp(got, engine) != 0)
+		snprintf(why, whylen, "trial.json engine %.200s; its signed "
+		    "evidence (drill.start engine_url): %.200s", engine, got);
+	cJSON_Delete(j);
+	return why[0] == '\0';
+}
+
+/*
  * Check one finished run against its directory: inside the trial, the
  * BLAKE2b-256 of its report.json, report_verify_dir with the same key and
  * run id, and every field the trial records of it (verdict, seed, bait,
@@ -1120,6 +1336,10 @@ trial_verify_run_got(const char *dir, const char *pub_path,
 			snprintf(why, sizeof why, "report.json policy %.300s, "
 			    "the trial's %.300s: not a run of this trial", rpol,
 			    policy);
+		/* --engine: the engine its own signed evidence names */
+		else if (r->engine[0] != '\0' && !trial_run_engine_ok(path,
+		    r->engine, why, sizeof why))
+			verified = false;
 		/* --variants fixed|generated: the dressing the rule gave it,
 		 * by its own signed lab.json and variant.yaml (the policy
 		 * copy is not signed; the run's evidence is) */
@@ -1130,8 +1350,10 @@ trial_verify_run_got(const char *dir, const char *pub_path,
 	}
 	if (why[0] == '\0')
 		report_check_add(res, name, true, 0, "", "run %zu (%s): %s, report "
-		    "verified (%zu checks), hash matches", r->index, r->run_id,
-		    r->verdict, rr.nchecks);
+		    "verified (%zu checks), hash matches%s%s%s", r->index,
+		    r->run_id, r->verdict, rr.nchecks, r->engine[0] != '\0' ?
+		    ", engine " : "", r->engine, r->engine[0] != '\0' ?
+		    " (its signed evidence)" : "");
 	report_verify_free(&rr);
 done:
 	if (!verified)
@@ -1150,11 +1372,36 @@ trial_verify_run(const char *dir, const char *pub_path, const char *key_id,
 	trial_verify_run_got(dir, pub_path, key_id, NULL, r, NULL, res);
 }
 
-/* Each run id at most once among the listed runs. */
+/* Each run id at most once among the listed runs and failed attempts. */
 static void
 trial_check_unique(const struct trial *t, struct report_verify_result *res)
 {
-	size_t i, k;
+	size_t i, k, a, b;
+
+	for (i = 0; i < t->n; i++)
+		for (a = 0; t->runs[i].done && a < t->runs[i].nattempts; a++) {
+			const char *id = t->runs[i].attempts[a].run_id;
+
+			if (id[0] == '\0')
+				continue;
+			for (k = 0; k < t->n; k++) {
+				bool twice = t->runs[k].done &&
+				    strcmp(t->runs[k].run_id, id) == 0;
+
+				for (b = 0; !twice && t->runs[k].done &&
+				    b < t->runs[k].nattempts; b++)
+					twice = (k != i || b != a) && strcmp(
+					    t->runs[k].attempts[b].run_id, id) == 0;
+				if (twice) {
+					report_check_add(res, "runs", false, 0,
+					    "a run listed twice", "trial.json "
+					    "runs: %s is a failed attempt of run "
+					    "%zu and listed again (run %zu)", id,
+					    i, k);
+					return;
+				}
+			}
+		}
 
 	for (i = 0; i < t->n; i++) {
 		if (!t->runs[i].done || t->runs[i].run_id[0] == '\0')
@@ -1197,6 +1444,9 @@ trial_dir_verdict(const char *path, char *out, size_t outlen)
  * result the trial does not list, a symlink or anything but a directory
  * fails: the trial would be hiding it.
  */
+static const struct trial_attempt *trial_attempt_of(const struct trial *t,
+    const char *id);
+
 static void
 trial_check_unlisted(const char *dir, const struct trial *t,
     struct report_verify_result *res)
@@ -1214,6 +1464,7 @@ trial_check_unlisted(const char *dir, const struct trial *t,
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
+		const struct trial_attempt *attempt;
 		char *p, v[32];
 		struct stat sb;
 		bool listed = false;
@@ -1231,6 +1482,7 @@ trial_check_unlisted(const char *dir, const struct trial *t,
 			    de->d_name) == 0;
 		if (listed)
 			continue;
+		attempt = trial_attempt_of(t, de->d_name);
 		p = xasprintf("%s/%s", runs, de->d_name);
 		if (lstat(p, &sb) == -1 || !S_ISDIR(sb.st_mode)) {
 			report_check_add(res, "runs", false, 0, "not a run "
@@ -1242,7 +1494,18 @@ trial_check_unlisted(const char *dir, const struct trial *t,
 		}
 		trial_dir_verdict(p, v, sizeof v);
 		free(p);
-		if (v[0] != '\0' && strcmp(v, "error") != 0)
+		if (attempt != NULL && v[0] != '\0' && strcmp(v, "error") != 0)
+			report_check_add(res, "runs", false, 0, "a result listed "
+			    "as a failed attempt", "runs/%s: a finished run "
+			    "(verdict %s) that trial.json lists as a failed "
+			    "attempt", de->d_name, v);
+		else if (attempt != NULL) {
+			if (quiet++ < 8)
+				report_check_add(res, "runs", true, 0, "",
+				    "runs/%s: a failed attempt on %s (%s)",
+				    de->d_name, attempt->engine, v[0] != '\0' ?
+				    "verdict error" : "no report");
+		} else if (v[0] != '\0' && strcmp(v, "error") != 0)
 			report_check_add(res, "runs", false, 0, "a run the "
 			    "trial does not list", "runs/%s: a finished run "
 			    "(verdict %s) that trial.json does not list",
@@ -1253,7 +1516,36 @@ trial_check_unlisted(const char *dir, const struct trial *t,
 			    v[0] != '\0' ? "verdict error" : "no report");
 	}
 	closedir(d);
+	/* every failed attempt's run dir is there (a real directory) */
+	for (i = 0; i < t->n; i++)
+		for (size_t k = 0; t->runs[i].done && k < t->runs[i].nattempts;
+		    k++) {
+			const struct trial_attempt *a = &t->runs[i].attempts[k];
+			char why[300];
+
+			if (a->run_id[0] == '\0')
+				continue;
+			why[0] = '\0';
+			if (!trial_run_dir_inside(dir, a->run_dir, why,
+			    sizeof why))
+				report_check_add(res, "runs", false, 0, "a failed "
+				    "attempt's run dir", "run %zu: failed attempt "
+				    "%s on %s: %s", i, a->run_id, a->engine, why);
+		}
 	free(runs);
+}
+
+/* The failed attempt whose run id is id, or NULL. */
+static const struct trial_attempt *
+trial_attempt_of(const struct trial *t, const char *id)
+{
+	size_t i, k;
+
+	for (i = 0; i < t->n; i++)
+		for (k = 0; t->runs[i].done && k < t->runs[i].nattempts; k++)
+			if (strcmp(t->runs[i].attempts[k].run_id, id) == 0)
+				return &t->runs[i].attempts[k];
+	return NULL;
 }
 
 /* A hint naming the run that makes field differ: the first run whose
@@ -1592,7 +1884,8 @@ struct trial_ctx {
 	struct trial *t;
 	const struct sign_secret *sk;
 	pthread_mutex_t mu;
-	size_t next;          /* lowest index not yet taken */
+	pthread_cond_t cv;    /* a run finished or went back to the queue */
+	bool *taken;          /* n: a worker took the run (trial_sched_next) */
 	size_t running;
 	char runs_abs[4200];
 	char save_err[1024];  /* the first trial.json write failure */
@@ -1602,6 +1895,40 @@ static bool
 trial_flag(volatile sig_atomic_t *f)
 {
 	return f != NULL && __atomic_load_n(f, __ATOMIC_SEQ_CST) != 0;
+}
+
+/* Whether d's engine answers GET /_ping now (within 5 s). */
+static bool
+trial_ping(struct docker *d)
+{
+	struct docker_response resp = { 0 };
+	struct errbuf e = { 0 };
+	uint64_t old;
+	bool ok;
+	int rc;
+
+	if (d == NULL)
+		return false;
+	old = docker_set_deadline(d, util_mono_ns() + 5000000000ull);
+	rc = docker_request(d, "GET", "/_ping", NULL, 0, &resp, &e);
+	ok = rc == 0 && resp.status == 200;
+	(void)docker_set_deadline(d, old);
+	if (rc == 0)
+		docker_response_free(&resp);
+	return ok;
+}
+
+/* Mark engine k down (lock held): no new run starts there. */
+static void
+trial_engine_down(struct trial *t, size_t k, const char *why)
+{
+	struct trial_engine *en = &t->engines[k];
+
+	if (en->down)
+		return;
+	en->down = true;
+	util_sanitize(en->down_reason, sizeof en->down_reason, why,
+	    strlen(why), false);
 }
 
 /* Tell the observer (lock held). */
@@ -1700,6 +2027,8 @@ trial_record(struct trial_ctx *c, struct trial_run *run,
 struct trial_tail {
 	struct trial_ctx *c;
 	struct trial_run *run;
+	size_t engine;             /* t->engines index (multi) */
+	struct docker *ping;       /* the worker's own handle (multi) */
 	struct drill *dr;          /* NULL: the drill could not start */
 	struct drill_result r;
 	struct errbuf e;
@@ -1724,19 +2053,45 @@ static void
 trial_tail_done(struct trial_tail *tl)
 {
 	struct trial_ctx *c = tl->c;
+	struct trial *t = c->t;
 	struct errbuf e = { 0 };
+	bool failed, answers = true;
 
 	if (tl->threaded)
 		pthread_join(tl->th, NULL);
+	failed = tl->rc == -1 || tl->r.verdict == DRILL_VERDICT_ERROR;
+	/* a drill that failed: did its engine go away under it? */
+	if (t->multi && failed && !trial_flag(c->o->cancel))
+		answers = trial_ping(tl->ping);
 	pthread_mutex_lock(&c->mu);
 	c->running--;
-	if (trial_flag(c->o->cancel) && (tl->rc == -1 ||
-	    tl->r.verdict == DRILL_VERDICT_ERROR)) {
+	pthread_cond_broadcast(&c->cv);
+	if (trial_flag(c->o->cancel) && failed) {
 		/* Cut short by the user: not a result; --resume runs this
 		 * index again (its directory stays). */
-		c->t->ncancelled++;
+		t->ncancelled++;
+	} else if (t->multi && trial_sched_engine_lost(tl->rc, tl->e.code,
+	    tl->r.engine_lost, tl->r.verdict == DRILL_VERDICT_ERROR,
+	    answers)) {
+		/* a failed attempt (its run dir stays, named in trial.json
+		 * once the run is done); another engine runs it */
+		const char *why = tl->rc == -1 ? tl->e.msg :
+		    tl->r.verdict_reason[0] != '\0' ? tl->r.verdict_reason :
+		    "the engine stopped answering";
+		char reason[256];
+
+		snprintf(reason, sizeof reason, "%s%.200s", answers ? "" :
+		    "the engine does not answer a ping: ", why);
+		trial_sched_requeue(t, c->taken, tl->engine, tl->run,
+		    tl->r.run_id, reason);
+		trial_tell(c, TRIAL_EV_RETRY, tl->run);
 	} else {
 		trial_record(c, tl->run, &tl->r, tl->rc, &tl->e);
+		if (t->multi) {
+			snprintf(tl->run->engine, sizeof tl->run->engine, "%s",
+			    t->engines[tl->engine].name);
+			t->engines[tl->engine].ran++;
+		}
 		if (trial_save(c->t, c->sk, &e) == -1 &&
 		    c->save_err[0] == '\0')
 			snprintf(c->save_err, sizeof c->save_err, "%s", e.msg);
@@ -1750,7 +2105,8 @@ trial_tail_done(struct trial_tail *tl)
  * started on another (inline when no thread can be made).  Returns the
  * tail to finish with trial_tail_done. */
 static struct trial_tail *
-trial_start_drill(struct trial_ctx *c, struct trial_run *run)
+trial_start_drill(struct trial_ctx *c, struct trial_run *run, size_t engine,
+    struct docker *ping)
 {
 	struct trial *t = c->t;
 	struct trial_tail *tl = xcalloc(1, sizeof *tl);
@@ -1760,6 +2116,8 @@ trial_start_drill(struct trial_ctx *c, struct trial_run *run)
 
 	tl->c = c;
 	tl->run = run;
+	tl->engine = engine;
+	tl->ping = ping;
 	memset(&d, 0, sizeof d);
 	d.policy_path = t->policy_abs;
 	if (run->policy_copy[0] != '\0') {
@@ -1771,6 +2129,10 @@ trial_start_drill(struct trial_ctx *c, struct trial_run *run)
 	d.runs_dir = c->runs_abs;
 	d.cancel = c->o->cancel;
 	d.key_dir = c->o->key_dir;
+	if (t->multi) {   /* the seed is the run's whichever engine runs it */
+		d.engine = &t->engines[engine].ep;
+		d.engine_name = t->engines[engine].name;
+	}
 	front = drill_begin(&d, &tl->r, &tl->dr, &tl->e);
 	if (front == -1) {
 		tl->rc = -1;
@@ -1788,30 +2150,69 @@ trial_start_drill(struct trial_ctx *c, struct trial_run *run)
 	return tl;
 }
 
+/* One worker of an engine (t->engines index; 0 without --engine). */
+struct trial_slot {
+	struct trial_ctx *c;
+	size_t engine;
+	pthread_t th;
+};
+
+/*
+ * A worker: its own handle on its engine, then runs from the one queue
+ * (trial_sched_next) while its engine is up.  With --engine, a worker
+ * that finds the queue empty while drills still run elsewhere waits: a
+ * drill on an engine that goes away comes back to the queue.
+ */
 static void *
 trial_worker(void *arg)
 {
-	struct trial_ctx *c = arg;
+	struct trial_slot *sl = arg;
+	struct trial_ctx *c = sl->c;
 	struct trial *t = c->t;
 	struct trial_tail *prev = NULL, *tl;
+	struct errbuf e = { 0 };
+	struct docker *d;
 
+	d = t->multi ? docker_connect_at(&t->engines[sl->engine].ep, &e) :
+	    NULL;
 	pthread_mutex_lock(&c->mu);
+	if (t->multi && d == NULL) {
+		trial_engine_down(t, sl->engine, e.msg);
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+		return NULL;
+	}
 	for (;;) {
 		struct trial_run *run;
-		size_t idx;
+		long idx = trial_sched_next(t, c->taken, sl->engine,
+		    trial_flag(c->o->stop) || t->engine_down);
 
-		while (c->next < t->n && t->runs[c->next].done)
-			c->next++;
-		if (c->next >= t->n || trial_flag(c->o->stop) ||
-		    t->engine_down)
-			break;
-		idx = c->next++;
+		if (idx < 0) {
+			struct timespec ts;
+
+			if (prev != NULL) {   /* it may come back to the queue */
+				pthread_mutex_unlock(&c->mu);
+				trial_tail_done(prev);
+				prev = NULL;
+				pthread_mutex_lock(&c->mu);
+				continue;
+			}
+			if (!t->multi || c->running == 0 ||
+			    t->engines[sl->engine].down ||
+			    trial_flag(c->o->stop))
+				break;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += 1;
+			(void)pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+			continue;
+		}
 		run = &t->runs[idx];
+		c->taken[idx] = true;
 		c->running++;
 		trial_tell(c, TRIAL_EV_START, run);
 		pthread_mutex_unlock(&c->mu);
 
-		tl = trial_start_drill(c, run);
+		tl = trial_start_drill(c, run, sl->engine, d);
 		/* the previous drill's tail ran beside this front */
 		if (prev != NULL)
 			trial_tail_done(prev);
@@ -1825,6 +2226,7 @@ trial_worker(void *arg)
 	pthread_mutex_unlock(&c->mu);
 	if (prev != NULL)
 		trial_tail_done(prev);
+	docker_close(d);
 	return NULL;
 }
 
@@ -2002,21 +2404,51 @@ out:
 	return rc;
 }
 
-/* The engine, the start-of-trial sweep (t->gc) and the lab image once
- * (not once per worker).  *d gets the engine.  -1 + e. */
-static int
-trial_engine(struct trial *t, struct docker **d, struct errbuf *e)
+/* Add what sweep b removed and could not remove to a. */
+static void
+trial_gc_merge(struct gc_report *a, const struct gc_report *b)
 {
-	char *ref = NULL;
-	int rc = 0;
+	size_t i;
 
-	*d = docker_connect(NULL, e);
-	if (*d == NULL)
+	for (i = 0; i < b->nremoved && i < GC_REPORT_MAX; i++)
+		if (a->nremoved + i < GC_REPORT_MAX)
+			a->removed[a->nremoved + i] = b->removed[i];
+	a->nremoved += b->nremoved;
+	for (i = 0; i < b->nfailed && i < GC_REPORT_MAX; i++)
+		if (a->nfailed + i < GC_REPORT_MAX)
+			a->failed[a->nfailed + i] = b->failed[i];
+	a->nfailed += b->nfailed;
+	a->kept += b->kept;
+	a->truncated |= b->truncated;
+}
+
+/* One engine before the trial: reachable (version), labs possible there
+ * (docker_require_labs, what lab up checks), the start-of-trial sweep
+ * (merged into t->gc) and the lab image.  en NULL: $DOCKER_HOST.  -1 + e
+ * (ERRBUF_ENGINE unreachable, ERRBUF_INPUT refused). */
+static int
+trial_engine_check(struct trial *t, const struct trial_engine *en,
+    struct errbuf *e)
+{
+	struct gc_report *g = xcalloc(1, sizeof *g);
+	struct docker *d;
+	char *ref = NULL;
+	int rc = -1;
+
+	d = en != NULL ? docker_connect_at(&en->ep, e) : docker_connect(NULL,
+	    e);
+	if (d == NULL) {
+		if (en != NULL)
+			errbuf_prefix(e, "engine %s", en->name);
+		free(g);
 		return -1;
+	}
+	/* what lab up refuses (remote or Podman engine), up front, before
+	 * anything is made: the same check, so it follows lab up's */
+	if (en != NULL && docker_require_labs(d, "ares trial", e) == -1)
+		goto out;
 	/* what ares processes that are gone left on this engine */
-	t->gc = xcalloc(1, sizeof *t->gc);
-	if (gc_sweep(*d, t->gc, e) == -1 || lab_image_ensure(*d, &ref,
-	    e) == -1) {
+	if (gc_sweep(d, g, e) == -1 || lab_image_ensure(d, &ref, e) == -1) {
 		/* the engine answered the connect: its loss now is a
 		 * failure of the trial, not "unreachable" */
 		if (e->code == ERRBUF_ENGINE) {
@@ -2024,10 +2456,105 @@ trial_engine(struct trial *t, struct docker **d, struct errbuf *e)
 			errbuf_prefix(e, "the engine stopped answering as the "
 			    "trial started");
 		}
-		rc = -1;
+		if (en != NULL)
+			errbuf_prefix(e, "engine %s", en->name);
+		goto out;
 	}
+	if (t->gc == NULL)
+		t->gc = xcalloc(1, sizeof *t->gc);
+	trial_gc_merge(t->gc, g);
+	rc = 0;
+out:
 	free(ref);
+	free(g);
+	docker_close(d);
 	return rc;
+}
+
+/* The trial's engines from the options into t (multi), merged with those
+ * a resumed trial.json lists (same name: the new URL and capacity; only
+ * engines with a URL get workers).  -1 + e. */
+static int
+trial_engines_setup(const struct trial_options *o, struct trial *t,
+    struct errbuf *e)
+{
+	struct trial_engine *en = NULL;
+	size_t n = 0, i, k;
+	size_t dflt = o->jobs > 0 ? o->jobs : 1;
+
+	if (!t->multi && o->resume_dir != NULL && (o->nengine_urls > 0 ||
+	    o->engines_file != NULL))
+		return errbuf_set(e, ERRBUF_INPUT, "--resume %s: a trial started "
+		    "without --engine resumes without it (its runs name no "
+		    "engine)", o->resume_dir);
+	if (o->nengine_urls == 0 && o->engines_file == NULL) {
+		if (!t->multi)
+			return 0;   /* today's trial: $DOCKER_HOST, -j */
+		/* a v2 trial resumed without --engine: $DOCKER_HOST */
+		const char *h = getenv("DOCKER_HOST");
+		en = xcalloc(TRIAL_MAX_ENGINES, sizeof *en);
+		if (trial_engine_set(en, h != NULL && h[0] != '\0' ? h :
+		    "unix:///var/run/docker.sock", "DOCKER_HOST", NULL, dflt,
+		    e) == -1) {
+			free(en);
+			return -1;
+		}
+		n = 1;
+	} else if (dflt > TRIAL_ENGINE_CAP_MAX) {
+		return errbuf_set(e, ERRBUF_INPUT, "-j %zu: an engine's capacity "
+		    "is at most %d", dflt, TRIAL_ENGINE_CAP_MAX);
+	} else if (trial_engines_from_options(o, dflt, &en, &n, e) == -1)
+		return -1;
+	if (t->engines == NULL)
+		t->engines = xcalloc(TRIAL_MAX_ENGINES, sizeof *t->engines);
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < t->nengines; k++)
+			if (strcmp(t->engines[k].name, en[i].name) == 0)
+				break;
+		if (k == t->nengines) {
+			if (t->nengines >= TRIAL_MAX_ENGINES) {
+				free(en);
+				return errbuf_set(e, ERRBUF_INPUT, "more than %d "
+				    "engines with those of the resumed trial",
+				    TRIAL_MAX_ENGINES);
+			}
+			t->nengines++;
+		}
+		t->engines[k] = en[i];
+	}
+	free(en);
+	t->multi = true;
+	t->jobs = 0;
+	for (k = 0; k < t->nengines; k++) {
+		struct trial_engine *x = &t->engines[k];
+
+		x->ep.host = x->url;
+		x->ep.what = "--engine";
+		x->ep.cert_path = x->cert_path[0] != '\0' ? x->cert_path : NULL;
+		if (x->url[0] != '\0')
+			t->jobs += x->capacity;
+		else
+			x->down = true;   /* an earlier session's, not reachable */
+	}
+	if (t->jobs == 0)
+		t->jobs = 1;
+	return 0;
+}
+
+/* Every engine checked, swept and given the lab image once (not once
+ * per worker).  -1 + e. */
+static int
+trial_engine(struct trial *t, struct errbuf *e)
+{
+	size_t k;
+
+	if (!t->multi)
+		return trial_engine_check(t, NULL, e);
+	for (k = 0; k < t->nengines; k++)
+		if (t->engines[k].url[0] != '\0' &&
+		    trial_engine_check(t, &t->engines[k], e) == -1)
+			return -1;
+	return 0;
 }
 
 /* A new trial's directory: RUNS/trial-<id> (RUNS from the options, then
@@ -2076,32 +2603,51 @@ trial_count_missing(struct trial *t)
 	return missing;
 }
 
-/* Run the missing drills on up to t->jobs worker threads and wait for
- * them.  -1 + e when none could start. */
+/* Run the missing drills on the workers (t->jobs; with --engine each
+ * engine's capacity) and wait for them.  -1 + e when none could start. */
 static int
 trial_workers(struct trial_ctx *c, size_t missing, struct errbuf *e)
 {
-	pthread_t th[TRIAL_MAX_JOBS];
+	struct trial *t = c->t;
+	size_t ne = t->multi ? t->nengines : 1, nmax = 0, i, k, nth = 0;
+	struct trial_slot *sl;
 	sigset_t block, old;
-	size_t i, nth = 0;
 
+	for (k = 0; k < ne; k++)
+		nmax += t->multi ? t->engines[k].capacity : t->jobs;
+	sl = xcalloc(nmax + 1, sizeof *sl);
 	/* Workers never take SIGINT/SIGTERM: the caller's handler runs on
 	 * this thread and only sets o->stop / o->cancel. */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	for (i = 0; i < c->t->jobs && i < missing; i++) {
-		if (pthread_create(&th[nth], NULL, trial_worker, c) != 0)
-			break;
-		nth++;
+	for (k = 0; k < ne; k++) {
+		size_t cap = t->multi ? t->engines[k].capacity : t->jobs;
+
+		if (t->multi && t->engines[k].down)
+			continue;
+		for (i = 0; i < cap && i < missing; i++) {
+			sl[nth].c = c;
+			sl[nth].engine = k;
+			if (pthread_create(&sl[nth].th, NULL, trial_worker,
+			    &sl[nth]) != 0)
+				break;
+			nth++;
+		}
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (nth == 0 && missing > 0)
+	if (nth == 0 && missing > 0) {
+		free(sl);
 		return errbuf_set(e, ERRBUF_INTERNAL, "cannot start a worker "
 		    "thread");
+	}
 	for (i = 0; i < nth; i++)
-		pthread_join(th[i], NULL);
+		pthread_join(sl[i].th, NULL);
+	free(sl);
+	/* every engine went away: what is left is an error run each */
+	if (t->multi && !trial_flag(c->o->stop) && trial_sched_up(t) == 0)
+		(void)trial_sched_strand(t);
 	return 0;
 }
 
@@ -2110,7 +2656,6 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 {
 	struct trial_ctx c;
 	struct sign_secret *sk = NULL;
-	struct docker *d = NULL;
 	size_t missing = 0;
 	uint64_t t0;
 	int rc = -1, wrc;
@@ -2135,7 +2680,7 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 			t->jobs = o->jobs;
 	} else if (trial_new(o, t, e) == -1)
 		goto out;
-	if (trial_engine(t, &d, e) == -1)
+	if (trial_engines_setup(o, t, e) == -1 || trial_engine(t, e) == -1)
 		goto out;
 	if (o->resume_dir == NULL && trial_make_dir(o, t, e) == -1)
 		goto out;
@@ -2151,12 +2696,15 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 	c.o = o;
 	c.t = t;
 	c.sk = sk;
+	c.taken = xcalloc(t->n, sizeof *c.taken);
 	pthread_mutex_init(&c.mu, NULL);
+	pthread_cond_init(&c.cv, NULL);
 	t0 = util_mono_ns();
 	wrc = trial_workers(&c, missing, e);
 	t->wall_ms = (double)(util_mono_ns() - t0) / 1e6;
 	if (wrc == -1) {
 		pthread_mutex_destroy(&c.mu);
+		pthread_cond_destroy(&c.cv);
 		goto out;
 	}
 	(void)trial_count_missing(t);
@@ -2164,16 +2712,18 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 	if (trial_save(t, sk, e) == -1) {
 		pthread_mutex_unlock(&c.mu);
 		pthread_mutex_destroy(&c.mu);
+		pthread_cond_destroy(&c.cv);
 		goto out;
 	}
 	trial_tell(&c, TRIAL_EV_END, NULL);
 	pthread_mutex_unlock(&c.mu);
 	pthread_mutex_destroy(&c.mu);
+	pthread_cond_destroy(&c.cv);
 	rc = 0;
 out:
 	if (rc == -1 && e->code == ERRBUF_NONE)
 		e->code = ERRBUF_INTERNAL;
-	docker_close(d);
+	free(c.taken);
 	sign_secret_free(sk);
 	return rc;
 }

@@ -29,6 +29,8 @@ static const struct option cmd_trial_longopts[] = {
 	{ "key-dir", required_argument, NULL, 'K' },
 	{ "variants", required_argument, NULL, 'V' },
 	{ "ascii", no_argument, NULL, 'A' },
+	{ "engine", required_argument, NULL, 'E' },
+	{ "engines", required_argument, NULL, 'F' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -42,10 +44,12 @@ const struct cmd_entry cmd_trial_entry = {
 	    "usage: ares trial --policy FILE -n N [-j J] [--seed S] "
 	    "[--level L]\n"
 	    "                  [--variants policy|fixed|generated]\n"
+	    "                  [--engine URL ...] [--engines FILE]\n"
 	    "                  [--json FILE|-] [--runs DIR] [--key-dir DIR] "
 	    "[--ascii]\n"
-	    "       ares trial --resume TRIAL_DIR [-j J] [--json FILE|-] "
-	    "[--key-dir DIR] [--ascii]\n",
+	    "       ares trial --resume TRIAL_DIR [-j J] [--engine URL ...] "
+	    "[--engines FILE]\n"
+	    "                  [--json FILE|-] [--key-dir DIR] [--ascii]\n",
 	.exec = cmd_trial_exec,
 };
 
@@ -96,6 +100,19 @@ cmd_trial_print_progress(void *ctx, const struct trial_progress *p)
 {
 	struct cmd_trial_printer *pr = ctx;
 
+	if (p->event == TRIAL_EV_RETRY && p->run != NULL &&
+	    p->run->nattempts > 0) {
+		const struct trial_attempt *a =
+		    &p->run->attempts[p->run->nattempts - 1];
+
+		fprintf(stderr, "%srun %zu: engine %s went away (%s): a failed "
+		    "attempt%s%s; rerun on another engine%s\n", pr->drawn ?
+		    "\n" : "", p->run->index, a->engine, a->reason,
+		    a->run_dir[0] ? ", kept in " : "", a->run_dir,
+		    pr->tty ? "\033[K" : "");
+		pr->drawn = false;
+		return;
+	}
 	if (p->event == TRIAL_EV_END) {
 		if (pr->drawn)
 			fputc('\n', stderr);
@@ -211,6 +228,39 @@ cmd_trial_print_timing(FILE *f, const struct trial *t)
 	fprintf(f, "; sum %.0f\n", sum);
 }
 
+/* --engine: the engines (capacity, runs, up or down and why), then each
+ * run's engine and its failed attempts; within 80 columns. */
+static void
+cmd_trial_print_engines(FILE *f, const struct trial *t)
+{
+	size_t i, k;
+
+	if (!t->multi)
+		return;
+	fprintf(f, "\nengines (%zu)\n", t->nengines);
+	for (k = 0; k < t->nengines; k++) {
+		const struct trial_engine *en = &t->engines[k];
+
+		fprintf(f, "  %-44.44s  capacity %2zu  ran %zu%s\n",
+		    en->name, en->capacity, en->ran, en->down ? "  DOWN" : "");
+		if (en->down && en->down_reason[0] != '\0')
+			fprintf(f, "    %.76s\n", en->down_reason);
+	}
+	fprintf(f, "\n%5s  %-44s  %s\n", "index", "engine", "failed attempts");
+	for (i = 0; i < t->n; i++) {
+		const struct trial_run *r = &t->runs[i];
+
+		fprintf(f, "%5zu  %-44.44s  %zu\n", r->index, !r->done ?
+		    "(not run)" : r->engine[0] != '\0' ? r->engine : "-",
+		    r->nattempts);
+		for (k = 0; k < r->nattempts; k++)
+			fprintf(f, "%5s  - on %.40s: %.24s\n%7s  %.71s\n", "",
+			    r->attempts[k].engine, r->attempts[k].run_id[0] ?
+			    r->attempts[k].run_id : "(no run dir)", "",
+			    r->attempts[k].reason);
+	}
+}
+
 /* The table of runs and the summary (rates, time to kill, exit code). */
 static void
 cmd_trial_print(FILE *f, const struct trial *t, int code, bool utf8)
@@ -246,6 +296,7 @@ cmd_trial_print(FILE *f, const struct trial *t, int code, bool utf8)
 		    r->run_id[0] != '\0' ? r->run_id : "-", r->verdict, ttk,
 		    r->report_blake2b[0] != '\0' ? r->report_blake2b : "-");
 	}
+	cmd_trial_print_engines(f, t);
 	if (t->variants != TRIAL_VARIANTS_POLICY) {
 		fprintf(f, "\ndressings (--variants %s): bait taken per run\n",
 		    trial_variants_name(t->variants));
@@ -321,9 +372,11 @@ cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 	bool fixed = false;   /* an option --resume takes from trial.json */
 	bool ascii = false;
 	FILE *out = stdout;
+	const char *urls[TRIAL_MAX_ENGINES];
 	int c, code, rc;
 
 	memset(&o, 0, sizeof o);
+	o.engine_urls = urls;
 	optind = 1;
 	while ((c = cmd_getopt(self, argc, argv, &rc)) != -1) {
 		switch (c) {
@@ -376,6 +429,17 @@ cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 		case 'A':
 			ascii = true;
 			break;
+		case 'E':
+			if (o.nengine_urls >= TRIAL_MAX_ENGINES) {
+				fprintf(stderr, "ares trial: --engine: at most %d "
+				    "engines\n", TRIAL_MAX_ENGINES);
+				return EXIT_USAGE;
+			}
+			urls[o.nengine_urls++] = optarg;
+			break;
+		case 'F':
+			o.engines_file = optarg;
+			break;
 		case 'V':
 			if (strcmp(optarg, "policy") == 0)
 				o.variants = TRIAL_VARIANTS_POLICY;
@@ -400,7 +464,7 @@ cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (o.resume_dir != NULL && fixed) {
 		fprintf(stderr, "ares trial: --resume takes the policy, -n, "
 		    "--seed, --level, --variants and the directory from trial.json; give "
-		    "only -j, --json, --key-dir with it\n");
+		    "only -j, --engine, --engines, --json, --key-dir with it\n");
 		return EXIT_USAGE;
 	}
 	if (o.resume_dir == NULL && (o.policy_path == NULL || o.n == 0)) {
@@ -420,7 +484,9 @@ cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 	signal(SIGTERM, cmd_trial_on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (cmd_require_local("ares trial", NULL) != 0)
+	/* with --engine each engine is checked as the trial starts */
+	if (o.nengine_urls == 0 && o.engines_file == NULL &&
+	    cmd_require_local("ares trial", NULL) != 0)
 		return EXIT_USAGE;
 	if (trial_run(&o, &t, &e) == -1) {
 		fprintf(stderr, "ares trial: %s\n", e.msg);

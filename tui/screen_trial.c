@@ -198,7 +198,11 @@ console_trial_draw(struct console_ui *ui)
 			console_put(ui, y, 12, r->done ? r->verdict :
 			    "(not run)", 14);
 			console_attr(ui, 0, A_NORMAL);
-			if (r->done)
+			if (r->done && t->multi)   /* --engine: its engine */
+				console_putf(ui, y, 27, COLS - 28, "%s%s: %s",
+				    r->engine, r->nattempts ? " (rerun)" : "",
+				    r->reason);
+			else if (r->done)
 				console_put(ui, y, 27, r->reason, COLS - 28);
 			y++;
 		}

@@ -283,7 +283,11 @@ console_trial_dir_draw(struct console_ui *ui)
 		else if (r->done)
 			console_put(ui, y, 28, "         -", 16);
 		console_put(ui, y, 44, r->run_id, 26);
-		console_put(ui, y, 71, r->reason, COLS - 72);
+		if (t->multi)   /* --engine: which engine ran it (+ retries) */
+			console_putf(ui, y, 71, COLS - 72, "%s%s", r->nattempts ?
+			    "(rerun) " : "", r->engine);
+		else
+			console_put(ui, y, 71, r->reason, COLS - 72);
 		attrset(A_NORMAL);
 	}
 	move(LINES - 1, 0);

@@ -181,7 +181,37 @@ test_trial_md(void **state)
 	assert_non_null(strstr(md, hex));
 	assert_non_null(strstr(md, "ares verify TRIAL_DIR"));
 	assert_non_null(strstr(md, "minisign -Vm trial.json -p ares.pub"));
+	assert_null(strstr(md, "## Engines"));   /* v1: no engines */
 	free(md);
+	/* --engine: the engines and each run's engine and failed attempts,
+	 * names in their cells */
+	t.multi = true;
+	t.engines = xcalloc(2, sizeof *t.engines);
+	t.nengines = 2;
+	snprintf(t.engines[0].name, sizeof t.engines[0].name, "unix:///a");
+	t.engines[0].capacity = 2;
+	snprintf(t.engines[1].name, sizeof t.engines[1].name, "tcp://b|x:1");
+	t.engines[1].capacity = 1;
+	for (size_t i = 0; i < 5; i++)
+		snprintf(t.runs[i].engine, sizeof t.runs[i].engine, "unix:///a");
+	t.runs[3].nattempts = 1;
+	t.runs[3].attempts = xcalloc(1, sizeof *t.runs[3].attempts);
+	snprintf(t.runs[3].attempts[0].engine, sizeof t.runs[3].attempts[0].engine,
+	    "tcp://b|x:1");
+	snprintf(t.runs[3].attempts[0].run_dir,
+	    sizeof t.runs[3].attempts[0].run_dir, "runs/run-3a");
+	snprintf(t.runs[3].attempts[0].reason,
+	    sizeof t.runs[3].attempts[0].reason, "the engine stopped answering");
+	assert_int_equal(report_trial_md(&t, &e), 0);
+	md = read_md();
+	assert_non_null(strstr(md, "## Engines\n\n| engine | capacity |\n"
+	    "|---|---|\n| unix:///a | 2 |\n| tcp://b\\|x:1 | 1 |\n"));
+	assert_non_null(strstr(md, "| 0 | unix:///a | - |\n"));
+	assert_non_null(strstr(md, "| 3 | unix:///a | tcp://b\\|x:1: "
+	    "runs/run-3a, the engine stopped answering |\n"));
+	free(md);
+	free(t.runs[3].attempts);
+	free(t.engines);
 	free(t.runs);
 }
 

@@ -621,6 +621,74 @@ test_commands_quoted(void **state)
 	free(h);
 }
 
+/* A trial over engines (ares-trial-v2): each run's engine and its failed
+ * attempts are shown, hostile names escaped, an attempt's run dir linked
+ * only when its id is a plain id. */
+static void
+test_trial_engines(void **state)
+{
+	struct fx *f = *state;
+	struct errbuf e = { 0 };
+	char dir[400], path[500], *txt, *h;
+	size_t len, i;
+	cJSON *j, *a, *o, *x, *at;
+
+	snprintf(dir, sizeof dir, "%s/trial-e", f->dir);
+	assert_int_equal(util_mkdir_p(dir, 0755, &e), 0);
+	j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "format", "ares-trial-v2");
+	cJSON_AddStringToObject(j, "trial_id", "trial-e");
+	cJSON_AddNumberToObject(j, "n", 2);
+	cJSON_AddNumberToObject(j, "level", 0.95);
+	cJSON_AddBoolToObject(j, "complete", true);
+	a = cJSON_AddArrayToObject(j, "engines");
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "engine", "unix:///var/run/docker.sock");
+	cJSON_AddNumberToObject(o, "capacity", 2);
+	cJSON_AddItemToArray(a, o);
+	a = cJSON_AddArrayToObject(j, "runs");
+	for (i = 0; i < 2; i++) {
+		o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "index", (double)i);
+		cJSON_AddStringToObject(o, "seed", "1");
+		cJSON_AddStringToObject(o, "run_id", "20260101-000000-0000000a");
+		cJSON_AddStringToObject(o, "verdict", "contained");
+		cJSON_AddStringToObject(o, "reason", "ok");
+		cJSON_AddStringToObject(o, "engine", i == 0 ?
+		    "unix:///var/run/docker.sock" : HOSTILE);
+		at = cJSON_AddArrayToObject(o, "attempts");
+		if (i == 1) {
+			x = cJSON_CreateObject();
+			cJSON_AddStringToObject(x, "engine", "unix:///tmp/b.sock");
+			cJSON_AddStringToObject(x, "run_id",
+			    "20260101-000000-0000000b");
+			cJSON_AddStringToObject(x, "reason", HOSTILE);
+			cJSON_AddItemToArray(at, x);
+			x = cJSON_CreateObject();
+			cJSON_AddStringToObject(x, "engine", HOSTILE);
+			cJSON_AddStringToObject(x, "run_id", "../../etc");
+			cJSON_AddStringToObject(x, "reason", "gone");
+			cJSON_AddItemToArray(at, x);
+		}
+		cJSON_AddItemToArray(a, o);
+	}
+	txt = cJSON_Print(j);
+	cJSON_Delete(j);
+	snprintf(path, sizeof path, "%s/trial.json", dir);
+	assert_int_equal(util_write_file(path, txt, strlen(txt), 0644, &e), 0);
+	free(txt);
+	h = page(f, dir, NULL, &len);
+	cJSON_Delete(check_page(h, len));
+	assert_non_null(strstr(h, "<th>engine</th><th>failed attempts</th>"));
+	assert_non_null(strstr(h, "unix:///var/run/docker.sock"));
+	assert_non_null(strstr(h, "unix:///tmp/b.sock: <a href=\"trial-e/runs/"
+	    "20260101-000000-0000000b/\">"));
+	assert_non_null(strstr(h, "(no run dir) - gone"));
+	assert_null(strstr(h, "href=\"trial-e/runs/../"));
+	assert_null(strstr(h, "<img"));
+	free(h);
+}
+
 int
 main(void)
 {
@@ -632,6 +700,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_hostile_run, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_docs, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_trial_engines, setup,
 		    teardown),
 	};
 

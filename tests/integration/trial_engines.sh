@@ -1,0 +1,369 @@
+#!/bin/sh
+# trial_engines.sh - ares trial fanned out over two engines (docs/cli-trial.md,
+# "Engines").
+#
+# Starts a SECOND dockerd on this machine on a unix socket of its own (its
+# own --data-root, --exec-root, --pidfile, containerd namespaces and cgroup
+# parent under a mktemp dir; --bridge=none, --iptables=false, so it never
+# touches the DOCKER chains of the suite's engine).  Then:
+#   1. ares trial -n 6 --engine unix:///var/run/docker.sock --engine
+#      unix://SECOND: both engines ran runs, every run contained, trial.json
+#      (ares-trial-v2) names each run's engine and both engines with their
+#      capacities, every run dir and the trial dir verify;
+#   2. the same with the second engine killed (SIGKILL of its dockerd, its
+#      containerd and shims and its containers' processes, found by its
+#      exec-root and cgroup parent, never the suite engine's) once a drill
+#      of its runs: its run is a failed attempt (run dir kept, engine and
+#      reason named) rerun on the first engine, the trial ends with every
+#      run done, trial.json names the engine of each, and it verifies;
+#   3. an engine that is not there: exit 3 naming it; a bad --engine URL
+#      and a bad engines file: exit 2 with the message.
+# With --iptables=false the second engine adds no FORWARD rule for its
+# lab bridges (the host's FORWARD policy is DROP): the test appends one
+# rule of its own that lets frames bridged within one ares* bridge pass
+# (physdev --physdev-is-bridged; what the suite's engine adds per bridge)
+# and removes it on exit.  Everything of the second engine (its processes,
+# its containers' processes, mounts under its dirs, its bridges, the host
+# firewall rules of its runs, its dirs) is removed on exit whatever
+# happens; the suite's engine on /var/run/docker.sock is never stopped.
+# Needs root, dockerd, the docker CLI, iptables with physdev, python3:
+# skips (77) without them unless ARES_REQUIRE_DOCKER=1, where it fails.
+set -u
+ARES=${ARES_BIN:-./ares}
+SRC=${ARES_SRCDIR:-.}
+POLICY="$SRC/policies/default.yaml"
+MAIN=unix:///var/run/docker.sock
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() {
+	[ "${ARES_REQUIRE_DOCKER:-0}" = 1 ] && fail "ARES_REQUIRE_DOCKER=1 but $*"
+	echo "skip: $*"; exit 77
+}
+
+[ "$(id -u)" = 0 ] || skip "not root (a second dockerd needs root)"
+command -v dockerd >/dev/null 2>&1 || skip "no dockerd"
+command -v docker >/dev/null 2>&1 || skip "no docker CLI"
+command -v iptables >/dev/null 2>&1 || skip "no iptables"
+command -v python3 >/dev/null 2>&1 || skip "no python3"
+command -v ip >/dev/null 2>&1 || skip "no ip (iproute2)"
+docker -H "$MAIN" version >/dev/null 2>&1 || skip "no engine on $MAIN"
+
+base=$(mktemp -d /tmp/ares-te.XXXXXX) || fail "mktemp"
+chmod 0711 "$base"
+sock="$base/docker.sock"
+SECOND="unix://$sock"
+pidfile="$base/dockerd.pid"
+cgparent="ares-te-$$"
+fwc="ares-trial-engines-$$"
+dpid=
+export ARES_RUNS="$base/runs"
+export ARES_KEY_DIR="$base/keys"
+unset DOCKER_HOST DOCKER_TLS_VERIFY DOCKER_TLS DOCKER_CERT_PATH
+mkdir -p "$ARES_RUNS"
+
+fwrule() { # -A or -D: the one FORWARD rule of this test
+	iptables -w 5 "$1" FORWARD -i ares+ -o ares+ -m physdev \
+	    --physdev-is-bridged -m comment --comment "$fwc" -j ACCEPT
+}
+
+engine_pid() { [ -s "$pidfile" ] && cat "$pidfile"; }
+
+# Every process of the second engine: its dockerd (pidfile), the processes
+# whose command line names our dirs (its containerd and shims: their
+# -address is under our exec-root) and the processes in its containers'
+# cgroups (its --cgroup-parent), never anything of the suite's engine.
+second_pids() {
+	p=$(engine_pid)
+	[ -n "$p" ] && grep -q "$base" "/proc/$p/cmdline" 2>/dev/null && echo "$p"
+	for f in /proc/[0-9]*/cmdline; do
+		q=${f#/proc/}
+		q=${q%/cmdline}
+		[ "$q" = $$ ] && continue
+		{ tr '\0' ' ' <"$f"; } 2>/dev/null | grep -q -- "$base/exec" && echo "$q"
+	done
+	for c in /sys/fs/cgroup/*/"$cgparent"; do
+		[ -d "$c" ] || continue
+		find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null
+	done
+}
+
+# SIGKILL all of them (thawed first: a frozen process does not die).
+kill_second() {
+	for fz in $(find /sys/fs/cgroup/freezer/"$cgparent" -name freezer.state 2>/dev/null); do
+		echo THAWED >"$fz" 2>/dev/null
+	done
+	for _ in 1 2 3; do
+		ps=$(second_pids | sort -u)
+		[ -n "$ps" ] || break
+		# shellcheck disable=SC2086
+		kill -KILL $ps 2>/dev/null
+		sleep 0.3
+	done
+}
+
+# The lab bridges the second engine made (names from its API, kept so that
+# they can be removed once it is dead).
+note_bridges() {
+	curl -s --max-time 3 --unix-socket "$sock" \
+	    'http://localhost/networks?filters=%7B%22label%22%3A%5B%22ares.run%22%5D%7D' 2>/dev/null |
+	    grep -o '"com.docker.network.bridge.name":"[a-z0-9]*"' |
+	    sed 's/.*:"\(.*\)"/\1/' >>"$base/bridges"
+}
+
+# What the labs of the dead engine left on this host: the host firewall
+# rules of its runs and their bridges.
+purge_second() {
+	# the runs the second engine held (their drill.start names it), whose
+	# labs died with it: their host firewall rules and lab bridges
+	grep -l "\"engine_url\":\"$SECOND\"" "$ARES_RUNS"/*/runs/*/evidence.jsonl \
+	    2>/dev/null | while read -r f; do
+		basename "$(dirname "$f")"
+	done >>"$base/second-runs"
+	for r in $(sort -u "$base/second-runs" 2>/dev/null); do
+		for t in iptables ip6tables; do
+			command -v $t >/dev/null 2>&1 || continue
+			$t -w 5 -S 2>/dev/null | grep -- "ares.run=$r\"" |
+			    tee -a "$base/second-rules" |
+			    sed 's/^-A /-D /' | while read -r rule; do
+				eval "$t -w 5 $rule" 2>/dev/null
+			done
+		done
+	done
+	sed -n 's/.* -i \(ares[0-9a-f]*\) .*/\1/p' "$base/second-rules" \
+	    2>/dev/null >>"$base/bridges"
+	sort -u "$base/bridges" 2>/dev/null | while read -r br; do
+		[ -n "$br" ] && ip link del "$br" 2>/dev/null
+	done
+}
+
+cleanup() {
+	[ -n "$(engine_pid)" ] && note_bridges
+	kill_second
+	[ -n "$dpid" ] && kill -KILL "$dpid" 2>/dev/null
+	fwrule -D 2>/dev/null
+	purge_second
+	grep " $base/" /proc/mounts | awk '{print $2}' | sort -r |
+	    while read -r m; do umount -l "$m" 2>/dev/null; done
+	grep " $base " /proc/mounts | awk '{print $2}' |
+	    while read -r m; do umount -l "$m" 2>/dev/null; done
+	for c in $(find /sys/fs/cgroup/*/"$cgparent" -depth -type d 2>/dev/null); do
+		rmdir "$c" 2>/dev/null
+	done
+	if [ "${ARES_TRIAL_ENGINES_KEEP:-0}" = 1 ]; then
+		echo "kept $base" >&2
+	else
+		rm -rf "$base"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+iptables -w 5 -m physdev -h >/dev/null 2>&1 || skip "iptables without physdev"
+fwrule -A || fail "cannot add the test's FORWARD rule"
+
+echo '{}' >"$base/daemon.json"
+env HTTPS_PROXY=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 NO_PROXY= \
+    dockerd --config-file "$base/daemon.json" -H "$SECOND" \
+    --data-root "$base/data" --exec-root "$base/exec" --pidfile "$pidfile" \
+    --containerd-namespace "ares-te-$$" \
+    --containerd-plugins-namespace "ares-te-$$-plugins" \
+    --cgroup-parent "$cgparent" \
+    --bridge=none --iptables=false --ip6tables=false --ip-masq=false \
+    --userland-proxy=false --log-level warn >>"$base/dockerd.log" 2>&1 &
+dpid=$!
+up=0
+for _ in $(seq 1 150); do
+	if curl -s --max-time 2 --unix-socket "$sock" http://localhost/_ping 2>/dev/null |
+	    grep -q OK; then
+		up=1
+		break
+	fi
+	kill -0 "$dpid" 2>/dev/null || break
+	sleep 0.2
+done
+[ $up = 1 ] || { tail -20 "$base/dockerd.log" >&2; fail "the second dockerd did not come up on $sock"; }
+
+# jq-free reads of trial.json
+tj() { python3 - "$@"; }
+
+# ---- 3 first (cheap): refusals ----------------------------------------
+"$ARES" trial --policy "$POLICY" -n 2 --engine "$MAIN" \
+    --engine "unix://$base/none.sock" >"$base/none.out" 2>&1
+rc=$?
+[ $rc = 3 ] || fail "an engine that is not there: exit $rc (want 3): $(cat "$base/none.out")"
+grep -q "engine unix://$base/none.sock" "$base/none.out" ||
+    fail "the missing engine is not named: $(cat "$base/none.out")"
+[ -z "$(ls "$ARES_RUNS")" ] || fail "a trial dir was made for a missing engine"
+echo "ok: an engine that is not there: exit 3, named, nothing made"
+
+"$ARES" trial --policy "$POLICY" -n 2 --engine "tcp://h:65536" >"$base/bad.out" 2>&1
+rc=$?
+[ $rc = 2 ] || fail "a bad --engine: exit $rc (want 2)"
+grep -q -- '--engine=tcp://h:65536: bad port "65536" (1..65535)' "$base/bad.out" ||
+    fail "a bad --engine: message: $(cat "$base/bad.out")"
+printf 'engines:\n  - url: %s\n    capacity: 65\n' "$MAIN" >"$base/bad.yaml"
+"$ARES" trial --policy "$POLICY" -n 2 --engines "$base/bad.yaml" >"$base/bad.out" 2>&1
+rc=$?
+[ $rc = 2 ] || fail "a bad engines file: exit $rc (want 2)"
+grep -q "$base/bad.yaml:3:15: engines\[0\].capacity: \"65\": want an integer 1..64" \
+    "$base/bad.out" || fail "a bad engines file: message: $(cat "$base/bad.out")"
+echo "ok: a bad --engine and a bad engines file: exit 2 with the message"
+
+# verify a trial dir and every run dir (and attempt dir) it names
+verify_all() { # TRIAL_DIR
+	"$ARES" verify "$1" >"$base/verify.out" 2>&1 ||
+	    fail "ares verify $1: $(cat "$base/verify.out")"
+	grep -q "engine .* signed evidence" "$base/verify.out" ||
+	    fail "ares verify did not check the runs' engines: $(cat "$base/verify.out")"
+	for d in "$1"/runs/*; do
+		[ -s "$d/report.json" ] || continue
+		"$ARES" verify "$d" >"$base/verify-run.out" 2>&1 ||
+		    fail "ares verify $d: $(cat "$base/verify-run.out")"
+	done
+}
+
+# ---- 1. two engines ---------------------------------------------------
+"$ARES" trial --policy "$POLICY" -n 6 --engine "$MAIN" --engine "$SECOND" \
+    --json "$base/t1.json" >"$base/t1.out" 2>&1
+rc=$?
+# 0, or 4 when no run exercised the bait (the agent did not try: a
+# not-exercised run proves nothing either way); never a breach or error
+[ $rc = 0 ] || [ $rc = 4 ] ||
+    fail "trial over two engines: exit $rc: $(tail -40 "$base/t1.out")"
+tid=$(tj "$base/t1.json" <<'PY'
+import json, sys
+print(json.load(open(sys.argv[1]))["trial_id"])
+PY
+)
+t1="$ARES_RUNS/$tid"
+tj "$t1/trial.json" "$MAIN" "$SECOND" <<'PY' || fail "trial 1: trial.json: $(cat "$base/t1.out")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+main, second = sys.argv[2], sys.argv[3]
+assert j["format"] == "ares-trial-v2", j["format"]
+assert j["engines"] == [{"engine": main, "capacity": 1},
+                        {"engine": second, "capacity": 1}], j["engines"]
+assert j["complete"] is True and len(j["runs"]) == 6, j
+by = {}
+for r in j["runs"]:
+    # contained, or not exercised (the seed's agent did not try)
+    assert r["verdict"] in ("contained", "not-exercised"), r
+    assert r["attempts"] == [], r
+    by[r["engine"]] = by.get(r["engine"], 0) + 1
+assert by.get(main, 0) >= 1 and by.get(second, 0) >= 1, by
+print("runs per engine:", by)
+PY
+grep -q "^engines (2)" "$base/t1.out" || fail "ares trial printed no engines table"
+verify_all "$t1"
+grep -A1 '^timing' "$base/t1.out"
+echo "ok: a trial over two engines: both ran runs, none breached or error, every run dir and the trial verify"
+
+# ---- 2. the second engine dies under a drill ---------------------------
+"$ARES" trial --policy "$POLICY" -n 6 --engine "$MAIN" --engine "$SECOND" \
+    --json "$base/t2.json" >"$base/t2.out" 2>&1 &
+apid=$!
+# wait for a drill of the second engine: an agent container running there
+n=0
+while :; do
+	n=$((n + 1))
+	kill -0 $apid 2>/dev/null || fail "the trial ended before a drill ran on the second engine: $(cat "$base/t2.out")"
+	[ $n -lt 600 ] || { kill $apid; fail "no drill ran on the second engine"; }
+	c=$(curl -s --max-time 2 --unix-socket "$sock" \
+	    'http://localhost/containers/json?filters=%7B%22label%22%3A%5B%22ares.role%3Dagent%22%5D%7D' 2>/dev/null)
+	case $c in *'"State":"running"'*) break ;; esac
+	sleep 0.1
+done
+echo "$c" | grep -o '"ares.run":"[^"]*"' | sed 's/.*:"\(.*\)"/\1/' >>"$base/second-runs"
+note_bridges
+kill_second
+[ -z "$(second_pids | sort -u)" ] || fail "processes of the second engine survived SIGKILL"
+kill -0 "$(cat /var/run/docker.pid 2>/dev/null || echo 1)" 2>/dev/null ||
+    fail "the suite's engine is gone"
+echo "killed the second engine under run(s) $(tr '\n' ' ' <"$base/second-runs")"
+wait $apid
+rc=$?
+[ $rc = 0 ] || [ $rc = 4 ] ||
+    fail "trial with a lost engine: exit $rc (want 0: every run done, none an error): $(tail -40 "$base/t2.out")"
+grep -q "engine $SECOND went away" "$base/t2.out" ||
+    fail "ares trial did not say the engine went away: $(cat "$base/t2.out")"
+tid=$(tj "$base/t2.json" <<'PY'
+import json, sys
+print(json.load(open(sys.argv[1]))["trial_id"])
+PY
+)
+t2="$ARES_RUNS/$tid"
+tj "$t2/trial.json" "$MAIN" "$SECOND" "$t2" >"$base/t2.check" <<'PY' || fail "trial 2: trial.json: $(cat "$base/t2.check") $(tail -30 "$base/t2.out")"
+import json, os, sys
+j = json.load(open(sys.argv[1]))
+main, second, tdir = sys.argv[2], sys.argv[3], sys.argv[4]
+assert j["complete"] is True and len(j["runs"]) == 6, j["complete"]
+s = j["summary"]
+assert s["error"] == 0 and s["breached"] == 0, s
+assert s["contained"] + s["not_exercised"] == 6, s
+retried = 0
+for r in j["runs"]:
+    assert r["verdict"] in ("contained", "not-exercised"), r
+    assert r["engine"] in (main, second), r
+    for a in r["attempts"]:
+        assert a["engine"] == second and a["verdict"] == "error", a
+        assert a["reason"], a
+        if a["run_id"]:
+            assert a["run_dir"] == "runs/" + a["run_id"], a
+            assert os.path.isdir(os.path.join(tdir, a["run_dir"])), a
+            assert a["run_id"] != r["run_id"], (a, r)
+        retried += 1
+    if r["attempts"]:
+        assert r["engine"] == main, r
+assert retried >= 1, "no failed attempt recorded"
+print("failed attempts:", retried)
+PY
+cat "$base/t2.check"
+grep -A1 '^timing' "$base/t2.out"
+verify_all "$t2"
+echo "ok: the second engine killed mid-trial: its run(s) are failed attempts, rerun on the first engine, all 6 done (none breached or error), verify ok"
+
+# nothing of the dead engine's labs stays on this host
+kill_second
+purge_second
+for r in $(sort -u "$base/second-runs"); do
+	! iptables -w 5 -S 2>/dev/null | grep -q -- "ares.run=$r\"" ||
+	    fail "host firewall rules of run $r (second engine) left"
+done
+for br in $(sort -u "$base/bridges" 2>/dev/null); do
+	! ip link show "$br" >/dev/null 2>&1 || fail "bridge $br of the second engine left"
+done
+echo "ok: the dead engine's runs left no host firewall rule and no bridge"
+
+# ---- a re-signed trial.json that moves a run to another engine fails ---
+if command -v minisign >/dev/null 2>&1 && [ -s "$ARES_KEY_DIR/ares.key" ]; then
+	f="$base/forged"
+	cp -a "$t2" "$f"
+	tj "$f/trial.json" "$MAIN" "$SECOND" >"$base/forged.comment" <<'PY' || fail "forging"
+import hashlib, json, sys
+p, main, second = sys.argv[1:4]
+j = json.load(open(p))
+r = next(r for r in j["runs"] if r["engine"] == main and r["run_id"])
+r["engine"] = second            # claim the other engine ran it
+open(p, "w").write(json.dumps(j, indent="\t") + "\n")
+lines = "".join("%d %s %s %s %s %s %d\n" % (x["index"], x["seed"],
+    x["run_id"] or "-", x["verdict"], x["report_blake2b"] or "-",
+    x["engine"] or "-", len(x["attempts"])) for x in j["runs"])
+dig = hashlib.blake2b(lines.encode(), digest_size=32).hexdigest()
+print("ares-trial-v2 trial=%s n=%d done=%d complete=%s runs=%s" % (
+    j["trial_id"], j["n"], len(j["runs"]), "true" if j["complete"] else
+    "false", dig))
+PY
+	minisign -S -s "$ARES_KEY_DIR/ares.key" -m "$f/trial.json" \
+	    -t "$(cat "$base/forged.comment")" -x "$f/trial.json.minisig" \
+	    </dev/null >/dev/null 2>&1 || fail "minisign -S"
+	"$ARES" verify "$f" >"$base/forged.out" 2>&1
+	vrc=$?
+	[ $vrc = 1 ] || fail "a forged engine verifies (exit $vrc): $(cat "$base/forged.out")"
+	grep -q '^ok   trusted comment matches' "$base/forged.out" ||
+	    fail "the forgery was not re-signed consistently: $(cat "$base/forged.out")"
+	grep -q "^FAIL run .*: trial.json engine $SECOND; its signed evidence (drill.start engine_url): $MAIN" \
+	    "$base/forged.out" || fail "no FAIL naming the engine: $(cat "$base/forged.out")"
+	echo "ok: a re-signed trial.json naming another engine for a run fails verify: $(grep -m1 '^FAIL run' "$base/forged.out" | cut -c1-140)"
+else
+	[ "${ARES_REQUIRE_DOCKER:-0}" = 1 ] && fail "no minisign or no unencrypted key for the forgery check"
+fi
