@@ -129,9 +129,12 @@ int docker_network_disconnect(struct docker *d, const char *net,
 
 /* Containers */
 struct docker_mount {
-	const char *source;   /* host path (bind) */
+	const char *source;   /* host path (bind); a volume's name, or NULL
+	                         for an anonymous volume (removed with its
+	                         container: docker_container_remove) */
 	const char *target;   /* path in the container */
 	bool read_only;
+	bool volume;          /* Type volume instead of bind */
 };
 struct docker_container_spec {
 	const char *name;
@@ -249,6 +252,99 @@ void docker_exec_result_free(struct docker_exec_result *r);
  * max each).  Returns 0, or -1 + e on a malformed frame. */
 int docker_demux(const char *buf, size_t len, size_t max,
     struct docker_exec_result *r, struct errbuf *e);
+
+/* Archive API (docs/engine.md "Remote engines").  PUT: extract tar (len
+ * bytes, an archive_tar) into directory path of container id (created,
+ * running or stopped; the directory must exist).  -1 + e. */
+int docker_archive_put(struct docker *d, const char *id, const char *path,
+    const void *tar, size_t len, struct errbuf *e);
+/* GET: the tar of path in container id, at most max bytes (a larger
+ * answer is an error, never cut).  Caller frees; *len set.  NULL + e
+ * (ERRBUF_INTERNAL for a missing path: the engine's 404). */
+char *docker_archive_get(struct docker *d, const char *id, const char *path,
+    size_t max, size_t *len, struct errbuf *e);
+
+/* Follow a non-TTY container's stdout (GET /containers/{id}/logs
+ * ?follow=1&stdout=1&stderr=0, from its first line) in a thread of its
+ * own with its own engine handle: fn(ctx, line, len, t_recv_ns) for every
+ * complete line (without its '\n', NUL-terminated, len <= line_max;
+ * t_recv_ns the CLOCK_MONOTONIC of its arrival), called from that
+ * thread.  Longer lines are dropped whole and counted; a last line
+ * without '\n' is counted as partial.  The stream ends when the
+ * container stops, or at docker_follow_stop; on a container not yet
+ * started it ends at once (Docker 20.10): start it first (its earlier
+ * lines are still read, the stream begins with its first line). */
+struct docker_follow;
+typedef void (*docker_line_fn)(void *ctx, const char *line, size_t len,
+    uint64_t t_recv_ns);
+struct docker_follow_stats {
+	size_t lines;        /* delivered */
+	size_t overlong;     /* dropped: longer than line_max */
+	size_t partial;      /* an unterminated last line (0 or 1) */
+	size_t bytes;        /* stdout payload bytes seen */
+	bool ended;          /* the engine ended the stream (not a stop) */
+	char error[256];     /* why the stream failed, "" when it did not */
+};
+/* Start following (d is cloned here: call from d's own thread).  NULL +
+ * e when the thread cannot start. */
+struct docker_follow *docker_follow_start(const struct docker *d,
+    const char *id, size_t line_max, docker_line_fn fn, void *ctx,
+    struct errbuf *e);
+/* Wait until the stream has ended by itself (1), or timeout_ms passed
+ * (0). */
+int docker_follow_wait(struct docker_follow *f, long timeout_ms);
+/* Stop (within about a second when the stream is idle), join, free;
+ * stats (may be NULL) filled.  NULL f: nothing. */
+void docker_follow_stop(struct docker_follow *f,
+    struct docker_follow_stats *stats);
+
+/* ------------------------------------------------------------------ */
+/* archive.c: the archive API's tar streams                            */
+/* ------------------------------------------------------------------ */
+
+#define ARCHIVE_FILE_MAX (16u * 1024 * 1024)  /* one file written */
+#define ARCHIVE_NAME_MAX 128                   /* an extracted name */
+/* An in-memory ustar stream (archive_tar_init, add, finish, free). */
+struct archive_tar {
+	char *buf;
+	size_t len, cap;
+};
+void archive_tar_init(struct archive_tar *t);
+/* A directory entry name/ (name: relative, plain components
+ * [A-Za-z0-9._-], <= 98 bytes).  -1 + e. */
+int archive_tar_dir(struct archive_tar *t, const char *name, unsigned mode,
+    unsigned uid, unsigned gid, struct errbuf *e);
+/* A regular file (name as above, <= 99 bytes; at most ARCHIVE_FILE_MAX
+ * bytes).  -1 + e. */
+int archive_tar_file(struct archive_tar *t, const char *name, unsigned mode,
+    unsigned uid, unsigned gid, const void *data, size_t len,
+    struct errbuf *e);
+/* The two end blocks. */
+void archive_tar_finish(struct archive_tar *t);
+void archive_tar_free(struct archive_tar *t);
+
+struct archive_limits {
+	size_t max_entries;  /* headers of any kind */
+	size_t max_file;     /* bytes of one file */
+	size_t max_total;    /* bytes of all files */
+};
+struct archive_stats {
+	size_t files, bytes;
+};
+/*
+ * Extract an untrusted tar (len bytes) into the existing directory dir:
+ * the first strip path components are dropped (they may only be
+ * directories), and what remains must be one plain name
+ * ([A-Za-z0-9._-], not starting with '.') of a regular file, created new
+ * (O_EXCL, O_NOFOLLOW, 0600) in dir.  Anything else refuses the archive
+ * (-1 + e, ERRBUF_INTERNAL), with the files written before it left in
+ * place: absolute or ".." paths, deeper paths, links, devices, fifos,
+ * GNU long names, PAX records that rename or resize, bad checksums, a
+ * missing end, more than lim allows.  st counts what was written.
+ */
+int archive_extract(const char *buf, size_t len, const char *dir,
+    unsigned strip, const struct archive_limits *lim,
+    struct archive_stats *st, struct errbuf *e);
 /* ------------------------------------------------------------------ */
 /* policy.c - the drill policy (one YAML file, libyaml)                */
 /* ------------------------------------------------------------------ */
