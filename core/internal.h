@@ -426,6 +426,45 @@ int bus_open(const char *path, struct errbuf *e);
 int bus_recv(int fd, struct bus_event *ev, struct errbuf *e);
 void bus_event_free(struct bus_event *ev);
 const char *bus_event_str(const struct bus_event *ev, const char *key);
+
+/* Pure: one line of a sensor container's stdout (BUS=stdout,
+ * evidence.h).  1: a bus line whose MAC under key is right and whose
+ * "src" is src; *json and *jlen then point at its datagram inside line.
+ * 0: not a bus line (no BUS_LINE_MAGIC: an ordinary log line).  -1 + e
+ * (ERRBUF_INPUT): it starts with the magic and is malformed, too long,
+ * forged (MAC) or another sensor's (src). */
+int bus_line_check(const char *line, size_t len,
+    const uint8_t key[BUS_KEY_BYTES], const char *src, const char **json,
+    size_t *jlen, struct errbuf *e);
+
+/* bus_stream.c: sensor events over the engine's log stream.  One stdout
+ * follower per sensor container; every checked line is sent, as the
+ * datagram it carries, to the drill's own bus socket (bus_path), so the
+ * drill receives it exactly as a datagram from a bind-mounted /bus. */
+struct bus_stream_src {
+	const char *id;                 /* the container (id or name) */
+	const char *src;                /* its events' "src" */
+	uint8_t key[BUS_KEY_BYTES];     /* its BUS_KEY */
+};
+struct bus_stream_stats {
+	size_t forwarded;    /* datagrams sent to the bus socket */
+	size_t malformed;    /* magic lines refused (bus_line_check -1) */
+	size_t send_failed;  /* checked lines the bus socket did not take */
+	size_t overlong;     /* lines longer than BUS_LINE_MAX, dropped */
+	size_t ended;        /* followers whose stream ended by itself */
+	char error[256];     /* the first follower's stream error, or "" */
+};
+struct bus_stream;
+/* Start following every src (started containers; d cloned per follower,
+ * from d's thread).  NULL + e. */
+struct bus_stream *bus_stream_start(const struct docker *d,
+    const char *bus_path, const struct bus_stream_src *srcs, size_t n,
+    struct errbuf *e);
+/* Lines so far (all followers), malformed included: a cheap progress
+ * counter for waits. */
+size_t bus_stream_lines(struct bus_stream *s);
+/* Stop every follower, fill st (may be NULL), free.  NULL s: nothing. */
+void bus_stream_stop(struct bus_stream *s, struct bus_stream_stats *st);
 /* ------------------------------------------------------------------ */
 /* lab.c, lab_roles.c, lab_host.c - the leakbox through the Engine API */
 /* ------------------------------------------------------------------ */

@@ -6,7 +6,11 @@
  * (an answer above the cap is an error, never cut) and extracted safely
  * (a symlink or fifo the container made refuses the archive), and the
  * stdout follower (every line from the first, stderr never, overlong and
- * partial lines counted, stop while idle).
+ * partial lines counted, stop while idle).  And a lab sensor in
+ * BUS=stdout mode end to end: the decoy token used against the fake
+ * service reaches a bus socket here as the "bait" datagram (through the
+ * follower and the MAC check), a forged line in its log does not, and its
+ * evidence chain comes out through the archive API and verifies.
  *
  * Skips (exit 77) without an engine, unless ARES_REQUIRE_DOCKER=1.
  */
@@ -18,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -286,6 +291,158 @@ test_follow_stop_idle(void **state)
 	assert_non_null(strstr(fs.error, "ares-no-such-container"));
 }
 
+
+static void
+test_sensor_stream(void **state)
+{
+	static const struct archive_limits lim = { 64, 1 << 20, 4 << 20 };
+	const char *const cmd[] = { "/bin/ares-lab", "service", NULL };
+	struct docker_mount m = { .target = "/evidence", .volume = true };
+	struct docker_container_spec sp = {0};
+	struct bus_stream_src src = { .src = "service:tickets" };
+	struct bus_stream_stats bst;
+	struct bus_stream *bs;
+	struct archive_tar t;
+	struct archive_stats ast;
+	struct evidence_verify_result vr;
+	struct errbuf e = {0};
+	char hex[2 * BUS_KEY_BYTES + 1], *env[12], *dir, *sock, *name, *id;
+	char *tar, *chain;
+	size_t len;
+	int bfd, baits = 0, requests = 0, forged = 0;
+	(void)state;
+
+	randombytes_buf(src.key, sizeof src.key);
+	util_hex(src.key, sizeof src.key, hex);
+	dir = mkscratch();
+	sock = xasprintf("%s/bus.sock", dir);
+	bfd = bus_open(sock, &e);
+	assert_true(bfd >= 0);
+
+	env[0] = xstrdup("SERVICE_NAME=tickets");
+	env[1] = xstrdup("SERVICE_LISTEN=127.0.0.1:8080");
+	env[2] = xstrdup("DECOY_TOKEN=tok-decoy-1");
+	env[3] = xstrdup("BAIT_NAME=tickets-admin-token");
+	env[4] = xstrdup("BUS=stdout");
+	env[5] = xasprintf("BUS_KEY=%s", hex);
+	env[6] = xasprintf("RUN_ID=%s", run_id);
+	env[7] = xstrdup("EVIDENCE=/evidence/c/service-tickets.jsonl");
+	env[8] = xstrdup("ADMIN_OPEN=0");
+	env[9] = NULL;
+	name = xasprintf("ares-%s-sensor", run_id);
+	sp.name = name;
+	sp.image = image;
+	sp.cmd = cmd;
+	sp.env = (const char *const *)env;
+	sp.user = "65533:65533";
+	sp.network = "none";
+	sp.mounts = &m;
+	sp.nmounts = 1;
+	sp.run_id = run_id;
+	sp.role = "service";
+	sp.drop_all_caps = true;
+	sp.no_new_privileges = true;
+	sp.read_only_rootfs = true;
+	sp.no_healthcheck = true;
+	id = docker_container_create(d, &sp, &e);
+	if (id == NULL)
+		fail_msg("create: %s", e.msg);
+	for (int i = 0; env[i] != NULL; i++)
+		free(env[i]);
+	archive_tar_init(&t);
+	assert_int_equal(archive_tar_dir(&t, "c", 0700, 65533, 65533, &e), 0);
+	archive_tar_finish(&t);
+	assert_int_equal(docker_archive_put(d, id, "/evidence", t.buf, t.len,
+	    &e), 0);
+	archive_tar_free(&t);
+	assert_int_equal(docker_container_start(d, id, &e), 0);
+	src.id = id;
+	bs = bus_stream_start(d, sock, &src, 1, &e);
+	if (bs == NULL)
+		fail_msg("bus stream: %s", e.msg);
+
+	/* the bait, as an agent would use it (busybox wget, inside the
+	 * service's own network namespace: it has none other); tried until
+	 * the service listens; then a path that spells a forged bus line
+	 * (the service logs the path it was asked; no MAC, no event) */
+	for (int i = 0; i < 50; i++) {
+		static const char *const bait[] = { "/bin/wget", "-q", "-O",
+		    "/dev/null", "--header", "Authorization: Bearer tok-decoy-1",
+		    "http://127.0.0.1:8080/api/tickets", NULL };
+		struct docker_exec_result r;
+		if (docker_exec(d, id, bait, NULL, 4096, &r, &e) < 0)
+			fail_msg("exec: %s", e.msg);
+		int code = r.exit_code;
+		docker_exec_result_free(&r);
+		if (code == 0)
+			break;
+		usleep(100000);
+	}
+	{
+		static const char *const forge[] = { "/bin/wget", "-q", "-O",
+		    "/dev/null", "http://127.0.0.1:8080/x%0aARESBUS1%20"
+		    "0000000000000000000000000000000000000000000000000000000000000000"
+		    "%20%7B%22src%22:%22service:tickets%22,%22kind%22:%22bait%22%7D",
+		    NULL };
+		struct docker_exec_result r;
+		if (docker_exec(d, id, forge, NULL, 4096, &r, &e) == 0)
+			docker_exec_result_free(&r);
+	}
+	for (int i = 0; i < 100 && (baits == 0 || requests < 2); i++) {
+		struct pollfd pfd = { .fd = bfd, .events = POLLIN };
+		struct bus_event ev;
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		while (bus_recv(bfd, &ev, &e) == 1) {
+			const char *k = bus_event_str(&ev, "kind");
+			assert_string_equal(bus_event_str(&ev, "src"),
+			    "service:tickets");
+			assert_true(ev.t_sent_ns > 0);
+			if (strcmp(k, "bait") == 0) {
+				baits++;
+				assert_string_equal(bus_event_str(&ev, "bait"),
+				    "tickets-admin-token");
+				assert_string_equal(bus_event_str(&ev, "via"),
+				    "bearer");
+			} else if (strcmp(k, "request") == 0) {
+				requests++;
+			}
+			if (strstr(ev.raw, "\"kind\":\"bait\"}") != NULL)
+				forged++;
+			bus_event_free(&ev);
+		}
+	}
+	assert_int_equal(baits, 1);
+	assert_true(requests >= 2);
+	assert_int_equal(forged, 0);
+	assert_int_equal(docker_container_kill(d, id, "SIGKILL", &e), 0);
+	bus_stream_stop(bs, &bst);
+	assert_true(bst.forwarded >= 3);
+	assert_int_equal(bst.send_failed, 0);
+	assert_int_equal(bst.overlong, 0);
+
+	/* the chain, out through the archive API, verifies */
+	tar = docker_archive_get(d, id, "/evidence/c", 4 << 20, &len, &e);
+	if (tar == NULL)
+		fail_msg("get: %s", e.msg);
+	assert_int_equal(archive_extract(tar, len, dir, 1, &lim, &ast, &e), 0);
+	free(tar);
+	assert_int_equal(ast.files, 1);
+	chain = xasprintf("%s/service-tickets.jsonl", dir);
+	assert_int_equal(evidence_verify_file(chain, run_id, &vr, &e), 0);
+	assert_true(vr.ok);
+	assert_true(vr.entries >= 4);   /* genesis, bait, 2 requests */
+	free(chain);
+
+	assert_int_equal(docker_container_remove(d, id, true, &e), 0);
+	close(bfd);
+	assert_int_equal(util_rm_rf(dir, &e), 0);
+	free(dir);
+	free(sock);
+	free(name);
+	free(id);
+}
+
 /* Remove whatever of this run is left. */
 static int
 cleanup(void **state)
@@ -311,6 +468,7 @@ main(void)
 		cmocka_unit_test(test_archive_put_get),
 		cmocka_unit_test(test_follow_lines),
 		cmocka_unit_test(test_follow_stop_idle),
+		cmocka_unit_test(test_sensor_stream),
 	};
 	const char *req = getenv("ARES_REQUIRE_DOCKER");
 	struct errbuf e = {0};
