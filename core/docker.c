@@ -2706,6 +2706,9 @@ docker_follow_start(const struct docker *d, const char *id, size_t line_max,
 	f = xcalloc(1, sizeof *f);
 	f->d = docker_clone(d);
 	f->d->deadline_ns = 0;          /* the stream lasts the lab's life */
+	/* as fast as an attach here (Engine 20.10, measured side by side on
+	 * one container), and unlike it ends by itself once the container
+	 * has stopped */
 	f->path = id_path(f->d, "/containers", id,
 	    "/logs?follow=1&stdout=1&stderr=0");
 	f->line_max = line_max;

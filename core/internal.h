@@ -1145,6 +1145,15 @@ int gwctl_exchange(int fd, const char *path, const char *req, size_t len,
 /* gwctl_connect, then gwctl_exchange. */
 int gwctl_call(const char *path, const char *req, size_t len, const char *what,
     int timeout_ms, char **body, size_t body_max, struct errbuf *e);
+/* The same request without a host path to the socket (a lab on a remote
+ * engine): `ares-lab gwctl METHOD TARGET [BODY]` exec'd in the gateway
+ * container as user (NULL: its own), the answer read from the exec's
+ * stdout (bounded).  The HTTP status (100..599), *body (may be NULL: not
+ * wanted) the answer's body, NUL-terminated, caller frees.  -1 + e: the
+ * exec failed, the client exited nonzero, or no valid status line. */
+int gwctl_exec(struct docker *d, const char *gateway, const char *user,
+    const char *method, const char *target, const char *req_body,
+    char **body, struct errbuf *e);
 /* Status code of an HTTP/1.x status line at the start of buf: 100..599;
  * 0 when no complete line yet (and len < GWCTL_STATUS_MAX); -1 when
  * malformed (pure, unit-tested). */

@@ -830,6 +830,11 @@ char *toolcli_notes_url(const char *base);
 char *toolcli_note_body(const char *text, bool final);
 /* Runs a subcommand (argv[0] = its name); the exit code. */
 int toolcli_main(int argc, char **argv);
+/* ctlcli.c: `ares-lab gwctl METHOD /TARGET [BODY]`, one request on the
+ * gateway's control socket from inside its container (a control plane
+ * without a host path to it); the answer on stdout.  Exit 0, EXIT_USAGE,
+ * EXIT_INTERNAL. */
+int ctlcli_main(int argc, char **argv);
 
 /* ------------------------------------------------------------------ */
 /* decoys.c - fake STS/metadata, git smart-HTTP and MCP (+ the SSH)     */
