@@ -2058,6 +2058,12 @@ docker_container_config(const struct docker_container_spec *spec)
 	if (spec->cap_add != NULL && spec->cap_add[0] != NULL)
 		cJSON_AddItemToObject(hc, "CapAdd", str_array(spec->cap_add));
 	cJSON_AddBoolToObject(hc, "Privileged", spec->privileged);
+	if (spec->proc_sys_rw) {
+		/* Docker 20.10's default list, /proc/sys left out */
+		static const char *const ro[] = { "/proc/bus", "/proc/fs",
+		    "/proc/irq", "/proc/sysrq-trigger", NULL };
+		cJSON_AddItemToObject(hc, "ReadonlyPaths", str_array(ro));
+	}
 	cJSON_AddBoolToObject(hc, "ReadonlyRootfs", spec->read_only_rootfs);
 	if (spec->cgroupns_private)
 		cJSON_AddStringToObject(hc, "CgroupnsMode", "private");

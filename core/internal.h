@@ -187,6 +187,10 @@ struct docker_container_spec {
 	                                the engine's default; never
 	                                "unconfined" (docs/security.md) */
 	long long shm_bytes;         /* HostConfig.ShmSize; 0: the engine's */
+	bool proc_sys_rw;            /* HostConfig.ReadonlyPaths without
+	                                /proc/sys (the engine's other read-only
+	                                paths kept): only the remote seal's
+	                                container (hostfw_remote.c) */
 };
 /* A second handle on d's engine (its own connection, the negotiated
  * version and the time bound copied): a handle is not thread-safe, a
@@ -920,6 +924,19 @@ int hostfw_unseal(const char *run_id, struct errbuf *e);
 /* Once the bridge exists: switch IPv6 off on it and make it answer no ARP
  * request (the host then has no address the lab can reach).  -1 + e. */
 int hostfw_bridge_quiet(const char *bridge, struct errbuf *e);
+/* hostfw_remote.c: the bridge sysctls of the seal on a remote engine's
+ * machine (docs/engine.md), applied by a short-lived container of image
+ * in the host's network namespace (NET_ADMIN, /proc/sys writable, not
+ * privileged) running `ares-lab seal`,
+ * which reads each value back.  0 with *record (JSON array, one object
+ * per bridge: what was read back; caller cJSON_Delete()s), or -1 + e: a
+ * value that does not read back as wanted is an error (fail closed).
+ * The INPUT drop rules of hostfw_seal are not applied there. */
+int hostfw_remote_seal(struct docker *d, const char *image, const char *run_id,
+    const char *const *bridges, size_t n, cJSON **record, struct errbuf *e);
+/* Pure: the seal container's output checked (hostfw_remote_seal). */
+int hostfw_remote_parse(const char *out, size_t len, const char *const *bridges,
+    size_t n, cJSON **record, struct errbuf *e);
 /* ------------------------------------------------------------------ */
 /* gc.c - what ares processes that are gone left on the engine          */
 /* ------------------------------------------------------------------ */

@@ -23,7 +23,8 @@
 #   - the archive API (PUT, GET bounded and extracted safely) and the
 #     stdout follower work there, and a BUS=stdout sensor's bait reaches
 #     a local bus socket, its chain out through the API, and the gateway's
-#     deny is pulled through exec (test_engine_io);
+#     deny is pulled through exec, and the seal container writes and
+#     reads back a bridge's sysctls (test_engine_io);
 #   - the second engine listens on nothing but 127.0.0.1;
 #   - ssh://USER@HOST:PORT runs `ssh -o BatchMode=yes ... -- HOST docker
 #     system dial-stdio` (a stand-in ssh on PATH that checks its options
@@ -327,11 +328,11 @@ IO=${ARES_BUILDDIR:-.}/tests/integration/test_engine_io
 tls "$base/client" env ARES_REQUIRE_DOCKER=1 "$IO" >"$out" 2>&1
 rc=$?
 [ $rc = 0 ] || fail "archive/follow over TLS: exit $rc: $(tail -20 "$out")"
-grep -q "PASSED  \] 5 test(s)" "$out" || fail "archive/follow over TLS: $(tail -20 "$out")"
+grep -q "PASSED  \] 6 test(s)" "$out" || fail "archive/follow over TLS: $(tail -20 "$out")"
 [ -z "$(rdocker ps -aq --filter label=ares.run)" ] ||
     fail "test_engine_io left containers on the remote engine"
 grep -E "^(bait|gateway deny)" "$out"
-echo "ok: archive PUT/GET (caps, hostile entries), the stdout follower, a BUS=stdout sensor (bait to the bus, chain out) and the gateway deny via exec over TLS"
+echo "ok: archive PUT/GET (caps, hostile entries), the stdout follower, a BUS=stdout sensor (bait to the bus, chain out) the gateway deny via exec and the bridge seal container over TLS"
 # ---- 4. ssh:// -------------------------------------------------------
 # A stand-in for ssh on PATH: it checks the options ares gives it, then
 # runs `docker system dial-stdio` against the suite's engine (as the real

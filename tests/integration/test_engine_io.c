@@ -14,6 +14,11 @@
  * the gateway's control socket without a host path: gwctl_exec (the
  * engine's exec running `ares-lab gwctl` in the gateway) pulls the deny
  * flag, and the gateway's "control" event comes back over the stream.
+ * And the remote seal: `ares-lab seal` in a short-lived container in the
+ * engine's host network namespace switches IPv6 and ARP answers off on a
+ * lab bridge and reads them back (cross-checked in this machine's
+ * /proc/sys: both engines of the suite run on this kernel); a bridge that
+ * does not exist fails it.
  *
  * Skips (exit 77) without an engine, unless ARES_REQUIRE_DOCKER=1.
  */
@@ -578,6 +583,81 @@ test_gateway_control_exec(void **state)
 	free(id);
 }
 
+
+static void
+test_remote_seal(void **state)
+{
+	struct docker_network_spec ns = {0};
+	struct errbuf e = {0};
+	cJSON *rec = NULL;
+	char br[16], *net, *netid, *p, *v;
+	size_t len;
+	const char *bridges[1];
+	uint8_t r[3];
+	(void)state;
+
+	/* the parser first: what must not pass */
+	{
+		static const char *const two[] = { "aresa", "aresb" };
+		static const char good[] = "{\"bridge\":\"aresa\",\"ipv6\":true,"
+		    "\"disable_ipv6\":\"1\",\"arp_ignore\":\"8\"}\n"
+		    "{\"bridge\":\"aresb\",\"ipv6\":false,"
+		    "\"disable_ipv6\":\"\",\"arp_ignore\":\"8\"}\n";
+		static const char arp0[] = "{\"bridge\":\"aresa\",\"ipv6\":true,"
+		    "\"disable_ipv6\":\"1\",\"arp_ignore\":\"0\"}\n";
+		static const char v6on[] = "{\"bridge\":\"aresa\",\"ipv6\":true,"
+		    "\"disable_ipv6\":\"0\",\"arp_ignore\":\"8\"}\n";
+		assert_int_equal(hostfw_remote_parse(good, strlen(good), two, 2,
+		    &rec, &e), 0);
+		assert_int_equal(cJSON_GetArraySize(rec), 2);
+		cJSON_Delete(rec);
+		assert_int_equal(hostfw_remote_parse(good, strlen(good), two, 1,
+		    &rec, &e), -1);
+		assert_int_equal(hostfw_remote_parse(arp0, strlen(arp0), two, 1,
+		    &rec, &e), -1);
+		assert_non_null(strstr(e.msg, "arp_ignore=\"0\""));
+		assert_int_equal(hostfw_remote_parse(v6on, strlen(v6on), two, 1,
+		    &rec, &e), -1);
+		assert_int_equal(hostfw_remote_parse(good, 10, two, 2, &rec, &e),
+		    -1);
+		assert_int_equal(hostfw_remote_parse("", 0, two, 1, &rec, &e), -1);
+		assert_null(rec);
+	}
+
+	randombytes_buf(r, sizeof r);
+	snprintf(br, sizeof br, "aresrs%02x%02x%02x", r[0], r[1], r[2]);
+	net = xasprintf("ares-%s-sealnet", run_id);
+	ns.name = net;
+	ns.run_id = run_id;
+	ns.bridge_name = br;
+	ns.no_host_address = true;
+	netid = docker_network_create(d, &ns, &e);
+	if (netid == NULL)
+		fail_msg("network: %s", e.msg);
+	bridges[0] = br;
+	if (hostfw_remote_seal(d, image, run_id, bridges, 1, &rec, &e) < 0)
+		fail_msg("seal: %s", e.msg);
+	assert_int_equal(cJSON_GetArraySize(rec), 1);
+	assert_string_equal(util_json_str(cJSON_GetArrayItem(rec, 0),
+	    "arp_ignore", ""), "8");
+	cJSON_Delete(rec);
+	p = xasprintf("/proc/sys/net/ipv4/conf/%s/arp_ignore", br);
+	v = util_read_file(p, 64, &len, &e);
+	assert_non_null(v);
+	assert_true(len >= 1 && v[0] == '8' && (len == 1 || v[1] == '\n'));
+	free(v);
+	free(p);
+	assert_int_equal(docker_network_remove(d, netid, &e), 0);
+
+	/* gone: nothing reads back, the seal fails and says which */
+	assert_int_equal(hostfw_remote_seal(d, image, run_id, bridges, 1, &rec,
+	    &e), -1);
+	assert_non_null(strstr(e.msg, br));
+	assert_null(rec);
+	free(netid);
+	free(net);
+}
+
 /* Remove whatever of this run is left. */
 static int
 cleanup(void **state)
@@ -605,6 +685,7 @@ main(void)
 		cmocka_unit_test(test_follow_stop_idle),
 		cmocka_unit_test(test_sensor_stream),
 		cmocka_unit_test(test_gateway_control_exec),
+		cmocka_unit_test(test_remote_seal),
 	};
 	const char *req = getenv("ARES_REQUIRE_DOCKER");
 	struct errbuf e = {0};

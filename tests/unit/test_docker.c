@@ -266,7 +266,23 @@ static void test_container_config_minimal(void **state)
 	assert_null(cJSON_GetObjectItemCaseSensitive(hc, "PidsLimit"));
 	assert_null(cJSON_GetObjectItemCaseSensitive(hc, "Mounts"));
 	assert_null(cJSON_GetObjectItemCaseSensitive(hc, "Tmpfs"));
+	/* the engine's own read-only paths unless asked */
+	assert_null(cJSON_GetObjectItemCaseSensitive(hc, "ReadonlyPaths"));
 	cJSON_Delete(c);
+
+	/* the remote seal's container: /proc/sys writable, the rest kept */
+	s.proc_sys_rw = true;
+	c = docker_container_config(&s);
+	hc = get(c, "HostConfig");
+	{
+		const cJSON *ro = get(hc, "ReadonlyPaths"), *it;
+		assert_true(cJSON_GetArraySize(ro) == 4);
+		cJSON_ArrayForEach(it, ro)
+			assert_true(strncmp(it->valuestring, "/proc/sys", 9) != 0 ||
+			    strcmp(it->valuestring, "/proc/sysrq-trigger") == 0);
+	}
+	cJSON_Delete(c);
+	s.proc_sys_rw = false;
 
 	/* a role alone still labels */
 	s.role = "gateway";
