@@ -510,6 +510,13 @@ const char *lab_rootfs_path(void);
 /* Import the lab image unless an image tagged with the tar's content hash
  * exists.  *ref gets "ares-lab:<hash>" (caller frees).  -1 + e. */
 int lab_image_ensure(struct docker *d, char **ref, struct errbuf *e);
+/* lab_remote.c: 0 when p asks nothing of a lab on a remote engine that
+ * needs this machine's paths; else -1 + e (ERRBUF_INPUT, "remote engine
+ * (where): flaw X needs ...; local engine only") naming the first flaw or
+ * option that does (docker-socket, host-mount, control-keys, a real
+ * model.url, agent.kind image).  Pure. */
+int lab_remote_check(const struct policy *p, const char *where,
+    struct errbuf *e);
 /* Create networks and containers, plant bait, start everything but the
  * agent.  Returns the lab (free with lab_free) or NULL + e; on error
  * everything created so far is removed. */
