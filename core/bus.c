@@ -132,19 +132,21 @@ bus_event_str(const struct bus_event *ev, const char *key)
 int
 bus_line_check(const char *line, size_t len,
     const uint8_t key[BUS_KEY_BYTES], const char *src, const char **json,
-    size_t *jlen, struct errbuf *e)
+    size_t *jlen, uint64_t *seq, struct errbuf *e)
 {
 	const size_t magic = sizeof BUS_LINE_MAGIC - 1;
 	uint8_t mac[crypto_auth_hmacsha256_BYTES], got[sizeof mac];
 	crypto_auth_hmacsha256_state st;
-	const char *j, *s;
+	const char *j, *s, *q;
 	char hex[2 * sizeof mac + 1];
+	uint64_t v;
 	size_t n;
 	cJSON *o;
 	bool same;
 
 	*json = NULL;
 	*jlen = 0;
+	*seq = 0;
 	if (len < magic || memcmp(line, BUS_LINE_MAGIC, magic) != 0)
 		return 0;
 	if (len > BUS_LINE_MAX)
@@ -157,13 +159,22 @@ bus_line_check(const char *line, size_t len,
 	hex[2 * sizeof mac] = '\0';
 	if (util_unhex(hex, got, sizeof got) < 0)
 		return errbuf_set(e, ERRBUF_INPUT, "bus line: MAC is not hex");
-	j = line + magic + 2 * sizeof mac + 1;
+	q = line + magic + 2 * sizeof mac + 1;   /* "SEQ JSON" */
+	for (j = q, v = 0; j < line + len && *j >= '0' && *j <= '9' &&
+	    j - q < 20; j++)
+		v = v * 10 + (uint64_t)(*j - '0');
+	if (j == q || j >= line + len || *j != ' ' || *q == '0' ||
+	    (j - q == 20 && strncmp(q, "18446744073709551615", 20) > 0))
+		return errbuf_set(e, ERRBUF_INPUT, "bus line: no sequence "
+		    "number");
+	j++;
 	n = len - (size_t)(j - line);
 	if (n > BUS_DGRAM_MAX || memchr(j, '\0', n) != NULL)
 		return errbuf_set(e, ERRBUF_INPUT, "bus line: datagram of %zu "
 		    "bytes or with a NUL", n);
 	crypto_auth_hmacsha256_init(&st, key, BUS_KEY_BYTES);
-	crypto_auth_hmacsha256_update(&st, (const unsigned char *)j, n);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)q,
+	    len - (size_t)(q - line));
 	crypto_auth_hmacsha256_final(&st, mac);
 	sodium_memzero(&st, sizeof st);
 	same = sodium_memcmp(mac, got, sizeof mac) == 0;
@@ -183,5 +194,17 @@ bus_line_check(const char *line, size_t len,
 	cJSON_Delete(o);
 	*json = j;
 	*jlen = n;
+	*seq = v;
 	return 1;
+}
+
+bool
+bus_seq_accept(uint64_t *last, uint64_t seq, size_t *gaps)
+{
+	if (seq <= *last)
+		return false;
+	if (seq - *last > 1)
+		*gaps += (size_t)(seq - *last - 1);
+	*last = seq;
+	return true;
 }

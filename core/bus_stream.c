@@ -7,7 +7,10 @@
  * receive path (bus_recv, the kill path) sees it as it would see the
  * datagram on the local path.  Lines without the magic are the sensor's
  * ordinary log and are ignored; magic lines that fail are dropped and
- * counted.  The agent's stdout is never followed.
+ * counted; a line whose sequence number came before (the engine's log
+ * reader replays lines after a log rotation, Engine 20.10) is dropped,
+ * and numbers skipped are counted as lost.  The agent's stdout is never
+ * followed.
  */
 #include "internal.h"
 
@@ -29,6 +32,8 @@ struct bus_tap {
 	char *src;
 	uint8_t key[BUS_KEY_BYTES];
 	struct docker_follow *f;
+	uint64_t last_seq;             /* the follower's thread only */
+	size_t repeated, lost;         /* read after the follower stopped */
 };
 
 struct bus_stream {
@@ -49,11 +54,12 @@ tap_line(void *ctx, const char *line, size_t len, uint64_t t_recv_ns)
 	struct errbuf e = {0};
 	const char *json;
 	size_t jlen;
+	uint64_t seq;
 	int rc;
 
 	(void)t_recv_ns;   /* bus_recv stamps the receipt itself */
 	atomic_fetch_add(&s->lines, 1);
-	rc = bus_line_check(line, len, t->key, t->src, &json, &jlen, &e);
+	rc = bus_line_check(line, len, t->key, t->src, &json, &jlen, &seq, &e);
 	if (rc == 0)
 		return;
 	if (rc < 0) {
@@ -63,6 +69,10 @@ tap_line(void *ctx, const char *line, size_t len, uint64_t t_recv_ns)
 			snprintf(s->first_bad, sizeof s->first_bad, "%.60s: %.130s",
 			    t->src, e.msg);
 		pthread_mutex_unlock(&s->err_mu);
+		return;
+	}
+	if (!bus_seq_accept(&t->last_seq, seq, &t->lost)) {
+		t->repeated++;
 		return;
 	}
 	/* blocking, bounded by SO_SNDTIMEO: a full queue waits (up to 3 s)
@@ -149,6 +159,8 @@ bus_stream_stop(struct bus_stream *s, struct bus_stream_stats *st)
 		if (t->f != NULL) {
 			docker_follow_stop(t->f, &fs);
 			out.overlong += fs.overlong;
+			out.repeated += t->repeated;
+			out.lost += t->lost;
 			if (fs.ended)
 				out.ended++;
 			if (fs.error[0] != '\0' && out.error[0] == '\0')

@@ -433,13 +433,18 @@ const char *bus_event_str(const struct bus_event *ev, const char *key);
 
 /* Pure: one line of a sensor container's stdout (BUS=stdout,
  * evidence.h).  1: a bus line whose MAC under key is right and whose
- * "src" is src; *json and *jlen then point at its datagram inside line.
+ * "src" is src; *json and *jlen then point at its datagram inside line,
+ * *seq is its sequence number (>= 1).
  * 0: not a bus line (no BUS_LINE_MAGIC: an ordinary log line).  -1 + e
  * (ERRBUF_INPUT): it starts with the magic and is malformed, too long,
  * forged (MAC) or another sensor's (src). */
 int bus_line_check(const char *line, size_t len,
     const uint8_t key[BUS_KEY_BYTES], const char *src, const char **json,
-    size_t *jlen, struct errbuf *e);
+    size_t *jlen, uint64_t *seq, struct errbuf *e);
+/* Pure: true when seq is past *last (then *last = seq, and *gaps grows
+ * by the numbers skipped: lines lost); false for a repeat (the engine's
+ * log reader replays lines after a rotation: drop it). */
+bool bus_seq_accept(uint64_t *last, uint64_t seq, size_t *gaps);
 
 /* bus_stream.c: sensor events over the engine's log stream.  One stdout
  * follower per sensor container; every checked line is sent, as the
@@ -455,6 +460,8 @@ struct bus_stream_stats {
 	size_t malformed;    /* magic lines refused (bus_line_check -1) */
 	size_t send_failed;  /* checked lines the bus socket did not take */
 	size_t overlong;     /* lines longer than BUS_LINE_MAX, dropped */
+	size_t repeated;     /* checked lines whose number came before */
+	size_t lost;         /* numbers skipped: lines that never came */
 	size_t ended;        /* followers whose stream ended by itself */
 	char error[256];     /* the first follower's stream error, or "" */
 };

@@ -30,6 +30,7 @@ static int sensor_fd = -1;
 /* BUS=stdout: lines on stdout, MACed with the container's BUS_KEY */
 static bool sensor_stdout;
 static uint8_t sensor_key[BUS_KEY_BYTES];
+static unsigned long long sensor_seq;   /* last line's (sensor_log_mu) */
 static struct sockaddr_un sensor_addr;
 static bool sensor_ready;
 static pthread_once_t sensor_once = PTHREAD_ONCE_INIT;
@@ -373,27 +374,34 @@ line_bound(const cJSON *f, size_t dgram_len)
  */
 #define SENSOR_BAIT_SEND_MS 3000
 
-/* BUS=stdout: one line, BUS_LINE_MAGIC, the MAC, the datagram (which
- * holds no newline: compact JSON escapes it).  Under sensor_log_mu, so a
- * log line never lands inside it.  0 or -1. */
+/* BUS=stdout: one line, BUS_LINE_MAGIC, the MAC, the line's sequence
+ * number (1, 2, ...: the receiver drops repeats, as the engine's log
+ * reader can replay lines after a log rotation, and counts gaps), the
+ * datagram (which holds no newline: compact JSON escapes it); the MAC
+ * covers "SEQ DATAGRAM".  Under sensor_log_mu, so a log line never lands
+ * inside it and the numbers follow the line order.  0 or -1. */
 static int
 sensor_line(const char *s, size_t len)
 {
 	uint8_t mac[crypto_auth_hmacsha256_BYTES];
-	char hex[2 * sizeof mac + 1];
+	char hex[2 * sizeof mac + 1], seq[24];
 	int rc = 0;
 
 	if (memchr(s, '\n', len) != NULL)
 		return -1;
+	pthread_mutex_lock(&sensor_log_mu);
+	snprintf(seq, sizeof seq, "%llu ", ++sensor_seq);
 	crypto_auth_hmacsha256_state st;
 	crypto_auth_hmacsha256_init(&st, sensor_key, sizeof sensor_key);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)seq,
+	    strlen(seq));
 	crypto_auth_hmacsha256_update(&st, (const unsigned char *)s, len);
 	crypto_auth_hmacsha256_final(&st, mac);
 	sodium_memzero(&st, sizeof st);
 	util_hex(mac, sizeof mac, hex);
-	pthread_mutex_lock(&sensor_log_mu);
 	if (fputs(BUS_LINE_MAGIC, stdout) == EOF ||
 	    fputs(hex, stdout) == EOF || fputc(' ', stdout) == EOF ||
+	    fputs(seq, stdout) == EOF ||
 	    fwrite(s, 1, len, stdout) != len || fputc('\n', stdout) == EOF ||
 	    fflush(stdout) == EOF)
 		rc = -1;

@@ -328,11 +328,11 @@ IO=${ARES_BUILDDIR:-.}/tests/integration/test_engine_io
 tls "$base/client" env ARES_REQUIRE_DOCKER=1 "$IO" >"$out" 2>&1
 rc=$?
 [ $rc = 0 ] || fail "archive/follow over TLS: exit $rc: $(tail -20 "$out")"
-grep -q "PASSED  \] 6 test(s)" "$out" || fail "archive/follow over TLS: $(tail -20 "$out")"
+grep -q "PASSED  \] 7 test(s)" "$out" || fail "archive/follow over TLS: $(tail -20 "$out")"
 [ -z "$(rdocker ps -aq --filter label=ares.run)" ] ||
     fail "test_engine_io left containers on the remote engine"
-grep -E "^(bait|gateway deny)" "$out"
-echo "ok: archive PUT/GET (caps, hostile entries), the stdout follower, a BUS=stdout sensor (bait to the bus, chain out) the gateway deny via exec and the bridge seal container over TLS"
+grep -E "^(bait|gateway deny|rotation)" "$out"
+echo "ok: archive PUT/GET (caps, hostile entries), the stdout follower, a BUS=stdout sensor (bait to the bus, chain out), replayed lines dropped, the gateway deny via exec and the bridge seal container over TLS"
 # ---- 4. ssh:// -------------------------------------------------------
 # A stand-in for ssh on PATH: it checks the options ares gives it, then
 # runs `docker system dial-stdio` against the suite's engine (as the real

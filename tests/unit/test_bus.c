@@ -183,17 +183,27 @@ test_path_too_long(void **state)
 }
 
 
-/* "ARESBUS1 <mac of json under key> json" (caller frees). */
+/* "ARESBUS1 <mac of 'seq json' under key> seq json" (caller frees). */
 static char *
-bus_line(const uint8_t key[BUS_KEY_BYTES], const char *json)
+bus_line_n(const uint8_t key[BUS_KEY_BYTES], const char *seq,
+    const char *json)
 {
 	uint8_t mac[crypto_auth_hmacsha256_BYTES];
 	char hex[2 * sizeof mac + 1];
+	char *body = xasprintf("%s %s", seq, json), *l;
 
-	crypto_auth_hmacsha256(mac, (const unsigned char *)json, strlen(json),
+	crypto_auth_hmacsha256(mac, (const unsigned char *)body, strlen(body),
 	    key);
 	util_hex(mac, sizeof mac, hex);
-	return xasprintf(BUS_LINE_MAGIC "%s %s", hex, json);
+	l = xasprintf(BUS_LINE_MAGIC "%s %s", hex, body);
+	free(body);
+	return l;
+}
+
+static char *
+bus_line(const uint8_t key[BUS_KEY_BYTES], const char *json)
+{
+	return bus_line_n(key, "1", json);
 }
 
 static void
@@ -203,8 +213,11 @@ line_refused(const char *line, size_t len, const uint8_t *key,
 	struct errbuf e = {0};
 	const char *j = "x";
 	size_t n = 1;
+	uint64_t q = 9;
 
-	assert_int_equal(bus_line_check(line, len, key, src, &j, &n, &e), -1);
+	assert_int_equal(bus_line_check(line, len, key, src, &j, &n, &q, &e),
+	    -1);
+	assert_int_equal(q, 0);
 	assert_int_equal(e.code, ERRBUF_INPUT);
 	if (strstr(e.msg, msg) == NULL)
 		fail_msg("\"%s\" lacks \"%s\"", e.msg, msg);
@@ -221,6 +234,7 @@ test_line(void **state)
 	struct errbuf e = {0};
 	const char *j;
 	size_t n;
+	uint64_t q;
 	char *l, *m;
 	(void)state;
 
@@ -228,7 +242,8 @@ test_line(void **state)
 	memset(other, 8, sizeof other);
 	l = bus_line(key, ev);
 	assert_int_equal(bus_line_check(l, strlen(l), key, "service:tickets",
-	    &j, &n, &e), 1);
+	    &j, &n, &q, &e), 1);
+	assert_int_equal(q, 1);
 	assert_int_equal(n, strlen(ev));
 	assert_memory_equal(j, ev, n);
 
@@ -248,19 +263,39 @@ test_line(void **state)
 	m[sizeof BUS_LINE_MAGIC] = 'g';
 	line_refused(m, strlen(m), key, "service:tickets", "not hex");
 	free(m);
+	/* the number is under the MAC: another number, the same MAC fails */
+	m = xstrdup(l);
+	m[sizeof BUS_LINE_MAGIC - 1 + 65] = '2';
+	line_refused(m, strlen(m), key, "service:tickets", "MAC does not");
+	free(m);
+	free(l);
+	/* numbers: 20 digits at most, no leading zero, none missing */
+	l = bus_line_n(key, "18446744073709551615", ev);
+	assert_int_equal(bus_line_check(l, strlen(l), key, "service:tickets",
+	    &j, &n, &q, &e), 1);
+	assert_true(q == UINT64_MAX);
+	free(l);
+	l = bus_line_n(key, "18446744073709551616", ev);
+	line_refused(l, strlen(l), key, "service:tickets", "no sequence");
+	free(l);
+	l = bus_line_n(key, "07", ev);
+	line_refused(l, strlen(l), key, "service:tickets", "no sequence");
+	free(l);
+	l = bus_line_n(key, "", ev);
+	line_refused(l, strlen(l), key, "service:tickets", "no sequence");
 	free(l);
 
 	/* the magic inside an ordinary log line (the sink logs what the
 	 * agent sent, printable ASCII kept): not at the start, not a bus
 	 * line; at the start without the key's MAC: refused */
 	assert_int_equal(bus_line_check("sink: tcp 80 head=ARESBUS1 00 {}",
-	    33, key, "sink", &j, &n, &e), 0);
+	    33, key, "sink", &j, &n, &q, &e), 0);
 	assert_int_equal(bus_line_check("10.0.0.4 A x.example -> NXDOMAIN",
-	    32, key, "dns", &j, &n, &e), 0);
-	assert_int_equal(bus_line_check("", 0, key, "dns", &j, &n, &e), 0);
+	    32, key, "dns", &j, &n, &q, &e), 0);
+	assert_int_equal(bus_line_check("", 0, key, "dns", &j, &n, &q, &e), 0);
 	{
 		char forged[200];
-		snprintf(forged, sizeof forged, BUS_LINE_MAGIC "%064d "
+		snprintf(forged, sizeof forged, BUS_LINE_MAGIC "%064d 1 "
 		    "{\"src\":\"sink\",\"kind\":\"bait\"}", 0);
 		line_refused(forged, strlen(forged), key, "sink",
 		    "MAC does not");
@@ -280,6 +315,18 @@ test_line(void **state)
 		memcpy(b, BUS_LINE_MAGIC, sizeof BUS_LINE_MAGIC - 1);
 		line_refused(b, big, key, "dns", "limit");
 		free(b);
+	}
+	/* repeats dropped, gaps counted */
+	{
+		uint64_t last = 0;
+		size_t gaps = 0;
+		assert_true(bus_seq_accept(&last, 1, &gaps));
+		assert_true(bus_seq_accept(&last, 2, &gaps));
+		assert_false(bus_seq_accept(&last, 2, &gaps));   /* replayed */
+		assert_false(bus_seq_accept(&last, 1, &gaps));
+		assert_true(bus_seq_accept(&last, 5, &gaps));    /* 3, 4 lost */
+		assert_int_equal(gaps, 2);
+		assert_true(last == 5);
 	}
 	/* not JSON, or no src */
 	l = bus_line(key, "not json");

@@ -487,7 +487,7 @@ static void test_stdout_bus(void **state)
 		if (sensor_emit("dns_query", o) != 0)
 			_exit(4);
 		sensor_log("head=%s", "ARESBUS1 0000 {\"src\":\"dns\"}");
-		sensor_log(BUS_LINE_MAGIC "%064d {\"src\":\"dns\","
+		sensor_log(BUS_LINE_MAGIC "%064d 2 {\"src\":\"dns\","
 		    "\"kind\":\"bait\"}", 0);
 		o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "bait", "x");
@@ -510,9 +510,12 @@ static void test_stdout_bus(void **state)
 	while (util_next_line(text, len, &off, &line, &llen)) {
 		const char *j;
 		size_t jl;
+		uint64_t seq;
 		lines++;
-		int rc = bus_line_check(line, llen, key, "dns", &j, &jl, &e);
+		int rc = bus_line_check(line, llen, key, "dns", &j, &jl, &seq,
+		    &e);
 		if (rc == 1) {
+			assert_true(seq == good + 1);   /* 1, 2: in line order */
 			cJSON *o = cJSON_ParseWithLength(j, jl);
 			assert_non_null(o);
 			const cJSON *k = cJSON_GetObjectItemCaseSensitive(o,
