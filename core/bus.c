@@ -1,10 +1,13 @@
 /*
  * bus.c - the receiving end of the lab's sensor bus: one JSON object per
  * unix datagram, sent by the gateway and the fake services to a socket in a
- * directory bind-mounted into them (never into the agent).
+ * directory bind-mounted into them (never into the agent); and the check
+ * of the same datagram carried as a MACed line of a sensor container's
+ * stdout (BUS=stdout, a lab on a remote engine; bus_stream.c).
  */
 #include "internal.h"
 
+#include <sodium.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -124,4 +127,84 @@ const char *
 bus_event_str(const struct bus_event *ev, const char *key)
 {
 	return util_json_str(ev->json, key, NULL);   /* json may be NULL */
+}
+
+int
+bus_line_check(const char *line, size_t len,
+    const uint8_t key[BUS_KEY_BYTES], const char *src, const char **json,
+    size_t *jlen, uint64_t *seq, struct errbuf *e)
+{
+	const size_t magic = sizeof BUS_LINE_MAGIC - 1;
+	uint8_t mac[crypto_auth_hmacsha256_BYTES], got[sizeof mac];
+	crypto_auth_hmacsha256_state st;
+	const char *j, *s, *q;
+	char hex[2 * sizeof mac + 1];
+	uint64_t v;
+	size_t n;
+	cJSON *o;
+	bool same;
+
+	*json = NULL;
+	*jlen = 0;
+	*seq = 0;
+	if (len < magic || memcmp(line, BUS_LINE_MAGIC, magic) != 0)
+		return 0;
+	if (len > BUS_LINE_MAX)
+		return errbuf_set(e, ERRBUF_INPUT, "bus line: %zu bytes "
+		    "(limit %zu)", len, (size_t)BUS_LINE_MAX);
+	if (len < magic + 2 * sizeof mac + 2 || line[magic + 2 * sizeof mac]
+	    != ' ')
+		return errbuf_set(e, ERRBUF_INPUT, "bus line: no MAC");
+	memcpy(hex, line + magic, 2 * sizeof mac);
+	hex[2 * sizeof mac] = '\0';
+	if (util_unhex(hex, got, sizeof got) < 0)
+		return errbuf_set(e, ERRBUF_INPUT, "bus line: MAC is not hex");
+	q = line + magic + 2 * sizeof mac + 1;   /* "SEQ JSON" */
+	for (j = q, v = 0; j < line + len && *j >= '0' && *j <= '9' &&
+	    j - q < 20; j++)
+		v = v * 10 + (uint64_t)(*j - '0');
+	if (j == q || j >= line + len || *j != ' ' || *q == '0' ||
+	    (j - q == 20 && strncmp(q, "18446744073709551615", 20) > 0))
+		return errbuf_set(e, ERRBUF_INPUT, "bus line: no sequence "
+		    "number");
+	j++;
+	n = len - (size_t)(j - line);
+	if (n > BUS_DGRAM_MAX || memchr(j, '\0', n) != NULL)
+		return errbuf_set(e, ERRBUF_INPUT, "bus line: datagram of %zu "
+		    "bytes or with a NUL", n);
+	crypto_auth_hmacsha256_init(&st, key, BUS_KEY_BYTES);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)q,
+	    len - (size_t)(q - line));
+	crypto_auth_hmacsha256_final(&st, mac);
+	sodium_memzero(&st, sizeof st);
+	same = sodium_memcmp(mac, got, sizeof mac) == 0;
+	if (!same)
+		return errbuf_set(e, ERRBUF_INPUT, "bus line: MAC does not "
+		    "match (not written by this container's sensor)");
+	o = cJSON_ParseWithLength(j, n);
+	s = util_json_str(o, "src", NULL);
+	if (s == NULL || strcmp(s, src) != 0) {
+		char shown[80];
+		util_sanitize(shown, sizeof shown, s != NULL ? s : "(none)",
+		    s != NULL ? strlen(s) : 6, false);
+		cJSON_Delete(o);
+		return errbuf_set(e, ERRBUF_INPUT, "bus line: src \"%s\" is not "
+		    "this container's (\"%s\")", shown, src);
+	}
+	cJSON_Delete(o);
+	*json = j;
+	*jlen = n;
+	*seq = v;
+	return 1;
+}
+
+bool
+bus_seq_accept(uint64_t *last, uint64_t seq, size_t *gaps)
+{
+	if (seq <= *last)
+		return false;
+	if (seq - *last > 1)
+		*gaps += (size_t)(seq - *last - 1);
+	*last = seq;
+	return true;
 }

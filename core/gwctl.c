@@ -308,3 +308,43 @@ gwctl_call(const char *path, const char *req, size_t len, const char *what,
 	return gwctl_exchange(fd, path, req, len, what, timeout_ms, body,
 	    body_max, e);
 }
+
+int
+gwctl_exec(struct docker *d, const char *gateway, const char *user,
+    const char *method, const char *target, const char *req_body,
+    char **body, struct errbuf *e)
+{
+	const char *argv[] = { "/bin/ares-lab", "gwctl", method, target,
+	    req_body, NULL };
+	struct docker_exec_result r;
+	const char *sep;
+	int st;
+
+	if (body != NULL)
+		*body = NULL;
+	if (docker_exec(d, gateway, argv, user, GWCTL_HEAD_MAX + 65536, &r,
+	    e) < 0)
+		return errbuf_prefix(e, "gateway control %s %s via exec",
+		    method, target);
+	if (r.exit_code != 0) {
+		char shown[200];
+		util_sanitize(shown, sizeof shown, r.err, r.err_len, false);
+		errbuf_set(e, ERRBUF_INTERNAL, "gateway control %s %s via exec: "
+		    "exit %d: %s", method, target, r.exit_code, shown);
+		docker_exec_result_free(&r);
+		return -1;
+	}
+	st = gwctl_http_status(r.out, r.out_len);
+	if (st <= 0) {
+		errbuf_set(e, ERRBUF_INTERNAL, "gateway control %s %s via exec: "
+		    "no HTTP status line in the answer", method, target);
+		docker_exec_result_free(&r);
+		return -1;
+	}
+	sep = r.out_len >= 4 ? memmem(r.out, r.out_len, "\r\n\r\n", 4) : NULL;
+	if (body != NULL)
+		*body = sep != NULL ? xstrndup(sep + 4, r.out_len -
+		    (size_t)(sep + 4 - r.out)) : xstrdup("");
+	docker_exec_result_free(&r);
+	return st;
+}

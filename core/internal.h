@@ -139,9 +139,12 @@ int docker_network_disconnect(struct docker *d, const char *net,
 
 /* Containers */
 struct docker_mount {
-	const char *source;   /* host path (bind) */
+	const char *source;   /* host path (bind); a volume's name, or NULL
+	                         for an anonymous volume (removed with its
+	                         container: docker_container_remove) */
 	const char *target;   /* path in the container */
 	bool read_only;
+	bool volume;          /* Type volume instead of bind */
 };
 struct docker_container_spec {
 	const char *name;
@@ -197,6 +200,10 @@ struct docker_container_spec {
 	                                the engine's default; never
 	                                "unconfined" (docs/security.md) */
 	long long shm_bytes;         /* HostConfig.ShmSize; 0: the engine's */
+	bool proc_sys_rw;            /* HostConfig.ReadonlyPaths without
+	                                /proc/sys (the engine's other read-only
+	                                paths kept): only the remote seal's
+	                                container (hostfw_remote.c) */
 };
 /* A second handle on d's engine (its own connection, the negotiated
  * version and the time bound copied): a handle is not thread-safe, a
@@ -262,6 +269,99 @@ void docker_exec_result_free(struct docker_exec_result *r);
  * max each).  Returns 0, or -1 + e on a malformed frame. */
 int docker_demux(const char *buf, size_t len, size_t max,
     struct docker_exec_result *r, struct errbuf *e);
+
+/* Archive API (docs/engine.md "Remote engines").  PUT: extract tar (len
+ * bytes, an archive_tar) into directory path of container id (created,
+ * running or stopped; the directory must exist).  -1 + e. */
+int docker_archive_put(struct docker *d, const char *id, const char *path,
+    const void *tar, size_t len, struct errbuf *e);
+/* GET: the tar of path in container id, at most max bytes (a larger
+ * answer is an error, never cut).  Caller frees; *len set.  NULL + e
+ * (ERRBUF_INTERNAL for a missing path: the engine's 404). */
+char *docker_archive_get(struct docker *d, const char *id, const char *path,
+    size_t max, size_t *len, struct errbuf *e);
+
+/* Follow a non-TTY container's stdout (GET /containers/{id}/logs
+ * ?follow=1&stdout=1&stderr=0, from its first line) in a thread of its
+ * own with its own engine handle: fn(ctx, line, len, t_recv_ns) for every
+ * complete line (without its '\n', NUL-terminated, len <= line_max;
+ * t_recv_ns the CLOCK_MONOTONIC of its arrival), called from that
+ * thread.  Longer lines are dropped whole and counted; a last line
+ * without '\n' is counted as partial.  The stream ends when the
+ * container stops, or at docker_follow_stop; on a container not yet
+ * started it ends at once (Docker 20.10): start it first (its earlier
+ * lines are still read, the stream begins with its first line). */
+struct docker_follow;
+typedef void (*docker_line_fn)(void *ctx, const char *line, size_t len,
+    uint64_t t_recv_ns);
+struct docker_follow_stats {
+	size_t lines;        /* delivered */
+	size_t overlong;     /* dropped: longer than line_max */
+	size_t partial;      /* an unterminated last line (0 or 1) */
+	size_t bytes;        /* stdout payload bytes seen */
+	bool ended;          /* the engine ended the stream (not a stop) */
+	char error[256];     /* why the stream failed, "" when it did not */
+};
+/* Start following (d is cloned here: call from d's own thread).  NULL +
+ * e when the thread cannot start. */
+struct docker_follow *docker_follow_start(const struct docker *d,
+    const char *id, size_t line_max, docker_line_fn fn, void *ctx,
+    struct errbuf *e);
+/* Wait until the stream has ended by itself (1), or timeout_ms passed
+ * (0). */
+int docker_follow_wait(struct docker_follow *f, long timeout_ms);
+/* Stop (within about a second when the stream is idle), join, free;
+ * stats (may be NULL) filled.  NULL f: nothing. */
+void docker_follow_stop(struct docker_follow *f,
+    struct docker_follow_stats *stats);
+
+/* ------------------------------------------------------------------ */
+/* archive.c: the archive API's tar streams                            */
+/* ------------------------------------------------------------------ */
+
+#define ARCHIVE_FILE_MAX (16u * 1024 * 1024)  /* one file written */
+#define ARCHIVE_NAME_MAX 128                   /* an extracted name */
+/* An in-memory ustar stream (archive_tar_init, add, finish, free). */
+struct archive_tar {
+	char *buf;
+	size_t len, cap;
+};
+void archive_tar_init(struct archive_tar *t);
+/* A directory entry name/ (name: relative, plain components
+ * [A-Za-z0-9._-], <= 98 bytes).  -1 + e. */
+int archive_tar_dir(struct archive_tar *t, const char *name, unsigned mode,
+    unsigned uid, unsigned gid, struct errbuf *e);
+/* A regular file (name as above, <= 99 bytes; at most ARCHIVE_FILE_MAX
+ * bytes).  -1 + e. */
+int archive_tar_file(struct archive_tar *t, const char *name, unsigned mode,
+    unsigned uid, unsigned gid, const void *data, size_t len,
+    struct errbuf *e);
+/* The two end blocks. */
+void archive_tar_finish(struct archive_tar *t);
+void archive_tar_free(struct archive_tar *t);
+
+struct archive_limits {
+	size_t max_entries;  /* headers of any kind */
+	size_t max_file;     /* bytes of one file */
+	size_t max_total;    /* bytes of all files */
+};
+struct archive_stats {
+	size_t files, bytes;
+};
+/*
+ * Extract an untrusted tar (len bytes) into the existing directory dir:
+ * the first strip path components are dropped (they may only be
+ * directories), and what remains must be one plain name
+ * ([A-Za-z0-9._-], not starting with '.') of a regular file, created new
+ * (O_EXCL, O_NOFOLLOW, 0600) in dir.  Anything else refuses the archive
+ * (-1 + e, ERRBUF_INTERNAL), with the files written before it left in
+ * place: absolute or ".." paths, deeper paths, links, devices, fifos,
+ * GNU long names, PAX records that rename or resize, bad checksums, a
+ * missing end, more than lim allows.  st counts what was written.
+ */
+int archive_extract(const char *buf, size_t len, const char *dir,
+    unsigned strip, const struct archive_limits *lim,
+    struct archive_stats *st, struct errbuf *e);
 /* ------------------------------------------------------------------ */
 /* policy.c - the drill policy (one YAML file, libyaml)                */
 /* ------------------------------------------------------------------ */
@@ -343,6 +443,52 @@ int bus_open(const char *path, struct errbuf *e);
 int bus_recv(int fd, struct bus_event *ev, struct errbuf *e);
 void bus_event_free(struct bus_event *ev);
 const char *bus_event_str(const struct bus_event *ev, const char *key);
+
+/* Pure: one line of a sensor container's stdout (BUS=stdout,
+ * evidence.h).  1: a bus line whose MAC under key is right and whose
+ * "src" is src; *json and *jlen then point at its datagram inside line,
+ * *seq is its sequence number (>= 1).
+ * 0: not a bus line (no BUS_LINE_MAGIC: an ordinary log line).  -1 + e
+ * (ERRBUF_INPUT): it starts with the magic and is malformed, too long,
+ * forged (MAC) or another sensor's (src). */
+int bus_line_check(const char *line, size_t len,
+    const uint8_t key[BUS_KEY_BYTES], const char *src, const char **json,
+    size_t *jlen, uint64_t *seq, struct errbuf *e);
+/* Pure: true when seq is past *last (then *last = seq, and *gaps grows
+ * by the numbers skipped: lines lost); false for a repeat (the engine's
+ * log reader replays lines after a rotation: drop it). */
+bool bus_seq_accept(uint64_t *last, uint64_t seq, size_t *gaps);
+
+/* bus_stream.c: sensor events over the engine's log stream.  One stdout
+ * follower per sensor container; every checked line is sent, as the
+ * datagram it carries, to the drill's own bus socket (bus_path), so the
+ * drill receives it exactly as a datagram from a bind-mounted /bus. */
+struct bus_stream_src {
+	const char *id;                 /* the container (id or name) */
+	const char *src;                /* its events' "src" */
+	uint8_t key[BUS_KEY_BYTES];     /* its BUS_KEY */
+};
+struct bus_stream_stats {
+	size_t forwarded;    /* datagrams sent to the bus socket */
+	size_t malformed;    /* magic lines refused (bus_line_check -1) */
+	size_t send_failed;  /* checked lines the bus socket did not take */
+	size_t overlong;     /* lines longer than BUS_LINE_MAX, dropped */
+	size_t repeated;     /* checked lines whose number came before */
+	size_t lost;         /* numbers skipped: lines that never came */
+	size_t ended;        /* followers whose stream ended by itself */
+	char error[256];     /* the first follower's stream error, or "" */
+};
+struct bus_stream;
+/* Start following every src (started containers; d cloned per follower,
+ * from d's thread).  NULL + e. */
+struct bus_stream *bus_stream_start(const struct docker *d,
+    const char *bus_path, const struct bus_stream_src *srcs, size_t n,
+    struct errbuf *e);
+/* Lines so far (all followers), malformed included: a cheap progress
+ * counter for waits. */
+size_t bus_stream_lines(struct bus_stream *s);
+/* Stop every follower, fill st (may be NULL), free.  NULL s: nothing. */
+void bus_stream_stop(struct bus_stream *s, struct bus_stream_stats *st);
 /* ------------------------------------------------------------------ */
 /* lab.c, lab_roles.c, lab_host.c - the leakbox through the Engine API */
 /* ------------------------------------------------------------------ */
@@ -384,6 +530,13 @@ const char *lab_rootfs_path(void);
 /* Import the lab image unless an image tagged with the tar's content hash
  * exists.  *ref gets "ares-lab:<hash>" (caller frees).  -1 + e. */
 int lab_image_ensure(struct docker *d, char **ref, struct errbuf *e);
+/* lab_remote.c: 0 when p asks nothing of a lab on a remote engine that
+ * needs this machine's paths; else -1 + e (ERRBUF_INPUT, "remote engine
+ * (where): flaw X needs ...; local engine only") naming the first flaw or
+ * option that does (docker-socket, host-mount, control-keys, a real
+ * model.url, agent.kind image).  Pure. */
+int lab_remote_check(const struct policy *p, const char *where,
+    struct errbuf *e);
 /* Create networks and containers, plant bait, start everything but the
  * agent.  Returns the lab (free with lab_free) or NULL + e; on error
  * everything created so far is removed. */
@@ -821,6 +974,19 @@ int hostfw_unseal(const char *run_id, struct errbuf *e);
 /* Once the bridge exists: switch IPv6 off on it and make it answer no ARP
  * request (the host then has no address the lab can reach).  -1 + e. */
 int hostfw_bridge_quiet(const char *bridge, struct errbuf *e);
+/* hostfw_remote.c: the bridge sysctls of the seal on a remote engine's
+ * machine (docs/engine.md), applied by a short-lived container of image
+ * in the host's network namespace (NET_ADMIN, /proc/sys writable, not
+ * privileged) running `ares-lab seal`,
+ * which reads each value back.  0 with *record (JSON array, one object
+ * per bridge: what was read back; caller cJSON_Delete()s), or -1 + e: a
+ * value that does not read back as wanted is an error (fail closed).
+ * The INPUT drop rules of hostfw_seal are not applied there. */
+int hostfw_remote_seal(struct docker *d, const char *image, const char *run_id,
+    const char *const *bridges, size_t n, cJSON **record, struct errbuf *e);
+/* Pure: the seal container's output checked (hostfw_remote_seal). */
+int hostfw_remote_parse(const char *out, size_t len, const char *const *bridges,
+    size_t n, cJSON **record, struct errbuf *e);
 /* ------------------------------------------------------------------ */
 /* gc.c - what ares processes that are gone left on the engine          */
 /* ------------------------------------------------------------------ */
@@ -1053,6 +1219,15 @@ int gwctl_exchange(int fd, const char *path, const char *req, size_t len,
 /* gwctl_connect, then gwctl_exchange. */
 int gwctl_call(const char *path, const char *req, size_t len, const char *what,
     int timeout_ms, char **body, size_t body_max, struct errbuf *e);
+/* The same request without a host path to the socket (a lab on a remote
+ * engine): `ares-lab gwctl METHOD TARGET [BODY]` exec'd in the gateway
+ * container as user (NULL: its own), the answer read from the exec's
+ * stdout (bounded).  The HTTP status (100..599), *body (may be NULL: not
+ * wanted) the answer's body, NUL-terminated, caller frees.  -1 + e: the
+ * exec failed, the client exited nonzero, or no valid status line. */
+int gwctl_exec(struct docker *d, const char *gateway, const char *user,
+    const char *method, const char *target, const char *req_body,
+    char **body, struct errbuf *e);
 /* Status code of an HTTP/1.x status line at the start of buf: 100..599;
  * 0 when no complete line yet (and len < GWCTL_STATUS_MAX); -1 when
  * malformed (pure, unit-tested). */

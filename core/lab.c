@@ -1114,8 +1114,8 @@ lab_build_mount(struct lab_build *b, const char *role, const char *src,
 
 	if (f->nmounts >= LAB_SPEC_MAX)
 		util_fatal("lab: too many mounts for %s", role);
-	f->mounts[f->nmounts++] = (struct docker_mount){ src, target,
-	    read_only };
+	f->mounts[f->nmounts++] = (struct docker_mount){ .source = src,
+	    .target = target, .read_only = read_only };
 }
 
 /* Record a variable change for role. */

@@ -114,8 +114,8 @@ lab_spec_mount(struct lab_spec *s, const char *src, const char *target,
 {
 	if (s->nmounts >= sizeof s->mounts / sizeof s->mounts[0])
 		util_fatal("lab: too many mounts");
-	s->mounts[s->nmounts++] = (struct docker_mount){ src, target,
-	    read_only };
+	s->mounts[s->nmounts++] = (struct docker_mount){ .source = src,
+	    .target = target, .read_only = read_only };
 }
 
 /* Append a network to join after create (flaw: who asked, or NULL). */

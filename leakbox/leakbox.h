@@ -830,6 +830,15 @@ char *toolcli_notes_url(const char *base);
 char *toolcli_note_body(const char *text, bool final);
 /* Runs a subcommand (argv[0] = its name); the exit code. */
 int toolcli_main(int argc, char **argv);
+/* ctlcli.c: `ares-lab gwctl METHOD /TARGET [BODY]`, one request on the
+ * gateway's control socket from inside its container (a control plane
+ * without a host path to it); the answer on stdout.  Exit 0, EXIT_USAGE,
+ * EXIT_INTERNAL. */
+int ctlcli_main(int argc, char **argv);
+/* seal.c: `ares-lab seal BRIDGE...`, a lab bridge's sysctls written and
+ * read back from the host's network namespace (a remote engine's seal);
+ * one JSON line per bridge.  Exit 0 when all read back as wanted. */
+int seal_main(int argc, char **argv);
 
 /* ------------------------------------------------------------------ */
 /* decoys.c - fake STS/metadata, git smart-HTTP and MCP (+ the SSH)     */

@@ -15,7 +15,7 @@
 static int
 usage(FILE *f)
 {
-	fprintf(f, "usage: ares-lab gateway|service|model|agent|dns|sink|dockerproxy|TOOL\n"
+	fprintf(f, "usage: ares-lab gateway|service|model|agent|dns|sink|dockerproxy|gwctl|seal|TOOL\n"
 	    "  gateway  the agent's only route to a model (GATEWAY_*, MODEL_URL,\n"
 	    "           AGENT_KEY, REAL_KEY, CHANGES_AUTO_APPROVE, BUS)\n"
 	    "  service  fake internal API with a decoy token (SERVICE_*, DECOY_TOKEN,\n"
@@ -27,6 +27,10 @@ usage(FILE *f)
 	    "  dns      the lab resolver (DNS_MODE, SINK_IP, DNS_LISTEN)\n"
 	    "  sink     the simulated internet (SINK_TCP_PORTS, SINK_UDP_PORTS)\n"
 	    "  dockerproxy  allowlisting Engine API proxy (PROXY_SOCK, ENGINE_SOCK)\n"
+	    "  gwctl METHOD /TARGET [BODY]  one request on the gateway's control\n"
+	    "           socket from inside its container (GATEWAY_CONTROL)\n"
+	    "  seal BRIDGE...  a lab bridge's sysctls, written and read back from\n"
+	    "           the host's network namespace (a remote engine's seal)\n"
 	    "  decoys   fake STS/metadata, git, MCP and SSH services (CLOUD_*, GIT_*,\n"
 	    "           MCP_*, SSH_*; docs/bait.md)\n"
 	    "  hostsim  the decoy host of flaws host-pid, host-ipc (HOSTSIM_TOKEN,\n"
@@ -69,6 +73,10 @@ main(int argc, char **argv)
 		return dockerproxy_main();
 	if (strcmp(cmd, "decoys") == 0)
 		return decoys_main();
+	if (strcmp(cmd, "gwctl") == 0 && cmd != self)
+		return ctlcli_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "seal") == 0 && cmd != self)
+		return seal_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "hostsim") == 0 || strcmp(cmd, "init") == 0)
 		return hostsim_main(argc, argv);
 	if (hostsim_is_decoy(cmd))

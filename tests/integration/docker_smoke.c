@@ -160,7 +160,7 @@ int main(void)
 		const char *aliases[] = { "box", NULL };
 		const char *tmpfs[] = { "/tmp", NULL };
 		const char *env[] = { "SMOKE=1", NULL };
-		struct docker_mount m = { dir, "/host", true };
+		struct docker_mount m = { dir, "/host", true, false };
 		struct docker_container_spec s = {
 			.name = ctr_name, .image = ref, .cmd = cmd, .env = env,
 			.user = "65532:65532", .hostname = "box",

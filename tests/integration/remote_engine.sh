@@ -20,6 +20,11 @@
 #     (...): ... local engine only", exit 2, and make nothing: no run
 #     directory, no container, no network;
 #   - lab status and lab down (API only) work there;
+#   - the archive API (PUT, GET bounded and extracted safely) and the
+#     stdout follower work there, and a BUS=stdout sensor's bait reaches
+#     a local bus socket, its chain out through the API, and the gateway's
+#     deny is pulled through exec, and the seal container writes and
+#     reads back a bridge's sysctls (test_engine_io);
 #   - the second engine listens on nothing but 127.0.0.1;
 #   - ssh://USER@HOST:PORT runs `ssh -o BatchMode=yes ... -- HOST docker
 #     system dial-stdio` (a stand-in ssh on PATH that checks its options
@@ -313,6 +318,21 @@ grep -q "run $rrun: removed 1 object(s)" "$out" ||
 [ -z "$(rdocker ps -aq --filter "label=ares.run=$rrun")" ] ||
     fail "ares lab down left the remote container"
 echo "ok: ares lab status and lab down work on the remote engine"
+
+# ---- 3b. the archive API and the stdout follower over TLS -------------
+# (what a lab on a remote engine is built with: tests/integration/
+# test_engine_io.c, here against the TLS engine; it imports the lab image
+# there through the API)
+IO=${ARES_BUILDDIR:-.}/tests/integration/test_engine_io
+[ -x "$IO" ] || fail "no $IO (make check builds it)"
+tls "$base/client" env ARES_REQUIRE_DOCKER=1 "$IO" >"$out" 2>&1
+rc=$?
+[ $rc = 0 ] || fail "archive/follow over TLS: exit $rc: $(tail -20 "$out")"
+grep -q "PASSED  \] 7 test(s)" "$out" || fail "archive/follow over TLS: $(tail -20 "$out")"
+[ -z "$(rdocker ps -aq --filter label=ares.run)" ] ||
+    fail "test_engine_io left containers on the remote engine"
+grep -E "^(bait|gateway deny|rotation)" "$out"
+echo "ok: archive PUT/GET (caps, hostile entries), the stdout follower, a BUS=stdout sensor (bait to the bus, chain out), replayed lines dropped, the gateway deny via exec and the bridge seal container over TLS"
 # ---- 4. ssh:// -------------------------------------------------------
 # A stand-in for ssh on PATH: it checks the options ares gives it, then
 # runs `docker system dial-stdio` against the suite's engine (as the real

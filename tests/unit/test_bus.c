@@ -1,7 +1,10 @@
 /*
  * test_bus.c - the drill's end of the sensor bus: datagrams from the lab
  * are untrusted; every malformed one is refused with a reason, never a
- * crash, and the good ones carry their sender's clock.
+ * crash, and the good ones carry their sender's clock.  And the same
+ * datagram as a line of a sensor container's stdout (BUS=stdout): only
+ * the container's own key and src pass; an ordinary log line is not a bus
+ * line; a forged, cut or foreign one is refused.
  */
 #include "internal.h"
 
@@ -17,6 +20,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sodium.h>
 
 struct fx {
 	char dir[64];
@@ -178,6 +182,158 @@ test_path_too_long(void **state)
 	assert_non_null(strstr(e.msg, "too long"));
 }
 
+
+/* "ARESBUS1 <mac of 'seq json' under key> seq json" (caller frees). */
+static char *
+bus_line_n(const uint8_t key[BUS_KEY_BYTES], const char *seq,
+    const char *json)
+{
+	uint8_t mac[crypto_auth_hmacsha256_BYTES];
+	char hex[2 * sizeof mac + 1];
+	char *body = xasprintf("%s %s", seq, json), *l;
+
+	crypto_auth_hmacsha256(mac, (const unsigned char *)body, strlen(body),
+	    key);
+	util_hex(mac, sizeof mac, hex);
+	l = xasprintf(BUS_LINE_MAGIC "%s %s", hex, body);
+	free(body);
+	return l;
+}
+
+static char *
+bus_line(const uint8_t key[BUS_KEY_BYTES], const char *json)
+{
+	return bus_line_n(key, "1", json);
+}
+
+static void
+line_refused(const char *line, size_t len, const uint8_t *key,
+    const char *src, const char *msg)
+{
+	struct errbuf e = {0};
+	const char *j = "x";
+	size_t n = 1;
+	uint64_t q = 9;
+
+	assert_int_equal(bus_line_check(line, len, key, src, &j, &n, &q, &e),
+	    -1);
+	assert_int_equal(q, 0);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	if (strstr(e.msg, msg) == NULL)
+		fail_msg("\"%s\" lacks \"%s\"", e.msg, msg);
+	assert_null(j);
+	assert_int_equal(n, 0);
+}
+
+static void
+test_line(void **state)
+{
+	static const char ev[] = "{\"src\":\"service:tickets\",\"kind\":"
+	    "\"bait\",\"t_mono_ns\":5,\"bait\":\"tickets-admin-token\"}";
+	uint8_t key[BUS_KEY_BYTES], other[BUS_KEY_BYTES];
+	struct errbuf e = {0};
+	const char *j;
+	size_t n;
+	uint64_t q;
+	char *l, *m;
+	(void)state;
+
+	memset(key, 7, sizeof key);
+	memset(other, 8, sizeof other);
+	l = bus_line(key, ev);
+	assert_int_equal(bus_line_check(l, strlen(l), key, "service:tickets",
+	    &j, &n, &q, &e), 1);
+	assert_int_equal(q, 1);
+	assert_int_equal(n, strlen(ev));
+	assert_memory_equal(j, ev, n);
+
+	/* another container's key, another container's src */
+	line_refused(l, strlen(l), other, "service:tickets", "MAC does not");
+	line_refused(l, strlen(l), key, "sink", "is not this container's");
+	/* one byte of the datagram changed */
+	m = xstrdup(l);
+	m[strlen(m) - 3] = 'X';
+	line_refused(m, strlen(m), key, "service:tickets", "MAC does not");
+	free(m);
+	/* cut */
+	line_refused(l, strlen(l) - 1, key, "service:tickets", "MAC does not");
+	line_refused(l, 20, key, "service:tickets", "no MAC");
+	/* the MAC not hex */
+	m = xstrdup(l);
+	m[sizeof BUS_LINE_MAGIC] = 'g';
+	line_refused(m, strlen(m), key, "service:tickets", "not hex");
+	free(m);
+	/* the number is under the MAC: another number, the same MAC fails */
+	m = xstrdup(l);
+	m[sizeof BUS_LINE_MAGIC - 1 + 65] = '2';
+	line_refused(m, strlen(m), key, "service:tickets", "MAC does not");
+	free(m);
+	free(l);
+	/* numbers: 20 digits at most, no leading zero, none missing */
+	l = bus_line_n(key, "18446744073709551615", ev);
+	assert_int_equal(bus_line_check(l, strlen(l), key, "service:tickets",
+	    &j, &n, &q, &e), 1);
+	assert_true(q == UINT64_MAX);
+	free(l);
+	l = bus_line_n(key, "18446744073709551616", ev);
+	line_refused(l, strlen(l), key, "service:tickets", "no sequence");
+	free(l);
+	l = bus_line_n(key, "07", ev);
+	line_refused(l, strlen(l), key, "service:tickets", "no sequence");
+	free(l);
+	l = bus_line_n(key, "", ev);
+	line_refused(l, strlen(l), key, "service:tickets", "no sequence");
+	free(l);
+
+	/* the magic inside an ordinary log line (the sink logs what the
+	 * agent sent, printable ASCII kept): not at the start, not a bus
+	 * line; at the start without the key's MAC: refused */
+	assert_int_equal(bus_line_check("sink: tcp 80 head=ARESBUS1 00 {}",
+	    33, key, "sink", &j, &n, &q, &e), 0);
+	assert_int_equal(bus_line_check("10.0.0.4 A x.example -> NXDOMAIN",
+	    32, key, "dns", &j, &n, &q, &e), 0);
+	assert_int_equal(bus_line_check("", 0, key, "dns", &j, &n, &q, &e), 0);
+	{
+		char forged[200];
+		snprintf(forged, sizeof forged, BUS_LINE_MAGIC "%064d 1 "
+		    "{\"src\":\"sink\",\"kind\":\"bait\"}", 0);
+		line_refused(forged, strlen(forged), key, "sink",
+		    "MAC does not");
+	}
+
+	/* a NUL inside, a datagram over BUS_DGRAM_MAX, a line over the max */
+	l = bus_line(key, "{\"src\":\"dns\"}");
+	m = xstrdup(l);
+	m[strlen(m) - 2] = '\0';
+	line_refused(m, strlen(l), key, "dns", "NUL");
+	free(m);
+	free(l);
+	{
+		size_t big = BUS_LINE_MAX + 1;
+		char *b = xmalloc(big);
+		memset(b, 'a', big);
+		memcpy(b, BUS_LINE_MAGIC, sizeof BUS_LINE_MAGIC - 1);
+		line_refused(b, big, key, "dns", "limit");
+		free(b);
+	}
+	/* repeats dropped, gaps counted */
+	{
+		uint64_t last = 0;
+		size_t gaps = 0;
+		assert_true(bus_seq_accept(&last, 1, &gaps));
+		assert_true(bus_seq_accept(&last, 2, &gaps));
+		assert_false(bus_seq_accept(&last, 2, &gaps));   /* replayed */
+		assert_false(bus_seq_accept(&last, 1, &gaps));
+		assert_true(bus_seq_accept(&last, 5, &gaps));    /* 3, 4 lost */
+		assert_int_equal(gaps, 2);
+		assert_true(last == 5);
+	}
+	/* not JSON, or no src */
+	l = bus_line(key, "not json");
+	line_refused(l, strlen(l), key, "dns", "(none)");
+	free(l);
+}
+
 int
 main(void)
 {
@@ -191,6 +347,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_malformed, setup,
 		    teardown),
 		cmocka_unit_test(test_path_too_long),
+		cmocka_unit_test(test_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

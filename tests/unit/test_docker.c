@@ -155,15 +155,17 @@ static void test_container_config(void **state)
 	const char *tmpfs[] = { "/tmp", "/run", NULL };
 	const char *caps[] = { "NET_ADMIN", NULL };
 	const struct docker_mount mounts[] = {
-		{ "/host/bait", "/home/poyo/bait", true },
-		{ "/host/work", "/work", false },
+		{ "/host/bait", "/home/poyo/bait", true, false },
+		{ "/host/work", "/work", false, false },
+		{ NULL, "/evidence", false, true },       /* anonymous volume */
+		{ "ares-x-home", "/home/poyo", true, true },
 	};
 	struct docker_container_spec s = {
 		.name = "ares-x-agent", .image = "ares-lab:abc",
 		.cmd = cmd, .env = env, .user = "65532:65532",
 		.hostname = "poyo", .workdir = "/work",
 		.network = "ares-x-lab", .aliases = aliases,
-		.mounts = mounts, .nmounts = 2, .tmpfs = tmpfs,
+		.mounts = mounts, .nmounts = 4, .tmpfs = tmpfs,
 		.cap_add = caps, .drop_all_caps = true,
 		.read_only_rootfs = true, .privileged = false,
 		.no_new_privileges = true, .memory_bytes = 256LL << 20,
@@ -211,7 +213,7 @@ static void test_container_config(void **state)
 	assert_true(cJSON_IsString(get(a, "/tmp")));
 	assert_true(cJSON_IsString(get(a, "/run")));
 	a = get(hc, "Mounts");
-	assert_int_equal(cJSON_GetArraySize(a), 2);
+	assert_int_equal(cJSON_GetArraySize(a), 4);
 	m = cJSON_GetArrayItem(a, 0);
 	assert_string_equal(str(m, "Type"), "bind");
 	assert_string_equal(str(m, "Source"), "/host/bait");
@@ -220,6 +222,15 @@ static void test_container_config(void **state)
 	m = cJSON_GetArrayItem(a, 1);
 	assert_string_equal(str(m, "Source"), "/host/work");
 	assert_true(cJSON_IsFalse(get(m, "ReadOnly")));
+	m = cJSON_GetArrayItem(a, 2);
+	assert_string_equal(str(m, "Type"), "volume");
+	assert_null(cJSON_GetObjectItemCaseSensitive(m, "Source"));
+	assert_string_equal(str(m, "Target"), "/evidence");
+	assert_true(cJSON_IsFalse(get(m, "ReadOnly")));
+	m = cJSON_GetArrayItem(a, 3);
+	assert_string_equal(str(m, "Type"), "volume");
+	assert_string_equal(str(m, "Source"), "ares-x-home");
+	assert_true(cJSON_IsTrue(get(m, "ReadOnly")));
 
 	ep = get(get(get(c, "NetworkingConfig"), "EndpointsConfig"),
 	    "ares-x-lab");
@@ -311,7 +322,23 @@ static void test_container_config_minimal(void **state)
 	assert_null(cJSON_GetObjectItemCaseSensitive(hc, "PidsLimit"));
 	assert_null(cJSON_GetObjectItemCaseSensitive(hc, "Mounts"));
 	assert_null(cJSON_GetObjectItemCaseSensitive(hc, "Tmpfs"));
+	/* the engine's own read-only paths unless asked */
+	assert_null(cJSON_GetObjectItemCaseSensitive(hc, "ReadonlyPaths"));
 	cJSON_Delete(c);
+
+	/* the remote seal's container: /proc/sys writable, the rest kept */
+	s.proc_sys_rw = true;
+	c = docker_container_config(&s);
+	hc = get(c, "HostConfig");
+	{
+		const cJSON *ro = get(hc, "ReadonlyPaths"), *it;
+		assert_true(cJSON_GetArraySize(ro) == 4);
+		cJSON_ArrayForEach(it, ro)
+			assert_true(strncmp(it->valuestring, "/proc/sys", 9) != 0 ||
+			    strcmp(it->valuestring, "/proc/sysrq-trigger") == 0);
+	}
+	cJSON_Delete(c);
+	s.proc_sys_rw = false;
 
 	/* a role alone still labels */
 	s.role = "gateway";

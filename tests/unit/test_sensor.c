@@ -1,7 +1,9 @@
 /*
  * test_sensor.c - the sensor's evidence budget (leakbox/sensor.c):
  * EVIDENCE_MAX_BYTES, the final "truncated" line, events after it still
- * on the bus.  Each case runs the sensor in a forked child (its state is
+ * on the bus; BUS=stdout: MACed lines the host's check accepts, never
+ * mixed with log lines, and a forged one in a log line refused.  Each
+ * case runs the sensor in a forked child (its state is
  * per process) and checks the chain and the datagrams from the parent.
  */
 #include <errno.h>
@@ -454,6 +456,120 @@ static void test_log_bounded(void **state)
 	fx_free(f);
 }
 
+
+/* BUS=stdout: every event is one MACed line; log lines (even ones that
+ * carry the magic, as a log of attacker bytes could) never pass the
+ * host's check; the key leaves the environment. */
+static void test_stdout_bus(void **state)
+{
+	(void)state;
+	struct fixture *f = fx_new();
+	char *out = xasprintf("%s/stdout", f->dir);
+	uint8_t key[BUS_KEY_BYTES];
+	char hex[2 * BUS_KEY_BYTES + 1];
+	for (size_t i = 0; i < sizeof key; i++)
+		key[i] = (uint8_t)(i * 13 + 1);
+	util_hex(key, sizeof key, hex);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (!freopen(out, "w", stdout))
+			_exit(2);
+		setenv("EVIDENCE", f->chain, 1);
+		setenv("RUN_ID", "run-stdout-1", 1);
+		setenv("BUS", "stdout", 1);
+		setenv("BUS_KEY", hex, 1);
+		sensor_init("dns");
+		if (getenv("BUS_KEY") != NULL)
+			_exit(3);
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", "a\nb.example");
+		if (sensor_emit("dns_query", o) != 0)
+			_exit(4);
+		sensor_log("head=%s", "ARESBUS1 0000 {\"src\":\"dns\"}");
+		sensor_log(BUS_LINE_MAGIC "%064d 2 {\"src\":\"dns\","
+		    "\"kind\":\"bait\"}", 0);
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "bait", "x");
+		if (sensor_emit("bait", o) != 0)
+			_exit(5);
+		_exit(sensor_chain_count() == 3 ? 0 : 6);  /* genesis + 2 */
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	struct errbuf e = { 0 };
+	size_t len;
+	char *text = util_read_file(out, 1 << 20, &len, &e);
+	assert_non_null(text);
+	size_t off = 0, lines = 0, good = 0, refused = 0, plain = 0;
+	const char *line;
+	size_t llen;
+	const char *kinds[2] = { NULL, NULL };
+	while (util_next_line(text, len, &off, &line, &llen)) {
+		const char *j;
+		size_t jl;
+		uint64_t seq;
+		lines++;
+		int rc = bus_line_check(line, llen, key, "dns", &j, &jl, &seq,
+		    &e);
+		if (rc == 1) {
+			assert_true(seq == good + 1);   /* 1, 2: in line order */
+			cJSON *o = cJSON_ParseWithLength(j, jl);
+			assert_non_null(o);
+			const cJSON *k = cJSON_GetObjectItemCaseSensitive(o,
+			    "kind");
+			assert_true(cJSON_IsString(k));
+			if (good < 2)
+				kinds[good] = strcmp(k->valuestring, "bait") == 0 ?
+				    "bait" : "dns_query";
+			cJSON_Delete(o);
+			good++;
+		} else if (rc == 0) {
+			plain++;
+		} else {
+			refused++;
+		}
+	}
+	assert_int_equal(lines, 4);
+	assert_int_equal(good, 2);
+	assert_string_equal(kinds[0], "dns_query");
+	assert_string_equal(kinds[1], "bait");
+	assert_int_equal(plain, 1);
+	assert_int_equal(refused, 1);
+	free(text);
+
+	/* a bad key: no event lines at all, said on stderr */
+	char *err = xasprintf("%s/stderr", f->dir);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr))
+			_exit(2);
+		unsetenv("EVIDENCE");
+		setenv("BUS", "stdout", 1);
+		setenv("BUS_KEY", "abcd", 1);
+		sensor_init("dns");
+		int rc = sensor_emit("dns_query", NULL) == -1 ? 0 : 1;
+		fflush(NULL);
+		_exit(rc);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	text = util_read_file(out, 1 << 20, &len, &e);
+	assert_non_null(text);
+	assert_int_equal(len, 0);
+	free(text);
+	text = util_read_file(err, 1 << 20, &len, &e);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "BUS_KEY is not 64 hex digits"));
+	free(text);
+	free(err);
+	free(out);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -462,6 +578,7 @@ int main(void)
 		cmocka_unit_test(test_budget_invalid),
 		cmocka_unit_test(test_log_bounded),
 		cmocka_unit_test(test_bait_never_dropped),
+		cmocka_unit_test(test_stdout_bus),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,185 @@
+/*
+ * bus_stream.c - sensor events over the engine's log stream (a lab on a
+ * remote engine, where no host socket can be bind-mounted): one stdout
+ * follower (docker_follow_*) per sensor container; each line that passes
+ * bus_line_check (the container's own key, its own "src") is sent, as the
+ * datagram it carries, to the drill's bus socket, so the drill's one
+ * receive path (bus_recv, the kill path) sees it as it would see the
+ * datagram on the local path.  Lines without the magic are the sensor's
+ * ordinary log and are ignored; magic lines that fail are dropped and
+ * counted; a line whose sequence number came before (the engine's log
+ * reader replays lines after a log rotation, Engine 20.10) is dropped,
+ * and numbers skipped are counted as lost.  The agent's stdout is never
+ * followed.
+ */
+#include "internal.h"
+
+#include <sodium.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* One followed container. */
+struct bus_tap {
+	struct bus_stream *s;
+	char *src;
+	uint8_t key[BUS_KEY_BYTES];
+	struct docker_follow *f;
+	uint64_t last_seq;             /* the follower's thread only */
+	size_t repeated, lost;         /* read after the follower stopped */
+};
+
+struct bus_stream {
+	int fd;                        /* connected to the bus socket */
+	struct bus_tap *taps;
+	size_t n;
+	atomic_size_t lines, forwarded, malformed, send_failed;
+	pthread_mutex_t err_mu;
+	char first_bad[200];           /* the first refusal, for the record */
+};
+
+/* Follower callback (a follower's thread): check, then send. */
+static void
+tap_line(void *ctx, const char *line, size_t len, uint64_t t_recv_ns)
+{
+	struct bus_tap *t = ctx;
+	struct bus_stream *s = t->s;
+	struct errbuf e = {0};
+	const char *json;
+	size_t jlen;
+	uint64_t seq;
+	int rc;
+
+	(void)t_recv_ns;   /* bus_recv stamps the receipt itself */
+	atomic_fetch_add(&s->lines, 1);
+	rc = bus_line_check(line, len, t->key, t->src, &json, &jlen, &seq, &e);
+	if (rc == 0)
+		return;
+	if (rc < 0) {
+		atomic_fetch_add(&s->malformed, 1);
+		pthread_mutex_lock(&s->err_mu);
+		if (s->first_bad[0] == '\0')
+			snprintf(s->first_bad, sizeof s->first_bad, "%.60s: %.130s",
+			    t->src, e.msg);
+		pthread_mutex_unlock(&s->err_mu);
+		return;
+	}
+	if (!bus_seq_accept(&t->last_seq, seq, &t->lost)) {
+		t->repeated++;
+		return;
+	}
+	/* blocking, bounded by SO_SNDTIMEO: a full queue waits (up to 3 s)
+	 * instead of dropping, so a burst never hides the bait */
+	for (;;) {
+		ssize_t w = send(s->fd, json, jlen, MSG_NOSIGNAL);
+		if (w == (ssize_t)jlen) {
+			atomic_fetch_add(&s->forwarded, 1);
+			return;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		atomic_fetch_add(&s->send_failed, 1);
+		return;
+	}
+}
+
+struct bus_stream *
+bus_stream_start(const struct docker *d, const char *bus_path,
+    const struct bus_stream_src *srcs, size_t n, struct errbuf *e)
+{
+	struct bus_stream *s;
+	struct sockaddr_un sun;
+	struct timeval tv = { 3, 0 };
+
+	if (strlen(bus_path) >= sizeof sun.sun_path) {
+		errbuf_set(e, ERRBUF_INTERNAL, "bus stream: socket path too "
+		    "long: %s", bus_path);
+		return NULL;
+	}
+	s = xcalloc(1, sizeof *s);
+	pthread_mutex_init(&s->err_mu, NULL);
+	s->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, bus_path, strlen(bus_path) + 1);
+	if (s->fd < 0 || setsockopt(s->fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+	    sizeof tv) < 0 || connect(s->fd, (struct sockaddr *)&sun,
+	    sizeof sun) < 0) {
+		errbuf_set(e, ERRBUF_INTERNAL, "bus stream: connect %s: %s",
+		    bus_path, strerror(errno));
+		if (s->fd >= 0)
+			close(s->fd);
+		pthread_mutex_destroy(&s->err_mu);
+		free(s);
+		return NULL;
+	}
+	s->taps = xcalloc(n ? n : 1, sizeof *s->taps);
+	for (size_t i = 0; i < n; i++) {
+		struct bus_tap *t = &s->taps[i];
+
+		t->s = s;
+		t->src = xstrdup(srcs[i].src);
+		memcpy(t->key, srcs[i].key, BUS_KEY_BYTES);
+		t->f = docker_follow_start(d, srcs[i].id, BUS_LINE_MAX, tap_line,
+		    t, e);
+		s->n = i + 1;
+		if (t->f == NULL) {
+			errbuf_prefix(e, "bus stream: %s", srcs[i].src);
+			bus_stream_stop(s, NULL);
+			return NULL;
+		}
+	}
+	return s;
+}
+
+size_t
+bus_stream_lines(struct bus_stream *s)
+{
+	return s != NULL ? atomic_load(&s->lines) : 0;
+}
+
+void
+bus_stream_stop(struct bus_stream *s, struct bus_stream_stats *st)
+{
+	struct bus_stream_stats out = {0};
+
+	if (s == NULL)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		struct docker_follow_stats fs;
+		struct bus_tap *t = &s->taps[i];
+
+		if (t->f != NULL) {
+			docker_follow_stop(t->f, &fs);
+			out.overlong += fs.overlong;
+			out.repeated += t->repeated;
+			out.lost += t->lost;
+			if (fs.ended)
+				out.ended++;
+			if (fs.error[0] != '\0' && out.error[0] == '\0')
+				snprintf(out.error, sizeof out.error, "%.60s: %.180s",
+				    t->src, fs.error);
+		}
+		sodium_memzero(t->key, sizeof t->key);
+		free(t->src);
+	}
+	out.forwarded = atomic_load(&s->forwarded);
+	out.malformed = atomic_load(&s->malformed);
+	out.send_failed = atomic_load(&s->send_failed);
+	if (out.error[0] == '\0' && s->first_bad[0] != '\0')
+		snprintf(out.error, sizeof out.error, "refused: %.200s",
+		    s->first_bad);
+	if (st != NULL)
+		*st = out;
+	close(s->fd);
+	pthread_mutex_destroy(&s->err_mu);
+	free(s->taps);
+	free(s);
+}

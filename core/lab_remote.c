@@ -1,0 +1,51 @@
+/*
+ * lab_remote.c - what a lab on a remote engine cannot have (docs/engine.md,
+ * "A lab on a remote engine"): the flaws and options that inherently need
+ * a path or the kernel of the machine ares runs on.  Checked before
+ * anything is made, so a refusal leaves nothing behind and names what was
+ * refused.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+/* A flaw that needs a host path, and which one. */
+static const struct {
+	const char *flaw;
+	const char *needs;
+} remote_flaws[] = {
+	{ "docker-socket", "the engine's socket bind-mounted into the docker "
+	    "proxy and the proxy's socket directory RUN_DIR/dockerproxy into the "
+	    "agent" },
+	{ "host-mount", "the decoy host tree RUN_DIR/decoy-host bind-mounted "
+	    "into the agent" },
+	{ "control-keys", "the decoy keys RUN_DIR/decoy-ctl bind-mounted into "
+	    "the agent" },
+};
+
+int
+lab_remote_check(const struct policy *p, const char *where,
+    struct errbuf *e)
+{
+	for (size_t i = 0; i < p->nflaws; i++)
+		for (size_t k = 0; k < sizeof remote_flaws /
+		    sizeof remote_flaws[0]; k++)
+			if (strcmp(p->flaws[i], remote_flaws[k].flaw) == 0)
+				return errbuf_set(e, ERRBUF_INPUT, "remote engine "
+				    "(%.200s): flaw %s needs %s; local engine only",
+				    where, remote_flaws[k].flaw,
+				    remote_flaws[k].needs);
+	if (p->model_url != NULL)
+		return errbuf_set(e, ERRBUF_INPUT, "remote engine (%.200s): a "
+		    "real model.url needs the host relay (RUN_DIR/ctl/relay.sock "
+		    "bind-mounted into the gateway); local engine only", where);
+	/* the kernel levers are not refused here: they say "local engine
+	 * only" themselves when prepared (lever_kernel.c), as they always
+	 * have on a remote engine */
+	if (p->agent_kind == POLICY_AGENT_IMAGE)
+		return errbuf_set(e, ERRBUF_INPUT, "remote engine (%.200s): "
+		    "agent.kind image: its idle lab bind-mounts the probe helper "
+		    "from this machine (core/agent_image.c); local engine only",
+		    where);
+	return 0;
+}

@@ -1,0 +1,89 @@
+/*
+ * test_lab_remote.c - core/lab_remote.c: what a lab on a remote engine
+ * cannot have is refused by name (each flaw that needs a host path, a
+ * real model.url, agent.kind image), and the default policy asks none of
+ * it.  No engine needed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+
+#include "internal.h"
+
+static void
+refused(struct policy *p, const char *what)
+{
+	struct errbuf e = {0};
+	assert_int_equal(lab_remote_check(p, "tcp://10.0.0.5:2376", &e), -1);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	if (strstr(e.msg, what) == NULL ||
+	    strstr(e.msg, "remote engine (tcp://10.0.0.5:2376): ") != e.msg ||
+	    strstr(e.msg, "; local engine only") == NULL)
+		fail_msg("\"%s\" does not name %s", e.msg, what);
+}
+
+static void
+test_refused(void **state)
+{
+	static char f1[] = "docker-socket", f2[] = "host-mount",
+	    f3[] = "control-keys", ok[] = "open-dns", url[] =
+	    "https://api.example/v1", k1[] = "cgroup-freeze";
+	struct policy p;
+	struct errbuf e = {0};
+	(void)state;
+
+	memset(&p, 0, sizeof p);
+	assert_int_equal(lab_remote_check(&p, "x", &e), 0);
+	/* a flaw that needs no host path passes; so do the kernel levers
+	 * (they say "local engine only" themselves at prepare) */
+	p.flaws[0] = ok;
+	p.nflaws = 1;
+	p.levers[0] = k1;
+	p.nlevers = 1;
+	assert_int_equal(lab_remote_check(&p, "x", &e), 0);
+	p.flaws[1] = f1;
+	p.nflaws = 2;
+	refused(&p, "flaw docker-socket needs");
+	p.flaws[1] = f2;
+	refused(&p, "flaw host-mount needs the decoy host tree");
+	p.flaws[1] = f3;
+	refused(&p, "flaw control-keys needs");
+	p.nflaws = 1;
+	p.model_url = url;
+	refused(&p, "a real model.url needs the host relay");
+	p.model_url = NULL;
+	p.agent_kind = POLICY_AGENT_IMAGE;
+	refused(&p, "agent.kind image");
+}
+
+static void
+test_default_policy(void **state)
+{
+	const char *src = getenv("ARES_SRCDIR");
+	char *path = xasprintf("%s/policies/default.yaml", src ? src : ".");
+	struct errbuf e = {0};
+	struct policy *p = policy_load(path, &e);
+	(void)state;
+
+	if (p == NULL)
+		fail_msg("%s: %s", path, e.msg);
+	assert_int_equal(lab_remote_check(p, "tcp://h:2376", &e), 0);
+	policy_free(p);
+	free(path);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_default_policy),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
