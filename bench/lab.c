@@ -472,8 +472,10 @@ bl_sample(struct bl_bench *b, struct docker *d)
 		    "      com.docker.network.bridge.name: \"abl%05u%s%zu\"\n"
 		    "      com.docker.network.bridge.inhibit_ipv4: \"true\"\n",
 		    it->string, (unsigned)getpid() % 100000, "n", k++);
-		if (cJSON_IsString(it)) {
-			/* the sample's subnet, as ares asked for it */
+		if (cJSON_IsString(it) && b->dns_fixed) {
+			/* the sample's subnet, as ares asked for it (an ares
+			 * without fixed addresses took the engine's pick: so
+			 * does Compose) */
 			cJSON *ni = docker_network_inspect(d, it->valuestring, &e);
 			const cJSON *c = cJSON_GetArrayItem(
 			    cJSON_GetObjectItemCaseSensitive(

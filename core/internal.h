@@ -781,8 +781,9 @@ enum lab_start {
  * ares.role=<name>.  The lifecycle (lab_roles_up) builds every wanted
  * one's spec in table order before the engine is touched, then creates
  * and starts them in parallel, each once the roles it needs are ready
- * (lab_waves): what a spec reads of other roles (the dns's address, the
- * sink's, a container to share a namespace with) is filled in then.
+ * (lab_waves): what a spec reads of other roles (a container to share a
+ * namespace with, a late fact) is filled in then; the dns's and the
+ * sink's addresses are fixed (lab_net_addr) and known before.
  */
 struct lab_role {
 	const char *name;

@@ -1578,9 +1578,9 @@ lab_up_thread(void *arg)
 /*
  * The lifecycle: every wanted role's spec built in table order, then
  * every role made in a thread of its own (its own engine handle), each
- * once the roles it needs are ready (lab_waves: the agent after the dns,
- * an open dns after the sink, a namespace's sharer after its owner),
- * everything else at once.  Every thread is joined before it returns.
+ * once the roles it needs are ready (lab_waves: a namespace's sharer
+ * after its owner; the dns's and the sink's addresses are fixed, so no
+ * one waits for them), everything else at once.  Every thread is joined before it returns.
  * On error (the first, naming its role) the caller removes what was made
  * (lab_teardown): nothing is created after the threads are joined.
  * -1 + e.
