@@ -809,6 +809,7 @@ lab_net_addr(const char *run_id, const char *role, unsigned attempt,
 	uint32_t slot, base;
 	char ip[16];
 
+	memset(out, 0, sizeof *out);   /* comparable as bytes (tests) */
 	at[0] = (unsigned char)(attempt >> 24);
 	at[1] = (unsigned char)(attempt >> 16);
 	at[2] = (unsigned char)(attempt >> 8);
