@@ -2058,10 +2058,17 @@ docker_container_config(const struct docker_container_spec *spec)
 	if (spec->cap_add != NULL && spec->cap_add[0] != NULL)
 		cJSON_AddItemToObject(hc, "CapAdd", str_array(spec->cap_add));
 	cJSON_AddBoolToObject(hc, "Privileged", spec->privileged);
-	if (spec->proc_sys_rw) {
-		/* Docker 20.10's default list, /proc/sys left out */
+	if (spec->proc_sys_net_rw) {
+		/* Docker 20.10's default list with /proc/sys replaced by its
+		 * subtrees other than net/: a non-net sysctl checks no
+		 * capability, only the global root uid and the mount, so a
+		 * writable one (kernel.core_pattern) would be host root; the
+		 * runtime skips a path this kernel does not have */
 		static const char *const ro[] = { "/proc/bus", "/proc/fs",
-		    "/proc/irq", "/proc/sysrq-trigger", NULL };
+		    "/proc/irq", "/proc/sysrq-trigger", "/proc/sys/kernel",
+		    "/proc/sys/vm", "/proc/sys/fs", "/proc/sys/dev",
+		    "/proc/sys/user", "/proc/sys/abi", "/proc/sys/debug",
+		    "/proc/sys/crypto", NULL };
 		cJSON_AddItemToObject(hc, "ReadonlyPaths", str_array(ro));
 	}
 	cJSON_AddBoolToObject(hc, "ReadonlyRootfs", spec->read_only_rootfs);

@@ -187,9 +187,11 @@ struct docker_container_spec {
 	                                the engine's default; never
 	                                "unconfined" (docs/security.md) */
 	long long shm_bytes;         /* HostConfig.ShmSize; 0: the engine's */
-	bool proc_sys_rw;            /* HostConfig.ReadonlyPaths without
-	                                /proc/sys (the engine's other read-only
-	                                paths kept): only the remote seal's
+	bool proc_sys_net_rw;        /* HostConfig.ReadonlyPaths with
+	                                /proc/sys/net left writable: every
+	                                other /proc/sys subtree and the
+	                                engine's other read-only paths kept
+	                                read-only; only the remote seal's
 	                                container (hostfw_remote.c) */
 };
 /* A second handle on d's engine (its own connection, the negotiated
