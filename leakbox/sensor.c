@@ -75,6 +75,34 @@ sensor_error_locked(const char *msg)
 	bus_send("sensor_error", f, CHAIN_NONE);
 }
 
+/* Write one whole line (len bytes, its newline included) to stdout with
+ * one write(2) while holding stdout's FILE lock, which every stdio call
+ * of every thread takes: what other threads printed before is flushed
+ * first and nothing of theirs lands inside the line.  0 or -1. */
+static int
+sensor_write_line(const char *buf, size_t len)
+{
+	int rc = 0;
+
+	flockfile(stdout);
+	if (fflush(stdout) == EOF)
+		rc = -1;
+	while (rc == 0 && len > 0) {
+		ssize_t n = write(fileno(stdout), buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = -1;
+			break;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	funlockfile(stdout);
+	return rc;
+}
+
 void
 sensor_log(const char *fmt, ...)
 {
@@ -85,23 +113,27 @@ sensor_log(const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	size_t len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
+	/* the last byte of line is for the newline */
+	size_t len = (size_t)n < sizeof(line) - 1 ? (size_t)n :
+	    sizeof(line) - 2;
+	line[len] = '\n';
 	pthread_mutex_lock(&sensor_log_mu);
 	if (sensor_log_full) {
 		sensor_log_dropped++;
 	} else if (sensor_logged + len + 1 + 512 > SENSOR_LOG_MAX) {
 		/* the last 512 bytes are for this note (< 300) */
+		char note[320];
+		int m = snprintf(note, sizeof note, "%.100s: %zu bytes of log "
+		    "lines: the log budget (%u) is reached, further lines are "
+		    "not printed (events still go to the bus and the evidence "
+		    "chain)\n", sensor_src, sensor_logged, SENSOR_LOG_MAX);
+
 		sensor_log_full = true;
 		sensor_log_dropped++;
-		printf("%.100s: %zu bytes of log lines: the log budget (%u) is "
-		    "reached, further lines are not printed (events still go to "
-		    "the bus and the evidence chain)\n", sensor_src, sensor_logged,
-		    SENSOR_LOG_MAX);
-		fflush(stdout);
+		if (m > 0 && (size_t)m < sizeof note)
+			(void)sensor_write_line(note, (size_t)m);
 	} else {
-		fwrite(line, 1, len, stdout);
-		fputc('\n', stdout);
-		fflush(stdout);
+		(void)sensor_write_line(line, len + 1);
 		sensor_logged += len + 1;
 	}
 	pthread_mutex_unlock(&sensor_log_mu);
@@ -378,14 +410,16 @@ line_bound(const cJSON *f, size_t dgram_len)
  * number (1, 2, ...: the receiver drops repeats, as the engine's log
  * reader can replay lines after a log rotation, and counts gaps), the
  * datagram (which holds no newline: compact JSON escapes it); the MAC
- * covers "SEQ DATAGRAM".  Under sensor_log_mu, so a log line never lands
- * inside it and the numbers follow the line order.  0 or -1. */
+ * covers "SEQ DATAGRAM".  Built in one buffer and written by
+ * sensor_write_line (one write under stdout's FILE lock, so no other
+ * thread's stdio output lands inside it), under sensor_log_mu so the
+ * numbers follow the line order.  0 or -1. */
 static int
 sensor_line(const char *s, size_t len)
 {
 	uint8_t mac[crypto_auth_hmacsha256_BYTES];
 	char hex[2 * sizeof mac + 1], seq[24];
-	int rc = 0;
+	int rc;
 
 	if (memchr(s, '\n', len) != NULL)
 		return -1;
@@ -399,12 +433,22 @@ sensor_line(const char *s, size_t len)
 	crypto_auth_hmacsha256_final(&st, mac);
 	sodium_memzero(&st, sizeof st);
 	util_hex(mac, sizeof mac, hex);
-	if (fputs(BUS_LINE_MAGIC, stdout) == EOF ||
-	    fputs(hex, stdout) == EOF || fputc(' ', stdout) == EOF ||
-	    fputs(seq, stdout) == EOF ||
-	    fwrite(s, 1, len, stdout) != len || fputc('\n', stdout) == EOF ||
-	    fflush(stdout) == EOF)
-		rc = -1;
+	/* the whole line in one buffer, written at once */
+	size_t ml = strlen(BUS_LINE_MAGIC), hl = strlen(hex), sl = strlen(seq);
+	size_t total = ml + hl + 1 + sl + len + 1;
+	char *buf = xmalloc(total), *p = buf;
+	memcpy(p, BUS_LINE_MAGIC, ml);
+	p += ml;
+	memcpy(p, hex, hl);
+	p += hl;
+	*p++ = ' ';
+	memcpy(p, seq, sl);
+	p += sl;
+	memcpy(p, s, len);
+	p += len;
+	*p = '\n';
+	rc = sensor_write_line(buf, total);
+	free(buf);
 	pthread_mutex_unlock(&sensor_log_mu);
 	return rc;
 }

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -570,6 +571,97 @@ static void test_stdout_bus(void **state)
 	fx_free(f);
 }
 
+/* test_stdout_torn: another thread's stdio lines to stdout (the
+ * gateway's "control: deny") while events go out; set by that thread */
+static volatile int torn_done;
+
+static void *torn_ctl(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 20000 && !torn_done; i++) {
+		printf("control: %s\n", "deny");
+		fflush(stdout);
+	}
+	return NULL;
+}
+
+/* BUS=stdout under a racing stdout writer: every bus line is written
+ * whole (no other line lands inside it), so all of them pass the check
+ * and every other line is an intact control line. */
+static void test_stdout_torn(void **state)
+{
+	(void)state;
+	struct fixture *f = fx_new();
+	char *out = xasprintf("%s/stdout", f->dir);
+	uint8_t key[BUS_KEY_BYTES];
+	char hex[2 * BUS_KEY_BYTES + 1], big[2000];
+	enum { N = 2000 };
+
+	for (size_t i = 0; i < sizeof key; i++)
+		key[i] = (uint8_t)(i * 7 + 3);
+	util_hex(key, sizeof key, hex);
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pthread_t t;
+
+		if (!freopen(out, "w", stdout))
+			_exit(2);
+		unsetenv("EVIDENCE");
+		setenv("BUS", "stdout", 1);
+		setenv("BUS_KEY", hex, 1);
+		sensor_init("gateway");
+		if (pthread_create(&t, NULL, torn_ctl, NULL) != 0)
+			_exit(3);
+		for (int i = 0; i < N; i++) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "pad", big);
+			sensor_emit(i == N / 2 ? "bait" : "model_request", o);
+		}
+		torn_done = 1;
+		pthread_join(t, NULL);
+		fflush(stdout);
+		_exit(0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	struct errbuf e = { 0 };
+	size_t len, off = 0, llen, good = 0, refused = 0, ctl = 0, torn = 0;
+	size_t gaps = 0;
+	uint64_t last = 0, seq;
+	const char *line, *j;
+	size_t jl;
+	char *text = util_read_file(out, 1 << 30, &len, &e);
+	assert_non_null(text);
+	while (util_next_line(text, len, &off, &line, &llen)) {
+		int rc = bus_line_check(line, llen, key, "gateway", &j, &jl,
+		    &seq, &e);
+		if (rc == 1) {
+			good++;
+			assert_true(bus_seq_accept(&last, seq, &gaps));
+		} else if (rc < 0) {
+			refused++;
+		} else if (llen == 13 && memcmp(line, "control: deny", 13) == 0) {
+			ctl++;
+		} else {
+			torn++;
+		}
+	}
+	print_message("bus lines %zu of %d, refused %zu, torn %zu, control "
+	    "lines %zu\n", good, N, refused, torn, ctl);
+	assert_int_equal(refused, 0);
+	assert_int_equal(torn, 0);
+	assert_int_equal(gaps, 0);
+	assert_int_equal(good, N);
+	assert_true(ctl > 0);
+	free(text);
+	free(out);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -579,6 +671,7 @@ int main(void)
 		cmocka_unit_test(test_log_bounded),
 		cmocka_unit_test(test_bait_never_dropped),
 		cmocka_unit_test(test_stdout_bus),
+		cmocka_unit_test(test_stdout_torn),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
