@@ -2706,13 +2706,16 @@ follow_thread(void *arg)
 }
 
 struct docker_follow *
-docker_follow_start(const struct docker *d, const char *id, size_t line_max,
-    docker_line_fn fn, void *ctx, struct errbuf *e)
+docker_follow_start(const struct docker *d, const char *id,
+    const char *since, size_t line_max, docker_line_fn fn, void *ctx,
+    struct errbuf *e)
 {
 	struct docker_follow *f;
 	int err;
 
-	if (line_max == 0 || line_max > DOCKER_BODY_MAX || fn == NULL) {
+	if (line_max == 0 || line_max > DOCKER_BODY_MAX || fn == NULL ||
+	    (since != NULL && (since[0] == '\0' || strlen(since) > 32 ||
+	    strspn(since, "0123456789.") != strlen(since)))) {
 		errbuf_set(e, ERRBUF_INPUT, "docker: follow: bad arguments");
 		return NULL;
 	}
@@ -2722,8 +2725,13 @@ docker_follow_start(const struct docker *d, const char *id, size_t line_max,
 	/* as fast as an attach here (Engine 20.10, measured side by side on
 	 * one container), and unlike it ends by itself once the container
 	 * has stopped */
-	f->path = id_path(f->d, "/containers", id,
-	    "/logs?follow=1&stdout=1&stderr=0");
+	{
+		char *q = xasprintf("/logs?follow=1&stdout=1&stderr=0%s%s",
+		    since != NULL ? "&since=" : "", since != NULL ? since : "");
+
+		f->path = id_path(f->d, "/containers", id, q);
+		free(q);
+	}
 	f->line_max = line_max;
 	f->line = xmalloc(line_max + 1);
 	f->fn = fn;

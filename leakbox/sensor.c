@@ -31,6 +31,9 @@ static int sensor_fd = -1;
 static bool sensor_stdout;
 static uint8_t sensor_key[BUS_KEY_BYTES];
 static unsigned long long sensor_seq;   /* last line's (sensor_log_mu) */
+/* this start's nonce (hex) and $RUN_ID, both under every line's MAC */
+static char sensor_boot[2 * BUS_BOOT_BYTES + 1];
+static char sensor_run[256];
 static struct sockaddr_un sensor_addr;
 static bool sensor_ready;
 static pthread_once_t sensor_once = PTHREAD_ONCE_INIT;
@@ -238,8 +241,21 @@ sensor_open(void)
 	const char *bus = getenv("BUS");
 	if (bus && strcmp(bus, "stdout") == 0) {
 		const char *k = getenv("BUS_KEY");
-		if (k && strlen(k) == 2 * BUS_KEY_BYTES &&
+		const char *run = getenv("RUN_ID");
+		uint8_t boot[BUS_BOOT_BYTES];
+
+		if (run == NULL)
+			run = "";
+		if (strlen(run) >= sizeof sensor_run ||
+		    strchr(run, '\n') != NULL) {
+			snprintf(sensor_pending_err, sizeof(sensor_pending_err),
+			    "BUS=stdout but RUN_ID is over %zu bytes or holds a "
+			    "newline: no events", sizeof sensor_run - 1);
+		} else if (k && strlen(k) == 2 * BUS_KEY_BYTES &&
 		    util_unhex(k, sensor_key, BUS_KEY_BYTES) == 0) {
+			snprintf(sensor_run, sizeof sensor_run, "%s", run);
+			randombytes_buf(boot, sizeof boot);
+			util_hex(boot, sizeof boot, sensor_boot);
 			sensor_stdout = true;
 			sensor_ready = true;
 		} else {
@@ -406,27 +422,31 @@ line_bound(const cJSON *f, size_t dgram_len)
  */
 #define SENSOR_BAIT_SEND_MS 3000
 
-/* BUS=stdout: one line, BUS_LINE_MAGIC, the MAC, the line's sequence
- * number (1, 2, ...: the receiver drops repeats, as the engine's log
- * reader can replay lines after a log rotation, and counts gaps), the
- * datagram (which holds no newline: compact JSON escapes it); the MAC
- * covers "SEQ DATAGRAM".  Built in one buffer and written by
- * sensor_write_line (one write under stdout's FILE lock, so no other
- * thread's stdio output lands inside it), under sensor_log_mu so the
- * numbers follow the line order.  0 or -1. */
+/* BUS=stdout: one line, BUS_LINE_MAGIC, the MAC, this start's nonce,
+ * the line's sequence number (1, 2, ...: the receiver drops repeats, as
+ * the engine's log reader can replay lines after a log rotation, and
+ * counts gaps; the nonce tells a restarted sensor's numbers from the
+ * earlier start's), the datagram (which holds no newline: compact JSON
+ * escapes it); the MAC covers "RUN_ID\nBOOT SEQ DATAGRAM".  Built in
+ * one buffer and written by sensor_write_line (one write under stdout's
+ * FILE lock, so no other thread's stdio output lands inside it), under
+ * sensor_log_mu so the numbers follow the line order.  0 or -1. */
 static int
 sensor_line(const char *s, size_t len)
 {
 	uint8_t mac[crypto_auth_hmacsha256_BYTES];
-	char hex[2 * sizeof mac + 1], seq[24];
+	char hex[2 * sizeof mac + 1], seq[2 * BUS_BOOT_BYTES + 24];
 	int rc;
 
 	if (memchr(s, '\n', len) != NULL)
 		return -1;
 	pthread_mutex_lock(&sensor_log_mu);
-	snprintf(seq, sizeof seq, "%llu ", ++sensor_seq);
+	snprintf(seq, sizeof seq, "%s %llu ", sensor_boot, ++sensor_seq);
 	crypto_auth_hmacsha256_state st;
 	crypto_auth_hmacsha256_init(&st, sensor_key, sizeof sensor_key);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)sensor_run,
+	    strlen(sensor_run));
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)"\n", 1);
 	crypto_auth_hmacsha256_update(&st, (const unsigned char *)seq,
 	    strlen(seq));
 	crypto_auth_hmacsha256_update(&st, (const unsigned char *)s, len);

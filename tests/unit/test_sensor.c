@@ -513,8 +513,9 @@ static void test_stdout_bus(void **state)
 		size_t jl;
 		uint64_t seq;
 		lines++;
-		int rc = bus_line_check(line, llen, key, "dns", &j, &jl, &seq,
-		    &e);
+		uint8_t boot[BUS_BOOT_BYTES];
+		int rc = bus_line_check(line, llen, key, "run-stdout-1", "dns",
+		    &j, &jl, boot, &seq, &e);
 		if (rc == 1) {
 			assert_true(seq == good + 1);   /* 1, 2: in line order */
 			cJSON *o = cJSON_ParseWithLength(j, jl);
@@ -610,6 +611,7 @@ static void test_stdout_torn(void **state)
 		if (!freopen(out, "w", stdout))
 			_exit(2);
 		unsetenv("EVIDENCE");
+		unsetenv("RUN_ID");
 		setenv("BUS", "stdout", 1);
 		setenv("BUS_KEY", hex, 1);
 		sensor_init("gateway");
@@ -637,8 +639,9 @@ static void test_stdout_torn(void **state)
 	char *text = util_read_file(out, 1 << 30, &len, &e);
 	assert_non_null(text);
 	while (util_next_line(text, len, &off, &line, &llen)) {
-		int rc = bus_line_check(line, llen, key, "gateway", &j, &jl,
-		    &seq, &e);
+		uint8_t boot[BUS_BOOT_BYTES];
+		int rc = bus_line_check(line, llen, key, NULL, "gateway", &j,
+		    &jl, boot, &seq, &e);
 		if (rc == 1) {
 			good++;
 			assert_true(bus_seq_accept(&last, seq, &gaps));
