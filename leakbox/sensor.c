@@ -240,7 +240,7 @@ sensor_open(void)
 {
 	const char *bus = getenv("BUS");
 	if (bus && strcmp(bus, "stdout") == 0) {
-		const char *k = getenv("BUS_KEY");
+		char *k = getenv("BUS_KEY");
 		const char *run = getenv("RUN_ID");
 		uint8_t boot[BUS_BOOT_BYTES];
 
@@ -263,7 +263,14 @@ sensor_open(void)
 			    "BUS=stdout but BUS_KEY is not %d hex digits: no "
 			    "events", 2 * BUS_KEY_BYTES);
 		}
-		(void)unsetenv("BUS_KEY");   /* not inherited by children */
+		/* the bytes themselves cleared first: getenv points into the
+		 * process's initial environment block, which /proc/PID/environ
+		 * shows and unsetenv leaves in place; then out of environ, so
+		 * no child of this process inherits it (the container's own
+		 * configuration still holds it: docs/sensors.md) */
+		if (k != NULL)
+			sodium_memzero(k, strlen(k));
+		(void)unsetenv("BUS_KEY");
 	} else if (bus && *bus && strlen(bus) < sizeof(sensor_addr.sun_path)) {
 		sensor_addr.sun_family = AF_UNIX;
 		strcpy(sensor_addr.sun_path, bus);

@@ -429,6 +429,21 @@ test_sensor_stream(void **state)
 	assert_int_equal(baits, 1);
 	assert_true(requests >= 2);
 	assert_int_equal(forged, 0);
+	/* the running sensor's own environment block no longer holds the
+	 * key (cleared in place at start, not only unset) */
+	{
+		static const char *const cat[] = { "/bin/cat", "/proc/1/environ",
+		    NULL };
+		struct docker_exec_result r;
+
+		if (docker_exec(d, id, cat, NULL, 65536, &r, &e) < 0)
+			fail_msg("exec: %s", e.msg);
+		assert_int_equal(r.exit_code, 0);
+		assert_true(r.out_len > 0);
+		assert_non_null(memmem(r.out, r.out_len, "RUN_ID=", 7));
+		assert_null(memmem(r.out, r.out_len, hex, strlen(hex)));
+		docker_exec_result_free(&r);
+	}
 	assert_int_equal(docker_container_kill(d, id, "SIGKILL", &e), 0);
 	bus_stream_stop(bs, &bst);
 	assert_true(bst.forwarded >= 3);
@@ -755,11 +770,17 @@ test_stream_rotation(void **state)
 	bus_stream_stop(bs, &bst);
 	printf("rotation: %d of %d numbers, %zu repeated lines dropped, %zu "
 	    "lost\n", got, n, bst.repeated, bst.lost);
+	/* never twice, and every number either on the bus or counted as
+	 * lost: the reader can also skip lines at a rotation (Engine 20.10
+	 * here: 1108 or 1150 of 2500 in about one run of four, the same
+	 * with the code before boot nonces), which is why a lost line must
+	 * fail the run closed (docs/sensors.md) */
 	assert_int_equal(dup, 0);
-	assert_int_equal(got, n);
-	assert_int_equal(bst.forwarded, (size_t)n);
-	assert_int_equal(bst.lost, 0);
+	assert_int_equal((size_t)got + bst.lost, (size_t)n);
+	assert_int_equal(bst.forwarded, (size_t)got);
 	assert_int_equal(bst.malformed, 0);
+	assert_int_equal(bst.stale, 0);
+	assert_int_equal(bst.restarts, 0);
 	free(seen);
 	assert_int_equal(docker_container_remove(d, id, true, &e), 0);
 	free(id);
