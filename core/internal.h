@@ -345,10 +345,13 @@ struct archive_stats {
  * directories), and what remains must be one plain name
  * ([A-Za-z0-9._-], not starting with '.') of a regular file, created new
  * (O_EXCL, O_NOFOLLOW, 0600) in dir.  Anything else refuses the archive
- * (-1 + e, ERRBUF_INTERNAL), with the files written before it left in
- * place: absolute or ".." paths, deeper paths, links, devices, fifos,
- * GNU long names, PAX records that rename or resize, bad checksums, a
- * missing end, more than lim allows.  st counts what was written.
+ * (-1 + e, ERRBUF_INTERNAL): absolute or ".." paths, deeper paths,
+ * links, devices, fifos, GNU long names, PAX records that rename or
+ * resize, bad checksums, a missing end, more than lim allows, a name
+ * twice or one dir already has.  Every header is checked before anything
+ * is written, so a refused archive writes nothing; a write that fails
+ * afterwards removes the files this call wrote.  st counts what was
+ * written (all zero on -1).
  */
 int archive_extract(const char *buf, size_t len, const char *dir,
     unsigned strip, const struct archive_limits *lim,
