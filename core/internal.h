@@ -1211,7 +1211,8 @@ int gwctl_call(const char *path, const char *req, size_t len, const char *what,
  * container as user (NULL: its own), the answer read from the exec's
  * stdout (bounded).  The HTTP status (100..599), *body (may be NULL: not
  * wanted) the answer's body, NUL-terminated, caller frees.  -1 + e: the
- * exec failed, the client exited nonzero, or no valid status line. */
+ * exec failed, the client exited nonzero, the answer was cut at the
+ * bound, or no valid status line. */
 int gwctl_exec(struct docker *d, const char *gateway, const char *user,
     const char *method, const char *target, const char *req_body,
     char **body, struct errbuf *e);
