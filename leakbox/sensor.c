@@ -13,6 +13,7 @@
 #include <sodium.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -235,18 +236,58 @@ chain_open(void)
 /* Once per process: the bus socket ($BUS, a unix datagram address) and
  * the chain (chain_open); what went wrong meanwhile goes out as
  * "sensor_error" events. */
+/* BUS_KEY_FILE: the key's hex digits (a newline may follow) read from
+ * path into buf (len bytes, NUL-terminated), then the file removed, so
+ * the key is neither in the container's configuration nor left on disk.
+ * 0, or -1 with sensor_pending_err set. */
+static int
+key_file_read(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t n = 0;
+
+	buf[0] = '\0';
+	if (fd >= 0) {
+		while (got < len - 1 && ((n = read(fd, buf + got,
+		    len - 1 - got)) > 0 || (n < 0 && errno == EINTR)))
+			if (n > 0)
+				got += (size_t)n;
+		close(fd);
+	}
+	buf[got] = '\0';
+	if (got > 0 && buf[got - 1] == '\n')
+		buf[--got] = '\0';
+	if (fd < 0 || n < 0 || unlink(path) < 0) {
+		snprintf(sensor_pending_err, sizeof(sensor_pending_err),
+		    "BUS=stdout but BUS_KEY_FILE %.200s: %s: no events", path,
+		    strerror(errno));
+		sodium_memzero(buf, len);
+		return -1;
+	}
+	return 0;
+}
+
 static void
 sensor_open(void)
 {
 	const char *bus = getenv("BUS");
 	if (bus && strcmp(bus, "stdout") == 0) {
-		char *k = getenv("BUS_KEY");
+		char *k = getenv("BUS_KEY"), kbuf[2 * BUS_KEY_BYTES + 2];
+		char *env_k = k;
+		const char *kf = getenv("BUS_KEY_FILE");
 		const char *run = getenv("RUN_ID");
 		uint8_t boot[BUS_BOOT_BYTES];
 
+		/* the file, when named, instead of the environment */
+		if (kf != NULL && *kf != '\0')
+			k = key_file_read(kf, kbuf, sizeof kbuf) == 0 ? kbuf :
+			    NULL;
 		if (run == NULL)
 			run = "";
-		if (strlen(run) >= sizeof sensor_run ||
+		if (sensor_pending_err[0] != '\0') {
+			/* the key file failed: said below */
+		} else if (strlen(run) >= sizeof sensor_run ||
 		    strchr(run, '\n') != NULL) {
 			snprintf(sensor_pending_err, sizeof(sensor_pending_err),
 			    "BUS=stdout but RUN_ID is over %zu bytes or holds a "
@@ -268,9 +309,10 @@ sensor_open(void)
 		 * shows and unsetenv leaves in place; then out of environ, so
 		 * no child of this process inherits it (the container's own
 		 * configuration still holds it: docs/sensors.md) */
-		if (k != NULL)
-			sodium_memzero(k, strlen(k));
+		if (env_k != NULL)
+			sodium_memzero(env_k, strlen(env_k));
 		(void)unsetenv("BUS_KEY");
+		sodium_memzero(kbuf, sizeof kbuf);
 	} else if (bus && *bus && strlen(bus) < sizeof(sensor_addr.sun_path)) {
 		sensor_addr.sun_family = AF_UNIX;
 		strcpy(sensor_addr.sun_path, bus);

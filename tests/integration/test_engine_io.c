@@ -334,7 +334,8 @@ test_sensor_stream(void **state)
 	env[2] = xstrdup("DECOY_TOKEN=tok-decoy-1");
 	env[3] = xstrdup("BAIT_NAME=tickets-admin-token");
 	env[4] = xstrdup("BUS=stdout");
-	env[5] = xasprintf("BUS_KEY=%s", hex);
+	/* the key as a file put before start, not in the configuration */
+	env[5] = xstrdup("BUS_KEY_FILE=/evidence/c/bus.key");
 	env[6] = xasprintf("RUN_ID=%s", run_id);
 	env[7] = xstrdup("EVIDENCE=/evidence/c/service-tickets.jsonl");
 	env[8] = xstrdup("ADMIN_OPEN=0");
@@ -361,10 +362,22 @@ test_sensor_stream(void **state)
 		free(env[i]);
 	archive_tar_init(&t);
 	assert_int_equal(archive_tar_dir(&t, "c", 0700, 65533, 65533, &e), 0);
+	assert_int_equal(archive_tar_file(&t, "c/bus.key", 0400, 65533, 65533,
+	    hex, strlen(hex), &e), 0);
 	archive_tar_finish(&t);
 	assert_int_equal(docker_archive_put(d, id, "/evidence", t.buf, t.len,
 	    &e), 0);
 	archive_tar_free(&t);
+	{
+		cJSON *ins = docker_container_inspect(d, id, &e);
+		char *txt;
+
+		assert_non_null(ins);
+		txt = cJSON_PrintUnformatted(ins);
+		assert_null(strstr(txt, hex));   /* not in docker inspect */
+		free(txt);
+		cJSON_Delete(ins);
+	}
 	assert_int_equal(docker_container_start(d, id, &e), 0);
 	src.id = id;
 	bs = bus_stream_start(d, sock, &src, 1, &e);
@@ -429,17 +442,17 @@ test_sensor_stream(void **state)
 	assert_int_equal(baits, 1);
 	assert_true(requests >= 2);
 	assert_int_equal(forged, 0);
-	/* the running sensor's own environment block no longer holds the
-	 * key (cleared in place at start, not only unset) */
+	/* the running sensor's own environment block does not hold the key
+	 * and the key file is gone (the archive below holds the chain only) */
 	{
 		static const char *const cat[] = { "/bin/cat", "/proc/1/environ",
-		    NULL };
+		    "/evidence/c/bus.key", NULL };
 		struct docker_exec_result r;
 
 		if (docker_exec(d, id, cat, NULL, 65536, &r, &e) < 0)
 			fail_msg("exec: %s", e.msg);
-		assert_int_equal(r.exit_code, 0);
-		assert_true(r.out_len > 0);
+		assert_int_not_equal(r.exit_code, 0);   /* no bus.key */
+		assert_non_null(memmem(r.err, r.err_len, "bus.key", 7));
 		assert_non_null(memmem(r.out, r.out_len, "RUN_ID=", 7));
 		assert_null(memmem(r.out, r.out_len, hex, strlen(hex)));
 		docker_exec_result_free(&r);
@@ -590,6 +603,22 @@ test_gateway_control_exec(void **state)
 	assert_int_equal(gwctl_exec(d, id, NULL, "POST", "/control/deny x",
 	    NULL, NULL, &e), -1);
 	assert_non_null(strstr(e.msg, "exit 2"));
+
+	/* BUS_KEY given in the environment: the running gateway's own
+	 * environment block no longer holds it (cleared in place at start,
+	 * not only unset) */
+	{
+		static const char *const cat[] = { "/bin/cat", "/proc/1/environ",
+		    NULL };
+		struct docker_exec_result r;
+
+		if (docker_exec(d, id, cat, NULL, 65536, &r, &e) < 0)
+			fail_msg("exec: %s", e.msg);
+		assert_int_equal(r.exit_code, 0);
+		assert_non_null(memmem(r.out, r.out_len, "RUN_ID=", 7));
+		assert_null(memmem(r.out, r.out_len, hex, strlen(hex)));
+		docker_exec_result_free(&r);
+	}
 
 	assert_int_equal(docker_container_kill(d, id, "SIGKILL", &e), 0);
 	bus_stream_stop(bs, &bst);

@@ -572,6 +572,88 @@ static void test_stdout_bus(void **state)
 	fx_free(f);
 }
 
+/* BUS_KEY_FILE: the key read from a file (not the environment), the
+ * file removed at start; a missing file: no events, said on stderr. */
+static void test_stdout_key_file(void **state)
+{
+	(void)state;
+	struct fixture *f = fx_new();
+	char *out = xasprintf("%s/stdout", f->dir);
+	char *kf = xasprintf("%s/bus.key", f->dir);
+	char *err = xasprintf("%s/stderr", f->dir);
+	uint8_t key[BUS_KEY_BYTES];
+	char hex[2 * BUS_KEY_BYTES + 1];
+	struct errbuf e = { 0 };
+	struct stat sb;
+	size_t len, off = 0, llen, good = 0;
+	const char *line, *j;
+	size_t jl;
+	uint64_t seq;
+	uint8_t boot[BUS_BOOT_BYTES];
+	int status;
+	char *text, *kline;
+
+	for (size_t i = 0; i < sizeof key; i++)
+		key[i] = (uint8_t)(i * 5 + 9);
+	util_hex(key, sizeof key, hex);
+	kline = xasprintf("%s\n", hex);
+	assert_int_equal(util_write_file(kf, kline, strlen(kline), 0400,
+	    &e), 0);
+	free(kline);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (!freopen(out, "w", stdout))
+			_exit(2);
+		unsetenv("EVIDENCE");
+		unsetenv("BUS_KEY");
+		setenv("RUN_ID", "run-keyfile-1", 1);
+		setenv("BUS", "stdout", 1);
+		setenv("BUS_KEY_FILE", kf, 1);
+		sensor_init("dns");
+		if (sensor_emit("dns_query", NULL) != 0)
+			_exit(3);
+		_exit(lstat(kf, &sb) == -1 && errno == ENOENT ? 0 : 4);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	text = util_read_file(out, 1 << 20, &len, &e);
+	assert_non_null(text);
+	while (util_next_line(text, len, &off, &line, &llen))
+		if (bus_line_check(line, llen, key, "run-keyfile-1", "dns", &j,
+		    &jl, boot, &seq, &e) == 1)
+			good++;
+	assert_int_equal(good, 1);
+	free(text);
+
+	/* the file is gone now: a second sensor start has no key */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr))
+			_exit(2);
+		unsetenv("EVIDENCE");
+		unsetenv("BUS_KEY");
+		setenv("BUS", "stdout", 1);
+		setenv("BUS_KEY_FILE", kf, 1);
+		sensor_init("dns");
+		int rc = sensor_emit("dns_query", NULL) == -1 ? 0 : 1;
+		fflush(NULL);
+		_exit(rc);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	text = util_read_file(err, 1 << 20, &len, &e);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "BUS_KEY_FILE"));
+	free(text);
+	free(err);
+	free(kf);
+	free(out);
+	fx_free(f);
+}
+
 /* test_stdout_torn: another thread's stdio lines to stdout (the
  * gateway's "control: deny") while events go out; set by that thread */
 static volatile int torn_done;
@@ -675,6 +757,7 @@ int main(void)
 		cmocka_unit_test(test_bait_never_dropped),
 		cmocka_unit_test(test_stdout_bus),
 		cmocka_unit_test(test_stdout_torn),
+		cmocka_unit_test(test_stdout_key_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
