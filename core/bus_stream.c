@@ -99,9 +99,15 @@ tap_line(void *ctx, const char *line, size_t len, uint64_t t_recv_ns)
 	}
 }
 
-/* id's State.StartedAt as the logs API's "since" ("SECONDS.NANOS", UTC)
- * into out; "" for a container never started (its log is empty).  0, or
- * -1 + e (inspect failed, or a time this cannot read). */
+/* Where the current start's lines begin, as the logs API's "since"
+ * ("SECONDS.NANOS", UTC) into out: for a running container the end of its
+ * previous start (State.FinishedAt: the engine sets it once that start's
+ * log copier has drained, and the new process starts after it, so no line
+ * of either side is misplaced; StartedAt is set after the process already
+ * runs and could skip its first lines); for a stopped one its last
+ * StartedAt.  "" when there is no such time (never stopped, or never
+ * started): the whole log is one start's.  0, or -1 + e (inspect failed,
+ * or a time this cannot read). */
 static int
 started_since(const struct docker *d, const char *id, char *out,
     size_t outlen, struct errbuf *e)
@@ -109,7 +115,8 @@ started_since(const struct docker *d, const char *id, char *out,
 	struct docker *c = docker_clone(d);
 	cJSON *ins = docker_container_inspect(c, id, e);
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(ins, "State");
-	const char *at = util_json_str(st, "StartedAt", NULL);
+	const char *at = util_json_str(st, docker_inspect_running(ins) ?
+	    "FinishedAt" : "StartedAt", NULL);
 	struct tm tm = {0};
 	char frac[10] = "000000000", tail[4] = "";
 	int y, mo, da, h, mi, se, n = 0, rc = -1;
@@ -122,7 +129,7 @@ started_since(const struct docker *d, const char *id, char *out,
 	/* "2026-12-04T21:25:32.123456789Z" (fraction optional, UTC) */
 	if (at == NULL || sscanf(at, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &da,
 	    &h, &mi, &se, &n) != 6 || n != 19) {
-		errbuf_set(e, ERRBUF_INPUT, "bus stream: %s: State.StartedAt "
+		errbuf_set(e, ERRBUF_INPUT, "bus stream: %s: State time "
 		    "unreadable", id);
 		goto out;
 	}
@@ -136,13 +143,13 @@ started_since(const struct docker *d, const char *id, char *out,
 	snprintf(tail, sizeof tail, "%s", at + n);
 	if (strcmp(tail, "Z") != 0 || mo < 1 || mo > 12 || da < 1 ||
 	    da > 31 || h > 23 || mi > 59 || se > 60) {
-		errbuf_set(e, ERRBUF_INPUT, "bus stream: %s: State.StartedAt "
+		errbuf_set(e, ERRBUF_INPUT, "bus stream: %s: State time "
 		    "not a UTC time", id);
 		goto out;
 	}
 	rc = 0;
 	if (y < 1970)
-		goto out;              /* 0001-01-01T00:00:00Z: not started */
+		goto out;              /* 0001-01-01T00:00:00Z: none */
 	tm.tm_year = y - 1900;
 	tm.tm_mon = mo - 1;
 	tm.tm_mday = da;
