@@ -310,7 +310,8 @@ entry_name(const unsigned char *h, unsigned strip, bool is_dir, char *out,
 	return 0;
 }
 
-/* Write n bytes to a new file name in dfd (O_EXCL, O_NOFOLLOW).  -1 + e. */
+/* Write n bytes to a new file name in dfd (O_EXCL, O_NOFOLLOW); a file
+ * written in part is removed again.  -1 + e. */
 static int
 write_new_at(int dfd, const char *dir, const char *name, const char *p,
     size_t n, struct errbuf *e)
@@ -329,32 +330,37 @@ write_new_at(int dfd, const char *dir, const char *name, const char *p,
 			errbuf_set(e, ERRBUF_INTERNAL, "archive: write %s/%s: %s",
 			    dir, name, w < 0 ? strerror(errno) : "short write");
 			close(fd);
+			(void)unlinkat(dfd, name, 0);
 			return -1;
 		}
 		p += w;
 		n -= (size_t)w;
 	}
-	if (close(fd) < 0)
-		return errbuf_set(e, ERRBUF_INTERNAL, "archive: close %s/%s: %s",
-		    dir, name, strerror(errno));
+	if (close(fd) < 0) {
+		errbuf_set(e, ERRBUF_INTERNAL, "archive: close %s/%s: %s", dir,
+		    name, strerror(errno));
+		(void)unlinkat(dfd, name, 0);
+		return -1;
+	}
 	return 0;
 }
 
-int
-archive_extract(const char *buf, size_t len, const char *dir, unsigned strip,
-    const struct archive_limits *lim, struct archive_stats *st,
-    struct errbuf *e)
+/* One walk over the archive's headers.  Checking (write false): every
+ * header, name, size and limit, no name twice, no name that dir already
+ * has; nothing is written.  Writing (only after a check passed): each
+ * file, its name appended to names (xrealloc'd, caller frees) so the
+ * caller can remove them on a failure.  0 or -1 + e. */
+static int
+extract_walk(const char *buf, size_t len, int dfd, const char *dir,
+    unsigned strip, const struct archive_limits *lim, bool write,
+    struct archive_stats *st, char (**names)[ARCHIVE_NAME_MAX],
+    size_t *nnames, struct errbuf *e)
 {
 	const unsigned char *b = (const unsigned char *)buf;
 	size_t off = 0, entries = 0;
 	bool pax_pending = false;
-	int dfd, rc = 0;
+	int rc = 0;
 
-	memset(st, 0, sizeof *st);
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return errbuf_set(e, ERRBUF_INTERNAL, "archive: open %s: %s",
-		    dir, strerror(errno));
 	for (;;) {
 		const unsigned char *h;
 		unsigned long long size;
@@ -424,7 +430,9 @@ archive_extract(const char *buf, size_t len, const char *dir, unsigned strip,
 			rc = entry_name(h, strip, true, name, e);
 			break;
 		case '0':
-		case '\0':
+		case '\0': {
+			struct stat sb;
+
 			pax_pending = false;
 			if (entry_name(h, strip, false, name, e) < 0) {
 				rc = -1;
@@ -441,13 +449,28 @@ archive_extract(const char *buf, size_t len, const char *dir, unsigned strip,
 				    "than %zu bytes in all", lim->max_total);
 				break;
 			}
-			rc = write_new_at(dfd, dir, name, buf + off,
-			    (size_t)size, e);
+			if (!write) {
+				for (size_t k = 0; k < *nnames && rc == 0; k++)
+					if (strcmp((*names)[k], name) == 0)
+						rc = errbuf_set(e, ERRBUF_INTERNAL,
+						    "archive: %s: twice", name);
+				if (rc == 0 && fstatat(dfd, name, &sb,
+				    AT_SYMLINK_NOFOLLOW) == 0)
+					rc = errbuf_set(e, ERRBUF_INTERNAL,
+					    "archive: %s/%s exists", dir, name);
+			} else {
+				rc = write_new_at(dfd, dir, name, buf + off,
+				    (size_t)size, e);
+			}
 			if (rc == 0) {
+				*names = xrealloc(*names, (*nnames + 1) *
+				    sizeof **names);
+				memcpy((*names)[(*nnames)++], name, sizeof name);
 				st->files++;
 				st->bytes += (size_t)size;
 			}
 			break;
+		}
 		default: {
 			char shown[120];
 			util_sanitize(shown, sizeof shown, (const char *)h,
@@ -463,6 +486,42 @@ archive_extract(const char *buf, size_t len, const char *dir, unsigned strip,
 			break;
 		off += padded;
 	}
-	close(dfd);
 	return rc < 0 ? -1 : 0;
+}
+
+int
+archive_extract(const char *buf, size_t len, const char *dir, unsigned strip,
+    const struct archive_limits *lim, struct archive_stats *st,
+    struct errbuf *e)
+{
+	char (*names)[ARCHIVE_NAME_MAX] = NULL;
+	size_t nnames = 0;
+	int dfd, rc;
+
+	memset(st, 0, sizeof *st);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return errbuf_set(e, ERRBUF_INTERNAL, "archive: open %s: %s",
+		    dir, strerror(errno));
+	/* the whole archive is checked before the first byte is written */
+	rc = extract_walk(buf, len, dfd, dir, strip, lim, false, st, &names,
+	    &nnames, e);
+	if (rc == 0) {
+		nnames = 0;
+		memset(st, 0, sizeof *st);
+		rc = extract_walk(buf, len, dfd, dir, strip, lim, true, st,
+		    &names, &nnames, e);
+		if (rc < 0) {
+			/* a write failed (disk full, a name that appeared
+			 * meanwhile): none of this archive's files stay */
+			for (size_t k = 0; k < nnames; k++)
+				(void)unlinkat(dfd, names[k], 0);
+			memset(st, 0, sizeof *st);
+		}
+	} else {
+		memset(st, 0, sizeof *st);
+	}
+	free(names);
+	close(dfd);
+	return rc;
 }

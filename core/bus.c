@@ -131,14 +131,16 @@ bus_event_str(const struct bus_event *ev, const char *key)
 
 int
 bus_line_check(const char *line, size_t len,
-    const uint8_t key[BUS_KEY_BYTES], const char *src, const char **json,
-    size_t *jlen, uint64_t *seq, struct errbuf *e)
+    const uint8_t key[BUS_KEY_BYTES], const char *run_id, const char *src,
+    const char **json, size_t *jlen, uint8_t boot[BUS_BOOT_BYTES],
+    uint64_t *seq, struct errbuf *e)
 {
 	const size_t magic = sizeof BUS_LINE_MAGIC - 1;
+	const size_t bh = 2 * BUS_BOOT_BYTES;
 	uint8_t mac[crypto_auth_hmacsha256_BYTES], got[sizeof mac];
 	crypto_auth_hmacsha256_state st;
-	const char *j, *s, *q;
-	char hex[2 * sizeof mac + 1];
+	const char *j, *s, *q, *b;
+	char hex[2 * sizeof mac + 1], bhex[2 * BUS_BOOT_BYTES + 1];
 	uint64_t v;
 	size_t n;
 	cJSON *o;
@@ -147,6 +149,9 @@ bus_line_check(const char *line, size_t len,
 	*json = NULL;
 	*jlen = 0;
 	*seq = 0;
+	memset(boot, 0, BUS_BOOT_BYTES);
+	if (run_id == NULL)
+		run_id = "";
 	if (len < magic || memcmp(line, BUS_LINE_MAGIC, magic) != 0)
 		return 0;
 	if (len > BUS_LINE_MAX)
@@ -159,28 +164,49 @@ bus_line_check(const char *line, size_t len,
 	hex[2 * sizeof mac] = '\0';
 	if (util_unhex(hex, got, sizeof got) < 0)
 		return errbuf_set(e, ERRBUF_INPUT, "bus line: MAC is not hex");
-	q = line + magic + 2 * sizeof mac + 1;   /* "SEQ JSON" */
+	b = line + magic + 2 * sizeof mac + 1;   /* "BOOT SEQ JSON" */
+	if ((size_t)(line + len - b) < bh + 2 || b[bh] != ' ')
+		return errbuf_set(e, ERRBUF_INPUT, "bus line: no boot nonce");
+	memcpy(bhex, b, bh);
+	bhex[bh] = '\0';
+	if (util_unhex(bhex, boot, BUS_BOOT_BYTES) < 0) {
+		memset(boot, 0, BUS_BOOT_BYTES);
+		return errbuf_set(e, ERRBUF_INPUT, "bus line: boot nonce is "
+		    "not hex");
+	}
+	q = b + bh + 1;                          /* "SEQ JSON" */
 	for (j = q, v = 0; j < line + len && *j >= '0' && *j <= '9' &&
 	    j - q < 20; j++)
 		v = v * 10 + (uint64_t)(*j - '0');
 	if (j == q || j >= line + len || *j != ' ' || *q == '0' ||
-	    (j - q == 20 && strncmp(q, "18446744073709551615", 20) > 0))
+	    (j - q == 20 && strncmp(q, "18446744073709551615", 20) > 0)) {
+		memset(boot, 0, BUS_BOOT_BYTES);
 		return errbuf_set(e, ERRBUF_INPUT, "bus line: no sequence "
 		    "number");
+	}
 	j++;
 	n = len - (size_t)(j - line);
-	if (n > BUS_DGRAM_MAX || memchr(j, '\0', n) != NULL)
+	if (n > BUS_DGRAM_MAX || memchr(j, '\0', n) != NULL) {
+		memset(boot, 0, BUS_BOOT_BYTES);
 		return errbuf_set(e, ERRBUF_INPUT, "bus line: datagram of %zu "
 		    "bytes or with a NUL", n);
+	}
+	/* the run, then everything after the MAC */
 	crypto_auth_hmacsha256_init(&st, key, BUS_KEY_BYTES);
-	crypto_auth_hmacsha256_update(&st, (const unsigned char *)q,
-	    len - (size_t)(q - line));
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)run_id,
+	    strlen(run_id));
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)"\n", 1);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)b,
+	    len - (size_t)(b - line));
 	crypto_auth_hmacsha256_final(&st, mac);
 	sodium_memzero(&st, sizeof st);
 	same = sodium_memcmp(mac, got, sizeof mac) == 0;
-	if (!same)
+	if (!same) {
+		memset(boot, 0, BUS_BOOT_BYTES);
 		return errbuf_set(e, ERRBUF_INPUT, "bus line: MAC does not "
-		    "match (not written by this container's sensor)");
+		    "match (not written by this container's sensor in this "
+		    "run)");
+	}
 	o = cJSON_ParseWithLength(j, n);
 	s = util_json_str(o, "src", NULL);
 	if (s == NULL || strcmp(s, src) != 0) {
@@ -188,6 +214,7 @@ bus_line_check(const char *line, size_t len,
 		util_sanitize(shown, sizeof shown, s != NULL ? s : "(none)",
 		    s != NULL ? strlen(s) : 6, false);
 		cJSON_Delete(o);
+		memset(boot, 0, BUS_BOOT_BYTES);
 		return errbuf_set(e, ERRBUF_INPUT, "bus line: src \"%s\" is not "
 		    "this container's (\"%s\")", shown, src);
 	}
@@ -207,4 +234,32 @@ bus_seq_accept(uint64_t *last, uint64_t seq, size_t *gaps)
 		*gaps += (size_t)(seq - *last - 1);
 	*last = seq;
 	return true;
+}
+
+bool
+bus_seq_take(struct bus_seq *s, const uint8_t boot[BUS_BOOT_BYTES],
+    uint64_t seq, size_t *gaps)
+{
+	if (s->have && memcmp(s->boot, boot, BUS_BOOT_BYTES) == 0)
+		return bus_seq_accept(&s->last, seq, gaps);
+	for (size_t i = 0; i < s->nold; i++)
+		if (memcmp(s->old[i], boot, BUS_BOOT_BYTES) == 0) {
+			s->stale++;
+			return false;   /* an earlier start's line, replayed */
+		}
+	if (s->have) {
+		/* a new start: the one before is never taken again (the
+		 * oldest forgotten once BUS_BOOTS_MAX are kept) */
+		if (s->nold == BUS_BOOTS_MAX) {
+			memmove(s->old[0], s->old[1],
+			    (BUS_BOOTS_MAX - 1) * BUS_BOOT_BYTES);
+			s->nold--;
+		}
+		memcpy(s->old[s->nold++], s->boot, BUS_BOOT_BYTES);
+		s->restarts++;
+	}
+	s->have = true;
+	memcpy(s->boot, boot, BUS_BOOT_BYTES);
+	s->last = 0;
+	return bus_seq_accept(&s->last, seq, gaps);   /* first != 1: lost */
 }

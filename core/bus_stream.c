@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 /* One followed container. */
@@ -31,8 +32,9 @@ struct bus_tap {
 	struct bus_stream *s;
 	char *src;
 	uint8_t key[BUS_KEY_BYTES];
+	char *run_id;
 	struct docker_follow *f;
-	uint64_t last_seq;             /* the follower's thread only */
+	struct bus_seq seq;            /* the follower's thread only */
 	size_t repeated, lost;         /* read after the follower stopped */
 };
 
@@ -54,12 +56,14 @@ tap_line(void *ctx, const char *line, size_t len, uint64_t t_recv_ns)
 	struct errbuf e = {0};
 	const char *json;
 	size_t jlen;
+	uint8_t boot[BUS_BOOT_BYTES];
 	uint64_t seq;
 	int rc;
 
 	(void)t_recv_ns;   /* bus_recv stamps the receipt itself */
 	atomic_fetch_add(&s->lines, 1);
-	rc = bus_line_check(line, len, t->key, t->src, &json, &jlen, &seq, &e);
+	rc = bus_line_check(line, len, t->key, t->run_id, t->src, &json, &jlen,
+	    boot, &seq, &e);
 	if (rc == 0)
 		return;
 	if (rc < 0) {
@@ -71,9 +75,14 @@ tap_line(void *ctx, const char *line, size_t len, uint64_t t_recv_ns)
 		pthread_mutex_unlock(&s->err_mu);
 		return;
 	}
-	if (!bus_seq_accept(&t->last_seq, seq, &t->lost)) {
-		t->repeated++;
-		return;
+	{
+		size_t stale = t->seq.stale;
+
+		if (!bus_seq_take(&t->seq, boot, seq, &t->lost)) {
+			if (t->seq.stale == stale)
+				t->repeated++;
+			return;
+		}
 	}
 	/* blocking, bounded by SO_SNDTIMEO: a full queue waits (up to 3 s)
 	 * instead of dropping, so a burst never hides the bait */
@@ -90,6 +99,70 @@ tap_line(void *ctx, const char *line, size_t len, uint64_t t_recv_ns)
 	}
 }
 
+/* Where the current start's lines begin, as the logs API's "since"
+ * ("SECONDS.NANOS", UTC) into out: for a running container the end of its
+ * previous start (State.FinishedAt: the engine sets it once that start's
+ * log copier has drained, and the new process starts after it, so no line
+ * of either side is misplaced; StartedAt is set after the process already
+ * runs and could skip its first lines); for a stopped one its last
+ * StartedAt.  "" when there is no such time (never stopped, or never
+ * started): the whole log is one start's.  0, or -1 + e (inspect failed,
+ * or a time this cannot read). */
+static int
+started_since(const struct docker *d, const char *id, char *out,
+    size_t outlen, struct errbuf *e)
+{
+	struct docker *c = docker_clone(d);
+	cJSON *ins = docker_container_inspect(c, id, e);
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(ins, "State");
+	const char *at = util_json_str(st, docker_inspect_running(ins) ?
+	    "FinishedAt" : "StartedAt", NULL);
+	struct tm tm = {0};
+	char frac[10] = "000000000", tail[4] = "";
+	int y, mo, da, h, mi, se, n = 0, rc = -1;
+
+	out[0] = '\0';
+	if (ins == NULL) {
+		errbuf_prefix(e, "bus stream: inspect %s", id);
+		goto out;
+	}
+	/* "2026-12-04T21:25:32.123456789Z" (fraction optional, UTC) */
+	if (at == NULL || sscanf(at, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &da,
+	    &h, &mi, &se, &n) != 6 || n != 19) {
+		errbuf_set(e, ERRBUF_INPUT, "bus stream: %s: State time "
+		    "unreadable", id);
+		goto out;
+	}
+	if (at[n] == '.') {
+		size_t k = 0;
+
+		for (n++; at[n] >= '0' && at[n] <= '9'; n++)
+			if (k < 9)
+				frac[k++] = at[n];
+	}
+	snprintf(tail, sizeof tail, "%s", at + n);
+	if (strcmp(tail, "Z") != 0 || mo < 1 || mo > 12 || da < 1 ||
+	    da > 31 || h > 23 || mi > 59 || se > 60) {
+		errbuf_set(e, ERRBUF_INPUT, "bus stream: %s: State time "
+		    "not a UTC time", id);
+		goto out;
+	}
+	rc = 0;
+	if (y < 1970)
+		goto out;              /* 0001-01-01T00:00:00Z: none */
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = da;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = se;
+	snprintf(out, outlen, "%lld.%s", (long long)timegm(&tm), frac);
+out:
+	cJSON_Delete(ins);
+	docker_close(c);
+	return rc;
+}
+
 struct bus_stream *
 bus_stream_start(const struct docker *d, const char *bus_path,
     const struct bus_stream_src *srcs, size_t n, struct errbuf *e)
@@ -97,6 +170,7 @@ bus_stream_start(const struct docker *d, const char *bus_path,
 	struct bus_stream *s;
 	struct sockaddr_un sun;
 	struct timeval tv = { 3, 0 };
+	char since[40];
 
 	if (strlen(bus_path) >= sizeof sun.sun_path) {
 		errbuf_set(e, ERRBUF_INTERNAL, "bus stream: socket path too "
@@ -126,10 +200,15 @@ bus_stream_start(const struct docker *d, const char *bus_path,
 
 		t->s = s;
 		t->src = xstrdup(srcs[i].src);
+		t->run_id = xstrdup(srcs[i].run_id != NULL ? srcs[i].run_id :
+		    "");
 		memcpy(t->key, srcs[i].key, BUS_KEY_BYTES);
-		t->f = docker_follow_start(d, srcs[i].id, BUS_LINE_MAX, tap_line,
-		    t, e);
 		s->n = i + 1;
+		/* from the current start on: an earlier start's lines (same
+		 * log, docker restart) are never read as fresh */
+		if (started_since(d, srcs[i].id, since, sizeof since, e) == 0)
+			t->f = docker_follow_start(d, srcs[i].id, since[0] ?
+			    since : NULL, BUS_LINE_MAX, tap_line, t, e);
 		if (t->f == NULL) {
 			errbuf_prefix(e, "bus stream: %s", srcs[i].src);
 			bus_stream_stop(s, NULL);
@@ -161,6 +240,8 @@ bus_stream_stop(struct bus_stream *s, struct bus_stream_stats *st)
 			out.overlong += fs.overlong;
 			out.repeated += t->repeated;
 			out.lost += t->lost;
+			out.restarts += t->seq.restarts;
+			out.stale += t->seq.stale;
 			if (fs.ended)
 				out.ended++;
 			if (fs.error[0] != '\0' && out.error[0] == '\0')
@@ -169,6 +250,7 @@ bus_stream_stop(struct bus_stream *s, struct bus_stream_stats *st)
 		}
 		sodium_memzero(t->key, sizeof t->key);
 		free(t->src);
+		free(t->run_id);
 	}
 	out.forwarded = atomic_load(&s->forwarded);
 	out.malformed = atomic_load(&s->malformed);

@@ -2103,10 +2103,17 @@ docker_container_config(const struct docker_container_spec *spec)
 	if (spec->cap_add != NULL && spec->cap_add[0] != NULL)
 		cJSON_AddItemToObject(hc, "CapAdd", str_array(spec->cap_add));
 	cJSON_AddBoolToObject(hc, "Privileged", spec->privileged);
-	if (spec->proc_sys_rw) {
-		/* Docker 20.10's default list, /proc/sys left out */
+	if (spec->proc_sys_net_rw) {
+		/* Docker 20.10's default list with /proc/sys replaced by its
+		 * subtrees other than net/: a non-net sysctl checks no
+		 * capability, only the global root uid and the mount, so a
+		 * writable one (kernel.core_pattern) would be host root; the
+		 * runtime skips a path this kernel does not have */
 		static const char *const ro[] = { "/proc/bus", "/proc/fs",
-		    "/proc/irq", "/proc/sysrq-trigger", NULL };
+		    "/proc/irq", "/proc/sysrq-trigger", "/proc/sys/kernel",
+		    "/proc/sys/vm", "/proc/sys/fs", "/proc/sys/dev",
+		    "/proc/sys/user", "/proc/sys/abi", "/proc/sys/debug",
+		    "/proc/sys/crypto", NULL };
 		cJSON_AddItemToObject(hc, "ReadonlyPaths", str_array(ro));
 	}
 	cJSON_AddBoolToObject(hc, "ReadonlyRootfs", spec->read_only_rootfs);
@@ -2747,13 +2754,16 @@ follow_thread(void *arg)
 }
 
 struct docker_follow *
-docker_follow_start(const struct docker *d, const char *id, size_t line_max,
-    docker_line_fn fn, void *ctx, struct errbuf *e)
+docker_follow_start(const struct docker *d, const char *id,
+    const char *since, size_t line_max, docker_line_fn fn, void *ctx,
+    struct errbuf *e)
 {
 	struct docker_follow *f;
 	int err;
 
-	if (line_max == 0 || line_max > DOCKER_BODY_MAX || fn == NULL) {
+	if (line_max == 0 || line_max > DOCKER_BODY_MAX || fn == NULL ||
+	    (since != NULL && (since[0] == '\0' || strlen(since) > 32 ||
+	    strspn(since, "0123456789.") != strlen(since)))) {
 		errbuf_set(e, ERRBUF_INPUT, "docker: follow: bad arguments");
 		return NULL;
 	}
@@ -2763,8 +2773,13 @@ docker_follow_start(const struct docker *d, const char *id, size_t line_max,
 	/* as fast as an attach here (Engine 20.10, measured side by side on
 	 * one container), and unlike it ends by itself once the container
 	 * has stopped */
-	f->path = id_path(f->d, "/containers", id,
-	    "/logs?follow=1&stdout=1&stderr=0");
+	{
+		char *q = xasprintf("/logs?follow=1&stdout=1&stderr=0%s%s",
+		    since != NULL ? "&since=" : "", since != NULL ? since : "");
+
+		f->path = id_path(f->d, "/containers", id, q);
+		free(q);
+	}
 	f->line_max = line_max;
 	f->line = xmalloc(line_max + 1);
 	f->fn = fn;

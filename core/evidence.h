@@ -104,16 +104,20 @@ void evidence_genesis_hash(const char *run_id, const uint8_t nonce[16],
 /*
  * BUS=stdout (a lab on a remote engine, docs/sensors.md "Over the log
  * stream"): each datagram is instead one line on the sensor's stdout,
- *   BUS_LINE_MAGIC <64 hex MAC> ' ' <seq> ' ' <json> '\n'
- * MAC = HMAC-SHA256(BUS_KEY, "<seq> <json>"), seq = 1, 2, ... per sensor
- * process (decimal, at most 20 digits), BUS_KEY (BUS_KEY_BYTES, hex in
- * the sensor's environment) the container's own key; the control plane
- * reads only sensor containers' stdout, checks the MAC and that "src" is
- * the container's, drops repeated numbers, and drops (and counts) every
- * line that starts with the magic and fails.
+ *   BUS_LINE_MAGIC <64 hex MAC> ' ' <32 hex boot> ' ' <seq> ' ' <json> '\n'
+ * MAC = HMAC-SHA256(BUS_KEY, "<RUN_ID>\n<boot> <seq> <json>"), boot =
+ * BUS_BOOT_BYTES random bytes drawn once per sensor process start, seq =
+ * 1, 2, ... per sensor process (decimal, at most 20 digits), BUS_KEY
+ * (BUS_KEY_BYTES, hex in the sensor's environment) the container's own
+ * key; the control plane reads only sensor containers' stdout, checks the
+ * MAC and that "src" is the container's, drops repeated numbers of a
+ * boot and lines of an earlier boot, and drops (and counts) every line
+ * that starts with the magic and fails.
  */
 #define BUS_LINE_MAGIC "ARESBUS1 "
 #define BUS_KEY_BYTES 32
-#define BUS_LINE_MAX (sizeof BUS_LINE_MAGIC - 1 + 64 + 1 + 21 + BUS_DGRAM_MAX)
+#define BUS_BOOT_BYTES 16
+#define BUS_LINE_MAX (sizeof BUS_LINE_MAGIC - 1 + 64 + 1 + \
+    2 * BUS_BOOT_BYTES + 1 + 21 + BUS_DGRAM_MAX)
 
 #endif /* DRILL_EVIDENCE_H */

@@ -334,6 +334,14 @@ gwctl_exec(struct docker *d, const char *gateway, const char *user,
 		docker_exec_result_free(&r);
 		return -1;
 	}
+	if (r.truncated) {
+		/* a cut answer: never a status with a shortened body */
+		errbuf_set(e, ERRBUF_INTERNAL, "gateway control %s %s via exec: "
+		    "answer truncated at %u bytes", method, target,
+		    GWCTL_HEAD_MAX + 65536);
+		docker_exec_result_free(&r);
+		return -1;
+	}
 	st = gwctl_http_status(r.out, r.out_len);
 	if (st <= 0) {
 		errbuf_set(e, ERRBUF_INTERNAL, "gateway control %s %s via exec: "

@@ -102,14 +102,16 @@ hostfw_remote_seal(struct docker *d, const char *image, const char *run_id,
 	s.cmd = cmd;
 	s.user = "0:0";
 	/* the host's network namespace, NET_ADMIN (which a net sysctl write
-	 * checks) and /proc/sys not read-only: never "privileged" (no device,
-	 * no other capability, seccomp and the masked paths kept); the lab's
-	 * own binary with a fixed argv, no mount, read-only, for a moment */
+	 * checks) and /proc/sys/net alone not read-only (every other sysctl
+	 * checks only the root uid: kernel, vm, fs... stay read-only): never
+	 * "privileged" (no device, no other capability, seccomp and the
+	 * masked paths kept); the lab's own binary with a fixed argv, no
+	 * mount, read-only, for a moment */
 	static const char *const caps[] = { "NET_ADMIN", NULL };
 	s.network = "host";
 	s.drop_all_caps = true;
 	s.cap_add = caps;
-	s.proc_sys_rw = true;
+	s.proc_sys_net_rw = true;
 	s.read_only_rootfs = true;
 	s.no_new_privileges = true;
 	s.no_healthcheck = true;

@@ -200,9 +200,11 @@ struct docker_container_spec {
 	                                the engine's default; never
 	                                "unconfined" (docs/security.md) */
 	long long shm_bytes;         /* HostConfig.ShmSize; 0: the engine's */
-	bool proc_sys_rw;            /* HostConfig.ReadonlyPaths without
-	                                /proc/sys (the engine's other read-only
-	                                paths kept): only the remote seal's
+	bool proc_sys_net_rw;        /* HostConfig.ReadonlyPaths with
+	                                /proc/sys/net left writable: every
+	                                other /proc/sys subtree and the
+	                                engine's other read-only paths kept
+	                                read-only; only the remote seal's
 	                                container (hostfw_remote.c) */
 };
 /* A second handle on d's engine (its own connection, the negotiated
@@ -302,11 +304,13 @@ struct docker_follow_stats {
 	bool ended;          /* the engine ended the stream (not a stop) */
 	char error[256];     /* why the stream failed, "" when it did not */
 };
-/* Start following (d is cloned here: call from d's own thread).  NULL +
- * e when the thread cannot start. */
+/* Start following (d is cloned here: call from d's own thread); since
+ * ("SECONDS[.NANOS]" of the engine's clock, or NULL: the log's first
+ * line) skips the lines logged before it.  NULL + e when the thread
+ * cannot start. */
 struct docker_follow *docker_follow_start(const struct docker *d,
-    const char *id, size_t line_max, docker_line_fn fn, void *ctx,
-    struct errbuf *e);
+    const char *id, const char *since, size_t line_max, docker_line_fn fn,
+    void *ctx, struct errbuf *e);
 /* Wait until the stream has ended by itself (1), or timeout_ms passed
  * (0). */
 int docker_follow_wait(struct docker_follow *f, long timeout_ms);
@@ -354,10 +358,13 @@ struct archive_stats {
  * directories), and what remains must be one plain name
  * ([A-Za-z0-9._-], not starting with '.') of a regular file, created new
  * (O_EXCL, O_NOFOLLOW, 0600) in dir.  Anything else refuses the archive
- * (-1 + e, ERRBUF_INTERNAL), with the files written before it left in
- * place: absolute or ".." paths, deeper paths, links, devices, fifos,
- * GNU long names, PAX records that rename or resize, bad checksums, a
- * missing end, more than lim allows.  st counts what was written.
+ * (-1 + e, ERRBUF_INTERNAL): absolute or ".." paths, deeper paths,
+ * links, devices, fifos, GNU long names, PAX records that rename or
+ * resize, bad checksums, a missing end, more than lim allows, a name
+ * twice or one dir already has.  Every header is checked before anything
+ * is written, so a refused archive writes nothing; a write that fails
+ * afterwards removes the files this call wrote.  st counts what was
+ * written (all zero on -1).
  */
 int archive_extract(const char *buf, size_t len, const char *dir,
     unsigned strip, const struct archive_limits *lim,
@@ -445,19 +452,38 @@ void bus_event_free(struct bus_event *ev);
 const char *bus_event_str(const struct bus_event *ev, const char *key);
 
 /* Pure: one line of a sensor container's stdout (BUS=stdout,
- * evidence.h).  1: a bus line whose MAC under key is right and whose
- * "src" is src; *json and *jlen then point at its datagram inside line,
- * *seq is its sequence number (>= 1).
+ * evidence.h).  1: a bus line whose MAC under key and run_id (NULL: "")
+ * is right and whose "src" is src; *json and *jlen then point at its
+ * datagram inside line, boot is the sensor start's nonce, *seq its
+ * sequence number (>= 1).
  * 0: not a bus line (no BUS_LINE_MAGIC: an ordinary log line).  -1 + e
  * (ERRBUF_INPUT): it starts with the magic and is malformed, too long,
- * forged (MAC) or another sensor's (src). */
+ * forged (MAC: another key or another run) or another sensor's (src). */
 int bus_line_check(const char *line, size_t len,
-    const uint8_t key[BUS_KEY_BYTES], const char *src, const char **json,
-    size_t *jlen, uint64_t *seq, struct errbuf *e);
+    const uint8_t key[BUS_KEY_BYTES], const char *run_id, const char *src,
+    const char **json, size_t *jlen, uint8_t boot[BUS_BOOT_BYTES],
+    uint64_t *seq, struct errbuf *e);
 /* Pure: true when seq is past *last (then *last = seq, and *gaps grows
  * by the numbers skipped: lines lost); false for a repeat (the engine's
  * log reader replays lines after a rotation: drop it). */
 bool bus_seq_accept(uint64_t *last, uint64_t seq, size_t *gaps);
+/* One container's numbering across sensor starts (zero it to begin). */
+#define BUS_BOOTS_MAX 16
+struct bus_seq {
+	bool have;                           /* boot is set */
+	uint8_t boot[BUS_BOOT_BYTES];        /* the current start's */
+	uint64_t last;                       /* its last number taken */
+	uint8_t old[BUS_BOOTS_MAX][BUS_BOOT_BYTES];   /* earlier starts */
+	size_t nold;
+	size_t restarts;                     /* new boots after the first */
+	size_t stale;                        /* earlier starts' lines dropped */
+};
+/* Pure: bus_seq_accept within the current boot; a line of an earlier
+ * boot is dropped (false, counted in stale); a new boot becomes the
+ * current one (restarts counted) and numbering starts over, a first
+ * number above 1 counting the ones before as lost in *gaps. */
+bool bus_seq_take(struct bus_seq *s, const uint8_t boot[BUS_BOOT_BYTES],
+    uint64_t seq, size_t *gaps);
 
 /* bus_stream.c: sensor events over the engine's log stream.  One stdout
  * follower per sensor container; every checked line is sent, as the
@@ -466,6 +492,8 @@ bool bus_seq_accept(uint64_t *last, uint64_t seq, size_t *gaps);
 struct bus_stream_src {
 	const char *id;                 /* the container (id or name) */
 	const char *src;                /* its events' "src" */
+	const char *run_id;             /* its RUN_ID (under the MAC), or
+	                                   NULL: "" */
 	uint8_t key[BUS_KEY_BYTES];     /* its BUS_KEY */
 };
 struct bus_stream_stats {
@@ -475,6 +503,8 @@ struct bus_stream_stats {
 	size_t overlong;     /* lines longer than BUS_LINE_MAX, dropped */
 	size_t repeated;     /* checked lines whose number came before */
 	size_t lost;         /* numbers skipped: lines that never came */
+	size_t restarts;     /* sensor starts seen after a follower's first */
+	size_t stale;        /* lines of an earlier start, dropped */
 	size_t ended;        /* followers whose stream ended by itself */
 	char error[256];     /* the first follower's stream error, or "" */
 };
@@ -1225,7 +1255,8 @@ int gwctl_call(const char *path, const char *req, size_t len, const char *what,
  * container as user (NULL: its own), the answer read from the exec's
  * stdout (bounded).  The HTTP status (100..599), *body (may be NULL: not
  * wanted) the answer's body, NUL-terminated, caller frees.  -1 + e: the
- * exec failed, the client exited nonzero, or no valid status line. */
+ * exec failed, the client exited nonzero, the answer was cut at the
+ * bound, or no valid status line. */
 int gwctl_exec(struct docker *d, const char *gateway, const char *user,
     const char *method, const char *target, const char *req_body,
     char **body, struct errbuf *e);

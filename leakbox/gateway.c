@@ -929,8 +929,7 @@ control(struct gateway *g, const struct http_request *req,
 		cJSON *f = cJSON_CreateObject();
 		cJSON_AddStringToObject(f, "action", action);
 		sensor_emit("control", f);
-		printf("control: %s\n", action);
-		fflush(stdout);
+		sensor_log("control: %s", action);
 	}
 }
 

@@ -13,6 +13,7 @@
 #include <sodium.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +32,9 @@ static int sensor_fd = -1;
 static bool sensor_stdout;
 static uint8_t sensor_key[BUS_KEY_BYTES];
 static unsigned long long sensor_seq;   /* last line's (sensor_log_mu) */
+/* this start's nonce (hex) and $RUN_ID, both under every line's MAC */
+static char sensor_boot[2 * BUS_BOOT_BYTES + 1];
+static char sensor_run[256];
 static struct sockaddr_un sensor_addr;
 static bool sensor_ready;
 static pthread_once_t sensor_once = PTHREAD_ONCE_INIT;
@@ -75,6 +79,34 @@ sensor_error_locked(const char *msg)
 	bus_send("sensor_error", f, CHAIN_NONE);
 }
 
+/* Write one whole line (len bytes, its newline included) to stdout with
+ * one write(2) while holding stdout's FILE lock, which every stdio call
+ * of every thread takes: what other threads printed before is flushed
+ * first and nothing of theirs lands inside the line.  0 or -1. */
+static int
+sensor_write_line(const char *buf, size_t len)
+{
+	int rc = 0;
+
+	flockfile(stdout);
+	if (fflush(stdout) == EOF)
+		rc = -1;
+	while (rc == 0 && len > 0) {
+		ssize_t n = write(fileno(stdout), buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = -1;
+			break;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	funlockfile(stdout);
+	return rc;
+}
+
 void
 sensor_log(const char *fmt, ...)
 {
@@ -85,23 +117,27 @@ sensor_log(const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	size_t len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
+	/* the last byte of line is for the newline */
+	size_t len = (size_t)n < sizeof(line) - 1 ? (size_t)n :
+	    sizeof(line) - 2;
+	line[len] = '\n';
 	pthread_mutex_lock(&sensor_log_mu);
 	if (sensor_log_full) {
 		sensor_log_dropped++;
 	} else if (sensor_logged + len + 1 + 512 > SENSOR_LOG_MAX) {
 		/* the last 512 bytes are for this note (< 300) */
+		char note[320];
+		int m = snprintf(note, sizeof note, "%.100s: %zu bytes of log "
+		    "lines: the log budget (%u) is reached, further lines are "
+		    "not printed (events still go to the bus and the evidence "
+		    "chain)\n", sensor_src, sensor_logged, SENSOR_LOG_MAX);
+
 		sensor_log_full = true;
 		sensor_log_dropped++;
-		printf("%.100s: %zu bytes of log lines: the log budget (%u) is "
-		    "reached, further lines are not printed (events still go to "
-		    "the bus and the evidence chain)\n", sensor_src, sensor_logged,
-		    SENSOR_LOG_MAX);
-		fflush(stdout);
+		if (m > 0 && (size_t)m < sizeof note)
+			(void)sensor_write_line(note, (size_t)m);
 	} else {
-		fwrite(line, 1, len, stdout);
-		fputc('\n', stdout);
-		fflush(stdout);
+		(void)sensor_write_line(line, len + 1);
 		sensor_logged += len + 1;
 	}
 	pthread_mutex_unlock(&sensor_log_mu);
@@ -200,14 +236,67 @@ chain_open(void)
 /* Once per process: the bus socket ($BUS, a unix datagram address) and
  * the chain (chain_open); what went wrong meanwhile goes out as
  * "sensor_error" events. */
+/* BUS_KEY_FILE: the key's hex digits (a newline may follow) read from
+ * path into buf (len bytes, NUL-terminated), then the file removed, so
+ * the key is neither in the container's configuration nor left on disk.
+ * 0, or -1 with sensor_pending_err set. */
+static int
+key_file_read(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t n = 0;
+
+	buf[0] = '\0';
+	if (fd >= 0) {
+		while (got < len - 1 && ((n = read(fd, buf + got,
+		    len - 1 - got)) > 0 || (n < 0 && errno == EINTR)))
+			if (n > 0)
+				got += (size_t)n;
+		close(fd);
+	}
+	buf[got] = '\0';
+	if (got > 0 && buf[got - 1] == '\n')
+		buf[--got] = '\0';
+	if (fd < 0 || n < 0 || unlink(path) < 0) {
+		snprintf(sensor_pending_err, sizeof(sensor_pending_err),
+		    "BUS=stdout but BUS_KEY_FILE %.200s: %s: no events", path,
+		    strerror(errno));
+		sodium_memzero(buf, len);
+		return -1;
+	}
+	return 0;
+}
+
 static void
 sensor_open(void)
 {
 	const char *bus = getenv("BUS");
 	if (bus && strcmp(bus, "stdout") == 0) {
-		const char *k = getenv("BUS_KEY");
-		if (k && strlen(k) == 2 * BUS_KEY_BYTES &&
+		char *k = getenv("BUS_KEY"), kbuf[2 * BUS_KEY_BYTES + 2];
+		char *env_k = k;
+		const char *kf = getenv("BUS_KEY_FILE");
+		const char *run = getenv("RUN_ID");
+		uint8_t boot[BUS_BOOT_BYTES];
+
+		/* the file, when named, instead of the environment */
+		if (kf != NULL && *kf != '\0')
+			k = key_file_read(kf, kbuf, sizeof kbuf) == 0 ? kbuf :
+			    NULL;
+		if (run == NULL)
+			run = "";
+		if (sensor_pending_err[0] != '\0') {
+			/* the key file failed: said below */
+		} else if (strlen(run) >= sizeof sensor_run ||
+		    strchr(run, '\n') != NULL) {
+			snprintf(sensor_pending_err, sizeof(sensor_pending_err),
+			    "BUS=stdout but RUN_ID is over %zu bytes or holds a "
+			    "newline: no events", sizeof sensor_run - 1);
+		} else if (k && strlen(k) == 2 * BUS_KEY_BYTES &&
 		    util_unhex(k, sensor_key, BUS_KEY_BYTES) == 0) {
+			snprintf(sensor_run, sizeof sensor_run, "%s", run);
+			randombytes_buf(boot, sizeof boot);
+			util_hex(boot, sizeof boot, sensor_boot);
 			sensor_stdout = true;
 			sensor_ready = true;
 		} else {
@@ -215,7 +304,15 @@ sensor_open(void)
 			    "BUS=stdout but BUS_KEY is not %d hex digits: no "
 			    "events", 2 * BUS_KEY_BYTES);
 		}
-		(void)unsetenv("BUS_KEY");   /* not inherited by children */
+		/* the bytes themselves cleared first: getenv points into the
+		 * process's initial environment block, which /proc/PID/environ
+		 * shows and unsetenv leaves in place; then out of environ, so
+		 * no child of this process inherits it (the container's own
+		 * configuration still holds it: docs/sensors.md) */
+		if (env_k != NULL)
+			sodium_memzero(env_k, strlen(env_k));
+		(void)unsetenv("BUS_KEY");
+		sodium_memzero(kbuf, sizeof kbuf);
 	} else if (bus && *bus && strlen(bus) < sizeof(sensor_addr.sun_path)) {
 		sensor_addr.sun_family = AF_UNIX;
 		strcpy(sensor_addr.sun_path, bus);
@@ -374,37 +471,53 @@ line_bound(const cJSON *f, size_t dgram_len)
  */
 #define SENSOR_BAIT_SEND_MS 3000
 
-/* BUS=stdout: one line, BUS_LINE_MAGIC, the MAC, the line's sequence
- * number (1, 2, ...: the receiver drops repeats, as the engine's log
- * reader can replay lines after a log rotation, and counts gaps), the
- * datagram (which holds no newline: compact JSON escapes it); the MAC
- * covers "SEQ DATAGRAM".  Under sensor_log_mu, so a log line never lands
- * inside it and the numbers follow the line order.  0 or -1. */
+/* BUS=stdout: one line, BUS_LINE_MAGIC, the MAC, this start's nonce,
+ * the line's sequence number (1, 2, ...: the receiver drops repeats, as
+ * the engine's log reader can replay lines after a log rotation, and
+ * counts gaps; the nonce tells a restarted sensor's numbers from the
+ * earlier start's), the datagram (which holds no newline: compact JSON
+ * escapes it); the MAC covers "RUN_ID\nBOOT SEQ DATAGRAM".  Built in
+ * one buffer and written by sensor_write_line (one write under stdout's
+ * FILE lock, so no other thread's stdio output lands inside it), under
+ * sensor_log_mu so the numbers follow the line order.  0 or -1. */
 static int
 sensor_line(const char *s, size_t len)
 {
 	uint8_t mac[crypto_auth_hmacsha256_BYTES];
-	char hex[2 * sizeof mac + 1], seq[24];
-	int rc = 0;
+	char hex[2 * sizeof mac + 1], seq[2 * BUS_BOOT_BYTES + 24];
+	int rc;
 
 	if (memchr(s, '\n', len) != NULL)
 		return -1;
 	pthread_mutex_lock(&sensor_log_mu);
-	snprintf(seq, sizeof seq, "%llu ", ++sensor_seq);
+	snprintf(seq, sizeof seq, "%s %llu ", sensor_boot, ++sensor_seq);
 	crypto_auth_hmacsha256_state st;
 	crypto_auth_hmacsha256_init(&st, sensor_key, sizeof sensor_key);
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)sensor_run,
+	    strlen(sensor_run));
+	crypto_auth_hmacsha256_update(&st, (const unsigned char *)"\n", 1);
 	crypto_auth_hmacsha256_update(&st, (const unsigned char *)seq,
 	    strlen(seq));
 	crypto_auth_hmacsha256_update(&st, (const unsigned char *)s, len);
 	crypto_auth_hmacsha256_final(&st, mac);
 	sodium_memzero(&st, sizeof st);
 	util_hex(mac, sizeof mac, hex);
-	if (fputs(BUS_LINE_MAGIC, stdout) == EOF ||
-	    fputs(hex, stdout) == EOF || fputc(' ', stdout) == EOF ||
-	    fputs(seq, stdout) == EOF ||
-	    fwrite(s, 1, len, stdout) != len || fputc('\n', stdout) == EOF ||
-	    fflush(stdout) == EOF)
-		rc = -1;
+	/* the whole line in one buffer, written at once */
+	size_t ml = strlen(BUS_LINE_MAGIC), hl = strlen(hex), sl = strlen(seq);
+	size_t total = ml + hl + 1 + sl + len + 1;
+	char *buf = xmalloc(total), *p = buf;
+	memcpy(p, BUS_LINE_MAGIC, ml);
+	p += ml;
+	memcpy(p, hex, hl);
+	p += hl;
+	*p++ = ' ';
+	memcpy(p, seq, sl);
+	p += sl;
+	memcpy(p, s, len);
+	p += len;
+	*p = '\n';
+	rc = sensor_write_line(buf, total);
+	free(buf);
 	pthread_mutex_unlock(&sensor_log_mu);
 	return rc;
 }

@@ -328,7 +328,7 @@ IO=${ARES_BUILDDIR:-.}/tests/integration/test_engine_io
 tls "$base/client" env ARES_REQUIRE_DOCKER=1 "$IO" >"$out" 2>&1
 rc=$?
 [ $rc = 0 ] || fail "archive/follow over TLS: exit $rc: $(tail -20 "$out")"
-grep -q "PASSED  \] 7 test(s)" "$out" || fail "archive/follow over TLS: $(tail -20 "$out")"
+grep -q "PASSED  \] 8 test(s)" "$out" || fail "archive/follow over TLS: $(tail -20 "$out")"
 [ -z "$(rdocker ps -aq --filter label=ares.run)" ] ||
     fail "test_engine_io left containers on the remote engine"
 grep -E "^(bait|gateway deny|rotation)" "$out"

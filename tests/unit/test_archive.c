@@ -13,9 +13,13 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -137,7 +141,7 @@ test_roundtrip(void **state)
 	/* extracting again: every name exists, never overwritten */
 	assert_int_equal(archive_extract(t.buf, t.len, dir, 1, &lim, &st, &e),
 	    -1);
-	assert_non_null(strstr(e.msg, "File exists"));
+	assert_non_null(strstr(e.msg, "exists"));
 	archive_tar_free(&t);
 }
 
@@ -360,6 +364,23 @@ test_malformed(void **state)
 	archive_tar_free(&t);
 }
 
+/* Entries in dir (-1: unreadable). */
+static int
+dir_entries(void)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (dp == NULL)
+		return -1;
+	while ((de = readdir(dp)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			n++;
+	closedir(dp);
+	return n;
+}
+
 static void
 test_caps(void **state)
 {
@@ -391,7 +412,8 @@ test_caps(void **state)
 	assert_int_equal(archive_extract(t.buf, t.len, dir, 1, &lim, &st, &e),
 	    -1);
 	assert_non_null(strstr(e.msg, "more than 8192 bytes in all"));
-	assert_int_equal(st.files, 2);
+	assert_int_equal(st.files, 0);   /* checked before any write */
+	assert_int_equal(dir_entries(), 0);
 	archive_tar_free(&t);
 
 	/* entries */
@@ -407,6 +429,85 @@ test_caps(void **state)
 	assert_int_equal(archive_extract(t.buf, t.len, dir, 1, &lim, &st, &e),
 	    -1);
 	assert_non_null(strstr(e.msg, "more than 16 entries"));
+	archive_tar_free(&t);
+}
+
+/* A refused archive writes nothing, even the good files before the bad
+ * entry; a write that fails part way leaves no file behind. */
+static void
+test_refused_writes_nothing(void **state)
+{
+	struct archive_tar t;
+	struct archive_stats st;
+	struct errbuf e = {0};
+	char buf[5000];
+	unsigned char *h;
+	pid_t pid;
+	int status;
+	(void)state;
+
+	/* a plain-named file, then a symlink entry */
+	archive_tar_init(&t);
+	assert_int_equal(archive_tar_dir(&t, "evidence", 0700, 0, 0, &e), 0);
+	assert_int_equal(archive_tar_file(&t, "evidence/chain.jsonl", 0600, 0,
+	    0, "{\"forged\":1}\n", 13, &e), 0);
+	assert_int_equal(archive_tar_file(&t, "evidence/link", 0600, 0, 0, "",
+	    0, &e), 0);
+	archive_tar_finish(&t);
+	/* headers: the directory, the file, its data, the link */
+	h = (unsigned char *)t.buf + 3 * 512;
+	h[156] = '2';
+	memcpy(h + 157, "/etc/shadow", 11);
+	fix_sum(h);
+	assert_int_equal(archive_extract(t.buf, t.len, dir, 1, &lim, &st, &e),
+	    -1);
+	assert_non_null(strstr(e.msg, "type '2' refused"));
+	assert_int_equal(st.files, 0);
+	assert_int_equal(dir_entries(), 0);
+	archive_tar_free(&t);
+
+	/* one name twice: refused before the first is written */
+	archive_tar_init(&t);
+	assert_int_equal(archive_tar_dir(&t, "top", 0700, 0, 0, &e), 0);
+	assert_int_equal(archive_tar_file(&t, "top/a", 0600, 0, 0, "1", 1, &e),
+	    0);
+	assert_int_equal(archive_tar_file(&t, "top/a", 0600, 0, 0, "2", 1, &e),
+	    0);
+	archive_tar_finish(&t);
+	assert_int_equal(archive_extract(t.buf, t.len, dir, 1, &lim, &st, &e),
+	    -1);
+	assert_non_null(strstr(e.msg, "twice"));
+	assert_int_equal(dir_entries(), 0);
+	archive_tar_free(&t);
+
+	/* the write fails part way (a 1000-byte file size limit, the
+	 * second file of 3000 bytes): neither file stays */
+	memset(buf, 'z', sizeof buf);
+	archive_tar_init(&t);
+	assert_int_equal(archive_tar_dir(&t, "top", 0700, 0, 0, &e), 0);
+	assert_int_equal(archive_tar_file(&t, "top/small", 0600, 0, 0, buf,
+	    100, &e), 0);
+	assert_int_equal(archive_tar_file(&t, "top/big", 0600, 0, 0, buf, 3000,
+	    &e), 0);
+	archive_tar_finish(&t);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { 1000, 1000 };
+
+		signal(SIGXFSZ, SIG_IGN);
+		if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+			_exit(2);
+		if (archive_extract(t.buf, t.len, dir, 1, &lim, &st, &e) != -1)
+			_exit(3);
+		if (strstr(e.msg, "write") == NULL)
+			_exit(4);
+		_exit(st.files == 0 ? 0 : 5);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(dir_entries(), 0);
 	archive_tar_free(&t);
 }
 
@@ -447,6 +548,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_caps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_planted_symlink, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_refused_writes_nothing,
+		    setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

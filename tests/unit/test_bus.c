@@ -183,21 +183,34 @@ test_path_too_long(void **state)
 }
 
 
-/* "ARESBUS1 <mac of 'seq json' under key> seq json" (caller frees). */
+#define TEST_RUN "run-bus-1"
+#define TEST_BOOT "00112233445566778899aabbccddeeff"
+
+/* "ARESBUS1 <mac of 'run\nboot seq json' under key> boot seq json"
+ * (caller frees). */
+static char *
+bus_line_rb(const uint8_t key[BUS_KEY_BYTES], const char *run,
+    const char *boot, const char *seq, const char *json)
+{
+	uint8_t mac[crypto_auth_hmacsha256_BYTES];
+	char hex[2 * sizeof mac + 1];
+	char *body = xasprintf("%s %s %s", boot, seq, json), *l;
+	char *macd = xasprintf("%s\n%s", run, body);
+
+	crypto_auth_hmacsha256(mac, (const unsigned char *)macd, strlen(macd),
+	    key);
+	util_hex(mac, sizeof mac, hex);
+	l = xasprintf(BUS_LINE_MAGIC "%s %s", hex, body);
+	free(macd);
+	free(body);
+	return l;
+}
+
 static char *
 bus_line_n(const uint8_t key[BUS_KEY_BYTES], const char *seq,
     const char *json)
 {
-	uint8_t mac[crypto_auth_hmacsha256_BYTES];
-	char hex[2 * sizeof mac + 1];
-	char *body = xasprintf("%s %s", seq, json), *l;
-
-	crypto_auth_hmacsha256(mac, (const unsigned char *)body, strlen(body),
-	    key);
-	util_hex(mac, sizeof mac, hex);
-	l = xasprintf(BUS_LINE_MAGIC "%s %s", hex, body);
-	free(body);
-	return l;
+	return bus_line_rb(key, TEST_RUN, TEST_BOOT, seq, json);
 }
 
 static char *
@@ -214,9 +227,10 @@ line_refused(const char *line, size_t len, const uint8_t *key,
 	const char *j = "x";
 	size_t n = 1;
 	uint64_t q = 9;
+	uint8_t boot[BUS_BOOT_BYTES];
 
-	assert_int_equal(bus_line_check(line, len, key, src, &j, &n, &q, &e),
-	    -1);
+	assert_int_equal(bus_line_check(line, len, key, TEST_RUN, src, &j, &n,
+	    boot, &q, &e), -1);
 	assert_int_equal(q, 0);
 	assert_int_equal(e.code, ERRBUF_INPUT);
 	if (strstr(e.msg, msg) == NULL)
@@ -235,15 +249,18 @@ test_line(void **state)
 	const char *j;
 	size_t n;
 	uint64_t q;
+	uint8_t boot[BUS_BOOT_BYTES], want[BUS_BOOT_BYTES];
 	char *l, *m;
 	(void)state;
 
 	memset(key, 7, sizeof key);
 	memset(other, 8, sizeof other);
 	l = bus_line(key, ev);
-	assert_int_equal(bus_line_check(l, strlen(l), key, "service:tickets",
-	    &j, &n, &q, &e), 1);
+	assert_int_equal(bus_line_check(l, strlen(l), key, TEST_RUN,
+	    "service:tickets", &j, &n, boot, &q, &e), 1);
 	assert_int_equal(q, 1);
+	assert_int_equal(util_unhex(TEST_BOOT, want, sizeof want), 0);
+	assert_memory_equal(boot, want, sizeof want);
 	assert_int_equal(n, strlen(ev));
 	assert_memory_equal(j, ev, n);
 
@@ -263,16 +280,36 @@ test_line(void **state)
 	m[sizeof BUS_LINE_MAGIC] = 'g';
 	line_refused(m, strlen(m), key, "service:tickets", "not hex");
 	free(m);
-	/* the number is under the MAC: another number, the same MAC fails */
+	/* the nonce and the number are under the MAC: another of either,
+	 * the same MAC fails */
 	m = xstrdup(l);
-	m[sizeof BUS_LINE_MAGIC - 1 + 65] = '2';
+	m[sizeof BUS_LINE_MAGIC - 1 + 65] = 'f';
 	line_refused(m, strlen(m), key, "service:tickets", "MAC does not");
 	free(m);
+	m = xstrdup(l);
+	m[sizeof BUS_LINE_MAGIC - 1 + 65 + 2 * BUS_BOOT_BYTES + 1] = '2';
+	line_refused(m, strlen(m), key, "service:tickets", "MAC does not");
+	free(m);
+	/* so is the run: the same line checked for another run fails */
+	{
+		struct errbuf e2 = {0};
+		assert_int_equal(bus_line_check(l, strlen(l), key, "run-other",
+		    "service:tickets", &j, &n, boot, &q, &e2), -1);
+		assert_non_null(strstr(e2.msg, "MAC does not"));
+	}
+	free(l);
+	/* the nonce missing or not hex */
+	l = bus_line_rb(key, TEST_RUN, "7", "1", ev);
+	line_refused(l, strlen(l), key, "service:tickets", "no boot nonce");
+	free(l);
+	l = bus_line_rb(key, TEST_RUN, "0011223344556677889900aabbccddgg", "1",
+	    ev);
+	line_refused(l, strlen(l), key, "service:tickets", "not hex");
 	free(l);
 	/* numbers: 20 digits at most, no leading zero, none missing */
 	l = bus_line_n(key, "18446744073709551615", ev);
-	assert_int_equal(bus_line_check(l, strlen(l), key, "service:tickets",
-	    &j, &n, &q, &e), 1);
+	assert_int_equal(bus_line_check(l, strlen(l), key, TEST_RUN,
+	    "service:tickets", &j, &n, boot, &q, &e), 1);
 	assert_true(q == UINT64_MAX);
 	free(l);
 	l = bus_line_n(key, "18446744073709551616", ev);
@@ -289,14 +326,15 @@ test_line(void **state)
 	 * agent sent, printable ASCII kept): not at the start, not a bus
 	 * line; at the start without the key's MAC: refused */
 	assert_int_equal(bus_line_check("sink: tcp 80 head=ARESBUS1 00 {}",
-	    33, key, "sink", &j, &n, &q, &e), 0);
+	    33, key, TEST_RUN, "sink", &j, &n, boot, &q, &e), 0);
 	assert_int_equal(bus_line_check("10.0.0.4 A x.example -> NXDOMAIN",
-	    32, key, "dns", &j, &n, &q, &e), 0);
-	assert_int_equal(bus_line_check("", 0, key, "dns", &j, &n, &q, &e), 0);
+	    32, key, TEST_RUN, "dns", &j, &n, boot, &q, &e), 0);
+	assert_int_equal(bus_line_check("", 0, key, TEST_RUN, "dns", &j, &n,
+	    boot, &q, &e), 0);
 	{
 		char forged[200];
-		snprintf(forged, sizeof forged, BUS_LINE_MAGIC "%064d 1 "
-		    "{\"src\":\"sink\",\"kind\":\"bait\"}", 0);
+		snprintf(forged, sizeof forged, BUS_LINE_MAGIC "%064d %032d 1 "
+		    "{\"src\":\"sink\",\"kind\":\"bait\"}", 0, 0);
 		line_refused(forged, strlen(forged), key, "sink",
 		    "MAC does not");
 	}
@@ -327,6 +365,46 @@ test_line(void **state)
 		assert_true(bus_seq_accept(&last, 5, &gaps));    /* 3, 4 lost */
 		assert_int_equal(gaps, 2);
 		assert_true(last == 5);
+	}
+	/* a restarted sensor: a new boot starts over at 1 (taken, not a
+	 * repeat); the earlier boot's lines, replayed, are dropped; a new
+	 * boot whose first number is not 1 counts the ones before as lost */
+	{
+		struct bus_seq st;
+		uint8_t b1[BUS_BOOT_BYTES], b2[BUS_BOOT_BYTES];
+		uint8_t b3[BUS_BOOT_BYTES];
+		size_t gaps = 0;
+
+		memset(&st, 0, sizeof st);
+		memset(b1, 1, sizeof b1);
+		memset(b2, 2, sizeof b2);
+		memset(b3, 3, sizeof b3);
+		assert_true(bus_seq_take(&st, b1, 1, &gaps));
+		assert_true(bus_seq_take(&st, b1, 2, &gaps));
+		assert_true(bus_seq_take(&st, b1, 3, &gaps));
+		assert_false(bus_seq_take(&st, b1, 2, &gaps));  /* replayed */
+		assert_true(bus_seq_take(&st, b2, 1, &gaps));   /* restarted */
+		assert_true(bus_seq_take(&st, b2, 2, &gaps));
+		assert_false(bus_seq_take(&st, b1, 3, &gaps));  /* earlier */
+		assert_false(bus_seq_take(&st, b1, 4, &gaps));
+		assert_false(bus_seq_take(&st, b2, 2, &gaps));
+		assert_int_equal(gaps, 0);
+		assert_int_equal(st.restarts, 1);
+		assert_int_equal(st.stale, 2);
+		assert_true(bus_seq_take(&st, b3, 4, &gaps));   /* 1..3 lost */
+		assert_int_equal(gaps, 3);
+		assert_int_equal(st.restarts, 2);
+		assert_false(bus_seq_take(&st, b2, 3, &gaps));
+		assert_int_equal(st.stale, 3);
+		/* more starts than BUS_BOOTS_MAX: still bounded */
+		for (int i = 0; i < 3 * BUS_BOOTS_MAX; i++) {
+			uint8_t b[BUS_BOOT_BYTES];
+			memset(b, 0x40 + i, sizeof b);
+			assert_true(bus_seq_take(&st, b, 1, &gaps));
+		}
+		assert_int_equal(st.nold, BUS_BOOTS_MAX);
+		memset(b1, 0x40 + 3 * BUS_BOOTS_MAX - 2, sizeof b1);
+		assert_false(bus_seq_take(&st, b1, 1, &gaps));
 	}
 	/* not JSON, or no src */
 	l = bus_line(key, "not json");

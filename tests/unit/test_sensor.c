@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -512,8 +513,9 @@ static void test_stdout_bus(void **state)
 		size_t jl;
 		uint64_t seq;
 		lines++;
-		int rc = bus_line_check(line, llen, key, "dns", &j, &jl, &seq,
-		    &e);
+		uint8_t boot[BUS_BOOT_BYTES];
+		int rc = bus_line_check(line, llen, key, "run-stdout-1", "dns",
+		    &j, &jl, boot, &seq, &e);
 		if (rc == 1) {
 			assert_true(seq == good + 1);   /* 1, 2: in line order */
 			cJSON *o = cJSON_ParseWithLength(j, jl);
@@ -570,6 +572,181 @@ static void test_stdout_bus(void **state)
 	fx_free(f);
 }
 
+/* BUS_KEY_FILE: the key read from a file (not the environment), the
+ * file removed at start; a missing file: no events, said on stderr. */
+static void test_stdout_key_file(void **state)
+{
+	(void)state;
+	struct fixture *f = fx_new();
+	char *out = xasprintf("%s/stdout", f->dir);
+	char *kf = xasprintf("%s/bus.key", f->dir);
+	char *err = xasprintf("%s/stderr", f->dir);
+	uint8_t key[BUS_KEY_BYTES];
+	char hex[2 * BUS_KEY_BYTES + 1];
+	struct errbuf e = { 0 };
+	struct stat sb;
+	size_t len, off = 0, llen, good = 0;
+	const char *line, *j;
+	size_t jl;
+	uint64_t seq;
+	uint8_t boot[BUS_BOOT_BYTES];
+	int status;
+	char *text, *kline;
+
+	for (size_t i = 0; i < sizeof key; i++)
+		key[i] = (uint8_t)(i * 5 + 9);
+	util_hex(key, sizeof key, hex);
+	kline = xasprintf("%s\n", hex);
+	assert_int_equal(util_write_file(kf, kline, strlen(kline), 0400,
+	    &e), 0);
+	free(kline);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (!freopen(out, "w", stdout))
+			_exit(2);
+		unsetenv("EVIDENCE");
+		unsetenv("BUS_KEY");
+		setenv("RUN_ID", "run-keyfile-1", 1);
+		setenv("BUS", "stdout", 1);
+		setenv("BUS_KEY_FILE", kf, 1);
+		sensor_init("dns");
+		if (sensor_emit("dns_query", NULL) != 0)
+			_exit(3);
+		_exit(lstat(kf, &sb) == -1 && errno == ENOENT ? 0 : 4);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	text = util_read_file(out, 1 << 20, &len, &e);
+	assert_non_null(text);
+	while (util_next_line(text, len, &off, &line, &llen))
+		if (bus_line_check(line, llen, key, "run-keyfile-1", "dns", &j,
+		    &jl, boot, &seq, &e) == 1)
+			good++;
+	assert_int_equal(good, 1);
+	free(text);
+
+	/* the file is gone now: a second sensor start has no key */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr))
+			_exit(2);
+		unsetenv("EVIDENCE");
+		unsetenv("BUS_KEY");
+		setenv("BUS", "stdout", 1);
+		setenv("BUS_KEY_FILE", kf, 1);
+		sensor_init("dns");
+		int rc = sensor_emit("dns_query", NULL) == -1 ? 0 : 1;
+		fflush(NULL);
+		_exit(rc);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	text = util_read_file(err, 1 << 20, &len, &e);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "BUS_KEY_FILE"));
+	free(text);
+	free(err);
+	free(kf);
+	free(out);
+	fx_free(f);
+}
+
+/* test_stdout_torn: another thread's stdio lines to stdout (the
+ * gateway's "control: deny") while events go out; set by that thread */
+static volatile int torn_done;
+
+static void *torn_ctl(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 20000 && !torn_done; i++) {
+		printf("control: %s\n", "deny");
+		fflush(stdout);
+	}
+	return NULL;
+}
+
+/* BUS=stdout under a racing stdout writer: every bus line is written
+ * whole (no other line lands inside it), so all of them pass the check
+ * and every other line is an intact control line. */
+static void test_stdout_torn(void **state)
+{
+	(void)state;
+	struct fixture *f = fx_new();
+	char *out = xasprintf("%s/stdout", f->dir);
+	uint8_t key[BUS_KEY_BYTES];
+	char hex[2 * BUS_KEY_BYTES + 1], big[2000];
+	enum { N = 2000 };
+
+	for (size_t i = 0; i < sizeof key; i++)
+		key[i] = (uint8_t)(i * 7 + 3);
+	util_hex(key, sizeof key, hex);
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pthread_t t;
+
+		if (!freopen(out, "w", stdout))
+			_exit(2);
+		unsetenv("EVIDENCE");
+		unsetenv("RUN_ID");
+		setenv("BUS", "stdout", 1);
+		setenv("BUS_KEY", hex, 1);
+		sensor_init("gateway");
+		if (pthread_create(&t, NULL, torn_ctl, NULL) != 0)
+			_exit(3);
+		for (int i = 0; i < N; i++) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "pad", big);
+			sensor_emit(i == N / 2 ? "bait" : "model_request", o);
+		}
+		torn_done = 1;
+		pthread_join(t, NULL);
+		fflush(stdout);
+		_exit(0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	struct errbuf e = { 0 };
+	size_t len, off = 0, llen, good = 0, refused = 0, ctl = 0, torn = 0;
+	size_t gaps = 0;
+	uint64_t last = 0, seq;
+	const char *line, *j;
+	size_t jl;
+	char *text = util_read_file(out, 1 << 30, &len, &e);
+	assert_non_null(text);
+	while (util_next_line(text, len, &off, &line, &llen)) {
+		uint8_t boot[BUS_BOOT_BYTES];
+		int rc = bus_line_check(line, llen, key, NULL, "gateway", &j,
+		    &jl, boot, &seq, &e);
+		if (rc == 1) {
+			good++;
+			assert_true(bus_seq_accept(&last, seq, &gaps));
+		} else if (rc < 0) {
+			refused++;
+		} else if (llen == 13 && memcmp(line, "control: deny", 13) == 0) {
+			ctl++;
+		} else {
+			torn++;
+		}
+	}
+	print_message("bus lines %zu of %d, refused %zu, torn %zu, control "
+	    "lines %zu\n", good, N, refused, torn, ctl);
+	assert_int_equal(refused, 0);
+	assert_int_equal(torn, 0);
+	assert_int_equal(gaps, 0);
+	assert_int_equal(good, N);
+	assert_true(ctl > 0);
+	free(text);
+	free(out);
+	fx_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -579,6 +756,8 @@ int main(void)
 		cmocka_unit_test(test_log_bounded),
 		cmocka_unit_test(test_bait_never_dropped),
 		cmocka_unit_test(test_stdout_bus),
+		cmocka_unit_test(test_stdout_torn),
+		cmocka_unit_test(test_stdout_key_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
