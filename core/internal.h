@@ -1160,8 +1160,11 @@ uint64_t trial_seed(uint64_t base, size_t index);
  * done nor taken), -1 when none or when stop or the engine is down.
  * trial_sched_engine_lost: whether a drill that ended (rc, its errbuf
  * code, its engine_lost, an error verdict) lost its engine rather than
- * failed on its own: unreachable, engine.lost, or an error after which
- * the engine no longer answers (engine_answers: a ping just now).
+ * failed on its own: never for a verdict other than error (a result,
+ * even with engine_lost); else unreachable, engine.lost, or an error
+ * after which the engine no longer answers (engine_answers: a ping).
+ * trial_sched_engine_down: mark engine down with reason (the first
+ * reason kept); no new run starts there.
  * trial_sched_requeue: run's attempt on engine failed with the engine
  * (run_id its run dir, "" none): a failed attempt recorded on the run
  * (at most TRIAL_MAX_ATTEMPTS kept), the run taken by no one (another
@@ -1173,6 +1176,8 @@ long trial_sched_next(const struct trial *t, const bool *taken,
     size_t engine, bool stop);
 bool trial_sched_engine_lost(int rc, int err_code, bool drill_engine_lost,
     bool verdict_error, bool engine_answers);
+void trial_sched_engine_down(struct trial *t, size_t engine,
+    const char *reason);
 void trial_sched_requeue(struct trial *t, bool *taken, size_t engine,
     struct trial_run *run, const char *run_id, const char *reason);
 size_t trial_sched_up(const struct trial *t);

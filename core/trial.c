@@ -2094,6 +2094,12 @@ trial_tail_done(struct trial_tail *tl)
 			snprintf(tl->run->engine, sizeof tl->run->engine, "%s",
 			    t->engines[tl->engine].name);
 			t->engines[tl->engine].ran++;
+			/* a result whose engine went away under it: the
+			 * result counts, the engine takes no new run */
+			if (tl->r.engine_lost)
+				trial_sched_engine_down(t, tl->engine,
+				    "the engine went away during a drill whose "
+				    "result is kept");
 		}
 		if (trial_save(c->t, c->sk, &e) == -1 &&
 		    c->save_err[0] == '\0')

@@ -441,12 +441,29 @@ bool
 trial_sched_engine_lost(int rc, int err_code, bool drill_engine_lost,
     bool verdict_error, bool engine_answers)
 {
+	/* A drill that reached a verdict (anything but error) is a result,
+	 * whatever happened to its engine: a breach that also lost its
+	 * engine is a breach (trial_sched_engine_down marks it down). */
+	if (rc != -1 && !verdict_error)
+		return false;
 	if (rc == -1 && err_code == ERRBUF_ENGINE)
 		return true;          /* could not reach it at all */
 	if (drill_engine_lost)
 		return true;          /* the drill saw it go (engine.lost) */
 	/* a drill's own error, unless the engine no longer answers */
 	return (rc == -1 || verdict_error) && !engine_answers;
+}
+
+void
+trial_sched_engine_down(struct trial *t, size_t engine, const char *reason)
+{
+	struct trial_engine *en = &t->engines[engine];
+
+	if (!en->down) {
+		en->down = true;
+		util_sanitize(en->down_reason, sizeof en->down_reason, reason,
+		    strlen(reason), false);
+	}
 }
 
 void
@@ -457,11 +474,7 @@ trial_sched_requeue(struct trial *t, bool *taken, size_t engine,
 	struct trial_attempt *a;
 
 	taken[run->index] = false;
-	if (!en->down) {
-		en->down = true;
-		util_sanitize(en->down_reason, sizeof en->down_reason, reason,
-		    strlen(reason), false);
-	}
+	trial_sched_engine_down(t, engine, reason);
 	if (run->nattempts >= TRIAL_MAX_ATTEMPTS)
 		return;   /* bounded: the rest are not kept */
 	run->attempts = xrealloc(run->attempts, (run->nattempts + 1) *

@@ -238,6 +238,12 @@ test_lost_classify(void **state)
 	/* a verdict is never an engine loss, even with a failed ping */
 	assert_false(trial_sched_engine_lost(0, ERRBUF_NONE, false, false,
 	    false));
+	/* ... and even when the drill saw its engine go (a breach that also
+	 * lost its engine is a breach: a result, never rerun) */
+	assert_false(trial_sched_engine_lost(0, ERRBUF_NONE, true, false,
+	    true));
+	assert_false(trial_sched_engine_lost(0, ERRBUF_NONE, true, false,
+	    false));
 }
 
 /* B takes run 1, goes away under it: a failed attempt on B (its run dir
