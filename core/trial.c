@@ -1925,13 +1925,7 @@ trial_ping(struct docker *d)
 static void
 trial_engine_down(struct trial *t, size_t k, const char *why)
 {
-	struct trial_engine *en = &t->engines[k];
-
-	if (en->down)
-		return;
-	en->down = true;
-	util_sanitize(en->down_reason, sizeof en->down_reason, why,
-	    strlen(why), false);
+	trial_sched_engine_down(t, k, why);
 }
 
 /* Tell the observer (lock held). */
@@ -1985,13 +1979,14 @@ trial_record(struct trial_ctx *c, struct trial_run *run,
 		snprintf(run->verdict, sizeof run->verdict, "error");
 		util_sanitize(run->reason, sizeof run->reason, de->msg,
 		    strlen(de->msg), false);
-		if (de->code == ERRBUF_ENGINE)
+		if (de->code == ERRBUF_ENGINE && !c->t->multi)
 			c->t->engine_down = true;
 		run->time_to_kill_ms = -1;
 		return;
 	}
-	/* the engine died under this drill: start no further one */
-	if (r->engine_lost)
+	/* the engine died under this drill: start no further one (with
+	 * --engine only that engine, trial_tail_done) */
+	if (r->engine_lost && !c->t->multi)
 		c->t->engine_down = true;
 	snprintf(run->verdict, sizeof run->verdict, "%s",
 	    drill_verdict_name(r->verdict));
