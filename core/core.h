@@ -751,6 +751,8 @@ struct trial_attempt {
 	char run_id[64];           /* "" when it had no run dir yet */
 	char run_dir[96];          /* runs/<run_id> or "" */
 	char reason[256];
+	char report_blake2b[EVIDENCE_HEX_BYTES];   /* its report.json when
+	                              the attempt was recorded; "" none */
 };
 
 struct trial_run {
@@ -825,6 +827,8 @@ struct trial {
 	bool multi;
 	struct trial_engine *engines;   /* nengines (xcalloc'd; trial_free) */
 	size_t nengines;
+	char stopped[256];         /* v2: why runs were left not done ("no
+	                              healthy engine left (...)"), "" none */
 };
 
 /* ares trial --variants: the policy's variant for every run (default),

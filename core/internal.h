@@ -1150,6 +1150,8 @@ double stats_percentile(const double *sorted, size_t n, double q);
 /* ------------------------------------------------------------------ */
 #define TRIAL_FORMAT    "ares-trial-v1"
 #define TRIAL_FORMAT_V2 "ares-trial-v2"   /* --engine: engines, attempts */
+/* the reason of a failed attempt whose engine did not answer a ping */
+#define TRIAL_PING_LOST "the engine does not answer a ping: "
 #define TRIAL_JSON_MAX  (16 * 1024 * 1024)   /* read bound */
 
 /* The i-th output of a splitmix64 generator seeded with base:
@@ -1170,8 +1172,9 @@ uint64_t trial_seed(uint64_t base, size_t index);
  * (at most TRIAL_MAX_ATTEMPTS kept), the run taken by no one (another
  * engine runs it), the engine marked down with reason.
  * trial_sched_up: engines still up (with a URL).
- * trial_sched_strand: no engine left: every run not done becomes an
- * error run ("no healthy engine left (...)"); returns how many. */
+ * trial_sched_strand: no engine left: the runs not done stay not done
+ * (their attempts kept; --resume runs them), t->stopped says why ("no
+ * healthy engine left (...)"); returns how many. */
 long trial_sched_next(const struct trial *t, const bool *taken,
     size_t engine, bool stop);
 bool trial_sched_engine_lost(int rc, int err_code, bool drill_engine_lost,

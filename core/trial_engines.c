@@ -517,18 +517,12 @@ trial_sched_strand(struct trial *t)
 	if (len > 0 && (size_t)len < sizeof why - 1)
 		snprintf(why + len, sizeof why - (size_t)len, ")");
 	n = 0;
-	for (i = 0; i < t->n; i++) {
-		struct trial_run *r = &t->runs[i];
-
-		if (r->done)
-			continue;
-		r->done = true;
-		r->run_id[0] = r->run_dir[0] = r->engine[0] = '\0';
-		r->report_blake2b[0] = '\0';
-		snprintf(r->verdict, sizeof r->verdict, "error");
-		snprintf(r->reason, sizeof r->reason, "%s", why);
-		r->time_to_kill_ms = -1;
-		n++;
-	}
+	for (i = 0; i < t->n; i++)
+		if (!t->runs[i].done)
+			n++;
+	/* they stay not done (with their attempts): the trial is
+	 * incomplete, --resume runs them once an engine is back */
+	if (n > 0)
+		snprintf(t->stopped, sizeof t->stopped, "%s", why);
 	return n;
 }

@@ -15,14 +15,18 @@
 #      exec-root and cgroup parent, never the suite engine's) once a drill
 #      of its runs: its run is a failed attempt (run dir kept, engine and
 #      reason named) rerun on the first engine, the trial ends with every
-#      run done, trial.json names the engine of each, and it verifies;
+#      run done, trial.json names the engine of each, and it verifies
+#      (each failed attempt's signed report too); an attempt's report.json
+#      deleted or edited (no key) fails verify, and so does (with the key)
+#      a run moved to another engine or the trial re-signed as v1;
 #   3. an engine that is not there: exit 3 naming it; a bad --engine URL
 #      and a bad engines file: exit 2 with the message.
 # With --iptables=false the second engine adds no FORWARD rule for its
 # lab bridges (the host's FORWARD policy is DROP): the test appends one
 # rule of its own that lets frames bridged within one ares* bridge pass
 # (physdev --physdev-is-bridged; what the suite's engine adds per bridge)
-# and removes it on exit.  Everything of the second engine (its processes,
+# and removes it on exit (checked; stale rules of earlier runs whose shell
+# is gone are removed by their comment first).  Everything of the second engine (its processes,
 # its containers' processes, mounts under its dirs, its bridges, the host
 # firewall rules of its runs, its dirs) is removed on exit whatever
 # happens; the suite's engine on /var/run/docker.sock is never stopped.
@@ -136,11 +140,49 @@ purge_second() {
 	done
 }
 
+# Delete the test's FORWARD rule until it is gone (-D can fail while the
+# xtables lock is held); 1 when it is still there.
+fwrule_del() {
+	for _ in 1 2 3 4 5; do
+		fwrule -C 2>/dev/null || return 0
+		fwrule -D 2>/dev/null
+	done
+	! fwrule -C 2>/dev/null
+}
+
+# FORWARD rules of earlier runs of this test whose shell is gone (killed
+# before its cleanup ran): their comment is ares-trial-engines-<pid>.
+purge_stale_rules() {
+	iptables -w 5 -S FORWARD 2>/dev/null |
+	    grep -- '--comment "\{0,1\}ares-trial-engines-[0-9]*' |
+	    while read -r rule; do
+		pid=$(echo "$rule" | sed 's/.*ares-trial-engines-\([0-9]*\).*/\1/')
+		[ "$pid" = $$ ] && continue
+		kill -0 "$pid" 2>/dev/null && continue
+		eval "iptables -w 5 $(echo "$rule" | sed 's/^-A /-D /')" 2>/dev/null &&
+		    echo "removed a stale rule of an earlier run (pid $pid)" >&2
+	done
+}
+
+# Stop the background ares trial (bounded: SIGTERM, then SIGKILL).
+stop_trial() {
+	[ -n "$apid" ] || return 0
+	kill -TERM "$apid" 2>/dev/null
+	for _ in $(seq 1 100); do
+		kill -0 "$apid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$apid" 2>/dev/null
+	wait "$apid" 2>/dev/null
+	apid=
+}
+
 cleanup() {
+	stop_trial
 	[ -n "$(engine_pid)" ] && note_bridges
 	kill_second
 	[ -n "$dpid" ] && kill -KILL "$dpid" 2>/dev/null
-	fwrule -D 2>/dev/null
+	fwrule_del || { echo "FAIL: the FORWARD rule $fwc could not be removed" >&2; crc=1; }
 	purge_second
 	grep " $base/" /proc/mounts | awk '{print $2}' | sort -r |
 	    while read -r m; do umount -l "$m" 2>/dev/null; done
@@ -154,11 +196,15 @@ cleanup() {
 	else
 		rm -rf "$base"
 	fi
+	[ "$crc" = 0 ] || exit 1
 }
+apid=
+crc=0
 trap cleanup EXIT
-trap 'exit 1' INT TERM
+trap 'exit 1' HUP INT TERM PIPE
 
 iptables -w 5 -m physdev -h >/dev/null 2>&1 || skip "iptables without physdev"
+purge_stale_rules
 fwrule -A || fail "cannot add the test's FORWARD rule"
 
 echo '{}' >"$base/daemon.json"
@@ -213,10 +259,23 @@ echo "ok: a bad --engine and a bad engines file: exit 2 with the message"
 verify_all() { # TRIAL_DIR
 	"$ARES" verify "$1" >"$base/verify.out" 2>&1 ||
 	    fail "ares verify $1: $(cat "$base/verify.out")"
+	grep -q "^ok   trial.json: ares-trial-v2, " "$base/verify.out" ||
+	    fail "ares verify does not name the trial's format: $(cat "$base/verify.out")"
 	grep -q "engine .* signed evidence" "$base/verify.out" ||
 	    fail "ares verify did not check the runs' engines: $(cat "$base/verify.out")"
+	# (a failed attempt's dir is verified by the trial's verify: its lab
+	# lost with the engine may leave a sensor file its report could not
+	# seal, which fails a run dir's own verify)
+	tj "$1/trial.json" >"$base/attempt-ids" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+for r in j["runs"] + j.get("pending", []):
+    for a in r["attempts"]:
+        print(a["run_id"])
+PY
 	for d in "$1"/runs/*; do
 		[ -s "$d/report.json" ] || continue
+		grep -qx "$(basename "$d")" "$base/attempt-ids" && continue
 		"$ARES" verify "$d" >"$base/verify-run.out" 2>&1 ||
 		    fail "ares verify $d: $(cat "$base/verify-run.out")"
 	done
@@ -267,7 +326,7 @@ n=0
 while :; do
 	n=$((n + 1))
 	kill -0 $apid 2>/dev/null || fail "the trial ended before a drill ran on the second engine: $(cat "$base/t2.out")"
-	[ $n -lt 600 ] || { kill $apid; fail "no drill ran on the second engine"; }
+	[ $n -lt 600 ] || fail "no drill ran on the second engine"
 	c=$(curl -s --max-time 2 --unix-socket "$sock" \
 	    'http://localhost/containers/json?filters=%7B%22label%22%3A%5B%22ares.role%3Dagent%22%5D%7D' 2>/dev/null)
 	case $c in *'"State":"running"'*) break ;; esac
@@ -280,8 +339,16 @@ kill_second
 kill -0 "$(cat /var/run/docker.pid 2>/dev/null || echo 1)" 2>/dev/null ||
     fail "the suite's engine is gone"
 echo "killed the second engine under run(s) $(tr '\n' ' ' <"$base/second-runs")"
+# bounded: the trial must end (at most 15 min) once the engine is gone
+n=0
+while kill -0 "$apid" 2>/dev/null; do
+	n=$((n + 1))
+	[ $n -lt 9000 ] || fail "the trial did not end within 15 min of the engine's loss"
+	sleep 0.1
+done
 wait $apid
 rc=$?
+apid=
 [ $rc = 0 ] || [ $rc = 4 ] ||
     fail "trial with a lost engine: exit $rc (want 0: every run done, none an error): $(tail -40 "$base/t2.out")"
 grep -q "engine $SECOND went away" "$base/t2.out" ||
@@ -320,6 +387,34 @@ PY
 cat "$base/t2.check"
 grep -A1 '^timing' "$base/t2.out"
 verify_all "$t2"
+grep -q "^ok   run [0-9]*: failed attempt .* on $SECOND: error, report verified" \
+    "$base/verify.out" || fail "ares verify did not verify the failed attempt's report: $(cat "$base/verify.out")"
+echo "ok the failed attempts' reports verified: $(grep -m1 'failed attempt' "$base/verify.out" | cut -c1-140)"
+# a failed attempt's run dir, tampered with without any key, fails verify
+att=$(tj "$t2/trial.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+print(next(a["run_id"] for r in j["runs"] for a in r["attempts"]
+           if a["report_blake2b"]))
+PY
+) || fail "no failed attempt with a recorded report: $(cat "$base/t2.check")"
+cp -a "$t2" "$base/tamper-rm"
+rm "$base/tamper-rm/runs/$att/report.json"
+"$ARES" verify "$base/tamper-rm" >"$base/tamper-rm.out" 2>&1
+vrc=$?
+[ $vrc = 1 ] || fail "an attempt's report deleted: verify exit $vrc: $(cat "$base/tamper-rm.out")"
+grep -q "^FAIL run [0-9]*: failed attempt $att on $SECOND: its recorded report" \
+    "$base/tamper-rm.out" || fail "an attempt's report deleted: $(cat "$base/tamper-rm.out")"
+cp -a "$t2" "$base/tamper-ed"
+sed -i 's/"verdict":\([[:space:]]*\)"error"/"verdict":\1 "error"/' "$base/tamper-ed/runs/$att/report.json"
+! cmp -s "$t2/runs/$att/report.json" "$base/tamper-ed/runs/$att/report.json" ||
+    fail "the attempt's report.json has no verdict error to edit: $(head -c 600 "$t2/runs/$att/report.json")"
+"$ARES" verify "$base/tamper-ed" >"$base/tamper-ed.out" 2>&1
+vrc=$?
+[ $vrc = 1 ] || fail "an attempt's report edited: verify exit $vrc: $(cat "$base/tamper-ed.out")"
+grep -q "^FAIL run [0-9]*: failed attempt $att on $SECOND: report.json's BLAKE2b-256 differs" \
+    "$base/tamper-ed.out" || fail "an attempt's report edited: $(cat "$base/tamper-ed.out")"
+echo "ok: a failed attempt's report deleted or edited (no key) fails verify"
 echo "ok: the second engine killed mid-trial: its run(s) are failed attempts, rerun on the first engine, all 6 done (none breached or error), verify ok"
 
 # nothing of the dead engine's labs stays on this host
@@ -347,7 +442,9 @@ r["engine"] = second            # claim the other engine ran it
 open(p, "w").write(json.dumps(j, indent="\t") + "\n")
 lines = "".join("%d %s %s %s %s %s %d\n" % (x["index"], x["seed"],
     x["run_id"] or "-", x["verdict"], x["report_blake2b"] or "-",
-    x["engine"] or "-", len(x["attempts"])) for x in j["runs"])
+    x["engine"] or "-", len(x["attempts"])) + "".join(
+    "attempt %s %s\n" % (a["run_id"] or "-", a["report_blake2b"] or "-")
+    for a in x["attempts"]) for x in j["runs"])
 dig = hashlib.blake2b(lines.encode(), digest_size=32).hexdigest()
 print("ares-trial-v2 trial=%s n=%d done=%d complete=%s runs=%s" % (
     j["trial_id"], j["n"], len(j["runs"]), "true" if j["complete"] else
@@ -364,6 +461,41 @@ PY
 	grep -q "^FAIL run .*: trial.json engine $SECOND; its signed evidence (drill.start engine_url): $MAIN" \
 	    "$base/forged.out" || fail "no FAIL naming the engine: $(cat "$base/forged.out")"
 	echo "ok: a re-signed trial.json naming another engine for a run fails verify: $(grep -m1 '^FAIL run' "$base/forged.out" | cut -c1-140)"
+	# downgraded to ares-trial-v1 (engines, attempts dropped), re-signed
+	f="$base/downgraded"
+	cp -a "$t2" "$f"
+	tj "$f/trial.json" >"$base/down.comment" <<'PY' || fail "downgrading"
+import hashlib, json, sys
+p = sys.argv[1]
+j = json.load(open(p))
+j["format"] = "ares-trial-v1"
+for k in ("engines", "pending", "stopped"):
+    j.pop(k, None)
+for r in j["runs"]:
+    r.pop("engine", None)
+    r.pop("attempts", None)
+open(p, "w").write(json.dumps(j, indent="\t") + "\n")
+lines = "".join("%d %s %s %s %s\n" % (x["index"], x["seed"],
+    x["run_id"] or "-", x["verdict"], x["report_blake2b"] or "-")
+    for x in j["runs"])
+dig = hashlib.blake2b(lines.encode(), digest_size=32).hexdigest()
+print("ares-trial-v1 trial=%s n=%d done=%d complete=%s runs=%s" % (
+    j["trial_id"], j["n"], len(j["runs"]), "true" if j["complete"] else
+    "false", dig))
+PY
+	minisign -S -s "$ARES_KEY_DIR/ares.key" -m "$f/trial.json" \
+	    -t "$(cat "$base/down.comment")" -x "$f/trial.json.minisig" \
+	    </dev/null >/dev/null 2>&1 || fail "minisign -S"
+	"$ARES" verify "$f" >"$base/down.out" 2>&1
+	vrc=$?
+	[ $vrc = 1 ] || fail "a trial downgraded to v1 verifies (exit $vrc): $(cat "$base/down.out")"
+	grep -q '^ok   trusted comment matches' "$base/down.out" ||
+	    fail "the downgrade was not re-signed consistently: $(cat "$base/down.out")"
+	grep -q "^FAIL run .*: its signed evidence names engine .*: a run of a trial over engines, in a trial without engines" \
+	    "$base/down.out" || fail "no FAIL naming the downgrade: $(cat "$base/down.out")"
+	grep -q "^FAIL runs/.*: made on engine $SECOND (drill.start engine_url), in a trial without engines" \
+	    "$base/down.out" || fail "an attempt dir of a downgraded trial: $(cat "$base/down.out")"
+	echo "ok: a v2 trial re-signed as ares-trial-v1 fails verify (its runs' signed engine_url)"
 else
 	[ "${ARES_REQUIRE_DOCKER:-0}" = 1 ] && fail "no minisign or no unencrypted key for the forgery check"
 fi

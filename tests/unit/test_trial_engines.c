@@ -291,17 +291,33 @@ test_failover(void **state)
 	t.runs[0].done = true;
 	t.runs[3].done = true;
 	snprintf(t.runs[3].verdict, sizeof t.runs[3].verdict, "contained");
-	/* A goes too: no engine left, what is not done is an error run
-	 * (its attempts kept), done runs untouched */
+	/* A goes too: no engine left, what is not done stays not done (its
+	 * attempts kept, --resume runs it), done runs untouched, the trial
+	 * says why it stopped */
 	trial_sched_requeue(&t, taken, 0, &t.runs[1], "20261204-1-cd", "gone");
 	assert_int_equal(trial_sched_up(&t), 0);
 	assert_int_equal(trial_sched_strand(&t), 2);
-	assert_true(t.runs[1].done && t.runs[2].done);
-	assert_string_equal(t.runs[1].verdict, "error");
-	assert_string_equal(t.runs[1].reason, "no healthy engine left "
+	assert_false(t.runs[1].done || t.runs[2].done);
+	assert_string_equal(t.runs[1].verdict, "");
+	assert_string_equal(t.stopped, "no healthy engine left "
 	    "(unix:///a down, unix:///b down)");
-	assert_string_equal(t.runs[1].run_id, "");
 	assert_int_equal(t.runs[1].nattempts, 2);
+	assert_int_equal(t.runs[2].nattempts, 1);
+	/* trial.json keeps the attempts of the runs not done (pending) and
+	 * says why the trial stopped */
+	{
+		cJSON *j = trial_json(&t);
+		char *txt = cJSON_PrintUnformatted(j);
+
+		assert_non_null(strstr(txt, "\"stopped\":\"no healthy engine "
+		    "left (unix:///a down, unix:///b down)\""));
+		assert_non_null(strstr(txt, "\"pending\":[{\"index\":1,"));
+		assert_non_null(strstr(txt, "\"run_id\":\"20261204-1-cd\""));
+		assert_non_null(strstr(txt, "{\"index\":2,"));
+		assert_non_null(strstr(txt, "\"complete\":false"));
+		free(txt);
+		cJSON_Delete(j);
+	}
 	assert_string_equal(t.runs[3].verdict, "contained");
 	trial_free(&t);
 }
