@@ -1184,6 +1184,10 @@ void trial_sched_engine_down(struct trial *t, size_t engine,
 void trial_sched_requeue(struct trial *t, bool *taken, size_t engine,
     struct trial_run *run, const char *run_id, const char *reason);
 size_t trial_sched_up(const struct trial *t);
+/* trial_engines_same: engine k has the engine_id (GET /info ID) of an
+ * earlier engine: the same daemon under two spellings.  -1 + e
+ * (ERRBUF_INPUT, naming both), else 0. */
+int trial_engines_same(const struct trial *t, size_t k, struct errbuf *e);
 size_t trial_sched_strand(struct trial *t);
 /* ------------------------------------------------------------------ */
 /* probe*.c - inside-out escape probes: battery, report, negative control */

@@ -2763,7 +2763,7 @@ trial_gc_merge(struct gc_report *a, const struct gc_report *b)
  * (merged into t->gc) and the lab image.  en NULL: $DOCKER_HOST.  -1 + e
  * (ERRBUF_ENGINE unreachable, ERRBUF_INPUT refused). */
 static int
-trial_engine_check(struct trial *t, const struct trial_engine *en,
+trial_engine_check(struct trial *t, struct trial_engine *en,
     struct errbuf *e)
 {
 	struct gc_report *g = xcalloc(1, sizeof *g);
@@ -2783,6 +2783,22 @@ trial_engine_check(struct trial *t, const struct trial_engine *en,
 	 * anything is made: the same check, so it follows lab up's */
 	if (en != NULL && docker_require_labs(d, "ares trial", e) == -1)
 		goto out;
+	/* the daemon's own ID: one engine under two spellings is refused
+	 * (trial_engines_same) */
+	if (en != NULL) {
+		cJSON *info = docker_info(d, e);
+		const char *id = util_json_str(info, "ID", "");
+
+		if (info == NULL) {
+			errbuf_prefix(e, "engine %s", en->name);
+			goto out;
+		}
+		util_sanitize(en->engine_id, sizeof en->engine_id, id,
+		    strlen(id), false);
+		cJSON_Delete(info);
+		if (trial_engines_same(t, (size_t)(en - t->engines), e) == -1)
+			goto out;
+	}
 	/* what ares processes that are gone left on this engine */
 	if (gc_sweep(d, g, e) == -1 || lab_image_ensure(d, &ref, e) == -1) {
 		/* the engine answered the connect: its loss now is a

@@ -490,6 +490,23 @@ trial_sched_requeue(struct trial *t, bool *taken, size_t engine,
 	    false);
 }
 
+int
+trial_engines_same(const struct trial *t, size_t k, struct errbuf *e)
+{
+	const struct trial_engine *en = &t->engines[k];
+	size_t i;
+
+	if (en->engine_id[0] == '\0')
+		return 0;
+	for (i = 0; i < k; i++)
+		if (strcmp(t->engines[i].engine_id, en->engine_id) == 0)
+			return errbuf_set(e, ERRBUF_INPUT, "engines %s and %s "
+			    "are the same engine (ID %s): give it once, with "
+			    "the capacity it can take", t->engines[i].name,
+			    en->name, en->engine_id);
+	return 0;
+}
+
 size_t
 trial_sched_up(const struct trial *t)
 {

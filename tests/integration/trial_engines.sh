@@ -19,8 +19,9 @@
 #      (each failed attempt's signed report too); an attempt's report.json
 #      deleted or edited (no key) fails verify, and so does (with the key)
 #      a run moved to another engine or the trial re-signed as v1;
-#   3. an engine that is not there: exit 3 naming it; a bad --engine URL
-#      and a bad engines file: exit 2 with the message.
+#   3. an engine that is not there: exit 3 naming it; a bad --engine URL,
+#      a bad engines file and one engine under two spellings (the same
+#      GET /info ID): exit 2 with the message.
 # With --iptables=false the second engine adds no FORWARD rule for its
 # lab bridges (the host's FORWARD policy is DROP): the test appends one
 # rule of its own that lets frames bridged within one ares* bridge pass
@@ -254,6 +255,16 @@ rc=$?
 grep -q "$base/bad.yaml:3:15: engines\[0\].capacity: \"65\": want an integer 1..64" \
     "$base/bad.out" || fail "a bad engines file: message: $(cat "$base/bad.out")"
 echo "ok: a bad --engine and a bad engines file: exit 2 with the message"
+
+# one engine under two spellings: the same daemon ID (GET /info), refused
+"$ARES" trial --policy "$POLICY" -n 2 --engine "$MAIN" \
+    --engine unix:///var/run//docker.sock >"$base/same.out" 2>&1
+rc=$?
+[ $rc = 2 ] || fail "one engine given twice: exit $rc (want 2): $(cat "$base/same.out")"
+grep -q "engines $MAIN and unix:///var/run//docker.sock are the same engine (ID " \
+    "$base/same.out" || fail "one engine given twice: message: $(cat "$base/same.out")"
+[ -z "$(ls "$ARES_RUNS")" ] || fail "a trial dir was made for an engine given twice"
+echo "ok: one engine under two spellings: exit 2, both named"
 
 # verify a trial dir and every run dir (and attempt dir) it names
 verify_all() { # TRIAL_DIR

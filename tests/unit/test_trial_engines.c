@@ -322,6 +322,33 @@ test_failover(void **state)
 	trial_free(&t);
 }
 
+/* One daemon under two spellings: the same GET /info ID is refused,
+ * naming both entries; an unknown ID is no match. */
+static void
+test_engines_same(void **state)
+{
+	struct trial t;
+	struct errbuf e = { 0 };
+
+	(void)state;
+	trial_two(&t, 1);
+	snprintf(t.engines[0].engine_id, sizeof t.engines[0].engine_id,
+	    "ABCD:EF01");
+	assert_int_equal(trial_engines_same(&t, 0, &e), 0);
+	assert_int_equal(trial_engines_same(&t, 1, &e), 0);   /* unknown */
+	snprintf(t.engines[1].engine_id, sizeof t.engines[1].engine_id,
+	    "ABCD:EF02");
+	assert_int_equal(trial_engines_same(&t, 1, &e), 0);
+	snprintf(t.engines[1].engine_id, sizeof t.engines[1].engine_id,
+	    "ABCD:EF01");
+	assert_int_equal(trial_engines_same(&t, 1, &e), -1);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_string_equal(e.msg, "engines unix:///a and unix:///b are the "
+	    "same engine (ID ABCD:EF01): give it once, with the capacity it "
+	    "can take");
+	trial_free(&t);
+}
+
 /* Attempts are bounded per run. */
 static void
 test_attempts_bounded(void **state)
@@ -402,6 +429,7 @@ main(void)
 		cmocka_unit_test(test_from_options),
 		cmocka_unit_test(test_lost_classify),
 		cmocka_unit_test(test_failover),
+		cmocka_unit_test(test_engines_same),
 		cmocka_unit_test(test_attempts_bounded),
 		cmocka_unit_test(test_cert_path),
 	};
