@@ -726,7 +726,9 @@ int stats_parse_level(const char *s, double *out);
  * a trial fans its runs out to, docs/cli-trial.md#engines. */
 #define TRIAL_MAX_ENGINES      16
 #define TRIAL_ENGINE_CAP_MAX   64     /* drills at a time on one engine */
-#define TRIAL_MAX_ATTEMPTS     8      /* failed attempts kept per run */
+#define TRIAL_MAX_ATTEMPTS     TRIAL_MAX_ENGINES   /* failed attempts kept
+                              per run: a session makes at most one per
+                              engine (each marks its engine down) */
 #define TRIAL_ENGINE_NAME_MAX  300
 
 struct trial_engine {
