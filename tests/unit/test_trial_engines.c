@@ -363,6 +363,8 @@ test_attempts_bounded(void **state)
 		trial_sched_requeue(&t, taken, (size_t)(i % 2), &t.runs[0],
 		    "x", "gone");
 	assert_int_equal(t.runs[0].nattempts, TRIAL_MAX_ATTEMPTS);
+	/* one session makes at most one attempt per engine: all are kept */
+	assert_true(TRIAL_MAX_ATTEMPTS >= TRIAL_MAX_ENGINES);
 	trial_free(&t);
 }
 
