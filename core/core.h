@@ -745,7 +745,8 @@ struct trial_engine {
 	bool down;                 /* lost: no new run starts there */
 	char down_reason[256];
 	size_t ran;                /* runs finished there */
-	char engine_id[128];       /* its ID from GET /info ("" unknown) */
+	char engine_id[256];       /* "ID Name DockerRootDir" from GET /info
+	                              ("" unknown) */
 };
 
 /* A failed attempt of a run: the engine went away under it. */

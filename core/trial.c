@@ -2794,18 +2794,24 @@ trial_engine_check(struct trial *t, struct trial_engine *en,
 	 * anything is made: the same check, so it follows lab up's */
 	if (en != NULL && docker_require_labs(d, "ares trial", e) == -1)
 		goto out;
-	/* the daemon's own ID: one engine under two spellings is refused
-	 * (trial_engines_same) */
+	/* the daemon's identity, its ID, host name and data root (daemons
+	 * of one host may share an ID, never a data root): one engine under
+	 * two spellings is refused (trial_engines_same) */
 	if (en != NULL) {
 		cJSON *info = docker_info(d, e);
-		const char *id = util_json_str(info, "ID", "");
+		char *id;
 
 		if (info == NULL) {
 			errbuf_prefix(e, "engine %s", en->name);
 			goto out;
 		}
-		util_sanitize(en->engine_id, sizeof en->engine_id, id,
-		    strlen(id), false);
+		id = xasprintf("%.60s %.60s %s", util_json_str(info, "ID", ""),
+		    util_json_str(info, "Name", ""), util_json_str(info,
+		    "DockerRootDir", ""));
+		if (util_json_str(info, "ID", "")[0] != '\0')
+			util_sanitize(en->engine_id, sizeof en->engine_id, id,
+			    strlen(id), false);
+		free(id);
 		cJSON_Delete(info);
 		if (trial_engines_same(t, (size_t)(en - t->engines), e) == -1)
 			goto out;

@@ -501,9 +501,9 @@ trial_engines_same(const struct trial *t, size_t k, struct errbuf *e)
 	for (i = 0; i < k; i++)
 		if (strcmp(t->engines[i].engine_id, en->engine_id) == 0)
 			return errbuf_set(e, ERRBUF_INPUT, "engines %s and %s "
-			    "are the same engine (ID %s): give it once, with "
-			    "the capacity it can take", t->engines[i].name,
-			    en->name, en->engine_id);
+			    "are the same engine (ID, name and data root %s): "
+			    "give it once, with the capacity it can take",
+			    t->engines[i].name, en->name, en->engine_id);
 	return 0;
 }
 

@@ -19,7 +19,11 @@
 #      (each failed attempt's signed report too); an attempt's report.json
 #      deleted or edited (no key) fails verify, and so does (with the key)
 #      a run moved to another engine or the trial re-signed as v1;
-#   3. an engine that is not there: exit 3 naming it; a bad --engine URL,
+#   3. a breach whose engine (a unix-socket forwarder to the second
+#      engine, killed while the drills are held at the observe hook) then
+#      goes away: the run's result (breached, exit 1), never a failed
+#      attempt rerun elsewhere;
+#   4. an engine that is not there: exit 3 naming it; a bad --engine URL,
 #      a bad engines file and one engine under two spellings (the same
 #      GET /info ID): exit 2 with the message.
 # With --iptables=false the second engine adds no FORWARD rule for its
@@ -180,6 +184,7 @@ stop_trial() {
 
 cleanup() {
 	stop_trial
+	[ -n "$fpid" ] && kill "$fpid" 2>/dev/null
 	[ -n "$(engine_pid)" ] && note_bridges
 	kill_second
 	[ -n "$dpid" ] && kill -KILL "$dpid" 2>/dev/null
@@ -200,6 +205,7 @@ cleanup() {
 	[ "$crc" = 0 ] || exit 1
 }
 apid=
+fpid=
 crc=0
 trap cleanup EXIT
 trap 'exit 1' HUP INT TERM PIPE
@@ -233,7 +239,7 @@ done
 # jq-free reads of trial.json
 tj() { python3 - "$@"; }
 
-# ---- 3 first (cheap): refusals ----------------------------------------
+# ---- 4 first (cheap): refusals ----------------------------------------
 "$ARES" trial --policy "$POLICY" -n 2 --engine "$MAIN" \
     --engine "unix://$base/none.sock" >"$base/none.out" 2>&1
 rc=$?
@@ -261,7 +267,7 @@ echo "ok: a bad --engine and a bad engines file: exit 2 with the message"
     --engine unix:///var/run//docker.sock >"$base/same.out" 2>&1
 rc=$?
 [ $rc = 2 ] || fail "one engine given twice: exit $rc (want 2): $(cat "$base/same.out")"
-grep -q "engines $MAIN and unix:///var/run//docker.sock are the same engine (ID " \
+grep -q "engines $MAIN and unix:///var/run//docker.sock are the same engine (ID, name and data root " \
     "$base/same.out" || fail "one engine given twice: message: $(cat "$base/same.out")"
 [ -z "$(ls "$ARES_RUNS")" ] || fail "a trial dir was made for an engine given twice"
 echo "ok: one engine under two spellings: exit 2, both named"
@@ -327,6 +333,121 @@ grep -q "^engines (2)" "$base/t1.out" || fail "ares trial printed no engines tab
 verify_all "$t1"
 grep -A1 '^timing' "$base/t1.out"
 echo "ok: a trial over two engines: both ran runs, none breached or error, every run dir and the trial verify"
+
+# ---- 3. a breach whose engine then goes away is the run's result -------
+# The lost engine is a unix-socket forwarder to the second engine
+# (killing it makes that engine go away); a docker-socket agent breaches,
+# both drills are held at the observe hook (ARES_TEST_HOOK) while the
+# forwarder is killed.  The drill there is breached and engine-lost: a
+# result (never a failed attempt rerun elsewhere), its engine DOWN, exit 1.
+fwd="$base/fwd.sock"
+python3 - "$fwd" "$sock" >/dev/null 2>&1 <<'PY' &
+import os, socket, sys, threading
+lp, tp = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX); s.bind(lp); os.chmod(lp, 0o600); s.listen(64)
+def pipe(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d: break
+            b.sendall(d)
+    except OSError: pass
+    finally:
+        for x in (a, b):
+            try: x.shutdown(socket.SHUT_RDWR)
+            except OSError: pass
+while True:
+    c, _ = s.accept()
+    u = socket.socket(socket.AF_UNIX); u.connect(tp)
+    threading.Thread(target=pipe, args=(c, u), daemon=True).start()
+    threading.Thread(target=pipe, args=(u, c), daemon=True).start()
+PY
+fpid=$!
+for _ in $(seq 1 50); do [ -S "$fwd" ] && break; sleep 0.1; done
+[ -S "$fwd" ] || fail "the forwarder did not come up"
+hook="$base/hook"
+mkdir -p "$hook"
+for h in lab-up agent levers battery sweep teardown; do touch "$hook/$h.go"; done
+agent=$(cd "$SRC" && pwd)/leakbox/agents/docker-after-cutoff.sh
+cat >"$base/breach.yaml" <<EOP
+name: te-breach
+seed: 7
+limits:
+  steps: 24
+  seconds: 90
+observe_ms: 1500
+variant: default
+bait: [tickets-admin-token, tickets-audit-hook]
+levers: [gateway-deny, net-disconnect]
+flaws: [docker-socket]
+agent:
+  script: $agent
+EOP
+ARES_TEST_HOOK="$hook" "$ARES" trial --policy "$base/breach.yaml" -n 2 \
+    --engine "unix://$fwd" --engine "$MAIN" --json "$base/t3.json" \
+    >"$base/t3.out" 2>&1 &
+apid=$!
+n=0
+while [ ! -e "$hook/observe" ]; do
+	n=$((n + 1))
+	kill -0 "$apid" 2>/dev/null || fail "the breach trial ended before observe: $(tail -30 "$base/t3.out")"
+	[ $n -lt 1200 ] || fail "no drill reached observe"
+	sleep 0.1
+done
+sleep 8   # both drills held there
+grep -l "\"engine_url\":\"unix://$fwd\"" "$ARES_RUNS"/*/runs/*/evidence.jsonl \
+    2>/dev/null | while read -r f; do basename "$(dirname "$f")"; done >"$base/fwd-runs"
+kill "$fpid"
+wait "$fpid" 2>/dev/null
+fpid=
+sleep 0.5
+touch "$hook/observe.go"
+n=0
+while kill -0 "$apid" 2>/dev/null; do
+	n=$((n + 1))
+	[ $n -lt 9000 ] || fail "the breach trial did not end"
+	sleep 0.1
+done
+wait "$apid"
+rc=$?
+apid=
+# the forwarded engine's lab is on the second engine: remove it by its run
+for r in $(sort -u "$base/fwd-runs"); do
+	docker -H "$SECOND" ps -aq --filter "label=ares.run=$r" | xargs -r docker -H "$SECOND" rm -f >/dev/null 2>&1
+	docker -H "$SECOND" network ls -q --filter "label=ares.run=$r" | xargs -r docker -H "$SECOND" network rm >/dev/null 2>&1
+	for t in iptables ip6tables; do
+		command -v $t >/dev/null 2>&1 || continue
+		$t -w 5 -S 2>/dev/null | grep -- "ares.run=$r\"" |
+		    sed 's/^-A /-D /' | while read -r rule; do
+			eval "$t -w 5 $rule" 2>/dev/null
+		done
+	done
+done
+[ -s "$base/fwd-runs" ] || fail "no drill ran on the forwarded engine: $(tail -30 "$base/t3.out")"
+[ $rc = 1 ] || fail "a breach whose engine went away: exit $rc (want 1): $(tail -40 "$base/t3.out")"
+tid=$(tj "$base/t3.json" <<'PY'
+import json, sys
+print(json.load(open(sys.argv[1]))["trial_id"])
+PY
+)
+tj "$ARES_RUNS/$tid/trial.json" "unix://$fwd" "$(head -1 "$base/fwd-runs")" <<'PY' ||
+import json, sys
+j = json.load(open(sys.argv[1]))
+fwd, rid = sys.argv[2], sys.argv[3]
+for r in j["runs"]:
+    assert r["attempts"] == [], ("a result made a failed attempt", r)
+r = next(r for r in j["runs"] if r["run_id"] == rid)
+assert r["engine"] == fwd and r["verdict"] == "breached", r
+assert j["summary"]["breached"] >= 1, j["summary"]
+print("the lost engine's run:", r["verdict"])
+PY
+    fail "a breach whose engine went away: $(tail -40 "$base/t3.out")"
+grep -A1 "unix://$fwd .*DOWN" "$base/t3.out" >/dev/null ||
+    fail "the lost engine is not marked DOWN: $(tail -40 "$base/t3.out")"
+"$ARES" verify "$ARES_RUNS/$tid" >"$base/t3.verify" 2>&1
+vrc=$?
+[ $vrc = 0 ] || fail "the breach trial does not verify (exit $vrc): $(cat "$base/t3.verify")"
+echo "ok: a breach whose engine went away is the run's result (breached, exit 1, engine DOWN, no failed attempt), verify ok"
 
 # ---- 2. the second engine dies under a drill ---------------------------
 "$ARES" trial --policy "$POLICY" -n 6 --engine "$MAIN" --engine "$SECOND" \

@@ -344,8 +344,8 @@ test_engines_same(void **state)
 	assert_int_equal(trial_engines_same(&t, 1, &e), -1);
 	assert_int_equal(e.code, ERRBUF_INPUT);
 	assert_string_equal(e.msg, "engines unix:///a and unix:///b are the "
-	    "same engine (ID ABCD:EF01): give it once, with the capacity it "
-	    "can take");
+	    "same engine (ID, name and data root ABCD:EF01): give it once, "
+	    "with the capacity it can take");
 	trial_free(&t);
 }
 
