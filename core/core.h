@@ -726,7 +726,9 @@ int stats_parse_level(const char *s, double *out);
  * a trial fans its runs out to, docs/cli-trial.md#engines. */
 #define TRIAL_MAX_ENGINES      16
 #define TRIAL_ENGINE_CAP_MAX   64     /* drills at a time on one engine */
-#define TRIAL_MAX_ATTEMPTS     8      /* failed attempts kept per run */
+#define TRIAL_MAX_ATTEMPTS     TRIAL_MAX_ENGINES   /* failed attempts kept
+                              per run: a session makes at most one per
+                              engine (each marks its engine down) */
 #define TRIAL_ENGINE_NAME_MAX  300
 
 struct trial_engine {
@@ -743,6 +745,8 @@ struct trial_engine {
 	bool down;                 /* lost: no new run starts there */
 	char down_reason[256];
 	size_t ran;                /* runs finished there */
+	char engine_id[256];       /* "ID Name DockerRootDir" from GET /info
+	                              ("" unknown) */
 };
 
 /* A failed attempt of a run: the engine went away under it. */
@@ -751,6 +755,8 @@ struct trial_attempt {
 	char run_id[64];           /* "" when it had no run dir yet */
 	char run_dir[96];          /* runs/<run_id> or "" */
 	char reason[256];
+	char report_blake2b[EVIDENCE_HEX_BYTES];   /* its report.json when
+	                              the attempt was recorded; "" none */
 };
 
 struct trial_run {
@@ -825,6 +831,8 @@ struct trial {
 	bool multi;
 	struct trial_engine *engines;   /* nengines (xcalloc'd; trial_free) */
 	size_t nengines;
+	char stopped[256];         /* v2: why runs were left not done ("no
+	                              healthy engine left (...)"), "" none */
 };
 
 /* ares trial --variants: the policy's variant for every run (default),

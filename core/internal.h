@@ -1397,6 +1397,8 @@ double stats_percentile(const double *sorted, size_t n, double q);
 /* ------------------------------------------------------------------ */
 #define TRIAL_FORMAT    "ares-trial-v1"
 #define TRIAL_FORMAT_V2 "ares-trial-v2"   /* --engine: engines, attempts */
+/* the reason of a failed attempt whose engine did not answer a ping */
+#define TRIAL_PING_LOST "the engine does not answer a ping: "
 #define TRIAL_JSON_MAX  (16 * 1024 * 1024)   /* read bound */
 
 /* The i-th output of a splitmix64 generator seeded with base:
@@ -1407,22 +1409,32 @@ uint64_t trial_seed(uint64_t base, size_t index);
  * done nor taken), -1 when none or when stop or the engine is down.
  * trial_sched_engine_lost: whether a drill that ended (rc, its errbuf
  * code, its engine_lost, an error verdict) lost its engine rather than
- * failed on its own: unreachable, engine.lost, or an error after which
- * the engine no longer answers (engine_answers: a ping just now).
+ * failed on its own: never for a verdict other than error (a result,
+ * even with engine_lost); else unreachable, engine.lost, or an error
+ * after which the engine no longer answers (engine_answers: a ping).
+ * trial_sched_engine_down: mark engine down with reason (the first
+ * reason kept); no new run starts there.
  * trial_sched_requeue: run's attempt on engine failed with the engine
  * (run_id its run dir, "" none): a failed attempt recorded on the run
  * (at most TRIAL_MAX_ATTEMPTS kept), the run taken by no one (another
  * engine runs it), the engine marked down with reason.
  * trial_sched_up: engines still up (with a URL).
- * trial_sched_strand: no engine left: every run not done becomes an
- * error run ("no healthy engine left (...)"); returns how many. */
+ * trial_sched_strand: no engine left: the runs not done stay not done
+ * (their attempts kept; --resume runs them), t->stopped says why ("no
+ * healthy engine left (...)"); returns how many. */
 long trial_sched_next(const struct trial *t, const bool *taken,
     size_t engine, bool stop);
 bool trial_sched_engine_lost(int rc, int err_code, bool drill_engine_lost,
     bool verdict_error, bool engine_answers);
+void trial_sched_engine_down(struct trial *t, size_t engine,
+    const char *reason);
 void trial_sched_requeue(struct trial *t, bool *taken, size_t engine,
     struct trial_run *run, const char *run_id, const char *reason);
 size_t trial_sched_up(const struct trial *t);
+/* trial_engines_same: engine k has the engine_id (GET /info ID) of an
+ * earlier engine: the same daemon under two spellings.  -1 + e
+ * (ERRBUF_INPUT, naming both), else 0. */
+int trial_engines_same(const struct trial *t, size_t k, struct errbuf *e);
 size_t trial_sched_strand(struct trial *t);
 /* ------------------------------------------------------------------ */
 /* probe*.c - inside-out escape probes: battery, report, negative control */

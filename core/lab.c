@@ -118,27 +118,39 @@ lab_strv(const struct lab_strv *s)
 	return (const char *const *)s->v;
 }
 
+/* The built-in place of the lab image's tar, computed once (every
+ * worker of a trial asks at once: never a buffer written twice). */
+static char lab_rootfs_builtin[4096];
+static pthread_once_t lab_rootfs_once = PTHREAD_ONCE_INIT;
+
+static void
+lab_rootfs_init(void)
+{
+#ifdef ARES_BUILDDIR
+	snprintf(lab_rootfs_builtin, sizeof lab_rootfs_builtin,
+	    "%s/leakbox/lab-rootfs.tar", ARES_BUILDDIR);
+	if (access(lab_rootfs_builtin, R_OK) == 0)
+		return;
+#endif
+#ifdef ARES_LIBEXECDIR
+	snprintf(lab_rootfs_builtin, sizeof lab_rootfs_builtin,
+	    "%s/lab-rootfs.tar", ARES_LIBEXECDIR);
+#else
+	snprintf(lab_rootfs_builtin, sizeof lab_rootfs_builtin,
+	    "leakbox/lab-rootfs.tar");
+#endif
+}
+
 /* Where the lab image's tar is (internal.h). */
 const char *
 lab_rootfs_path(void)
 {
-	static char path[4096];
 	const char *env = getenv("ARES_LAB_ROOTFS");
 
 	if (env != NULL && env[0] != '\0')
 		return env;
-#ifdef ARES_BUILDDIR
-	snprintf(path, sizeof path, "%s/leakbox/lab-rootfs.tar",
-	    ARES_BUILDDIR);
-	if (access(path, R_OK) == 0)
-		return path;
-#endif
-#ifdef ARES_LIBEXECDIR
-	snprintf(path, sizeof path, "%s/lab-rootfs.tar", ARES_LIBEXECDIR);
-#else
-	snprintf(path, sizeof path, "leakbox/lab-rootfs.tar");
-#endif
-	return path;
+	(void)pthread_once(&lab_rootfs_once, lab_rootfs_init);
+	return lab_rootfs_builtin;
 }
 
 /* BLAKE2b-256 of a file, hex into out (65 bytes).  -1 + e. */

@@ -392,6 +392,46 @@ trial_runs_digest(const struct trial *t, char out[EVIDENCE_HEX_BYTES])
 			len = (int)strlen(line);
 		crypto_generichash_update(&st, (const uint8_t *)line,
 		    (size_t)len);
+		/* v2: then one line per failed attempt,
+		 * "attempt <run_id|-> <report|->\n" */
+		for (size_t k = 0; t->multi && k < r->nattempts; k++) {
+			const struct trial_attempt *a = &r->attempts[k];
+
+			len = snprintf(line, sizeof line, "attempt %s %s\n",
+			    a->run_id[0] != '\0' ? a->run_id : "-",
+			    a->report_blake2b[0] != '\0' ? a->report_blake2b :
+			    "-");
+			if (len < 0 || (size_t)len >= sizeof line)
+				len = (int)strlen(line);
+			crypto_generichash_update(&st, (const uint8_t *)line,
+			    (size_t)len);
+		}
+	}
+	/* v2: the attempts of runs not done, "pending <index> <attempts>\n"
+	 * and their attempt lines */
+	for (i = 0; t->multi && i < t->n; i++) {
+		const struct trial_run *r = &t->runs[i];
+		char line[512];
+		int len;
+
+		if (r->done || r->nattempts == 0)
+			continue;
+		len = snprintf(line, sizeof line, "pending %zu %zu\n", r->index,
+		    r->nattempts);
+		crypto_generichash_update(&st, (const uint8_t *)line,
+		    (size_t)len);
+		for (size_t k = 0; k < r->nattempts; k++) {
+			const struct trial_attempt *a = &r->attempts[k];
+
+			len = snprintf(line, sizeof line, "attempt %s %s\n",
+			    a->run_id[0] != '\0' ? a->run_id : "-",
+			    a->report_blake2b[0] != '\0' ? a->report_blake2b :
+			    "-");
+			if (len < 0 || (size_t)len >= sizeof line)
+				len = (int)strlen(line);
+			crypto_generichash_update(&st, (const uint8_t *)line,
+			    (size_t)len);
+		}
 	}
 	crypto_generichash_final(&st, h, sizeof h);
 	util_hex(h, sizeof h, out);
@@ -452,6 +492,11 @@ trial_add_engine(cJSON *o, const struct trial_run *r)
 		cJSON_AddStringToObject(x, "run_id", at->run_id);
 		cJSON_AddStringToObject(x, "run_dir", at->run_dir);
 		cJSON_AddStringToObject(x, "reason", at->reason);
+		if (at->report_blake2b[0] != '\0')
+			cJSON_AddStringToObject(x, "report_blake2b",
+			    at->report_blake2b);
+		else
+			cJSON_AddNullToObject(x, "report_blake2b");
 		cJSON_AddItemToArray(a, x);
 	}
 }
@@ -542,6 +587,25 @@ trial_json(const struct trial *t)
 			}
 		}
 		cJSON_AddItemToArray(a, o);
+	}
+	if (t->multi) {
+		/* the failed attempts of runs not done (--resume runs them),
+		 * and why the trial stopped with runs left */
+		a = cJSON_AddArrayToObject(j, "pending");
+		for (i = 0; i < t->n; i++) {
+			const struct trial_run *r = &t->runs[i];
+
+			if (r->done || r->nattempts == 0)
+				continue;
+			o = cJSON_CreateObject();
+			cJSON_AddNumberToObject(o, "index", (double)r->index);
+			trial_add_engine(o, r);
+			cJSON_AddItemToArray(a, o);
+		}
+		if (t->stopped[0] != '\0')
+			cJSON_AddStringToObject(j, "stopped", t->stopped);
+		else
+			cJSON_AddNullToObject(j, "stopped");
 	}
 	s = cJSON_AddObjectToObject(j, "summary");
 	cJSON_AddNumberToObject(s, "finished", (double)sum.finished);
@@ -778,6 +842,16 @@ trial_parse_attempts(const cJSON *r, const struct trial *t,
 		s = util_json_str(x, "reason", NULL);
 		util_sanitize(at.reason, sizeof at.reason, s != NULL ? s : "",
 		    s != NULL ? strlen(s) : 0, false);
+		v = cJSON_GetObjectItemCaseSensitive(x, "report_blake2b");
+		if (cJSON_IsString(v) && trial_hex64_ok(v->valuestring) &&
+		    at.run_id[0] != '\0')
+			memcpy(at.report_blake2b, v->valuestring, 65);
+		else if (!cJSON_IsNull(v)) {
+			snprintf(why, whylen, "run %zu: attempts[%zu]: "
+			    "report_blake2b bad (64 hex digits of a run dir's "
+			    "report, or null)", tr->index, tr->nattempts);
+			return -1;
+		}
 		tr->attempts = xrealloc(tr->attempts, (tr->nattempts + 1) *
 		    sizeof *tr->attempts);
 		tr->attempts[tr->nattempts++] = at;
@@ -983,6 +1057,54 @@ trial_parse_run(const cJSON *r, size_t count, struct trial *t, char *why,
 	return 0;
 }
 
+/* v2: "pending" (the failed attempts of runs not done) and "stopped"
+ * into t.  -1 with why. */
+static int
+trial_parse_pending(const cJSON *j, struct trial *t, char *why,
+    size_t whylen)
+{
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(j, "pending"), *x;
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "stopped");
+	size_t idx, count = 0;
+
+	if (cJSON_IsString(st))
+		util_sanitize(t->stopped, sizeof t->stopped, st->valuestring,
+		    strlen(st->valuestring), false);
+	else if (!cJSON_IsNull(st)) {
+		snprintf(why, whylen, "stopped: not a string or null");
+		return -1;
+	}
+	if (!cJSON_IsArray(p)) {
+		snprintf(why, whylen, "pending: not an array");
+		return -1;
+	}
+	cJSON_ArrayForEach(x, p) {
+		struct trial_run *tr;
+
+		if (count++ >= t->n || !cJSON_IsObject(x) ||
+		    !trial_uint(cJSON_GetObjectItemCaseSensitive(x, "index"),
+		    (double)t->n - 1, &idx)) {
+			snprintf(why, whylen, "pending[%zu]: bad entry or index",
+			    count - 1);
+			return -1;
+		}
+		tr = &t->runs[idx];
+		if (tr->done || tr->nattempts > 0) {
+			snprintf(why, whylen, "pending: index %zu is a run "
+			    "listed already", idx);
+			return -1;
+		}
+		if (trial_parse_attempts(x, t, tr, why, whylen) == -1)
+			return -1;
+		if (tr->nattempts == 0) {
+			snprintf(why, whylen, "pending: index %zu without "
+			    "attempts", idx);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Parse and check trial.json into t (t->runs allocated; trial_free);
  * key_id_out (may be NULL) gets signing.key_id.  -1 with why. */
 static int
@@ -1015,6 +1137,8 @@ trial_parse(const char *buf, size_t len, struct trial *t, char *key_id_out,
 	cJSON_ArrayForEach(r, runs)
 		if (trial_parse_run(r, count++, t, why, whylen) == -1)
 			goto out;
+	if (t->multi && trial_parse_pending(j, t, why, whylen) == -1)
+		goto out;
 	rc = 0;
 out:
 	cJSON_Delete(j);
@@ -1188,13 +1312,13 @@ trial_run_dir_inside(const char *dir, const char *rel, char *why,
  * the signed one) ran on engine: its drill.start line's engine_url (one of
  * the first lines of evidence.jsonl).  why when not.
  */
-static bool
-trial_run_engine_ok(const char *path, const char *engine, char *why,
-    size_t whylen)
+/* The engine_url of run dir path's signed drill.start (the first lines
+ * of its evidence.jsonl, never through a link) into out; "" none. */
+static void
+trial_dir_engine_url(const char *path, char *out, size_t outlen)
 {
 	char *p = xasprintf("%s/evidence.jsonl", path), buf[65536];
 	const char *line, *nl, *got = NULL;
-	/* never through a link planted in the run dir */
 	int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), k;
 	size_t len = 0;
 	ssize_t n;
@@ -1217,13 +1341,25 @@ trial_run_engine_ok(const char *path, const char *engine, char *why,
 		if (strcmp(util_json_str(j, "type", ""), "drill.start") == 0)
 			got = util_json_str(j, "engine_url", "");
 	}
-	if (got == NULL || got[0] == '\0')
+	util_sanitize(out, outlen, got != NULL ? got : "", got != NULL ?
+	    strlen(got) : 0, false);
+	cJSON_Delete(j);
+}
+
+/* Whether run dir path's signed drill.start names engine; else why. */
+static bool
+trial_run_engine_ok(const char *path, const char *engine, char *why,
+    size_t whylen)
+{
+	char got[TRIAL_ENGINE_NAME_MAX];
+
+	trial_dir_engine_url(path, got, sizeof got);
+	if (got[0] == '\0')
 		snprintf(why, whylen, "trial.json engine %.200s; its signed "
 		    "evidence names no engine (drill.start engine_url)", engine);
 	else if (strcmp(got, engine) != 0)
 		snprintf(why, whylen, "trial.json engine %.200s; its signed "
 		    "evidence (drill.start engine_url): %.200s", engine, got);
-	cJSON_Delete(j);
 	return why[0] == '\0';
 }
 
@@ -1245,7 +1381,7 @@ trial_verify_run_got(const char *dir, const char *pub_path,
 	struct trial_run mine;
 	struct errbuf e = { 0 };
 	char name[64], path[4300], why[700], rpol[1024], hex[EVIDENCE_HEX_BYTES];
-	char a[32], b[32], *buf = NULL;
+	char a[32], b[32], eurl[TRIAL_ENGINE_NAME_MAX], *buf = NULL;
 	uint64_t seed = 0;
 	size_t len = 0;
 	bool verified = false;
@@ -1343,6 +1479,16 @@ trial_verify_run_got(const char *dir, const char *pub_path,
 		else if (r->engine[0] != '\0' && !trial_run_engine_ok(path,
 		    r->engine, why, sizeof why))
 			verified = false;
+		/* a trial without engines (v1) whose run was made by a trial
+		 * over engines: a v2 trial downgraded */
+		else if (r->engine[0] == '\0' && (trial_dir_engine_url(path,
+		    eurl, sizeof eurl), eurl[0] != '\0')) {
+			snprintf(why, sizeof why, "its signed evidence names "
+			    "engine %.200s (drill.start engine_url): a run of a "
+			    "trial over engines, in a trial without engines",
+			    eurl);
+			verified = false;
+		}
 		/* --variants fixed|generated: the dressing the rule gave it,
 		 * by its own signed lab.json and variant.yaml (the policy
 		 * copy is not signed; the run's evidence is) */
@@ -1367,6 +1513,156 @@ done:
 	free(buf);
 }
 
+/* Whether run dir path's evidence.jsonl (never through a link) has an
+ * "engine.lost" line: the drill saw its engine go.  Its chain is checked
+ * by report_verify_dir. */
+static bool
+trial_evidence_engine_lost(const char *path)
+{
+	char *p = xasprintf("%s/evidence.jsonl", path), *line = NULL;
+	int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	FILE *f = fd != -1 ? fdopen(fd, "r") : NULL;
+	size_t cap = 0, nlines = 0;
+	ssize_t n;
+	bool lost = false;
+
+	free(p);
+	if (f == NULL) {
+		if (fd != -1)
+			close(fd);
+		return false;
+	}
+	while (!lost && nlines++ < 1000000 && (n = getline(&line, &cap, f)) >
+	    0) {
+		cJSON *j;
+
+		if (strstr(line, "engine.lost") == NULL)
+			continue;
+		j = cJSON_ParseWithLength(line, (size_t)n);
+		lost = strcmp(util_json_str(j, "type", ""), "engine.lost") == 0;
+		cJSON_Delete(j);
+	}
+	free(line);
+	fclose(f);
+	return lost;
+}
+
+/*
+ * v2: failed attempt a of run r against its run dir.  Without a run id:
+ * nothing to check.  Without a recorded report hash: the dir must have no
+ * report.json.  With one: the hash, report_verify_dir with the same key
+ * and run id, and its signed report an `error` of the run's seed on the
+ * attempt's engine (drill.start engine_url) whose engine was lost (an
+ * engine.lost line, or a reason saying the engine did not answer a
+ * ping).  One check "attempt:<index>:<k>" in res.
+ */
+static void
+trial_verify_attempt(const char *dir, const char *pub_path,
+    const char *key_id, const struct trial_run *r, size_t k,
+    struct report_verify_result *res)
+{
+	const struct trial_attempt *a = &r->attempts[k];
+	struct report_verify_result rr;
+	struct trial_run got;
+	struct errbuf e = { 0 };
+	char name[64], path[4300], why[700], rpol[1024], hex[EVIDENCE_HEX_BYTES];
+	char *buf = NULL, *rp;
+	uint64_t seed = 0;
+	size_t len = 0, unsealed = 0;
+	const char *bad = NULL;
+	struct stat sb;
+	bool have_rr = false;
+
+	snprintf(name, sizeof name, "attempt:%zu:%zu", r->index, k);
+	if (a->run_id[0] == '\0') {
+		report_check_add(res, name, true, 0, "", "run %zu: failed "
+		    "attempt on %s without a run dir", r->index, a->engine);
+		return;
+	}
+	why[0] = '\0';
+	if (!trial_run_dir_inside(dir, a->run_dir, why, sizeof why))
+		goto done;
+	snprintf(path, sizeof path, "%s/%s", dir, a->run_dir);
+	if (a->report_blake2b[0] == '\0') {
+		rp = xasprintf("%s/report.json", path);
+		if (lstat(rp, &sb) == 0 || errno != ENOENT)
+			snprintf(why, sizeof why, "a report.json that trial.json "
+			    "did not record (report_blake2b null)");
+		free(rp);
+		if (why[0] == '\0')
+			report_check_add(res, name, true, 0, "", "run %zu: failed "
+			    "attempt %s on %s (no report, as recorded)",
+			    r->index, a->run_id, a->engine);
+		goto done;
+	}
+	buf = report_json_read_hashed(path, hex, &len, &e);
+	if (buf == NULL) {
+		snprintf(why, sizeof why, "its recorded report: %.600s", e.msg);
+		goto done;
+	}
+	if (strcmp(hex, a->report_blake2b) != 0) {
+		snprintf(why, sizeof why, "report.json's BLAKE2b-256 differs "
+		    "from the trial's (%.16s... vs %.16s...)", hex,
+		    a->report_blake2b);
+		goto done;
+	}
+	if (report_verify_dir(path, pub_path, &rr, &e) == -1) {
+		snprintf(why, sizeof why, "%.600s", e.msg);
+		goto done;
+	}
+	have_rr = true;
+	memset(&got, 0, sizeof got);
+	/* a lab lost with its engine may leave a sensor's file the report
+	 * could not seal ("a file outside the report"): nothing the signed
+	 * error verdict depends on; any other failed check fails */
+	for (size_t c = 0; c < rr.nchecks; c++)
+		if (!rr.checks[c].ok && strcmp(rr.checks[c].reason, "a file "
+		    "outside the report") == 0)
+			unsealed++;
+		else if (!rr.checks[c].ok && bad == NULL)
+			bad = rr.checks[c].text;
+	if (bad != NULL || (!rr.ok && unsealed == 0))
+		snprintf(why, sizeof why, "%s", bad != NULL ? bad :
+		    "not verified");
+	else if (strcmp(rr.run_id, a->run_id) != 0)
+		snprintf(why, sizeof why, "report run id %s differs (not this "
+		    "attempt)", rr.run_id);
+	else if (key_id != NULL && strcmp(rr.key_id, key_id) != 0)
+		snprintf(why, sizeof why, "signed by key %s, the trial by %s",
+		    rr.key_id, key_id);
+	else if (trial_report_fields(buf, len, &got, &seed, rpol, sizeof rpol,
+	    why, sizeof why) == -1)
+		;
+	else if (strcmp(got.verdict, "error") != 0)
+		snprintf(why, sizeof why, "its signed report says %s: a result, "
+		    "not a failed attempt", got.verdict);
+	else if (seed != r->seed)
+		snprintf(why, sizeof why, "report.json seed %llu, the run's "
+		    "seed is %llu: not an attempt of this run",
+		    (unsigned long long)seed, (unsigned long long)r->seed);
+	else if (!trial_run_engine_ok(path, a->engine, why, sizeof why))
+		;
+	else if (!trial_evidence_engine_lost(path) && strncmp(a->reason,
+	    TRIAL_PING_LOST, strlen(TRIAL_PING_LOST)) != 0)
+		snprintf(why, sizeof why, "its signed evidence has no "
+		    "engine.lost line and its reason is no ping failure: not "
+		    "an engine loss");
+	if (why[0] == '\0')
+		report_check_add(res, name, true, 0, "", "run %zu: failed "
+		    "attempt %s on %s: error, report verified (%zu checks%s), "
+		    "hash, seed and engine match, engine lost", r->index,
+		    a->run_id, a->engine, rr.nchecks, unsealed > 0 ?
+		    "; a sensor file of the lost lab not sealed" : "");
+done:
+	if (have_rr)
+		report_verify_free(&rr);
+	if (why[0] != '\0')
+		report_check_add(res, name, false, 0, why, "run %zu: failed "
+		    "attempt %s on %s: %s", r->index, a->run_id, a->engine,
+		    why);
+	free(buf);
+}
+
 /* Check one finished run (resume: no policy check, the result unused). */
 static void
 trial_verify_run(const char *dir, const char *pub_path, const char *key_id,
@@ -1382,7 +1678,7 @@ trial_check_unique(const struct trial *t, struct report_verify_result *res)
 	size_t i, k, a, b;
 
 	for (i = 0; i < t->n; i++)
-		for (a = 0; t->runs[i].done && a < t->runs[i].nattempts; a++) {
+		for (a = 0; a < t->runs[i].nattempts; a++) {
 			const char *id = t->runs[i].attempts[a].run_id;
 
 			if (id[0] == '\0')
@@ -1391,8 +1687,8 @@ trial_check_unique(const struct trial *t, struct report_verify_result *res)
 				bool twice = t->runs[k].done &&
 				    strcmp(t->runs[k].run_id, id) == 0;
 
-				for (b = 0; !twice && t->runs[k].done &&
-				    b < t->runs[k].nattempts; b++)
+				for (b = 0; !twice && b < t->runs[k].nattempts;
+				    b++)
 					twice = (k != i || b != a) && strcmp(
 					    t->runs[k].attempts[b].run_id, id) == 0;
 				if (twice) {
@@ -1496,6 +1792,19 @@ trial_check_unlisted(const char *dir, const struct trial *t,
 			continue;
 		}
 		trial_dir_verdict(p, v, sizeof v);
+		if (!t->multi) {
+			char eurl[TRIAL_ENGINE_NAME_MAX];
+
+			trial_dir_engine_url(p, eurl, sizeof eurl);
+			if (eurl[0] != '\0') {
+				report_check_add(res, "runs", false, 0, "a run of "
+				    "a trial over engines", "runs/%s: made on "
+				    "engine %.200s (drill.start engine_url), in a "
+				    "trial without engines", de->d_name, eurl);
+				free(p);
+				continue;
+			}
+		}
 		free(p);
 		if (attempt != NULL && v[0] != '\0' && strcmp(v, "error") != 0)
 			report_check_add(res, "runs", false, 0, "a result listed "
@@ -1521,8 +1830,7 @@ trial_check_unlisted(const char *dir, const struct trial *t,
 	closedir(d);
 	/* every failed attempt's run dir is there (a real directory) */
 	for (i = 0; i < t->n; i++)
-		for (size_t k = 0; t->runs[i].done && k < t->runs[i].nattempts;
-		    k++) {
+		for (size_t k = 0; k < t->runs[i].nattempts; k++) {
 			const struct trial_attempt *a = &t->runs[i].attempts[k];
 			char why[300];
 
@@ -1545,7 +1853,7 @@ trial_attempt_of(const struct trial *t, const char *id)
 	size_t i, k;
 
 	for (i = 0; i < t->n; i++)
-		for (k = 0; t->runs[i].done && k < t->runs[i].nattempts; k++)
+		for (k = 0; k < t->runs[i].nattempts; k++)
 			if (strcmp(t->runs[i].attempts[k].run_id, id) == 0)
 				return &t->runs[i].attempts[k];
 	return NULL;
@@ -1820,8 +2128,9 @@ trial_verify_dir(const char *dir, const char *pub_path,
 		trial_summarize(&t);
 		snprintf(res->run_id, sizeof res->run_id, "%s", t.id);
 		report_check_add(res, "report", true, 0, "", "trial.json: "
-		    TRIAL_FORMAT ", trial %s, %zu of %zu run(s) finished%s",
-		    t.id, t.sum.finished, t.n, t.complete ? "" :
+		    "%s, trial %s, %zu of %zu run(s) finished%s", t.multi ?
+		    TRIAL_FORMAT_V2 : TRIAL_FORMAT, t.id, t.sum.finished, t.n,
+		    t.complete ? "" :
 		    " (INCOMPLETE: resume it with ares trial --resume)");
 	}
 	if (parsed && sig_ok) {
@@ -1859,6 +2168,11 @@ trial_verify_dir(const char *dir, const char *pub_path,
 				trial_verify_run_got(dir, pub_path,
 				    res->key_id[0] != '\0' ? res->key_id : NULL,
 				    t.policy_abs, &t.runs[i], &got[i], res);
+			for (size_t k = 0; t.multi && k < t.runs[i].nattempts;
+			    k++)
+				trial_verify_attempt(dir, pub_path,
+				    res->key_id[0] != '\0' ? res->key_id : NULL,
+				    &t.runs[i], k, res);
 		}
 		trial_check_unlisted(dir, &t, res);
 		memset(&w, 0, sizeof w);
@@ -1900,24 +2214,35 @@ trial_flag(volatile sig_atomic_t *f)
 	return f != NULL && __atomic_load_n(f, __ATOMIC_SEQ_CST) != 0;
 }
 
-/* Whether d's engine answers GET /_ping now (within 5 s). */
+/* Whether d's engine answers GET /_ping: up to 3 tries of 5 s each, 2 s
+ * apart (about 20 s at most), so that one slow answer on a busy host is
+ * no lost engine. */
 static bool
 trial_ping(struct docker *d)
 {
 	struct docker_response resp = { 0 };
 	struct errbuf e = { 0 };
 	uint64_t old;
-	bool ok;
-	int rc;
+	bool ok = false;
+	int rc, k;
 
 	if (d == NULL)
 		return false;
-	old = docker_set_deadline(d, util_mono_ns() + 5000000000ull);
-	rc = docker_request(d, "GET", "/_ping", NULL, 0, &resp, &e);
-	ok = rc == 0 && resp.status == 200;
-	(void)docker_set_deadline(d, old);
-	if (rc == 0)
-		docker_response_free(&resp);
+	for (k = 0; k < 3 && !ok; k++) {
+		if (k > 0) {
+			struct timespec ts = { 2, 0 };
+
+			nanosleep(&ts, NULL);
+		}
+		memset(&resp, 0, sizeof resp);
+		memset(&e, 0, sizeof e);
+		old = docker_set_deadline(d, util_mono_ns() + 5000000000ull);
+		rc = docker_request(d, "GET", "/_ping", NULL, 0, &resp, &e);
+		ok = rc == 0 && resp.status == 200;
+		(void)docker_set_deadline(d, old);
+		if (rc == 0)
+			docker_response_free(&resp);
+	}
 	return ok;
 }
 
@@ -1925,13 +2250,7 @@ trial_ping(struct docker *d)
 static void
 trial_engine_down(struct trial *t, size_t k, const char *why)
 {
-	struct trial_engine *en = &t->engines[k];
-
-	if (en->down)
-		return;
-	en->down = true;
-	util_sanitize(en->down_reason, sizeof en->down_reason, why,
-	    strlen(why), false);
+	trial_sched_engine_down(t, k, why);
 }
 
 /* Tell the observer (lock held). */
@@ -1985,13 +2304,14 @@ trial_record(struct trial_ctx *c, struct trial_run *run,
 		snprintf(run->verdict, sizeof run->verdict, "error");
 		util_sanitize(run->reason, sizeof run->reason, de->msg,
 		    strlen(de->msg), false);
-		if (de->code == ERRBUF_ENGINE)
+		if (de->code == ERRBUF_ENGINE && !c->t->multi)
 			c->t->engine_down = true;
 		run->time_to_kill_ms = -1;
 		return;
 	}
-	/* the engine died under this drill: start no further one */
-	if (r->engine_lost)
+	/* the engine died under this drill: start no further one (with
+	 * --engine only that engine, trial_tail_done) */
+	if (r->engine_lost && !c->t->multi)
 		c->t->engine_down = true;
 	snprintf(run->verdict, sizeof run->verdict, "%s",
 	    drill_verdict_name(r->verdict));
@@ -2058,7 +2378,8 @@ trial_tail_done(struct trial_tail *tl)
 	struct trial_ctx *c = tl->c;
 	struct trial *t = c->t;
 	struct errbuf e = { 0 };
-	bool failed, answers = true;
+	char hex[EVIDENCE_HEX_BYTES];
+	bool failed, answers = true, hashed = false;
 
 	if (tl->threaded)
 		pthread_join(tl->th, NULL);
@@ -2066,6 +2387,17 @@ trial_tail_done(struct trial_tail *tl)
 	/* a drill that failed: did its engine go away under it? */
 	if (t->multi && failed && !trial_flag(c->o->cancel))
 		answers = trial_ping(tl->ping);
+	/* a failed drill's report, should it become a failed attempt */
+	if (t->multi && failed && tl->r.run_id[0] != '\0' &&
+	    tl->r.run_dir[0] != '\0') {
+		size_t blen;
+		char *rb = report_json_read_hashed(tl->r.run_dir, hex, &blen,
+		    &e);
+
+		hashed = rb != NULL;
+		free(rb);
+		memset(&e, 0, sizeof e);
+	}
 	pthread_mutex_lock(&c->mu);
 	c->running--;
 	pthread_cond_broadcast(&c->cv);
@@ -2083,10 +2415,16 @@ trial_tail_done(struct trial_tail *tl)
 		    "the engine stopped answering";
 		char reason[256];
 
+		size_t before = tl->run->nattempts;
+
 		snprintf(reason, sizeof reason, "%s%.200s", answers ? "" :
-		    "the engine does not answer a ping: ", why);
+		    TRIAL_PING_LOST, why);
 		trial_sched_requeue(t, c->taken, tl->engine, tl->run,
 		    tl->r.run_id, reason);
+		/* its report (if any), as verify will find it */
+		if (tl->run->nattempts > before && hashed)
+			memcpy(tl->run->attempts[before].report_blake2b, hex,
+			    sizeof hex);
 		trial_tell(c, TRIAL_EV_RETRY, tl->run);
 	} else {
 		trial_record(c, tl->run, &tl->r, tl->rc, &tl->e);
@@ -2094,6 +2432,12 @@ trial_tail_done(struct trial_tail *tl)
 			snprintf(tl->run->engine, sizeof tl->run->engine, "%s",
 			    t->engines[tl->engine].name);
 			t->engines[tl->engine].ran++;
+			/* a result whose engine went away under it: the
+			 * result counts, the engine takes no new run */
+			if (tl->r.engine_lost)
+				trial_sched_engine_down(t, tl->engine,
+				    "the engine went away during a drill whose "
+				    "result is kept");
 		}
 		if (trial_save(c->t, c->sk, &e) == -1 &&
 		    c->save_err[0] == '\0')
@@ -2430,7 +2774,7 @@ trial_gc_merge(struct gc_report *a, const struct gc_report *b)
  * (merged into t->gc) and the lab image.  en NULL: $DOCKER_HOST.  -1 + e
  * (ERRBUF_ENGINE unreachable, ERRBUF_INPUT refused). */
 static int
-trial_engine_check(struct trial *t, const struct trial_engine *en,
+trial_engine_check(struct trial *t, struct trial_engine *en,
     struct errbuf *e)
 {
 	struct gc_report *g = xcalloc(1, sizeof *g);
@@ -2450,6 +2794,28 @@ trial_engine_check(struct trial *t, const struct trial_engine *en,
 	 * anything is made: the same check, so it follows lab up's */
 	if (en != NULL && docker_require_labs(d, "ares trial", e) == -1)
 		goto out;
+	/* the daemon's identity, its ID, host name and data root (daemons
+	 * of one host may share an ID, never a data root): one engine under
+	 * two spellings is refused (trial_engines_same) */
+	if (en != NULL) {
+		cJSON *info = docker_info(d, e);
+		char *id;
+
+		if (info == NULL) {
+			errbuf_prefix(e, "engine %s", en->name);
+			goto out;
+		}
+		id = xasprintf("%.60s %.60s %s", util_json_str(info, "ID", ""),
+		    util_json_str(info, "Name", ""), util_json_str(info,
+		    "DockerRootDir", ""));
+		if (util_json_str(info, "ID", "")[0] != '\0')
+			util_sanitize(en->engine_id, sizeof en->engine_id, id,
+			    strlen(id), false);
+		free(id);
+		cJSON_Delete(info);
+		if (trial_engines_same(t, (size_t)(en - t->engines), e) == -1)
+			goto out;
+	}
 	/* what ares processes that are gone left on this engine */
 	if (gc_sweep(d, g, e) == -1 || lab_image_ensure(d, &ref, e) == -1) {
 		/* the engine answered the connect: its loss now is a
@@ -2679,6 +3045,7 @@ trial_run(const struct trial_options *o, struct trial *t, struct errbuf *e)
 	if (o->resume_dir != NULL) {
 		if (trial_load_resume(o, t, t->key_id, e) == -1)
 			goto out;
+		t->stopped[0] = '\0';   /* this session may finish it */
 		if (o->jobs > 0)
 			t->jobs = o->jobs;
 	} else if (trial_new(o, t, e) == -1)

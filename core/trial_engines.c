@@ -441,12 +441,29 @@ bool
 trial_sched_engine_lost(int rc, int err_code, bool drill_engine_lost,
     bool verdict_error, bool engine_answers)
 {
+	/* A drill that reached a verdict (anything but error) is a result,
+	 * whatever happened to its engine: a breach that also lost its
+	 * engine is a breach (trial_sched_engine_down marks it down). */
+	if (rc != -1 && !verdict_error)
+		return false;
 	if (rc == -1 && err_code == ERRBUF_ENGINE)
 		return true;          /* could not reach it at all */
 	if (drill_engine_lost)
 		return true;          /* the drill saw it go (engine.lost) */
 	/* a drill's own error, unless the engine no longer answers */
 	return (rc == -1 || verdict_error) && !engine_answers;
+}
+
+void
+trial_sched_engine_down(struct trial *t, size_t engine, const char *reason)
+{
+	struct trial_engine *en = &t->engines[engine];
+
+	if (!en->down) {
+		en->down = true;
+		util_sanitize(en->down_reason, sizeof en->down_reason, reason,
+		    strlen(reason), false);
+	}
 }
 
 void
@@ -457,11 +474,7 @@ trial_sched_requeue(struct trial *t, bool *taken, size_t engine,
 	struct trial_attempt *a;
 
 	taken[run->index] = false;
-	if (!en->down) {
-		en->down = true;
-		util_sanitize(en->down_reason, sizeof en->down_reason, reason,
-		    strlen(reason), false);
-	}
+	trial_sched_engine_down(t, engine, reason);
 	if (run->nattempts >= TRIAL_MAX_ATTEMPTS)
 		return;   /* bounded: the rest are not kept */
 	run->attempts = xrealloc(run->attempts, (run->nattempts + 1) *
@@ -475,6 +488,23 @@ trial_sched_requeue(struct trial *t, bool *taken, size_t engine,
 	}
 	util_sanitize(a->reason, sizeof a->reason, reason, strlen(reason),
 	    false);
+}
+
+int
+trial_engines_same(const struct trial *t, size_t k, struct errbuf *e)
+{
+	const struct trial_engine *en = &t->engines[k];
+	size_t i;
+
+	if (en->engine_id[0] == '\0')
+		return 0;
+	for (i = 0; i < k; i++)
+		if (strcmp(t->engines[i].engine_id, en->engine_id) == 0)
+			return errbuf_set(e, ERRBUF_INPUT, "engines %s and %s "
+			    "are the same engine (ID, name and data root %s): "
+			    "give it once, with the capacity it can take",
+			    t->engines[i].name, en->name, en->engine_id);
+	return 0;
 }
 
 size_t
@@ -504,18 +534,12 @@ trial_sched_strand(struct trial *t)
 	if (len > 0 && (size_t)len < sizeof why - 1)
 		snprintf(why + len, sizeof why - (size_t)len, ")");
 	n = 0;
-	for (i = 0; i < t->n; i++) {
-		struct trial_run *r = &t->runs[i];
-
-		if (r->done)
-			continue;
-		r->done = true;
-		r->run_id[0] = r->run_dir[0] = r->engine[0] = '\0';
-		r->report_blake2b[0] = '\0';
-		snprintf(r->verdict, sizeof r->verdict, "error");
-		snprintf(r->reason, sizeof r->reason, "%s", why);
-		r->time_to_kill_ms = -1;
-		n++;
-	}
+	for (i = 0; i < t->n; i++)
+		if (!t->runs[i].done)
+			n++;
+	/* they stay not done (with their attempts): the trial is
+	 * incomplete, --resume runs them once an engine is back */
+	if (n > 0)
+		snprintf(t->stopped, sizeof t->stopped, "%s", why);
 	return n;
 }

@@ -504,6 +504,10 @@ cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (t.engine_down)
 		fprintf(stderr, "ares trial: the engine stopped answering: no "
 		    "further drill was started\n");
+	if (t.stopped[0] != '\0')
+		fprintf(stderr, "ares trial: %s: the runs left are not done "
+		    "(their failed attempts kept); once an engine is back: ares "
+		    "trial --resume %s --engine URL ...\n", t.stopped, t.dir);
 	trial_summarize(&t);
 	code = trial_exit_code(&t);
 	cmd_trial_print(out, &t, code, cmd_trial_utf8(ascii));

@@ -238,6 +238,12 @@ test_lost_classify(void **state)
 	/* a verdict is never an engine loss, even with a failed ping */
 	assert_false(trial_sched_engine_lost(0, ERRBUF_NONE, false, false,
 	    false));
+	/* ... and even when the drill saw its engine go (a breach that also
+	 * lost its engine is a breach: a result, never rerun) */
+	assert_false(trial_sched_engine_lost(0, ERRBUF_NONE, true, false,
+	    true));
+	assert_false(trial_sched_engine_lost(0, ERRBUF_NONE, true, false,
+	    false));
 }
 
 /* B takes run 1, goes away under it: a failed attempt on B (its run dir
@@ -285,18 +291,61 @@ test_failover(void **state)
 	t.runs[0].done = true;
 	t.runs[3].done = true;
 	snprintf(t.runs[3].verdict, sizeof t.runs[3].verdict, "contained");
-	/* A goes too: no engine left, what is not done is an error run
-	 * (its attempts kept), done runs untouched */
+	/* A goes too: no engine left, what is not done stays not done (its
+	 * attempts kept, --resume runs it), done runs untouched, the trial
+	 * says why it stopped */
 	trial_sched_requeue(&t, taken, 0, &t.runs[1], "20261204-1-cd", "gone");
 	assert_int_equal(trial_sched_up(&t), 0);
 	assert_int_equal(trial_sched_strand(&t), 2);
-	assert_true(t.runs[1].done && t.runs[2].done);
-	assert_string_equal(t.runs[1].verdict, "error");
-	assert_string_equal(t.runs[1].reason, "no healthy engine left "
+	assert_false(t.runs[1].done || t.runs[2].done);
+	assert_string_equal(t.runs[1].verdict, "");
+	assert_string_equal(t.stopped, "no healthy engine left "
 	    "(unix:///a down, unix:///b down)");
-	assert_string_equal(t.runs[1].run_id, "");
 	assert_int_equal(t.runs[1].nattempts, 2);
+	assert_int_equal(t.runs[2].nattempts, 1);
+	/* trial.json keeps the attempts of the runs not done (pending) and
+	 * says why the trial stopped */
+	{
+		cJSON *j = trial_json(&t);
+		char *txt = cJSON_PrintUnformatted(j);
+
+		assert_non_null(strstr(txt, "\"stopped\":\"no healthy engine "
+		    "left (unix:///a down, unix:///b down)\""));
+		assert_non_null(strstr(txt, "\"pending\":[{\"index\":1,"));
+		assert_non_null(strstr(txt, "\"run_id\":\"20261204-1-cd\""));
+		assert_non_null(strstr(txt, "{\"index\":2,"));
+		assert_non_null(strstr(txt, "\"complete\":false"));
+		free(txt);
+		cJSON_Delete(j);
+	}
 	assert_string_equal(t.runs[3].verdict, "contained");
+	trial_free(&t);
+}
+
+/* One daemon under two spellings: the same GET /info ID is refused,
+ * naming both entries; an unknown ID is no match. */
+static void
+test_engines_same(void **state)
+{
+	struct trial t;
+	struct errbuf e = { 0 };
+
+	(void)state;
+	trial_two(&t, 1);
+	snprintf(t.engines[0].engine_id, sizeof t.engines[0].engine_id,
+	    "ABCD:EF01");
+	assert_int_equal(trial_engines_same(&t, 0, &e), 0);
+	assert_int_equal(trial_engines_same(&t, 1, &e), 0);   /* unknown */
+	snprintf(t.engines[1].engine_id, sizeof t.engines[1].engine_id,
+	    "ABCD:EF02");
+	assert_int_equal(trial_engines_same(&t, 1, &e), 0);
+	snprintf(t.engines[1].engine_id, sizeof t.engines[1].engine_id,
+	    "ABCD:EF01");
+	assert_int_equal(trial_engines_same(&t, 1, &e), -1);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_string_equal(e.msg, "engines unix:///a and unix:///b are the "
+	    "same engine (ID, name and data root ABCD:EF01): give it once, "
+	    "with the capacity it can take");
 	trial_free(&t);
 }
 
@@ -314,6 +363,8 @@ test_attempts_bounded(void **state)
 		trial_sched_requeue(&t, taken, (size_t)(i % 2), &t.runs[0],
 		    "x", "gone");
 	assert_int_equal(t.runs[0].nattempts, TRIAL_MAX_ATTEMPTS);
+	/* one session makes at most one attempt per engine: all are kept */
+	assert_true(TRIAL_MAX_ATTEMPTS >= TRIAL_MAX_ENGINES);
 	trial_free(&t);
 }
 
@@ -380,6 +431,7 @@ main(void)
 		cmocka_unit_test(test_from_options),
 		cmocka_unit_test(test_lost_classify),
 		cmocka_unit_test(test_failover),
+		cmocka_unit_test(test_engines_same),
 		cmocka_unit_test(test_attempts_bounded),
 		cmocka_unit_test(test_cert_path),
 	};
