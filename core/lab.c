@@ -2051,9 +2051,12 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	}
 	lab = b->lab;
 	/* A user's image is looked up before anything is made. */
-	if (p->agent_kind == POLICY_AGENT_IMAGE &&
-	    agent_image_lookup(d, p, lab, e) == -1)
-		goto out;
+	if (p->agent_kind == POLICY_AGENT_IMAGE) {
+		if (agent_image_lookup(d, p, lab, e) == -1)
+			goto out;
+		/* tests: the name may move now (the image id holds) */
+		util_test_hook("agent-image", NULL);
+	}
 	lab->runtime = xstrdup(rt_agent);
 	lab->runtime_default = xstrdup(rt_default);
 	lab->runtime_sandbox = rt_sandbox;

@@ -407,9 +407,11 @@ rc=$?
 [ -z "$(ls -A "$T/g0runs" 2>/dev/null)" ] || fail "a refused policy made a run dir"
 
 # ---- retag: the agent runs the image that was looked up ----
-# The policy names RACE_IMG, the shell-less image at lookup; as soon as
-# the lab's first container is created (the agent is created last) the
-# name moves to the VOLUME image, which lab up would have refused.
+# The policy names RACE_IMG, the shell-less image at lookup; once it has
+# been looked up (the test hook "agent-image", docs/cli-drill.md: lab up
+# waits there, nothing of the lab made yet) the name moves to the VOLUME
+# image, which lab up would have refused.  (Every role is created at
+# once, the agent among the first: a container create is no marker.)
 docker tag "$NOSHELL_IMG" "$RACE_IMG" || exit 99
 sed "s|$NOSHELL_IMG|$RACE_IMG|" "$T/noshell.yaml" >"$T/race.yaml"
 mkdir -p "$T/race"
@@ -418,18 +420,21 @@ docker events --filter type=container --filter type=image \
     '{{.Type}} {{.Action}} {{index .Actor.Attributes "ares.role"}} {{index .Actor.Attributes "ares.lease"}} {{.Actor.Attributes.name}}' \
     >"$T/race.ev" 2>&1 &
 EVPID=$!
+mkdir -p "$T/race-hook"
 (
 	n=0
-	while ! grep -q "^container create [a-z]* $T/race/" "$T/race.ev"; do
+	while ! [ -e "$T/race-hook/agent-image" ]; do
 		n=$((n + 1))
 		[ $n -lt 3000 ] || exit 1
 		sleep 0.02
 	done
 	docker tag "$VOLUME_IMG" "$RACE_IMG"
+	: >"$T/race-hook/agent-image.go"
 ) &
 HOOKPID=$!
 sleep 1
-"$ARES" lab up --policy "$T/race.yaml" --run "$T/race/r" >"$T/race.out" 2>&1
+ARES_TEST_HOOK="$T/race-hook" "$ARES" lab up --policy "$T/race.yaml" \
+    --run "$T/race/r" >"$T/race.out" 2>&1
 rc=$?
 wait "$HOOKPID"
 HOOKPID=

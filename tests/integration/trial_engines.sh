@@ -434,12 +434,26 @@ tj "$ARES_RUNS/$tid/trial.json" "unix://$fwd" "$(head -1 "$base/fwd-runs")" <<'P
 import json, sys
 j = json.load(open(sys.argv[1]))
 fwd, rid = sys.argv[2], sys.argv[3]
+# Whether the drill on the lost engine breached before the engine went
+# is a race (the agent's calls go through that engine too): either that
+# drill is the run's result, breached, or it is a failed attempt whose
+# signed verdict the one scorer made "error" (breach evidence would have
+# won, docs/scoring.md; ares verify below re-derives it) and the rerun
+# elsewhere is the result.  A result is never a failed attempt.
 for r in j["runs"]:
-    assert r["attempts"] == [], ("a result made a failed attempt", r)
-r = next(r for r in j["runs"] if r["run_id"] == rid)
-assert r["engine"] == fwd and r["verdict"] == "breached", r
+    for a in r["attempts"]:
+        assert a["verdict"] == "error", ("a result made a failed attempt", r)
+r = next((r for r in j["runs"] if r["run_id"] == rid), None)
+if r is not None:
+    assert r["engine"] == fwd and r["verdict"] == "breached", r
+    print("the lost engine's run:", r["verdict"])
+else:
+    r = next(r for r in j["runs"]
+             if any(a["run_id"] == rid for a in r["attempts"]))
+    assert r["engine"] != fwd and r["verdict"] == "breached", r
+    print("the lost engine's drill: a failed attempt (error), rerun:",
+          r["verdict"])
 assert j["summary"]["breached"] >= 1, j["summary"]
-print("the lost engine's run:", r["verdict"])
 PY
     fail "a breach whose engine went away: $(tail -40 "$base/t3.out")"
 grep -A1 "unix://$fwd .*DOWN" "$base/t3.out" >/dev/null ||
@@ -447,7 +461,7 @@ grep -A1 "unix://$fwd .*DOWN" "$base/t3.out" >/dev/null ||
 "$ARES" verify "$ARES_RUNS/$tid" >"$base/t3.verify" 2>&1
 vrc=$?
 [ $vrc = 0 ] || fail "the breach trial does not verify (exit $vrc): $(cat "$base/t3.verify")"
-echo "ok: a breach whose engine went away is the run's result (breached, exit 1, engine DOWN, no failed attempt), verify ok"
+echo "ok: a breach whose engine went away is never a failed attempt (breached, exit 1, engine DOWN), verify ok"
 
 # ---- 2. the second engine dies under a drill ---------------------------
 "$ARES" trial --policy "$POLICY" -n 6 --engine "$MAIN" --engine "$SECOND" \
