@@ -1372,6 +1372,37 @@ trial_run_engine_ok(const char *path, const char *engine, char *why,
  * difference.  got (may be NULL) gets the run as its report tells it (the
  * listed run when the report cannot be trusted).
  */
+/*
+ * A listed run's or attempt's report.json in run dir path: read (its hash
+ * must be want, the one trial.json recorded) and verified against the
+ * dir's chain and signature (report_verify_dir into *rr).  The report's
+ * bytes (the caller frees; *len its length), or NULL with why set (an
+ * unreadable report prefixed with read_prefix).
+ */
+static char *
+trial_read_signed(const char *path, const char *want, const char *read_prefix,
+    const char *pub_path, struct report_verify_result *rr, size_t *len,
+    char *why, size_t whylen)
+{
+	struct errbuf e = { 0 };
+	char hex[EVIDENCE_HEX_BYTES], *buf;
+
+	buf = report_json_read_hashed(path, hex, len, &e);
+	if (buf == NULL) {
+		snprintf(why, whylen, "%s%.600s", read_prefix, e.msg);
+		return NULL;
+	}
+	if (strcmp(hex, want) != 0)
+		snprintf(why, whylen, "report.json's BLAKE2b-256 differs from "
+		    "the trial's (%.16s... vs %.16s...)", hex, want);
+	else if (report_verify_dir(path, pub_path, rr, &e) == -1)
+		snprintf(why, whylen, "%.600s", e.msg);
+	else
+		return buf;
+	free(buf);
+	return NULL;
+}
+
 static void
 trial_verify_run_got(const char *dir, const char *pub_path,
     const char *key_id, const char *policy, const struct trial_run *r,
@@ -1379,8 +1410,7 @@ trial_verify_run_got(const char *dir, const char *pub_path,
 {
 	struct report_verify_result rr;
 	struct trial_run mine;
-	struct errbuf e = { 0 };
-	char name[64], path[4300], why[700], rpol[1024], hex[EVIDENCE_HEX_BYTES];
+	char name[64], path[4300], why[700], rpol[1024];
 	char a[32], b[32], eurl[TRIAL_ENGINE_NAME_MAX], *buf = NULL;
 	uint64_t seed = 0;
 	size_t len = 0;
@@ -1404,21 +1434,10 @@ trial_verify_run_got(const char *dir, const char *pub_path,
 	if (!trial_run_dir_inside(dir, r->run_dir, why, sizeof why))
 		goto done;
 	snprintf(path, sizeof path, "%s/%s", dir, r->run_dir);
-	buf = report_json_read_hashed(path, hex, &len, &e);
-	if (buf == NULL) {
-		snprintf(why, sizeof why, "%.600s", e.msg);
+	buf = trial_read_signed(path, r->report_blake2b, "", pub_path, &rr,
+	    &len, why, sizeof why);
+	if (buf == NULL)
 		goto done;
-	}
-	if (strcmp(hex, r->report_blake2b) != 0) {
-		snprintf(why, sizeof why, "report.json's BLAKE2b-256 differs "
-		    "from the trial's (%.16s... vs %.16s...)", hex,
-		    r->report_blake2b);
-		goto done;
-	}
-	if (report_verify_dir(path, pub_path, &rr, &e) == -1) {
-		snprintf(why, sizeof why, "%.600s", e.msg);
-		goto done;
-	}
 	if (!rr.ok)
 		snprintf(why, sizeof why, "%s", rr.first_bad >= 0 ?
 		    rr.checks[rr.first_bad].text : "not verified");
@@ -1564,8 +1583,7 @@ trial_verify_attempt(const char *dir, const char *pub_path,
 	const struct trial_attempt *a = &r->attempts[k];
 	struct report_verify_result rr;
 	struct trial_run got;
-	struct errbuf e = { 0 };
-	char name[64], path[4300], why[700], rpol[1024], hex[EVIDENCE_HEX_BYTES];
+	char name[64], path[4300], why[700], rpol[1024];
 	char *buf = NULL, *rp;
 	uint64_t seed = 0;
 	size_t len = 0, unsealed = 0;
@@ -1595,21 +1613,10 @@ trial_verify_attempt(const char *dir, const char *pub_path,
 			    r->index, a->run_id, a->engine);
 		goto done;
 	}
-	buf = report_json_read_hashed(path, hex, &len, &e);
-	if (buf == NULL) {
-		snprintf(why, sizeof why, "its recorded report: %.600s", e.msg);
+	buf = trial_read_signed(path, a->report_blake2b, "its recorded "
+	    "report: ", pub_path, &rr, &len, why, sizeof why);
+	if (buf == NULL)
 		goto done;
-	}
-	if (strcmp(hex, a->report_blake2b) != 0) {
-		snprintf(why, sizeof why, "report.json's BLAKE2b-256 differs "
-		    "from the trial's (%.16s... vs %.16s...)", hex,
-		    a->report_blake2b);
-		goto done;
-	}
-	if (report_verify_dir(path, pub_path, &rr, &e) == -1) {
-		snprintf(why, sizeof why, "%.600s", e.msg);
-		goto done;
-	}
 	have_rr = true;
 	memset(&got, 0, sizeof got);
 	/* a lab lost with its engine may leave a sensor's file the report
