@@ -282,10 +282,11 @@ lever_wd_start(void)
 	pthread_attr_destroy(&a);
 }
 
-/* Register the calling thread (raised, policy to restore) with its
- * deadline.  The slot index, or -1 when the table is full. */
+/* Register the calling thread (raised) with its deadline and the policy
+ * to put it back to.  The slot index, or -1 when the table is full. */
 static int
-lever_wd_add(const struct lever_rt *rt)
+lever_wd_add(uint64_t deadline_ns, int policy,
+    const struct sched_param *param)
 {
 	int i, got = -1;
 
@@ -295,9 +296,9 @@ lever_wd_add(const struct lever_rt *rt)
 			lever_wd[i] = (struct lever_rt_watch){
 				.used = true,
 				.tid = (pid_t)syscall(SYS_gettid),
-				.deadline_ns = rt->start_ns + rt->budget_ns,
-				.policy = rt->old_policy,
-				.param = rt->old_param,
+				.deadline_ns = deadline_ns,
+				.policy = policy,
+				.param = *param,
 			};
 			got = i;
 		}
@@ -398,7 +399,8 @@ lever_rt_enter(struct lever_rt *rt, unsigned budget_ms)
 		return -1;
 	}
 	rt->active = true;
-	rt->watch = lever_wd_add(rt);
+	rt->watch = lever_wd_add(rt->start_ns + rt->budget_ns,
+	    rt->old_policy, &rt->old_param);
 	if (rt->watch == -1) {
 		/* unwatched: never stay raised */
 		(void)sched_setscheduler(0, rt->old_policy, &rt->old_param);
@@ -588,20 +590,7 @@ lever_rt_trampoline(void *arg)
 
 	free(arg);
 	if (st.watch) {
-		pthread_mutex_lock(&lever_wd_lock);
-		for (int i = 0; i < LEVER_RT_WATCH_MAX && slot == -1; i++)
-			if (!lever_wd[i].used) {
-				lever_wd[i] = (struct lever_rt_watch){
-					.used = true,
-					.tid = (pid_t)syscall(SYS_gettid),
-					.deadline_ns = st.deadline_ns,
-					.policy = st.policy,
-					.param = st.param,
-				};
-				slot = i;
-			}
-		pthread_cond_signal(&lever_wd_cond);
-		pthread_mutex_unlock(&lever_wd_lock);
+		slot = lever_wd_add(st.deadline_ns, st.policy, &st.param);
 		if (slot == -1)
 			(void)sched_setscheduler(0, st.policy, &st.param);
 	}
