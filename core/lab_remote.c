@@ -7,6 +7,7 @@
  */
 #include "internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* A flaw that needs a host path, and which one. */
@@ -48,4 +49,26 @@ lab_remote_check(const struct policy *p, const char *where,
 		    "from this machine (core/agent_image.c); local engine only",
 		    where);
 	return 0;
+}
+
+int
+lab_remote_policy_check(const char *path, struct errbuf *e)
+{
+	const char *host = getenv("DOCKER_HOST");
+	struct docker_host h;
+	struct policy *p;
+	int rc;
+
+	if (host == NULL || host[0] == '\0')
+		return 0;
+	if (docker_host_parse(host, "DOCKER_HOST", &h, e) == -1)
+		return -1;
+	if (h.kind == DOCKER_UNIX || path == NULL)
+		return 0;
+	p = policy_load(path, e);
+	if (p == NULL)
+		return -1;
+	rc = lab_remote_check(p, host, e);
+	policy_free(p);
+	return rc;
 }

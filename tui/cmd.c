@@ -182,6 +182,17 @@ cmd_require_local(const char *who, const char *needs)
 	return EXIT_USAGE;
 }
 
+int
+cmd_require_lab_engine(const char *who, const char *policy)
+{
+	struct errbuf e = { 0 };
+
+	if (lab_remote_policy_check(policy, &e) == 0)
+		return 0;
+	fprintf(stderr, "%s: %s\n", who, e.msg);
+	return errbuf_exit_code(&e);
+}
+
 static const char cmd_default_policy[] = "policies/default.yaml";
 
 /* The default policy: ./policies/default.yaml, else the source tree's,

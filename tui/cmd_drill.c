@@ -182,8 +182,10 @@ cmd_drill_exec(const struct cmd_entry *self, int argc, char **argv)
 	signal(SIGTERM, cmd_drill_on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (cmd_require_local("ares drill", NULL) != 0)
-		return EXIT_USAGE;
+	/* a remote engine is fine; what its lab cannot have is refused
+	 * here, before the run directory is made (docs/engine.md) */
+	if ((rc = cmd_require_lab_engine("ares drill", o.policy_path)) != 0)
+		return rc;
 	if (drill_run(&o, &r, &e) == -1) {
 		fprintf(stderr, "ares drill: %s\n", e.msg);
 		return errbuf_exit_code(&e);

@@ -100,11 +100,12 @@ cmd_engine_exec(const struct cmd_entry *self, int argc, char **argv)
 	    docker_api_version(d));
 	fprintf(out, "ares      %d container(s), %d network(s) with an "
 	    "ares.run label\n", nc, nn);
-	fprintf(out, "labs      %s\n", remote ? "refused: remote engine, "
-	    "labs need host bind mounts and the host kernel; local engine "
-	    "only" : docker_is_podman(d) ? "refused: podman engine, its "
-	    "bridges cannot be sealed before a container joins them "
-	    "(docs/engine.md)" : "yes");
+	fprintf(out, "labs      %s\n", docker_is_podman(d) ? "refused: "
+	    "podman engine, its bridges cannot be sealed before a container "
+	    "joins them (docs/engine.md)" : remote ? "yes, remote: volumes "
+	    "and the archive API instead of bind mounts, no host firewall, "
+	    "events judged by receipt time; what needs this machine's paths "
+	    "or kernel is refused (docs/engine.md)" : "yes");
 	if (json != NULL) {
 		cJSON *j = cJSON_CreateObject();
 
@@ -118,8 +119,7 @@ cmd_engine_exec(const struct cmd_entry *self, int argc, char **argv)
 		cJSON_AddNumberToObject(j, "ares_containers", nc);
 		cJSON_AddNumberToObject(j, "ares_networks", nn);
 		cJSON_AddBoolToObject(j, "podman", docker_is_podman(d));
-		cJSON_AddBoolToObject(j, "labs", !remote &&
-		    !docker_is_podman(d));
+		cJSON_AddBoolToObject(j, "labs", !docker_is_podman(d));
 		if (cmd_json_write(j, json, &e) == -1) {
 			fprintf(stderr, "ares engine: %s\n", e.msg);
 			docker_close(d);

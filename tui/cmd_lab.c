@@ -227,8 +227,8 @@ cmd_lab_up(const struct cmd_lab_args *a)
 		    cmd_lab_entry.usage);
 		return EXIT_USAGE;
 	}
-	if (cmd_require_local("ares lab up", NULL) != 0)
-		return EXIT_USAGE;
+	if ((rc = cmd_require_lab_engine("ares lab up", a->policy)) != 0)
+		return rc;
 	p = policy_load(a->policy, &e);
 	if (p == NULL)
 		return cmd_lab_fail("up", &e);

@@ -57,6 +57,10 @@ const struct cmd_entry cmd_probe_entry = {
 };
 
 #define CMD_PROBE_DEFAULT_POLICY "policies/hardened.yaml"
+/* what the negative control needs of the local engine */
+#define CMD_PROBE_NC_NEEDS "labs with the flaws docker-socket, host-mount " \
+	"and control-keys (host paths) and the host-ports row (a listener on " \
+	"the engine's host)"
 
 static volatile sig_atomic_t cmd_probe_cancel;
 
@@ -383,15 +387,23 @@ cmd_probe_exec(const struct cmd_entry *self, int argc, char **argv)
 		    "its labs down\n");
 		return EXIT_USAGE;
 	}
-	if (cmd_require_local("ares probe", NULL) != 0)
+	if (a.run == NULL && a.policy == NULL)
+		a.policy = CMD_PROBE_DEFAULT_POLICY;
+	/* the negative control turns on flaws a remote lab cannot have, and
+	 * its weakening host-seal-off is seen by the host-ports row, which
+	 * cannot run there (docs/cli-probe.md) */
+	if (a.negative && cmd_require_local("ares probe --negative-control",
+	    CMD_PROBE_NC_NEEDS) != 0)
 		return EXIT_USAGE;
+	/* a lab on a remote engine: what it cannot have is refused before
+	 * the run directory is made (--run: DOCKER_HOST must parse) */
+	if ((rc = cmd_require_lab_engine("ares probe", a.policy)) != 0)
+		return rc;
 	signal(SIGINT, cmd_probe_on_signal);
 	signal(SIGTERM, cmd_probe_on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	if (a.run != NULL)
 		return cmd_probe_existing(&a);
-	if (a.policy == NULL)
-		a.policy = CMD_PROBE_DEFAULT_POLICY;
 	if (a.negative)
 		return cmd_probe_negative(&a);
 	return cmd_probe_fresh(&a);

@@ -484,10 +484,11 @@ cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 	signal(SIGTERM, cmd_trial_on_signal);
 	signal(SIGPIPE, SIG_IGN);
 
-	/* with --engine each engine is checked as the trial starts */
+	/* a remote DOCKER_HOST: the policy's lab must be one it can have
+	 * (with --engine each engine is checked as the trial starts) */
 	if (o.nengine_urls == 0 && o.engines_file == NULL &&
-	    cmd_require_local("ares trial", NULL) != 0)
-		return EXIT_USAGE;
+	    (rc = cmd_require_lab_engine("ares trial", o.policy_path)) != 0)
+		return rc;
 	if (trial_run(&o, &t, &e) == -1) {
 		fprintf(stderr, "ares trial: %s\n", e.msg);
 		trial_free(&t);

@@ -635,6 +635,11 @@ int cmd_json_write(cJSON *j, const char *path, struct errbuf *e);
  * on stderr and EXIT_USAGE (docs/engine.md).  needs: what who needs of
  * the local machine (NULL: host bind mounts and the host kernel). */
 int cmd_require_local(const char *who, const char *needs);
+/* Before a command that builds labs makes anything: a DOCKER_HOST that
+ * parses and, on a remote engine, a policy (NULL: none yet) whose flaws
+ * and options a lab there can have (lab_remote_policy_check).  0, or the
+ * exit code after printing "<who>: <reason>" (2 for a refusal). */
+int cmd_require_lab_engine(const char *who, const char *policy);
 
 /* ------------------------------------------------------------------ */
 /* cmd_*.c - one file per command, each defining its cmd_entry         */
