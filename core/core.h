@@ -996,9 +996,16 @@ struct probe_ctx {
 	 * whose own /bin/sh runs them). */
 	char agent_home[260];
 	char agent_helper[64];
+	/* A lab on a remote engine (lab.json engine.remote, or d remote):
+	 * no host path of the lab is this machine's; the gateway's control
+	 * channel is reached through exec in the gateway (docker, the
+	 * engine probe_ctx_load was given; not owned). */
+	bool remote;
+	struct docker *docker;
 };
 /* Read RUN_DIR/lab.json and, with d, the gateway's REAL_KEY; with d also
- * open the host-ports listeners and list their targets.  -1 + e. */
+ * open the host-ports listeners and list their targets (not on a remote
+ * engine: probe_row_remote_refusal).  -1 + e. */
 int probe_ctx_load(struct docker *d, const char *run_dir,
     struct probe_ctx *c, struct errbuf *e);
 void probe_ctx_free(struct probe_ctx *c);
@@ -1032,6 +1039,11 @@ struct probe_row {
 };
 extern const struct probe_row probe_table[];
 extern const size_t probe_nrows;
+/* Why row cannot run against a lab on a remote engine (a static string),
+ * or NULL when it can: the row is then an ERROR with that reason, never
+ * a pass (host-ports: its listener is on this machine, not the engine's
+ * host). */
+const char *probe_row_remote_refusal(const struct probe_row *row);
 
 struct probe_result {
 	const struct probe_row *row;

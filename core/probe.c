@@ -663,22 +663,38 @@ probe_s_self_modify(const struct probe_ctx *c)
 }
 
 /* GET /control/changes on the gateway's control socket (the agent never
- * has it).  Caller frees.  NULL + e. */
+ * has it): this machine's RUN_DIR/ctl socket, or, on a remote lab, the
+ * gateway's own socket through exec in the gateway (gwctl_exec).  Caller
+ * frees.  NULL + e. */
 static char *
 probe_h_self_modify(const struct probe_ctx *c, struct errbuf *e)
 {
-	size_t len;
-	char *req = gwctl_request("GET", "/control/changes", NULL, NULL, &len);
 	char *buf = NULL;
-	int status = gwctl_call(c->ctl_path, req, len, "GET /control/changes",
-	    5000, &buf, 1024 * 1024, e);
+	int status;
 
-	free(req);
+	if (c->remote) {
+		if (c->docker == NULL) {
+			errbuf_set(e, ERRBUF_INTERNAL, "gateway control of a "
+			    "remote lab: no engine");
+			return NULL;
+		}
+		status = gwctl_exec(c->docker, c->gateway_id, NULL, "GET",
+		    "/control/changes", NULL, &buf, e);
+	} else {
+		size_t len;
+		char *req = gwctl_request("GET", "/control/changes", NULL, NULL,
+		    &len);
+
+		status = gwctl_call(c->ctl_path, req, len,
+		    "GET /control/changes", 5000, &buf, 1024 * 1024, e);
+		free(req);
+	}
 	if (status == -1)
 		return NULL;
 	if (status != 200) {
 		errbuf_set(e, ERRBUF_INTERNAL, "gateway control %s: GET "
-		    "/control/changes: refused (HTTP %d)", c->ctl_path, status);
+		    "/control/changes: refused (HTTP %d)", c->remote ?
+		    "(exec in the gateway)" : c->ctl_path, status);
 		free(buf);
 		return NULL;
 	}
@@ -1662,6 +1678,17 @@ const struct probe_row probe_table[] = {
 	  false, probe_s_kernel, NULL, probe_e_kernel },
 };
 const size_t probe_nrows = sizeof probe_table / sizeof probe_table[0];
+
+const char *
+probe_row_remote_refusal(const struct probe_row *row)
+{
+	if (row->script == probe_s_host_ports)
+		return "not run on a remote engine: the row's listener would "
+		    "be on this machine, not on the engine's host, and the "
+		    "engine's host has no host firewall of ares's "
+		    "(docs/probes.md); no verdict";
+	return NULL;
+}
 
 const struct probe_row *
 probe_find(const char *id)

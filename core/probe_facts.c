@@ -154,6 +154,9 @@ probe_ctx_parse(const char *json, size_t len, const char *run_dir,
 			    "at %s)", c->note[0] != '\0' ? "; " : "",
 			    AGENT_IMAGE_HELPER);
 	}
+	/* engine.remote: the lab was built on a remote engine (lab.c) */
+	c->remote = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(j, "engine"), "remote"));
 	if (probe_json_str(j, "ctl_path", c->ctl_path, sizeof c->ctl_path) != 0)
 		snprintf(c->ctl_path, sizeof c->ctl_path,
 		    "%s/ctl/gateway.sock", run_dir);
@@ -322,6 +325,9 @@ probe_ctx_load(struct docker *d, const char *run_dir, struct probe_ctx *c,
 	free(txt);
 	if (rc == -1 || d == NULL)
 		return rc;
+	c->docker = d;
+	if (docker_is_remote(d))
+		c->remote = true;
 	/* The real key lives in the gateway's environment only: the prober
 	 * (control plane) reads it there to look for it in the agent. */
 	ins = docker_container_inspect(d, c->gateway_id, e);
@@ -339,7 +345,10 @@ probe_ctx_load(struct docker *d, const char *run_dir, struct probe_ctx *c,
 	if (c->real_key == NULL)
 		c->real_key = xstrdup("");
 	cJSON_Delete(ins);
-	probe_host_listen(d, run_dir, c);
+	/* a remote lab's host is another machine: a listener here proves
+	 * nothing about it (probe_row_remote_refusal) */
+	if (!c->remote)
+		probe_host_listen(d, run_dir, c);
 	return 0;
 }
 

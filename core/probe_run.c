@@ -69,6 +69,15 @@ probe_run_row(struct docker *d, const struct probe_ctx *c,
 
 	memset(res, 0, sizeof *res);
 	res->row = row;
+	if (c->remote && probe_row_remote_refusal(row) != NULL) {
+		/* fail closed: an ERROR, recorded with its reason */
+		free(script);
+		res->outcome = PROBE_ERROR;
+		snprintf(res->observed, sizeof res->observed, "%s",
+		    probe_row_remote_refusal(row));
+		probe_obs_row(ev, c, row, NULL, res);
+		return;
+	}
 	if (script == NULL) {
 		res->outcome = PROBE_ERROR;
 		snprintf(res->observed, sizeof res->observed, "the lab lacks "

@@ -2797,10 +2797,23 @@ trial_engine_check(struct trial *t, struct trial_engine *en,
 		free(g);
 		return -1;
 	}
-	/* what lab up refuses (remote or Podman engine), up front, before
-	 * anything is made: the same check, so it follows lab up's */
+	/* what lab up refuses (a Podman engine), up front, before anything
+	 * is made: the same check, so it follows lab up's */
 	if (en != NULL && docker_require_labs(d, "ares trial", e) == -1)
 		goto out;
+	/* a remote engine: what of the policy its labs cannot have (host
+	 * paths), as lab up would refuse it, before the first run */
+	if (docker_is_remote(d)) {
+		struct policy *p = policy_load(t->policy_abs, e);
+
+		if (p == NULL || lab_remote_check(p, docker_where(d), e) == -1) {
+			policy_free(p);
+			if (en != NULL)
+				errbuf_prefix(e, "engine %s", en->name);
+			goto out;
+		}
+		policy_free(p);
+	}
 	/* the daemon's identity, its ID, host name and data root (daemons
 	 * of one host may share an ID, never a data root): one engine under
 	 * two spellings is refused (trial_engines_same) */
