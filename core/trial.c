@@ -2797,10 +2797,6 @@ trial_engine_check(struct trial *t, struct trial_engine *en,
 		free(g);
 		return -1;
 	}
-	/* what lab up refuses (a Podman engine), up front, before anything
-	 * is made: the same check, so it follows lab up's */
-	if (en != NULL && docker_require_labs(d, "ares trial", e) == -1)
-		goto out;
 	/* a remote engine: what of the policy its labs cannot have (host
 	 * paths), as lab up would refuse it, before the first run */
 	if (docker_is_remote(d)) {
@@ -2814,6 +2810,10 @@ trial_engine_check(struct trial *t, struct trial_engine *en,
 		}
 		policy_free(p);
 	}
+	/* what lab up refuses (a Podman engine), up front, before anything
+	 * is made: the same check, so it follows lab up's */
+	if (en != NULL && docker_require_labs(d, "ares trial", e) == -1)
+		goto out;
 	/* the daemon's identity, its ID, host name and data root (daemons
 	 * of one host may share an ID, never a data root): one engine under
 	 * two spellings is refused (trial_engines_same) */

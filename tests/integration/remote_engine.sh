@@ -16,10 +16,25 @@
 #     exit codes and messages;
 #   - plain tcp without ARES_ALLOW_PLAINTEXT_ENGINE=1 is refused (exit 2);
 #     with it, the warning is printed;
-#   - drill, lab up, probe, trial and gc are refused with "remote engine
-#     (...): ... local engine only", exit 2, and make nothing: no run
-#     directory, no container, no network;
+#   - gate, fix, gc and probe --negative-control are refused with
+#     "remote engine (...): ... local engine only", exit 2; a policy with
+#     a flaw that needs a host path (docker-socket) is refused by drill,
+#     lab up, probe and trial with exit 2 naming the flaw; none of them
+#     makes anything: no run directory, no container, no network;
 #   - lab status and lab down (API only) work there;
+#   - a drill of policies/default.yaml there runs to a verdict and its run
+#     dir verifies; lab.json says remote and clock receipt; while it is up
+#     no container of the lab has a bind mount (the sensors keep their
+#     chains in volumes);
+#   - a probe run there (policies/hardened.yaml) runs and verifies:
+#     self-modify through exec in the gateway, host-ports an ERROR with
+#     its reason (its listener would be on this machine);
+#   - a trial over two engines (the suite's socket and the TLS engine),
+#     the TLS engine killed (SIGKILL: its dockerd, containerd, shims and
+#     its containers' processes, found by its exec-root and cgroup parent)
+#     while a drill runs there: that run is a failed attempt rerun on the
+#     suite's engine, trial.json names each run's engine, the trial and
+#     every run dir verify;
 #   - the archive API (PUT, GET bounded and extracted safely) and the
 #     stdout follower work there, and a BUS=stdout sensor's bait reaches
 #     a local bus socket, its chain out through the API, and the gateway's
@@ -30,11 +45,15 @@
 #     system dial-stdio` (a stand-in ssh on PATH that checks its options
 #     and dials the suite's engine): ares engine answers through it with
 #     one ssh child, none left after; ssh's own error reaches the message;
-#     a drill there is refused.
+#     a policy with a host-path flaw is refused there.
+# The TLS engine runs with --iptables=false: for its lab bridges the test
+# adds one FORWARD rule of its own (frames bridged within one ares*
+# bridge, as trial_engines.sh) and removes it on exit.
 # Finally that dockerd is stopped and its directories removed (trap on
 # exit).  The suite's engine on /var/run/docker.sock is never stopped or
 # restarted.
-# Needs root, dockerd, the docker CLI, openssl, ss and python3: skips (77) without them
+# Needs root, dockerd, the docker CLI, openssl, ss, iptables with physdev,
+# ip and python3: skips (77) without them
 # unless ARES_REQUIRE_DOCKER=1, where it fails.
 set -u
 ARES=${ARES_BIN:-./ares}
@@ -53,11 +72,17 @@ command -v docker >/dev/null 2>&1 || skip "no docker CLI"
 command -v openssl >/dev/null 2>&1 || skip "no openssl"
 command -v ss >/dev/null 2>&1 || skip "no ss (iproute2)"
 command -v python3 >/dev/null 2>&1 || skip "no python3"
+command -v iptables >/dev/null 2>&1 || skip "no iptables"
+command -v ip >/dev/null 2>&1 || skip "no ip (iproute2)"
+MAIN=unix:///var/run/docker.sock
 
 base=$(mktemp -d /tmp/ares-re.XXXXXX) || fail "mktemp"
 chmod 0700 "$base"
 pidfile="$base/dockerd.pid"
+cgparent="ares-re-$$"
+fwc="ares-remote-engine-$$"
 dpid=
+apid=
 export ARES_RUNS="$base/runs"
 export ARES_KEY_DIR="$base/keys"
 mkdir -p "$ARES_RUNS" "$base/pki" "$base/client" "$base/wrongca" \
@@ -65,7 +90,84 @@ mkdir -p "$ARES_RUNS" "$base/pki" "$base/client" "$base/wrongca" \
 
 engine_pid() { [ -s "$pidfile" ] && cat "$pidfile"; }
 
+fwrule() { # -A, -C or -D: the one FORWARD rule of this test
+	iptables -w 5 "$1" FORWARD -i ares+ -o ares+ -m physdev \
+	    --physdev-is-bridged -m comment --comment "$fwc" -j ACCEPT
+}
+# FORWARD rules of earlier runs whose shell is gone (their comment is
+# ares-remote-engine-<pid>).
+purge_stale_rules() {
+	iptables -w 5 -S FORWARD 2>/dev/null |
+	    grep -- '--comment "\{0,1\}ares-remote-engine-[0-9]*' |
+	    while read -r rule; do
+		pid=$(echo "$rule" | sed 's/.*ares-remote-engine-\([0-9]*\).*/\1/')
+		[ "$pid" = $$ ] && continue
+		kill -0 "$pid" 2>/dev/null && continue
+		eval "iptables -w 5 $(echo "$rule" | sed 's/^-A /-D /')" 2>/dev/null
+	done
+}
+fwrule_del() {
+	for _ in 1 2 3 4 5; do
+		fwrule -C 2>/dev/null || return 0
+		fwrule -D 2>/dev/null
+	done
+	! fwrule -C 2>/dev/null
+}
+
+# Every process of the TLS engine: its dockerd, what names our exec-root
+# (its containerd and shims) and what runs in its containers' cgroups
+# (--cgroup-parent); never anything of the suite's engine.
+second_pids() {
+	p=$(engine_pid)
+	[ -n "$p" ] && grep -q "$base" "/proc/$p/cmdline" 2>/dev/null && echo "$p"
+	for f in /proc/[0-9]*/cmdline; do
+		q=${f#/proc/}
+		q=${q%/cmdline}
+		[ "$q" = $$ ] && continue
+		{ tr '\0' ' ' <"$f"; } 2>/dev/null | grep -q -- "$base/exec" && echo "$q"
+	done
+	for c in /sys/fs/cgroup/*/"$cgparent" /sys/fs/cgroup/"$cgparent"; do
+		[ -d "$c" ] || continue
+		find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null
+	done
+}
+kill_second() {
+	for fz in $(find /sys/fs/cgroup/freezer/"$cgparent" -name freezer.state 2>/dev/null); do
+		echo THAWED >"$fz" 2>/dev/null
+	done
+	for _ in 1 2 3; do
+		ps=$(second_pids | sort -u)
+		[ -n "$ps" ] || break
+		# shellcheck disable=SC2086
+		kill -KILL $ps 2>/dev/null
+		sleep 0.3
+	done
+}
+# The lab bridges the TLS engine made (kept to remove them once it is dead).
+note_bridges() {
+	rdocker network ls -q --filter label=ares.run 2>/dev/null |
+	    xargs -r docker -H "tcp://127.0.0.1:$port" --tlsverify \
+	    --tlscacert "$base/client/ca.pem" --tlscert "$base/client/cert.pem" \
+	    --tlskey "$base/client/key.pem" network inspect \
+	    --format '{{index .Options "com.docker.network.bridge.name"}}' \
+	    2>/dev/null >>"$base/bridges"
+}
+stop_trial() {
+	[ -n "$apid" ] || return 0
+	kill -TERM "$apid" 2>/dev/null
+	for _ in $(seq 1 100); do
+		kill -0 "$apid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$apid" 2>/dev/null
+	wait "$apid" 2>/dev/null
+	apid=
+}
+
 cleanup() {
+	crc=0
+	stop_trial
+	[ -n "$(engine_pid)" ] && kill -0 "$(engine_pid)" 2>/dev/null && note_bridges
 	p=$(engine_pid)
 	[ -n "$p" ] || p=$dpid
 	if [ -n "$p" ] && kill -0 "$p" 2>/dev/null &&
@@ -84,16 +186,26 @@ cleanup() {
 		sleep 1
 		kill -KILL "$cp" 2>/dev/null
 	fi
+	kill_second
+	fwrule_del || { echo "FAIL: the FORWARD rule $fwc could not be removed" >&2; crc=1; }
+	sort -u "$base/bridges" 2>/dev/null | while read -r br; do
+		[ -n "$br" ] && ip link del "$br" 2>/dev/null
+	done
 	grep " $base/" /proc/mounts | awk '{print $2}' | sort -r |
 	    while read -r m; do umount -l "$m" 2>/dev/null; done
+	for c in $(find /sys/fs/cgroup/*/"$cgparent" /sys/fs/cgroup/"$cgparent" -depth -type d 2>/dev/null); do
+		rmdir "$c" 2>/dev/null
+	done
 	if [ "${ARES_REMOTE_KEEP:-0}" = 1 ]; then
 		echo "kept $base" >&2
 	else
 		rm -rf "$base"
 	fi
+	[ "$crc" = 0 ] || exit 1
 }
 trap cleanup EXIT
-trap 'exit 1' INT TERM
+trap 'exit 1' HUP INT TERM PIPE
+iptables -w 5 -m physdev -h >/dev/null 2>&1 || skip "iptables without physdev"
 
 # ---- certificates ---------------------------------------------------
 pki="$base/pki"
@@ -134,6 +246,8 @@ cp "$pki/client.pem" "$base/nokey/cert.pem"
 chmod 0600 "$base"/*/key.pem "$pki"/*key.pem "$pki"/other/*key.pem
 
 # ---- the second engine ----------------------------------------------
+purge_stale_rules
+fwrule -A || fail "cannot add the test's FORWARD rule"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') ||
     fail "no free port"
 echo '{}' >"$base/daemon.json"
@@ -150,6 +264,7 @@ env HTTPS_PROXY=http://127.0.0.1:9 HTTP_PROXY=http://127.0.0.1:9 NO_PROXY= \
     --data-root "$base/data" --exec-root "$base/exec" --pidfile "$pidfile" \
     --containerd-namespace ares-remote-test \
     --containerd-plugins-namespace ares-remote-test-plugins \
+    --cgroup-parent "$cgparent" \
     --bridge=none --iptables=false --ip6tables=false --ip-masq=false \
     --userland-proxy=false --storage-driver=vfs \
     --log-level warn >>"$base/dockerd.log" 2>&1 &
@@ -214,14 +329,14 @@ grep -q "^version   $want_version (API " "$out" ||
     fail "ares engine: version is not $want_version: $(cat "$out")"
 grep -q "^ares      1 container(s), 0 network(s)" "$out" ||
     fail "ares engine: did not list the one labelled container there: $(cat "$out")"
-grep -q "^labs      refused: remote engine" "$out" ||
-    fail "ares engine: labs not refused: $(cat "$out")"
+grep -q "^labs      yes, remote: volumes and the archive API" "$out" ||
+    fail "ares engine: labs not possible (remote mode): $(cat "$out")"
 python3 - "$base/engine.json" "$port" "$want_version" <<'PY' || fail "engine.json"
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["engine"] == "tcp://127.0.0.1:" + sys.argv[2], j
 assert j["transport"] == "tcp+tls" and j["tls"] is True, j
-assert j["remote"] is True and j["labs"] is False, j
+assert j["remote"] is True and j["labs"] is True, j
 assert j["version"] == sys.argv[3] and j["ares_containers"] == 1, j
 PY
 echo "ok: ares engine over TLS: $want_version, 1 labelled container"
@@ -276,9 +391,10 @@ grep -q "ares: WARNING: DOCKER_HOST=tcp://127.0.0.1:$port: plaintext engine conn
 [ $rc = 3 ] || fail "plaintext to a TLS engine: exit $rc (want 3): $(cat "$out")"
 echo "ok: the plaintext opt-in warns"
 
-# ---- 3. what needs the host is refused, and makes nothing -----------
+# ---- 3. what needs this machine is refused, and makes nothing --------
 before_c=$(rdocker ps -aq | wc -l)
 before_n=$(rdocker network ls -q | wc -l)
+before_v=$(rdocker volume ls -q | wc -l)
 check_refused() {   # WHO ARGS...
 	who=$1; shift
 	tls "$base/client" "$ARES" "$@" >"$out" 2>&1
@@ -287,17 +403,34 @@ check_refused() {   # WHO ARGS...
 	grep -q "remote engine (tcp://127.0.0.1:$port): $who needs .*; local engine only" "$out" ||
 	    fail "$who on a remote engine: message: $(cat "$out")"
 }
-check_refused "ares drill" drill --policy "$POLICY"
-check_refused "ares lab up" lab up --policy "$POLICY"
-check_refused "ares probe" probe --policy "$POLICY"
-check_refused "ares trial" trial --policy "$POLICY" -n 2
 check_refused "ares gc" gc
+check_refused "ares gate" gate "$POLICY" "$POLICY"
+check_refused "ares fix" fix --policy "$SRC/policies/flaw-docker-socket.yaml"
+check_refused "ares probe --negative-control" probe --negative-control
+# a flaw that needs a host path: refused by name, before anything is made
+FLAWED="$SRC/policies/flaw-docker-socket.yaml"
+check_flaw_refused() {   # WHO ARGS...
+	who=$1; shift
+	tls "$base/client" "$ARES" "$@" >"$out" 2>&1
+	rc=$?
+	[ $rc = 2 ] || fail "$who of a docker-socket policy on a remote engine: exit $rc (want 2): $(cat "$out")"
+	grep -q "remote engine (tcp://127.0.0.1:$port): flaw docker-socket needs .*; local engine only" "$out" ||
+	    fail "$who of a docker-socket policy: the flaw is not named: $(cat "$out")"
+}
+check_flaw_refused "ares drill" drill --policy "$FLAWED"
+check_flaw_refused "ares lab up" lab up --policy "$FLAWED"
+check_flaw_refused "ares probe" probe --policy "$FLAWED"
+check_flaw_refused "ares trial" trial --policy "$FLAWED" -n 2
+check_flaw_refused "ares trial --engine" trial --policy "$FLAWED" -n 2 \
+    --engine "$MAIN" --engine "tcp://127.0.0.1:$port"
 [ -z "$(ls -A "$ARES_RUNS")" ] || fail "a refused command left run dirs: $(ls "$ARES_RUNS")"
 [ "$(rdocker ps -aq | wc -l)" = "$before_c" ] ||
     fail "a refused command made containers on the remote engine"
 [ "$(rdocker network ls -q | wc -l)" = "$before_n" ] ||
     fail "a refused command made networks on the remote engine"
-echo "ok: drill, lab up, probe, trial, gc refused on the remote engine (exit 2), nothing made"
+[ "$(rdocker volume ls -q | wc -l)" = "$before_v" ] ||
+    fail "a refused command made volumes on the remote engine"
+echo "ok: gc, gate, fix, probe --negative-control refused on the remote engine (exit 2); a docker-socket policy refused by drill, lab up, probe, trial (exit 2, the flaw named); nothing made"
 
 # lab status and lab down only talk to the API: they work there, on the
 # labelled container made above
@@ -333,6 +466,193 @@ grep -q "PASSED  \] 8 test(s)" "$out" || fail "archive/follow over TLS: $(tail -
     fail "test_engine_io left containers on the remote engine"
 grep -E "^(bait|gateway deny|rotation)" "$out"
 echo "ok: archive PUT/GET (caps, hostile entries), the stdout follower, a BUS=stdout sensor (bait to the bus, chain out), replayed lines dropped, the gateway deny via exec and the bridge seal container over TLS"
+# ---- 3c. a drill on the remote engine ---------------------------------
+# Held at the teardown hook (ARES_TEST_HOOK, docs/cli-drill.md) while the
+# lab is still up, to read its containers' mounts from the engine.
+tj() { python3 - "$@"; }
+hook="$base/hook"
+mkdir -p "$hook"
+for h in lab-up agent levers observe sweep; do touch "$hook/$h.go"; done
+tls "$base/client" env ARES_TEST_HOOK="$hook" "$ARES" drill --policy "$POLICY" \
+    --json "$base/drill.json" >"$base/drill.out" 2>&1 &
+apid=$!
+n=0
+while [ ! -e "$hook/teardown" ]; do
+	n=$((n + 1))
+	kill -0 "$apid" 2>/dev/null || break
+	[ $n -lt 3000 ] || fail "the drill on the remote engine did not reach its teardown"
+	sleep 0.1
+done
+if [ -e "$hook/teardown" ]; then
+	ids=$(rdocker ps -aq --filter label=ares.run)
+	[ -n "$ids" ] || fail "no lab container on the remote engine at teardown"
+	# shellcheck disable=SC2086
+	rdocker inspect --format '{{.Name}} binds={{len .HostConfig.Binds}} {{range .Mounts}}{{.Type}}:{{.Destination}} {{end}}' \
+	    $ids >"$base/mounts" || fail "inspect the lab's containers"
+	touch "$hook/teardown.go"
+fi
+wait "$apid"
+rc=$?
+apid=
+# 0 contained, 4 not exercised: a verdict; never 1 (breached) or 5 (error)
+[ $rc = 0 ] || [ $rc = 4 ] ||
+    fail "a drill on the remote engine: exit $rc: $(tail -30 "$base/drill.out")"
+[ -s "$base/mounts" ] || fail "the drill ended before its teardown hook: $(tail -30 "$base/drill.out")"
+! grep -q " bind:" "$base/mounts" && ! grep -q "binds=[1-9]" "$base/mounts" ||
+    fail "a lab container on the remote engine has a bind mount: $(cat "$base/mounts")"
+grep -q "volume:/evidence" "$base/mounts" ||
+    fail "no sensor keeps its chain in a volume: $(cat "$base/mounts")"
+echo "containers of the remote lab and their mounts:"
+sed 's/^/  /' "$base/mounts"
+rdir=$(tj "$base/drill.json" <<'PY'
+import json, sys
+print(json.load(open(sys.argv[1]))["run_dir"])
+PY
+) || fail "drill.json: no run_dir: $(tail -30 "$base/drill.out")"
+tj "$rdir/lab.json" "$port" <<'PY' || fail "the remote drill's lab.json: $(head -c 2000 "$rdir/lab.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["engine"]["remote"] is True, j.get("engine")
+assert j["engine"]["where"] == "tcp://127.0.0.1:" + sys.argv[2], j["engine"]
+assert j["clock"] == "receipt", j.get("clock")
+assert j["input_drop"] is False, j.get("input_drop")
+PY
+"$ARES" verify "$rdir" >"$base/verify.out" 2>&1 ||
+    fail "ares verify of the remote drill: $(cat "$base/verify.out")"
+[ -z "$(rdocker ps -aq --filter label=ares.run)" ] ||
+    fail "the remote drill left containers"
+[ -z "$(rdocker volume ls -q --filter label=ares.run)" ] ||
+    fail "the remote drill left volumes: $(rdocker volume ls --filter label=ares.run)"
+echo "ok: a drill on the remote engine: exit $rc (a verdict), lab.json remote + clock receipt, no bind mount, verify ok, nothing left"
+
+# ---- 3d. a probe run on the remote engine -----------------------------
+tls "$base/client" "$ARES" probe --policy "$SRC/policies/hardened.yaml" \
+    --json "$base/probe.json" >"$base/probe.out" 2>&1
+rc=$?
+# 1: host-ports cannot run there (an ERROR, fail closed); never 0 or 5
+[ $rc = 1 ] ||
+    fail "a probe on the remote engine: exit $rc (want 1): $(tail -40 "$base/probe.out")"
+tj "$base/probe.json" >"$base/probe.check" <<'PY' || fail "the remote probe: $(cat "$base/probe.check") $(tail -40 "$base/probe.out")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+rows = {r["id"]: r for r in j["rows"]}
+assert j["complete"] is True, j.get("complete")
+assert j["result"] == "failed", j["result"]
+assert j["chains_anchored"] is True, j.get("chains_note")
+assert j.get("chains_failed") is False, j.get("chains_note")
+assert len(j["chains"]) >= 1, j["chains"]
+hp = rows["host-ports"]
+assert hp["result"] == "error" and "not run on a remote engine" in hp["observed"], hp
+sm = rows["self-modify"]
+assert sm["result"] == "pass", sm
+bad = [i for i, r in rows.items() if r["core"] and r["result"] != "pass"
+       and i != "host-ports"]
+assert not bad, [(i, rows[i]["result"], rows[i]["observed"]) for i in bad]
+print(j["run_id"])
+PY
+prdir="$ARES_RUNS/$(cat "$base/probe.check")"
+[ -s "$prdir/probe.json" ] || fail "the remote probe's run dir has no probe.json: $prdir"
+"$ARES" verify "$prdir" >"$base/verify.out" 2>&1 ||
+    fail "ares verify of the remote probe: $(cat "$base/verify.out")"
+[ -z "$(rdocker ps -aq --filter label=ares.run)" ] ||
+    fail "the remote probe left containers"
+echo "ok: a probe run on the remote engine: every core row but host-ports passed (self-modify through exec in the gateway; host-ports not run there, an ERROR), chains anchored, verify ok"
+
+# ---- 3e. a trial over the suite's engine and the TLS engine, killed ----
+# -n 4 over both; once a drill's agent runs on the TLS engine, that engine
+# is killed: its run is a failed attempt, rerun on the suite's engine.
+SECOND="tcp://127.0.0.1:$port"
+tls "$base/client" "$ARES" trial --policy "$POLICY" -n 4 --engine "$MAIN" \
+    --engine "$SECOND" --json "$base/t.json" >"$base/t.out" 2>&1 &
+apid=$!
+n=0
+while :; do
+	n=$((n + 1))
+	kill -0 "$apid" 2>/dev/null || fail "the trial ended before a drill ran on the TLS engine: $(tail -30 "$base/t.out")"
+	[ $n -lt 1500 ] || fail "no drill ran on the TLS engine"
+	rdocker ps --filter label=ares.role=agent --filter status=running -q \
+	    2>/dev/null | grep -q . && break
+	sleep 0.2
+done
+note_bridges
+kill_second
+[ -z "$(second_pids | sort -u)" ] || fail "processes of the TLS engine survived SIGKILL"
+kill -0 "$(cat /var/run/docker.pid 2>/dev/null || echo 1)" 2>/dev/null ||
+    fail "the suite's engine is gone"
+echo "killed the TLS engine under a drill"
+n=0
+while kill -0 "$apid" 2>/dev/null; do
+	n=$((n + 1))
+	[ $n -lt 9000 ] || fail "the trial did not end within 15 min of the engine's loss"
+	sleep 0.1
+done
+wait "$apid"
+rc=$?
+apid=
+[ $rc = 0 ] || [ $rc = 4 ] ||
+    fail "a trial with the TLS engine lost: exit $rc (want 0 or 4): $(tail -40 "$base/t.out")"
+grep -q "engine $SECOND went away" "$base/t.out" ||
+    fail "ares trial did not say the TLS engine went away: $(tail -40 "$base/t.out")"
+tid=$(tj "$base/t.json" <<'PY'
+import json, sys
+print(json.load(open(sys.argv[1]))["trial_id"])
+PY
+)
+tdir="$ARES_RUNS/$tid"
+tj "$tdir/trial.json" "$MAIN" "$SECOND" "$tdir" >"$base/t.check" <<'PY' || fail "the trial: $(cat "$base/t.check") $(tail -30 "$base/t.out")"
+import json, os, sys
+j = json.load(open(sys.argv[1]))
+main, second, tdir = sys.argv[2:5]
+assert j["format"] == "ares-trial-v2", j["format"]
+assert [e["engine"] for e in j["engines"]] == [main, second], j["engines"]
+assert j["complete"] is True and len(j["runs"]) == 4, j.get("complete")
+s = j["summary"]
+assert s["error"] == 0 and s["breached"] == 0, s
+retried = 0
+for r in j["runs"]:
+    assert r["verdict"] in ("contained", "not-exercised"), r
+    assert r["engine"] in (main, second), r
+    for a in r["attempts"]:
+        assert a["engine"] == second and a["verdict"] == "error", a
+        assert a["reason"], a
+        if a["run_id"]:
+            assert os.path.isdir(os.path.join(tdir, a["run_dir"])), a
+        retried += 1
+    if r["attempts"]:
+        assert r["engine"] == main, r
+assert retried >= 1, "no failed attempt on the killed engine"
+print("runs:", ", ".join("%d on %s%s" % (r["index"], r["engine"],
+    " (rerun)" if r["attempts"] else "") for r in j["runs"]))
+PY
+cat "$base/t.check"
+"$ARES" verify "$tdir" >"$base/verify.out" 2>&1 ||
+    fail "ares verify of the trial: $(cat "$base/verify.out")"
+grep -q "^ok   trial.json: ares-trial-v2, " "$base/verify.out" ||
+    fail "ares verify does not name the trial's format: $(cat "$base/verify.out")"
+grep -q "^ok   run [0-9]*: failed attempt .* on $SECOND: error, report verified" \
+    "$base/verify.out" || fail "ares verify did not verify the failed attempt: $(cat "$base/verify.out")"
+tj "$tdir/trial.json" >"$base/attempt-ids" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+for r in j["runs"] + j.get("pending", []):
+    for a in r["attempts"]:
+        print(a["run_id"])
+PY
+nv=0
+for d in "$tdir"/runs/*; do
+	[ -s "$d/report.json" ] || continue
+	# (a failed attempt's dir is verified by the trial's verify above)
+	grep -qx "$(basename "$d")" "$base/attempt-ids" && continue
+	"$ARES" verify "$d" >"$base/verify-run.out" 2>&1 ||
+	    fail "ares verify $d: $(cat "$base/verify-run.out")"
+	nv=$((nv + 1))
+done
+[ $nv = 4 ] || fail "$nv run dirs verified (want 4)"
+echo "ok: a trial over the suite's engine and the TLS engine, the TLS engine killed mid-trial: its run(s) failed attempts rerun on the suite's engine, trial.json names each run's engine, the trial, the failed attempt and all 4 run dirs verify"
+sort -u "$base/bridges" 2>/dev/null | while read -r br; do
+	[ -n "$br" ] && ip link del "$br" 2>/dev/null
+done
+
 # ---- 4. ssh:// -------------------------------------------------------
 # A stand-in for ssh on PATH: it checks the options ares gives it, then
 # runs `docker system dial-stdio` against the suite's engine (as the real
@@ -387,11 +707,13 @@ rc=$?
 [ $rc = 2 ] || fail "ssh user that looks like an option: exit $rc (want 2)"
 grep -q 'bad user' "$out" || fail "ssh bad user: $(cat "$out")"
 
+ls -A "$ARES_RUNS" >"$base/runs-before-ssh"
 env PATH="$base/bin:$PATH" DOCKER_HOST="ssh://tester@engine.test:2222" \
-    "$ARES" drill --policy "$POLICY" >"$out" 2>&1
+    "$ARES" drill --policy "$FLAWED" >"$out" 2>&1
 rc=$?
-[ $rc = 2 ] && grep -q "remote engine (ssh://tester@engine.test:2222): ares drill needs" "$out" ||
-    fail "a drill over ssh: exit $rc: $(cat "$out")"
-[ -z "$(ls -A "$ARES_RUNS")" ] || fail "a refused drill over ssh left run dirs"
-echo "ok: an ssh engine is remote: a drill is refused (exit 2)"
+[ $rc = 2 ] && grep -q "remote engine (ssh://tester@engine.test:2222): flaw docker-socket needs" "$out" ||
+    fail "a docker-socket drill over ssh: exit $rc: $(cat "$out")"
+ls -A "$ARES_RUNS" | cmp -s - "$base/runs-before-ssh" ||
+    fail "a refused drill over ssh left a run dir"
+echo "ok: an ssh engine is remote: a docker-socket drill is refused (exit 2), nothing made"
 echo "PASS: remote engine over TLS and ssh"
