@@ -78,12 +78,51 @@ test_default_policy(void **state)
 	free(path);
 }
 
+/* The up-front check of the commands: DOCKER_HOST unset or a unix socket
+ * passes whatever the policy; a remote one refuses a docker-socket policy
+ * by name and lets the default through; a DOCKER_HOST that does not parse
+ * is refused. */
+static void
+test_policy_check(void **state)
+{
+	const char *src = getenv("ARES_SRCDIR");
+	char *flawed = xasprintf("%s/policies/flaw-docker-socket.yaml",
+	    src ? src : ".");
+	char *dflt = xasprintf("%s/policies/default.yaml", src ? src : ".");
+	struct errbuf e = {0};
+	(void)state;
+
+	unsetenv("DOCKER_HOST");
+	assert_int_equal(lab_remote_policy_check(flawed, &e), 0);
+	setenv("DOCKER_HOST", "unix:///var/run/docker.sock", 1);
+	assert_int_equal(lab_remote_policy_check(flawed, &e), 0);
+	setenv("DOCKER_HOST", "tcp://10.0.0.5:2376", 1);
+	assert_int_equal(lab_remote_policy_check(dflt, &e), 0);
+	assert_int_equal(lab_remote_policy_check(NULL, &e), 0);
+	assert_int_equal(lab_remote_policy_check(flawed, &e), -1);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_non_null(strstr(e.msg, "remote engine (tcp://10.0.0.5:2376): "
+	    "flaw docker-socket needs"));
+	memset(&e, 0, sizeof e);
+	setenv("DOCKER_HOST", "ssh://u@h", 1);
+	assert_int_equal(lab_remote_policy_check(flawed, &e), -1);
+	assert_non_null(strstr(e.msg, "flaw docker-socket"));
+	memset(&e, 0, sizeof e);
+	setenv("DOCKER_HOST", "tcp://h:99999", 1);
+	assert_int_equal(lab_remote_policy_check(dflt, &e), -1);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	unsetenv("DOCKER_HOST");
+	free(flawed);
+	free(dflt);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_default_policy),
+		cmocka_unit_test(test_policy_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1114,6 +1114,57 @@ test_ctx_parse(void **state)
 }
 
 /*
+ * A lab on a remote engine (lab.json engine.remote): the context says so,
+ * and host-ports, whose listener would be on this machine, is the one row
+ * refused there (never a pass: probe_run_row makes it an ERROR).
+ */
+static void
+test_ctx_remote(void **state)
+{
+	static const char local[] = "{\"run_id\":\"r1\",\"variant\":"
+	    "\"default\",\"containers\":{\"agent\":{\"id\":"
+	    "\"0123456789abcdef\"},\"gateway\":{\"id\":"
+	    "\"fedcba9876543210\"}}}";
+	static const char remote[] = "{\"run_id\":\"r1\",\"variant\":"
+	    "\"default\",\"containers\":{\"agent\":{\"id\":"
+	    "\"0123456789abcdef\"},\"gateway\":{\"id\":"
+	    "\"fedcba9876543210\"}},\"engine\":{\"where\":"
+	    "\"tcp://127.0.0.1:2376\",\"remote\":true}}";
+	static const char notbool[] = "{\"run_id\":\"r1\",\"variant\":"
+	    "\"default\",\"containers\":{\"agent\":{\"id\":"
+	    "\"0123456789abcdef\"},\"gateway\":{\"id\":"
+	    "\"fedcba9876543210\"}},\"engine\":{\"remote\":\"yes\"}}";
+	struct probe_ctx c;
+	struct errbuf e = { 0 };
+	size_t i, n = 0;
+
+	(void)state;
+	assert_int_equal(probe_ctx_parse(local, strlen(local), "/r", &c, &e),
+	    0);
+	assert_false(c.remote);
+	assert_int_equal(probe_ctx_parse(notbool, strlen(notbool), "/r", &c,
+	    &e), 0);
+	assert_false(c.remote);
+	assert_int_equal(probe_ctx_parse(remote, strlen(remote), "/r", &c,
+	    &e), 0);
+	assert_true(c.remote);
+	assert_null(c.docker);
+	for (i = 0; i < probe_nrows; i++) {
+		const char *why = probe_row_remote_refusal(&probe_table[i]);
+
+		if (why == NULL)
+			continue;
+		n++;
+		assert_string_equal(probe_table[i].id, "host-ports");
+		assert_non_null(strstr(why, "not run on a remote engine"));
+	}
+	assert_int_equal(n, 1);
+	/* the remote context opened no listener: no script either */
+	assert_false(c.host_listening);
+	assert_null(probe_find("host-ports")->script(&c));
+}
+
+/*
  * The note kept from lab.json is safe to print whole: cutting it to fit
  * never splits a UTF-8 sequence (fuzz/fuzz_probe_ctx's inert-text check:
  * "a" and 127 times U+00E9 was cut after a lead byte by "%.230s").
@@ -1170,6 +1221,7 @@ main(void)
 		cmocka_unit_test(test_verify_recompute),
 		cmocka_unit_test(test_ctx_parse),
 		cmocka_unit_test(test_ctx_note_utf8),
+		cmocka_unit_test(test_ctx_remote),
 	};
 
 	if (sodium_init() < 0)
