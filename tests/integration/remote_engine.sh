@@ -26,7 +26,8 @@
 #     dir verifies; lab.json says remote and clock receipt; while it is up
 #     no container of the lab has a bind mount (the sensors keep their
 #     chains in volumes);
-#   - a probe run there (policies/hardened.yaml) runs and verifies:
+#   - a probe run there (policies/default.yaml: hardened.yaml plants a
+#     tripwire, which needs this machine) runs and verifies:
 #     self-modify through exec in the gateway, host-ports an ERROR with
 #     its reason (its listener would be on this machine);
 #   - a trial over two engines (the suite's socket and the TLS engine),
@@ -494,8 +495,11 @@ fi
 wait "$apid"
 rc=$?
 apid=
-# 0 contained, 4 not exercised: a verdict; never 1 (breached) or 5 (error)
-[ $rc = 0 ] || [ $rc = 4 ] ||
+# a verdict (0 contained, 1 breached, 4 not exercised), never 5 (error):
+# on this engine the gateway's deny goes through an exec in the gateway,
+# ~0.1 s against ~1 ms over the local socket (docs/engine.md), and the
+# offline agent may act in between: then the drill is rightly breached
+[ $rc = 0 ] || [ $rc = 1 ] || [ $rc = 4 ] ||
     fail "a drill on the remote engine: exit $rc: $(tail -30 "$base/drill.out")"
 [ -s "$base/mounts" ] || fail "the drill ended before its teardown hook: $(tail -30 "$base/drill.out")"
 ! grep -q " bind:" "$base/mounts" && ! grep -q "binds=[1-9]" "$base/mounts" ||
@@ -506,7 +510,9 @@ echo "containers of the remote lab and their mounts:"
 sed 's/^/  /' "$base/mounts"
 rdir=$(tj "$base/drill.json" <<'PY'
 import json, sys
-print(json.load(open(sys.argv[1]))["run_dir"])
+j = json.load(open(sys.argv[1]))
+assert j["verdict"] in ("contained", "breached", "not-exercised"), j["verdict"]
+print(j["run_dir"])
 PY
 ) || fail "drill.json: no run_dir: $(tail -30 "$base/drill.out")"
 tj "$rdir/lab.json" "$port" <<'PY' || fail "the remote drill's lab.json: $(head -c 2000 "$rdir/lab.json")"
@@ -523,10 +529,15 @@ PY
     fail "the remote drill left containers"
 [ -z "$(rdocker volume ls -q --filter label=ares.run)" ] ||
     fail "the remote drill left volumes: $(rdocker volume ls --filter label=ares.run)"
-echo "ok: a drill on the remote engine: exit $rc (a verdict), lab.json remote + clock receipt, no bind mount, verify ok, nothing left"
+echo "ok: a drill on the remote engine: $(tj "$base/drill.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+print(j["verdict"], "time to kill", j["time_to_kill_ms"], "ms")
+PY
+), lab.json remote + clock receipt, no bind mount, verify ok, nothing left"
 
 # ---- 3d. a probe run on the remote engine -----------------------------
-tls "$base/client" "$ARES" probe --policy "$SRC/policies/hardened.yaml" \
+tls "$base/client" "$ARES" probe --policy "$POLICY" \
     --json "$base/probe.json" >"$base/probe.out" 2>&1
 rc=$?
 # 1: host-ports cannot run there (an ERROR, fail closed); never 0 or 5
