@@ -230,6 +230,18 @@ probe_negative_control(const struct probe_nc_options *o,
 	d = docker_connect(NULL, e);
 	if (d == NULL)
 		return -1;
+	/* several flaws cannot be built on a remote engine and host-seal-off
+	 * is seen only by host-ports, which does not run there: refused
+	 * before any lab (docs/cli-probe.md) */
+	if (docker_is_remote(d)) {
+		errbuf_set(e, ERRBUF_INPUT, "remote engine (%.200s): the "
+		    "negative control needs labs with the flaws docker-socket, "
+		    "host-mount and control-keys (host paths) and the "
+		    "host-ports row (a listener on the engine's host); local "
+		    "engine only", docker_where(d));
+		docker_close(d);
+		return -1;
+	}
 	if (lab_image_ensure(d, &ref, e) == -1) {
 		docker_close(d);
 		return -1;
