@@ -30,6 +30,8 @@
 #     tripwire, which needs this machine) runs and verifies:
 #     self-modify through exec in the gateway, host-ports an ERROR with
 #     its reason (its listener would be on this machine);
+#   - ares lab up there, ares probe --run of that lab, ares lab down:
+#     nothing left (containers, volumes);
 #   - a trial over two engines (the suite's socket and the TLS engine),
 #     the TLS engine killed (SIGKILL: its dockerd, containerd, shims and
 #     its containers' processes, found by its exec-root and cgroup parent)
@@ -568,6 +570,38 @@ prdir="$ARES_RUNS/$(cat "$base/probe.check")"
 [ -z "$(rdocker ps -aq --filter label=ares.run)" ] ||
     fail "the remote probe left containers"
 echo "ok: a probe run on the remote engine: every core row but host-ports passed (self-modify through exec in the gateway; host-ports not run there, an ERROR), chains anchored, verify ok"
+
+# a lab kept up there (ares lab up), probed with --run, then taken down
+kept="$base/kept-lab"
+tls "$base/client" "$ARES" lab up --policy "$POLICY" --run "$kept" >"$out" 2>&1 ||
+    fail "ares lab up on the remote engine: $(tail -20 "$out")"
+tj "$kept/lab.json" <<'PY' || fail "the kept lab's lab.json: $(head -c 1500 "$kept/lab.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["engine"]["remote"] is True and j["clock"] == "receipt", j.get("engine")
+PY
+[ -n "$(rdocker ps -q --filter label=ares.role=agent)" ] ||
+    fail "ares lab up: no agent running on the remote engine"
+tls "$base/client" "$ARES" probe --run "$kept" --json "$base/probe-run.json" \
+    >"$base/probe-run.out" 2>&1
+rc=$?
+[ $rc = 1 ] || fail "probe --run of the remote lab: exit $rc (want 1): $(tail -30 "$base/probe-run.out")"
+tj "$base/probe-run.json" <<'PY' || fail "probe --run of the remote lab: $(tail -30 "$base/probe-run.out")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+rows = {r["id"]: r for r in j["rows"]}
+assert rows["host-ports"]["result"] == "error", rows["host-ports"]
+assert "not run on a remote engine" in rows["host-ports"]["observed"]
+assert rows["self-modify"]["result"] == "pass", rows["self-modify"]
+assert j["chains_anchored"] is False, j.get("chains_note")
+PY
+tls "$base/client" "$ARES" lab down --run "$kept" >"$out" 2>&1 ||
+    fail "ares lab down of the remote lab: $(cat "$out")"
+[ -z "$(rdocker ps -aq --filter label=ares.run)" ] ||
+    fail "ares lab down left containers on the remote engine"
+[ -z "$(rdocker volume ls -q --filter label=ares.run)" ] ||
+    fail "ares lab down left volumes on the remote engine: $(rdocker volume ls --filter label=ares.run)"
+echo "ok: ares lab up on the remote engine, probe --run of it (self-modify through exec, host-ports an ERROR), ares lab down: nothing left"
 
 # ---- 3e. a trial over the suite's engine and the TLS engine, killed ----
 # -n 4 over both; once a drill's agent runs on the TLS engine, that engine
