@@ -1236,9 +1236,10 @@ static void test_open_tls(void **state)
 	assert_int_equal(system(path), 0);
 }
 
-/* Inside core: lab up and the kernel levers refuse a remote engine before
- * any request (the engine here is a closed port: a request would fail
- * with ERRBUF_ENGINE, not this refusal). */
+/* Inside core: on a remote engine lab up refuses what needs a host path
+ * and the kernel levers refuse, before any request (the engine here is a
+ * closed port: a request would fail with ERRBUF_ENGINE, not this
+ * refusal); a policy a remote lab can have goes on to the engine. */
 static void test_core_refuses_remote(void **state)
 {
 	struct errbuf e = {0};
@@ -1253,10 +1254,17 @@ static void test_core_refuses_remote(void **state)
 	p = policy_load(ARES_SRCDIR "/policies/default.yaml", &e);
 	assert_non_null(p);
 	memset(&e, 0, sizeof e);
+	/* the default policy: let through, then the engine does not answer */
+	assert_null(lab_up(d, p, "/nonexistent-run-dir", "r1", 1, &e));
+	assert_int_equal(e.code, ERRBUF_ENGINE);
+	policy_free(p);
+	p = policy_load(ARES_SRCDIR "/policies/flaw-docker-socket.yaml", &e);
+	assert_non_null(p);
+	memset(&e, 0, sizeof e);
 	assert_null(lab_up(d, p, "/nonexistent-run-dir", "r1", 1, &e));
 	assert_int_equal(e.code, ERRBUF_INPUT);
-	assert_non_null(strstr(e.msg, "remote engine (tcp://127.0.0.1:1): lab "
-	    "up needs host bind mounts"));
+	assert_non_null(strstr(e.msg, "remote engine (tcp://127.0.0.1:1): flaw "
+	    "docker-socket needs"));
 	assert_non_null(strstr(e.msg, "local engine only"));
 	memset(&c, 0, sizeof c);
 	c.docker = d;
