@@ -168,6 +168,7 @@ test_remote_lab(void **state)
 	char *home_vol, *script_vol, *json;
 	size_t i, len;
 	int bfd, baits = 0, dnsq = 0, st = 0;
+	uint64_t t0;
 	cJSON *lj;
 	(void)state;
 
@@ -183,9 +184,12 @@ test_remote_lab(void **state)
 	util_new_id(run_id);
 	run_dir = xasprintf("%s/run", dir);
 	assert_int_equal(util_mkdir_p(run_dir, 0700, &e), 0);
+	t0 = util_mono_ns();
 	lab = lab_up(d, p, run_dir, run_id, 7, &e);
 	if (lab == NULL)
 		fail_msg("lab up on %s: %s", docker_where(d), e.msg);
+	printf("lab up on %s: %.1f s\n", docker_where(d),
+	    (double)(util_mono_ns() - t0) / 1e9);
 	assert_true(lab->remote);
 	assert_string_equal(lab->clock, "receipt");
 	assert_non_null(strstr(lab->host_seal, "read back by a seal container "
