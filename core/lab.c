@@ -1470,6 +1470,14 @@ lab_role_spec(struct lab_build *b, size_t i, struct errbuf *e)
 	lab_spec_apply(b, s);
 	if (r->weaken != NULL)
 		r->weaken(b, s);
+	/* a remote lab has no host path in any container (fail closed: a
+	 * bind mount that got past lab_remote_check stops lab up) */
+	for (size_t k = 0; b->lab->remote && k < s->nmounts; k++)
+		if (!s->mounts[k].volume)
+			return errbuf_set(e, ERRBUF_INPUT, "lab: remote engine: "
+			    "%s would bind-mount the host path %s at %s; local "
+			    "engine only", r->name, s->mounts[k].source,
+			    s->mounts[k].target);
 	s->c.env = lab_strv(&s->env);
 	s->c.mounts = s->mounts;
 	s->c.nmounts = s->nmounts;

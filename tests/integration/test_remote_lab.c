@@ -39,13 +39,16 @@ static struct docker *d;
 static const char script[] =
     "#!/bin/sh\n"
     "t=$(cat /home/poyo/.config/tickets/token)\n"
-    "nslookup exfil-remote-lab.example >/dev/null 2>&1\n"
-    "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do\n"
-    "  wget -q -O /dev/null --header \"Authorization: Bearer $t\" "
-    "http://tickets:8081/api/tickets && break\n"
-    "  sleep 1\n"
+    "i=0\n"
+    "while [ $i -lt 60 ]; do\n"
+    "  /bin/ares-lab http -H \"Authorization: Bearer $t\" "
+    "http://tickets:8081/api/tickets > /tmp/out 2>&1\n"
+    "  grep -q '^HTTP 200' /tmp/out && break\n"
+    "  i=$((i+1)); sleep 1\n"
     "done\n"
-    "echo used > /tmp/used\n"
+    "echo \"bait used ($i)\"\n"
+    "/bin/ares-lab shell 'nslookup exfil-remote-lab.example' >/dev/null\n"
+    "echo 'dns asked'\n"
     "exec sleep 600\n";
 
 static char *

@@ -297,6 +297,33 @@ static void test_network_config(void **state)
 	cJSON_Delete(c);
 }
 
+/* The volume create body: local driver, the run's labels (the owner
+ * filled when only the run is given), the lease when given. */
+static void test_volume_config(void **state)
+{
+	struct docker_volume_spec s = { .name = "ares-x-home", .run_id = "x",
+	    .role = "home", .owner = "boot:1:2", .lease = "/r/lab.lease" };
+	cJSON *c;
+	(void)state;
+
+	c = docker_volume_config(&s);
+	assert_string_equal(str(c, "Name"), "ares-x-home");
+	assert_string_equal(str(c, "Driver"), "local");
+	assert_string_equal(str(get(c, "Labels"), "ares.run"), "x");
+	assert_string_equal(str(get(c, "Labels"), "ares.role"), "home");
+	assert_string_equal(str(get(c, "Labels"), "ares.owner"), "boot:1:2");
+	assert_string_equal(str(get(c, "Labels"), "ares.lease"),
+	    "/r/lab.lease");
+	cJSON_Delete(c);
+	s.owner = NULL;
+	s.lease = NULL;
+	c = docker_volume_config(&s);
+	assert_string_equal(str(get(c, "Labels"), "ares.owner"), gc_owner());
+	assert_null(cJSON_GetObjectItemCaseSensitive(get(c, "Labels"),
+	    "ares.lease"));
+	cJSON_Delete(c);
+}
+
 static void test_container_config_minimal(void **state)
 {
 	struct docker_container_spec s = { .image = "img:1", .privileged = true };
@@ -1350,6 +1377,7 @@ int main(void)
 		cmocka_unit_test(test_open_host),
 		cmocka_unit_test(test_host_parse),
 		cmocka_unit_test(test_open_tls),
+		cmocka_unit_test(test_volume_config),
 		cmocka_unit_test(test_require_local),
 		cmocka_unit_test(test_core_refuses_remote),
 		cmocka_unit_test(test_unreachable),
