@@ -2799,7 +2799,11 @@ trial_engine_check(struct trial *t, struct trial_engine *en,
 	}
 	/* what lab up refuses (remote or Podman engine), up front, before
 	 * anything is made: the same check, so it follows lab up's */
-	if (en != NULL && docker_require_labs(d, "ares trial", e) == -1)
+	/* (docker_require_labs lets a remote engine through for lab up; a
+	 * trial keeps refusing one until its drills stream a remote lab's
+	 * sensors: docker_require_local_d, as before) */
+	if (en != NULL && (docker_require_local_d(d, "ares trial", e) == -1 ||
+	    docker_require_labs(d, "ares trial", e) == -1))
 		goto out;
 	/* the daemon's identity, its ID, host name and data root (daemons
 	 * of one host may share an ID, never a data root): one engine under
