@@ -120,6 +120,11 @@ exec_in(const char *id, const char *const *argv, char **out)
 	return code;
 }
 
+/* Every volume a lab container mounted (anonymous ones carry no label:
+ * each is looked up by name after the teardown). */
+static char *vols[64];
+static size_t nvols;
+
 /* Every mount of container c is a volume (no bind), none from a host
  * path; the one at target (NULL: none looked for) is read-only/rw as
  * want_rw, and named name when name is not NULL. */
@@ -144,6 +149,8 @@ check_mounts(const struct lab_container *c, const char *target,
 		if (strcmp(type, "volume") != 0)
 			fail_msg("%s: mount at %s is of type %s", c->role, dst,
 			    type);
+		if (target == NULL && nvols < 64)
+			vols[nvols++] = xstrdup(util_json_str(m, "Name", ""));
 		if (target != NULL && strcmp(dst, target) == 0) {
 			seen = true;
 			assert_int_equal(util_json_true(m, "RW"), want_rw);
@@ -338,7 +345,7 @@ test_remote_lab(void **state)
 
 	/* the sensors stopped (as before a teardown), the stream too */
 	for (i = 0; i < lab->nbus_srcs; i++)
-		(void)docker_container_kill(d, lab->bus_srcs[i].id, "TERM", &e);
+		(void)docker_container_kill(d, lab->bus_srcs[i].id, "KILL", &e);
 	for (i = 0; i < lab->nbus_srcs; i++) {
 		for (int t = 0; t < 100; t++) {
 			cJSON *ins = docker_container_inspect(d,
@@ -389,6 +396,22 @@ test_remote_lab(void **state)
 	if (lab_teardown(d, run_id, &e) < 0)
 		fail_msg("teardown: %s", e.msg);
 	assert_int_equal(objects_of(run_id), 0);
+	/* the anonymous ones too (/evidence, /ctl): gone with their
+	 * containers */
+	assert_true(nvols >= 7);    /* 5 sensors, /ctl, home, script */
+	for (i = 0; i < nvols; i++) {
+		struct docker_response r;
+		char *vp = xasprintf("/volumes/%s", vols[i]);
+
+		assert_true(vols[i][0] != '\0');
+		assert_int_equal(docker_request(d, "GET", vp, NULL, 0, &r, &e), 0);
+		if (r.status != 404)
+			fail_msg("volume %s left (HTTP %ld)", vols[i], r.status);
+		docker_response_free(&r);
+		free(vp);
+		free(vols[i]);
+	}
+	nvols = 0;
 	lab_free(lab);
 	policy_free(p);
 	close(bfd);
