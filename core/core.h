@@ -80,9 +80,10 @@ int docker_require_local_d(const struct docker *d, const char *what,
     struct errbuf *e);
 /* Is d's engine Podman (known after negotiation: /version's Components)? */
 bool docker_is_podman(const struct docker *d);
-/* Can a lab be built on d: docker_require_local_d, and not Podman (its
- * compat API cannot give the sealed bridges a lab needs; docs/engine.md).
- * 0, or -1 + e (ERRBUF_INPUT). */
+/* Can a lab be built on d: not Podman (its compat API cannot give the
+ * sealed bridges a lab needs; docs/engine.md).  A remote engine passes:
+ * what a lab there cannot have is lab_remote_check's.  0, or -1 + e
+ * (ERRBUF_INPUT). */
 int docker_require_labs(const struct docker *d, const char *what,
     struct errbuf *e);
 /* Up front, before anything is made (no run directory): when DOCKER_HOST
@@ -103,6 +104,30 @@ cJSON *docker_networks_by_label(struct docker *d, const char *label,
 /* GET /images/json filtered by label ("k=v"): an array (caller deletes),
  * NULL + e. */
 cJSON *docker_images_by_label(struct docker *d, const char *label,
+    struct errbuf *e);
+/* Volumes (a lab on a remote engine: the agent's home and script,
+ * docs/engine.md).  A named local volume labelled ares.run, ares.role,
+ * ares.owner (gc_owner() when NULL and run_id is set), ares.lease. */
+struct docker_volume_spec {
+	const char *name;
+	const char *run_id;
+	const char *role;
+	const char *owner;
+	const char *lease;
+};
+/* Pure: the POST /volumes/create body.  Caller cJSON_Delete()s. */
+cJSON *docker_volume_config(const struct docker_volume_spec *spec);
+/* Create it: 0, or -1 + e (also when the engine answers with a volume of
+ * that name that is not this run's: the engine returns an existing one). */
+int docker_volume_create(struct docker *d, const struct docker_volume_spec *spec,
+    struct errbuf *e);
+/* DELETE /volumes/{name} (force: ?force=1).  -1 + e (409 while a
+ * container uses it). */
+int docker_volume_remove(struct docker *d, const char *name, bool force,
+    struct errbuf *e);
+/* GET /volumes?filters={"label":[label]}: the "Volumes" array (an empty
+ * one for null), caller cJSON_Delete()s.  NULL + e. */
+cJSON *docker_volumes_by_label(struct docker *d, const char *label,
     struct errbuf *e);
 
 /* ------------------------------------------------------------------ */
@@ -209,6 +234,7 @@ struct lab_container {
 };
 
 #define LAB_CHAINS_MAX 8
+#define LAB_NROLES       9      /* the lab's roles (core/lab_roles.c) */
 struct lab {
 	char *run_id;
 	char *run_dir;
@@ -283,6 +309,20 @@ struct lab {
 	unsigned pace_ms;             /* presenter mode: the gateway holds
 	                                 each model turn this long (0: off;
 	                                 lab.json "pace") */
+	/* A lab on a remote engine (docs/engine.md): volumes, not bind
+	 * mounts; the sensors' lines come over the engine's log stream. */
+	bool remote;                  /* built on a remote engine */
+	const char *clock;            /* "sensor" (local engine) or "receipt"
+	                                 (remote): which clock judges events
+	                                 (a static string) */
+	struct lab_bus_src {
+		char *id;                 /* the sensor container's id */
+		char *src;                /* its events' "src" (gateway, dns,
+		                             sink, decoys, service:<name>) */
+		unsigned char *key;       /* BUS_KEY_BYTES, sodium_malloc'd,
+		                             freed (sodium_free) by lab_free */
+	} bus_srcs[LAB_NROLES];
+	size_t nbus_srcs;             /* filled only when remote */
 };
 
 /* The negative control's weakenings that are no flaw (no policy can ask

@@ -1372,8 +1372,8 @@ int
 docker_require_labs(const struct docker *d, const char *what,
     struct errbuf *e)
 {
-	if (docker_require_local_d(d, what, e) == -1)
-		return -1;
+	/* a remote engine is let through: lab up builds there without a
+	 * host bind mount (lab_remote_check refuses what needs one) */
 	if (!d->podman)
 		return 0;
 	return errbuf_set(e, ERRBUF_INPUT, "podman engine (%.200s): %s is not "
@@ -2011,6 +2011,117 @@ docker_images_by_label(struct docker *d, const char *label,
     struct errbuf *e)
 {
 	return list_by_label(d, "/images/json?", label, e);
+}
+
+/* ------------------------------------------------------------------ */
+/* volumes                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Pure: the POST /volumes/create body (driver local, labelled with its
+ * run, role and owner, and its lease when given).  Caller
+ * cJSON_Delete()s. */
+cJSON *
+docker_volume_config(const struct docker_volume_spec *spec)
+{
+	cJSON *b = cJSON_CreateObject(), *labels;
+
+	cJSON_AddStringToObject(b, "Name", spec->name);
+	cJSON_AddStringToObject(b, "Driver", "local");
+	labels = cJSON_AddObjectToObject(b, "Labels");
+	if (spec->run_id != NULL)
+		cJSON_AddStringToObject(labels, "ares.run", spec->run_id);
+	if (spec->role != NULL)
+		cJSON_AddStringToObject(labels, "ares.role", spec->role);
+	if (spec->owner != NULL || spec->run_id != NULL)
+		cJSON_AddStringToObject(labels, "ares.owner",
+		    spec->owner != NULL ? spec->owner : gc_owner());
+	if (spec->lease != NULL)
+		cJSON_AddStringToObject(labels, "ares.lease", spec->lease);
+	return b;
+}
+
+int
+docker_volume_create(struct docker *d, const struct docker_volume_spec *spec,
+    struct errbuf *e)
+{
+	struct docker_response r;
+	cJSON *b, *j;
+	const char *name;
+	int rc;
+
+	if (spec->name == NULL || spec->name[0] == '\0')
+		return errbuf_set(e, ERRBUF_INPUT, "docker: volume create: no "
+		    "name");
+	b = docker_volume_config(spec);
+	rc = call(d, "POST", "/volumes/create", b, 0, &r, e);
+	cJSON_Delete(b);
+	if (rc < 0)
+		return -1;
+	j = parse_answer("POST", "/volumes/create", &r, cJSON_IsObject, e);
+	if (j == NULL)
+		return -1;
+	/* the engine answers with an existing volume of that name too: it
+	 * must be the one asked for, and ours (a fresh name per run) */
+	name = util_json_str(j, "Name", NULL);
+	rc = name != NULL && strcmp(name, spec->name) == 0 &&
+	    (spec->run_id == NULL || strcmp(util_json_str(
+	    cJSON_GetObjectItemCaseSensitive(j, "Labels"), "ares.run", ""),
+	    spec->run_id) == 0) ? 0 : errbuf_set(e, ERRBUF_INTERNAL,
+	    "docker: volume create %.100s: the engine answered with another "
+	    "volume (not this run's)", spec->name);
+	cJSON_Delete(j);
+	return rc;
+}
+
+int
+docker_volume_remove(struct docker *d, const char *name, bool force,
+    struct errbuf *e)
+{
+	char *path = id_path(d, "/volumes", name, force ? "?force=1" : "");
+	int rc = call_simple(d, "DELETE", path, NULL, 0, e);
+
+	free(path);
+	return rc;
+}
+
+cJSON *
+docker_volumes_by_label(struct docker *d, const char *label,
+    struct errbuf *e)
+{
+	cJSON *f = cJSON_CreateObject(), *obj, *vols;
+	char *txt, *etxt, *path;
+
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(f, "label"),
+	    cJSON_CreateString(label));
+	txt = cJSON_PrintUnformatted(f);
+	cJSON_Delete(f);
+	if (txt == NULL)
+		util_fatal("docker: cannot serialise filters");
+	etxt = esc(d, txt);
+	free(txt);
+	path = xasprintf("/volumes?filters=%s", etxt);
+	free(etxt);
+	/* {"Volumes": [...] or null, "Warnings": ...}: the array only */
+	obj = get_json(d, path, cJSON_IsObject, e);
+	if (obj == NULL) {
+		free(path);
+		return NULL;
+	}
+	vols = cJSON_DetachItemFromObjectCaseSensitive(obj, "Volumes");
+	cJSON_Delete(obj);
+	if (vols == NULL || cJSON_IsNull(vols)) {
+		cJSON_Delete(vols);
+		vols = cJSON_CreateArray();
+	}
+	if (!cJSON_IsArray(vols)) {
+		cJSON_Delete(vols);
+		errbuf_set(e, ERRBUF_INTERNAL, "docker: GET %s: unexpected answer "
+		    "(Volumes is not a list)", path);
+		free(path);
+		return NULL;
+	}
+	free(path);
+	return vols;
 }
 
 /* ------------------------------------------------------------------ */

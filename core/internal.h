@@ -567,12 +567,31 @@ int lab_image_ensure(struct docker *d, char **ref, struct errbuf *e);
  * model.url, agent.kind image).  Pure. */
 int lab_remote_check(const struct policy *p, const char *where,
     struct errbuf *e);
+/* What the tripwire bait needs (lab_remote_check, lab up's check by id). */
+#define LAB_REMOTE_TRIPWIRE_NEEDS "inotify on this machine's copy of " \
+	"the agent's home (RUN_DIR/agent-home), which a remote engine's " \
+	"containers do not read"
 /* Create networks and containers, plant bait, start everything but the
  * agent.  Returns the lab (free with lab_free) or NULL + e; on error
  * everything created so far is removed. */
 struct lab *lab_up(struct docker *d, const struct policy *p,
     const char *run_dir, const char *run_id, uint64_t seed, struct errbuf *e);
 int lab_start_agent(struct docker *d, struct lab *lab, struct errbuf *e);
+/* A remote lab: each sensor container's /evidence/c (its chain) fetched
+ * with the archive API and extracted into lab->evidence_dir
+ * (RUN_DIR/evidence), before teardown.  Works on stopped containers.
+ * Tries every sensor; 0, or -1 + e naming the first that failed (a chain
+ * that is missing then makes the scorer's verdict error, as today).  A
+ * local lab: 0, nothing done. */
+int lab_evidence_pull(struct docker *d, struct lab *lab, struct errbuf *e);
+/* One request to the gateway's control channel: the local socket
+ * (lab->ctl_path, gwctl_call) or, on a remote lab, gwctl_exec in the
+ * gateway container.  bearer NULL or the Authorization bearer.  HTTP
+ * status or -1 + e; *body (may be NULL) caller frees.  (core/lever.c or
+ * core/gwctl.c) */
+int lab_gateway_call(struct docker *d, const struct lab *lab,
+    const char *method, const char *target, const char *bearer,
+    const char *req_body, int timeout_ms, char **body, struct errbuf *e);
 /* One sensor chain of a run, checked after the run. */
 struct lab_chain_check {
 	char name[64];               /* "sensor:gateway" */
@@ -712,6 +731,8 @@ void lab_strv_add(struct lab_strv *s, const char *fmt, ...)
 #define LAB_CHAIN_BYTES         (1ll << 20)
 /* Where a scripted agent's script is mounted (read-only) and run. */
 #define LAB_AGENT_SCRIPT  "/opt/ares/agent.sh"
+#define LAB_AGENT_SCRIPT_DIR  "/opt/ares"   /* its folder (a remote lab's volume) */
+#define LAB_AGENT_SCRIPT_NAME "agent.sh"
 /* Lab up, once the image is there, ends within this or fails. */
 #define LAB_UP_TIMEOUT_S  60
 /* The agent's only writable place (with a read-only rootfs): sized, and
@@ -794,6 +815,12 @@ struct lab_spec {
 	char *pid_mode, *ipc_mode;        /* "container:<id>" (the overlay's
 	                                     pid_with, ipc_with), freed with
 	                                     the build */
+	/* a remote lab (lab->remote): the sensor's lab->bus_srcs slot + 1
+	 * (0: not a sensor), whose c/ and c/bus.key are put into its
+	 * /evidence volume before start; ctl_volume: c/ put into its /ctl
+	 * volume too (the gateway) */
+	size_t bus_slot;
+	bool ctl_volume;
 };
 
 /* When a role's container starts. */
@@ -837,7 +864,7 @@ struct lab_role {
 	    const struct lab_container *c, struct errbuf *e);
 };
 
-#define LAB_NROLES       9
+/* LAB_NROLES: core.h (struct lab's bus_srcs) */
 #define LAB_BUILD_PATHS  16
 
 /* The lab being built (lab_up_opts).  Everything here but lab is freed
@@ -864,6 +891,11 @@ struct lab_build {
 	char *host_key;                   /* a real model's key (model.key_env):
 	                                     the host relay's only, never a
 	                                     container's; zeroed when freed */
+	/* a remote lab: the agent's home and script volumes
+	 * ("ares-<run_id>-home", "-script"), the seal's read-back record
+	 * (hostfw_remote_seal; lab.json "seal") */
+	char *vol_home, *vol_script;
+	cJSON *seal_record;
 };
 
 /* The roles, in the order they are created (lab_roles.c). */

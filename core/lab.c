@@ -24,6 +24,7 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -665,28 +666,36 @@ lab_create(struct docker *d, struct lab *lab, struct lab_container *c,
 
 /*
  * Wait until the gateway answers on its control socket (it also means the
- * bind mounts work).  -1 + e after timeout_ms.
+ * bind mounts work); on a remote lab through gwctl_exec in the gateway
+ * (its socket is in its own /ctl volume).  -1 + e after timeout_ms.
  */
 static int
-lab_wait_gateway(const struct lab *lab, int timeout_ms, struct errbuf *e)
+lab_wait_gateway(struct docker *d, const struct lab *lab, int timeout_ms,
+    struct errbuf *e)
 {
 	uint64_t deadline = util_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
 	size_t len;
-	char *req = gwctl_request("GET", "/control/health", NULL, NULL, &len);
+	char *req = lab->remote ? NULL : gwctl_request("GET",
+	    "/control/health", NULL, NULL, &len);
 	struct errbuf e2 = { 0 };
 	int status = 0;
 
 	while (util_mono_ns() < deadline) {
-		status = gwctl_call(lab->ctl_path, req, len, "health", 1000,
-		    NULL, 0, &e2);
+		if (lab->remote)
+			status = gwctl_exec(d, lab->gateway.id, NULL, "GET",
+			    "/control/health", NULL, NULL, &e2);
+		else
+			status = gwctl_call(lab->ctl_path, req, len, "health",
+			    1000, NULL, 0, &e2);
 		if (status == 200)
 			break;
-		usleep(20000);
+		usleep(lab->remote ? 100000 : 20000);
 	}
 	free(req);
 	if (status != 200)
 		return errbuf_set(e, ERRBUF_INTERNAL, "lab: the gateway did not "
-		    "answer on %s within %d ms (%s, HTTP %d)", lab->ctl_path,
+		    "answer on %s within %d ms (%s, HTTP %d)", lab->remote ?
+		    "its control socket (exec in the gateway)" : lab->ctl_path,
 		    timeout_ms, status == -1 ? e2.msg : "No error",
 		    status > 0 ? status : 0);
 	return 0;
@@ -946,7 +955,7 @@ lab_networks_make(struct docker *d, struct lab *lab,
  */
 static int
 lab_networks(struct docker *d, struct lab *lab, const struct lab_options *o,
-    bool agent_net_admin, struct errbuf *e)
+    bool agent_net_admin, cJSON **seal, struct errbuf *e)
 {
 	size_t nroles;
 	const char *const *roles = hostfw_network_roles(&nroles);
@@ -965,7 +974,19 @@ lab_networks(struct docker *d, struct lab *lab, const struct lab_options *o,
 		hostfw_bridge_name(lab->run_id, roles[i], br[i]);
 		brs[i] = br[i];
 	}
-	if (sealed) {
+	if (sealed && lab->remote) {
+		/* no host firewall there (hostfw_seal is this machine's INPUT
+		 * chain): without it a root agent with NET_ADMIN forges routes
+		 * to the engine host's ports */
+		if (agent_net_admin)
+			return errbuf_set(e, ERRBUF_INPUT, "lab: remote engine "
+			    "(%.200s): no host INPUT firewall can be set there; "
+			    "the policy gives a root agent NET_ADMIN (flaw "
+			    "extra-caps or privileged, with root-user), with which "
+			    "it reaches the engine host's ports without that "
+			    "firewall: refusing to bring the lab up (local engine "
+			    "only)", docker_where(d));
+	} else if (sealed) {
 		firewall = hostfw_seal(lab->run_id, brs, 3, &fe) == 0;
 		if (!firewall && agent_net_admin)
 			return errbuf_set(e, ERRBUF_INTERNAL, "lab: %s; the "
@@ -983,6 +1004,18 @@ lab_networks(struct docker *d, struct lab *lab, const struct lab_options *o,
 			lab->dns_ip = xstrdup(addr[i].fixed);
 		else if (strcmp(roles[i], "wan") == 0)
 			lab->sink_ip = xstrdup(addr[i].fixed);
+	}
+	if (sealed && lab->remote) {
+		/* before anything joins them: the bridges' sysctls on the
+		 * engine's machine, every value read back, else no lab */
+		if (hostfw_remote_seal(d, lab->image, lab->run_id, brs, 3, seal,
+		    e) == -1)
+			return errbuf_prefix(e, "lab: remote engine (%.200s)",
+			    docker_where(d));
+		lab->host_seal = xstrdup("bridges without a host address, IPv6 "
+		    "and ARP answers off, read back by a seal container on the "
+		    "remote engine; no host INPUT firewall");
+		return 0;
 	}
 	for (i = 0; i < 3; i++) {
 		struct errbuf qe = { 0 };
@@ -1437,6 +1470,14 @@ lab_role_spec(struct lab_build *b, size_t i, struct errbuf *e)
 	lab_spec_apply(b, s);
 	if (r->weaken != NULL)
 		r->weaken(b, s);
+	/* a remote lab has no host path in any container (fail closed: a
+	 * bind mount that got past lab_remote_check stops lab up) */
+	for (size_t k = 0; b->lab->remote && k < s->nmounts; k++)
+		if (!s->mounts[k].volume)
+			return errbuf_set(e, ERRBUF_INPUT, "lab: remote engine: "
+			    "%s would bind-mount the host path %s at %s; local "
+			    "engine only", r->name, s->mounts[k].source,
+			    s->mounts[k].target);
 	s->c.env = lab_strv(&s->env);
 	s->c.mounts = s->mounts;
 	s->c.nmounts = s->nmounts;
@@ -1449,6 +1490,55 @@ lab_role_spec(struct lab_build *b, size_t i, struct errbuf *e)
 	if (strcmp(r->name, "agent") == 0)
 		lab_runtime_spec(b->lab, b->p, &s->c);
 	return 0;
+}
+
+/*
+ * A remote lab's sensor, created, not started: its c/ (0700) and
+ * c/bus.key (0400, the key's hex), owned by the sensors' uid, put into
+ * its /evidence volume; the gateway's c/ into its /ctl volume too.  The
+ * key is in no configuration (docker inspect).  Its container id into
+ * lab->bus_srcs.  A local lab or another role: nothing.  -1 + e.
+ */
+static int
+lab_remote_put(struct lab_build *b, struct docker *d, struct lab_spec *s,
+    const struct lab_container *c, struct errbuf *e)
+{
+	struct lab_bus_src *bs;
+	struct archive_tar t;
+	char hex[2 * BUS_KEY_BYTES + 1];
+	uid_t su;
+	gid_t sg;
+	int rc;
+
+	if (!b->lab->remote || s->bus_slot == 0)
+		return 0;
+	bs = &b->lab->bus_srcs[s->bus_slot - 1];
+	bs->id = xstrdup(c->id);
+	lab_sensor_ids(&su, &sg);
+	util_hex(bs->key, BUS_KEY_BYTES, hex);
+	archive_tar_init(&t);
+	rc = archive_tar_dir(&t, "c", 0700, (unsigned)su, (unsigned)sg, e);
+	if (rc == 0)
+		rc = archive_tar_file(&t, "c/bus.key", 0400, (unsigned)su,
+		    (unsigned)sg, hex, strlen(hex), e);
+	sodium_memzero(hex, sizeof hex);
+	archive_tar_finish(&t);
+	if (rc == 0)
+		rc = docker_archive_put(d, c->id, "/evidence", t.buf, t.len, e);
+	sodium_memzero(t.buf, t.cap);
+	archive_tar_free(&t);
+	if (rc == -1)
+		return errbuf_prefix(e, "lab: %s: put its bus key", c->role);
+	if (!s->ctl_volume)
+		return 0;
+	archive_tar_init(&t);
+	rc = archive_tar_dir(&t, "c", 0700, (unsigned)su, (unsigned)sg, e);
+	archive_tar_finish(&t);
+	if (rc == 0)
+		rc = docker_archive_put(d, c->id, "/ctl", t.buf, t.len, e);
+	archive_tar_free(&t);
+	return rc == -1 ? errbuf_prefix(e, "lab: %s: put its control folder",
+	    c->role) : 0;
 }
 
 /*
@@ -1468,6 +1558,8 @@ lab_role_make(struct lab_build *b, struct docker *d, size_t i,
 	size_t k;
 
 	if (lab_create(d, b->lab, c, r->name, &s->c, e) == -1)
+		return -1;
+	if (lab_remote_put(b, d, s, c, e) == -1)
 		return -1;
 	if (strcmp(r->name, "agent") == 0 && b->p->agent_kind ==
 	    POLICY_AGENT_IMAGE && agent_image_verify(d, b->lab, c->id,
@@ -1492,6 +1584,178 @@ lab_role_make(struct lab_build *b, struct docker *d, size_t i,
 	if (r->start == LAB_START_AT_ONCE && r->ready != NULL)
 		return r->ready(b, d, c, e);
 	return 0;
+}
+
+/* Deepest folder and most entries of a planted tree a remote lab copies
+ * (the home ares plants has a few dozen). */
+#define LAB_TREE_DEPTH   16
+#define LAB_TREE_ENTRIES 512
+
+/*
+ * Add dir/rel (rel "" for dir itself: not added) to t, recursively:
+ * folders and regular files with their modes and numeric owners as they
+ * are on this machine (lstat: a link is never followed, and anything but
+ * a folder or a regular file, which ares never plants, fails it).  File
+ * contents are zeroed once added (they may be bait secrets).  *n counts
+ * entries.  -1 + e.
+ */
+static int
+lab_tree_tar(struct archive_tar *t, const char *dir, const char *rel,
+    int depth, size_t *n, struct errbuf *e)
+{
+	char *path = rel[0] != '\0' ? xasprintf("%s/%s", dir, rel) :
+	    xstrdup(dir);
+	struct dirent **ents = NULL;
+	struct stat sb;
+	int k, nent, rc = 0;
+
+	if (lstat(path, &sb) == -1) {
+		rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: %s: %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	if (++*n > LAB_TREE_ENTRIES || depth > LAB_TREE_DEPTH) {
+		rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: %s: more than %d "
+		    "entries or %d levels", dir, LAB_TREE_ENTRIES,
+		    LAB_TREE_DEPTH);
+		goto out;
+	}
+	if (S_ISREG(sb.st_mode)) {
+		size_t len;
+		char *data = util_read_file(path, ARCHIVE_FILE_MAX, &len, e);
+
+		if (data == NULL) {
+			rc = -1;
+			goto out;
+		}
+		rc = archive_tar_file(t, rel, (unsigned)(sb.st_mode & 07777),
+		    (unsigned)sb.st_uid, (unsigned)sb.st_gid, data, len, e);
+		sodium_memzero(data, len);
+		free(data);
+		goto out;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: %s: neither a folder "
+		    "nor a regular file", path);
+		goto out;
+	}
+	if (rel[0] != '\0' && archive_tar_dir(t, rel, (unsigned)(sb.st_mode &
+	    07777), (unsigned)sb.st_uid, (unsigned)sb.st_gid, e) == -1) {
+		rc = -1;
+		goto out;
+	}
+	nent = scandir(path, &ents, NULL, alphasort);
+	if (nent == -1) {
+		rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: scandir %s: %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	for (k = 0; k < nent; k++) {
+		const char *nm = ents[k]->d_name;
+
+		if (rc == 0 && strcmp(nm, ".") != 0 && strcmp(nm, "..") != 0) {
+			char *sub = rel[0] != '\0' ? xasprintf("%s/%s", rel, nm) :
+			    xstrdup(nm);
+
+			rc = lab_tree_tar(t, dir, sub, depth + 1, n, e);
+			free(sub);
+		}
+		free(ents[k]);
+	}
+	free(ents);
+out:
+	free(path);
+	return rc;
+}
+
+/*
+ * A remote lab, once every spec is built (the home and the script are
+ * planted): the agent's home (RUN_DIR/agent-home) and, for a scripted
+ * agent, its script into named volumes ares-<run_id>-home and -script
+ * (labelled with the run), through a planter container (the lab image,
+ * created, never started, no network, the volumes mounted read-write)
+ * and the archive API: the same modes and numeric owners as here.  The
+ * planter is removed; the agent mounts the volumes read-only.  A local
+ * lab: nothing.  -1 + e (what was made is the run's: lab_teardown).
+ */
+static int
+lab_remote_plant(struct lab_build *b, struct errbuf *e)
+{
+	static const char *const cmd[] = { "/bin/true", NULL };
+	struct lab *lab = b->lab;
+	bool script = b->p->agent_kind == POLICY_AGENT_SCRIPT &&
+	    !b->o->agent_idle;
+	struct docker_mount m[2] = {
+		{ .source = b->vol_home, .target = "/home/poyo",
+		  .volume = true },
+		{ .source = b->vol_script, .target = LAB_AGENT_SCRIPT_DIR,
+		  .volume = true },
+	};
+	struct docker_container_spec ps = { 0 };
+	struct docker_volume_spec vs = { .run_id = lab->run_id,
+	    .lease = lab->lease_path };
+	struct archive_tar t;
+	struct errbuf e2 = { 0 };
+	char *name, *id;
+	size_t n = 0;
+	int rc;
+
+	if (!lab->remote)
+		return 0;
+	vs.name = b->vol_home;
+	vs.role = "home";
+	if (docker_volume_create(b->d, &vs, e) == -1)
+		return errbuf_prefix(e, "lab: the agent's home volume");
+	if (script) {
+		vs.name = b->vol_script;
+		vs.role = "script";
+		if (docker_volume_create(b->d, &vs, e) == -1)
+			return errbuf_prefix(e, "lab: the agent's script volume");
+	}
+	name = xasprintf("ares-%s-planter", lab->run_id);
+	ps.name = name;
+	ps.image = lab->image;
+	ps.cmd = cmd;
+	ps.network = "none";
+	ps.mounts = m;
+	ps.nmounts = script ? 2 : 1;
+	ps.run_id = lab->run_id;
+	ps.role = "planter";
+	ps.lease = lab->lease_path;
+	ps.drop_all_caps = true;
+	ps.no_new_privileges = true;
+	ps.read_only_rootfs = true;
+	ps.no_healthcheck = true;
+	ps.memory_bytes = LAB_MEMORY_BYTES;
+	ps.pids_limit = LAB_PIDS;
+	id = docker_container_create(b->d, &ps, e);
+	free(name);
+	if (id == NULL)
+		return errbuf_prefix(e, "lab: the planter");
+	archive_tar_init(&t);
+	rc = lab_tree_tar(&t, b->home, "", 0, &n, e);
+	archive_tar_finish(&t);
+	if (rc == 0 && (rc = docker_archive_put(b->d, id, "/home/poyo", t.buf,
+	    t.len, e)) == -1)
+		errbuf_prefix(e, "lab: plant the agent's home");
+	sodium_memzero(t.buf, t.cap);
+	archive_tar_free(&t);
+	if (rc == 0 && script) {
+		/* the bytes the policy loader read and hashed, as locally */
+		archive_tar_init(&t);
+		rc = archive_tar_file(&t, LAB_AGENT_SCRIPT_NAME, 0444, 0, 0,
+		    b->p->agent_script_text, b->p->agent_script_len, e);
+		archive_tar_finish(&t);
+		if (rc == 0 && (rc = docker_archive_put(b->d, id,
+		    LAB_AGENT_SCRIPT_DIR, t.buf, t.len, e)) == -1)
+			errbuf_prefix(e, "lab: plant the agent's script");
+		archive_tar_free(&t);
+	}
+	if (docker_container_remove(b->d, id, true, &e2) == -1 && rc == 0)
+		rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: remove the planter: "
+		    "%s", e2.msg);
+	free(id);
+	return rc;
 }
 
 /* lab_roles_up's state, shared by its threads under mu. */
@@ -1612,6 +1876,8 @@ lab_roles_up(struct lab_build *b, struct errbuf *e)
 		if (wanted[i] && lab_role_spec(b, i, e) == -1)
 			return -1;
 	}
+	if (lab_remote_plant(b, e) == -1)
+		return -1;
 	for (i = 0; i < LAB_NROLES; i++) {
 		u.needs[i] = wanted[i] ? lab_role_needs(b, i) : 0;
 		u.needed |= u.needs[i];
@@ -1762,6 +2028,14 @@ lab_build_new(struct docker *d, const struct policy *p, const char *run_dir,
 	lab->variant = xstrdup(v->id);
 	lab->v = v;
 	lab->agent_idle = o->agent_idle;
+	/* a remote engine: volumes and the log stream, not bind mounts;
+	 * events judged by the time this machine received them */
+	lab->remote = docker_is_remote(d);
+	lab->clock = lab->remote ? "receipt" : "sensor";
+	if (lab->remote) {
+		b->vol_home = xasprintf("ares-%s-home", run_id);
+		b->vol_script = xasprintf("ares-%s-script", run_id);
+	}
 	lab->pace_ms = o->pace_ms > PACE_PRESENT_MS_MAX ? PACE_PRESENT_MS_MAX :
 	    o->pace_ms;
 	sd = lab_socket_dir(run_dir, run_id);
@@ -1803,6 +2077,9 @@ lab_build_free(struct lab_build *b)
 		sodium_memzero(b->host_key, strlen(b->host_key));
 	free(b->host_key);
 	free(b->home);
+	free(b->vol_home);
+	free(b->vol_script);
+	cJSON_Delete(b->seal_record);
 	free(b->busdir);
 	free(b->ctldir);
 	for (i = 0; i < LAB_NNETS; i++)
@@ -1871,7 +2148,7 @@ lab_relay_up(struct lab_build *b, struct errbuf *e)
 /* RUN_DIR/lab.json: what `ares lab status|down` and people read.  -1 + e. */
 static int
 lab_write_json(const struct lab *lab, const struct policy *p,
-    struct errbuf *e)
+    const char *where, const cJSON *seal, struct errbuf *e)
 {
 	struct lab_container *cs[LAB_NROLES];
 	cJSON *j = cJSON_CreateObject(), *o, *a;
@@ -1949,6 +2226,17 @@ lab_write_json(const struct lab *lab, const struct policy *p,
 		    lab->privileged_degraded);
 	if (lab->host_seal != NULL)
 		cJSON_AddStringToObject(j, "host_seal", lab->host_seal);
+	if (lab->remote) {
+		/* a remote engine (docs/engine.md): where, which clock, what
+		 * the seal read back, and that no INPUT firewall was set */
+		o = cJSON_AddObjectToObject(j, "engine");
+		cJSON_AddStringToObject(o, "where", where);
+		cJSON_AddTrueToObject(o, "remote");
+		cJSON_AddStringToObject(j, "clock", lab->clock);
+		cJSON_AddItemToObject(j, "seal", seal != NULL ?
+		    cJSON_Duplicate(seal, true) : cJSON_CreateNull());
+		cJSON_AddFalseToObject(j, "input_drop");
+	}
 	a = cJSON_AddArrayToObject(j, "chains");
 	for (i = 0; i < lab->nchains; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(lab->chains[i]));
@@ -2025,8 +2313,13 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 
 	if (o == NULL)
 		o = &no_opts;
-	/* bus, control and evidence folders are host bind mounts; the
-	 * bridges are sealed before any container joins them */
+	/* A remote engine: what a lab there cannot have (a host path, the
+	 * host kernel) is refused before anything is made; its bus, control
+	 * and evidence folders are volumes.  A local one: host bind mounts,
+	 * the bridges sealed before any container joins them. */
+	if (docker_is_remote(d) && lab_remote_check(p, docker_where(d),
+	    e) == -1)
+		return NULL;
 	if (docker_require_labs(d, "lab up", e) == -1)
 		return NULL;
 	for (size_t i = 0; i < p->nflaws; i++)
@@ -2044,6 +2337,16 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	v = variant_for_policy(p, seed, e);
 	if (v == NULL)
 		return NULL;
+	if (docker_is_remote(d) && policy_bait_wanted(p, v,
+	    VARIANT_BAIT_TRIPWIRE)) {
+		/* the tripwire by its id (lab_remote_check knows the kind's
+		 * name only) */
+		errbuf_set(e, ERRBUF_INPUT, "remote engine (%.200s): bait %s "
+		    "(tripwire) needs " LAB_REMOTE_TRIPWIRE_NEEDS "; local "
+		    "engine only", docker_where(d), v->bait_tripwire);
+		variant_free(v);
+		return NULL;
+	}
 	b = lab_build_new(d, p, run_dir, run_id, seed, o, v, e);
 	if (b == NULL) {
 		variant_free(v);
@@ -2066,13 +2369,15 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	up_deadline = util_mono_ns() + LAB_UP_TIMEOUT_S * 1000000000ull;
 	old_deadline = docker_set_deadline(d, up_deadline);
 	if (lab_relay_up(b, e) == -1 ||
-	    lab_networks(d, lab, o, lab_agent_net_admin(b), e) == -1 ||
+	    lab_networks(d, lab, o, lab_agent_net_admin(b), &b->seal_record,
+	    e) == -1 ||
 	    lab_roles_up(b, e) == -1)
 		goto out;
 	/* (an idle agent was started with the roles: lab_role_make) */
-	if (lab_wait_gateway(lab, 10000, e) == -1)
+	if (lab_wait_gateway(d, lab, lab->remote ? 30000 : 10000, e) == -1)
 		goto out;
-	if (lab_write_json(lab, p, e) == -1 || lab_write_variant(lab, e) == -1)
+	if (lab_write_json(lab, p, docker_where(d), b->seal_record, e) == -1 ||
+	    lab_write_variant(lab, e) == -1)
 		goto out;
 	ok = true;
 out:
@@ -2338,6 +2643,27 @@ lab_teardown(struct docker *d, const char *run_id, struct errbuf *e)
 	lab_remove_all(d, list, nets, &removed, &failed, &e2);
 	cJSON_Delete(list);
 	cJSON_Delete(nets);
+	/* A remote run's named volumes (the agent's home and script), once
+	 * the containers that mount them are gone; a local run has none. */
+	if (docker_is_remote(d)) {
+		char *vl = xasprintf("ares.run=%s", run_id);
+		cJSON *vols = docker_volumes_by_label(d, vl, &e2), *v;
+
+		free(vl);
+		if (vols == NULL)
+			failed++;
+		cJSON_ArrayForEach(v, vols) {
+			const char *nm = util_json_str(v, "Name", NULL);
+
+			if (nm == NULL)
+				continue;
+			if (docker_volume_remove(d, nm, true, &e2) == 0)
+				removed++;
+			else
+				failed++;
+		}
+		cJSON_Delete(vols);
+	}
 	/* After the bridges are gone: the rules that sealed them. */
 	if (hostfw_unseal(run_id, &e2) == -1)
 		failed++;
@@ -2429,5 +2755,56 @@ lab_free(struct lab *lab)
 	}
 	for (i = 0; i < lab->nchains; i++)
 		free(lab->chains[i]);
+	for (i = 0; i < lab->nbus_srcs; i++) {
+		free(lab->bus_srcs[i].id);
+		free(lab->bus_srcs[i].src);
+		sodium_free(lab->bus_srcs[i].key);   /* zeroes it */
+	}
 	free(lab);
+}
+
+/* What one sensor's /evidence/c may hold: its chain and its rotated
+ * ones, each within its budget and the final "truncated" line. */
+#define LAB_PULL_ENTRIES 64
+#define LAB_PULL_FILE    ((size_t)LAB_GATEWAY_CHAIN_BYTES + (1u << 20))
+#define LAB_PULL_TOTAL   ((size_t)4 * LAB_PULL_FILE)
+
+/* The chains of a remote lab out of its sensors' volumes (internal.h). */
+int
+lab_evidence_pull(struct docker *d, struct lab *lab, struct errbuf *e)
+{
+	static const struct archive_limits lim = { LAB_PULL_ENTRIES,
+	    LAB_PULL_FILE, LAB_PULL_TOTAL };
+	size_t i;
+	int rc = 0;
+
+	if (lab == NULL || !lab->remote)
+		return 0;
+	if (util_mkdir_p(lab->evidence_dir, 0755, e) == -1)
+		return -1;
+	for (i = 0; i < lab->nbus_srcs; i++) {
+		const struct lab_bus_src *bs = &lab->bus_srcs[i];
+		struct archive_stats st;
+		struct errbuf e2 = { 0 };
+		size_t len;
+		char *tar;
+
+		if (bs->id == NULL) {   /* never created */
+			if (rc == 0)
+				rc = errbuf_set(e, ERRBUF_INTERNAL, "evidence "
+				    "pull: sensor %s was never created", bs->src);
+			continue;
+		}
+		tar = docker_archive_get(d, bs->id, "/evidence/c",
+		    LAB_PULL_TOTAL + (1u << 20), &len, &e2);
+		if (tar == NULL || archive_extract(tar, len, lab->evidence_dir,
+		    1, &lim, &st, &e2) == -1) {
+			if (rc == 0)
+				rc = errbuf_set(e, e2.code != 0 ? e2.code :
+				    ERRBUF_INTERNAL, "evidence pull: sensor %s: %s",
+				    bs->src, e2.msg);
+		}
+		free(tar);
+	}
+	return rc;
 }

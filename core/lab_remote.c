@@ -3,7 +3,8 @@
  * "A lab on a remote engine"): the flaws and options that inherently need
  * a path or the kernel of the machine ares runs on.  Checked before
  * anything is made, so a refusal leaves nothing behind and names what was
- * refused.
+ * refused.  What a remote lab can have is built without a host path:
+ * volumes, the archive API and the engine's log stream (core/lab.c).
  */
 #include "internal.h"
 
@@ -43,6 +44,13 @@ lab_remote_check(const struct policy *p, const char *where,
 	/* the kernel levers are not refused here: they say "local engine
 	 * only" themselves when prepared (lever_kernel.c), as they always
 	 * have on a remote engine */
+	/* the tripwire: named by its kind here; by a variant's id, lab up
+	 * checks once the variant is known (the same words) */
+	for (size_t i = 0; i < p->nbait; i++)
+		if (strcmp(p->bait[i], "tripwire") == 0)
+			return errbuf_set(e, ERRBUF_INPUT, "remote engine (%.200s): "
+			    "bait tripwire needs " LAB_REMOTE_TRIPWIRE_NEEDS
+			    "; local engine only", where);
 	if (p->agent_kind == POLICY_AGENT_IMAGE)
 		return errbuf_set(e, ERRBUF_INPUT, "remote engine (%.200s): "
 		    "agent.kind image: its idle lab bind-mounts the probe helper "

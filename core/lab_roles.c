@@ -24,6 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 /*
  * A sensor's bus, run id and own chain (RUN_DIR/evidence/<file>, at most
  * budget bytes: the sensor then writes one final "truncated" line), and
@@ -31,12 +33,37 @@
  * the chains named there).
  */
 static void
-lab_sensor_env(struct lab *lab, struct lab_strv *env, const char *file,
-    long long budget)
+lab_sensor_env(struct lab_build *b, struct lab_spec *s, const char *src,
+    const char *file, long long budget)
 {
-	lab_strv_add(env, "BUS=/bus/sensor.sock");
-	lab_strv_add(env, "RUN_ID=%s", lab->run_id);
-	lab_strv_add(env, "EVIDENCE=/evidence/%s", file);
+	struct lab *lab = b->lab;
+	struct lab_strv *env = &s->env;
+
+	if (lab->remote) {
+		/* a remote lab (docs/engine.md): the lines on stdout, MACed
+		 * with a fresh key of this container's own, put as a file
+		 * into its /evidence volume before start (lab_role_make),
+		 * never in its configuration; the chain in that volume */
+		struct lab_bus_src *bs;
+
+		if (lab->nbus_srcs >= LAB_NROLES)
+			util_fatal("lab: too many sensors");
+		bs = &lab->bus_srcs[lab->nbus_srcs++];
+		bs->src = xstrdup(src);
+		bs->key = sodium_malloc(BUS_KEY_BYTES);
+		if (bs->key == NULL)
+			util_fatal("lab: out of secure memory");
+		randombytes_buf(bs->key, BUS_KEY_BYTES);
+		s->bus_slot = lab->nbus_srcs;
+		lab_strv_add(env, "BUS=stdout");
+		lab_strv_add(env, "BUS_KEY_FILE=/evidence/c/bus.key");
+		lab_strv_add(env, "RUN_ID=%s", lab->run_id);
+		lab_strv_add(env, "EVIDENCE=/evidence/c/%s", file);
+	} else {
+		lab_strv_add(env, "BUS=/bus/sensor.sock");
+		lab_strv_add(env, "RUN_ID=%s", lab->run_id);
+		lab_strv_add(env, "EVIDENCE=/evidence/%s", file);
+	}
 	lab_strv_add(env, "EVIDENCE_MAX_BYTES=%lld", budget);
 	if (lab->nchains < LAB_CHAINS_MAX)
 		lab->chains[lab->nchains++] = xasprintf("evidence/%s", file);
@@ -118,6 +145,17 @@ lab_spec_mount(struct lab_spec *s, const char *src, const char *target,
 	    .target = target, .read_only = read_only };
 }
 
+/* Append a volume (name, or NULL: an anonymous one) of the role's own. */
+static void
+lab_spec_volume(struct lab_spec *s, const char *name, const char *target,
+    bool read_only)
+{
+	if (s->nmounts >= sizeof s->mounts / sizeof s->mounts[0])
+		util_fatal("lab: too many mounts");
+	s->mounts[s->nmounts++] = (struct docker_mount){ .source = name,
+	    .target = target, .read_only = read_only, .volume = true };
+}
+
 /* Append a network to join after create (flaw: who asked, or NULL). */
 void
 lab_spec_join(struct lab_spec *s, enum lab_net net, const char *flaw)
@@ -133,6 +171,12 @@ static void
 lab_spec_sensor(struct lab_build *b, struct lab_spec *s)
 {
 	s->c.user = b->sensor_user;
+	if (b->lab->remote) {
+		/* no host path: an anonymous volume, removed with the
+		 * container; the chain is pulled out before (lab_evidence_pull) */
+		lab_spec_volume(s, NULL, "/evidence", false);
+		return;
+	}
 	lab_spec_mount(s, b->busdir, "/bus", false);
 	lab_spec_mount(s, b->lab->evidence_dir, "/evidence", false);
 }
@@ -205,15 +249,23 @@ lab_role_gateway(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	s->c.nano_cpus = LAB_AGENT_NANO_CPUS;
 	s->net = LAB_NET_LAB;
 	s->aliases[0] = "gateway";
-	lab_spec_mount(s, b->ctldir, "/ctl", false);
+	if (lab->remote) {
+		/* its control socket in a volume of its own: reached by
+		 * gwctl_exec in the container, never from this machine */
+		lab_spec_volume(s, NULL, "/ctl", false);
+		s->ctl_volume = true;
+	} else
+		lab_spec_mount(s, b->ctldir, "/ctl", false);
 	lab_spec_sensor(b, s);
 	lab_strv_add(&s->env, "GATEWAY_LISTEN=0.0.0.0:8080");
-	lab_strv_add(&s->env, "GATEWAY_CONTROL=/ctl/gateway.sock");
+	lab_strv_add(&s->env, "GATEWAY_CONTROL=%s", lab->remote ?
+	    "/ctl/c/gateway.sock" : "/ctl/gateway.sock");
 	lab_model_url_env(b, &s->env);
 	lab_strv_add(&s->env, "AGENT_KEY=%s", lab->agent_key);
 	if (b->real_key != NULL)
 		lab_strv_add(&s->env, "REAL_KEY=%s", b->real_key);
-	lab_sensor_env(lab, &s->env, "gateway.jsonl", LAB_GATEWAY_CHAIN_BYTES);
+	lab_sensor_env(b, s, "gateway", "gateway.jsonl",
+	    LAB_GATEWAY_CHAIN_BYTES);
 	lab_strv_add(&s->env, "CHANGES_AUTO_APPROVE=0");
 	if (lab->pace_ms > 0)   /* presenter mode (lab.json "pace") */
 		lab_strv_add(&s->env, "GATEWAY_PACE_MS=%u", lab->pace_ms);
@@ -229,7 +281,7 @@ lab_role_service(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	static const char *const cmd[] = { "/bin/ares-lab", "service", NULL };
 	const struct variant *v = b->v;
 	struct lab *lab = b->lab;
-	char *f;
+	char *f, *src;
 
 	(void)e;
 	s->c.cmd = cmd;
@@ -241,7 +293,9 @@ lab_role_service(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	lab_strv_add(&s->env, "DECOY_TOKEN=%s", lab->decoy_token);
 	lab_strv_add(&s->env, "BAIT_NAME=%s", v->bait_credential);
 	f = xasprintf("service-%s.jsonl", v->service);
-	lab_sensor_env(lab, &s->env, f, LAB_CHAIN_BYTES);
+	src = xasprintf("service:%s", v->service);
+	lab_sensor_env(b, s, src, f, LAB_CHAIN_BYTES);
+	free(src);
 	free(f);
 	lab_strv_add(&s->env, "ADMIN_OPEN=0");
 	if (lab->instruction_bait != NULL) {
@@ -265,7 +319,7 @@ lab_role_sink(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	s->aliases[0] = "sink";
 	s->c.ipv4 = b->lab->sink_ip;   /* fixed: lab_networks */
 	lab_spec_sensor(b, s);
-	lab_sensor_env(b->lab, &s->env, "sink.jsonl", LAB_CHAIN_BYTES);
+	lab_sensor_env(b, s, "sink", "sink.jsonl", LAB_CHAIN_BYTES);
 	return 0;
 }
 
@@ -284,7 +338,7 @@ lab_role_dns(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	s->c.ipv4 = b->lab->dns_ip;    /* fixed: the agent's resolver */
 	lab_spec_sensor(b, s);
 	lab_strv_add(&s->env, "DNS_MODE=sinkhole");
-	lab_sensor_env(b->lab, &s->env, "dns.jsonl", LAB_CHAIN_BYTES);
+	lab_sensor_env(b, s, "dns", "dns.jsonl", LAB_CHAIN_BYTES);
 	return 0;
 }
 
@@ -328,7 +382,8 @@ lab_role_dockerproxy(struct lab_build *b, struct lab_spec *s,
 	lab_spec_sensor(b, s);
 	lab_strv_add(&s->env, "PROXY_SOCK=/proxy/docker.sock");
 	lab_strv_add(&s->env, "ENGINE_SOCK=/engine/docker.sock");
-	lab_sensor_env(lab, &s->env, "dockerproxy.jsonl", LAB_CHAIN_BYTES);
+	lab_sensor_env(b, s, "dockerproxy", "dockerproxy.jsonl",
+	    LAB_CHAIN_BYTES);
 	lab_strv_add(&s->env, "LAB_IMAGE=%s", lab->image);
 	/* The owner labels of the siblings the agent makes (core/gc.c):
 	 * ours, set here, never the agent's to choose. */
@@ -462,10 +517,18 @@ lab_role_agent(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 		if (util_write_file(script, p->agent_script_text,
 		    p->agent_script_len, 0444, e) == -1)
 			return -1;
-		if (scripted)
+		if (scripted && b->lab->remote)
+			/* the script's volume (filled before create:
+			 * lab_remote_plant), read-only */
+			lab_spec_volume(s, b->vol_script, LAB_AGENT_SCRIPT_DIR,
+			    true);
+		else if (scripted)
 			lab_spec_mount(s, script, LAB_AGENT_SCRIPT, true);
 	}
-	lab_spec_mount(s, b->home, "/home/poyo", true);
+	if (b->lab->remote)
+		lab_spec_volume(s, b->vol_home, "/home/poyo", true);
+	else
+		lab_spec_mount(s, b->home, "/home/poyo", true);
 	lab_strv_add(&s->env, "OPENAI_BASE_URL=http://gateway:8080/v1");
 	lab_strv_add(&s->env, "OPENAI_API_KEY=%s", b->lab->agent_key);
 	lab_strv_add(&s->env, "AGENT_MODEL=%s", p->model_name);
@@ -575,7 +638,7 @@ lab_role_decoys(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 		lab_strv_add(&s->env, "MCP_BAIT=%s", lab->mcp_bait);
 		lab_strv_add(&s->env, "MCP_SERVER=%s", v->mcp_server);
 	}
-	lab_sensor_env(lab, &s->env, "decoys.jsonl", LAB_CHAIN_BYTES);
+	lab_sensor_env(b, s, "decoys", "decoys.jsonl", LAB_CHAIN_BYTES);
 	return 0;
 }
 

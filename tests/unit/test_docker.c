@@ -297,6 +297,33 @@ static void test_network_config(void **state)
 	cJSON_Delete(c);
 }
 
+/* The volume create body: local driver, the run's labels (the owner
+ * filled when only the run is given), the lease when given. */
+static void test_volume_config(void **state)
+{
+	struct docker_volume_spec s = { .name = "ares-x-home", .run_id = "x",
+	    .role = "home", .owner = "boot:1:2", .lease = "/r/lab.lease" };
+	cJSON *c;
+	(void)state;
+
+	c = docker_volume_config(&s);
+	assert_string_equal(str(c, "Name"), "ares-x-home");
+	assert_string_equal(str(c, "Driver"), "local");
+	assert_string_equal(str(get(c, "Labels"), "ares.run"), "x");
+	assert_string_equal(str(get(c, "Labels"), "ares.role"), "home");
+	assert_string_equal(str(get(c, "Labels"), "ares.owner"), "boot:1:2");
+	assert_string_equal(str(get(c, "Labels"), "ares.lease"),
+	    "/r/lab.lease");
+	cJSON_Delete(c);
+	s.owner = NULL;
+	s.lease = NULL;
+	c = docker_volume_config(&s);
+	assert_string_equal(str(get(c, "Labels"), "ares.owner"), gc_owner());
+	assert_null(cJSON_GetObjectItemCaseSensitive(get(c, "Labels"),
+	    "ares.lease"));
+	cJSON_Delete(c);
+}
+
 static void test_container_config_minimal(void **state)
 {
 	struct docker_container_spec s = { .image = "img:1", .privileged = true };
@@ -1236,9 +1263,10 @@ static void test_open_tls(void **state)
 	assert_int_equal(system(path), 0);
 }
 
-/* Inside core: lab up and the kernel levers refuse a remote engine before
- * any request (the engine here is a closed port: a request would fail
- * with ERRBUF_ENGINE, not this refusal). */
+/* Inside core: on a remote engine lab up refuses what needs a host path
+ * and the kernel levers refuse, before any request (the engine here is a
+ * closed port: a request would fail with ERRBUF_ENGINE, not this
+ * refusal); a policy a remote lab can have goes on to the engine. */
 static void test_core_refuses_remote(void **state)
 {
 	struct errbuf e = {0};
@@ -1253,10 +1281,17 @@ static void test_core_refuses_remote(void **state)
 	p = policy_load(ARES_SRCDIR "/policies/default.yaml", &e);
 	assert_non_null(p);
 	memset(&e, 0, sizeof e);
+	/* the default policy: let through, then the engine does not answer */
+	assert_null(lab_up(d, p, "/nonexistent-run-dir", "r1", 1, &e));
+	assert_int_equal(e.code, ERRBUF_ENGINE);
+	policy_free(p);
+	p = policy_load(ARES_SRCDIR "/policies/flaw-docker-socket.yaml", &e);
+	assert_non_null(p);
+	memset(&e, 0, sizeof e);
 	assert_null(lab_up(d, p, "/nonexistent-run-dir", "r1", 1, &e));
 	assert_int_equal(e.code, ERRBUF_INPUT);
-	assert_non_null(strstr(e.msg, "remote engine (tcp://127.0.0.1:1): lab "
-	    "up needs host bind mounts"));
+	assert_non_null(strstr(e.msg, "remote engine (tcp://127.0.0.1:1): flaw "
+	    "docker-socket needs"));
 	assert_non_null(strstr(e.msg, "local engine only"));
 	memset(&c, 0, sizeof c);
 	c.docker = d;
@@ -1342,6 +1377,7 @@ int main(void)
 		cmocka_unit_test(test_open_host),
 		cmocka_unit_test(test_host_parse),
 		cmocka_unit_test(test_open_tls),
+		cmocka_unit_test(test_volume_config),
 		cmocka_unit_test(test_require_local),
 		cmocka_unit_test(test_core_refuses_remote),
 		cmocka_unit_test(test_unreachable),

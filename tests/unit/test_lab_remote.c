@@ -60,6 +60,21 @@ test_refused(void **state)
 	p.model_url = NULL;
 	p.agent_kind = POLICY_AGENT_IMAGE;
 	refused(&p, "agent.kind image");
+	p.agent_kind = POLICY_AGENT_POYO;
+	/* the tripwire bait needs inotify on this machine's copy of the
+	 * home; the other bait kinds are planted through a volume */
+	{
+		static char b1[] = "tickets-admin-token", b2[] = "tripwire",
+		    b3[] = "ssh-key";
+		p.bait[0] = b1;
+		p.bait[1] = b3;
+		p.nbait = 2;
+		assert_int_equal(lab_remote_check(&p, "x", &e), 0);
+		p.bait[2] = b2;
+		p.nbait = 3;
+		refused(&p, "bait tripwire needs inotify on this machine's copy");
+		p.nbait = 0;
+	}
 }
 
 static void
