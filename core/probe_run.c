@@ -287,6 +287,33 @@ probe_saw_flaw(const struct probe_report *r, const char *flaw)
 /* a lab for probing                                                    */
 /* ------------------------------------------------------------------ */
 
+/*
+ * A lab on a remote engine keeps its sensor chains in the containers'
+ * volumes: its containers are stopped (SIGKILL, as the teardown would)
+ * so that nothing writes any more, then the chains are fetched into
+ * RUN_DIR/evidence (lab_evidence_pull) before the teardown removes the
+ * volumes.  0, or -1 + e naming what failed (a chain missing then fails
+ * the anchoring, never a held battery).
+ */
+static int
+probe_remote_pull(struct docker *d, struct lab *lab, struct errbuf *e)
+{
+	const struct lab_container *cs[] = { &lab->agent, &lab->gateway,
+	    &lab->service, &lab->model, &lab->dns, &lab->sink,
+	    &lab->dockerproxy, &lab->hostsim, &lab->decoys };
+	size_t i;
+
+	for (i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+		struct errbuf ke = { 0 };
+
+		if (cs[i]->id != NULL)
+			(void)docker_container_kill(d, cs[i]->id, "KILL", &ke);
+	}
+	if (lab_evidence_pull(d, lab, e) == -1)
+		return errbuf_prefix(e, "probe: the evidence of the remote lab");
+	return 0;
+}
+
 int
 probe_lab(struct docker *d, const struct policy *p,
     const struct probe_options *o, struct probe_report *r, struct errbuf *e)
@@ -298,8 +325,9 @@ probe_lab(struct docker *d, const struct policy *p,
 	struct lab *lab;
 	struct gc_report *gc;
 	char run_id[64], *dir, *abs;
+	struct errbuf pe = { 0 };
 	bool ran = false, gc_ok;
-	int rc;
+	int rc, pulled = 0;
 
 	if (runs_dir == NULL || runs_dir[0] == '\0')
 		runs_dir = getenv("ARES_RUNS");
@@ -357,6 +385,9 @@ probe_lab(struct docker *d, const struct policy *p,
 		r->gc_ran = true;
 	}
 	free(gc);
+	/* a remote lab: its chains out before the teardown removes them */
+	if (lab->remote && !r->engine_lost && !o->keep)
+		pulled = probe_remote_pull(d, lab, &pe);
 	if (r->engine_lost) {
 		/* No engine: a short teardown, then the lab's containers are
 		 * stopped by their cgroups so that their chains stop growing
@@ -368,7 +399,8 @@ probe_lab(struct docker *d, const struct policy *p,
 		(void)docker_set_deadline(d, util_mono_ns() + 2000000000ull);
 		(void)lab_teardown(d, run_id, &te);
 		(void)docker_set_deadline(d, 0);
-		if (!o->keep)
+		/* (a remote lab's containers are not this machine's) */
+		if (!o->keep && !lab->remote)
 			(void)lab_kill_local(lab, NULL, note, sizeof note);
 		errbuf_set(e, ERRBUF_INTERNAL, "probe: the engine stopped "
 		    "answering during the battery: %s", r->engine_error);
@@ -399,6 +431,13 @@ probe_lab(struct docker *d, const struct policy *p,
 		    "write");
 	if (rc == 0 && !o->keep && probe_anchor_chains(r, e) == -1)
 		rc = -1;
+	if (pulled == -1 && rc == 0) {
+		/* fail closed: a chain that could not be fetched is evidence
+		 * of the run that cannot be checked, never "held" */
+		r->chain_failed = true;
+		snprintf(r->anchor_note, sizeof r->anchor_note, "%.250s",
+		    pe.msg);
+	}
 	if (ran) {
 		struct errbuf se = { 0 };
 
