@@ -193,6 +193,20 @@ gc_owner_alive(const char *owner)
 	return 1;
 }
 
+int
+gc_owner_alive_shared(const char *owner)
+{
+	char boot[37], now[37];
+	unsigned long long start;
+	long pid;
+
+	if (gc_owner_parse(owner, boot, &pid, &start) == -1)
+		return -1;
+	if (gc_boot_id(now) == -1 || strcmp(boot, now) != 0)
+		return 1;   /* another machine's, or an earlier boot: cannot tell */
+	return gc_owner_alive(owner);
+}
+
 bool
 gc_lease_alive(const char *path, const char *run_id)
 {
@@ -256,6 +270,7 @@ struct gc_list {
 	size_t n, cap;
 	size_t nkind[2];        /* objects of each kind kept */
 	bool truncated;
+	bool remote;            /* the engine may be other machines' too */
 };
 
 /* Seconds since the epoch of an RFC 3339 UTC time ("2026-12-01T12:05:23.07Z"
@@ -367,7 +382,10 @@ gc_collect(struct gc_list *l, enum gc_kind kind, const cJSON *arr)
 			    NULL);
 			const char *lease = util_json_str(labels, "ares.lease",
 			    NULL);
-			int a = owner != NULL ? gc_owner_alive(owner) : -1;
+			/* a remote engine: an owner of another boot may be a
+			 * live process of another machine using it */
+			int a = owner == NULL ? -1 : l->remote ?
+			    gc_owner_alive_shared(owner) : gc_owner_alive(owner);
 
 			o->owned = a != -1;
 			if (a == 1 || (lease != NULL &&
@@ -418,7 +436,9 @@ gc_decide_unowned(struct gc_list *l)
 
 		if (o->alive != -1)
 			continue;
-		if (o->run[0] == '\0') {
+		/* no owner on an engine other machines may use: whose it
+		 * is cannot be told from here, it stays */
+		if (o->run[0] == '\0' || l->remote) {
 			o->alive = 1;
 			continue;
 		}
@@ -530,6 +550,7 @@ gc_sweep(struct docker *d, struct gc_report *out, struct errbuf *e)
 
 	memset(out, 0, sizeof *out);
 	(void)gc_owner();   /* before any fork: computed once */
+	l.remote = docker_is_remote(d);
 	if (gc_list_kind(d, &l, GC_CONTAINER, e) == -1 ||
 	    gc_list_kind(d, &l, GC_NETWORK, e) == -1) {
 		free(l.v);

@@ -1067,6 +1067,11 @@ int gc_owner_parse(const char *s, char boot[37], long *pid,
 /* 1 when owner's process is alive on this boot, 0 when it is gone
  * (other boot, no such pid, another start time), -1 when malformed. */
 int gc_owner_alive(const char *owner);
+/* gc_owner_alive for an engine other machines may use (a remote one, as
+ * the start-of-run sweep of a drill, probe or trial sees it): an owner of
+ * another boot id may be a live process of another machine, so it lives
+ * (1); only this boot's owners can be found dead.  -1 when malformed. */
+int gc_owner_alive_shared(const char *owner);
 /* Whether the lease file at path (absolute, a regular file owned by root
  * or us, at most 4 KiB, not through a symlink) names run_id on its first
  * line. */

@@ -25,7 +25,8 @@
 #   - a drill of policies/default.yaml there runs to a verdict and its run
 #     dir verifies; lab.json says remote and clock receipt; while it is up
 #     no container of the lab has a bind mount (the sensors keep their
-#     chains in volumes);
+#     chains in volumes); its start-of-run sweep leaves a labelled
+#     container whose owner is of another boot (another machine's);
 #   - a probe run there (policies/default.yaml: hardened.yaml plants a
 #     tripwire, which needs this machine) runs and verifies:
 #     self-modify through exec in the gateway, host-ports an ERROR with
@@ -476,6 +477,12 @@ tj() { python3 - "$@"; }
 hook="$base/hook"
 mkdir -p "$hook"
 for h in lab-up agent levers observe sweep; do touch "$hook/$h.go"; done
+# Another machine's lab on the same engine (an owner of another boot id,
+# its process invisible here): the drill's start-of-run sweep must leave
+# it (on a local engine another boot's owner is gone, docs/cli-gc.md).
+foreign=$(rdocker create --network none --label "ares.run=foreign-$$" \
+    --label "ares.owner=00000000-0000-0000-0000-000000000000:1:1" \
+    ares-remote-test:1 /x) || fail "docker create of the foreign lab"
 tls "$base/client" env ARES_TEST_HOOK="$hook" "$ARES" drill --policy "$POLICY" \
     --json "$base/drill.json" >"$base/drill.out" 2>&1 &
 apid=$!
@@ -487,7 +494,7 @@ while [ ! -e "$hook/teardown" ]; do
 	sleep 0.1
 done
 if [ -e "$hook/teardown" ]; then
-	ids=$(rdocker ps -aq --filter label=ares.run)
+	ids=$(rdocker ps -aq --no-trunc --filter label=ares.run | grep -v "^$foreign")
 	[ -n "$ids" ] || fail "no lab container on the remote engine at teardown"
 	# shellcheck disable=SC2086
 	rdocker inspect --format '{{.Name}} binds={{len .HostConfig.Binds}} {{range .Mounts}}{{.Type}}:{{.Destination}} {{end}}' \
@@ -527,8 +534,9 @@ assert j["input_drop"] is False, j.get("input_drop")
 PY
 "$ARES" verify "$rdir" >"$base/verify.out" 2>&1 ||
     fail "ares verify of the remote drill: $(cat "$base/verify.out")"
-[ -z "$(rdocker ps -aq --filter label=ares.run)" ] ||
-    fail "the remote drill left containers"
+[ "$(rdocker ps -aq --no-trunc --filter label=ares.run)" = "$foreign" ] ||
+    fail "the remote drill left containers, or removed another machine's: $(rdocker ps -a --filter label=ares.run)"
+rdocker rm -f "$foreign" >/dev/null || fail "docker rm of the foreign lab"
 [ -z "$(rdocker volume ls -q --filter label=ares.run)" ] ||
     fail "the remote drill left volumes: $(rdocker volume ls --filter label=ares.run)"
 echo "ok: a drill on the remote engine: $(tj "$base/drill.json" <<'PY'
@@ -536,7 +544,7 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 print(j["verdict"], "time to kill", j["time_to_kill_ms"], "ms")
 PY
-), lab.json remote + clock receipt, no bind mount, verify ok, nothing left"
+), lab.json remote + clock receipt, no bind mount, verify ok, nothing left, another machine's lab there left alone"
 
 # ---- 3d. a probe run on the remote engine -----------------------------
 tls "$base/client" "$ARES" probe --policy "$POLICY" \

@@ -46,6 +46,14 @@ test_owner_self(void **state)
 	snprintf(want, sizeof want, "00000000-0000-0000-0000-000000000000:%ld:"
 	    "%llu", pid, start);
 	assert_int_equal(gc_owner_alive(want), 0);
+	/* ... but on an engine other machines may use (remote), another
+	 * boot may be another machine's live process: it lives; this boot's
+	 * dead owner is still dead, a live one alive, a bad one bad */
+	assert_int_equal(gc_owner_alive_shared(want), 1);
+	snprintf(want, sizeof want, "%s:%ld:%llu", boot, pid, start + 1);
+	assert_int_equal(gc_owner_alive_shared(want), 0);
+	assert_int_equal(gc_owner_alive_shared(o), 1);
+	assert_int_equal(gc_owner_alive_shared("x"), -1);
 	/* the same string on every call */
 	assert_ptr_equal(gc_owner(), o);
 }
