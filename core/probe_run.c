@@ -307,7 +307,8 @@ probe_remote_pull(struct docker *d, struct lab *lab, struct errbuf *e)
 		struct errbuf ke = { 0 };
 
 		if (cs[i]->id != NULL)
-			(void)docker_container_kill(d, cs[i]->id, "KILL", &ke);
+			(void)docker_container_kill(d, cs[i]->id, "SIGKILL",
+			    &ke);
 	}
 	if (lab_evidence_pull(d, lab, e) == -1)
 		return errbuf_prefix(e, "probe: the evidence of the remote lab");
