@@ -201,6 +201,9 @@ struct lab_container {
 };
 
 #define LAB_CHAINS_MAX 8
+#ifndef LAB_NROLES
+#define LAB_NROLES       9   /* as core/internal.h */
+#endif
 struct lab {
 	char *run_id;
 	char *run_dir;
@@ -275,6 +278,14 @@ struct lab {
 	unsigned pace_ms;             /* presenter mode: the gateway holds
 	                                 each model turn this long (0: off;
 	                                 lab.json "pace") */
+	bool remote;                  /* built on a remote engine: volumes, not bind mounts (docs/engine.md) */
+	const char *clock;            /* "sensor" (local engine) or "receipt" (remote): which clock judges events */
+	struct lab_bus_src {
+		char *id;                 /* the sensor container's id */
+		char *src;                /* its events' "src" (gateway, dns, sink, decoys, service:<name>) */
+		unsigned char *key;       /* BUS_KEY_BYTES, sodium_malloc'd, freed (sodium_free) by lab_free */
+	} bus_srcs[LAB_NROLES];
+	size_t nbus_srcs;             /* filled only when remote */
 };
 
 /* The negative control's weakenings that are no flaw (no policy can ask

@@ -573,6 +573,17 @@ int lab_remote_check(const struct policy *p, const char *where,
 struct lab *lab_up(struct docker *d, const struct policy *p,
     const char *run_dir, const char *run_id, uint64_t seed, struct errbuf *e);
 int lab_start_agent(struct docker *d, struct lab *lab, struct errbuf *e);
+/* A remote lab: each sensor container's /evidence/c (its chain) fetched with the archive API and extracted into
+ * lab->evidence_dir (RUN_DIR/evidence), before teardown.  Works on stopped containers.  Tries every sensor; 0, or
+ * -1 + e naming the first that failed (a chain that is missing then makes the scorer's verdict error, as today).
+ * A local lab: 0, nothing done. */
+int lab_evidence_pull(struct docker *d, struct lab *lab, struct errbuf *e);
+
+/* One request to the gateway's control channel: the local socket (lab->ctl_path, gwctl_call) or, on a remote lab,
+ * gwctl_exec in the gateway container.  bearer NULL or the Authorization bearer.  HTTP status or -1 + e;
+ * *body (may be NULL) caller frees. */
+int lab_gateway_call(struct docker *d, const struct lab *lab, const char *method, const char *target,
+    const char *bearer, const char *req_body, int timeout_ms, char **body, struct errbuf *e);
 /* One sensor chain of a run, checked after the run. */
 struct lab_chain_check {
 	char name[64];               /* "sensor:gateway" */
@@ -1260,6 +1271,22 @@ int gwctl_call(const char *path, const char *req, size_t len, const char *what,
 int gwctl_exec(struct docker *d, const char *gateway, const char *user,
     const char *method, const char *target, const char *req_body,
     char **body, struct errbuf *e);
+/* gwctl_exec with an optional bearer (NULL: none): `ares-lab gwctl
+ * --bearer TOKEN METHOD TARGET [BODY]`.  Refused before any exec (-1 + e):
+ * a method not of 1..16 capital letters, a bearer not of
+ * 1..GWCTL_BEARER_MAX printable bytes without blanks (the client refuses
+ * both too, and a target or body it does not take: exit 2). */
+int gwctl_exec_auth(struct docker *d, const char *gateway, const char *user,
+    const char *method, const char *target, const char *bearer,
+    const char *req_body, char **body, struct errbuf *e);
+#define GWCTL_BEARER_MAX 512
+#define GWCTL_EXEC_ARGV  8
+#define GWCTL_BODY_MAX   65536   /* body bytes lab_gateway_call reads */
+/* Pure: the exec's argv for gwctl_exec_auth (pointers into the
+ * arguments, NULL-terminated), or -1 + e on what it refuses. */
+int gwctl_exec_argv(const char *method, const char *target,
+    const char *bearer, const char *req_body,
+    const char *argv[GWCTL_EXEC_ARGV], struct errbuf *e);
 /* Status code of an HTTP/1.x status line at the start of buf: 100..599;
  * 0 when no complete line yet (and len < GWCTL_STATUS_MAX); -1 when
  * malformed (pure, unit-tested). */
