@@ -1465,13 +1465,31 @@ drill_open_bus(struct drill_state *st, struct errbuf *e)
 	return st->bus_fd == -1 ? -1 : 0;
 }
 
+/* The engine's address for the evidence: docker_where without the user
+ * of an ssh:// address (as drill.start's engine_url). */
+static void
+drill_engine_where(const char *where, char *out, size_t outlen)
+{
+	const char *at, *slash;
+
+	if (strncmp(where, "ssh://", 6) == 0 &&
+	    (at = strchr(where + 6, '@')) != NULL &&
+	    ((slash = strchr(where + 6, '/')) == NULL || at < slash)) {
+		snprintf(out, outlen, "ssh://%s", at + 1);
+		return;
+	}
+	snprintf(out, outlen, "%s", where);
+}
+
 /* The "lab.up" line: the lab's image, containers, networks, variant,
- * flaws, bait and the sensor chains the verdict will need. */
+ * flaws, bait, the sensor chains the verdict will need, the clock that
+ * judges events and where the lab ran. */
 static void
 drill_record_lab(struct drill_state *st)
 {
 	const struct lab *lab = st->lab;
 	cJSON *f = cJSON_CreateObject(), *cs;
+	char where[256];
 	size_t k;
 
 	cJSON_AddStringToObject(f, "image", lab->image);
@@ -1523,7 +1541,8 @@ drill_record_lab(struct drill_state *st)
 	cJSON_AddStringToObject(f, "clock", lab->clock != NULL ? lab->clock :
 	    "sensor");
 	cJSON_AddBoolToObject(f, "remote", lab->remote);
-	cJSON_AddStringToObject(f, "engine", docker_where(st->d));
+	drill_engine_where(docker_where(st->d), where, sizeof where);
+	cJSON_AddStringToObject(f, "engine", where);
 	drill_record(st, "lab.up", 0, f);
 }
 
