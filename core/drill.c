@@ -1594,19 +1594,18 @@ drill_stream_start(struct drill_state *st, struct errbuf *e)
 static void
 drill_stream_settle(struct drill_state *st)
 {
-	uint64_t end = util_mono_ns() + 2000000000ull, quiet = 0;
+	uint64_t t = util_mono_ns(), end = t + 2000000000ull, changed = t;
 	size_t seen = bus_stream_lines(st->stream);
 
-	while (util_mono_ns() < end) {
+	while ((t = util_mono_ns()) < end && t - changed < 200000000ull) {
 		size_t now;
 
 		(void)drill_wait(st, 50);
 		now = bus_stream_lines(st->stream);
 		if (now != seen) {
 			seen = now;
-			quiet = 0;
-		} else if ((quiet += 50) >= 200)
-			break;
+			changed = util_mono_ns();
+		}
 	}
 }
 
