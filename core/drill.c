@@ -76,6 +76,9 @@ struct drill_state {
 	 * them (docs/scoring.md "Clocks"). */
 	bool receipt;            /* lab->clock is "receipt" */
 	struct bus_stream *stream;   /* running, or NULL */
+	bool late;               /* teardown's last drains: a first bait now
+	                            is recorded, never acted on (as locally,
+	                            where nothing is drained then) */
 };
 
 const char *
@@ -601,7 +604,7 @@ drill_drain(struct drill_state *st)
 			bus_event_free(&evs[n]);
 			continue;
 		}
-		if (bait == SIZE_MAX && !st->r->bait_fired &&
+		if (bait == SIZE_MAX && !st->r->bait_fired && !st->late &&
 		    strcmp(bus_event_str(&evs[n], "kind"), "bait") == 0)
 			bait = n;
 		n++;
@@ -1621,6 +1624,7 @@ drill_stream_stop(struct drill_state *st)
 
 	if (st->stream == NULL)
 		return;
+	st->late = true;
 	if (!st->engine_lost)
 		drill_stream_settle(st);
 	bus_stream_stop(st->stream, &bs);
