@@ -416,6 +416,9 @@ gwctl_exec_auth(struct docker *d, const char *gateway, const char *user,
 	return st;
 }
 
+/* internal.h.  timeout_ms bounds the local socket's answer; on a remote
+ * lab the client in the gateway gives up after 2 s and the exec is
+ * bounded by the engine connection's own limits. */
 int
 lab_gateway_call(struct docker *d, const struct lab *lab, const char *method,
     const char *target, const char *bearer, const char *req_body,
