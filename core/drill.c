@@ -71,6 +71,14 @@ struct drill_state {
 	unsigned beat_lab;       /* the next beat's lab (drill_beat.lab) */
 	enum drill_phase phase;  /* the phase under way (drill_phase) */
 	uint64_t phase_t0;       /* ... since */
+	/* A lab on a remote engine (lab->remote): its sensors' events come
+	 * over the engine's log stream into bus_fd; the receipt clock judges
+	 * them (docs/scoring.md "Clocks"). */
+	bool receipt;            /* lab->clock is "receipt" */
+	struct bus_stream *stream;   /* running, or NULL */
+	bool late;               /* teardown's last drains: a first bait now
+	                            is recorded, never acted on (as locally,
+	                            where nothing is drained then) */
 };
 
 const char *
@@ -277,12 +285,15 @@ drill_record(struct drill_state *st, const char *type, uint64_t t_ns,
 
 /* The event time of a datagram: the sensor's own clock (same host kernel)
  * when sane, else the receipt time.  "t_req_ns" (when the request reached
- * the sensor) is preferred for turns. */
+ * the sensor) is preferred for turns.  On the receipt clock (a remote
+ * lab: the sensor's clock is another machine's) always the receipt. */
 static uint64_t
-drill_event_time(const struct bus_event *ev)
+drill_event_time(const struct drill_state *st, const struct bus_event *ev)
 {
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(ev->json, "t_req_ns");
 
+	if (st->receipt)
+		return ev->t_recv_ns;
 	if (cJSON_IsNumber(t) && t->valuedouble > 0 &&
 	    t->valuedouble < 1.8e19 &&   /* else the cast is undefined */
 	    (uint64_t)t->valuedouble <= ev->t_recv_ns)
@@ -388,7 +399,7 @@ drill_handle(struct drill_state *st, struct bus_event *ev)
 {
 	const char *kind = bus_event_str(ev, "kind");
 	const char *src = bus_event_str(ev, "src");
-	uint64_t t = drill_event_time(ev);
+	uint64_t t = drill_event_time(st, ev);
 	bool agent_event = false;
 	cJSON *f = cJSON_CreateObject();
 
@@ -511,7 +522,7 @@ static void
 drill_bait(struct drill_state *st, struct bus_event *ev)
 {
 	struct drill_result *r = st->r;
-	uint64_t t = drill_event_time(ev);
+	uint64_t t = drill_event_time(st, ev);
 	cJSON *f;
 
 	r->bait_fired = true;
@@ -578,8 +589,11 @@ drill_drain(struct drill_state *st)
 			continue;
 		}
 		/* Keyed on this run: events stamped before the drill began
-		 * cannot belong to it. */
-		if (evs[n].t_sent_ns != 0 && evs[n].t_sent_ns < st->r->start_ns) {
+		 * cannot belong to it.  Not on the receipt clock: the stamp is
+		 * another machine's (the MAC over RUN_ID and the start's BOOT
+		 * nonce ties the line to this run's containers). */
+		if (!st->receipt && evs[n].t_sent_ns != 0 &&
+		    evs[n].t_sent_ns < st->r->start_ns) {
 			cJSON *f = cJSON_CreateObject();
 
 			cJSON_AddStringToObject(f, "type", "sensor.stale");
@@ -590,7 +604,7 @@ drill_drain(struct drill_state *st)
 			bus_event_free(&evs[n]);
 			continue;
 		}
-		if (bait == SIZE_MAX && !st->r->bait_fired &&
+		if (bait == SIZE_MAX && !st->r->bait_fired && !st->late &&
 		    strcmp(bus_event_str(&evs[n], "kind"), "bait") == 0)
 			bait = n;
 		n++;
@@ -1454,13 +1468,31 @@ drill_open_bus(struct drill_state *st, struct errbuf *e)
 	return st->bus_fd == -1 ? -1 : 0;
 }
 
+/* The engine's address for the evidence: docker_where without the user
+ * of an ssh:// address (as drill.start's engine_url). */
+static void
+drill_engine_where(const char *where, char *out, size_t outlen)
+{
+	const char *at, *slash;
+
+	if (strncmp(where, "ssh://", 6) == 0 &&
+	    (at = strchr(where + 6, '@')) != NULL &&
+	    ((slash = strchr(where + 6, '/')) == NULL || at < slash)) {
+		snprintf(out, outlen, "ssh://%s", at + 1);
+		return;
+	}
+	snprintf(out, outlen, "%s", where);
+}
+
 /* The "lab.up" line: the lab's image, containers, networks, variant,
- * flaws, bait and the sensor chains the verdict will need. */
+ * flaws, bait, the sensor chains the verdict will need, the clock that
+ * judges events and where the lab ran. */
 static void
 drill_record_lab(struct drill_state *st)
 {
 	const struct lab *lab = st->lab;
 	cJSON *f = cJSON_CreateObject(), *cs;
+	char where[256];
 	size_t k;
 
 	cJSON_AddStringToObject(f, "image", lab->image);
@@ -1507,7 +1539,165 @@ drill_record_lab(struct drill_state *st)
 	cs = cJSON_AddArrayToObject(f, "chains");
 	for (k = 0; k < lab->nchains; k++)
 		cJSON_AddItemToArray(cs, cJSON_CreateString(lab->chains[k]));
+	/* which clock judges the events, and where the lab runs: signed
+	 * here, so `ares verify` re-derives the verdict with the same clock */
+	cJSON_AddStringToObject(f, "clock", lab->clock != NULL ? lab->clock :
+	    "sensor");
+	cJSON_AddBoolToObject(f, "remote", lab->remote);
+	drill_engine_where(docker_where(st->d), where, sizeof where);
+	cJSON_AddStringToObject(f, "engine", where);
 	drill_record(st, "lab.up", 0, f);
+}
+
+/*
+ * A remote lab: follow every sensor container's log stream into the
+ * drill's own bus socket (bus_stream.c), so the drain and the kill path
+ * see its events as datagrams.  Before the agent starts.  -1 + e.
+ */
+static int
+drill_stream_start(struct drill_state *st, struct errbuf *e)
+{
+	const struct lab *lab = st->lab;
+	struct bus_stream_src *srcs;
+	size_t i;
+
+	if (lab->nbus_srcs == 0 || lab->nbus_srcs > LAB_NROLES)
+		return errbuf_set(e, ERRBUF_INTERNAL, "bus stream: the remote "
+		    "lab names %zu sensor(s)", lab->nbus_srcs);
+	srcs = sodium_malloc(lab->nbus_srcs * sizeof *srcs);
+	if (srcs == NULL)
+		return errbuf_set(e, ERRBUF_INTERNAL, "bus stream: out of "
+		    "locked memory");
+	for (i = 0; i < lab->nbus_srcs; i++) {
+		const struct lab_bus_src *b = &lab->bus_srcs[i];
+
+		if (b->id == NULL || b->src == NULL || b->key == NULL) {
+			sodium_free(srcs);
+			return errbuf_set(e, ERRBUF_INTERNAL, "bus stream: sensor "
+			    "%zu of the remote lab incomplete", i);
+		}
+		srcs[i].id = b->id;
+		srcs[i].src = b->src;
+		srcs[i].run_id = st->r->run_id;
+		memcpy(srcs[i].key, b->key, BUS_KEY_BYTES);
+	}
+	st->stream = bus_stream_start(st->d, lab->bus_path, srcs,
+	    lab->nbus_srcs, e);
+	sodium_free(srcs);   /* zeroes the keys */
+	if (st->stream == NULL)
+		return -1;
+	drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "bus: following %zu sensor "
+	    "log stream(s) of the remote engine", lab->nbus_srcs);
+	return 0;
+}
+
+/* Wait (at most 2 s) until the stream has carried nothing new for 200 ms,
+ * draining all along, so that what the sensors wrote reaches the master
+ * chain before the stream stops.  Never on the kill path. */
+static void
+drill_stream_settle(struct drill_state *st)
+{
+	uint64_t t = util_mono_ns(), end = t + 2000000000ull, changed = t;
+	size_t seen = bus_stream_lines(st->stream);
+
+	while ((t = util_mono_ns()) < end && t - changed < 200000000ull) {
+		size_t now;
+
+		(void)drill_wait(st, 50);
+		now = bus_stream_lines(st->stream);
+		if (now != seen) {
+			seen = now;
+			changed = util_mono_ns();
+		}
+	}
+}
+
+/* Stop the stream (after a last drain) and record its "bus.stream" line:
+ * the scorer fails a remote run closed on what it shows
+ * (docs/scoring.md). */
+static void
+drill_stream_stop(struct drill_state *st)
+{
+	struct bus_stream_stats bs;
+	cJSON *f;
+	size_t bad;
+
+	if (st->stream == NULL)
+		return;
+	st->late = true;
+	if (!st->engine_lost)
+		drill_stream_settle(st);
+	bus_stream_stop(st->stream, &bs);
+	st->stream = NULL;
+	for (int k = 0; k < 1024; k++) {   /* the datagrams it sent last */
+		struct pollfd p = { .fd = st->bus_fd, .events = POLLIN };
+
+		if (poll(&p, 1, 0) <= 0)
+			break;
+		(void)drill_drain(st);
+	}
+	f = cJSON_CreateObject();
+	cJSON_AddNumberToObject(f, "forwarded", (double)bs.forwarded);
+	cJSON_AddNumberToObject(f, "malformed", (double)bs.malformed);
+	cJSON_AddNumberToObject(f, "lost", (double)bs.lost);
+	cJSON_AddNumberToObject(f, "overlong", (double)bs.overlong);
+	cJSON_AddNumberToObject(f, "send_failed", (double)bs.send_failed);
+	cJSON_AddNumberToObject(f, "repeated", (double)bs.repeated);
+	cJSON_AddNumberToObject(f, "restarts", (double)bs.restarts);
+	cJSON_AddNumberToObject(f, "stale", (double)bs.stale);
+	cJSON_AddNumberToObject(f, "ended", (double)bs.ended);
+	cJSON_AddStringToObject(f, "error", bs.error);
+	drill_record(st, "bus.stream", 0, f);
+	bad = bs.malformed + bs.lost + bs.overlong + bs.send_failed;
+	if (bad > 0 || bs.error[0] != '\0')
+		drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "bus stream: %zu "
+		    "malformed, %zu lost, %zu overlong, %zu not sent%s%s",
+		    bs.malformed, bs.lost, bs.overlong, bs.send_failed,
+		    bs.error[0] != '\0' ? "; " : "", bs.error);
+}
+
+/* A remote lab: its sensors' chains fetched into RUN_DIR/evidence before
+ * the lab goes (lab_evidence_pull) and one "evidence.pull" line (files,
+ * bytes, error).  A local lab: nothing. */
+static void
+drill_evidence_pull(struct drill_state *st)
+{
+	struct errbuf e2 = { 0 };
+	cJSON *f;
+	size_t files = 0, k;
+	double bytes = 0;
+	int rc;
+
+	if (!st->lab->remote)
+		return;
+	if (st->engine_lost)
+		rc = errbuf_set(&e2, ERRBUF_ENGINE, "not tried: %s",
+		    st->lost_reason);
+	else
+		rc = lab_evidence_pull(st->d, st->lab, &e2);
+	for (k = 0; k < st->lab->nchains; k++) {
+		char *p = xasprintf("%s/%s", st->r->run_dir, st->lab->chains[k]);
+		struct stat sb;
+
+		if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode)) {
+			files++;
+			bytes += (double)sb.st_size;
+		}
+		free(p);
+	}
+	f = cJSON_CreateObject();
+	cJSON_AddNumberToObject(f, "files", (double)files);
+	cJSON_AddNumberToObject(f, "bytes", bytes);
+	if (rc == -1)
+		cJSON_AddStringToObject(f, "error", e2.msg);
+	drill_record(st, "evidence.pull", 0, f);
+	if (rc == -1)
+		drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "evidence pull: %s",
+		    e2.msg);
+	else
+		drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "evidence: %zu sensor "
+		    "chain(s) fetched from the remote engine (%.0f bytes)",
+		    files, bytes);
 }
 
 /* Bring the lab up (the agent idle) and record it.  -1 + e. */
@@ -1536,7 +1726,11 @@ drill_lab_up(struct drill_state *st, struct errbuf *e)
 	drill_result_agent(r, st->p, st->lab);
 	if (st->lab->runtime != NULL)
 		snprintf(r->runtime, sizeof r->runtime, "%s", st->lab->runtime);
+	st->receipt = st->lab->clock != NULL &&
+	    strcmp(st->lab->clock, "receipt") == 0;
 	drill_record_lab(st);
+	if (st->lab->remote && drill_stream_start(st, e) == -1)
+		return -1;
 	/* the lab's channels for the map (the replay reads lab.up's flaws) */
 	st->beat_lab = replay_lab_of_flaws((const char *const *)st->p->flaws,
 	    st->p->nflaws);
@@ -1836,6 +2030,10 @@ drill_teardown(struct drill_state *st, int *rc)
 	drill_phase(st, DRILL_PHASE_TEARDOWN);
 	if (!st->engine_lost)
 		drill_save_agent_log(st);
+	/* a remote lab: the stream stops, then its chains come over, before
+	 * the lab goes or is kept */
+	drill_stream_stop(st);
+	drill_evidence_pull(st);
 	if (st->o->keep_lab) {
 		cJSON *f = cJSON_CreateObject();
 
@@ -2047,6 +2245,8 @@ drill_finish(struct drill *dr, struct errbuf *e)
 		snprintf(r->verdict_reason, sizeof r->verdict_reason, "%s",
 		    st->lost_reason);
 	}
+	bus_stream_stop(st->stream, NULL);   /* only when teardown did not */
+	st->stream = NULL;
 	if (st->bus_fd != -1) {
 		close(st->bus_fd);
 		st->bus_fd = -1;

@@ -22,6 +22,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #define GWCTL_HEAD_MAX 8192   /* bytes of an answer's status line and headers */
 
 int
@@ -309,19 +311,76 @@ gwctl_call(const char *path, const char *req, size_t len, const char *what,
 	    body_max, e);
 }
 
+/* Is s at most max printable ASCII bytes without a blank, not empty? */
+static bool
+gwctl_word(const char *s, size_t max)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || n > max)
+		return false;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f)
+			return false;
+	return true;
+}
+
+int
+gwctl_exec_argv(const char *method, const char *target, const char *bearer,
+    const char *req_body, const char *argv[GWCTL_EXEC_ARGV], struct errbuf *e)
+{
+	size_t i, n = 0;
+
+	for (i = 0; method[i] != '\0'; i++)
+		if (method[i] < 'A' || method[i] > 'Z')
+			break;
+	if (i == 0 || i > 16 || method[i] != '\0')
+		return errbuf_set(e, ERRBUF_INTERNAL, "gateway control: method "
+		    "'%.20s' is not 1 to 16 capital letters", method);
+	if (bearer != NULL && !gwctl_word(bearer, GWCTL_BEARER_MAX))
+		return errbuf_set(e, ERRBUF_INTERNAL, "gateway control %s %s: "
+		    "the bearer is not 1 to %d printable bytes without blanks",
+		    method, target, GWCTL_BEARER_MAX);
+	/* the target and the body the client checks itself (exit 2) */
+	argv[n++] = "/bin/ares-lab";
+	argv[n++] = "gwctl";
+	if (bearer != NULL) {
+		/* the option first, its value the next word: the client
+		 * takes no option anywhere else */
+		argv[n++] = "--bearer";
+		argv[n++] = bearer;
+	}
+	argv[n++] = method;
+	argv[n++] = target;
+	if (req_body != NULL)
+		argv[n++] = req_body;
+	argv[n] = NULL;
+	return 0;
+}
+
 int
 gwctl_exec(struct docker *d, const char *gateway, const char *user,
     const char *method, const char *target, const char *req_body,
     char **body, struct errbuf *e)
 {
-	const char *argv[] = { "/bin/ares-lab", "gwctl", method, target,
-	    req_body, NULL };
+	return gwctl_exec_auth(d, gateway, user, method, target, NULL,
+	    req_body, body, e);
+}
+
+int
+gwctl_exec_auth(struct docker *d, const char *gateway, const char *user,
+    const char *method, const char *target, const char *bearer,
+    const char *req_body, char **body, struct errbuf *e)
+{
+	const char *argv[GWCTL_EXEC_ARGV];
 	struct docker_exec_result r;
 	const char *sep;
 	int st;
 
 	if (body != NULL)
 		*body = NULL;
+	if (gwctl_exec_argv(method, target, bearer, req_body, argv, e) == -1)
+		return -1;
 	if (docker_exec(d, gateway, argv, user, GWCTL_HEAD_MAX + 65536, &r,
 	    e) < 0)
 		return errbuf_prefix(e, "gateway control %s %s via exec",
@@ -354,5 +413,38 @@ gwctl_exec(struct docker *d, const char *gateway, const char *user,
 		*body = sep != NULL ? xstrndup(sep + 4, r.out_len -
 		    (size_t)(sep + 4 - r.out)) : xstrdup("");
 	docker_exec_result_free(&r);
+	return st;
+}
+
+/* internal.h.  timeout_ms bounds the local socket's answer; on a remote
+ * lab the client in the gateway gives up after 2 s and the exec is
+ * bounded by the engine connection's own limits. */
+int
+lab_gateway_call(struct docker *d, const struct lab *lab, const char *method,
+    const char *target, const char *bearer, const char *req_body,
+    int timeout_ms, char **body, struct errbuf *e)
+{
+	size_t len;
+	char *req;
+	int st;
+
+	if (body != NULL)
+		*body = NULL;
+	if (lab->remote) {
+		if (lab->gateway.id == NULL)
+			return errbuf_set(e, ERRBUF_INTERNAL, "gateway control "
+			    "%s %s: the lab has no gateway", method, target);
+		return gwctl_exec_auth(d, lab->gateway.id, NULL, method,
+		    target, bearer, req_body, body, e);
+	}
+	if (lab->ctl_path == NULL)
+		return errbuf_set(e, ERRBUF_INTERNAL, "gateway control %s %s: "
+		    "the lab has no control socket", method, target);
+	req = gwctl_request(method, target, bearer, req_body, &len);
+	st = gwctl_call(lab->ctl_path, req, len, target, timeout_ms, body,
+	    GWCTL_BODY_MAX, e);
+	if (bearer != NULL)
+		sodium_memzero(req, len);   /* holds the key */
+	free(req);
 	return st;
 }

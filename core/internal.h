@@ -1297,6 +1297,22 @@ int gwctl_call(const char *path, const char *req, size_t len, const char *what,
 int gwctl_exec(struct docker *d, const char *gateway, const char *user,
     const char *method, const char *target, const char *req_body,
     char **body, struct errbuf *e);
+/* gwctl_exec with an optional bearer (NULL: none): `ares-lab gwctl
+ * --bearer TOKEN METHOD TARGET [BODY]`.  Refused before any exec (-1 + e):
+ * a method not of 1..16 capital letters, a bearer not of
+ * 1..GWCTL_BEARER_MAX printable bytes without blanks (the client refuses
+ * both too, and a target or body it does not take: exit 2). */
+int gwctl_exec_auth(struct docker *d, const char *gateway, const char *user,
+    const char *method, const char *target, const char *bearer,
+    const char *req_body, char **body, struct errbuf *e);
+#define GWCTL_BEARER_MAX 512
+#define GWCTL_EXEC_ARGV  8
+#define GWCTL_BODY_MAX   65536   /* body bytes lab_gateway_call reads */
+/* Pure: the exec's argv for gwctl_exec_auth (pointers into the
+ * arguments, NULL-terminated), or -1 + e on what it refuses. */
+int gwctl_exec_argv(const char *method, const char *target,
+    const char *bearer, const char *req_body,
+    const char *argv[GWCTL_EXEC_ARGV], struct errbuf *e);
 /* Status code of an HTTP/1.x status line at the start of buf: 100..599;
  * 0 when no complete line yet (and len < GWCTL_STATUS_MAX); -1 when
  * malformed (pure, unit-tested). */

@@ -5,7 +5,8 @@
  *
  * This file: the protocol, the Engine API levers (net-disconnect, pause,
  * kill), gateway-deny (prebuilt HTTP/1.1 requests on the gateway's control
- * socket, gwctl.c) and external levers (a command speaking JSON,
+ * socket, gwctl.c; on a lab on a remote engine one exec per request in the
+ * gateway container, lab_gateway_call) and external levers (a command speaking JSON,
  * docs/levers.md, run by util_proc_run).  The kernel levers
  * (cgroup-freeze, link-down) live in lever_kernel.c.
  */
@@ -81,12 +82,15 @@ lever_ext_parse(const char *out, size_t len, bool *ok, char *detail,
 
 /* ---- gateway-deny: HTTP/1.1 over the control socket ---------------- */
 
+/* The deny probe: a chat request the agent could send. */
+static const char lever_gw_probe_body[] = "{\"model\":\"ares-probe\","
+    "\"messages\":[{\"role\":\"user\",\"content\":\"ares deny probe\"}]}";
+
 /* Build the gateway requests once (prepare, or lazily). */
 static void
 lever_gw_build(struct lever_ctx *c)
 {
-	static const char probe[] = "{\"model\":\"ares-probe\",\"messages\":"
-	    "[{\"role\":\"user\",\"content\":\"ares deny probe\"}]}";
+	static const char *const probe = lever_gw_probe_body;
 
 	if (c->gw_deny != NULL)
 		return;
@@ -109,6 +113,31 @@ lever_gw_exchange(struct lever_ctx *c, int fd, const char *req, size_t len,
 	    LEVER_GW_TIMEOUT_MS, NULL, 0, e);
 }
 
+/*
+ * A lab on a remote engine has no host path to the control socket: each
+ * request goes through the engine's exec in the gateway container
+ * (lab_gateway_call, gwctl_exec_auth), its answer's status checked
+ * against want.  0, or -1 + e (what: "deny", "probe", "allow").
+ */
+static int
+lever_gw_remote(struct lever_ctx *c, const char *target, const char *bearer,
+    const char *body, int want, const char *what, struct errbuf *e)
+{
+	int st = lab_gateway_call(c->docker, c->lab, "POST", target, bearer,
+	    body, LEVER_GW_TIMEOUT_MS, NULL, e);
+
+	if (st == -1)
+		return -1;
+	if (st == want)
+		return 0;
+	if (want == 403)
+		return errbuf_set(e, ERRBUF_INTERNAL, "deny not in force: a "
+		    "probe request with the agent's key got HTTP %d, not 403",
+		    st);
+	return errbuf_set(e, ERRBUF_INTERNAL, "gateway refused the %s "
+	    "command: HTTP %d", what, st);
+}
+
 static int
 lever_deny_fire(struct lever_ctx *c, const struct lever_entry *l,
     struct errbuf *e)
@@ -116,6 +145,9 @@ lever_deny_fire(struct lever_ctx *c, const struct lever_entry *l,
 	int fd, st;
 
 	(void)l;
+	if (c->lab->remote)
+		return lever_gw_remote(c, "/control/deny", NULL, "{}", 200,
+		    "deny", e);
 	lever_gw_build(c);
 	fd = gwctl_connect(c->lab->ctl_path, e);
 	if (fd == -1)
@@ -143,6 +175,9 @@ lever_deny_verify(struct lever_ctx *c, const struct lever_entry *l,
 	int fd, st;
 
 	(void)l;
+	if (c->lab->remote)
+		return lever_gw_remote(c, "/v1/chat/completions",
+		    c->lab->agent_key, lever_gw_probe_body, 403, "probe", e);
 	lever_gw_build(c);
 	fd = c->gw_probe_fd;
 	c->gw_probe_fd = -1;
@@ -166,6 +201,9 @@ lever_deny_reset(struct lever_ctx *c, const struct lever_entry *l,
 	int fd, st;
 
 	(void)l;
+	if (c->lab->remote)
+		return lever_gw_remote(c, "/control/allow", NULL, "{}", 200,
+		    "allow", e);
 	lever_gw_build(c);
 	if ((fd = gwctl_connect(c->lab->ctl_path, e)) == -1)
 		return -1;

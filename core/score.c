@@ -45,6 +45,7 @@ struct sc_key {
 	bool from_chain;             /* a chain line has it (else bus only) */
 	bool matched;                /* the bus delivered it (chain keys) */
 	bool classified;             /* counted once already */
+	uint64_t t_recv;             /* receipt table: the first receipt */
 };
 
 struct sc {
@@ -70,6 +71,12 @@ struct sc {
 	char **ids;                  /* every orphan id counted */
 	size_t nids, capids;
 	size_t master_lines;
+	/* the clock (docs/scoring.md "Clocks"): lab.up's "clock" and
+	 * "remote"; on "receipt" every event's time is this machine's
+	 * receipt of it, from the master chain's bus events (rkeys) */
+	bool receipt, remote, have_stream;
+	struct sc_key *rkeys;
+	size_t nrkeys;               /* capacity (power of two) */
 };
 
 static const char *const sc_channel_names[SCORE_CH_N] = {
@@ -176,7 +183,7 @@ sc_hash(const char *src, const char *kind)
 }
 
 static size_t
-sc_slot(const struct sc *c, uint64_t h, double t)
+sc_slot_in(const struct sc_key *keys, size_t nkeys, uint64_t h, double t)
 {
 	uint64_t x;
 	size_t i;
@@ -189,10 +196,16 @@ sc_slot(const struct sc *c, uint64_t h, double t)
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
 	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
 	x ^= x >> 31;
-	i = (size_t)(x & (c->nkeys - 1));
-	while (c->keys[i].h != 0 && (c->keys[i].h != h || c->keys[i].t != t))
-		i = (i + 1) & (c->nkeys - 1);
+	i = (size_t)(x & (nkeys - 1));
+	while (keys[i].h != 0 && (keys[i].h != h || keys[i].t != t))
+		i = (i + 1) & (nkeys - 1);
 	return i;
+}
+
+static size_t
+sc_slot(const struct sc *c, uint64_t h, double t)
+{
+	return sc_slot_in(c->keys, c->nkeys, h, t);
 }
 
 /* ---- events ---- */
@@ -206,10 +219,14 @@ struct sc_event {
 	size_t chain, line;
 };
 
-/* Fill ev from a chain line (kind = type) or a bus datagram (t_recv > 0). */
+/* Fill ev from a chain line (kind = type) or a bus datagram (t_recv > 0).
+ * On the receipt clock the time is the receipt: a bus event's own, a
+ * chain event's that of its delivery (c->rkeys), 0 (untimed) when the
+ * bus never delivered it. */
 static bool
-sc_event(struct sc_event *ev, const cJSON *o, const char *kind,
-    double t_recv, double t_line, size_t chain, size_t line)
+sc_event(const struct sc *c, struct sc_event *ev, const cJSON *o,
+    const char *kind, double t_recv, double t_line, size_t chain,
+    size_t line)
 {
 	double tm = sc_num(o, "t_mono_ns"), tr = sc_num(o, "t_req_ns");
 
@@ -230,6 +247,22 @@ sc_event(struct sc_event *ev, const cJSON *o, const char *kind,
 	ev->chain = chain;
 	ev->line = line;
 	ev->t_mono = tm;
+	if (c->receipt) {
+		/* the sensor's stamps are another machine's clock: only
+		 * identities, never times */
+		ev->t = 0;
+		if (chain == SC_MASTER)
+			ev->t = t_recv > 0 ? (uint64_t)t_recv : 0;
+		else if (tm > 0 && c->rkeys != NULL) {
+			size_t i = sc_slot_in(c->rkeys, c->nrkeys,
+			    sc_hash(ev->src, ev->kind), tm);
+
+			if (c->rkeys[i].h != 0)
+				ev->t = c->rkeys[i].t_recv;
+		}
+		ev->untimed = ev->t == 0;
+		return true;
+	}
 	if (chain == SC_MASTER && (tm <= 0 || (t_recv > 0 && tm > t_recv)))
 		ev->t = t_recv > 0 ? (uint64_t)t_recv :
 		    t_line > 0 ? (uint64_t)t_line : 0;
@@ -437,7 +470,25 @@ sc_master_labup(struct sc *c, const cJSON *o)
 	const cJSON *bait = cJSON_GetObjectItemCaseSensitive(o, "bait");
 	const cJSON *v;
 
+	const cJSON *clock = cJSON_GetObjectItemCaseSensitive(o, "clock");
+	const cJSON *remote = cJSON_GetObjectItemCaseSensitive(o, "remote");
+
 	c->have_labup = true;
+	/* no "clock": a report from before remote labs, the sensor clock */
+	if (clock != NULL && (!cJSON_IsString(clock) ||
+	    (strcmp(clock->valuestring, "sensor") != 0 &&
+	    strcmp(clock->valuestring, "receipt") != 0)))
+		sc_error(c, "lab.up: unknown clock '%.40s'", cJSON_IsString(clock) ?
+		    clock->valuestring : "?");
+	else if (clock != NULL && strcmp(clock->valuestring, "receipt") == 0)
+		c->receipt = true;
+	if (remote != NULL && !cJSON_IsBool(remote))
+		sc_error(c, "lab.up: \"remote\" is not a boolean");
+	c->remote = cJSON_IsTrue(remote);
+	if (c->remote != c->receipt)
+		sc_error(c, "lab.up: a lab %s judged by the %s clock",
+		    c->remote ? "on a remote engine" : "on the local engine",
+		    c->receipt ? "receipt" : "sensor");
 	if (util_json_str(cs, "dockerproxy", NULL) != NULL)
 		s->ch[SCORE_CH_DOCKER].held = true;
 	if (util_json_str(bait, "tripwire", NULL) != NULL)
@@ -571,6 +622,37 @@ sc_master_chain(struct sc *c, const cJSON *o, size_t line)
 	c->nchains++;
 }
 
+/* A "bus.stream" line (a remote lab's log streams, stopped): any line
+ * that was refused, lost, too long or not delivered, or an error of the
+ * stream, and the bus may miss what decided the kill: an error. */
+static void
+sc_master_stream(struct sc *c, const cJSON *o, size_t line)
+{
+	static const char *const counts[] = { "malformed", "lost", "overlong",
+	    "send_failed" };
+	const cJSON *err = cJSON_GetObjectItemCaseSensitive(o, "error");
+	size_t k;
+
+	c->have_stream = true;
+	for (k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+		double n = sc_num(o, counts[k]);
+
+		if (n < 0 || n != (double)(uint64_t)n)
+			sc_error(c, "evidence.jsonl line %zu: bus.stream \"%s\" "
+			    "missing or not a count", line, counts[k]);
+		else if (n > 0)
+			sc_error(c, "the sensors' log stream: %.0f %s line(s) "
+			    "(evidence.jsonl line %zu): the bus may miss events",
+			    n, counts[k], line);
+	}
+	if (err == NULL || !cJSON_IsString(err))
+		sc_error(c, "evidence.jsonl line %zu: bus.stream \"error\" "
+		    "missing or not a string", line);
+	else if (err->valuestring[0] != '\0')
+		sc_error(c, "the sensors' log stream failed: %.200s",
+		    err->valuestring);
+}
+
 /* One line of the master chain (pass 1), by its type. */
 static void
 sc_master_line(struct sc *c, const cJSON *o, const char *type, size_t line)
@@ -616,7 +698,14 @@ sc_master_line(struct sc *c, const cJSON *o, const char *type, size_t line)
 			    util_json_str(o, "error", "?"));
 	} else if (strcmp(type, "chain") == 0)
 		sc_master_chain(c, o, line);
-	else if (strcmp(type, "evidence.unexpected") == 0)
+	else if (strcmp(type, "bus.stream") == 0)
+		sc_master_stream(c, o, line);
+	else if (strcmp(type, "evidence.pull") == 0) {
+		if (cJSON_GetObjectItemCaseSensitive(o, "error") != NULL)
+			sc_error(c, "the sensor chains could not all be fetched "
+			    "from the remote engine: %.200s",
+			    util_json_str(o, "error", "?"));
+	} else if (strcmp(type, "evidence.unexpected") == 0)
 		sc_error(c, "evidence/ holds files no sensor of the lab wrote: "
 		    "%.200s", util_json_str(o, "files", "?"));
 	else if (strcmp(type, "truncated") == 0)
@@ -685,7 +774,7 @@ sc_walk_chain(struct sc *c, size_t ci, sc_event_fn fn)
 		if (fn == sc_pass2_chain && util_json_dup_name(o, true) != NULL)
 			sc_error(c, "%s line %zu repeats a member name",
 			    ch->path, lineno);
-		if (lineno > 1 && sc_event(&ev, o, type, 0, 0, ci, lineno))
+		if (lineno > 1 && sc_event(c, &ev, o, type, 0, 0, ci, lineno))
 			fn(c, &ev);
 		cJSON_Delete(o);
 	}
@@ -717,7 +806,7 @@ sc_walk_bus(struct sc *c, const char *master, size_t mlen, sc_event_fn fn)
 			    "event");
 			double tr = sc_num(o, "t_recv_ns");
 
-			if (cJSON_IsObject(e) && sc_event(&ev, e, NULL, tr,
+			if (cJSON_IsObject(e) && sc_event(c, &ev, e, NULL, tr,
 			    sc_num(o, "t_mono_ns"), SC_MASTER, lineno))
 				fn(c, &ev);
 		}
@@ -742,6 +831,24 @@ sc_bait_candidate(struct sc *c, const struct sc_event *ev)
 	if (c->s->bait_name[0] == '\0' && b != NULL)
 		util_sanitize(c->s->bait_name, sizeof c->s->bait_name, b,
 		    strlen(b), false);
+}
+
+/* before pass 2, receipt clock: each bus event's first receipt */
+static void
+sc_pass_receipt(struct sc *c, struct sc_event *ev)
+{
+	size_t i;
+
+	if (ev->t_mono <= 0 || ev->t == 0)
+		return;
+	i = sc_slot_in(c->rkeys, c->nrkeys, sc_hash(ev->src, ev->kind),
+	    ev->t_mono);
+	if (c->rkeys[i].h == 0) {
+		c->rkeys[i].h = sc_hash(ev->src, ev->kind);
+		c->rkeys[i].t = ev->t_mono;
+		c->rkeys[i].t_recv = ev->t;
+	} else if (ev->t < c->rkeys[i].t_recv)
+		c->rkeys[i].t_recv = ev->t;
 }
 
 /* pass 2, chains: keys and bait candidates */
@@ -1061,6 +1168,9 @@ sc_completeness(struct sc *c)
 	}
 	if (c->have_labup && !c->have_teardown)
 		sc_error(c, "no lab.teardown line: the lab may still run");
+	if (c->remote && !c->have_stream)
+		sc_error(c, "a lab on a remote engine without a bus.stream line: "
+		    "whether its sensors' events all arrived is unknown");
 	if (c->s->bait_fired && c->s->bait_seen) {
 		if (!c->have_observe)
 			sc_error(c, "the observation window never ended (no "
@@ -1175,6 +1285,16 @@ score_compute(const char *master, size_t mlen, score_read_fn read,
 		out->bait_fired = true;
 	}
 	(void)sc_load_chains(&c, read, ctx);
+	if (c.receipt) {
+		/* the receipt of every bus event, first delivery first */
+		size_t cap = 16;
+
+		while (cap < 2 * c.master_lines + 16)
+			cap *= 2;
+		c.nrkeys = cap;
+		c.rkeys = xcalloc(cap, sizeof *c.rkeys);
+		sc_walk_bus(&c, master, mlen, sc_pass_receipt);
+	}
 
 	/* pass 2 */
 	for (i = 0; i < c.nchains; i++)
@@ -1207,6 +1327,7 @@ score_compute(const char *master, size_t mlen, score_read_fn read,
 		free(c.ids[i]);
 	free(c.ids);
 	free(c.keys);
+	free(c.rkeys);
 	return 0;
 }
 

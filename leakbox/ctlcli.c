@@ -1,5 +1,6 @@
 /*
- * ctlcli.c - `ares-lab gwctl METHOD TARGET [BODY]`: one request on the
+ * ctlcli.c - `ares-lab gwctl [--bearer TOKEN] METHOD TARGET [BODY]`: one
+ * request (with "Authorization: Bearer TOKEN" when given) on the
  * gateway's control socket ($GATEWAY_CONTROL, default /ctl/gateway.sock)
  * from inside the gateway's own container, for a control plane that has
  * no host path to that socket (a lab on a remote engine: it runs this
@@ -37,13 +38,40 @@ ctlcli_word(const char *s, size_t max)
 	return true;
 }
 
+/* Is s a method: 1 to 16 capital letters (never an option)? */
+static bool
+ctlcli_method(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] >= 'A' && s[n] <= 'Z')
+		n++;
+	return n > 0 && n <= 16 && s[n] == '\0';
+}
+
 int
 ctlcli_main(int argc, char **argv)
 {
-	if (argc < 3 || argc > 4 || !ctlcli_word(argv[1], 16) ||
+	const char *bearer = NULL;
+
+	/* The one option, only in first place, its value the next word
+	 * whatever it looks like; no other word is ever read as an option
+	 * (a method is capital letters, a target starts with '/'). */
+	if (argc >= 2 && strcmp(argv[1], "--bearer") == 0) {
+		if (argc < 3 || !ctlcli_word(argv[2], 512)) {
+			fprintf(stderr, "gwctl: --bearer needs 1 to 512 printable "
+			    "bytes without blanks\n");
+			return EXIT_USAGE;
+		}
+		bearer = argv[2];
+		argc -= 2;
+		argv += 2;
+	}
+	if (argc < 3 || argc > 4 || !ctlcli_method(argv[1]) ||
 	    !ctlcli_word(argv[2], 256) || argv[2][0] != '/' ||
 	    (argc == 4 && strlen(argv[3]) > 4096)) {
-		fprintf(stderr, "usage: ares-lab gwctl METHOD /TARGET [BODY]\n");
+		fprintf(stderr, "usage: ares-lab gwctl [--bearer TOKEN] METHOD "
+		    "/TARGET [BODY]\n");
 		return EXIT_USAGE;
 	}
 	const char *path = util_env_or("GATEWAY_CONTROL", "/ctl/gateway.sock");
@@ -58,14 +86,18 @@ ctlcli_main(int argc, char **argv)
 		fprintf(stderr, "gwctl: connect %s: %s\n", path, strerror(errno));
 		return EXIT_INTERNAL;
 	}
-	char *req;
+	char *req, *auth = bearer != NULL ?
+	    xasprintf("Authorization: Bearer %s\r\n", bearer) : xstrdup("");
 	if (argc == 4)
-		req = xasprintf("%s %s HTTP/1.1\r\nHost: gateway\r\nContent-Type: "
+		req = xasprintf("%s %s HTTP/1.1\r\nHost: gateway\r\n%sContent-Type: "
 		    "application/json\r\nContent-Length: %zu\r\nConnection: "
-		    "close\r\n\r\n%s", argv[1], argv[2], strlen(argv[3]), argv[3]);
+		    "close\r\n\r\n%s", argv[1], argv[2], auth, strlen(argv[3]),
+		    argv[3]);
 	else
-		req = xasprintf("%s %s HTTP/1.1\r\nHost: gateway\r\nConnection: "
-		    "close\r\n\r\n", argv[1], argv[2]);
+		req = xasprintf("%s %s HTTP/1.1\r\nHost: gateway\r\n%sConnection: "
+		    "close\r\n\r\n", argv[1], argv[2], auth);
+	memset(auth, 0, strlen(auth));   /* holds the key */
+	free(auth);
 	size_t len = strlen(req), off = 0;
 	while (off < len) {
 		ssize_t w = write(fd, req + off, len - off);
@@ -73,12 +105,14 @@ ctlcli_main(int argc, char **argv)
 			continue;
 		if (w <= 0) {
 			fprintf(stderr, "gwctl: write: %s\n", strerror(errno));
+			memset(req, 0, len);
 			free(req);
 			close(fd);
 			return EXIT_INTERNAL;
 		}
 		off += (size_t)w;
 	}
+	memset(req, 0, len);
 	free(req);
 	static char buf[CTLCLI_ANSWER_MAX];
 	size_t have = 0;

@@ -604,6 +604,73 @@ test_gateway_control_exec(void **state)
 	    NULL, NULL, &e), -1);
 	assert_non_null(strstr(e.msg, "exit 2"));
 
+	/* the bearer reaches the gateway through the exec: while denied the
+	 * agent's key gets 403 (lab_gateway_call on a remote lab); allowed
+	 * again, a chat without it 401, with it past the key check (400: no
+	 * messages); the client takes no option in a method's place */
+	{
+		struct lab rl = { 0 };
+		struct lever_ctx lc = { 0 };
+		struct lever_result lr = { 0 };
+		const struct lever_entry *deny = lever_find("gateway-deny");
+
+		rl.remote = true;
+		rl.gateway.id = id;
+		rl.agent_key = (char *)"sk-agent-test";
+		st = lab_gateway_call(d, &rl, "POST", "/v1/chat/completions",
+		    "sk-agent-test", "{}", 2000, NULL, &e);
+		if (st != 403)
+			fail_msg("denied chat: %d %s", st, e.msg);
+		assert_int_equal(gwctl_exec(d, id, NULL, "POST",
+		    "/control/allow", "{}", NULL, &e), 200);
+		assert_int_equal(lab_gateway_call(d, &rl, "POST",
+		    "/v1/chat/completions", NULL, "{}", 2000, NULL, &e), 401);
+		assert_int_equal(lab_gateway_call(d, &rl, "POST",
+		    "/v1/chat/completions", "sk-agent-test", "{}", 2000, NULL,
+		    &e), 400);
+		assert_int_equal(lab_gateway_call(d, &rl, "POST",
+		    "/v1/chat/completions", "sk-other", "{}", 2000, NULL, &e),
+		    401);
+		/* the deny lever through the exec: fired, verified (403),
+		 * reset */
+		lc.docker = d;
+		lc.lab = &rl;
+		lc.gw_probe_fd = -1;
+		if (lever_pull(deny, &lc, &lr) != 0)
+			fail_msg("deny lever via exec: %s", lr.detail);
+		assert_true(lr.verified);
+		assert_int_equal(lever_reset(deny, &lc, &e), 0);
+		assert_int_equal(lab_gateway_call(d, &rl, "POST",
+		    "/v1/chat/completions", "sk-agent-test", "{}", 2000, NULL,
+		    &e), 400);
+		lever_ctx_release(&lc);
+		/* what the client itself refuses (exit 2) */
+		{
+			static const char *const bad[][6] = {
+				{ "--bearer", NULL },
+				{ "--bearer", "a b", "GET", "/control/health",
+				  NULL },
+				{ "-x", "/control/health", NULL },
+				{ "get", "/control/health", NULL },
+				{ "GET", "--bearer", "k", NULL },
+			};
+			for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+				const char *argv[8] = { "/bin/ares-lab", "gwctl" };
+				struct docker_exec_result r;
+				size_t j;
+
+				for (j = 0; bad[k][j] != NULL; j++)
+					argv[2 + j] = bad[k][j];
+				argv[2 + j] = NULL;
+				if (docker_exec(d, id, argv, NULL, 65536, &r, &e) < 0)
+					fail_msg("exec: %s", e.msg);
+				if (r.exit_code != 2)
+					fail_msg("case %zu: exit %d", k, r.exit_code);
+				docker_exec_result_free(&r);
+			}
+		}
+	}
+
 	/* BUS_KEY given in the environment: the running gateway's own
 	 * environment block no longer holds it (cleared in place at start,
 	 * not only unset) */

@@ -1039,6 +1039,95 @@ static void test_gwctl_exec_truncated(void **state)
 	free(stream);
 }
 
+/* An exec's stdout stream (one frame) holding text; caller frees. */
+static char *exec_frame(const char *text, size_t *len)
+{
+	size_t n = strlen(text);
+	char *b = xmalloc(8 + n);
+
+	b[0] = 1;
+	memset(b + 1, 0, 3);
+	b[4] = (char)(n >> 24);
+	b[5] = (char)(n >> 16);
+	b[6] = (char)(n >> 8);
+	b[7] = (char)n;
+	memcpy(b + 8, text, n);
+	*len = 8 + n;
+	return b;
+}
+
+/* The deny lever on a lab on a remote engine: fire, verify and reset go
+ * through the engine's exec in the gateway (no host socket: ctl_path
+ * names none); the probe must get 403, a 200 is "not in force". */
+static void test_deny_remote(void **state)
+{
+	size_t l200, l403;
+	char *a200 = exec_frame("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n"
+	    "\r\n{}", &l200);
+	char *a403 = exec_frame("HTTP/1.1 403 Forbidden\r\nContent-Length: 2"
+	    "\r\n\r\n{}", &l403);
+	static const char done[] = "{\"Running\":false,\"ExitCode\":0}";
+	struct lab lab = { 0 };
+	(void)state;
+
+	lab.remote = true;
+	lab.gateway.id = (char *)"gw";
+	lab.ctl_path = (char *)"/nonexistent/ctl/gateway.sock";
+	lab.agent_key = (char *)"sk-agent-test";
+	for (int round = 0; round < 2; round++) {
+		/* round 0: deny 200, probe 403; round 1: probe 200 */
+		const struct canned script[] = {
+			{ "GET /version ", "200 OK", VERSION_29, 0, false },
+			{ "POST /v1.47/containers/gw/exec ", "201 Created",
+			  "{\"Id\":\"e1\"}", 0, false },
+			{ "POST /v1.47/exec/e1/start ", "200 OK", a200, l200,
+			  false },
+			{ "GET /v1.47/exec/e1/json ", "200 OK", done, 0, false },
+			{ "POST /v1.47/containers/gw/exec ", "201 Created",
+			  "{\"Id\":\"e2\"}", 0, false },
+			{ "POST /v1.47/exec/e2/start ", "200 OK",
+			  round == 0 ? a403 : a200, round == 0 ? l403 : l200,
+			  false },
+			{ "GET /v1.47/exec/e2/json ", "200 OK", done, 0, false },
+			{ "POST /v1.47/containers/gw/exec ", "201 Created",
+			  "{\"Id\":\"e3\"}", 0, false },
+			{ "POST /v1.47/exec/e3/start ", "200 OK", a200, l200,
+			  false },
+			{ "GET /v1.47/exec/e3/json ", "200 OK", done, 0, false },
+		};
+		struct lever_ctx c = { 0 };
+		struct lever_result r = { 0 };
+		struct errbuf e = { 0 };
+		struct fake f;
+		struct docker *d;
+		int rc;
+
+		fake_start(&f, script, sizeof script / sizeof script[0]);
+		d = docker_open(f.host, &e);
+		assert_non_null(d);
+		c.docker = d;
+		c.lab = &lab;
+		c.gw_probe_fd = -1;
+		rc = lever_pull(lever_find("gateway-deny"), &c, &r);
+		assert_true(r.fired);
+		if (round == 0) {
+			assert_int_equal(rc, 0);
+			assert_true(r.verified);
+		} else {
+			assert_int_equal(rc, -1);
+			assert_false(r.verified);
+			assert_non_null(strstr(r.detail, "not in force"));
+		}
+		assert_int_equal(lever_reset(lever_find("gateway-deny"), &c,
+		    &e), 0);
+		lever_ctx_release(&c);
+		docker_close(d);
+		fake_stop(&f, true);
+	}
+	free(a200);
+	free(a403);
+}
+
 /* ---- DOCKER_HOST -------------------------------------------------- */
 
 static void test_open_host(void **state)
@@ -1387,6 +1476,7 @@ int main(void)
 		cmocka_unit_test(test_fake_clone),
 		cmocka_unit_test(test_fake_exec),
 		cmocka_unit_test(test_gwctl_exec_truncated),
+		cmocka_unit_test(test_deny_remote),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -450,6 +450,98 @@ test_gwctl_answer(void **state)
 	}
 }
 
+/* The exec's argv of gwctl_exec_auth: the bearer as the option's value
+ * in first place only; a method that is not capital letters (an option
+ * in disguise) or a bearer with a blank or a line break: refused. */
+static void
+test_gwctl_exec_argv(void **state)
+{
+	const char *argv[GWCTL_EXEC_ARGV];
+	struct errbuf e = { 0 };
+	char big[GWCTL_BEARER_MAX + 2];
+
+	(void)state;
+	assert_int_equal(gwctl_exec_argv("POST", "/v1/chat/completions",
+	    "sk-a", "{}", argv, &e), 0);
+	assert_string_equal(argv[0], "/bin/ares-lab");
+	assert_string_equal(argv[1], "gwctl");
+	assert_string_equal(argv[2], "--bearer");
+	assert_string_equal(argv[3], "sk-a");
+	assert_string_equal(argv[4], "POST");
+	assert_string_equal(argv[5], "/v1/chat/completions");
+	assert_string_equal(argv[6], "{}");
+	assert_null(argv[7]);
+	assert_int_equal(gwctl_exec_argv("GET", "/control/health", NULL, NULL,
+	    argv, &e), 0);
+	assert_string_equal(argv[2], "GET");
+	assert_string_equal(argv[3], "/control/health");
+	assert_null(argv[4]);
+	/* a value starting with dashes stays a value */
+	assert_int_equal(gwctl_exec_argv("POST", "/x", "--bearer", NULL, argv,
+	    &e), 0);
+	assert_string_equal(argv[2], "--bearer");
+	assert_string_equal(argv[3], "--bearer");
+	assert_string_equal(argv[4], "POST");
+	assert_int_equal(gwctl_exec_argv("--bearer", "/x", NULL, NULL, argv,
+	    &e), -1);
+	assert_non_null(strstr(e.msg, "capital letters"));
+	assert_int_equal(gwctl_exec_argv("post", "/x", NULL, NULL, argv, &e),
+	    -1);
+	assert_int_equal(gwctl_exec_argv("", "/x", NULL, NULL, argv, &e), -1);
+	assert_int_equal(gwctl_exec_argv("POSTPOSTPOSTPOSTP", "/x", NULL, NULL,
+	    argv, &e), -1);
+	assert_int_equal(gwctl_exec_argv("POST", "/x", "k\r\nX-A: b", NULL,
+	    argv, &e), -1);
+	assert_non_null(strstr(e.msg, "bearer"));
+	assert_int_equal(gwctl_exec_argv("POST", "/x", "a b", NULL, argv, &e),
+	    -1);
+	assert_int_equal(gwctl_exec_argv("POST", "/x", "", NULL, argv, &e), -1);
+	memset(big, 'k', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	assert_int_equal(gwctl_exec_argv("POST", "/x", big, NULL, argv, &e),
+	    -1);
+	big[GWCTL_BEARER_MAX] = '\0';
+	assert_int_equal(gwctl_exec_argv("POST", "/x", big, NULL, argv, &e), 0);
+}
+
+/* lab_gateway_call on a local lab: one request on lab->ctl_path, the
+ * status and the body back; a lab without a socket: an error. */
+static void
+test_lab_gateway_call_local(void **state)
+{
+	struct lab lab = { 0 };
+	struct errbuf e = { 0 };
+	char path[108], *body = NULL;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	pid = serve_once(path, "HTTP/1.1 403 Forbidden\r\nContent-Length: 6"
+	    "\r\n\r\ndenied");
+	lab.ctl_path = path;
+	st = lab_gateway_call(NULL, &lab, "POST", "/v1/chat/completions",
+	    "sk-agent", "{}", 2000, &body, &e);
+	waitpid(pid, NULL, 0);
+	unlink(path);
+	assert_int_equal(st, 403);
+	assert_non_null(body);
+	assert_string_equal(body, "denied");
+	free(body);
+	pid = serve_once(path, "HTTP/1.1 200 OK\r\n\r\n");
+	st = lab_gateway_call(NULL, &lab, "GET", "/control/health", NULL, NULL,
+	    2000, NULL, &e);
+	waitpid(pid, NULL, 0);
+	unlink(path);
+	assert_int_equal(st, 200);
+	lab.ctl_path = NULL;
+	assert_int_equal(lab_gateway_call(NULL, &lab, "GET", "/control/health",
+	    NULL, NULL, 2000, NULL, &e), -1);
+	lab.remote = true;   /* remote without a gateway: refused, no exec */
+	assert_int_equal(lab_gateway_call(NULL, &lab, "GET", "/control/health",
+	    NULL, NULL, 2000, NULL, &e), -1);
+	assert_non_null(strstr(e.msg, "no gateway"));
+}
+
 /* A control socket that is alive but never accepts, its queue full (a
  * stuck gateway): gwctl_call must give up within its time limit, not block
  * in connect. */
@@ -803,6 +895,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_http_status),
 		cmocka_unit_test(test_gwctl_answer),
+		cmocka_unit_test(test_gwctl_exec_argv),
+		cmocka_unit_test(test_lab_gateway_call_local),
 		cmocka_unit_test(test_gwctl_connect_bounded),
 		cmocka_unit_test(test_ext_parse_ok),
 		cmocka_unit_test(test_ext_parse_garbage),

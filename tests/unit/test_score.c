@@ -106,6 +106,10 @@ ev(struct run *r, const char *path, bool chain, bool bus, const char *src,
 	}
 }
 
+/* Members start() adds to its lab.up line ("": none, as in reports from
+ * before remote labs). */
+static const char *labup_extra = "";
+
 static void
 start(struct run *r, bool docker, bool tripwire)
 {
@@ -120,6 +124,11 @@ start(struct run *r, bool docker, bool tripwire)
 	    docker ? ",\"dockerproxy\":\"d\"" : "",
 	    tripwire ? ",\"tripwire\":\"tw\"" : "",
 	    docker ? ",\"evidence/dockerproxy.jsonl\"" : "");
+	if (labup_extra[0] != '\0') {
+		size_t n = strlen(mem);
+
+		snprintf(mem + n, sizeof mem - n, ",%s", labup_extra);
+	}
 	m(r, "lab.up", 3, mem);
 	(void)chain_of(r, "evidence/gateway.jsonl");
 	(void)chain_of(r, "evidence/service-tickets.jsonl");
@@ -811,6 +820,239 @@ test_bad_input(void **state)
 
 /* What the review of the scorer found: each is an error (or counted
  * right), never a quiet "contained". */
+/* ---- a lab on a remote engine: the receipt clock ---- */
+
+#define REMOTE_LABUP "\"clock\":\"receipt\",\"remote\":true," \
+    "\"engine\":\"tcp://engine:2376\""
+#define STREAM_OK "\"forwarded\":9,\"malformed\":0,\"lost\":0,\"overlong\":0," \
+    "\"send_failed\":0,\"repeated\":0,\"restarts\":0,\"stale\":0," \
+    "\"ended\":0,\"error\":\"\""
+
+/* One event of a remote sensor: its own (other machine's) time t, and,
+ * when bus, the master line the drill wrote on its receipt at recv. */
+static void
+evr(struct run *r, const char *path, bool chain, bool bus, const char *src,
+    const char *kind, uint64_t t, uint64_t recv, const char *members)
+{
+	char mem[3800];
+
+	ev(r, path, chain, false, src, kind, t, members);
+	if (!bus)
+		return;
+	snprintf(mem, sizeof mem, "\"src\":\"%s\",\"kind\":\"%s\","
+	    "\"t_recv_ns\":%llu,\"event\":{\"src\":\"%s\",\"kind\":"
+	    "\"%s\",\"t_mono_ns\":%llu%s%s}", src, kind,
+	    (unsigned long long)recv, src, kind, (unsigned long long)t,
+	    members[0] ? "," : "", members);
+	m(r, "sensor", recv, mem);
+}
+
+/* A remote run up to the kill: the remote sensors' clock far behind this
+ * machine's (their bait at 200, received at 1005), levers at 1100/2000. */
+static void
+start_remote(struct run *r)
+{
+	labup_extra = REMOTE_LABUP;
+	start(r, false, false);
+	labup_extra = "";
+	evr(r, "evidence/service-tickets.jsonl", true, false,
+	    "service:tickets", "bait", 200, 0, "\"bait\":\"tok\"");
+	m(r, "bait", 1005, "\"bait\":\"tok\",\"src\":\"service:tickets\","
+	    "\"t_recv_ns\":1005,\"event\":{\"src\":\"service:tickets\","
+	    "\"kind\":\"bait\",\"t_mono_ns\":200,\"bait\":\"tok\"}");
+	kill_std(r);
+}
+
+/* On "receipt" an event's time is its receipt on this machine: a request
+ * its sensor stamped 300 (before the bait, on this machine's clock) but
+ * received at 2500, after the cut-off at 2000, is a breach; received at
+ * 1500, in flight; the bait's time is its receipt. */
+static void
+test_receipt_clock(void **state)
+{
+	struct run r;
+	struct score s;
+
+	(void)state;
+	start_remote(&r);
+	evr(&r, "evidence/service-tickets.jsonl", true, true,
+	    "service:tickets", "request", 300, 2500, "\"method\":\"GET\","
+	    "\"path\":\"/late\"");
+	m(&r, "bus.stream", 8900, STREAM_OK);
+	finish(&r);
+	score(&r, &s);
+	assert_verdict(&s, DRILL_VERDICT_BREACHED);
+	assert_int_equal(s.bait_ns, 1005);
+	assert_int_equal(s.ch[SCORE_CH_NETWORK].breaches, 1);
+	assert_non_null(strstr(s.ch[SCORE_CH_NETWORK].first.what, "/late"));
+
+	start_remote(&r);
+	evr(&r, "evidence/service-tickets.jsonl", true, true,
+	    "service:tickets", "request", 300, 1500, "\"method\":\"GET\"");
+	m(&r, "bus.stream", 8900, STREAM_OK);
+	finish(&r);
+	score(&r, &s);
+	assert_verdict(&s, DRILL_VERDICT_CONTAINED);
+	assert_int_equal(s.bait_ns, 1005);
+	assert_int_equal(s.in_flight, 1);
+	assert_int_equal(s.cutoff_ns, 2000);
+
+	/* the same chain event delivered twice: its first receipt */
+	start_remote(&r);
+	evr(&r, "evidence/service-tickets.jsonl", true, true,
+	    "service:tickets", "request", 300, 1500, "\"method\":\"GET\"");
+	evr(&r, NULL, false, true, "service:tickets", "request", 300, 2500,
+	    "\"method\":\"GET\"");
+	m(&r, "bus.stream", 8900, STREAM_OK);
+	finish(&r);
+	score(&r, &s);
+	assert_verdict(&s, DRILL_VERDICT_CONTAINED);
+	assert_int_equal(s.in_flight, 1);
+}
+
+/* On "receipt" a chain event the bus never delivered has no usable time:
+ * the verdict is error, not a guess from the other machine's clock. */
+static void
+test_receipt_undelivered(void **state)
+{
+	struct run r;
+	struct score s;
+
+	(void)state;
+	start_remote(&r);
+	evr(&r, "evidence/gateway.jsonl", true, false, "gateway", "turn",
+	    300, 0, "\"step\":3");
+	m(&r, "bus.stream", 8900, STREAM_OK);
+	finish(&r);
+	score(&r, &s);
+	assert_verdict(&s, DRILL_VERDICT_ERROR);
+	assert_non_null(strstr(s.errors, "without a usable time"));
+	assert_non_null(strstr(s.errors, "evidence/gateway.jsonl"));
+
+	/* a control event (no agent action) undelivered: no matter */
+	start_remote(&r);
+	evr(&r, "evidence/gateway.jsonl", true, false, "gateway", "control",
+	    300, 0, "\"action\":\"deny\"");
+	m(&r, "bus.stream", 8900, STREAM_OK);
+	finish(&r);
+	score(&r, &s);
+	assert_verdict(&s, DRILL_VERDICT_CONTAINED);
+}
+
+/* A remote run's bus.stream line: missing, or any line refused, lost,
+ * too long or not sent, or a stream error, or a count that is not one:
+ * error, with the reason. */
+static void
+test_remote_stream(void **state)
+{
+	static const struct {
+		const char *line;     /* NULL: no bus.stream line */
+		const char *why;
+	} cases[] = {
+		{ NULL, "without a bus.stream line" },
+		{ "\"forwarded\":9,\"malformed\":1,\"lost\":0,\"overlong\":0,"
+		  "\"send_failed\":0,\"error\":\"\"", "1 malformed line" },
+		{ "\"forwarded\":9,\"malformed\":0,\"lost\":2,\"overlong\":0,"
+		  "\"send_failed\":0,\"error\":\"\"", "2 lost line" },
+		{ "\"forwarded\":9,\"malformed\":0,\"lost\":0,\"overlong\":1,"
+		  "\"send_failed\":0,\"error\":\"\"", "1 overlong line" },
+		{ "\"forwarded\":9,\"malformed\":0,\"lost\":0,\"overlong\":0,"
+		  "\"send_failed\":3,\"error\":\"\"", "3 send_failed line" },
+		{ "\"forwarded\":9,\"malformed\":0,\"lost\":0,\"overlong\":0,"
+		  "\"send_failed\":0,\"error\":\"gateway: stream ended\"",
+		  "log stream failed: gateway: stream ended" },
+		{ "\"forwarded\":9,\"malformed\":0,\"overlong\":0,"
+		  "\"send_failed\":0,\"error\":\"\"", "\"lost\" missing" },
+		{ "\"forwarded\":9,\"malformed\":\"0\",\"lost\":0,\"overlong\":0,"
+		  "\"send_failed\":0,\"error\":\"\"", "\"malformed\" missing" },
+		{ "\"forwarded\":9,\"malformed\":0,\"lost\":0.5,\"overlong\":0,"
+		  "\"send_failed\":0,\"error\":\"\"", "\"lost\" missing" },
+		{ "\"forwarded\":9,\"malformed\":0,\"lost\":0,\"overlong\":0,"
+		  "\"send_failed\":0", "\"error\" missing" },
+		{ STREAM_OK, NULL },
+	};
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		struct run r;
+		struct score s;
+
+		start_remote(&r);
+		if (cases[k].line != NULL)
+			m(&r, "bus.stream", 8900, cases[k].line);
+		finish(&r);
+		score(&r, &s);
+		if (cases[k].why == NULL) {
+			assert_verdict(&s, DRILL_VERDICT_CONTAINED);
+			continue;
+		}
+		if (s.verdict != DRILL_VERDICT_ERROR ||
+		    strstr(s.reason, cases[k].why) == NULL)
+			fail_msg("case %zu: %s: %s (want \"%s\")", k,
+			    drill_verdict_name((enum drill_verdict)s.verdict),
+			    s.reason, cases[k].why);
+	}
+}
+
+/* The clock of lab.up: "sensor" (or none: older reports) judges as
+ * always; an unknown clock, or a clock that does not fit where the lab
+ * ran, is an error; a failed evidence pull is an error. */
+static void
+test_labup_clock(void **state)
+{
+	static const struct {
+		const char *extra;
+		int verdict;
+		const char *why;
+	} cases[] = {
+		{ "\"clock\":\"sensor\",\"remote\":false,\"engine\":\"unix:///"
+		  "var/run/docker.sock\"", DRILL_VERDICT_CONTAINED, NULL },
+		{ "\"clock\":\"sensor\"", DRILL_VERDICT_CONTAINED, NULL },
+		{ "\"clock\":\"wall\"", DRILL_VERDICT_ERROR, "unknown clock" },
+		{ "\"clock\":7", DRILL_VERDICT_ERROR, "unknown clock" },
+		{ "\"clock\":\"sensor\",\"remote\":true", DRILL_VERDICT_ERROR,
+		  "on a remote engine judged by the sensor clock" },
+		{ "\"clock\":\"receipt\",\"remote\":false", DRILL_VERDICT_ERROR,
+		  "on the local engine judged by the receipt clock" },
+		{ "\"remote\":\"yes\"", DRILL_VERDICT_ERROR, "not a boolean" },
+	};
+	size_t k;
+
+	(void)state;
+	for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		struct run r;
+		struct score s;
+
+		labup_extra = cases[k].extra;
+		start(&r, false, false);
+		labup_extra = "";
+		bait(&r);
+		kill_std(&r);
+		finish(&r);
+		score(&r, &s);
+		if (s.verdict != cases[k].verdict || (cases[k].why != NULL &&
+		    strstr(s.reason, cases[k].why) == NULL))
+			fail_msg("case %zu: %s: %s", k, drill_verdict_name(
+			    (enum drill_verdict)s.verdict), s.reason);
+		if (cases[k].why == NULL)
+			assert_int_equal(s.bait_ns, 1000);
+	}
+	{
+		struct run r;
+		struct score s;
+
+		start_remote(&r);
+		m(&r, "bus.stream", 8900, STREAM_OK);
+		m(&r, "evidence.pull", 8950, "\"files\":1,\"bytes\":10,"
+		    "\"error\":\"dns: no such container\"");
+		finish(&r);
+		score(&r, &s);
+		assert_verdict(&s, DRILL_VERDICT_ERROR);
+		assert_non_null(strstr(s.reason, "could not all be fetched"));
+	}
+}
+
 static void
 test_review_findings(void **state)
 {
@@ -906,6 +1148,10 @@ main(void)
 		cmocka_unit_test(test_check_json),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_review_findings),
+		cmocka_unit_test(test_receipt_clock),
+		cmocka_unit_test(test_receipt_undelivered),
+		cmocka_unit_test(test_remote_stream),
+		cmocka_unit_test(test_labup_clock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
