@@ -89,11 +89,13 @@ int docker_require_labs(const struct docker *d, const char *what,
 /* Up front, before anything is made (no run directory): when DOCKER_HOST
  * names a remote engine, refuse what of the policy at path a lab there
  * cannot have (lab_remote_check, core/lab_remote.c: a flaw or option that
- * needs this machine's paths).  0 when the engine is local, path is NULL
+ * needs this machine's paths; model_url, when not NULL, is the command's
+ * --model-url, which overrides the policy's).  0 when the engine is local, path is NULL
  * or nothing is refused; -1 + e (ERRBUF_INPUT "remote engine (HOST): flaw
  * X needs ...; local engine only", a DOCKER_HOST that does not parse, or
  * policy_load's error). */
-int lab_remote_policy_check(const char *path, struct errbuf *e);
+int lab_remote_policy_check(const char *path, const char *model_url,
+    struct errbuf *e);
 
 /* GET /containers/json?all=1&filters={"label":["ares.run=<id>"]} and
  * GET /networks?filters=...: arrays (caller cJSON_Delete()s). */

@@ -564,9 +564,14 @@ int lab_image_ensure(struct docker *d, char **ref, struct errbuf *e);
  * needs this machine's paths; else -1 + e (ERRBUF_INPUT, "remote engine
  * (where): flaw X needs ...; local engine only") naming the first flaw or
  * option that does (docker-socket, host-mount, control-keys, a real
- * model.url, agent.kind image).  Pure. */
+ * model.url, agent.kind image).  Pure.  The policy alone (o NULL). */
 int lab_remote_check(const struct policy *p, const char *where,
     struct errbuf *e);
+/* lab_remote_check with lab up's options o (may be NULL): the effective
+ * model url (o->model_url over p->model_url) and a negative-control
+ * weakening are refused too. */
+int lab_remote_check_opts(const struct policy *p, const struct lab_options *o,
+    const char *where, struct errbuf *e);
 /* What the tripwire bait needs (lab_remote_check, lab up's check by id). */
 #define LAB_REMOTE_TRIPWIRE_NEEDS "inotify on this machine's copy of " \
 	"the agent's home (RUN_DIR/agent-home), which a remote engine's " \

@@ -2317,8 +2317,8 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	 * host kernel) is refused before anything is made; its bus, control
 	 * and evidence folders are volumes.  A local one: host bind mounts,
 	 * the bridges sealed before any container joins them. */
-	if (docker_is_remote(d) && lab_remote_check(p, docker_where(d),
-	    e) == -1)
+	if (docker_is_remote(d) && lab_remote_check_opts(p, o,
+	    docker_where(d), e) == -1)
 		return NULL;
 	if (docker_require_labs(d, "lab up", e) == -1)
 		return NULL;

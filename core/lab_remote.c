@@ -29,6 +29,21 @@ int
 lab_remote_check(const struct policy *p, const char *where,
     struct errbuf *e)
 {
+	return lab_remote_check_opts(p, NULL, where, e);
+}
+
+/* Every field of struct lab_options that can add a host need is looked at
+ * here (core.h): model_url (the host relay), weaken (the negative
+ * control).  agent_idle, model_key_env, lease and pace_ms need no host
+ * path. */
+int
+lab_remote_check_opts(const struct policy *p, const struct lab_options *o,
+    const char *where, struct errbuf *e)
+{
+	/* the effective model url: the option overrides the policy */
+	const char *model_url = o != NULL && o->model_url != NULL ?
+	    o->model_url : p->model_url;
+
 	for (size_t i = 0; i < p->nflaws; i++)
 		for (size_t k = 0; k < sizeof remote_flaws /
 		    sizeof remote_flaws[0]; k++)
@@ -37,10 +52,17 @@ lab_remote_check(const struct policy *p, const char *where,
 				    "(%.200s): flaw %s needs %s; local engine only",
 				    where, remote_flaws[k].flaw,
 				    remote_flaws[k].needs);
-	if (p->model_url != NULL)
+	if (model_url != NULL)
 		return errbuf_set(e, ERRBUF_INPUT, "remote engine (%.200s): a "
-		    "real model.url needs the host relay (RUN_DIR/ctl/relay.sock "
-		    "bind-mounted into the gateway); local engine only", where);
+		    "real model.url (%s) needs the host relay "
+		    "(RUN_DIR/ctl/relay.sock bind-mounted into the gateway); "
+		    "local engine only", where, o != NULL && o->model_url != NULL ?
+		    "--model-url" : "policy");
+	if (o != NULL && o->weaken != LAB_WEAKEN_NONE)
+		return errbuf_set(e, ERRBUF_INPUT, "remote engine (%.200s): the "
+		    "negative control's weakenings break this machine's host "
+		    "seal (its INPUT firewall, its bridges); local engine only",
+		    where);
 	/* the kernel levers are not refused here: they say "local engine
 	 * only" themselves when prepared (lever_kernel.c), as they always
 	 * have on a remote engine */
@@ -60,8 +82,10 @@ lab_remote_check(const struct policy *p, const char *where,
 }
 
 int
-lab_remote_policy_check(const char *path, struct errbuf *e)
+lab_remote_policy_check(const char *path, const char *model_url,
+    struct errbuf *e)
 {
+	struct lab_options o = { .model_url = model_url };
 	const char *host = getenv("DOCKER_HOST");
 	struct docker_host h;
 	struct policy *p;
@@ -71,12 +95,19 @@ lab_remote_policy_check(const char *path, struct errbuf *e)
 		return 0;
 	if (docker_host_parse(host, "DOCKER_HOST", &h, e) == -1)
 		return -1;
-	if (h.kind == DOCKER_UNIX || path == NULL)
+	if (h.kind == DOCKER_UNIX)
 		return 0;
+	if (path == NULL) {
+		/* no policy yet: the option alone */
+		struct policy none;
+
+		memset(&none, 0, sizeof none);
+		return lab_remote_check_opts(&none, &o, host, e);
+	}
 	p = policy_load(path, e);
 	if (p == NULL)
 		return -1;
-	rc = lab_remote_check(p, host, e);
+	rc = lab_remote_check_opts(p, &o, host, e);
 	policy_free(p);
 	return rc;
 }

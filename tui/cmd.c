@@ -183,11 +183,12 @@ cmd_require_local(const char *who, const char *needs)
 }
 
 int
-cmd_require_lab_engine(const char *who, const char *policy)
+cmd_require_lab_engine(const char *who, const char *policy,
+    const char *model_url)
 {
 	struct errbuf e = { 0 };
 
-	if (lab_remote_policy_check(policy, &e) == 0)
+	if (lab_remote_policy_check(policy, model_url, &e) == 0)
 		return 0;
 	fprintf(stderr, "%s: %s\n", who, e.msg);
 	return errbuf_exit_code(&e);

@@ -184,7 +184,8 @@ cmd_drill_exec(const struct cmd_entry *self, int argc, char **argv)
 
 	/* a remote engine is fine; what its lab cannot have is refused
 	 * here, before the run directory is made (docs/engine.md) */
-	if ((rc = cmd_require_lab_engine("ares drill", o.policy_path)) != 0)
+	if ((rc = cmd_require_lab_engine("ares drill", o.policy_path,
+	    o.model_url)) != 0)
 		return rc;
 	if (drill_run(&o, &r, &e) == -1) {
 		fprintf(stderr, "ares drill: %s\n", e.msg);

@@ -227,7 +227,8 @@ cmd_lab_up(const struct cmd_lab_args *a)
 		    cmd_lab_entry.usage);
 		return EXIT_USAGE;
 	}
-	if ((rc = cmd_require_lab_engine("ares lab up", a->policy)) != 0)
+	if ((rc = cmd_require_lab_engine("ares lab up", a->policy,
+	    a->model_url)) != 0)
 		return rc;
 	p = policy_load(a->policy, &e);
 	if (p == NULL)

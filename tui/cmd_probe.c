@@ -397,7 +397,7 @@ cmd_probe_exec(const struct cmd_entry *self, int argc, char **argv)
 		return EXIT_USAGE;
 	/* a lab on a remote engine: what it cannot have is refused before
 	 * the run directory is made (--run: DOCKER_HOST must parse) */
-	if ((rc = cmd_require_lab_engine("ares probe", a.policy)) != 0)
+	if ((rc = cmd_require_lab_engine("ares probe", a.policy, NULL)) != 0)
 		return rc;
 	signal(SIGINT, cmd_probe_on_signal);
 	signal(SIGTERM, cmd_probe_on_signal);

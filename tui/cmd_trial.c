@@ -487,7 +487,8 @@ cmd_trial_exec(const struct cmd_entry *self, int argc, char **argv)
 	/* a remote DOCKER_HOST: the policy's lab must be one it can have
 	 * (with --engine each engine is checked as the trial starts) */
 	if (o.nengine_urls == 0 && o.engines_file == NULL &&
-	    (rc = cmd_require_lab_engine("ares trial", o.policy_path)) != 0)
+	    (rc = cmd_require_lab_engine("ares trial", o.policy_path,
+	    NULL)) != 0)
 		return rc;
 	if (trial_run(&o, &t, &e) == -1) {
 		fprintf(stderr, "ares trial: %s\n", e.msg);

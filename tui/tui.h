@@ -637,9 +637,11 @@ int cmd_json_write(cJSON *j, const char *path, struct errbuf *e);
 int cmd_require_local(const char *who, const char *needs);
 /* Before a command that builds labs makes anything: a DOCKER_HOST that
  * parses and, on a remote engine, a policy (NULL: none yet) whose flaws
- * and options a lab there can have (lab_remote_policy_check).  0, or the
- * exit code after printing "<who>: <reason>" (2 for a refusal). */
-int cmd_require_lab_engine(const char *who, const char *policy);
+ * and options a lab there can have (lab_remote_policy_check; model_url
+ * the command's --model-url or NULL).  0, or the exit code after printing
+ * "<who>: <reason>" (2 for a refusal). */
+int cmd_require_lab_engine(const char *who, const char *policy,
+    const char *model_url);
 
 /* ------------------------------------------------------------------ */
 /* cmd_*.c - one file per command, each defining its cmd_entry         */

@@ -1382,6 +1382,21 @@ static void test_core_refuses_remote(void **state)
 	assert_non_null(strstr(e.msg, "remote engine (tcp://127.0.0.1:1): flaw "
 	    "docker-socket needs"));
 	assert_non_null(strstr(e.msg, "local engine only"));
+	policy_free(p);
+	/* the default policy with lab up's option model_url (ares drill
+	 * --model-url): the effective url is refused, before any request */
+	p = policy_load(ARES_SRCDIR "/policies/default.yaml", &e);
+	assert_non_null(p);
+	memset(&e, 0, sizeof e);
+	{
+		struct lab_options lo = { .model_url = "https://x/v1" };
+
+		assert_null(lab_up_opts(d, p, "/nonexistent-run-dir", "r1", 1,
+		    &lo, &e));
+	}
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_non_null(strstr(e.msg, "remote engine (tcp://127.0.0.1:1): a "
+	    "real model.url (--model-url) needs the host relay"));
 	memset(&c, 0, sizeof c);
 	c.docker = d;
 	c.agent_pid = 1;

@@ -56,8 +56,28 @@ test_refused(void **state)
 	refused(&p, "flaw control-keys needs");
 	p.nflaws = 1;
 	p.model_url = url;
-	refused(&p, "a real model.url needs the host relay");
+	refused(&p, "a real model.url (policy) needs the host relay");
 	p.model_url = NULL;
+	/* the option overrides the policy: the effective url is checked,
+	 * and the refusal says where it came from */
+	{
+		struct lab_options o = { .model_url = url };
+		struct errbuf oe = {0};
+
+		assert_int_equal(lab_remote_check_opts(&p, NULL, "x", &oe), 0);
+		assert_int_equal(lab_remote_check_opts(&p, &o, "x", &oe), -1);
+		assert_int_equal(oe.code, ERRBUF_INPUT);
+		assert_non_null(strstr(oe.msg, "a real model.url (--model-url) "
+		    "needs the host relay"));
+		o.model_url = NULL;
+		o.agent_idle = o.lease = true;
+		o.pace_ms = 100;
+		assert_int_equal(lab_remote_check_opts(&p, &o, "x", &oe), 0);
+		o.weaken = LAB_WEAKEN_SYS_ADMIN;
+		memset(&oe, 0, sizeof oe);
+		assert_int_equal(lab_remote_check_opts(&p, &o, "x", &oe), -1);
+		assert_non_null(strstr(oe.msg, "negative control"));
+	}
 	p.agent_kind = POLICY_AGENT_IMAGE;
 	refused(&p, "agent.kind image");
 	p.agent_kind = POLICY_AGENT_POYO;
@@ -108,23 +128,35 @@ test_policy_check(void **state)
 	(void)state;
 
 	unsetenv("DOCKER_HOST");
-	assert_int_equal(lab_remote_policy_check(flawed, &e), 0);
+	assert_int_equal(lab_remote_policy_check(flawed, NULL, &e), 0);
 	setenv("DOCKER_HOST", "unix:///var/run/docker.sock", 1);
-	assert_int_equal(lab_remote_policy_check(flawed, &e), 0);
+	assert_int_equal(lab_remote_policy_check(flawed, NULL, &e), 0);
 	setenv("DOCKER_HOST", "tcp://10.0.0.5:2376", 1);
-	assert_int_equal(lab_remote_policy_check(dflt, &e), 0);
-	assert_int_equal(lab_remote_policy_check(NULL, &e), 0);
-	assert_int_equal(lab_remote_policy_check(flawed, &e), -1);
+	assert_int_equal(lab_remote_policy_check(dflt, NULL, &e), 0);
+	assert_int_equal(lab_remote_policy_check(NULL, NULL, &e), 0);
+	assert_int_equal(lab_remote_policy_check(flawed, NULL, &e), -1);
 	assert_int_equal(e.code, ERRBUF_INPUT);
 	assert_non_null(strstr(e.msg, "remote engine (tcp://10.0.0.5:2376): "
 	    "flaw docker-socket needs"));
+	/* the command's --model-url: the default policy is then refused,
+	 * with or without a policy path */
+	memset(&e, 0, sizeof e);
+	assert_int_equal(lab_remote_policy_check(dflt, "https://x/v1", &e), -1);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_non_null(strstr(e.msg, "a real model.url (--model-url)"));
+	memset(&e, 0, sizeof e);
+	assert_int_equal(lab_remote_policy_check(NULL, "https://x/v1", &e), -1);
+	assert_non_null(strstr(e.msg, "a real model.url (--model-url)"));
+	unsetenv("DOCKER_HOST");
+	assert_int_equal(lab_remote_policy_check(dflt, "https://x/v1", &e), 0);
+	setenv("DOCKER_HOST", "tcp://10.0.0.5:2376", 1);
 	memset(&e, 0, sizeof e);
 	setenv("DOCKER_HOST", "ssh://u@h", 1);
-	assert_int_equal(lab_remote_policy_check(flawed, &e), -1);
+	assert_int_equal(lab_remote_policy_check(flawed, NULL, &e), -1);
 	assert_non_null(strstr(e.msg, "flaw docker-socket"));
 	memset(&e, 0, sizeof e);
 	setenv("DOCKER_HOST", "tcp://h:99999", 1);
-	assert_int_equal(lab_remote_policy_check(dflt, &e), -1);
+	assert_int_equal(lab_remote_policy_check(dflt, NULL, &e), -1);
 	assert_int_equal(e.code, ERRBUF_INPUT);
 	unsetenv("DOCKER_HOST");
 	free(flawed);
