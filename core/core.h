@@ -64,6 +64,10 @@ const char *docker_tls_ca(const struct docker *d);
 const char *docker_tls_cert(const struct docker *d);
 /* Is d's engine remote (anything but a local unix socket)? */
 bool docker_is_remote(const struct docker *d);
+/* Is s an engine object Id as ares uses one (in a request path, a host
+ * path, a file name): exactly 64 lowercase hex digits?  An answer's Id
+ * that is not is refused (docs/engine.md). */
+bool docker_id_valid(const char *s);
 /*
  * Refuse what needs the local engine (host bind mounts, the host kernel)
  * when DOCKER_HOST names a remote engine, before anything is made: 0 when

@@ -1659,7 +1659,16 @@ get_object(struct docker *d, const char *kind, const char *id,
 	return j;
 }
 
-/* The "Id" string of an object answer (caller frees).  NULL + e. */
+bool
+docker_id_valid(const char *s)
+{
+	return s != NULL && strlen(s) == 64 &&
+	    strspn(s, "0123456789abcdef") == 64;
+}
+
+/* The "Id" string of an object answer (caller frees): 64 lowercase hex
+ * digits (docker_id_valid), since ares puts it into request paths and,
+ * for a container, host cgroup paths.  NULL + e. */
 static char *
 answer_id(const char *method, const char *path,
     struct docker_response *r, struct errbuf *e)
@@ -1670,11 +1679,21 @@ answer_id(const char *method, const char *path,
 	if (j == NULL)
 		return NULL;
 	id = cJSON_GetObjectItemCaseSensitive(j, "Id");
-	if (!cJSON_IsString(id) || id->valuestring[0] == '\0' ||
-	    strlen(id->valuestring) > 128) {
+	if (!cJSON_IsString(id) || id->valuestring[0] == '\0') {
 		cJSON_Delete(j);
 		errbuf_set(e, ERRBUF_INTERNAL, "docker: %s %s: answer has no Id",
 		    method, path);
+		return NULL;
+	}
+	if (!docker_id_valid(id->valuestring)) {
+		char clean[80];
+
+		util_sanitize(clean, sizeof clean, id->valuestring,
+		    strlen(id->valuestring), false);
+		cJSON_Delete(j);
+		errbuf_set(e, ERRBUF_INTERNAL, "docker: %s %s: answer's Id '%s' is "
+		    "not 64 lowercase hex digits (refused: ares builds paths "
+		    "from it)", method, path, clean);
 		return NULL;
 	}
 	out = xstrdup(id->valuestring);

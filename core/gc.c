@@ -324,9 +324,7 @@ gc_collect(struct gc_list *l, enum gc_kind kind, const cJSON *arr)
 		struct gc_obj *o;
 		size_t i;
 
-		if (!cJSON_IsString(id) || strlen(id->valuestring) >= 72 ||
-		    strspn(id->valuestring, "0123456789abcdef") !=
-		    strlen(id->valuestring))
+		if (!cJSON_IsString(id) || !docker_id_valid(id->valuestring))
 			continue;
 		for (i = 0; i < l->n; i++)
 			if (l->v[i].kind == kind &&

@@ -629,6 +629,9 @@ bool lab_owns(const struct lab *lab, const char *id);
  * usual layouts), so that no sensor writes to its chain any more and the
  * agent stops.  Waits (at most about 2 s) until the cgroups are empty.
  * Returns the number of containers stopped; what failed goes to note.
+ * A remote lab (lab->remote): nothing is done, 0, and note says "remote
+ * engine: its containers cannot be stopped from here".  A container Id
+ * that is not 64 hex digits (docker_id_valid) never names a path.
  */
 int lab_kill_local(const struct lab *lab, const char *agent_cgroup_dir,
     char *note, size_t notelen);

@@ -2529,7 +2529,8 @@ lab_down_ids(const cJSON *list, size_t *n)
 	cJSON_ArrayForEach(it, list) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "Id");
 
-		if (cJSON_IsString(id))
+		/* the same test as lab_remove_all's loop (its indexes) */
+		if (cJSON_IsString(id) && docker_id_valid(id->valuestring))
 			ids[(*n)++] = id->valuestring;
 	}
 	return ids;
@@ -2562,7 +2563,8 @@ lab_remove_all(struct docker *d, const cJSON *cs, const cJSON *ns,
 		    "Networks"), *n;
 		size_t x = 0;
 
-		if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(it, "Id")))
+		if (!docker_id_valid(cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(it, "Id"))))
 			continue;
 		w.cnets[k] = xcalloc((size_t)cJSON_GetArraySize(nets) + 1,
 		    sizeof **w.cnets);

@@ -357,6 +357,10 @@ lab_cgroup_of(const struct lab *lab, const char *agent_dir, const char *id,
 	const char *base, *at;
 	size_t i;
 
+	/* an Id that is not 64 hex digits ("..", "x/../y") never names a
+	 * path here */
+	if (!docker_id_valid(id))
+		return false;
 	if (agent_dir != NULL && lab->agent.id != NULL &&
 	    (base = strrchr(agent_dir, '/')) != NULL &&
 	    (at = strstr(base, lab->agent.id)) != NULL) {
@@ -442,6 +446,14 @@ lab_kill_local(const struct lab *lab, const char *agent_cgroup_dir,
 
 	if (note != NULL && notelen > 0)
 		note[0] = '\0';
+	if (lab->remote) {
+		/* its containers run on another machine's kernel: this
+		 * machine's cgroups are not theirs */
+		if (note != NULL && notelen > 0)
+			snprintf(note, notelen, "remote engine: its containers "
+			    "cannot be stopped from here");
+		return 0;
+	}
 	lab_listed(lab, cs);
 	for (i = 0; i < LAB_NROLES; i++) {
 		if (cs[i]->id == NULL)

@@ -645,6 +645,11 @@ static void test_demux_zero_and_partial(void **state)
 
 /* ---- a fake engine on a unix socket -------------------------------- */
 
+/* Engine Ids as the engine gives them: 64 lowercase hex digits. */
+#define EXEC1 "e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1"
+#define EXEC2 "e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2"
+#define EXEC3 "e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3e3"
+
 /* One canned exchange: the request line must start with expect. */
 struct canned {
 	const char *expect;
@@ -950,16 +955,16 @@ static void test_fake_exec(void **state)
 	const struct canned script[] = {
 		{ "GET /version ", "200 OK", VERSION_29, 0, false },
 		{ "POST /v1.47/containers/c1/exec ", "201 Created",
-		  "{\"Id\":\"e1\"}", 0, false },
-		{ "POST /v1.47/exec/e1/start ", "200 OK", stream,
+		  "{\"Id\":\"" EXEC1 "\"}", 0, false },
+		{ "POST /v1.47/exec/" EXEC1 "/start ", "200 OK", stream,
 		  sizeof stream - 1, true },
-		{ "GET /v1.47/exec/e1/json ", "200 OK",
+		{ "GET /v1.47/exec/" EXEC1 "/json ", "200 OK",
 		  "{\"Running\":true,\"ExitCode\":null}", 0, false },
-		{ "GET /v1.47/exec/e1/json ", "200 OK",
+		{ "GET /v1.47/exec/" EXEC1 "/json ", "200 OK",
 		  "{\"Running\":false,\"ExitCode\":7}", 0, false },
 		{ "POST /v1.47/containers/c1/exec ", "201 Created",
-		  "{\"Id\":\"e2\"}", 0, false },
-		{ "POST /v1.47/exec/e2/start ", "200 OK", bad,
+		  "{\"Id\":\"" EXEC2 "\"}", 0, false },
+		{ "POST /v1.47/exec/" EXEC2 "/start ", "200 OK", bad,
 		  sizeof bad - 1, true },
 		{ "POST /v1.47/containers/c1/exec ", "409 Conflict",
 		  "{\"message\":\"Container c1 is paused\"}", 0, false },
@@ -1019,10 +1024,10 @@ static void test_gwctl_exec_truncated(void **state)
 		const struct canned script[] = {
 			{ "GET /version ", "200 OK", VERSION_29, 0, false },
 			{ "POST /v1.47/containers/gw/exec ", "201 Created",
-			  "{\"Id\":\"e1\"}", 0, false },
-			{ "POST /v1.47/exec/e1/start ", "200 OK", stream,
+			  "{\"Id\":\"" EXEC1 "\"}", 0, false },
+			{ "POST /v1.47/exec/" EXEC1 "/start ", "200 OK", stream,
 			  8 + n, false },
-			{ "GET /v1.47/exec/e1/json ", "200 OK",
+			{ "GET /v1.47/exec/" EXEC1 "/json ", "200 OK",
 			  "{\"Running\":false,\"ExitCode\":0}", 0, false },
 		};
 
@@ -1079,21 +1084,21 @@ static void test_deny_remote(void **state)
 		const struct canned script[] = {
 			{ "GET /version ", "200 OK", VERSION_29, 0, false },
 			{ "POST /v1.47/containers/gw/exec ", "201 Created",
-			  "{\"Id\":\"e1\"}", 0, false },
-			{ "POST /v1.47/exec/e1/start ", "200 OK", a200, l200,
+			  "{\"Id\":\"" EXEC1 "\"}", 0, false },
+			{ "POST /v1.47/exec/" EXEC1 "/start ", "200 OK", a200, l200,
 			  false },
-			{ "GET /v1.47/exec/e1/json ", "200 OK", done, 0, false },
+			{ "GET /v1.47/exec/" EXEC1 "/json ", "200 OK", done, 0, false },
 			{ "POST /v1.47/containers/gw/exec ", "201 Created",
-			  "{\"Id\":\"e2\"}", 0, false },
-			{ "POST /v1.47/exec/e2/start ", "200 OK",
+			  "{\"Id\":\"" EXEC2 "\"}", 0, false },
+			{ "POST /v1.47/exec/" EXEC2 "/start ", "200 OK",
 			  round == 0 ? a403 : a200, round == 0 ? l403 : l200,
 			  false },
-			{ "GET /v1.47/exec/e2/json ", "200 OK", done, 0, false },
+			{ "GET /v1.47/exec/" EXEC2 "/json ", "200 OK", done, 0, false },
 			{ "POST /v1.47/containers/gw/exec ", "201 Created",
-			  "{\"Id\":\"e3\"}", 0, false },
-			{ "POST /v1.47/exec/e3/start ", "200 OK", a200, l200,
+			  "{\"Id\":\"" EXEC3 "\"}", 0, false },
+			{ "POST /v1.47/exec/" EXEC3 "/start ", "200 OK", a200, l200,
 			  false },
-			{ "GET /v1.47/exec/e3/json ", "200 OK", done, 0, false },
+			{ "GET /v1.47/exec/" EXEC3 "/json ", "200 OK", done, 0, false },
 		};
 		struct lever_ctx c = { 0 };
 		struct lever_result r = { 0 };
@@ -1352,6 +1357,153 @@ static void test_open_tls(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/*
+ * An engine that answers an Id that is not 64 lowercase hex digits
+ * ("..", a path, upper case, one digit short): container create, network
+ * create and exec create each refuse it (ares puts an Id into request
+ * paths and host cgroup paths); a good Id is taken.
+ */
+static void test_fake_bad_ids(void **state)
+{
+	static const char *const bad[] = {
+		"..", "../../x",
+		"E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1E1",
+		"e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e",
+	};
+	char bodies[4][128];
+	struct canned script[8];
+	const char *argv[] = { "true", NULL };
+	struct docker_container_spec cs = { .name = "n1", .image = "img" };
+	struct docker_network_spec ns = { .name = "net1" };
+	struct docker_exec_result r;
+	struct fake f;
+	struct errbuf e = {0};
+	struct docker *d;
+	size_t n = 0, i;
+	char *id;
+	(void)state;
+
+	script[n++] = (struct canned){ "GET /version ", "200 OK", VERSION_29,
+	    0, false };
+	for (i = 0; i < 4; i++) {
+		snprintf(bodies[i], sizeof bodies[i], "{\"Id\":\"%s\"}", bad[i]);
+		script[n++] = (struct canned){ "POST /v1.47/containers/create",
+		    "201 Created", bodies[i], 0, false };
+	}
+	script[n++] = (struct canned){ "POST /v1.47/networks/create",
+	    "201 Created", "{\"Id\":\"..\"}", 0, false };
+	script[n++] = (struct canned){ "POST /v1.47/containers/c1/exec ",
+	    "201 Created", "{\"Id\":\"..\"}", 0, false };
+	script[n++] = (struct canned){ "POST /v1.47/containers/create",
+	    "201 Created", "{\"Id\":\"" EXEC1 "\"}", 0, false };
+	fake_start(&f, script, n);
+	d = docker_open(f.host, &e);
+	assert_non_null(d);
+	for (i = 0; i < 4; i++) {
+		memset(&e, 0, sizeof e);
+		assert_null(docker_container_create(d, &cs, &e));
+		assert_int_equal(e.code, ERRBUF_INTERNAL);
+		if (strstr(e.msg, "is not 64 lowercase hex digits") == NULL)
+			fail_msg("Id %s: %s", bad[i], e.msg);
+	}
+	memset(&e, 0, sizeof e);
+	assert_null(docker_network_create(d, &ns, &e));
+	assert_non_null(strstr(e.msg, "answer's Id '..' is not 64"));
+	memset(&e, 0, sizeof e);
+	assert_int_equal(docker_exec(d, "c1", argv, NULL, 100, &r, &e), -1);
+	assert_non_null(strstr(e.msg, "answer's Id '..' is not 64"));
+	memset(&e, 0, sizeof e);
+	id = docker_container_create(d, &cs, &e);
+	assert_non_null(id);
+	assert_string_equal(id, EXEC1);
+	free(id);
+	docker_close(d);
+	fake_stop(&f, true);
+	assert_true(docker_id_valid(EXEC1));
+	assert_false(docker_id_valid(NULL));
+	assert_false(docker_id_valid(""));
+	for (i = 0; i < 4; i++)
+		assert_false(docker_id_valid(bad[i]));
+}
+
+/* Write s to dir/name (a test fixture). */
+static void put_file(const char *dir, const char *name, const char *s)
+{
+	char path[512];
+	FILE *fp;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(s, fp);
+	fclose(fp);
+}
+
+/*
+ * lab_kill_local builds cgroup paths from the lab's container Ids: an Id
+ * that is not 64 hex digits names none (here "x", a directory next to the
+ * agent's whose cgroup.procs lists a child of this test: the child lives);
+ * a remote lab is not stopped through this machine's cgroups at all (the
+ * child lives, the note says why); a local lab with a good Id is (the
+ * child is killed: the fixture works).
+ */
+static void test_kill_local_ids(void **state)
+{
+	static const char agent[] = EXEC1, other[] = EXEC2;
+	char dir[] = "/tmp/ares-tcg-XXXXXX", adir[256], sub[256], note[256];
+	struct lab lab;
+	pid_t child;
+	int st;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(adir, sizeof adir, "%s/%s", dir, agent);
+	assert_int_equal(mkdir(adir, 0700), 0);
+	put_file(adir, "cgroup.procs", "");
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		alarm(20);
+		pause();
+		_exit(0);
+	}
+	{
+		char pid[32];
+
+		snprintf(pid, sizeof pid, "%ld\n", (long)child);
+		snprintf(sub, sizeof sub, "%s/x", dir);
+		assert_int_equal(mkdir(sub, 0700), 0);
+		put_file(sub, "cgroup.procs", pid);
+		snprintf(sub, sizeof sub, "%s/%s", dir, other);
+		assert_int_equal(mkdir(sub, 0700), 0);
+		put_file(sub, "cgroup.procs", pid);
+	}
+	memset(&lab, 0, sizeof lab);
+	lab.agent.id = (char *)agent;
+	lab.gateway.id = (char *)"x";
+	assert_int_equal(lab_kill_local(&lab, adir, note, sizeof note), 1);
+	assert_non_null(strstr(note, "1 container(s) without a cgroup"));
+	assert_int_equal(waitpid(child, &st, WNOHANG), 0);
+	lab.gateway.id = (char *)other;
+	lab.remote = true;
+	assert_int_equal(lab_kill_local(&lab, adir, note, sizeof note), 0);
+	assert_string_equal(note, "remote engine: its containers cannot be "
+	    "stopped from here");
+	assert_int_equal(waitpid(child, &st, WNOHANG), 0);
+	lab.remote = false;
+	/* the fixture's cgroup.procs stays listed: lab_kill_local gives up
+	 * after its rounds, the child is dead all the same */
+	assert_int_equal(lab_kill_local(&lab, adir, note, sizeof note), 2);
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", dir);
+		assert_int_equal(system(cmd), 0);
+	}
+}
+
 /* Inside core: on a remote engine lab up refuses what needs a host path
  * and the kernel levers refuse, before any request (the engine here is a
  * closed port: a request would fail with ERRBUF_ENGINE, not this
@@ -1492,6 +1644,8 @@ int main(void)
 		cmocka_unit_test(test_fake_exec),
 		cmocka_unit_test(test_gwctl_exec_truncated),
 		cmocka_unit_test(test_deny_remote),
+		cmocka_unit_test(test_fake_bad_ids),
+		cmocka_unit_test(test_kill_local_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
