@@ -553,6 +553,13 @@ int lab_prepare_dirs(const char *run_dir, const char *run_id,
 /* The name of Linux capability bit (CHOWN .. CHECKPOINT_RESTORE), as the
  * Engine API spells it; NULL past the last one known. */
 const char *lab_cap_name(unsigned bit);
+/* Flaw privileged's capability list into caps (NULL-terminated, room for
+ * 39): every capability but the withheld ones and, on a local engine
+ * (remote false), those this process's bounding set lacks (the engine's,
+ * since it runs here); on a remote engine this machine is not consulted.
+ * note (len bytes) says in words what was left out (privileged_degraded). */
+void lab_caps_privileged(const char **caps, bool remote, char *note,
+    size_t len);
 
 /* Path of the lab rootfs tar: $ARES_LAB_ROOTFS, else the build tree's
  * leakbox/lab-rootfs.tar, else the installed one.  Never NULL. */

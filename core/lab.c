@@ -756,17 +756,19 @@ lab_cap_withheld(const char *name)
  * lift seccomp, give every device and a writable /sys: root on the host
  * for a root agent).  A capability the engine itself lacks (it runs
  * nested in a container: runc fails with "unable to apply caps") is left
- * out too; the engine is local here, so our own bounding set tells.
- * Fills caps (NULL-terminated, at most LAB_NCAPS) and says in note what
- * was left out.
+ * out too when the engine is local: our own bounding set tells.  A remote
+ * engine's bounding set is not this machine's: nothing is left out (a
+ * capability that engine lacks fails the start, fail closed) and note
+ * says that its set was not checked.  Fills caps (NULL-terminated, at
+ * most LAB_NCAPS) and says in note what was left out.
  */
-static void
-lab_caps_privileged(const char **caps, char *note, size_t len)
+void
+lab_caps_privileged(const char **caps, bool remote, char *note, size_t len)
 {
 	char line[256], missing[256] = "";
 	unsigned long long bnd = ~0ull;
 	size_t i, n = 0, used = 0;
-	FILE *f = fopen("/proc/self/status", "r");
+	FILE *f = remote ? NULL : fopen("/proc/self/status", "r");
 
 	while (f != NULL && fgets(line, sizeof line, f) != NULL)
 		if (sscanf(line, "CapBnd: %llx", &bnd) == 1)
@@ -791,8 +793,10 @@ lab_caps_privileged(const char **caps, char *note, size_t len)
 	    "stays inside the container, seccomp on, no devices (withheld: SYS_ADMIN, SYS_MODULE, SYS_RAWIO, SYS_PTRACE, "
 	    "DAC_READ_SEARCH, SYS_BOOT, SYS_TIME, SYSLOG, MAC_ADMIN, "
 	    "MAC_OVERRIDE, AUDIT_CONTROL, SYS_NICE, WAKE_ALARM, "
-	    "BLOCK_SUSPEND)%s%s", missing[0] != '\0' ? "; the engine lacks " :
-	    "", missing);
+	    "BLOCK_SUSPEND)%s%s%s", missing[0] != '\0' ? "; the engine lacks " :
+	    "", missing, remote ? "; remote engine: its own bounding set was "
+	    "not checked (every other capability asked; one it lacks fails "
+	    "the agent's start)" : "");
 }
 
 /* Hardened defaults shared by every container of the lab. */
@@ -1329,7 +1333,8 @@ lab_spec_apply(struct lab_build *b, struct lab_spec *s)
 	if (f->all_caps) {
 		char note[512];
 
-		lab_caps_privileged(s->all_caps, note, sizeof note);
+		lab_caps_privileged(s->all_caps, b->lab->remote, note,
+		    sizeof note);
 		s->c.cap_add = s->all_caps;
 		free(b->lab->privileged_degraded);
 		b->lab->privileged_degraded = xstrdup(note);
