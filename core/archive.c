@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #define TAR_BLOCK 512
 
 /* ---- writer --------------------------------------------------------- */
@@ -49,7 +51,16 @@ tar_grow(struct archive_tar *t, size_t n)
 		size_t cap = t->cap ? t->cap : 8192;
 		while (cap < t->len + n)
 			cap *= 2;
-		t->buf = xrealloc(t->buf, cap);
+		unsigned char *nb = xmalloc(cap);
+
+		/* never realloc: the old block would be freed unzeroed, and
+		 * it may hold secrets (bait in the agent's home) */
+		if (t->len > 0)
+			memcpy(nb, t->buf, t->len);
+		if (t->buf != NULL)
+			sodium_memzero(t->buf, t->cap);
+		free(t->buf);
+		t->buf = (char *)nb;
 		t->cap = cap;
 	}
 	p = (unsigned char *)t->buf + t->len;
@@ -127,7 +138,9 @@ archive_tar_dir(struct archive_tar *t, const char *name, unsigned mode,
 {
 	char full[128];
 
-	if (!tar_name_ok(name) || strlen(name) > 98)
+	/* "." is the target folder itself (its mode and owner) */
+	if (strcmp(name, ".") != 0 && (!tar_name_ok(name) ||
+	    strlen(name) > 98))
 		return errbuf_set(e, ERRBUF_INPUT, "archive: bad directory "
 		    "name \"%.80s\"", name);
 	snprintf(full, sizeof full, "%s/", name);

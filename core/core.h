@@ -123,8 +123,13 @@ struct docker_volume_spec {
 };
 /* Pure: the POST /volumes/create body.  Caller cJSON_Delete()s. */
 cJSON *docker_volume_config(const struct docker_volume_spec *spec);
-/* Create it: 0, or -1 + e (also when the engine answers with a volume of
- * that name that is not this run's: the engine returns an existing one). */
+/* Create it, new: GET /volumes/{name} must answer 404 (a volume of that
+ * name is refused, never adopted: the engine's create answers with an
+ * existing one as if made), then the create carries a fresh random label
+ * ares.nonce that its answer must show (one made by someone else between
+ * the look and the create has not got it).  0, or -1 + e (ERRBUF_INTERNAL
+ * "... exists already (not made by this run)" or "... answered with
+ * another volume"). */
 int docker_volume_create(struct docker *d, const struct docker_volume_spec *spec,
     struct errbuf *e);
 /* DELETE /volumes/{name} (force: ?force=1).  -1 + e (409 while a

@@ -26,6 +26,7 @@
 #include "internal.h"
 
 #include <curl/curl.h>
+#include <sodium.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -2064,14 +2065,44 @@ docker_volume_create(struct docker *d, const struct docker_volume_spec *spec,
     struct errbuf *e)
 {
 	struct docker_response r;
-	cJSON *b, *j;
+	unsigned char raw[32];
+	char nonce[sizeof raw * 2 + 1];
+	cJSON *b, *j, *labels;
 	const char *name;
+	char *path;
 	int rc;
 
 	if (spec->name == NULL || spec->name[0] == '\0')
 		return errbuf_set(e, ERRBUF_INPUT, "docker: volume create: no "
 		    "name");
+	/* the engine answers POST /volumes/create with an existing volume
+	 * of that name as if it made it (labels and content kept): a name
+	 * that exists is refused, never adopted */
+	path = id_path(d, "/volumes", spec->name, "");
+	rc = docker_request(d, "GET", path, NULL, 0, &r, e);
+	if (rc < 0) {
+		free(path);
+		return -1;
+	}
+	if (r.status != 404) {
+		rc = r.status == 200 ? errbuf_set(e, ERRBUF_INTERNAL, "docker: "
+		    "volume %.100s exists already (not made by this run): "
+		    "refusing to adopt it", spec->name) :
+		    daemon_error("GET", path, &r, e);
+		docker_response_free(&r);
+		free(path);
+		return rc;
+	}
+	docker_response_free(&r);
+	free(path);
+	/* one made between that look and the create is told by a label
+	 * only this request carries: a fresh random nonce */
+	randombytes_buf(raw, sizeof raw);
+	for (size_t i = 0; i < sizeof raw; i++)
+		snprintf(nonce + 2 * i, 3, "%02x", raw[i]);
 	b = docker_volume_config(spec);
+	labels = cJSON_GetObjectItemCaseSensitive(b, "Labels");
+	cJSON_AddStringToObject(labels, "ares.nonce", nonce);
 	rc = call(d, "POST", "/volumes/create", b, 0, &r, e);
 	cJSON_Delete(b);
 	if (rc < 0)
@@ -2079,15 +2110,15 @@ docker_volume_create(struct docker *d, const struct docker_volume_spec *spec,
 	j = parse_answer("POST", "/volumes/create", &r, cJSON_IsObject, e);
 	if (j == NULL)
 		return -1;
-	/* the engine answers with an existing volume of that name too: it
-	 * must be the one asked for, and ours (a fresh name per run) */
+	/* it must be the one asked for, made by this request */
 	name = util_json_str(j, "Name", NULL);
+	labels = cJSON_GetObjectItemCaseSensitive(j, "Labels");
 	rc = name != NULL && strcmp(name, spec->name) == 0 &&
-	    (spec->run_id == NULL || strcmp(util_json_str(
-	    cJSON_GetObjectItemCaseSensitive(j, "Labels"), "ares.run", ""),
-	    spec->run_id) == 0) ? 0 : errbuf_set(e, ERRBUF_INTERNAL,
+	    (spec->run_id == NULL || strcmp(util_json_str(labels, "ares.run",
+	    ""), spec->run_id) == 0) && strcmp(util_json_str(labels,
+	    "ares.nonce", ""), nonce) == 0 ? 0 : errbuf_set(e, ERRBUF_INTERNAL,
 	    "docker: volume create %.100s: the engine answered with another "
-	    "volume (not this run's)", spec->name);
+	    "volume (not the one this request made)", spec->name);
 	cJSON_Delete(j);
 	return rc;
 }

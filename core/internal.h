@@ -579,6 +579,13 @@ int lab_remote_check(const struct policy *p, const char *where,
  * weakening are refused too. */
 int lab_remote_check_opts(const struct policy *p, const struct lab_options *o,
     const char *where, struct errbuf *e);
+/* Pure: lab->host_seal's words for a remote seal's read-back record
+ * (hostfw_remote_parse's array): what was asked and not read back (no
+ * host address: inhibit_ipv4), what was read back (arp_ignore, and
+ * disable_ipv6 only for the bridges whose seal container said the kernel
+ * has IPv6; "no IPv6" is said as the seal container's word).  Caller
+ * frees. */
+char *lab_remote_seal_words(const cJSON *record);
 /* What the tripwire bait needs (lab_remote_check, lab up's check by id). */
 #define LAB_REMOTE_TRIPWIRE_NEEDS "inotify on this machine's copy of " \
 	"the agent's home (RUN_DIR/agent-home), which a remote engine's " \

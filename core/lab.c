@@ -1016,9 +1016,7 @@ lab_networks(struct docker *d, struct lab *lab, const struct lab_options *o,
 		    e) == -1)
 			return errbuf_prefix(e, "lab: remote engine (%.200s)",
 			    docker_where(d));
-		lab->host_seal = xstrdup("bridges without a host address, IPv6 "
-		    "and ARP answers off, read back by a seal container on the "
-		    "remote engine; no host INPUT firewall");
+		lab->host_seal = lab_remote_seal_words(*seal);
 		return 0;
 	}
 	for (i = 0; i < 3; i++) {
@@ -1596,80 +1594,233 @@ lab_role_make(struct lab_build *b, struct docker *d, size_t i,
 #define LAB_TREE_DEPTH   16
 #define LAB_TREE_ENTRIES 512
 
+/* Compare names for qsort (the tree's entries in a fixed order). */
+static int
+lab_tree_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /*
- * Add dir/rel (rel "" for dir itself: not added) to t, recursively:
- * folders and regular files with their modes and numeric owners as they
- * are on this machine (lstat: a link is never followed, and anything but
- * a folder or a regular file, which ares never plants, fails it).  File
- * contents are zeroed once added (they may be bait secrets).  *n counts
- * entries.  -1 + e.
+ * Add the object name in directory pfd (rel its path in the tree: "."
+ * for the top folder itself) to t, recursively: folders and regular
+ * files with their modes and numeric owners as they are on this machine.
+ * Every object is looked at once (fstatat without following), opened
+ * O_NOFOLLOW and its fstat compared with that look (device, inode,
+ * type), so what is sent is the object that was looked at; a link, a
+ * regular file with more than one name, or anything but a folder or a
+ * regular file (ares plants neither) fails it.  File contents are read
+ * into a buffer of their size and zeroed once added (they may be bait
+ * secrets).  *n counts entries.  -1 + e.
  */
 static int
-lab_tree_tar(struct archive_tar *t, const char *dir, const char *rel,
-    int depth, size_t *n, struct errbuf *e)
+lab_tree_tar(struct archive_tar *t, int pfd, const char *name,
+    const char *rel, int depth, size_t *n, struct errbuf *e)
 {
-	char *path = rel[0] != '\0' ? xasprintf("%s/%s", dir, rel) :
-	    xstrdup(dir);
-	struct dirent **ents = NULL;
-	struct stat sb;
-	int k, nent, rc = 0;
+	struct stat sb, fb;
+	char **names = NULL;
+	size_t nn = 0, cap = 0, k;
+	DIR *dp = NULL;
+	int fd = -1, rc = 0;
 
-	if (lstat(path, &sb) == -1) {
-		rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: %s: %s", path,
-		    strerror(errno));
-		goto out;
-	}
-	if (++*n > LAB_TREE_ENTRIES || depth > LAB_TREE_DEPTH) {
-		rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: %s: more than %d "
-		    "entries or %d levels", dir, LAB_TREE_ENTRIES,
+	if (fstatat(pfd, name, &sb, AT_SYMLINK_NOFOLLOW) == -1)
+		return errbuf_set(e, ERRBUF_INTERNAL, "lab: the agent's home: "
+		    "%s: %s", rel, strerror(errno));
+	if (++*n > LAB_TREE_ENTRIES || depth > LAB_TREE_DEPTH)
+		return errbuf_set(e, ERRBUF_INTERNAL, "lab: the agent's home: "
+		    "more than %d entries or %d levels", LAB_TREE_ENTRIES,
 		    LAB_TREE_DEPTH);
+	if (!S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode))
+		return errbuf_set(e, ERRBUF_INTERNAL, "lab: the agent's home: "
+		    "%s: neither a folder nor a regular file", rel);
+	fd = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
+	    O_NONBLOCK | (S_ISDIR(sb.st_mode) ? O_DIRECTORY : 0));
+	if (fd == -1)
+		return errbuf_set(e, ERRBUF_INTERNAL, "lab: the agent's home: "
+		    "open %s: %s", rel, strerror(errno));
+	if (fstat(fd, &fb) == -1 || fb.st_dev != sb.st_dev ||
+	    fb.st_ino != sb.st_ino || (fb.st_mode & S_IFMT) !=
+	    (sb.st_mode & S_IFMT)) {
+		rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: the agent's home: %s "
+		    "changed while it was read", rel);
 		goto out;
 	}
-	if (S_ISREG(sb.st_mode)) {
-		size_t len;
-		char *data = util_read_file(path, ARCHIVE_FILE_MAX, &len, e);
+	if (S_ISREG(fb.st_mode)) {
+		size_t len = (size_t)fb.st_size, got = 0;
+		char *data;
 
-		if (data == NULL) {
-			rc = -1;
+		if (fb.st_nlink != 1) {
+			rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: the agent's "
+			    "home: %s has %ju names (a hard link)", rel,
+			    (uintmax_t)fb.st_nlink);
 			goto out;
 		}
-		rc = archive_tar_file(t, rel, (unsigned)(sb.st_mode & 07777),
-		    (unsigned)sb.st_uid, (unsigned)sb.st_gid, data, len, e);
-		sodium_memzero(data, len);
+		if (fb.st_size < 0 || (uintmax_t)fb.st_size > ARCHIVE_FILE_MAX) {
+			rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: the agent's "
+			    "home: %s: more than %u bytes", rel, ARCHIVE_FILE_MAX);
+			goto out;
+		}
+		/* its size, once: never grown (a realloc would leave a copy
+		 * of a secret in freed memory) */
+		data = xmalloc(len + 1);
+		while (got < len) {
+			ssize_t r = read(fd, data + got, len - got);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		if (got != len)
+			rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: the agent's home: "
+			    "%s changed size while it was read", rel);
+		else
+			rc = archive_tar_file(t, rel, (unsigned)(fb.st_mode &
+			    07777), (unsigned)fb.st_uid, (unsigned)fb.st_gid, data,
+			    len, e);
+		sodium_memzero(data, len + 1);
 		free(data);
 		goto out;
 	}
-	if (!S_ISDIR(sb.st_mode)) {
-		rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: %s: neither a folder "
-		    "nor a regular file", path);
-		goto out;
-	}
-	if (rel[0] != '\0' && archive_tar_dir(t, rel, (unsigned)(sb.st_mode &
-	    07777), (unsigned)sb.st_uid, (unsigned)sb.st_gid, e) == -1) {
+	if (archive_tar_dir(t, rel, (unsigned)(fb.st_mode & 07777),
+	    (unsigned)fb.st_uid, (unsigned)fb.st_gid, e) == -1) {
 		rc = -1;
 		goto out;
 	}
-	nent = scandir(path, &ents, NULL, alphasort);
-	if (nent == -1) {
-		rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: scandir %s: %s", path,
-		    strerror(errno));
-		goto out;
-	}
-	for (k = 0; k < nent; k++) {
-		const char *nm = ents[k]->d_name;
+	/* the folder as opened (fdopendir takes fd; a dup stays for
+	 * openat) */
+	{
+		int dfd = dup(fd);
+		struct dirent *de;
 
-		if (rc == 0 && strcmp(nm, ".") != 0 && strcmp(nm, "..") != 0) {
-			char *sub = rel[0] != '\0' ? xasprintf("%s/%s", rel, nm) :
-			    xstrdup(nm);
-
-			rc = lab_tree_tar(t, dir, sub, depth + 1, n, e);
-			free(sub);
+		if (dfd == -1 || (dp = fdopendir(dfd)) == NULL) {
+			if (dfd != -1)
+				close(dfd);
+			rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: the agent's "
+			    "home: read %s: %s", rel, strerror(errno));
+			goto out;
 		}
-		free(ents[k]);
+		while ((de = readdir(dp)) != NULL) {
+			if (strcmp(de->d_name, ".") == 0 ||
+			    strcmp(de->d_name, "..") == 0)
+				continue;
+			if (nn >= LAB_TREE_ENTRIES) {
+				rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: the agent's "
+				    "home: more than %d entries", LAB_TREE_ENTRIES);
+				goto out;
+			}
+			if (nn == cap) {
+				cap = cap ? cap * 2 : 16;
+				names = xrealloc(names, cap * sizeof *names);
+			}
+			names[nn++] = xstrdup(de->d_name);
+		}
 	}
-	free(ents);
+	if (nn > 0)
+		qsort(names, nn, sizeof *names, lab_tree_cmp);
+	for (k = 0; k < nn && rc == 0; k++) {
+		char *sub = strcmp(rel, ".") != 0 ? xasprintf("%s/%s", rel,
+		    names[k]) : xstrdup(names[k]);
+
+		rc = lab_tree_tar(t, fd, names[k], sub, depth + 1, n, e);
+		free(sub);
+	}
 out:
-	free(path);
+	for (k = 0; k < nn; k++)
+		free(names[k]);
+	free(names);
+	if (dp != NULL)
+		closedir(dp);
+	if (fd != -1)
+		close(fd);
+	return rc;
+}
+
+/* The size field of a tar header (octal, NUL/space padded).  -1 when
+ * not octal. */
+static int
+lab_tar_size(const unsigned char *h, unsigned long long *out)
+{
+	unsigned long long v = 0;
+	size_t i = 0;
+	bool any = false;
+
+	while (i < 12 && h[124 + i] == ' ')
+		i++;
+	for (; i < 12 && h[124 + i] >= '0' && h[124 + i] <= '7'; i++) {
+		if (v > (1ull << 40))
+			return -1;
+		v = v * 8 + (unsigned)(h[124 + i] - '0');
+		any = true;
+	}
+	for (; i < 12; i++)
+		if (h[124 + i] != '\0' && h[124 + i] != ' ')
+			return -1;
+	*out = v;
+	return any ? 0 : -1;
+}
+
+/*
+ * Before a named volume is filled: it holds nothing, as a new volume
+ * does.  The archive GET of its mount point path in the planter (id)
+ * must be one folder entry named top ("poyo" for /home/poyo), PAX
+ * headers aside, then the end: what the image has at that path would be
+ * copied into a new volume, and the lab image has nothing there, so any
+ * other entry is someone else's (or an image that differs from the
+ * local one's tree) and fails lab up, naming it.  -1 + e.
+ */
+static int
+lab_remote_empty(struct docker *d, const char *id, const char *path,
+    const char *top, struct errbuf *e)
+{
+	size_t len = 0, off = 0, ndir = 0;
+	char *buf = docker_archive_get(d, id, path, 64 * 1024, &len, e);
+	int rc = 0;
+
+	if (buf == NULL)
+		return errbuf_prefix(e, "lab: read back the new volume at %s",
+		    path);
+	while (rc == 0 && off + 512 <= len) {
+		const unsigned char *h = (const unsigned char *)buf + off;
+		unsigned long long size;
+		char name[101], clean[120];
+		size_t nl;
+		bool zero = true;
+
+		for (size_t i = 0; i < 512 && zero; i++)
+			zero = h[i] == 0;
+		if (zero)
+			break;   /* the end blocks */
+		if (lab_tar_size(h, &size) == -1 || size > len) {
+			rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: the new volume "
+			    "at %s: the engine's archive does not parse", path);
+			break;
+		}
+		memcpy(name, h, 100);
+		name[100] = '\0';
+		nl = strlen(name);
+		while (nl > 0 && name[nl - 1] == '/')
+			name[--nl] = '\0';
+		if (h[156] == 'x' || h[156] == 'g') {
+			/* PAX records: times of the entry that follows */
+		} else if (h[156] == '5' && strcmp(name, top) == 0 && h[345] ==
+		    '\0' && ndir == 0) {
+			ndir++;
+		} else {
+			util_sanitize(clean, sizeof clean, name, strlen(name),
+			    false);
+			rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: the new volume at "
+			    "%s is not empty (\"%s\" in it): refusing to plant the "
+			    "agent's files over someone else's", path, clean);
+			break;
+		}
+		off += 512 + (size_t)((size + 511) / 512 * 512);
+	}
+	if (rc == 0 && ndir != 1)
+		rc = errbuf_set(e, ERRBUF_INTERNAL, "lab: the new volume at %s: "
+		    "the engine's archive has no folder %s", path, top);
+	free(buf);
 	return rc;
 }
 
@@ -1737,8 +1888,16 @@ lab_remote_plant(struct lab_build *b, struct errbuf *e)
 	free(name);
 	if (id == NULL)
 		return errbuf_prefix(e, "lab: the planter");
+	/* the volumes are new (docker_volume_create) and, before anything
+	 * is put in, still empty */
+	rc = lab_remote_empty(b->d, id, "/home/poyo", "poyo", e);
+	if (rc == 0 && script)
+		rc = lab_remote_empty(b->d, id, LAB_AGENT_SCRIPT_DIR,
+		    strrchr(LAB_AGENT_SCRIPT_DIR, '/') + 1, e);
 	archive_tar_init(&t);
-	rc = lab_tree_tar(&t, b->home, "", 0, &n, e);
+	/* the top folder as "." (its mode and owner: RUN_DIR/agent-home's) */
+	if (rc == 0)
+		rc = lab_tree_tar(&t, AT_FDCWD, b->home, ".", 0, &n, e);
 	archive_tar_finish(&t);
 	if (rc == 0 && (rc = docker_archive_put(b->d, id, "/home/poyo", t.buf,
 	    t.len, e)) == -1)

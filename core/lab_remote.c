@@ -81,6 +81,27 @@ lab_remote_check_opts(const struct policy *p, const struct lab_options *o,
 	return 0;
 }
 
+char *
+lab_remote_seal_words(const cJSON *record)
+{
+	const cJSON *o;
+	size_t n = 0, v6 = 0;
+
+	cJSON_ArrayForEach(o, record) {
+		n++;
+		if (util_json_true(o, "ipv6"))
+			v6++;
+	}
+	return xasprintf("no host address asked on the bridges "
+	    "(inhibit_ipv4; not read back), arp_ignore=8%s read back on %zu "
+	    "bridge(s) by a seal container on the remote engine%s; no host "
+	    "INPUT firewall", v6 == n && n > 0 ? " and disable_ipv6=1" :
+	    v6 > 0 ? " (and disable_ipv6=1 where the kernel has IPv6)" : "",
+	    n, v6 == n ? "" : v6 == 0 ? ", which said its kernel has no IPv6 "
+	    "(disable_ipv6 not written)" : ", which said some of them have no "
+	    "IPv6");
+}
+
 int
 lab_remote_policy_check(const char *path, const char *model_url,
     struct errbuf *e)

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -202,8 +203,10 @@ test_remote_lab(void **state)
 	    (double)(util_mono_ns() - t0) / 1e9);
 	assert_true(lab->remote);
 	assert_string_equal(lab->clock, "receipt");
-	assert_non_null(strstr(lab->host_seal, "read back by a seal container "
-	    "on the remote engine; no host INPUT firewall"));
+	assert_non_null(strstr(lab->host_seal, "read back on 3 bridge(s) by a "
+	    "seal container on the remote engine"));
+	assert_non_null(strstr(lab->host_seal, "no host INPUT firewall"));
+	assert_non_null(strstr(lab->host_seal, "(inhibit_ipv4; not read back)"));
 	/* gateway, service, sink, dns, decoys */
 	assert_int_equal(lab->nbus_srcs, 5);
 	assert_int_equal(lab->nchains, 5);
@@ -342,6 +345,23 @@ test_remote_lab(void **state)
 		assert_int_not_equal(exec_in(lab->agent.id, wr, NULL), 0);
 		free(tp);
 	}
+	/* the home's top folder: RUN_DIR/agent-home's mode and owner, as
+	 * a local lab's bind mount has them */
+	{
+		const char *const ls[] = { "/bin/sh", "-c",
+		    "stat -c '%a %u %g' /home/poyo", NULL };
+		char *hp = xasprintf("%s/agent-home", run_dir), *want;
+		struct stat hs;
+
+		assert_int_equal(stat(hp, &hs), 0);
+		want = xasprintf("%o %u %u\n", (unsigned)(hs.st_mode & 07777),
+		    (unsigned)hs.st_uid, (unsigned)hs.st_gid);
+		assert_int_equal(exec_in(lab->agent.id, ls, &out), 0);
+		assert_string_equal(out, want);
+		free(out);
+		free(want);
+		free(hp);
+	}
 
 	/* the sensors stopped (as before a teardown), the stream too */
 	for (i = 0; i < lab->nbus_srcs; i++)
@@ -423,6 +443,66 @@ test_remote_lab(void **state)
 	free(dir);
 }
 
+/*
+ * A volume of the lab's name made beforehand (as another user of the
+ * engine could, with the run's label, once the run id shows on the
+ * engine) is never adopted: lab up fails naming it, the planted volume's
+ * content is not the agent's home, and nothing of the run is left but
+ * that volume (removed here).
+ */
+static void
+test_remote_volume_taken(void **state)
+{
+	struct errbuf e = {0};
+	struct docker_response r;
+	struct policy *p;
+	struct lab *lab;
+	char run_id[64], *dir, *run_dir, *body, *vp;
+	(void)state;
+
+	dir = mkscratch();
+	p = policy_in(dir, "taken", "bait: [tickets-admin-token]\n"
+	    "levers: [gateway-deny]\nflaws: []\n");
+	util_new_id(run_id);
+	run_dir = xasprintf("%s/run", dir);
+	assert_int_equal(util_mkdir_p(run_dir, 0700, &e), 0);
+	body = xasprintf("{\"Name\":\"ares-%s-home\",\"Labels\":{\"ares.run\":"
+	    "\"%s\",\"ares.role\":\"home\",\"planted\":\"yes\"}}", run_id,
+	    run_id);
+	assert_int_equal(docker_request(d, "POST", "/volumes/create", body,
+	    strlen(body), &r, &e), 0);
+	assert_int_equal(r.status, 201);
+	docker_response_free(&r);
+	free(body);
+	lab = lab_up(d, p, run_dir, run_id, 7, &e);
+	if (lab != NULL)
+		fail_msg("lab up adopted a volume made beforehand");
+	if (strstr(e.msg, "exists already (not made by this run): refusing "
+	    "to adopt it") == NULL)
+		fail_msg("lab up: \"%s\"", e.msg);
+	/* lab up tore down what it made; the planted volume is not its to
+	 * remove by name, but it carries the run's label: the teardown by
+	 * label takes it (docs/engine.md) */
+	memset(&e, 0, sizeof e);
+	(void)lab_teardown(d, run_id, &e);
+	vp = xasprintf("/volumes/ares-%s-home", run_id);
+	assert_int_equal(docker_request(d, "GET", vp, NULL, 0, &r, &e), 0);
+	if (r.status == 200) {
+		struct errbuf e2 = {0};
+		char *nm = xasprintf("ares-%s-home", run_id);
+
+		(void)docker_volume_remove(d, nm, true, &e2);
+		free(nm);
+	}
+	docker_response_free(&r);
+	free(vp);
+	assert_int_equal(objects_of(run_id), 0);
+	policy_free(p);
+	free(run_dir);
+	assert_int_equal(util_rm_rf(dir, &e), 0);
+	free(dir);
+}
+
 /* What a remote lab cannot have: refused with ERRBUF_INPUT before
  * anything is made on the engine. */
 static void
@@ -474,6 +554,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_remote_refusals),
 		cmocka_unit_test(test_remote_lab),
+		cmocka_unit_test(test_remote_volume_taken),
 	};
 	const char *req = getenv("ARES_REQUIRE_DOCKER");
 	struct errbuf e = {0};

@@ -657,6 +657,8 @@ struct canned {
 	const char *body;
 	size_t body_len;         /* 0: strlen(body) */
 	bool dribble;            /* no Content-Length, write byte by byte */
+	bool echo;               /* answer with the request's body (body
+	                            unused) */
 };
 
 struct fake {
@@ -693,13 +695,21 @@ static void fake_serve(int ls, const struct canned *script, size_t n)
 		cl = strcasestr(req, "\r\nContent-Length:");
 		if (cl != NULL && cl < end)
 			clen = strtoul(cl + 17, NULL, 10);
-		{   /* drain the request body */
+		static char echoed[65536];
+		size_t elen = 0;
+		{   /* drain the request body (kept for an echo) */
 			size_t have = got - (size_t)(end + 4 - req);
 			char sink[4096];
+			memcpy(echoed, end + 4, have < sizeof echoed ? have : 0);
+			elen = have < sizeof echoed ? have : 0;
 			while (have < clen) {
 				ssize_t k = read(fd, sink, sizeof sink);
 				if (k <= 0)
 					break;
+				if (elen + (size_t)k < sizeof echoed) {
+					memcpy(echoed + elen, sink, (size_t)k);
+					elen += (size_t)k;
+				}
 				have += (size_t)k;
 			}
 		}
@@ -708,7 +718,8 @@ static void fake_serve(int ls, const struct canned *script, size_t n)
 			close(fd);
 			continue;
 		}
-		blen = c->body_len ? c->body_len : strlen(c->body);
+		blen = c->echo ? elen : c->body_len ? c->body_len :
+		    strlen(c->body);
 		if (strncmp(req, c->expect, strlen(c->expect)) != 0) {
 			const char *bad = "HTTP/1.1 400 Bad\r\nConnection: close"
 			    "\r\nContent-Length: 30\r\n\r\n"
@@ -729,7 +740,7 @@ static void fake_serve(int ls, const struct canned *script, size_t n)
 			_exit(6);
 		for (size_t o = 0; o < blen; ) {
 			size_t k = c->dribble ? 1 : blen - o;
-			if (write(fd, c->body + o, k) < 0)
+			if (write(fd, (c->echo ? echoed : c->body) + o, k) < 0)
 				break;   /* client gave up (malformed stream) */
 			o += k;
 			if (c->dribble)
@@ -1426,6 +1437,61 @@ static void test_fake_bad_ids(void **state)
 		assert_false(docker_id_valid(bad[i]));
 }
 
+/*
+ * A named volume must be new: one that exists (GET /volumes/{name} 200)
+ * is refused without a create; a create answered with a volume that has
+ * not got this request's nonce (made by someone else between the look
+ * and the create: the engine answers with the existing one) is refused;
+ * an engine error on the look is an error; a create answered with what
+ * was asked (the request echoed, as the engine does) is taken.
+ */
+static void test_fake_volume_new(void **state)
+{
+	const struct canned script[] = {
+		{ "GET /version ", "200 OK", VERSION_29, 0, false, false },
+		{ "GET /v1.47/volumes/ares-r1-home ", "200 OK",
+		  "{\"Name\":\"ares-r1-home\",\"Labels\":{\"ares.run\":\"r1\"}}",
+		  0, false, false },
+		{ "GET /v1.47/volumes/ares-r1-home ", "404 Not Found",
+		  "{\"message\":\"get ares-r1-home: no such volume\"}", 0, false,
+		  false },
+		{ "POST /v1.47/volumes/create ", "201 Created",
+		  "{\"Name\":\"ares-r1-home\",\"Labels\":{\"ares.run\":\"r1\","
+		  "\"ares.role\":\"home\",\"planted\":\"yes\"}}", 0, false, false },
+		{ "GET /v1.47/volumes/ares-r1-home ", "500 Internal Server Error",
+		  "{\"message\":\"disk on fire\"}", 0, false, false },
+		{ "GET /v1.47/volumes/ares-r1-home ", "404 Not Found",
+		  "{\"message\":\"no such volume\"}", 0, false, false },
+		{ "POST /v1.47/volumes/create ", "201 Created", "", 0, false,
+		  true },
+	};
+	struct docker_volume_spec vs = { .name = "ares-r1-home",
+	    .run_id = "r1", .role = "home" };
+	struct fake f;
+	struct errbuf e = {0};
+	struct docker *d;
+	(void)state;
+
+	fake_start(&f, script, sizeof script / sizeof script[0]);
+	d = docker_open(f.host, &e);
+	assert_non_null(d);
+	assert_int_equal(docker_volume_create(d, &vs, &e), -1);
+	assert_int_equal(e.code, ERRBUF_INTERNAL);
+	assert_non_null(strstr(e.msg, "volume ares-r1-home exists already "
+	    "(not made by this run): refusing to adopt it"));
+	memset(&e, 0, sizeof e);
+	assert_int_equal(docker_volume_create(d, &vs, &e), -1);
+	assert_non_null(strstr(e.msg, "answered with another volume"));
+	memset(&e, 0, sizeof e);
+	assert_int_equal(docker_volume_create(d, &vs, &e), -1);
+	assert_non_null(strstr(e.msg, "disk on fire"));
+	memset(&e, 0, sizeof e);
+	if (docker_volume_create(d, &vs, &e) != 0)
+		fail_msg("%s", e.msg);
+	docker_close(d);
+	fake_stop(&f, true);
+}
+
 /* Write s to dir/name (a test fixture). */
 static void put_file(const char *dir, const char *name, const char *s)
 {
@@ -1645,6 +1711,7 @@ int main(void)
 		cmocka_unit_test(test_gwctl_exec_truncated),
 		cmocka_unit_test(test_deny_remote),
 		cmocka_unit_test(test_fake_bad_ids),
+		cmocka_unit_test(test_fake_volume_new),
 		cmocka_unit_test(test_kill_local_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -219,6 +219,47 @@ test_privileged_remote(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* The remote seal in words: only what was read back is said to be, the
+ * bridges' missing host address is "asked, not read back", and a kernel
+ * without IPv6 is the seal container's word, not "IPv6 off". */
+static void
+test_seal_words(void **state)
+{
+	static const char *const br[] = { "ares0", "ares1" };
+	static const char both[] =
+	    "{\"bridge\":\"ares0\",\"disable_ipv6\":\"1\",\"arp_ignore\":\"8\","
+	    "\"ipv6\":true}\n{\"bridge\":\"ares1\",\"disable_ipv6\":\"1\","
+	    "\"arp_ignore\":\"8\",\"ipv6\":true}\n";
+	static const char none[] =
+	    "{\"bridge\":\"ares0\",\"disable_ipv6\":\"\",\"arp_ignore\":\"8\","
+	    "\"ipv6\":false}\n{\"bridge\":\"ares1\",\"disable_ipv6\":\"\","
+	    "\"arp_ignore\":\"8\",\"ipv6\":false}\n";
+	struct errbuf e = {0};
+	cJSON *rec;
+	char *w;
+	(void)state;
+
+	assert_int_equal(hostfw_remote_parse(both, strlen(both), br, 2, &rec,
+	    &e), 0);
+	w = lab_remote_seal_words(rec);
+	assert_string_equal(w, "no host address asked on the bridges "
+	    "(inhibit_ipv4; not read back), arp_ignore=8 and disable_ipv6=1 "
+	    "read back on 2 bridge(s) by a seal container on the remote "
+	    "engine; no host INPUT firewall");
+	free(w);
+	cJSON_Delete(rec);
+	assert_int_equal(hostfw_remote_parse(none, strlen(none), br, 2, &rec,
+	    &e), 0);
+	w = lab_remote_seal_words(rec);
+	assert_null(strstr(w, "disable_ipv6=1"));
+	assert_null(strstr(w, "IPv6 and ARP answers off"));
+	assert_non_null(strstr(w, "arp_ignore=8 read back on 2 bridge(s) by a "
+	    "seal container on the remote engine, which said its kernel has no "
+	    "IPv6 (disable_ipv6 not written); no host INPUT firewall"));
+	free(w);
+	cJSON_Delete(rec);
+}
+
 int
 main(void)
 {
@@ -227,6 +268,7 @@ main(void)
 		cmocka_unit_test(test_default_policy),
 		cmocka_unit_test(test_policy_check),
 		cmocka_unit_test(test_privileged_remote),
+		cmocka_unit_test(test_seal_words),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
