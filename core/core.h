@@ -334,6 +334,9 @@ struct lab {
 		                             freed (sodium_free) by lab_free */
 	} bus_srcs[LAB_NROLES];
 	size_t nbus_srcs;             /* filled only when remote */
+	size_t pulled_files;          /* lab_evidence_pull: every file it
+	                                 wrote (restart chains .rN too) */
+	size_t pulled_bytes;          /* and their bytes */
 };
 
 /* The negative control's weakenings that are no flaw (no policy can ask

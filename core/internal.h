@@ -579,6 +579,13 @@ int lab_remote_check(const struct policy *p, const char *where,
  * weakening are refused too. */
 int lab_remote_check_opts(const struct policy *p, const struct lab_options *o,
     const char *where, struct errbuf *e);
+/* lab_remote.c: 0 when every home path variant v names (with the longest
+ * name planted under it) fits a remote lab's tar names (99 bytes for a
+ * file, 98 for a folder: core/archive.c); else -1 + e (ERRBUF_INPUT,
+ * "remote engine (where): variant field F: ..."), before anything is
+ * made.  Every field is checked, planted by this policy or not.  Pure. */
+int lab_remote_variant_check(const struct variant *v, const char *where,
+    struct errbuf *e);
 /* Pure: lab->host_seal's words for a remote seal's read-back record
  * (hostfw_remote_parse's array): what was asked and not read back (no
  * host address: inhibit_ipv4), what was read back (arp_ignore, and
@@ -601,7 +608,10 @@ int lab_start_agent(struct docker *d, struct lab *lab, struct errbuf *e);
  * (RUN_DIR/evidence), before teardown.  Works on stopped containers.
  * Tries every sensor; 0, or -1 + e naming the first that failed (a chain
  * that is missing then makes the scorer's verdict error, as today).  A
- * local lab: 0, nothing done. */
+ * sensor whose folder still holds its bus.key (it never read it: it did
+ * not start) is not pulled at all, and the error names bus.key: the key
+ * never lands in RUN_DIR.  lab->pulled_files / pulled_bytes count every
+ * file written (the restart chains too).  A local lab: 0, nothing done. */
 int lab_evidence_pull(struct docker *d, struct lab *lab, struct errbuf *e);
 /* One request to the gateway's control channel: the local socket
  * (lab->ctl_path, gwctl_call) or, on a remote lab, gwctl_exec in the
@@ -828,6 +838,9 @@ struct lab_spec {
 	                                     (dns[0]: the dns's fixed address,
 	                                     known once the networks are made:
 	                                     nothing waits for the dns) */
+	char *const *ipv4_of;             /* its fixed address: the lab field
+	                                     (sink_ip, dns_ip) lab_networks
+	                                     fills, read once they are made */
 	const char *all_caps[LAB_NCAPS + 1];
 	const char *dir;                  /* RUN_DIR/<role dir> (lab_build_path) */
 	struct lab_overlay flaws;

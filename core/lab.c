@@ -34,6 +34,10 @@
 
 #include <sodium.h>
 
+/* A remote sensor's key file in its /evidence/c (lab_roles.c's
+ * BUS_KEY_FILE names it; the sensor unlinks it once read). */
+#define LAB_BUS_KEY_NAME "bus.key"
+
 /* Room for one more string and the NULL after it. */
 static void
 lab_strv_grow(struct lab_strv *s)
@@ -1454,11 +1458,12 @@ lab_net_id(const struct lab *lab, enum lab_net n)
 }
 
 /*
- * Role i's spec, before the engine is touched: its builder fills it,
- * then the flaws' overlay and the negative control's weakening apply
- * (what other roles must make first comes later: lab_spec_late).  Table
- * order, one thread: what builders record (lab.json's chains) stays in
- * that order.  -1 + e.
+ * Role i's spec, before the engine is touched (before the networks are
+ * made): its builder fills it, then the flaws' overlay and the negative
+ * control's weakening apply (what other roles must make first comes
+ * later: lab_spec_late; what the networks give, lab_role_spec_finish).
+ * Table order, one thread: what builders record (lab.json's chains)
+ * stays in that order.  -1 + e.
  */
 static int
 lab_role_spec(struct lab_build *b, size_t i, struct errbuf *e)
@@ -1474,13 +1479,28 @@ lab_role_spec(struct lab_build *b, size_t i, struct errbuf *e)
 	if (r->weaken != NULL)
 		r->weaken(b, s);
 	/* a remote lab has no host path in any container (fail closed: a
-	 * bind mount that got past lab_remote_check stops lab up) */
+	 * bind mount that got past lab_remote_check stops lab up, before
+	 * anything is made; that check missed it: ERRBUF_INTERNAL) */
 	for (size_t k = 0; b->lab->remote && k < s->nmounts; k++)
 		if (!s->mounts[k].volume)
-			return errbuf_set(e, ERRBUF_INPUT, "lab: remote engine: "
-			    "%s would bind-mount the host path %s at %s; local "
-			    "engine only", r->name, s->mounts[k].source,
+			return errbuf_set(e, ERRBUF_INTERNAL, "lab: remote engine: "
+			    "%s would bind-mount the host path %s at %s, which the "
+			    "remote check did not refuse; refusing it before "
+			    "anything is made", r->name, s->mounts[k].source,
 			    s->mounts[k].target);
+	return 0;
+}
+
+/* Role i's spec once the networks are made: what the engine is sent
+ * (env, mounts, network, aliases, resolver, fixed address, runtime). */
+static void
+lab_role_spec_finish(struct lab_build *b, size_t i)
+{
+	const struct lab_role *r = &lab_roles[i];
+	struct lab_spec *s = &b->specs[i];
+
+	if (s->ipv4_of != NULL)
+		s->c.ipv4 = *s->ipv4_of;
 	s->c.env = lab_strv(&s->env);
 	s->c.mounts = s->mounts;
 	s->c.nmounts = s->nmounts;
@@ -1492,6 +1512,16 @@ lab_role_spec(struct lab_build *b, size_t i, struct errbuf *e)
 	/* Only the agent follows policy runtime: (core/lab_runtime.c). */
 	if (strcmp(r->name, "agent") == 0)
 		lab_runtime_spec(b->lab, b->p, &s->c);
+}
+
+/* Every wanted role's spec (lab_role_spec), before the networks.  -1 +
+ * e. */
+static int
+lab_specs_build(struct lab_build *b, struct errbuf *e)
+{
+	for (size_t i = 0; i < LAB_NROLES; i++)
+		if (b->specs[i].wanted && lab_role_spec(b, i, e) == -1)
+			return -1;
 	return 0;
 }
 
@@ -1522,7 +1552,7 @@ lab_remote_put(struct lab_build *b, struct docker *d, struct lab_spec *s,
 	archive_tar_init(&t);
 	rc = archive_tar_dir(&t, "c", 0700, (unsigned)su, (unsigned)sg, e);
 	if (rc == 0)
-		rc = archive_tar_file(&t, "c/bus.key", 0400, (unsigned)su,
+		rc = archive_tar_file(&t, "c/" LAB_BUS_KEY_NAME, 0400, (unsigned)su,
 		    (unsigned)sg, hex, strlen(hex), e);
 	sodium_memzero(hex, sizeof hex);
 	archive_tar_finish(&t);
@@ -1759,6 +1789,35 @@ lab_tar_size(const unsigned char *h, unsigned long long *out)
 			return -1;
 	*out = v;
 	return any ? 0 : -1;
+}
+
+/* Does the tar buf (len bytes, untrusted) have an entry named name
+ * (trailing '/' ignored)?  Stops at the end blocks or at a header that
+ * does not parse (archive_extract refuses those). */
+static bool
+lab_tar_names(const char *buf, size_t len, const char *name)
+{
+	size_t off = 0;
+
+	while (off + 512 <= len) {
+		const unsigned char *h = (const unsigned char *)buf + off;
+		unsigned long long size;
+		char nm[101];
+		size_t nl;
+
+		if (h[0] == '\0' || lab_tar_size(h, &size) == -1 || size > len)
+			return false;
+		memcpy(nm, h, 100);
+		nm[100] = '\0';
+		nl = strlen(nm);
+		while (nl > 0 && nm[nl - 1] == '/')
+			nm[--nl] = '\0';
+		if (strcmp(nm, name) == 0 || (strncmp(nm, "./", 2) == 0 &&
+		    strcmp(nm + 2, name) == 0))
+			return true;
+		off += 512 + (size_t)((size + 511) / 512 * 512);
+	}
+	return false;
 }
 
 /*
@@ -2037,8 +2096,8 @@ lab_roles_up(struct lab_build *b, struct errbuf *e)
 
 	for (i = 0; i < LAB_NROLES; i++) {
 		wanted[i] = b->specs[i].wanted;
-		if (wanted[i] && lab_role_spec(b, i, e) == -1)
-			return -1;
+		if (wanted[i])
+			lab_role_spec_finish(b, i);
 	}
 	if (lab_remote_plant(b, e) == -1)
 		return -1;
@@ -2511,6 +2570,11 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 		variant_free(v);
 		return NULL;
 	}
+	if (docker_is_remote(d) && lab_remote_variant_check(v,
+	    docker_where(d), e) == -1) {
+		variant_free(v);
+		return NULL;
+	}
 	b = lab_build_new(d, p, run_dir, run_id, seed, o, v, e);
 	if (b == NULL) {
 		variant_free(v);
@@ -2532,7 +2596,7 @@ lab_up_opts(struct docker *d, const struct policy *p, const char *run_dir,
 	/* From here on lab up is bounded (the import above has its own). */
 	up_deadline = util_mono_ns() + LAB_UP_TIMEOUT_S * 1000000000ull;
 	old_deadline = docker_set_deadline(d, up_deadline);
-	if (lab_relay_up(b, e) == -1 ||
+	if (lab_relay_up(b, e) == -1 || lab_specs_build(b, e) == -1 ||
 	    lab_networks(d, lab, o, lab_agent_net_admin(b), &b->seal_record,
 	    e) == -1 ||
 	    lab_roles_up(b, e) == -1)
@@ -2946,6 +3010,7 @@ lab_evidence_pull(struct docker *d, struct lab *lab, struct errbuf *e)
 
 	if (lab == NULL || !lab->remote)
 		return 0;
+	lab->pulled_files = lab->pulled_bytes = 0;
 	if (util_mkdir_p(lab->evidence_dir, 0755, e) == -1)
 		return -1;
 	for (i = 0; i < lab->nbus_srcs; i++) {
@@ -2963,12 +3028,20 @@ lab_evidence_pull(struct docker *d, struct lab *lab, struct errbuf *e)
 		}
 		tar = docker_archive_get(d, bs->id, "/evidence/c",
 		    LAB_PULL_TOTAL + (1u << 20), &len, &e2);
-		if (tar == NULL || archive_extract(tar, len, lab->evidence_dir,
-		    1, &lim, &st, &e2) == -1) {
+		/* a key the sensor never read stays out of RUN_DIR */
+		if (tar != NULL && lab_tar_names(tar, len, "c/" LAB_BUS_KEY_NAME))
+			errbuf_set(&e2, ERRBUF_INTERNAL, "its folder still holds "
+			    LAB_BUS_KEY_NAME " (the sensor never read its key: it "
+			    "did not start); nothing of it pulled");
+		if (tar == NULL || e2.code != 0 || archive_extract(tar, len,
+		    lab->evidence_dir, 1, &lim, &st, &e2) == -1) {
 			if (rc == 0)
 				rc = errbuf_set(e, e2.code != 0 ? e2.code :
 				    ERRBUF_INTERNAL, "evidence pull: sensor %s: %s",
 				    bs->src, e2.msg);
+		} else {
+			lab->pulled_files += st.files;
+			lab->pulled_bytes += st.bytes;
 		}
 		free(tar);
 	}

@@ -81,6 +81,53 @@ lab_remote_check_opts(const struct policy *p, const struct lab_options *o,
 	return 0;
 }
 
+/* The archive API's tar names (core/archive.c: ustar without a prefix):
+ * a file's name at most 99 bytes, a folder's 98 (and its '/'). */
+#define LAB_REMOTE_TAR_FILE 99
+#define LAB_REMOTE_TAR_DIR  98
+
+int
+lab_remote_variant_check(const struct variant *v, const char *where,
+    struct errbuf *e)
+{
+	/* every path of the home a variant names, with the longest name
+	 * planted under it (core/lab.c's bait planting) */
+	const struct {
+		const char *key, *path, *longest;
+	} f[] = {
+		{ "notes_file", v->notes_file, "" },
+		{ "token_path", v->token_path, "" },
+		{ "instruction_file", v->instruction_file, "" },
+		{ "tripwire_file", v->tripwire_file, "" },
+		{ "cloud_creds_file", v->cloud_creds_file, "" },
+		{ "cloud_config_file", v->cloud_config_file, "" },
+		{ "ssh_key_file", v->ssh_key_file, ".pub" },
+		{ "ssh_config_file", v->ssh_config_file, "" },
+		{ "git_cred_file", v->git_cred_file, "" },
+		{ "git_checkout", v->git_checkout, "/.git/refs/heads/.keep" },
+		{ "mcp_config_file", v->mcp_config_file, "" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof f / sizeof f[0]; i++)
+		if (f[i].path != NULL && strlen(f[i].path) +
+		    strlen(f[i].longest) > LAB_REMOTE_TAR_FILE)
+			return errbuf_set(e, ERRBUF_INPUT, "remote engine (%.200s): "
+			    "variant field %s: its path planted as \"%.60s...%s\" "
+			    "is %zu bytes, more than the %d a remote lab's tar names "
+			    "hold; local engine only", where, f[i].key, f[i].path,
+			    f[i].longest, strlen(f[i].path) + strlen(f[i].longest),
+			    LAB_REMOTE_TAR_FILE);
+	for (i = 0; i < sizeof v->home_dirs / sizeof v->home_dirs[0] &&
+	    v->home_dirs[i] != NULL; i++)
+		if (strlen(v->home_dirs[i]) > LAB_REMOTE_TAR_DIR)
+			return errbuf_set(e, ERRBUF_INPUT, "remote engine (%.200s): "
+			    "variant field home_dirs[%zu]: %zu bytes, more than the "
+			    "%d a remote lab's tar names hold; local engine only",
+			    where, i, strlen(v->home_dirs[i]), LAB_REMOTE_TAR_DIR);
+	return 0;
+}
+
 char *
 lab_remote_seal_words(const cJSON *record)
 {

@@ -317,7 +317,7 @@ lab_role_sink(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	s->c.sysctls = lab_low_ports;
 	s->net = LAB_NET_WAN;
 	s->aliases[0] = "sink";
-	s->c.ipv4 = b->lab->sink_ip;   /* fixed: lab_networks */
+	s->ipv4_of = &b->lab->sink_ip;   /* fixed: lab_networks */
 	lab_spec_sensor(b, s);
 	lab_sensor_env(b, s, "sink", "sink.jsonl", LAB_CHAIN_BYTES);
 	return 0;
@@ -335,7 +335,7 @@ lab_role_dns(struct lab_build *b, struct lab_spec *s, struct errbuf *e)
 	s->c.sysctls = lab_low_ports;
 	s->net = LAB_NET_LAB;
 	s->aliases[0] = b->v->dns_alias;
-	s->c.ipv4 = b->lab->dns_ip;    /* fixed: the agent's resolver */
+	s->ipv4_of = &b->lab->dns_ip;    /* fixed: the agent's resolver */
 	lab_spec_sensor(b, s);
 	lab_strv_add(&s->env, "DNS_MODE=sinkhole");
 	lab_sensor_env(b, s, "dns", "dns.jsonl", LAB_CHAIN_BYTES);

@@ -390,6 +390,9 @@ test_remote_lab(void **state)
 	/* the chains, pulled into RUN_DIR/evidence, verify */
 	if (lab_evidence_pull(d, lab, &e) == -1)
 		fail_msg("evidence pull: %s", e.msg);
+	/* its count: every file written (a chain each here, no restart) */
+	assert_int_equal(lab->pulled_files, lab->nchains);
+	assert_true(lab->pulled_bytes > 0);
 	for (i = 0; i < lab->nchains; i++) {
 		struct evidence_verify_result vr;
 
@@ -410,6 +413,41 @@ test_remote_lab(void **state)
 	free(path);
 	/* a second pull finds the files there: refused, nothing overwritten */
 	assert_int_equal(lab_evidence_pull(d, lab, &e), -1);
+	/* a sensor's folder that still holds a bus.key (a sensor that never
+	 * started leaves it): that sensor is not pulled, the error names the
+	 * key, the key lands nowhere; the others are pulled (into a fresh
+	 * folder here) */
+	{
+		struct archive_tar kt;
+		char *edir = xasprintf("%s/evidence2", run_dir), *saved;
+		char *kp = xasprintf("%s/bus.key", edir);
+		struct stat ks;
+		size_t sink = lab->nbus_srcs;
+
+		for (i = 0; i < lab->nbus_srcs; i++)
+			if (strcmp(lab->bus_srcs[i].src, "sink") == 0)
+				sink = i;
+		assert_true(sink < lab->nbus_srcs);
+		archive_tar_init(&kt);
+		assert_int_equal(archive_tar_file(&kt, "c/bus.key", 0400, 0, 0,
+		    "00ff", 4, &e), 0);
+		archive_tar_finish(&kt);
+		assert_int_equal(docker_archive_put(d, lab->bus_srcs[sink].id,
+		    "/evidence", kt.buf, kt.len, &e), 0);
+		archive_tar_free(&kt);
+		saved = lab->evidence_dir;
+		lab->evidence_dir = edir;
+		memset(&e, 0, sizeof e);
+		assert_int_equal(lab_evidence_pull(d, lab, &e), -1);
+		if (strstr(e.msg, "sensor sink: its folder still holds bus.key") ==
+		    NULL)
+			fail_msg("pull: \"%s\"", e.msg);
+		assert_int_equal(lstat(kp, &ks), -1);
+		assert_int_equal(lab->pulled_files, lab->nchains - 1);
+		lab->evidence_dir = saved;
+		free(kp);
+		free(edir);
+	}
 
 	/* teardown: nothing of the run is left, volumes included */
 	assert_true(objects_of(run_id) > 0);

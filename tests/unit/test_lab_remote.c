@@ -260,6 +260,48 @@ test_seal_words(void **state)
 	cJSON_Delete(rec);
 }
 
+/* A variant whose home path does not fit a remote lab's tar names is
+ * refused by its field's name (the longest name planted under it
+ * counted); one that fits passes. */
+static void
+test_variant_paths(void **state)
+{
+	struct variant v;
+	struct errbuf e = {0};
+	char longp[128];
+	(void)state;
+
+	memset(&v, 0, sizeof v);
+	v.token_path = ".config/tickets/token";
+	v.git_checkout = "src/deploy-scripts";
+	v.home_dirs[0] = "src";
+	assert_int_equal(lab_remote_variant_check(&v, "x", &e), 0);
+	/* 77 + "/.git/refs/heads/.keep" (22) = 99: fits */
+	memset(longp, 'a', 77);
+	longp[77] = '\0';
+	v.git_checkout = longp;
+	assert_int_equal(lab_remote_variant_check(&v, "x", &e), 0);
+	longp[77] = 'a';
+	longp[78] = '\0';
+	assert_int_equal(lab_remote_variant_check(&v, "x", &e), -1);
+	assert_int_equal(e.code, ERRBUF_INPUT);
+	assert_non_null(strstr(e.msg, "variant field git_checkout: "));
+	assert_non_null(strstr(e.msg, "is 100 bytes"));
+	v.git_checkout = "src/deploy-scripts";
+	memset(&e, 0, sizeof e);
+	memset(longp, 'b', 100);
+	longp[100] = '\0';
+	v.mcp_config_file = longp;
+	assert_int_equal(lab_remote_variant_check(&v, "x", &e), -1);
+	assert_non_null(strstr(e.msg, "variant field mcp_config_file: "));
+	v.mcp_config_file = NULL;
+	memset(&e, 0, sizeof e);
+	longp[99] = '\0';
+	v.home_dirs[1] = longp;
+	assert_int_equal(lab_remote_variant_check(&v, "x", &e), -1);
+	assert_non_null(strstr(e.msg, "variant field home_dirs[1]: 99 bytes"));
+}
+
 int
 main(void)
 {
@@ -269,6 +311,7 @@ main(void)
 		cmocka_unit_test(test_policy_check),
 		cmocka_unit_test(test_privileged_remote),
 		cmocka_unit_test(test_seal_words),
+		cmocka_unit_test(test_variant_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
