@@ -471,6 +471,21 @@ grep -q "PASSED  \] 8 test(s)" "$out" || fail "archive/follow over TLS: $(tail -
     fail "test_engine_io left containers on the remote engine"
 grep -E "^(bait|gateway deny|rotation)" "$out"
 echo "ok: archive PUT/GET (caps, hostile entries), the stdout follower, a BUS=stdout sensor (bait to the bus, chain out), replayed lines dropped, the gateway deny via exec and the bridge seal container over TLS"
+# ---- 3b'. lab up in remote mode, through the core (test_remote_lab.c) ---
+# (volumes only, the sensors' keys, the read-only home, the bus over the
+# log stream, the evidence pull, a pre-made volume refused, nothing left)
+RL=${ARES_BUILDDIR:-.}/tests/integration/test_remote_lab
+[ -x "$RL" ] || fail "no $RL (make check builds it)"
+tls "$base/client" env ARES_REQUIRE_DOCKER=1 "$RL" >"$out" 2>&1
+rc=$?
+[ $rc = 0 ] || fail "test_remote_lab over TLS: exit $rc: $(tail -20 "$out")"
+grep -q "PASSED  \] [0-9]* test(s)" "$out" || fail "test_remote_lab over TLS: $(tail -20 "$out")"
+grep -q "FAILED" "$out" && fail "test_remote_lab over TLS: $(tail -20 "$out")"
+[ -z "$(rdocker ps -aq --filter label=ares.run)" ] ||
+    fail "test_remote_lab left containers on the remote engine"
+[ -z "$(rdocker volume ls -q --filter label=ares.run)" ] ||
+    fail "test_remote_lab left volumes on the remote engine"
+echo "ok: lab up in remote mode over TLS (test_remote_lab: $(grep -c '^\[       OK \]' "$out") test(s))"
 # ---- 3c. a drill on the remote engine ---------------------------------
 # Held at the teardown hook (ARES_TEST_HOOK, docs/cli-drill.md) while the
 # lab is still up, to read its containers' mounts from the engine.
