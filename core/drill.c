@@ -574,7 +574,11 @@ drill_drain(struct drill_state *st)
 	 * rejected datagrams are kept in memory and recorded after it. */
 	while (n < DRILL_PENDING_MAX) {
 		struct errbuf e = { 0 };
-		int rc = bus_recv(st->bus_fd, &evs[n], &e);
+		/* a remote lab's bus carries only its follower's envelopes
+		 * (their arrival time at ares); a local lab's none */
+		int rc = st->lab != NULL && st->lab->remote ?
+		    bus_recv_stream(st->bus_fd, &evs[n], &e) :
+		    bus_recv(st->bus_fd, &evs[n], &e);
 
 		if (rc == 0)
 			break;
@@ -1591,16 +1595,19 @@ drill_stream_start(struct drill_state *st, struct errbuf *e)
 	return 0;
 }
 
-/* Wait (at most 2 s) until the stream has carried nothing new for 200 ms,
- * draining all along, so that what the sensors wrote reaches the master
- * chain before the stream stops.  Never on the kill path. */
+/* Wait (at most 2 s) until the stream has carried nothing new for 200 ms
+ * and its queue is empty, draining all along, so that what the sensors
+ * wrote reaches the master chain before the stream stops (what is still
+ * queued then is counted as not sent: an error).  Never on the kill
+ * path. */
 static void
 drill_stream_settle(struct drill_state *st)
 {
 	uint64_t t = util_mono_ns(), end = t + 2000000000ull, changed = t;
 	size_t seen = bus_stream_lines(st->stream);
 
-	while ((t = util_mono_ns()) < end && t - changed < 200000000ull) {
+	while ((t = util_mono_ns()) < end && (t - changed < 200000000ull ||
+	    bus_stream_pending(st->stream) > 0)) {
 		size_t now;
 
 		(void)drill_wait(st, 50);
