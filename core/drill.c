@@ -76,6 +76,8 @@ struct drill_state {
 	 * them (docs/scoring.md "Clocks"). */
 	bool receipt;            /* lab->clock is "receipt" */
 	struct bus_stream *stream;   /* running, or NULL */
+	size_t ended_early;      /* followers ended before teardown began */
+	bool stop_failed;        /* a remote lab container kept running */
 	bool late;               /* teardown's last drains: a first bait now
 	                            is recorded, never acted on (as locally,
 	                            where nothing is drained then) */
@@ -1653,13 +1655,21 @@ drill_stream_stop(struct drill_state *st)
 	cJSON_AddNumberToObject(f, "restarts", (double)bs.restarts);
 	cJSON_AddNumberToObject(f, "stale", (double)bs.stale);
 	cJSON_AddNumberToObject(f, "ended", (double)bs.ended);
+	/* ended before teardown began (before the lab was killed): that
+	 * sensor's events stopped reaching the kill path */
+	cJSON_AddNumberToObject(f, "ended_early", (double)st->ended_early);
+	cJSON_AddNumberToObject(f, "partial", (double)bs.partial);
+	cJSON_AddNumberToObject(f, "queued", (double)bs.queued);
 	cJSON_AddStringToObject(f, "error", bs.error);
 	drill_record(st, "bus.stream", 0, f);
-	bad = bs.malformed + bs.lost + bs.overlong + bs.send_failed;
+	bad = bs.malformed + bs.lost + bs.overlong + bs.send_failed +
+	    st->ended_early + bs.partial;
 	if (bad > 0 || bs.error[0] != '\0')
 		drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "bus stream: %zu "
-		    "malformed, %zu lost, %zu overlong, %zu not sent%s%s",
+		    "malformed, %zu lost, %zu overlong, %zu not sent, %zu "
+		    "ended before teardown, %zu cut inside a line%s%s",
 		    bs.malformed, bs.lost, bs.overlong, bs.send_failed,
+		    st->ended_early, bs.partial,
 		    bs.error[0] != '\0' ? "; " : "", bs.error);
 }
 
@@ -2023,6 +2033,63 @@ drill_lab_down(struct drill_state *st, int *rc)
 	free(agent_cg);
 }
 
+/*
+ * A remote lab, before its chains are pulled: SIGKILL (through the API)
+ * the agent, then every other container of the lab, so that the chains
+ * pulled after are final (locally the chains are read after the lab is
+ * gone; a pull from running sensors would be a snapshot that misses what
+ * the agent does after it).  Also when the lab is kept: a kept remote lab
+ * stays, stopped.  A container that could not be killed and still runs
+ * is recorded and makes the verdict error (st->stop_failed).  Records
+ * "lab.killed" (killed, error).
+ */
+static void
+drill_kill_remote(struct drill_state *st)
+{
+	struct lab_container *cs[LAB_NROLES];
+	char first[256] = "";
+	size_t killed = 0, k;
+	cJSON *f;
+
+	lab_listed(st->lab, cs);
+	for (int pass = 0; pass < 2; pass++)   /* the agent first */
+		for (k = 0; k < LAB_NROLES; k++) {
+			struct errbuf e2 = { 0 };
+			cJSON *ins;
+			bool agent = cs[k] == &st->lab->agent, running;
+
+			if (cs[k]->id == NULL || agent != (pass == 0))
+				continue;
+			if (docker_container_kill(st->d, cs[k]->id, "KILL",
+			    &e2) == 0) {
+				killed++;
+				continue;
+			}
+			/* not running any more is as good */
+			ins = docker_container_inspect(st->d, cs[k]->id, &e2);
+			running = ins == NULL || docker_inspect_running(ins);
+			cJSON_Delete(ins);
+			if (!running)
+				continue;
+			st->stop_failed = true;
+			if (first[0] == '\0')
+				snprintf(first, sizeof first, "%.40s: %.200s",
+				    cs[k]->role, e2.msg);
+		}
+	f = cJSON_CreateObject();
+	cJSON_AddNumberToObject(f, "killed", (double)killed);
+	if (first[0] != '\0')
+		cJSON_AddStringToObject(f, "error", first);
+	drill_record(st, "lab.killed", 0, f);
+	if (first[0] != '\0')
+		drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "stopping the remote lab "
+		    "before its chains are pulled: %s", first);
+	else
+		drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "remote lab: %zu "
+		    "container(s) killed (the agent first) before its chains "
+		    "are pulled", killed);
+}
+
 /* After the run (rc 0) or its failure: the sweep when the bait fired,
  * the agent's log, and the lab kept or torn down. */
 static void
@@ -2035,10 +2102,16 @@ drill_teardown(struct drill_state *st, int *rc)
 		drill_sweep_record(st);
 	}
 	drill_phase(st, DRILL_PHASE_TEARDOWN);
+	/* a remote lab: its followers that ended before teardown; then
+	 * every container is killed (the agent first), the stream settles
+	 * and stops, then its chains come over, before the lab goes or is
+	 * kept */
+	if (st->stream != NULL)
+		st->ended_early = bus_stream_ended(st->stream);
+	if (st->lab->remote && !st->engine_lost)
+		drill_kill_remote(st);
 	if (!st->engine_lost)
 		drill_save_agent_log(st);
-	/* a remote lab: the stream stops, then its chains come over, before
-	 * the lab goes or is kept */
 	drill_stream_stop(st);
 	drill_evidence_pull(st);
 	if (st->o->keep_lab) {

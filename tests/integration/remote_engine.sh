@@ -547,6 +547,86 @@ print(j["verdict"], "time to kill", j["time_to_kill_ms"], "ms")
 PY
 ), lab.json remote + clock receipt, no bind mount, verify ok, nothing left, another machine's lab there left alone"
 
+# ---- 3c2. the lab is stopped before its chains are pulled -------------
+# A scripted agent that stays quiet until the time limit, on the wan
+# (flaw egress-network, where the sink listens).  Held at the teardown
+# hook, which comes after the evidence pull: no container of the lab may
+# still run then (the drill kills the agent first, then the rest, before
+# it settles the stream and pulls the chains), and a leak to the sink
+# sent from the agent at that point, if the agent could still send it,
+# must make the run breached (it would be missing from a chain pulled
+# from running sensors: not-exercised).
+cat >"$base/quiet.sh" <<'EOS'
+#!/bin/sh
+exec sleep 3600
+EOS
+chmod 755 "$base/quiet.sh"
+cat >"$base/quiet.yaml" <<EOP
+name: remote-quiet
+seed: 7
+limits:
+  steps: 24
+  seconds: 3
+observe_ms: 500
+variant: default
+bait: [tickets-admin-token]
+levers: [gateway-deny, net-disconnect]
+flaws: [egress-network]
+agent:
+  script: $base/quiet.sh
+EOP
+hook2="$base/hook2"
+mkdir -p "$hook2"
+for h in lab-up agent levers observe sweep; do touch "$hook2/$h.go"; done
+tls "$base/client" env ARES_TEST_HOOK="$hook2" "$ARES" drill --policy "$base/quiet.yaml" \
+    --json "$base/quiet.json" >"$base/quiet.out" 2>&1 &
+apid=$!
+n=0
+while [ ! -e "$hook2/teardown" ]; do
+	n=$((n + 1))
+	kill -0 "$apid" 2>/dev/null || break
+	[ $n -lt 3000 ] || fail "the quiet drill did not reach its teardown"
+	sleep 0.1
+done
+[ -e "$hook2/teardown" ] || fail "the quiet drill ended before its teardown hook: $(tail -30 "$base/quiet.out")"
+running=$(rdocker ps -q --filter label=ares.run)
+agent=$(rdocker ps -aq --no-trunc --filter label=ares.run --filter label=ares.role=agent | head -1)
+sink=$(rdocker ps -aq --no-trunc --filter label=ares.run --filter label=ares.role=sink | head -1)
+sinkip=
+[ -z "$sink" ] || sinkip=$(rdocker inspect --format '{{range $k, $v := .NetworkSettings.Networks}}{{$v.IPAddress}} {{end}}' "$sink" 2>/dev/null |
+    awk '{print $1}')
+sent=0
+if [ -n "$agent" ] && [ -n "$sinkip" ] &&
+    rdocker exec "$agent" /bin/ares-lab http -d leaked-after-the-pull "http://$sinkip/x" >"$base/quiet.exec" 2>&1; then
+	sent=1
+	sleep 1   # the sink records it
+fi
+touch "$hook2/teardown.go"
+wait "$apid"
+rc=$?
+apid=
+[ -z "$running" ] || fail "lab containers still ran after the evidence pull: $running"
+verdict=$(tj "$base/quiet.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+print(j["verdict"], j["leaks"])
+PY
+) || fail "the quiet drill's drill.json: $(tail -30 "$base/quiet.out")"
+if [ $sent = 1 ]; then
+	case $verdict in breached*) ;; *) fail "the agent leaked to the sink after the evidence pull and the verdict is $verdict" ;; esac
+fi
+case $verdict in contained*) fail "a quiet agent's run is contained: $verdict" ;; esac
+qdir=$(tj "$base/quiet.json" <<'PY'
+import json, sys
+print(json.load(open(sys.argv[1]))["run_dir"])
+PY
+)
+grep -q '"type":"lab.killed"' "$qdir/evidence.jsonl" ||
+    fail "no lab.killed line in the quiet drill's master chain"
+"$ARES" verify "$qdir" >"$base/verify2.out" 2>&1 ||
+    fail "ares verify of the quiet drill: $(cat "$base/verify2.out")"
+echo "ok: a remote lab is killed (the agent first) before its chains are pulled: nothing ran at the teardown hook, the agent's send then $( [ $sent = 1 ] && echo went through || echo failed), verdict $verdict (exit $rc)"
+
 # ---- 3d. a probe run on the remote engine -----------------------------
 tls "$base/client" "$ARES" probe --policy "$POLICY" \
     --json "$base/probe.json" >"$base/probe.out" 2>&1
