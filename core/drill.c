@@ -1175,7 +1175,12 @@ drill_collect_chains(struct drill_state *st)
 			memcpy(c->head, k->v.head, sizeof c->head);
 		}
 		drill_record(st, "chain", 0, f);
-		st->nchains++;
+		/* an unreadable chain (missing: a remote engine that died
+		 * before the pull) is named in its chain line, not anchored
+		 * by the report: the report would re-read it and could not be
+		 * signed, and the run would end without its error report */
+		if (k->readable)
+			st->nchains++;
 	}
 }
 
@@ -2028,7 +2033,18 @@ drill_lab_down(struct drill_state *st, int *rc)
 		    e2.code == ERRBUF_ENGINE);
 		*rc = st->engine_lost ? 0 : *rc;
 	}
-	if (st->engine_lost)
+	/* this machine's cgroups: never for a remote engine's containers
+	 * (their ids are that engine's word) */
+	if (st->engine_lost && st->lab->remote) {
+		cJSON *g = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(g, "stopped", 0);
+		cJSON_AddStringToObject(g, "note", "remote engine: its "
+		    "containers cannot be stopped from this machine");
+		drill_record(st, "lab.stopped", 0, g);
+		drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "the remote engine is "
+		    "gone: its lab's containers cannot be stopped from here");
+	} else if (st->engine_lost)
 		drill_stop_local(st, agent_cg);
 	free(agent_cg);
 }

@@ -171,6 +171,7 @@ stop_trial() {
 
 cleanup() {
 	crc=0
+	[ -n "${fwpid:-}" ] && kill "$fwpid" 2>/dev/null
 	stop_trial
 	[ -n "$(engine_pid)" ] && kill -0 "$(engine_pid)" 2>/dev/null && note_bridges
 	p=$(engine_pid)
@@ -626,6 +627,98 @@ grep -q '"type":"lab.killed"' "$qdir/evidence.jsonl" ||
 "$ARES" verify "$qdir" >"$base/verify2.out" 2>&1 ||
     fail "ares verify of the quiet drill: $(cat "$base/verify2.out")"
 echo "ok: a remote lab is killed (the agent first) before its chains are pulled: nothing ran at the teardown hook, the agent's send then $( [ $sent = 1 ] && echo went through || echo failed), verdict $verdict (exit $rc)"
+
+# ---- 3c3. the engine lost under a remote drill after its lab is up -----
+# The drill reaches the engine through a TCP forwarder here (the TLS
+# session goes through it untouched), killed at the observe hook: the
+# drill loses its engine with the lab up.  It must not stop anything
+# through this machine's cgroups (the ids are the remote engine's word:
+# lab.stopped says 0 and "remote engine"), and, though no sensor chain
+# was pulled, it must end with a signed error report that verifies (a
+# missing chain is named, never anchored).
+fport=$((port + 1))
+python3 - "$fport" "$port" <<'PY' &
+import socket, sys, threading
+lp, tp = int(sys.argv[1]), int(sys.argv[2])
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", lp))
+s.listen(64)
+def pipe(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    for x in (a, b):
+        try:
+            x.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+while True:
+    c, _ = s.accept()
+    u = socket.create_connection(("127.0.0.1", tp))
+    threading.Thread(target=pipe, args=(c, u), daemon=True).start()
+    threading.Thread(target=pipe, args=(u, c), daemon=True).start()
+PY
+fwpid=$!
+for _ in $(seq 1 50); do ss -Hltn "sport = :$fport" | grep -q . && break; sleep 0.1; done
+hook3="$base/hook3"
+mkdir -p "$hook3"
+for h in lab-up agent levers; do touch "$hook3/$h.go"; done
+tls "$base/client" env DOCKER_HOST="tcp://127.0.0.1:$fport" ARES_TEST_HOOK="$hook3" \
+    "$ARES" drill --policy "$POLICY" --json "$base/lost.json" >"$base/lost.out" 2>&1 &
+apid=$!
+n=0
+while [ ! -e "$hook3/observe" ]; do
+	n=$((n + 1))
+	kill -0 "$apid" 2>/dev/null || break
+	[ $n -lt 3000 ] || fail "the drill through the forwarder did not reach its observation"
+	sleep 0.1
+done
+[ -e "$hook3/observe" ] || fail "the drill through the forwarder ended early: $(tail -30 "$base/lost.out")"
+kill "$fwpid"
+wait "$fwpid" 2>/dev/null
+fwpid=
+for h in observe sweep teardown; do touch "$hook3/$h.go"; done
+wait "$apid"
+rc=$?
+apid=
+[ $rc = 5 ] || fail "a remote drill that lost its engine: exit $rc (want 5): $(tail -30 "$base/lost.out")"
+ldir=$(tj "$base/lost.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["verdict"] == "error", j["verdict"]
+assert "stopped answering" in j["verdict_reason"], j["verdict_reason"]
+print(j["run_dir"])
+PY
+) || fail "the lost drill's drill.json: $(tail -30 "$base/lost.out")"
+tj "$ldir/evidence.jsonl" <<'PY' || fail "the lost drill's master chain"
+import json, sys
+st = [json.loads(l) for l in open(sys.argv[1]) if '"lab.stopped"' in l]
+assert len(st) == 1 and st[0]["stopped"] == 0 and "remote engine" in st[0]["note"], st
+PY
+[ -s "$ldir/report.json.minisig" ] || fail "the lost drill has no signed report: $(tail -30 "$base/lost.out")"
+"$ARES" verify "$ldir" >"$base/verify3.out" 2>&1 ||
+    fail "ares verify of the lost drill: $(cat "$base/verify3.out")"
+grep -q "verdict error" "$base/verify3.out" || fail "the lost drill verifies, but not as error: $(cat "$base/verify3.out")"
+# what it left on the engine (it could not tear it down): removed here
+lrun=$(basename "$ldir")
+[ -n "$(rdocker ps -q --filter "label=ares.run=$lrun" --filter label=ares.role=gateway)" ] ||
+    fail "the lost drill's gateway no longer runs on the engine: something here stopped it"
+ids=$(rdocker ps -aq --filter "label=ares.run=$lrun")
+# shellcheck disable=SC2086
+rdocker rm -f -v $ids >/dev/null || fail "remove the lost drill's containers"
+vols=$(rdocker volume ls -q --filter "label=ares.run=$lrun")
+# shellcheck disable=SC2086
+[ -z "$vols" ] || rdocker volume rm $vols >/dev/null || fail "remove the lost drill's volumes"
+nets=$(rdocker network ls -q --filter "label=ares.run=$lrun")
+# shellcheck disable=SC2086
+[ -z "$nets" ] || rdocker network rm $nets >/dev/null || fail "remove the lost drill's networks"
+echo "ok: a remote drill that loses its engine with the lab up stops nothing through this machine's cgroups and still signs its error report (verify ok)"
 
 # ---- 3d. a probe run on the remote engine -----------------------------
 tls "$base/client" "$ARES" probe --policy "$POLICY" \
