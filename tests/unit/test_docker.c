@@ -1245,6 +1245,144 @@ static void test_stream_receipt(void **state)
 	free(macd);
 }
 
+/*
+ * lab_gateway_call on a remote lab is an exec in the gateway: three engine
+ * calls of up to 60 s each.  An exec start that never answers must end
+ * within the call's timeout_ms (here 300 ms; the fake hangs 8 s), and the
+ * handle's own bound is back as it was after.
+ */
+static void test_gateway_call_bounded(void **state)
+{
+	const struct canned script[] = {
+		{ "GET /version ", "200 OK", VERSION_29, 0, false },
+		{ "POST /v1.47/containers/gw/exec ", "201 Created",
+		  "{\"Id\":\"e1\"}", 0, false },
+		{ "POST /v1.47/exec/e1/start ", NULL, "", 0, false },
+	};
+	struct lab lab = { 0 };
+	struct errbuf e = {0};
+	struct docker *d;
+	struct fake f;
+	uint64_t t0;
+	char *body = NULL;
+	(void)state;
+
+	lab.remote = true;
+	lab.gateway.id = (char *)"gw";
+	fake_start(&f, script, sizeof script / sizeof script[0]);
+	d = docker_open(f.host, &e);
+	assert_non_null(d);
+	assert_int_equal(docker_negotiate(d, &e), 0);
+	t0 = util_mono_ns();
+	assert_int_equal(lab_gateway_call(d, &lab, "GET", "/control/health",
+	    NULL, NULL, 300, &body, &e), -1);
+	/* bounded by timeout_ms, not by the fake's 8 s hang nor the 60 s
+	 * call timeout (coarse: a loaded machine is slow, never this slow) */
+	assert_true(util_mono_ns() - t0 < 6000000000ull);
+	assert_null(body);
+	assert_int_equal(docker_set_deadline(d, 0), 0);
+	docker_close(d);
+	fake_stop(&f, false);
+}
+
+/*
+ * A remote lab's follower while the drill does not read its bus socket
+ * for 4 s (longer than the old 3 s send bound) and 20 lines arrive (the
+ * socket queue holds 10): nothing is lost or counted as not sent, and
+ * every line reaches the socket, in order, once the drill reads.
+ */
+static void test_stream_slow_reader(void **state)
+{
+	static const char run[] = "run-slow";
+	static const char boot[] = "00112233445566778899aabbccddeeff";
+	uint8_t key[BUS_KEY_BYTES], mac[crypto_auth_hmacsha256_BYTES];
+	char hex[2 * sizeof mac + 1], dir[64], sock[128];
+	char *logs = NULL;
+	size_t loglen = 0;
+	struct bus_stream_src src = { .id = "x", .src = "sink",
+	    .run_id = run };
+	struct bus_stream_stats bs;
+	struct bus_stream *s;
+	struct errbuf e = {0};
+	struct docker *d;
+	struct fake f;
+	int fd, i, got = 0;
+	(void)state;
+
+	memset(key, 9, sizeof key);
+	memcpy(src.key, key, sizeof key);
+	for (i = 1; i <= 20; i++) {
+		char *json = xasprintf("{\"src\":\"sink\",\"kind\":\"sink\","
+		    "\"n\":%d}", i);
+		char *macd = xasprintf("%s\n%s %d %s", run, boot, i, json);
+		char *line, *fr;
+		size_t fl;
+
+		crypto_auth_hmacsha256(mac, (const unsigned char *)macd,
+		    strlen(macd), key);
+		util_hex(mac, sizeof mac, hex);
+		line = xasprintf(BUS_LINE_MAGIC "%s %s %d %s\n", hex, boot, i,
+		    json);
+		fr = exec_frame(line, &fl);
+		logs = xrealloc(logs, loglen + fl);
+		memcpy(logs + loglen, fr, fl);
+		loglen += fl;
+		free(fr);
+		free(line);
+		free(macd);
+		free(json);
+	}
+	{
+		const struct canned script[] = {
+			{ "GET /version ", "200 OK", VERSION_29, 0, false },
+			{ "GET /v1.47/containers/x/json ", "200 OK",
+			  "{\"State\":{\"Running\":false,\"StartedAt\":"
+			  "\"0001-01-01T00:00:00Z\"}}", 0, false },
+			{ "GET /v1.47/containers/x/logs?follow=1&stdout=1&"
+			  "stderr=0 ", "200 OK", logs, loglen, false },
+		};
+
+		fake_start(&f, script, sizeof script / sizeof script[0]);
+		snprintf(dir, sizeof dir, "/tmp/ares-tdock-bus-XXXXXX");
+		assert_non_null(mkdtemp(dir));
+		snprintf(sock, sizeof sock, "%s/b.sock", dir);
+		fd = bus_open(sock, &e);
+		assert_true(fd >= 0);
+		d = docker_open(f.host, &e);
+		assert_non_null(d);
+		assert_int_equal(docker_negotiate(d, &e), 0);
+		s = bus_stream_start(d, sock, &src, 1, &e);
+		assert_non_null(s);
+		sleep(4);                /* the drill busy elsewhere */
+		for (i = 0; i < 500 && got < 20; i++) {
+			struct bus_event ev;
+			int rc;
+
+			while ((rc = bus_recv_stream(fd, &ev, &e)) == 1) {
+				got++;
+				assert_int_equal((int)cJSON_GetNumberValue(
+				    cJSON_GetObjectItem(ev.json, "n")), got);
+				bus_event_free(&ev);
+			}
+			assert_int_equal(rc, 0);
+			bus_event_free(&ev);
+			if (got < 20)
+				usleep(10000);
+		}
+		assert_int_equal(got, 20);
+		bus_stream_stop(s, &bs);
+		assert_int_equal(bs.forwarded, 20);
+		assert_int_equal(bs.send_failed, 0);
+		assert_int_equal(bs.lost, 0);
+		docker_close(d);
+		fake_stop(&f, true);
+	}
+	close(fd);
+	unlink(sock);
+	rmdir(dir);
+	free(logs);
+}
+
 /* ---- DOCKER_HOST -------------------------------------------------- */
 
 static void test_open_host(void **state)
@@ -1595,6 +1733,8 @@ int main(void)
 		cmocka_unit_test(test_gwctl_exec_truncated),
 		cmocka_unit_test(test_deny_remote),
 		cmocka_unit_test(test_stream_receipt),
+		cmocka_unit_test(test_gateway_call_bounded),
+		cmocka_unit_test(test_stream_slow_reader),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
