@@ -1751,8 +1751,18 @@ drill_lab_up(struct drill_state *st, struct errbuf *e)
 	st->receipt = st->lab->clock != NULL &&
 	    strcmp(st->lab->clock, "receipt") == 0;
 	drill_record_lab(st);
-	if (st->lab->remote && drill_stream_start(st, e) == -1)
-		return -1;
+	if (st->lab->remote) {
+		util_test_hook("stream", o->cancel);
+		if (drill_stream_start(st, e) == -1) {
+			/* lab.up is recorded: an engine that stopped answering
+			 * ends the drill with a verdict (error) and a signed
+			 * report, as anywhere after lab up */
+			drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "%s", e->msg);
+			(void)drill_engine_lost(st, "lab-up", e->msg,
+			    e->code == ERRBUF_ENGINE);
+			return -1;
+		}
+	}
 	/* the lab's channels for the map (the replay reads lab.up's flaws) */
 	st->beat_lab = replay_lab_of_flaws((const char *const *)st->p->flaws,
 	    st->p->nflaws);

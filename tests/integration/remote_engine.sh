@@ -630,13 +630,18 @@ echo "ok: a remote lab is killed (the agent first) before its chains are pulled:
 
 # ---- 3c3. the engine lost under a remote drill after its lab is up -----
 # The drill reaches the engine through a TCP forwarder here (the TLS
-# session goes through it untouched), killed at the observe hook: the
-# drill loses its engine with the lab up.  It must not stop anything
-# through this machine's cgroups (the ids are the remote engine's word:
-# lab.stopped says 0 and "remote engine"), and, though no sensor chain
-# was pulled, it must end with a signed error report that verifies (a
-# missing chain is named, never anchored).
+# session goes through it untouched), killed at a hook: at `stream` (the
+# lab up and recorded, before its log streams are followed: the follow
+# fails, an engine error) and at `observe`.  Either way the drill loses
+# its engine with the lab up: it records engine.lost in that phase, must
+# not stop anything through this machine's cgroups (the ids are the
+# remote engine's word: lab.stopped says 0 and "remote engine"), and,
+# though no sensor chain was pulled, it must end with a signed error
+# report that verifies (a missing chain is named, never anchored).
 fport=$((port + 1))
+for at in stream:lab-up observe:observe; do
+hk=${at%%:*}
+phase=${at#*:}
 python3 - "$fport" "$port" <<'PY' &
 import socket, sys, threading
 lp, tp = int(sys.argv[1]), int(sys.argv[2])
@@ -666,28 +671,28 @@ while True:
 PY
 fwpid=$!
 for _ in $(seq 1 50); do ss -Hltn "sport = :$fport" | grep -q . && break; sleep 0.1; done
-hook3="$base/hook3"
+hook3="$base/hook3-$hk"
 mkdir -p "$hook3"
-for h in lab-up agent levers; do touch "$hook3/$h.go"; done
+for h in lab-up stream agent levers observe; do [ $h = "$hk" ] || touch "$hook3/$h.go"; done
 tls "$base/client" env DOCKER_HOST="tcp://127.0.0.1:$fport" ARES_TEST_HOOK="$hook3" \
     "$ARES" drill --policy "$POLICY" --json "$base/lost.json" >"$base/lost.out" 2>&1 &
 apid=$!
 n=0
-while [ ! -e "$hook3/observe" ]; do
+while [ ! -e "$hook3/$hk" ]; do
 	n=$((n + 1))
 	kill -0 "$apid" 2>/dev/null || break
-	[ $n -lt 3000 ] || fail "the drill through the forwarder did not reach its observation"
+	[ $n -lt 3000 ] || fail "the drill through the forwarder did not reach its $hk hook"
 	sleep 0.1
 done
-[ -e "$hook3/observe" ] || fail "the drill through the forwarder ended early: $(tail -30 "$base/lost.out")"
+[ -e "$hook3/$hk" ] || fail "the drill through the forwarder ended before $hk: $(tail -30 "$base/lost.out")"
 kill "$fwpid"
 wait "$fwpid" 2>/dev/null
 fwpid=
-for h in observe sweep teardown; do touch "$hook3/$h.go"; done
+for h in "$hk" sweep teardown; do touch "$hook3/$h.go"; done
 wait "$apid"
 rc=$?
 apid=
-[ $rc = 5 ] || fail "a remote drill that lost its engine: exit $rc (want 5): $(tail -30 "$base/lost.out")"
+[ $rc = 5 ] || fail "a remote drill that lost its engine at $hk: exit $rc (want 5): $(tail -30 "$base/lost.out")"
 ldir=$(tj "$base/lost.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -695,16 +700,19 @@ assert j["verdict"] == "error", j["verdict"]
 assert "stopped answering" in j["verdict_reason"], j["verdict_reason"]
 print(j["run_dir"])
 PY
-) || fail "the lost drill's drill.json: $(tail -30 "$base/lost.out")"
-tj "$ldir/evidence.jsonl" <<'PY' || fail "the lost drill's master chain"
+) || fail "the drill lost at $hk: drill.json: $(tail -30 "$base/lost.out")"
+tj "$ldir/evidence.jsonl" "$phase" <<'PY' || fail "the drill lost at $hk: its master chain"
 import json, sys
-st = [json.loads(l) for l in open(sys.argv[1]) if '"lab.stopped"' in l]
+lines = [json.loads(l) for l in open(sys.argv[1])]
+st = [o for o in lines if o["type"] == "lab.stopped"]
 assert len(st) == 1 and st[0]["stopped"] == 0 and "remote engine" in st[0]["note"], st
+lost = [o for o in lines if o["type"] == "engine.lost"]
+assert len(lost) == 1 and lost[0]["phase"] == sys.argv[2], lost
 PY
-[ -s "$ldir/report.json.minisig" ] || fail "the lost drill has no signed report: $(tail -30 "$base/lost.out")"
+[ -s "$ldir/report.json.minisig" ] || fail "the drill lost at $hk has no signed report: $(tail -30 "$base/lost.out")"
 "$ARES" verify "$ldir" >"$base/verify3.out" 2>&1 ||
-    fail "ares verify of the lost drill: $(cat "$base/verify3.out")"
-grep -q "verdict error" "$base/verify3.out" || fail "the lost drill verifies, but not as error: $(cat "$base/verify3.out")"
+    fail "ares verify of the drill lost at $hk: $(cat "$base/verify3.out")"
+grep -q "verdict error" "$base/verify3.out" || fail "the drill lost at $hk verifies, but not as error: $(cat "$base/verify3.out")"
 # what it left on the engine (it could not tear it down): removed here
 lrun=$(basename "$ldir")
 [ -n "$(rdocker ps -q --filter "label=ares.run=$lrun" --filter label=ares.role=gateway)" ] ||
@@ -718,7 +726,8 @@ vols=$(rdocker volume ls -q --filter "label=ares.run=$lrun")
 nets=$(rdocker network ls -q --filter "label=ares.run=$lrun")
 # shellcheck disable=SC2086
 [ -z "$nets" ] || rdocker network rm $nets >/dev/null || fail "remove the lost drill's networks"
-echo "ok: a remote drill that loses its engine with the lab up stops nothing through this machine's cgroups and still signs its error report (verify ok)"
+echo "ok: a remote drill that loses its engine at $hk (engine.lost in $phase) stops nothing through this machine's cgroups and still signs its error report (verify ok)"
+done
 
 # ---- 3d. a probe run on the remote engine -----------------------------
 tls "$base/client" "$ARES" probe --policy "$POLICY" \
