@@ -2,10 +2,12 @@
  * bus_stream.c - sensor events over the engine's log stream (a lab on a
  * remote engine, where no host socket can be bind-mounted): one stdout
  * follower (docker_follow_*) per sensor container; each line that passes
- * bus_line_check (the container's own key, its own "src") is sent, as the
- * datagram it carries, to the drill's bus socket, so the drill's one
- * receive path (bus_recv, the kill path) sees it as it would see the
- * datagram on the local path.  Lines without the magic are the sensor's
+ * bus_line_check (the container's own key, its own "src") is stamped with
+ * its arrival (CLOCK_MONOTONIC, the receipt clock) and queued; one sender
+ * thread hands each, as the datagram it carries inside a receipt envelope
+ * (bus_envelope), to the drill's bus socket, so the drill's receive path
+ * (bus_recv_stream, the kill path) sees it as it would see the datagram
+ * on the local path, with the time it reached ares.  Lines without the magic are the sensor's
  * ordinary log and are ignored; magic lines that fail are dropped and
  * counted; a line whose sequence number came before (the engine's log
  * reader replays lines after a log rotation, Engine 20.10) is dropped,
