@@ -10,6 +10,7 @@
 #include <sodium.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -59,27 +60,34 @@ bus_open(const char *path, struct errbuf *e)
 	return fd;
 }
 
-int
-bus_recv(int fd, struct bus_event *ev, struct errbuf *e)
+/* One datagram into buf (size bytes, MSG_TRUNC: *n is its real length).
+ * 1: got one, 0: none pending, -1 + e. */
+static int
+bus_read(int fd, char *buf, size_t size, ssize_t *n, struct errbuf *e)
 {
-	char buf[BUS_DGRAM_MAX + 1];
-	const cJSON *t;
-	ssize_t n;
-
-	memset(ev, 0, sizeof *ev);
 	for (;;) {
-		n = recv(fd, buf, sizeof buf, MSG_TRUNC);
-		if (n == -1 && errno == EINTR)
+		*n = recv(fd, buf, size, MSG_TRUNC);
+		if (*n == -1 && errno == EINTR)
 			continue;
 		break;
 	}
-	if (n == -1) {
+	if (*n == -1) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return 0;
 		return errbuf_set(e, ERRBUF_INTERNAL, "bus: recv: %s",
 		    strerror(errno));
 	}
-	ev->t_recv_ns = util_mono_ns();
+	return 1;
+}
+
+/* The datagram buf[0..n) (n its real length, buf holding at least
+ * BUS_DGRAM_MAX bytes of it) into ev, whose t_recv_ns is already set.
+ * 1, or -1 + e (ERRBUF_INPUT). */
+static int
+bus_parse(struct bus_event *ev, const char *buf, ssize_t n, struct errbuf *e)
+{
+	const cJSON *t;
+
 	if ((size_t)n > BUS_DGRAM_MAX)
 		return errbuf_set(e, ERRBUF_INPUT, "bus: datagram of %zd bytes "
 		    "exceeds the %d byte limit", n, BUS_DGRAM_MAX);
@@ -113,6 +121,73 @@ bus_recv(int fd, struct bus_event *ev, struct errbuf *e)
 			ev->t_sent_ns = v;
 	}
 	return 1;
+}
+
+int
+bus_recv(int fd, struct bus_event *ev, struct errbuf *e)
+{
+	char buf[BUS_DGRAM_MAX + 1];
+	ssize_t n;
+	int rc;
+
+	memset(ev, 0, sizeof *ev);
+	if ((rc = bus_read(fd, buf, sizeof buf, &n, e)) <= 0)
+		return rc;
+	ev->t_recv_ns = util_mono_ns();
+	if ((size_t)n >= BUS_ENV_LEN &&
+	    memcmp(buf, BUS_ENV_MAGIC, sizeof BUS_ENV_MAGIC - 1) == 0)
+		return errbuf_set(e, ERRBUF_INPUT, "bus: a receipt envelope on "
+		    "a local lab's bus (only a remote lab's follower sends "
+		    "one)");
+	return bus_parse(ev, buf, n, e);
+}
+
+int
+bus_recv_stream(int fd, struct bus_event *ev, struct errbuf *e)
+{
+	char buf[BUS_ENV_LEN + BUS_DGRAM_MAX + 1];
+	const char *d = buf + sizeof BUS_ENV_MAGIC - 1;
+	uint64_t now, v = 0;
+	ssize_t n;
+	int rc;
+
+	memset(ev, 0, sizeof *ev);
+	if ((rc = bus_read(fd, buf, sizeof buf, &n, e)) <= 0)
+		return rc;
+	now = util_mono_ns();
+	ev->t_recv_ns = now;   /* until the envelope says otherwise */
+	if ((size_t)n < BUS_ENV_LEN ||
+	    memcmp(buf, BUS_ENV_MAGIC, sizeof BUS_ENV_MAGIC - 1) != 0 ||
+	    buf[BUS_ENV_LEN - 1] != ' ')
+		return errbuf_set(e, ERRBUF_INPUT, "bus: datagram without the "
+		    "follower's receipt envelope (a remote lab's bus carries "
+		    "only ares's own follower), %zd bytes", n);
+	for (size_t i = 0; i < 20; i++) {
+		if (d[i] < '0' || d[i] > '9' ||
+		    v > (UINT64_MAX - (uint64_t)(d[i] - '0')) / 10)
+			return errbuf_set(e, ERRBUF_INPUT, "bus: receipt "
+			    "envelope: the arrival time is not a number");
+		v = v * 10 + (uint64_t)(d[i] - '0');
+	}
+	/* the follower stamped it on this clock before sending it */
+	if (v == 0 || v > now)
+		return errbuf_set(e, ERRBUF_INPUT, "bus: receipt envelope: "
+		    "arrival time %llu is not before its reading (%llu)",
+		    (unsigned long long)v, (unsigned long long)now);
+	ev->t_recv_ns = v;
+	return bus_parse(ev, buf + BUS_ENV_LEN, n - (ssize_t)BUS_ENV_LEN, e);
+}
+
+size_t
+bus_envelope(char *out, size_t outlen, uint64_t t_recv_ns, const char *json,
+    size_t jlen)
+{
+	if (outlen < BUS_ENV_LEN + jlen || jlen > BUS_DGRAM_MAX)
+		return 0;
+	snprintf(out, outlen, "%s%020llu ", BUS_ENV_MAGIC,
+	    (unsigned long long)t_recv_ns);
+	memcpy(out + BUS_ENV_LEN, json, jlen);
+	return BUS_ENV_LEN + jlen;
 }
 
 void

@@ -2,10 +2,12 @@
  * bus_stream.c - sensor events over the engine's log stream (a lab on a
  * remote engine, where no host socket can be bind-mounted): one stdout
  * follower (docker_follow_*) per sensor container; each line that passes
- * bus_line_check (the container's own key, its own "src") is sent, as the
- * datagram it carries, to the drill's bus socket, so the drill's one
- * receive path (bus_recv, the kill path) sees it as it would see the
- * datagram on the local path.  Lines without the magic are the sensor's
+ * bus_line_check (the container's own key, its own "src") is stamped with
+ * its arrival (CLOCK_MONOTONIC, the receipt clock) and queued; one sender
+ * thread hands each, as the datagram it carries inside a receipt envelope
+ * (bus_envelope), to the drill's bus socket, so the drill's receive path
+ * (bus_recv_stream, the kill path) sees it as it would see the datagram
+ * on the local path, with the time it reached ares.  Lines without the magic are the sensor's
  * ordinary log and are ignored; magic lines that fail are dropped and
  * counted; a line whose sequence number came before (the engine's log
  * reader replays lines after a log rotation, Engine 20.10) is dropped,
@@ -38,6 +40,12 @@ struct bus_tap {
 	size_t repeated, lost;         /* read after the follower stopped */
 };
 
+/* One enveloped datagram waiting for the sender. */
+struct bus_qent {
+	char *buf;
+	size_t len;
+};
+
 struct bus_stream {
 	int fd;                        /* connected to the bus socket */
 	struct bus_tap *taps;
@@ -45,9 +53,21 @@ struct bus_stream {
 	atomic_size_t lines, forwarded, malformed, send_failed;
 	pthread_mutex_t err_mu;
 	char first_bad[200];           /* the first refusal, for the record */
+	/* The followers never send: they stamp and queue (so a drill that
+	 * does not read its socket, the kill path, delays no arrival
+	 * stamp); one sender thread empties the queue into the socket. */
+	pthread_mutex_t q_mu;
+	pthread_cond_t q_cv;
+	struct bus_qent q[BUS_STREAM_QMAX];
+	size_t q_head, q_n;
+	atomic_size_t pending;         /* queued or being sent */
+	bool q_stop;                   /* under q_mu: the sender gives up */
+	bool have_sender;
+	pthread_t sender;
 };
 
-/* Follower callback (a follower's thread): check, then send. */
+/* Follower callback (a follower's thread): check, stamp, queue (never
+ * blocks on the bus socket). */
 static void
 tap_line(void *ctx, const char *line, size_t len, uint64_t t_recv_ns)
 {
@@ -58,9 +78,9 @@ tap_line(void *ctx, const char *line, size_t len, uint64_t t_recv_ns)
 	size_t jlen;
 	uint8_t boot[BUS_BOOT_BYTES];
 	uint64_t seq;
+	size_t dlen;
 	int rc;
 
-	(void)t_recv_ns;   /* bus_recv stamps the receipt itself */
 	atomic_fetch_add(&s->lines, 1);
 	rc = bus_line_check(line, len, t->key, t->run_id, t->src, &json, &jlen,
 	    boot, &seq, &e);
@@ -84,18 +104,85 @@ tap_line(void *ctx, const char *line, size_t len, uint64_t t_recv_ns)
 			return;
 		}
 	}
-	/* blocking, bounded by SO_SNDTIMEO: a full queue waits (up to 3 s)
-	 * instead of dropping, so a burst never hides the bait */
-	for (;;) {
-		ssize_t w = send(s->fd, json, jlen, MSG_NOSIGNAL);
-		if (w == (ssize_t)jlen) {
-			atomic_fetch_add(&s->forwarded, 1);
+	/* The line's arrival at ares (t_recv_ns, stamped by the follower as
+	 * the line's last byte came) travels with it: the receipt clock
+	 * judges by it, not by when the drill reads the socket (it does not
+	 * while the kill path runs). */
+	{
+		char *buf = xmalloc(BUS_ENV_LEN + jlen);
+
+		dlen = bus_envelope(buf, BUS_ENV_LEN + jlen, t_recv_ns, json,
+		    jlen);
+		if (dlen == 0) {
+			free(buf);
+			atomic_fetch_add(&s->malformed, 1);
 			return;
 		}
-		if (w < 0 && errno == EINTR)
-			continue;
-		atomic_fetch_add(&s->send_failed, 1);
-		return;
+		pthread_mutex_lock(&s->q_mu);
+		if (s->q_n == BUS_STREAM_QMAX) {
+			/* the drill has not read for that long: fail closed */
+			pthread_mutex_unlock(&s->q_mu);
+			free(buf);
+			atomic_fetch_add(&s->send_failed, 1);
+			return;
+		}
+		s->q[(s->q_head + s->q_n) % BUS_STREAM_QMAX] =
+		    (struct bus_qent){ buf, dlen };
+		s->q_n++;
+		atomic_fetch_add(&s->pending, 1);
+		pthread_cond_signal(&s->q_cv);
+		pthread_mutex_unlock(&s->q_mu);
+	}
+}
+
+/* The sender thread: each queued datagram to the bus socket in order,
+ * blocking (in BUS_STREAM_TRY_MS steps: a full socket queue waits instead
+ * of dropping, so a burst never hides the bait) for at most
+ * BUS_STREAM_SEND_MS per datagram (then it is counted as not sent, and
+ * dropped); at q_stop whatever is still queued is counted as not sent. */
+static void *
+bus_sender(void *arg)
+{
+	struct bus_stream *s = arg;
+
+	for (;;) {
+		struct bus_qent q;
+		uint64_t t0;
+
+		pthread_mutex_lock(&s->q_mu);
+		while (s->q_n == 0 && !s->q_stop)
+			pthread_cond_wait(&s->q_cv, &s->q_mu);
+		if (s->q_n == 0) {
+			pthread_mutex_unlock(&s->q_mu);
+			return NULL;
+		}
+		q = s->q[s->q_head];
+		s->q_head = (s->q_head + 1) % BUS_STREAM_QMAX;
+		s->q_n--;
+		pthread_mutex_unlock(&s->q_mu);
+		t0 = util_mono_ns();
+		for (;;) {
+			ssize_t w = send(s->fd, q.buf, q.len, MSG_NOSIGNAL);
+			bool stop;
+
+			if (w == (ssize_t)q.len) {
+				atomic_fetch_add(&s->forwarded, 1);
+				break;
+			}
+			if (w < 0 && errno == EINTR)
+				continue;
+			pthread_mutex_lock(&s->q_mu);
+			stop = s->q_stop;
+			pthread_mutex_unlock(&s->q_mu);
+			if (w >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK) ||
+			    stop || util_mono_ns() - t0 >=
+			    (uint64_t)BUS_STREAM_SEND_MS * 1000000ull) {
+				atomic_fetch_add(&s->send_failed, 1);
+				break;
+			}
+		}
+		free(q.buf);
+		atomic_fetch_sub(&s->pending, 1);
 	}
 }
 
@@ -169,7 +256,7 @@ bus_stream_start(const struct docker *d, const char *bus_path,
 {
 	struct bus_stream *s;
 	struct sockaddr_un sun;
-	struct timeval tv = { 3, 0 };
+	struct timeval tv = { 0, BUS_STREAM_TRY_MS * 1000 };
 	char since[40];
 
 	if (strlen(bus_path) >= sizeof sun.sun_path) {
@@ -194,6 +281,18 @@ bus_stream_start(const struct docker *d, const char *bus_path,
 		free(s);
 		return NULL;
 	}
+	pthread_mutex_init(&s->q_mu, NULL);
+	pthread_cond_init(&s->q_cv, NULL);
+	if (pthread_create(&s->sender, NULL, bus_sender, s) != 0) {
+		errbuf_set(e, ERRBUF_INTERNAL, "bus stream: no sender thread");
+		close(s->fd);
+		pthread_cond_destroy(&s->q_cv);
+		pthread_mutex_destroy(&s->q_mu);
+		pthread_mutex_destroy(&s->err_mu);
+		free(s);
+		return NULL;
+	}
+	s->have_sender = true;
 	s->taps = xcalloc(n ? n : 1, sizeof *s->taps);
 	for (size_t i = 0; i < n; i++) {
 		struct bus_tap *t = &s->taps[i];
@@ -224,6 +323,24 @@ bus_stream_lines(struct bus_stream *s)
 	return s != NULL ? atomic_load(&s->lines) : 0;
 }
 
+size_t
+bus_stream_pending(struct bus_stream *s)
+{
+	return s != NULL ? atomic_load(&s->pending) : 0;
+}
+
+size_t
+bus_stream_ended(struct bus_stream *s)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; s != NULL && i < s->n; i++)
+		if (s->taps[i].f != NULL &&
+		    docker_follow_wait(s->taps[i].f, 0) == 1)
+			k++;
+	return k;
+}
+
 void
 bus_stream_stop(struct bus_stream *s, struct bus_stream_stats *st)
 {
@@ -244,6 +361,7 @@ bus_stream_stop(struct bus_stream *s, struct bus_stream_stats *st)
 			out.stale += t->seq.stale;
 			if (fs.ended)
 				out.ended++;
+			out.partial += fs.partial;
 			if (fs.error[0] != '\0' && out.error[0] == '\0')
 				snprintf(out.error, sizeof out.error, "%.60s: %.180s",
 				    t->src, fs.error);
@@ -251,6 +369,21 @@ bus_stream_stop(struct bus_stream *s, struct bus_stream_stats *st)
 		sodium_memzero(t->key, sizeof t->key);
 		free(t->src);
 		free(t->run_id);
+	}
+	if (s->have_sender) {   /* the followers are gone: nothing queues */
+		pthread_mutex_lock(&s->q_mu);
+		s->q_stop = true;
+		out.queued = s->q_n;
+		for (; s->q_n > 0; s->q_n--) {
+			free(s->q[s->q_head].buf);
+			s->q_head = (s->q_head + 1) % BUS_STREAM_QMAX;
+			atomic_fetch_add(&s->send_failed, 1);
+		}
+		pthread_cond_signal(&s->q_cv);
+		pthread_mutex_unlock(&s->q_mu);
+		pthread_join(s->sender, NULL);
+		pthread_cond_destroy(&s->q_cv);
+		pthread_mutex_destroy(&s->q_mu);
 	}
 	out.forwarded = atomic_load(&s->forwarded);
 	out.malformed = atomic_load(&s->malformed);

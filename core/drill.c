@@ -76,6 +76,8 @@ struct drill_state {
 	 * them (docs/scoring.md "Clocks"). */
 	bool receipt;            /* lab->clock is "receipt" */
 	struct bus_stream *stream;   /* running, or NULL */
+	size_t ended_early;      /* followers ended before teardown began */
+	bool stop_failed;        /* a remote lab container kept running */
 	bool late;               /* teardown's last drains: a first bait now
 	                            is recorded, never acted on (as locally,
 	                            where nothing is drained then) */
@@ -574,7 +576,11 @@ drill_drain(struct drill_state *st)
 	 * rejected datagrams are kept in memory and recorded after it. */
 	while (n < DRILL_PENDING_MAX) {
 		struct errbuf e = { 0 };
-		int rc = bus_recv(st->bus_fd, &evs[n], &e);
+		/* a remote lab's bus carries only its follower's envelopes
+		 * (their arrival time at ares); a local lab's none */
+		int rc = st->lab != NULL && st->lab->remote ?
+		    bus_recv_stream(st->bus_fd, &evs[n], &e) :
+		    bus_recv(st->bus_fd, &evs[n], &e);
 
 		if (rc == 0)
 			break;
@@ -1169,7 +1175,12 @@ drill_collect_chains(struct drill_state *st)
 			memcpy(c->head, k->v.head, sizeof c->head);
 		}
 		drill_record(st, "chain", 0, f);
-		st->nchains++;
+		/* an unreadable chain (missing: a remote engine that died
+		 * before the pull) is named in its chain line, not anchored
+		 * by the report: the report would re-read it and could not be
+		 * signed, and the run would end without its error report */
+		if (k->readable)
+			st->nchains++;
 	}
 }
 
@@ -1591,16 +1602,19 @@ drill_stream_start(struct drill_state *st, struct errbuf *e)
 	return 0;
 }
 
-/* Wait (at most 2 s) until the stream has carried nothing new for 200 ms,
- * draining all along, so that what the sensors wrote reaches the master
- * chain before the stream stops.  Never on the kill path. */
+/* Wait (at most 2 s) until the stream has carried nothing new for 200 ms
+ * and its queue is empty, draining all along, so that what the sensors
+ * wrote reaches the master chain before the stream stops (what is still
+ * queued then is counted as not sent: an error).  Never on the kill
+ * path. */
 static void
 drill_stream_settle(struct drill_state *st)
 {
 	uint64_t t = util_mono_ns(), end = t + 2000000000ull, changed = t;
 	size_t seen = bus_stream_lines(st->stream);
 
-	while ((t = util_mono_ns()) < end && t - changed < 200000000ull) {
+	while ((t = util_mono_ns()) < end && (t - changed < 200000000ull ||
+	    bus_stream_pending(st->stream) > 0)) {
 		size_t now;
 
 		(void)drill_wait(st, 50);
@@ -1646,13 +1660,21 @@ drill_stream_stop(struct drill_state *st)
 	cJSON_AddNumberToObject(f, "restarts", (double)bs.restarts);
 	cJSON_AddNumberToObject(f, "stale", (double)bs.stale);
 	cJSON_AddNumberToObject(f, "ended", (double)bs.ended);
+	/* ended before teardown began (before the lab was killed): that
+	 * sensor's events stopped reaching the kill path */
+	cJSON_AddNumberToObject(f, "ended_early", (double)st->ended_early);
+	cJSON_AddNumberToObject(f, "partial", (double)bs.partial);
+	cJSON_AddNumberToObject(f, "queued", (double)bs.queued);
 	cJSON_AddStringToObject(f, "error", bs.error);
 	drill_record(st, "bus.stream", 0, f);
-	bad = bs.malformed + bs.lost + bs.overlong + bs.send_failed;
+	bad = bs.malformed + bs.lost + bs.overlong + bs.send_failed +
+	    st->ended_early + bs.partial;
 	if (bad > 0 || bs.error[0] != '\0')
 		drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "bus stream: %zu "
-		    "malformed, %zu lost, %zu overlong, %zu not sent%s%s",
+		    "malformed, %zu lost, %zu overlong, %zu not sent, %zu "
+		    "ended before teardown, %zu cut inside a line%s%s",
 		    bs.malformed, bs.lost, bs.overlong, bs.send_failed,
+		    st->ended_early, bs.partial,
 		    bs.error[0] != '\0' ? "; " : "", bs.error);
 }
 
@@ -1729,8 +1751,18 @@ drill_lab_up(struct drill_state *st, struct errbuf *e)
 	st->receipt = st->lab->clock != NULL &&
 	    strcmp(st->lab->clock, "receipt") == 0;
 	drill_record_lab(st);
-	if (st->lab->remote && drill_stream_start(st, e) == -1)
-		return -1;
+	if (st->lab->remote) {
+		util_test_hook("stream", o->cancel);
+		if (drill_stream_start(st, e) == -1) {
+			/* lab.up is recorded: an engine that stopped answering
+			 * ends the drill with a verdict (error) and a signed
+			 * report, as anywhere after lab up */
+			drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "%s", e->msg);
+			(void)drill_engine_lost(st, "lab-up", e->msg,
+			    e->code == ERRBUF_ENGINE);
+			return -1;
+		}
+	}
 	/* the lab's channels for the map (the replay reads lab.up's flaws) */
 	st->beat_lab = replay_lab_of_flaws((const char *const *)st->p->flaws,
 	    st->p->nflaws);
@@ -2011,9 +2043,77 @@ drill_lab_down(struct drill_state *st, int *rc)
 		    e2.code == ERRBUF_ENGINE);
 		*rc = st->engine_lost ? 0 : *rc;
 	}
-	if (st->engine_lost)
+	/* this machine's cgroups: never for a remote engine's containers
+	 * (their ids are that engine's word) */
+	if (st->engine_lost && st->lab->remote) {
+		cJSON *g = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(g, "stopped", 0);
+		cJSON_AddStringToObject(g, "note", "remote engine: its "
+		    "containers cannot be stopped from this machine");
+		drill_record(st, "lab.stopped", 0, g);
+		drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "the remote engine is "
+		    "gone: its lab's containers cannot be stopped from here");
+	} else if (st->engine_lost)
 		drill_stop_local(st, agent_cg);
 	free(agent_cg);
+}
+
+/*
+ * A remote lab, before its chains are pulled: SIGKILL (through the API)
+ * the agent, then every other container of the lab, so that the chains
+ * pulled after are final (locally the chains are read after the lab is
+ * gone; a pull from running sensors would be a snapshot that misses what
+ * the agent does after it).  Also when the lab is kept: a kept remote lab
+ * stays, stopped.  A container that could not be killed and still runs
+ * is recorded and makes the verdict error (st->stop_failed).  Records
+ * "lab.killed" (killed, error).
+ */
+static void
+drill_kill_remote(struct drill_state *st)
+{
+	struct lab_container *cs[LAB_NROLES];
+	char first[256] = "";
+	size_t killed = 0, k;
+	cJSON *f;
+
+	lab_listed(st->lab, cs);
+	for (int pass = 0; pass < 2; pass++)   /* the agent first */
+		for (k = 0; k < LAB_NROLES; k++) {
+			struct errbuf e2 = { 0 };
+			cJSON *ins;
+			bool agent = cs[k] == &st->lab->agent, running;
+
+			if (cs[k]->id == NULL || agent != (pass == 0))
+				continue;
+			if (docker_container_kill(st->d, cs[k]->id, "KILL",
+			    &e2) == 0) {
+				killed++;
+				continue;
+			}
+			/* not running any more is as good */
+			ins = docker_container_inspect(st->d, cs[k]->id, &e2);
+			running = ins == NULL || docker_inspect_running(ins);
+			cJSON_Delete(ins);
+			if (!running)
+				continue;
+			st->stop_failed = true;
+			if (first[0] == '\0')
+				snprintf(first, sizeof first, "%.40s: %.200s",
+				    cs[k]->role, e2.msg);
+		}
+	f = cJSON_CreateObject();
+	cJSON_AddNumberToObject(f, "killed", (double)killed);
+	if (first[0] != '\0')
+		cJSON_AddStringToObject(f, "error", first);
+	drill_record(st, "lab.killed", 0, f);
+	if (first[0] != '\0')
+		drill_beat(st, DRILL_BEAT_ERROR, -1, 0, "stopping the remote lab "
+		    "before its chains are pulled: %s", first);
+	else
+		drill_beat(st, DRILL_BEAT_PHASE, -1, 0, "remote lab: %zu "
+		    "container(s) killed (the agent first) before its chains "
+		    "are pulled", killed);
 }
 
 /* After the run (rc 0) or its failure: the sweep when the bait fired,
@@ -2028,10 +2128,16 @@ drill_teardown(struct drill_state *st, int *rc)
 		drill_sweep_record(st);
 	}
 	drill_phase(st, DRILL_PHASE_TEARDOWN);
+	/* a remote lab: its followers that ended before teardown; then
+	 * every container is killed (the agent first), the stream settles
+	 * and stops, then its chains come over, before the lab goes or is
+	 * kept */
+	if (st->stream != NULL)
+		st->ended_early = bus_stream_ended(st->stream);
+	if (st->lab->remote && !st->engine_lost)
+		drill_kill_remote(st);
 	if (!st->engine_lost)
 		drill_save_agent_log(st);
-	/* a remote lab: the stream stops, then its chains come over, before
-	 * the lab goes or is kept */
 	drill_stream_stop(st);
 	drill_evidence_pull(st);
 	if (st->o->keep_lab) {

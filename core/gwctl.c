@@ -434,8 +434,21 @@ lab_gateway_call(struct docker *d, const struct lab *lab, const char *method,
 		if (lab->gateway.id == NULL)
 			return errbuf_set(e, ERRBUF_INTERNAL, "gateway control "
 			    "%s %s: the lab has no gateway", method, target);
-		return gwctl_exec_auth(d, lab->gateway.id, NULL, method,
+		/* the exec is three engine calls of up to 60 s each: bound
+		 * them all by timeout_ms (never past a bound already set) */
+		uint64_t old = 0, until;
+
+		if (timeout_ms > 0) {
+			until = util_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
+			old = docker_set_deadline(d, 0);
+			(void)docker_set_deadline(d, old != 0 && old < until ?
+			    old : until);
+		}
+		st = gwctl_exec_auth(d, lab->gateway.id, NULL, method,
 		    target, bearer, req_body, body, e);
+		if (timeout_ms > 0)
+			(void)docker_set_deadline(d, old);
+		return st;
 	}
 	if (lab->ctl_path == NULL)
 		return errbuf_set(e, ERRBUF_INTERNAL, "gateway control %s %s: "

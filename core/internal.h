@@ -448,6 +448,21 @@ int bus_open(const char *path, struct errbuf *e);
 /* Receive one event without blocking.  1: got one, 0: none pending,
  * -1: a malformed datagram (e says why; the event is still counted). */
 int bus_recv(int fd, struct bus_event *ev, struct errbuf *e);
+/* A lab on a remote engine: ares's own follower (bus_stream.c) sends
+ * each event as BUS_ENV_MAGIC <20-digit t_recv_ns> ' ' <datagram>, the
+ * time being the CLOCK_MONOTONIC at which the line arrived at ares (the
+ * receipt clock, docs/scoring.md "Clocks"), not at which the drill read
+ * it.  bus_recv refuses an envelope (a local lab's bus never carries
+ * one); bus_recv_stream requires it (anything else on a remote lab's bus
+ * is malformed: -1 + e) and takes t_recv_ns from it (never later than
+ * now).  Same returns as bus_recv. */
+#define BUS_ENV_MAGIC "ARESRCV1 "
+#define BUS_ENV_LEN (sizeof BUS_ENV_MAGIC - 1 + 20 + 1)
+int bus_recv_stream(int fd, struct bus_event *ev, struct errbuf *e);
+/* Pure: the envelope of json[0..jlen) into out; its length, or 0 when
+ * out is too small or jlen > BUS_DGRAM_MAX. */
+size_t bus_envelope(char *out, size_t outlen, uint64_t t_recv_ns,
+    const char *json, size_t jlen);
 void bus_event_free(struct bus_event *ev);
 const char *bus_event_str(const struct bus_event *ev, const char *key);
 
@@ -506,6 +521,9 @@ struct bus_stream_stats {
 	size_t restarts;     /* sensor starts seen after a follower's first */
 	size_t stale;        /* lines of an earlier start, dropped */
 	size_t ended;        /* followers whose stream ended by itself */
+	size_t partial;      /* streams that ended inside a line */
+	size_t queued;       /* datagrams still queued at the stop (counted
+	                        in send_failed too) */
 	char error[256];     /* the first follower's stream error, or "" */
 };
 struct bus_stream;
@@ -517,6 +535,16 @@ struct bus_stream *bus_stream_start(const struct docker *d,
 /* Lines so far (all followers), malformed included: a cheap progress
  * counter for waits. */
 size_t bus_stream_lines(struct bus_stream *s);
+/* Datagrams stamped and queued, not yet in the bus socket (the drill
+ * should drain until 0 before it stops the stream). */
+size_t bus_stream_pending(struct bus_stream *s);
+/* Followers whose stream has already ended (by itself or in an error). */
+size_t bus_stream_ended(struct bus_stream *s);
+/* The followers' queue (datagrams) and how long the sender waits for a
+ * full bus socket per datagram before it counts it as not sent. */
+#define BUS_STREAM_QMAX 4096
+#define BUS_STREAM_SEND_MS 30000
+#define BUS_STREAM_TRY_MS 100
 /* Stop every follower, fill st (may be NULL), free.  NULL s: nothing. */
 void bus_stream_stop(struct bus_stream *s, struct bus_stream_stats *st);
 /* ------------------------------------------------------------------ */

@@ -74,7 +74,7 @@ struct sc {
 	/* the clock (docs/scoring.md "Clocks"): lab.up's "clock" and
 	 * "remote"; on "receipt" every event's time is this machine's
 	 * receipt of it, from the master chain's bus events (rkeys) */
-	bool receipt, remote, have_stream;
+	bool receipt, remote, have_stream, have_pull, have_killed;
 	struct sc_key *rkeys;
 	size_t nrkeys;               /* capacity (power of two) */
 };
@@ -237,6 +237,10 @@ sc_event(const struct sc *c, struct sc_event *ev, const cJSON *o,
 		tm = -2;
 	if (tr >= 0 && tr != (double)(uint64_t)tr)
 		tr = -2;
+	/* a receipt too (as in docs/evidence.md's Python): a fraction is
+	 * no time */
+	bool recv_bad = t_recv > 0 && (t_recv >= 1.8e19 ||
+	    t_recv != (double)(uint64_t)t_recv);
 	ev->o = o;
 	ev->src = util_json_str(o, "src", NULL);
 	ev->kind = kind != NULL ? kind : util_json_str(o, "kind", NULL);
@@ -252,7 +256,7 @@ sc_event(const struct sc *c, struct sc_event *ev, const cJSON *o,
 		 * identities, never times */
 		ev->t = 0;
 		if (chain == SC_MASTER)
-			ev->t = t_recv > 0 ? (uint64_t)t_recv : 0;
+			ev->t = t_recv > 0 && !recv_bad ? (uint64_t)t_recv : 0;
 		else if (tm > 0 && c->rkeys != NULL) {
 			size_t i = sc_slot_in(c->rkeys, c->nrkeys,
 			    sc_hash(ev->src, ev->kind), tm);
@@ -264,7 +268,7 @@ sc_event(const struct sc *c, struct sc_event *ev, const cJSON *o,
 		return true;
 	}
 	if (chain == SC_MASTER && (tm <= 0 || (t_recv > 0 && tm > t_recv)))
-		ev->t = t_recv > 0 ? (uint64_t)t_recv :
+		ev->t = recv_bad ? 0 : t_recv > 0 ? (uint64_t)t_recv :
 		    t_line > 0 ? (uint64_t)t_line : 0;
 	else if (tr > 0 && tm > 0 && tr <= tm)
 		ev->t = (uint64_t)tr;
@@ -473,6 +477,8 @@ sc_master_labup(struct sc *c, const cJSON *o)
 	const cJSON *clock = cJSON_GetObjectItemCaseSensitive(o, "clock");
 	const cJSON *remote = cJSON_GetObjectItemCaseSensitive(o, "remote");
 
+	if (c->have_labup)
+		sc_error(c, "more than one lab.up line");
 	c->have_labup = true;
 	/* no "clock": a report from before remote labs, the sensor clock */
 	if (clock != NULL && (!cJSON_IsString(clock) ||
@@ -629,10 +635,13 @@ static void
 sc_master_stream(struct sc *c, const cJSON *o, size_t line)
 {
 	static const char *const counts[] = { "malformed", "lost", "overlong",
-	    "send_failed" };
+	    "send_failed", "ended_early", "partial" };
 	const cJSON *err = cJSON_GetObjectItemCaseSensitive(o, "error");
 	size_t k;
 
+	if (c->have_stream)
+		sc_error(c, "evidence.jsonl line %zu: a second bus.stream line",
+		    line);
 	c->have_stream = true;
 	for (k = 0; k < sizeof counts / sizeof counts[0]; k++) {
 		double n = sc_num(o, counts[k]);
@@ -700,7 +709,20 @@ sc_master_line(struct sc *c, const cJSON *o, const char *type, size_t line)
 		sc_master_chain(c, o, line);
 	else if (strcmp(type, "bus.stream") == 0)
 		sc_master_stream(c, o, line);
-	else if (strcmp(type, "evidence.pull") == 0) {
+	else if (strcmp(type, "lab.killed") == 0) {
+		if (c->have_killed)
+			sc_error(c, "evidence.jsonl line %zu: a second lab.killed "
+			    "line", line);
+		c->have_killed = true;
+		if (cJSON_GetObjectItemCaseSensitive(o, "error") != NULL)
+			sc_error(c, "a container of the remote lab could not be "
+			    "stopped before its chains were pulled: %.200s",
+			    util_json_str(o, "error", "?"));
+	} else if (strcmp(type, "evidence.pull") == 0) {
+		if (c->have_pull)
+			sc_error(c, "evidence.jsonl line %zu: a second "
+			    "evidence.pull line", line);
+		c->have_pull = true;
 		if (cJSON_GetObjectItemCaseSensitive(o, "error") != NULL)
 			sc_error(c, "the sensor chains could not all be fetched "
 			    "from the remote engine: %.200s",
@@ -1171,6 +1193,12 @@ sc_completeness(struct sc *c)
 	if (c->remote && !c->have_stream)
 		sc_error(c, "a lab on a remote engine without a bus.stream line: "
 		    "whether its sensors' events all arrived is unknown");
+	if (c->remote && !c->have_killed)
+		sc_error(c, "a lab on a remote engine without a lab.killed line: "
+		    "its chains may have been pulled from running sensors");
+	if (c->remote && !c->have_pull)
+		sc_error(c, "a lab on a remote engine without an evidence.pull "
+		    "line: its chains' origin is unknown");
 	if (c->s->bait_fired && c->s->bait_seen) {
 		if (!c->have_observe)
 			sc_error(c, "the observation window never ended (no "

@@ -7,8 +7,9 @@
  * through the engine's exec, core/gwctl.c gwctl_exec).  The answer (at
  * most CTLCLI_ANSWER_MAX bytes, status line first) goes to stdout as it
  * came; exit 0 when an answer came, EXIT_USAGE on bad arguments,
- * EXIT_INTERNAL when the socket could not be reached or did not answer
- * within 2 s.  Only the control plane can run it in the gateway: the
+ * EXIT_INTERNAL when the socket could not be reached (the connect and
+ * each write bounded by 2 s: a listener whose queue is full) or did not
+ * answer within 2 s.  Only the control plane can run it in the gateway: the
  * agent never has /ctl.
  */
 #include "leakbox.h"
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -82,6 +84,17 @@ ctlcli_main(int argc, char **argv)
 	}
 	strcpy(sun.sun_path, path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* a gateway alive but not accepting (its queue full) would block a
+	 * unix connect for ever: Linux bounds it, and every write after it,
+	 * by SO_SNDTIMEO */
+	struct timeval tv = { .tv_sec = CTLCLI_TIMEOUT_MS / 1000,
+	    .tv_usec = (CTLCLI_TIMEOUT_MS % 1000) * 1000 };
+	if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+	    sizeof tv) < 0) {
+		fprintf(stderr, "gwctl: SO_SNDTIMEO: %s\n", strerror(errno));
+		close(fd);
+		return EXIT_INTERNAL;
+	}
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
 		fprintf(stderr, "gwctl: connect %s: %s\n", path, strerror(errno));
 		return EXIT_INTERNAL;

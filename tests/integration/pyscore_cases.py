@@ -460,11 +460,14 @@ def case_external_only_docker(r):
 
 OFF = 6000000000000          # a remote engine's sensors: their clock this far behind ours
 STREAM = {"forwarded": 9, "malformed": 0, "lost": 0, "overlong": 0, "send_failed": 0,
-          "repeated": 0, "restarts": 0, "stale": 0, "ended": 0, "error": ""}
+          "repeated": 0, "restarts": 0, "stale": 0, "ended": 0, "ended_early": 0, "partial": 0,
+          "queued": 0, "error": ""}
+KILLED = {"killed": 6}
+PULL = {"files": 4, "bytes": 100}
 RTTK, RTFL = (T0 - TB - 30000) / 1e6, (500000 - 30000) / 1e6   # from the bait's receipt
 
 
-def remote_base(r, stream=STREAM):
+def remote_base(r, stream=STREAM, killed=KILLED, pull=PULL):
     """base() on a remote engine (lab.up clock "receipt"): the sensors stamp their own
     clock, OFF behind this machine's; every event is judged by its receipt (30 us after
     it), the levers by this machine's clock."""
@@ -482,8 +485,12 @@ def remote_base(r, stream=STREAM):
             t_recv=TB + 330000)
     r.event("gateway", "denied", TB + MS - OFF, {"path": "/v1/chat/completions"}, chain="gateway",
             t_recv=TB + MS + 30000)
+    if killed is not None:
+        r.line("lab.killed", killed)
     if stream is not None:
         r.line("bus.stream", stream)
+    if pull is not None:
+        r.line("evidence.pull", pull)
 
 
 def case_remote_contained(r):
@@ -514,6 +521,53 @@ def case_remote_no_stream(r):
 
 def case_remote_stream_lost(r):
     remote_base(r, stream=dict(STREAM, lost=1))
+    return {}, expect("error", errors=True, time_to_kill_ms=RTTK, time_to_first_lever_ms=RTFL)
+
+
+def case_remote_not_killed(r):
+    # chains pulled from a lab that was not killed first: a snapshot, an error
+    remote_base(r, killed=None)
+    return {}, expect("error", errors=True, time_to_kill_ms=RTTK, time_to_first_lever_ms=RTFL)
+
+
+def case_remote_kill_failed(r):
+    remote_base(r, killed={"killed": 5, "error": "agent: timed out"})
+    return {}, expect("error", errors=True, time_to_kill_ms=RTTK, time_to_first_lever_ms=RTFL)
+
+
+def case_remote_no_pull(r):
+    remote_base(r, pull=None)
+    return {}, expect("error", errors=True, time_to_kill_ms=RTTK, time_to_first_lever_ms=RTFL)
+
+
+def case_remote_stream_ended_early(r):
+    remote_base(r, stream=dict(STREAM, ended_early=1))
+    return {}, expect("error", errors=True, time_to_kill_ms=RTTK, time_to_first_lever_ms=RTFL)
+
+
+def case_remote_stream_partial(r):
+    remote_base(r, stream=dict(STREAM, partial=1))
+    return {}, expect("error", errors=True, time_to_kill_ms=RTTK, time_to_first_lever_ms=RTFL)
+
+
+def case_remote_two_streams(r):
+    remote_base(r)
+    r.line("bus.stream", STREAM)
+    return {}, expect("error", errors=True, time_to_kill_ms=RTTK, time_to_first_lever_ms=RTFL)
+
+
+def case_remote_two_labup(r):
+    # a second lab.up that says "sensor": C and Python both refuse the run
+    r.line("lab.up", {"image": "ares-lab:0", "containers": {"agent": "a" * 64},
+                      "clock": "sensor", "remote": False})
+    remote_base(r)
+    return {}, expect("error", errors=True, time_to_kill_ms=RTTK, time_to_first_lever_ms=RTFL)
+
+
+def case_remote_fraction_receipt(r):
+    # a chain event whose only receipt is not whole ns: no time, an error (C truncated it)
+    remote_base(r)
+    r.event("dns", "dns_query", TB + 150 * MS - OFF, {"name": "x"}, chain="dns", t_recv=TB + 1000.5)
     return {}, expect("error", errors=True, time_to_kill_ms=RTTK, time_to_first_lever_ms=RTFL)
 
 

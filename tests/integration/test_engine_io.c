@@ -416,7 +416,7 @@ test_sensor_stream(void **state)
 		struct bus_event ev;
 		if (poll(&pfd, 1, 100) <= 0)
 			continue;
-		while (bus_recv(bfd, &ev, &e) == 1) {
+		while (bus_recv_stream(bfd, &ev, &e) == 1) {
 			const char *k = bus_event_str(&ev, "kind");
 			assert_string_equal(bus_event_str(&ev, "src"),
 			    "service:tickets");
@@ -590,7 +590,7 @@ test_gateway_control_exec(void **state)
 		struct bus_event ev;
 		if (poll(&pfd, 1, 100) <= 0)
 			continue;
-		while (bus_recv(bfd, &ev, &e) == 1) {
+		while (bus_recv_stream(bfd, &ev, &e) == 1) {
 			if (strcmp(bus_event_str(&ev, "kind"), "control") == 0 &&
 			    strcmp(bus_event_str(&ev, "action"), "deny") == 0)
 				denies++;
@@ -852,7 +852,7 @@ test_stream_rotation(void **state)
 			continue;
 		}
 		idle = 0;
-		while (bus_recv(bfd, &ev, &e) == 1) {
+		while (bus_recv_stream(bfd, &ev, &e) == 1) {
 			int i = util_json_int(ev.json, "i", 0);
 			assert_true(i >= 1 && i <= n);
 			if (seen[i])
@@ -1009,7 +1009,7 @@ test_stream_restart(void **state)
 			idle++;
 			continue;
 		}
-		while (bus_recv(bfd, &ev, &e) == 1) {
+		while (bus_recv_stream(bfd, &ev, &e) == 1) {
 			const char *head = bus_event_str(&ev, "head");
 			events++;
 			if (head != NULL && strstr(head, "AFTER-RESTART-BAIT"))

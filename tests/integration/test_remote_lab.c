@@ -295,7 +295,7 @@ test_remote_lab(void **state)
 
 		if (poll(&pfd, 1, 100) <= 0)
 			continue;
-		while (bus_recv(bfd, &ev, &e) == 1) {
+		while (bus_recv_stream(bfd, &ev, &e) == 1) {
 			const char *k = bus_event_str(&ev, "kind");
 			const char *src = bus_event_str(&ev, "src");
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <sodium.h>
 
 #include <signal.h>
 #include <stdio.h>
@@ -1144,6 +1145,260 @@ static void test_deny_remote(void **state)
 	free(a403);
 }
 
+/*
+ * The receipt clock (a lab on a remote engine): an event's receipt is the
+ * time its line arrived at ares's follower, not the time the drill read
+ * the bus socket.  The line arrives, the drill does not read (as on the
+ * kill path), then reads: the time it gets is from before the pause.
+ * Also: the envelope is required on that bus and refused on a local one.
+ */
+static void test_stream_receipt(void **state)
+{
+	static const char json[] = "{\"src\":\"sink\",\"kind\":\"sink\","
+	    "\"t_mono_ns\":1}";
+	static const char run[] = "run-rcpt";
+	static const char boot[] = "00112233445566778899aabbccddeeff";
+	uint8_t key[BUS_KEY_BYTES], mac[crypto_auth_hmacsha256_BYTES];
+	char hex[2 * sizeof mac + 1], *macd, *line, *logs, dir[64], sock[128];
+	size_t llen, loglen;
+	struct bus_stream_src src = { .id = "x", .src = "sink",
+	    .run_id = run };
+	struct bus_stream_stats bs;
+	struct bus_event ev;
+	struct bus_stream *s;
+	struct errbuf e = {0};
+	struct docker *d;
+	struct fake f;
+	uint64_t mark;
+	int fd, tx, i;
+	(void)state;
+
+	memset(key, 7, sizeof key);
+	memcpy(src.key, key, sizeof key);
+	macd = xasprintf("%s\n%s 1 %s", run, boot, json);
+	crypto_auth_hmacsha256(mac, (const unsigned char *)macd, strlen(macd),
+	    key);
+	util_hex(mac, sizeof mac, hex);
+	line = xasprintf(BUS_LINE_MAGIC "%s %s 1 %s\n", hex, boot, json);
+	logs = exec_frame(line, &loglen);
+	{
+		const struct canned script[] = {
+			{ "GET /version ", "200 OK", VERSION_29, 0, false },
+			{ "GET /v1.47/containers/x/json ", "200 OK",
+			  "{\"State\":{\"Running\":false,\"StartedAt\":"
+			  "\"0001-01-01T00:00:00Z\"}}", 0, false },
+			{ "GET /v1.47/containers/x/logs?follow=1&stdout=1&"
+			  "stderr=0 ", "200 OK", logs, loglen, false },
+		};
+
+		fake_start(&f, script, sizeof script / sizeof script[0]);
+		snprintf(dir, sizeof dir, "/tmp/ares-tdock-bus-XXXXXX");
+		assert_non_null(mkdtemp(dir));
+		snprintf(sock, sizeof sock, "%s/b.sock", dir);
+		fd = bus_open(sock, &e);
+		assert_true(fd >= 0);
+		d = docker_open(f.host, &e);
+		assert_non_null(d);
+		assert_int_equal(docker_negotiate(d, &e), 0);
+		s = bus_stream_start(d, sock, &src, 1, &e);
+		assert_non_null(s);
+		for (i = 0; i < 500 && bus_stream_lines(s) < 1; i++)
+			usleep(10000);
+		assert_true(bus_stream_lines(s) >= 1);
+		mark = util_mono_ns();   /* the line has arrived by now */
+		usleep(200000);          /* the drill busy elsewhere */
+		/* a local lab's reader refuses the envelope */
+		tx = socket(AF_UNIX, SOCK_DGRAM, 0);
+		assert_true(tx >= 0);
+		assert_int_equal(bus_recv_stream(fd, &ev, &e), 1);
+		assert_true(ev.t_recv_ns > 0 && ev.t_recv_ns <= mark);
+		assert_string_equal(bus_event_str(&ev, "kind"), "sink");
+		assert_int_equal(ev.raw_len, strlen(json));
+		bus_event_free(&ev);
+		bus_stream_stop(s, &bs);
+		assert_int_equal(bs.forwarded, 1);
+		assert_int_equal(bs.malformed, 0);
+		docker_close(d);
+		fake_stop(&f, true);
+	}
+	{   /* the same bus: a bare datagram is malformed on a remote lab,
+	     * an envelope is malformed on a local one */
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		char env[BUS_ENV_LEN + sizeof json];
+
+		strcpy(sa.sun_path, sock);
+		assert_int_equal(sendto(tx, json, strlen(json), 0,
+		    (struct sockaddr *)&sa, sizeof sa), (ssize_t)strlen(json));
+		memset(&e, 0, sizeof e);
+		assert_int_equal(bus_recv_stream(fd, &ev, &e), -1);
+		assert_non_null(strstr(e.msg, "envelope"));
+		bus_event_free(&ev);
+		llen = bus_envelope(env, sizeof env, util_mono_ns(), json,
+		    strlen(json));
+		assert_int_equal(llen, BUS_ENV_LEN + strlen(json));
+		assert_int_equal(sendto(tx, env, llen, 0,
+		    (struct sockaddr *)&sa, sizeof sa), (ssize_t)llen);
+		memset(&e, 0, sizeof e);
+		assert_int_equal(bus_recv(fd, &ev, &e), -1);
+		assert_non_null(strstr(e.msg, "envelope"));
+		bus_event_free(&ev);
+		/* a time after its reading cannot be an arrival */
+		llen = bus_envelope(env, sizeof env, util_mono_ns() +
+		    60000000000ull, json, strlen(json));
+		assert_int_equal(sendto(tx, env, llen, 0,
+		    (struct sockaddr *)&sa, sizeof sa), (ssize_t)llen);
+		memset(&e, 0, sizeof e);
+		assert_int_equal(bus_recv_stream(fd, &ev, &e), -1);
+		assert_non_null(strstr(e.msg, "not before"));
+		bus_event_free(&ev);
+	}
+	close(tx);
+	close(fd);
+	unlink(sock);
+	rmdir(dir);
+	free(logs);
+	free(line);
+	free(macd);
+}
+
+/*
+ * lab_gateway_call on a remote lab is an exec in the gateway: three engine
+ * calls of up to 60 s each.  An exec start that never answers must end
+ * within the call's timeout_ms (here 300 ms; the fake hangs 8 s), and the
+ * handle's own bound is back as it was after.
+ */
+static void test_gateway_call_bounded(void **state)
+{
+	const struct canned script[] = {
+		{ "GET /version ", "200 OK", VERSION_29, 0, false },
+		{ "POST /v1.47/containers/gw/exec ", "201 Created",
+		  "{\"Id\":\"e1\"}", 0, false },
+		{ "POST /v1.47/exec/e1/start ", NULL, "", 0, false },
+	};
+	struct lab lab = { 0 };
+	struct errbuf e = {0};
+	struct docker *d;
+	struct fake f;
+	uint64_t t0;
+	char *body = NULL;
+	(void)state;
+
+	lab.remote = true;
+	lab.gateway.id = (char *)"gw";
+	fake_start(&f, script, sizeof script / sizeof script[0]);
+	d = docker_open(f.host, &e);
+	assert_non_null(d);
+	assert_int_equal(docker_negotiate(d, &e), 0);
+	t0 = util_mono_ns();
+	assert_int_equal(lab_gateway_call(d, &lab, "GET", "/control/health",
+	    NULL, NULL, 300, &body, &e), -1);
+	/* bounded by timeout_ms, not by the fake's 8 s hang nor the 60 s
+	 * call timeout (coarse: a loaded machine is slow, never this slow) */
+	assert_true(util_mono_ns() - t0 < 6000000000ull);
+	assert_null(body);
+	assert_int_equal(docker_set_deadline(d, 0), 0);
+	docker_close(d);
+	fake_stop(&f, false);
+}
+
+/*
+ * A remote lab's follower while the drill does not read its bus socket
+ * for 4 s (longer than the old 3 s send bound) and 20 lines arrive (the
+ * socket queue holds 10): nothing is lost or counted as not sent, and
+ * every line reaches the socket, in order, once the drill reads.
+ */
+static void test_stream_slow_reader(void **state)
+{
+	static const char run[] = "run-slow";
+	static const char boot[] = "00112233445566778899aabbccddeeff";
+	uint8_t key[BUS_KEY_BYTES], mac[crypto_auth_hmacsha256_BYTES];
+	char hex[2 * sizeof mac + 1], dir[64], sock[128];
+	char *logs = NULL;
+	size_t loglen = 0;
+	struct bus_stream_src src = { .id = "x", .src = "sink",
+	    .run_id = run };
+	struct bus_stream_stats bs;
+	struct bus_stream *s;
+	struct errbuf e = {0};
+	struct docker *d;
+	struct fake f;
+	int fd, i, got = 0;
+	(void)state;
+
+	memset(key, 9, sizeof key);
+	memcpy(src.key, key, sizeof key);
+	for (i = 1; i <= 20; i++) {
+		char *json = xasprintf("{\"src\":\"sink\",\"kind\":\"sink\","
+		    "\"n\":%d}", i);
+		char *macd = xasprintf("%s\n%s %d %s", run, boot, i, json);
+		char *line, *fr;
+		size_t fl;
+
+		crypto_auth_hmacsha256(mac, (const unsigned char *)macd,
+		    strlen(macd), key);
+		util_hex(mac, sizeof mac, hex);
+		line = xasprintf(BUS_LINE_MAGIC "%s %s %d %s\n", hex, boot, i,
+		    json);
+		fr = exec_frame(line, &fl);
+		logs = xrealloc(logs, loglen + fl);
+		memcpy(logs + loglen, fr, fl);
+		loglen += fl;
+		free(fr);
+		free(line);
+		free(macd);
+		free(json);
+	}
+	{
+		const struct canned script[] = {
+			{ "GET /version ", "200 OK", VERSION_29, 0, false },
+			{ "GET /v1.47/containers/x/json ", "200 OK",
+			  "{\"State\":{\"Running\":false,\"StartedAt\":"
+			  "\"0001-01-01T00:00:00Z\"}}", 0, false },
+			{ "GET /v1.47/containers/x/logs?follow=1&stdout=1&"
+			  "stderr=0 ", "200 OK", logs, loglen, false },
+		};
+
+		fake_start(&f, script, sizeof script / sizeof script[0]);
+		snprintf(dir, sizeof dir, "/tmp/ares-tdock-bus-XXXXXX");
+		assert_non_null(mkdtemp(dir));
+		snprintf(sock, sizeof sock, "%s/b.sock", dir);
+		fd = bus_open(sock, &e);
+		assert_true(fd >= 0);
+		d = docker_open(f.host, &e);
+		assert_non_null(d);
+		assert_int_equal(docker_negotiate(d, &e), 0);
+		s = bus_stream_start(d, sock, &src, 1, &e);
+		assert_non_null(s);
+		sleep(4);                /* the drill busy elsewhere */
+		for (i = 0; i < 500 && got < 20; i++) {
+			struct bus_event ev;
+			int rc;
+
+			while ((rc = bus_recv_stream(fd, &ev, &e)) == 1) {
+				got++;
+				assert_int_equal((int)cJSON_GetNumberValue(
+				    cJSON_GetObjectItem(ev.json, "n")), got);
+				bus_event_free(&ev);
+			}
+			assert_int_equal(rc, 0);
+			bus_event_free(&ev);
+			if (got < 20)
+				usleep(10000);
+		}
+		assert_int_equal(got, 20);
+		bus_stream_stop(s, &bs);
+		assert_int_equal(bs.forwarded, 20);
+		assert_int_equal(bs.send_failed, 0);
+		assert_int_equal(bs.lost, 0);
+		docker_close(d);
+		fake_stop(&f, true);
+	}
+	close(fd);
+	unlink(sock);
+	rmdir(dir);
+	free(logs);
+}
+
 /* ---- DOCKER_HOST -------------------------------------------------- */
 
 static void test_open_host(void **state)
@@ -1713,6 +1968,9 @@ int main(void)
 		cmocka_unit_test(test_fake_bad_ids),
 		cmocka_unit_test(test_fake_volume_new),
 		cmocka_unit_test(test_kill_local_ids),
+		cmocka_unit_test(test_stream_receipt),
+		cmocka_unit_test(test_gateway_call_bounded),
+		cmocka_unit_test(test_stream_slow_reader),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

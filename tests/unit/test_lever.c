@@ -17,6 +17,7 @@
 #include <string.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -582,6 +583,81 @@ test_gwctl_connect_bounded(void **state)
 	rmdir(dir);
 }
 
+/*
+ * The in-gateway client (`ares-lab gwctl`, what the deny runs through the
+ * engine's exec on a remote lab) against a control listener that never
+ * accepts and whose queue is full: it must give up (exit non-zero,
+ * "connect") instead of blocking in connect() for ever.  The binary is
+ * the build's ares-lab ($ARES_BUILDDIR, else .).
+ */
+static void
+test_ctlcli_connect_bounded(void **state)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[] = "/tmp/ares-ctlcli-XXXXXX", path[64], err[512] = "";
+	const char *bd = getenv("ARES_BUILDDIR");
+	char *bin = xasprintf("%s/ares-lab", bd != NULL ? bd : ".");
+	char *envv = NULL;
+	int lfd, filler, pfd[2], status = 0, i;
+	ssize_t n;
+	pid_t pid;
+
+	(void)state;
+	if (access(bin, X_OK) != 0) {
+		free(bin);
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/ctl.sock", dir);
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(lfd, 0), 0);           /* never accepts */
+	filler = socket(AF_UNIX, SOCK_STREAM, 0);       /* fills the queue */
+	assert_int_equal(connect(filler, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(pipe(pfd), 0);
+	envv = xasprintf("GATEWAY_CONTROL=%s", path);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char *argv[] = { "ares-lab", "gwctl", "GET", "/control/health",
+		    NULL };
+		char *envp[] = { envv, NULL };
+
+		dup2(pfd[1], 2);
+		execve(bin, argv, envp);
+		_exit(99);
+	}
+	close(pfd[1]);
+	/* 20 s: far past its 2 s bound, well before a blocked test is
+	 * killed; a client still blocked then fails the test */
+	for (i = 0; i < 400; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		usleep(50000);
+	}
+	if (i == 400) {
+		kill(pid, SIGKILL);
+		(void)waitpid(pid, &status, 0);
+		fail_msg("ares-lab gwctl still blocked after 20 s on a full "
+		    "control queue");
+	}
+	n = read(pfd[0], err, sizeof err - 1);
+	err[n > 0 ? n : 0] = '\0';
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0 &&
+	    WEXITSTATUS(status) != 99);
+	if (strstr(err, "connect") == NULL)
+		fail_msg("stderr lacks \"connect\": %s", err);
+	close(pfd[0]);
+	close(filler);
+	close(lfd);
+	unlink(path);
+	rmdir(dir);
+	free(envv);
+	free(bin);
+}
+
 static void
 test_frozen_parse(void **state)
 {
@@ -898,6 +974,7 @@ main(void)
 		cmocka_unit_test(test_gwctl_exec_argv),
 		cmocka_unit_test(test_lab_gateway_call_local),
 		cmocka_unit_test(test_gwctl_connect_bounded),
+		cmocka_unit_test(test_ctlcli_connect_bounded),
 		cmocka_unit_test(test_ext_parse_ok),
 		cmocka_unit_test(test_ext_parse_garbage),
 		cmocka_unit_test(test_ext_parse_oversized),

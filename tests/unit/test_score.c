@@ -826,7 +826,7 @@ test_bad_input(void **state)
     "\"engine\":\"tcp://engine:2376\""
 #define STREAM_OK "\"forwarded\":9,\"malformed\":0,\"lost\":0,\"overlong\":0," \
     "\"send_failed\":0,\"repeated\":0,\"restarts\":0,\"stale\":0," \
-    "\"ended\":0,\"error\":\"\""
+    "\"ended\":0,\"ended_early\":0,\"partial\":0,\"error\":\"\""
 
 /* One event of a remote sensor: its own (other machine's) time t, and,
  * when bus, the master line the drill wrote on its receipt at recv. */
@@ -847,6 +847,8 @@ evr(struct run *r, const char *path, bool chain, bool bus, const char *src,
 	m(r, "sensor", recv, mem);
 }
 
+static bool remote_tail = true;   /* start_remote: lab.killed, evidence.pull */
+
 /* A remote run up to the kill: the remote sensors' clock far behind this
  * machine's (their bait at 200, received at 1005), levers at 1100/2000. */
 static void
@@ -861,6 +863,11 @@ start_remote(struct run *r)
 	    "\"t_recv_ns\":1005,\"event\":{\"src\":\"service:tickets\","
 	    "\"kind\":\"bait\",\"t_mono_ns\":200,\"bait\":\"tok\"}");
 	kill_std(r);
+	if (remote_tail) {
+		/* the lab killed before its chains were pulled; the pull */
+		m(r, "lab.killed", 8800, "\"killed\":6");
+		m(r, "evidence.pull", 8950, "\"files\":1,\"bytes\":10");
+	}
 }
 
 /* On "receipt" an event's time is its receipt on this machine: a request
@@ -1042,7 +1049,10 @@ test_labup_clock(void **state)
 		struct run r;
 		struct score s;
 
+		remote_tail = false;
 		start_remote(&r);
+		remote_tail = true;
+		m(&r, "lab.killed", 8800, "\"killed\":6");
 		m(&r, "bus.stream", 8900, STREAM_OK);
 		m(&r, "evidence.pull", 8950, "\"files\":1,\"bytes\":10,"
 		    "\"error\":\"dns: no such container\"");
@@ -1050,6 +1060,73 @@ test_labup_clock(void **state)
 		score(&r, &s);
 		assert_verdict(&s, DRILL_VERDICT_ERROR);
 		assert_non_null(strstr(s.reason, "could not all be fetched"));
+	}
+}
+
+/* A remote run's teardown records (the review of the remote drill):
+ * the lab must have been killed before its chains were pulled (one
+ * lab.killed line, no error), the pull recorded (one evidence.pull), one
+ * bus.stream line whose followers did not end before teardown or inside
+ * a line; one lab.up line; a receipt that is not whole ns is no time.
+ * Each: error, with the reason (C and docs/evidence.md agree:
+ * pyscore_cases.py). */
+static void
+test_remote_teardown(void **state)
+{
+	enum { NOKILL, KILLERR, NOPULL, ENDED, PARTIAL, TWOSTREAM, TWOLABUP,
+	    FRAC, NCASES };
+	static const char *const why[NCASES] = {
+		[NOKILL] = "without a lab.killed line",
+		[KILLERR] = "could not be stopped",
+		[NOPULL] = "without an evidence.pull line",
+		[ENDED] = "1 ended_early line",
+		[PARTIAL] = "1 partial line",
+		[TWOSTREAM] = "a second bus.stream line",
+		[TWOLABUP] = "more than one lab.up line",
+		[FRAC] = "without a usable time",
+	};
+	int k;
+
+	(void)state;
+	for (k = 0; k < NCASES; k++) {
+		struct run r;
+		struct score s;
+
+		remote_tail = false;
+		start_remote(&r);
+		remote_tail = true;
+		if (k == TWOLABUP)
+			m(&r, "lab.up", 5, "\"containers\":{\"agent\":\"a\"},"
+			    "\"clock\":\"sensor\",\"remote\":false");
+		if (k == FRAC) {
+			ev(&r, "evidence/service-tickets.jsonl", true, false,
+			    "service:tickets", "request", 300, "");
+			m(&r, "sensor", 1500, "\"src\":\"service:tickets\","
+			    "\"kind\":\"request\",\"t_recv_ns\":1500.5,"
+			    "\"event\":{\"src\":\"service:tickets\",\"kind\":"
+			    "\"request\",\"t_mono_ns\":300}");
+		}
+		if (k != NOKILL)
+			m(&r, "lab.killed", 8800, k == KILLERR ? "\"killed\":5,"
+			    "\"error\":\"agent: timed out\"" : "\"killed\":6");
+		m(&r, "bus.stream", 8900, k == ENDED ?
+		    "\"forwarded\":9,\"malformed\":0,\"lost\":0,\"overlong\":0,"
+		    "\"send_failed\":0,\"ended_early\":1,\"partial\":0,"
+		    "\"error\":\"\"" : k == PARTIAL ?
+		    "\"forwarded\":9,\"malformed\":0,\"lost\":0,\"overlong\":0,"
+		    "\"send_failed\":0,\"ended_early\":0,\"partial\":1,"
+		    "\"error\":\"\"" : STREAM_OK);
+		if (k == TWOSTREAM)
+			m(&r, "bus.stream", 8901, STREAM_OK);
+		if (k != NOPULL)
+			m(&r, "evidence.pull", 8950, "\"files\":1,\"bytes\":10");
+		finish(&r);
+		score(&r, &s);
+		if (s.verdict != DRILL_VERDICT_ERROR ||
+		    strstr(s.errors, why[k]) == NULL)
+			fail_msg("case %d: %s: %s (want \"%s\")", k,
+			    drill_verdict_name((enum drill_verdict)s.verdict),
+			    s.errors, why[k]);
 	}
 }
 
@@ -1148,6 +1225,7 @@ main(void)
 		cmocka_unit_test(test_check_json),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_review_findings),
+		cmocka_unit_test(test_remote_teardown),
 		cmocka_unit_test(test_receipt_clock),
 		cmocka_unit_test(test_receipt_undelivered),
 		cmocka_unit_test(test_remote_stream),
