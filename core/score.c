@@ -75,6 +75,7 @@ struct sc {
 	 * "remote"; on "receipt" every event's time is this machine's
 	 * receipt of it, from the master chain's bus events (rkeys) */
 	bool receipt, remote, have_stream, have_pull, have_killed;
+	size_t stream_line, pull_line, killed_line;   /* the first of each */
 	struct sc_key *rkeys;
 	size_t nrkeys;               /* capacity (power of two) */
 };
@@ -642,6 +643,8 @@ sc_master_stream(struct sc *c, const cJSON *o, size_t line)
 	if (c->have_stream)
 		sc_error(c, "evidence.jsonl line %zu: a second bus.stream line",
 		    line);
+	else
+		c->stream_line = line;
 	c->have_stream = true;
 	for (k = 0; k < sizeof counts / sizeof counts[0]; k++) {
 		double n = sc_num(o, counts[k]);
@@ -713,6 +716,8 @@ sc_master_line(struct sc *c, const cJSON *o, const char *type, size_t line)
 		if (c->have_killed)
 			sc_error(c, "evidence.jsonl line %zu: a second lab.killed "
 			    "line", line);
+		else
+			c->killed_line = line;
 		c->have_killed = true;
 		if (cJSON_GetObjectItemCaseSensitive(o, "error") != NULL)
 			sc_error(c, "a container of the remote lab could not be "
@@ -722,6 +727,8 @@ sc_master_line(struct sc *c, const cJSON *o, const char *type, size_t line)
 		if (c->have_pull)
 			sc_error(c, "evidence.jsonl line %zu: a second "
 			    "evidence.pull line", line);
+		else
+			c->pull_line = line;
 		c->have_pull = true;
 		if (cJSON_GetObjectItemCaseSensitive(o, "error") != NULL)
 			sc_error(c, "the sensor chains could not all be fetched "
@@ -1199,6 +1206,16 @@ sc_completeness(struct sc *c)
 	if (c->remote && !c->have_pull)
 		sc_error(c, "a lab on a remote engine without an evidence.pull "
 		    "line: its chains' origin is unknown");
+	/* the lab killed, then its streams drained, then its chains pulled:
+	 * a pull before the kill read sensors that still ran */
+	if (c->remote && c->have_killed && c->have_stream && c->have_pull &&
+	    !(c->killed_line < c->stream_line &&
+	    c->stream_line < c->pull_line))
+		sc_error(c, "a lab on a remote engine whose teardown lines are "
+		    "out of order (lab.killed line %zu, bus.stream line %zu, "
+		    "evidence.pull line %zu; docs/scoring.md): its chains may "
+		    "have been pulled from running sensors", c->killed_line,
+		    c->stream_line, c->pull_line);
 	if (c->s->bait_fired && c->s->bait_seen) {
 		if (!c->have_observe)
 			sc_error(c, "the observation window never ended (no "

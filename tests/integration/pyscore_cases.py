@@ -540,6 +540,15 @@ def case_remote_no_pull(r):
     return {}, expect("error", errors=True, time_to_kill_ms=RTTK, time_to_first_lever_ms=RTFL)
 
 
+def case_remote_pulled_before_kill(r):
+    # evidence.pull before lab.killed: the chains were read from running sensors
+    remote_base(r, killed=None, stream=None, pull=None)
+    r.line("evidence.pull", PULL)
+    r.line("lab.killed", KILLED)
+    r.line("bus.stream", STREAM)
+    return {}, expect("error", errors=True, time_to_kill_ms=RTTK, time_to_first_lever_ms=RTFL)
+
+
 def case_remote_stream_ended_early(r):
     remote_base(r, stream=dict(STREAM, ended_early=1))
     return {}, expect("error", errors=True, time_to_kill_ms=RTTK, time_to_first_lever_ms=RTFL)

@@ -658,9 +658,9 @@ struct canned {
 	const char *body;
 	size_t body_len;         /* 0: strlen(body) */
 	bool dribble;            /* no Content-Length, write byte by byte */
-	bool echo;               /* answer with the request's body (body
-	                            unused) */
 };
+/* As a canned body: answer with the request's own body. */
+static const char canned_echo[] = "(the request's body)";
 
 struct fake {
 	char dir[64];
@@ -719,7 +719,7 @@ static void fake_serve(int ls, const struct canned *script, size_t n)
 			close(fd);
 			continue;
 		}
-		blen = c->echo ? elen : c->body_len ? c->body_len :
+		blen = c->body == canned_echo ? elen : c->body_len ? c->body_len :
 		    strlen(c->body);
 		if (strncmp(req, c->expect, strlen(c->expect)) != 0) {
 			const char *bad = "HTTP/1.1 400 Bad\r\nConnection: close"
@@ -741,7 +741,10 @@ static void fake_serve(int ls, const struct canned *script, size_t n)
 			_exit(6);
 		for (size_t o = 0; o < blen; ) {
 			size_t k = c->dribble ? 1 : blen - o;
-			if (write(fd, (c->echo ? echoed : c->body) + o, k) < 0)
+			const char *b = c->body == canned_echo ? echoed :
+			    c->body;
+
+			if (write(fd, b + o, k) < 0)
 				break;   /* client gave up (malformed stream) */
 			o += k;
 			if (c->dribble)
@@ -1703,22 +1706,21 @@ static void test_fake_bad_ids(void **state)
 static void test_fake_volume_new(void **state)
 {
 	const struct canned script[] = {
-		{ "GET /version ", "200 OK", VERSION_29, 0, false, false },
+		{ "GET /version ", "200 OK", VERSION_29, 0, false },
 		{ "GET /v1.47/volumes/ares-r1-home ", "200 OK",
 		  "{\"Name\":\"ares-r1-home\",\"Labels\":{\"ares.run\":\"r1\"}}",
-		  0, false, false },
+		  0, false },
 		{ "GET /v1.47/volumes/ares-r1-home ", "404 Not Found",
-		  "{\"message\":\"get ares-r1-home: no such volume\"}", 0, false,
-		  false },
+		  "{\"message\":\"get ares-r1-home: no such volume\"}", 0, false },
 		{ "POST /v1.47/volumes/create ", "201 Created",
 		  "{\"Name\":\"ares-r1-home\",\"Labels\":{\"ares.run\":\"r1\","
-		  "\"ares.role\":\"home\",\"planted\":\"yes\"}}", 0, false, false },
+		  "\"ares.role\":\"home\",\"planted\":\"yes\"}}", 0, false },
 		{ "GET /v1.47/volumes/ares-r1-home ", "500 Internal Server Error",
-		  "{\"message\":\"disk on fire\"}", 0, false, false },
+		  "{\"message\":\"disk on fire\"}", 0, false },
 		{ "GET /v1.47/volumes/ares-r1-home ", "404 Not Found",
-		  "{\"message\":\"no such volume\"}", 0, false, false },
-		{ "POST /v1.47/volumes/create ", "201 Created", "", 0, false,
-		  true },
+		  "{\"message\":\"no such volume\"}", 0, false },
+		{ "POST /v1.47/volumes/create ", "201 Created", canned_echo, 0,
+		  false },
 	};
 	struct docker_volume_spec vs = { .name = "ares-r1-home",
 	    .run_id = "r1", .role = "home" };
