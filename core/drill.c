@@ -895,6 +895,14 @@ drill_sweep_containers(struct drill_state *st)
 		 * work may be done). */
 		if (id == NULL || drill_lab_owned(st->lab, id))
 			continue;
+		/* an Id the engine gave that cannot name a container is
+		 * never put in a request: an orphan ares could not remove */
+		if (!docker_id_valid(id)) {
+			drill_orphan(st, "container", "(not a container Id)",
+			    name, "the engine's Id is not 64 lowercase hex "
+			    "digits", false);
+			continue;
+		}
 		if (cJSON_GetArraySize(names) > 0 &&
 		    cJSON_IsString(cJSON_GetArrayItem(names, 0)))
 			name = cJSON_GetArrayItem(names, 0)->valuestring;

@@ -822,8 +822,16 @@ lever_ctx_prepare(struct lever_ctx *c, struct errbuf *e)
 	ins = docker_container_inspect(c->docker, c->lab->agent.id, e);
 	if (ins == NULL)
 		return errbuf_prefix(e, "levers: prepare");
+	/* every lever names the agent by this Id (request paths, and the
+	 * local cgroup fallback's path): the engine's word, checked */
+	if (!docker_id_valid(util_json_str(ins, "Id", ""))) {
+		cJSON_Delete(ins);
+		return errbuf_set(e, ERRBUF_ENGINE, "levers: prepare: the "
+		    "agent's inspect answered an Id that is not 64 lowercase "
+		    "hex digits");
+	}
 	snprintf(c->agent_id, sizeof c->agent_id, "%s",
-	    util_json_str(ins, "Id", c->lab->agent.id));
+	    util_json_str(ins, "Id", ""));
 	c->agent_pid = docker_inspect_pid(ins);
 	lever_cache_nets(c, ins);
 	cJSON_Delete(ins);

@@ -1936,6 +1936,42 @@ static void test_unreachable(void **state)
 	assert_non_null(strstr(e.msg, "/tmp/nonexistent-ares-test.sock"));
 }
 
+/* The agent's Id every lever names it by comes from the engine's inspect:
+ * one that is not 64 lowercase hex digits fails the levers' prepare
+ * (nothing is fired at a path built from it). */
+static void test_prepare_bad_agent_id(void **state)
+{
+	const struct canned script[] = {
+		{ "GET /version ", "200 OK", VERSION_29, 0, false },
+		{ "GET /v1.47/containers/agent/json ", "200 OK",
+		  "{\"Id\":\"..\",\"State\":{\"Running\":true,\"Pid\":1}}",
+		  0, false },
+	};
+	struct lab lab = { 0 };
+	struct lever_ctx c = { 0 };
+	struct errbuf e = { 0 };
+	struct fake f;
+	struct docker *d;
+	(void)state;
+
+	lab.agent.id = (char *)"agent";
+	lab.agent_key = (char *)"sk-agent-test";
+	lab.ctl_path = (char *)"/nonexistent/ctl/gateway.sock";
+	fake_start(&f, script, sizeof script / sizeof script[0]);
+	d = docker_open(f.host, &e);
+	assert_non_null(d);
+	c.docker = d;
+	c.lab = &lab;
+	c.gw_probe_fd = -1;
+	c.netns_fd = -1;
+	assert_int_equal(lever_ctx_prepare(&c, &e), -1);
+	assert_non_null(strstr(e.msg, "64 lowercase hex"));
+	assert_false(c.prepared);
+	lever_ctx_release(&c);
+	docker_close(d);
+	fake_stop(&f, true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1967,6 +2003,7 @@ int main(void)
 		cmocka_unit_test(test_fake_exec),
 		cmocka_unit_test(test_gwctl_exec_truncated),
 		cmocka_unit_test(test_deny_remote),
+		cmocka_unit_test(test_prepare_bad_agent_id),
 		cmocka_unit_test(test_fake_bad_ids),
 		cmocka_unit_test(test_fake_volume_new),
 		cmocka_unit_test(test_kill_local_ids),
