@@ -598,13 +598,17 @@ drill_drain(struct drill_state *st)
 		 * cannot belong to it.  Not on the receipt clock: the stamp is
 		 * another machine's (the MAC over RUN_ID and the start's BOOT
 		 * nonce ties the line to this run's containers). */
-		if (!st->receipt && evs[n].t_sent_ns != 0 &&
-		    evs[n].t_sent_ns < st->r->start_ns) {
+		if ((!st->receipt && evs[n].t_sent_ns != 0 &&
+		    evs[n].t_sent_ns < st->r->start_ns) ||
+		    (st->receipt && evs[n].t_recv_ns < st->r->start_ns)) {
 			cJSON *f = cJSON_CreateObject();
 
+			/* (on the receipt clock: an arrival stamped before the
+			 * drill, hence before its followers, began) */
 			cJSON_AddStringToObject(f, "type", "sensor.stale");
-			cJSON_AddStringToObject(f, "error", "sensor event "
-			    "stamped before the drill started");
+			cJSON_AddStringToObject(f, "error", st->receipt ?
+			    "sensor event received before the drill started" :
+			    "sensor event stamped before the drill started");
 			cJSON_AddStringToObject(f, "raw", evs[n].raw);
 			cJSON_AddItemToArray(rejects, f);
 			bus_event_free(&evs[n]);
