@@ -78,6 +78,7 @@ struct drill_state {
 	struct bus_stream *stream;   /* running, or NULL */
 	size_t ended_early;      /* followers ended before teardown began */
 	bool stop_failed;        /* a remote lab container kept running */
+	bool killed_remote;      /* drill_kill_remote ran */
 	bool late;               /* teardown's last drains: a first bait now
 	                            is recorded, never acted on (as locally,
 	                            where nothing is drained then) */
@@ -1622,10 +1623,19 @@ drill_stream_start(struct drill_state *st, struct errbuf *e)
 static void
 drill_stream_settle(struct drill_state *st)
 {
-	uint64_t t = util_mono_ns(), end = t + 2000000000ull, changed = t;
+	/* once every container was killed, each follower's stream ends by
+	 * itself when its container's log has drained: wait for all of
+	 * them (at most 10 s), so no line a sensor wrote before it died is
+	 * cut (a cut last line is "partial": an error); otherwise 200 ms
+	 * without a new line, at most 2 s */
+	bool all = st->killed_remote && !st->stop_failed;
+	uint64_t t = util_mono_ns(), changed = t;
+	uint64_t end = t + (all ? 10000000000ull : 2000000000ull);
 	size_t seen = bus_stream_lines(st->stream);
 
-	while ((t = util_mono_ns()) < end && (t - changed < 200000000ull ||
+	while ((t = util_mono_ns()) < end && ((all ?
+	    bus_stream_ended(st->stream) < st->lab->nbus_srcs :
+	    t - changed < 200000000ull) ||
 	    bus_stream_pending(st->stream) > 0)) {
 		size_t now;
 
@@ -2114,6 +2124,7 @@ drill_kill_remote(struct drill_state *st)
 				snprintf(first, sizeof first, "%.40s: %.200s",
 				    cs[k]->role, e2.msg);
 		}
+	st->killed_remote = true;
 	f = cJSON_CreateObject();
 	cJSON_AddNumberToObject(f, "killed", (double)killed);
 	if (first[0] != '\0')
