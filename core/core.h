@@ -80,6 +80,11 @@ bool docker_id_valid(const char *s);
 	"folders) and the host kernel (kernel levers)"
 int docker_require_local(const char *what, const char *needs,
     struct errbuf *e);
+/* Does DOCKER_HOST (the environment's, before any client is open) name a
+ * remote engine (tcp://, ssh://)?  1 remote, 0 local (unset, empty,
+ * unix://), -1 + e when it does not parse; *host (may be NULL) the
+ * value, NULL when unset or empty. */
+int docker_env_remote(const char **host, struct errbuf *e);
 int docker_require_local_d(const struct docker *d, const char *what,
     struct errbuf *e);
 /* Is d's engine Podman (known after negotiation: /version's Components)? */

@@ -1386,18 +1386,29 @@ docker_require_labs(const struct docker *d, const char *what,
 }
 
 int
-docker_require_local(const char *what, const char *needs, struct errbuf *e)
+docker_env_remote(const char **hostp, struct errbuf *e)
 {
 	const char *host = getenv("DOCKER_HOST");
 	struct docker_host h;
 
-	if (host == NULL || host[0] == '\0')
+	if (host != NULL && host[0] == '\0')
+		host = NULL;
+	if (hostp != NULL)
+		*hostp = host;
+	if (host == NULL)
 		return 0;
 	if (docker_host_parse(host, "DOCKER_HOST", &h, e) == -1)
 		return -1;
-	if (h.kind == DOCKER_UNIX)
-		return 0;
-	return require_local_fail(host, what, needs, e);
+	return h.kind != DOCKER_UNIX;
+}
+
+int
+docker_require_local(const char *what, const char *needs, struct errbuf *e)
+{
+	const char *host;
+	int r = docker_env_remote(&host, e);
+
+	return r <= 0 ? r : require_local_fail(host, what, needs, e);
 }
 
 const char *

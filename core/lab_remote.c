@@ -8,7 +8,6 @@
  */
 #include "internal.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 /* A flaw that needs a host path, and which one. */
@@ -154,17 +153,12 @@ lab_remote_policy_check(const char *path, const char *model_url,
     struct errbuf *e)
 {
 	struct lab_options o = { .model_url = model_url };
-	const char *host = getenv("DOCKER_HOST");
-	struct docker_host h;
+	const char *host;
 	struct policy *p;
-	int rc;
+	int rc = docker_env_remote(&host, e);
 
-	if (host == NULL || host[0] == '\0')
-		return 0;
-	if (docker_host_parse(host, "DOCKER_HOST", &h, e) == -1)
-		return -1;
-	if (h.kind == DOCKER_UNIX)
-		return 0;
+	if (rc <= 0)
+		return rc;
 	if (path == NULL) {
 		/* no policy yet: the option alone */
 		struct policy none;
