@@ -91,8 +91,11 @@ if not mb or mb[0]["event"].get("src") != "decoys" or mb[0]["event"].get("bait")
         or mb[0]["event"].get("via") not in via.split("|"):
     die("master chain bait line %s" % (mb[:1],))
 levers = [l for l in m if l["type"] == "lever.verified"]
-if len(levers) != 2 or not all(x.get("fired") and x.get("verified") for x in levers):
-    die("levers %s: want gateway-deny and net-disconnect fired and verified" %
+# gateway-deny and net-disconnect (and pause where the policy adds it)
+names = [x.get("lever") for x in levers]
+if names[:2] != ["gateway-deny", "net-disconnect"] or names[2:] not in ([], ["pause"]) \
+        or not all(x.get("fired") and x.get("verified") for x in levers):
+    die("levers %s: want gateway-deny and net-disconnect (then pause) fired and verified" %
         [(x.get("lever"), x.get("verified")) for x in levers])
 if any(x["seq"] < mb[0]["seq"] for x in levers):
     die("a lever line before the bait")

@@ -493,7 +493,7 @@ echo "ok: lab up in remote mode over TLS (test_remote_lab: $(grep -c '^\[       
 tj() { python3 - "$@"; }
 hook="$base/hook"
 mkdir -p "$hook"
-for h in lab-up agent levers observe sweep; do touch "$hook/$h.go"; done
+for h in lab-up stream agent levers observe sweep; do touch "$hook/$h.go"; done
 # Another machine's lab on the same engine (an owner of another boot id,
 # its process invisible here): the drill's start-of-run sweep must leave
 # it (on a local engine another boot's owner is gone, docs/cli-gc.md).
@@ -593,7 +593,7 @@ agent:
 EOP
 hook2="$base/hook2"
 mkdir -p "$hook2"
-for h in lab-up agent levers observe sweep; do touch "$hook2/$h.go"; done
+for h in lab-up stream agent levers observe sweep; do touch "$hook2/$h.go"; done
 tls "$base/client" env ARES_TEST_HOOK="$hook2" "$ARES" drill --policy "$base/quiet.yaml" \
     --json "$base/quiet.json" >"$base/quiet.out" 2>&1 &
 apid=$!
