@@ -93,8 +93,10 @@ if not mb or mb[0]["event"].get("src") != "decoys" or mb[0]["event"].get("bait")
 levers = [l for l in m if l["type"] == "lever.verified"]
 # gateway-deny and net-disconnect (and pause where the policy adds it)
 names = [x.get("lever") for x in levers]
+# (pause finds an agent that already ended not running: verified, not fired)
 if names[:2] != ["gateway-deny", "net-disconnect"] or names[2:] not in ([], ["pause"]) \
-        or not all(x.get("fired") and x.get("verified") for x in levers):
+        or not all(x.get("fired") for x in levers[:2]) \
+        or not all(x.get("verified") for x in levers):
     die("levers %s: want gateway-deny and net-disconnect (then pause) fired and verified" %
         [(x.get("lever"), x.get("verified")) for x in levers])
 if any(x["seq"] < mb[0]["seq"] for x in levers):
