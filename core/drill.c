@@ -2094,36 +2094,12 @@ drill_lab_down(struct drill_state *st, int *rc)
 static void
 drill_kill_remote(struct drill_state *st)
 {
-	struct lab_container *cs[LAB_NROLES];
-	char first[256] = "";
-	size_t killed = 0, k;
+	char first[256];
+	size_t killed;
 	cJSON *f;
 
-	lab_listed(st->lab, cs);
-	for (int pass = 0; pass < 2; pass++)   /* the agent first */
-		for (k = 0; k < LAB_NROLES; k++) {
-			struct errbuf e2 = { 0 };
-			cJSON *ins;
-			bool agent = cs[k] == &st->lab->agent, running;
-
-			if (cs[k]->id == NULL || agent != (pass == 0))
-				continue;
-			if (docker_container_kill(st->d, cs[k]->id, "KILL",
-			    &e2) == 0) {
-				killed++;
-				continue;
-			}
-			/* not running any more is as good */
-			ins = docker_container_inspect(st->d, cs[k]->id, &e2);
-			running = ins == NULL || docker_inspect_running(ins);
-			cJSON_Delete(ins);
-			if (!running)
-				continue;
-			st->stop_failed = true;
-			if (first[0] == '\0')
-				snprintf(first, sizeof first, "%.40s: %.200s",
-				    cs[k]->role, e2.msg);
-		}
+	if (lab_kill_all(st->d, st->lab, &killed, first, sizeof first) == -1)
+		st->stop_failed = true;
 	st->killed_remote = true;
 	f = cJSON_CreateObject();
 	cJSON_AddNumberToObject(f, "killed", (double)killed);

@@ -687,6 +687,12 @@ bool lab_owns(const struct lab *lab, const char *id);
  */
 int lab_kill_local(const struct lab *lab, const char *agent_cgroup_dir,
     char *note, size_t notelen);
+/* Kill (SIGKILL, through the engine) every container of lab, the agent
+ * first, the others tried all the same.  *killed: how many kills the
+ * engine took.  0, or -1 with first (n bytes) naming the first container
+ * that could not be killed and still runs ("role: why"). */
+int lab_kill_all(struct docker *d, const struct lab *lab, size_t *killed,
+    char *first, size_t n);
 /* The run's variant. */
 const struct variant *lab_build_variant(const struct lab_build *b);
 /* The real model key ares holds for the run (NULL with a real model.url

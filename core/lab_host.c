@@ -503,3 +503,42 @@ lab_kill_local(const struct lab *lab, const char *agent_cgroup_dir,
 		    "after 2 s" : "");
 	return stopped;
 }
+
+int
+lab_kill_all(struct docker *d, const struct lab *lab, size_t *killed,
+    char *first, size_t n)
+{
+	struct lab_container *cs[LAB_NROLES];
+	size_t k;
+	int rc = 0;
+
+	*killed = 0;
+	if (n > 0)
+		first[0] = '\0';
+	lab_listed(lab, cs);
+	for (int pass = 0; pass < 2; pass++)   /* the agent first */
+		for (k = 0; k < LAB_NROLES; k++) {
+			struct errbuf e2 = { 0 };
+			cJSON *ins;
+			bool agent = cs[k] == &lab->agent, running;
+
+			if (cs[k]->id == NULL || agent != (pass == 0))
+				continue;
+			if (docker_container_kill(d, cs[k]->id, "KILL",
+			    &e2) == 0) {
+				(*killed)++;
+				continue;
+			}
+			/* not running any more is as good */
+			ins = docker_container_inspect(d, cs[k]->id, &e2);
+			running = ins == NULL || docker_inspect_running(ins);
+			cJSON_Delete(ins);
+			if (!running)
+				continue;
+			if (rc == 0 && n > 0)
+				snprintf(first, n, "%.40s: %.200s", cs[k]->role,
+				    e2.msg);
+			rc = -1;
+		}
+	return rc;
+}

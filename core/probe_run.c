@@ -298,18 +298,11 @@ probe_saw_flaw(const struct probe_report *r, const char *flaw)
 static int
 probe_remote_pull(struct docker *d, struct lab *lab, struct errbuf *e)
 {
-	const struct lab_container *cs[] = { &lab->agent, &lab->gateway,
-	    &lab->service, &lab->model, &lab->dns, &lab->sink,
-	    &lab->dockerproxy, &lab->hostsim, &lab->decoys };
-	size_t i;
+	char first[256];
+	size_t killed;
 
-	for (i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-		struct errbuf ke = { 0 };
-
-		if (cs[i]->id != NULL)
-			(void)docker_container_kill(d, cs[i]->id, "SIGKILL",
-			    &ke);
-	}
+	/* (one that could not be killed is not told apart here) */
+	(void)lab_kill_all(d, lab, &killed, first, sizeof first);
 	if (lab_evidence_pull(d, lab, e) == -1)
 		return errbuf_prefix(e, "probe: the evidence of the remote lab");
 	return 0;
